@@ -1,0 +1,82 @@
+# perflab: two commands do everything on a fresh Debian 12 machine.
+#   make report   install what is missing, run the default experiment plan, write report/<timestamp>/
+#   make test     install what is missing, run every test suite (Gradle, cargo, pytest)
+# Installs are idempotent: stamp files under .stamps/ and the build tools' own up-to-date checks.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON  ?= python3
+PLAN    ?= quick
+VENV    := .venv
+PY      := $(VENV)/bin/python
+STAMPS  := .stamps
+SERVER  := java-server/build/install/perflab-server
+LOADGEN := loadgen/target/release/perflab-load
+GRADLE  := gradle --console=plain --no-daemon -q
+
+JAVA_SOURCES := $(shell find java-server/src java-server/build.gradle java-server/settings.gradle -type f 2>/dev/null)
+RUST_SOURCES := $(shell find loadgen/src loadgen/Cargo.toml loadgen/Cargo.lock -type f 2>/dev/null)
+
+.PHONY: help report test jupyter clean setup test-java test-rust test-python
+
+help:
+	@echo "make report   run the default experiment plan (PLAN=quick|full) and write an HTML report under report/"
+	@echo "make test     run every test suite: Gradle (java-server), cargo (loadgen), pytest (perflab, notebooks, report)"
+	@echo "make jupyter  JupyterLab on the project's environment"
+	@echo "make clean    remove build outputs and the venv (keeps data/ and report/)"
+
+setup: $(STAMPS)/venv $(SERVER)/.built $(LOADGEN)
+
+report: setup
+	$(PY) -m perflab report --plan $(PLAN)
+
+test: setup $(STAMPS)/browser
+	$(MAKE) --no-print-directory test-java test-rust test-python
+
+test-java: $(STAMPS)/gradle
+	cd java-server && $(GRADLE) test
+
+test-rust:
+	cd loadgen && cargo test --release --locked
+
+# pytest last: its summary line ends the output of `make test`.
+test-python: $(STAMPS)/venv
+	$(PY) -m pytest
+
+jupyter: setup $(STAMPS)/lab
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks --ip=127.0.0.1
+
+clean:
+	rm -rf $(VENV) $(STAMPS) java-server/build java-server/.gradle loadgen/target
+
+$(STAMPS):
+	mkdir -p $@
+
+$(STAMPS)/gradle: | $(STAMPS)
+	scripts/apt-ensure gradle
+	touch $@
+
+# Debian's chromium drives the browser tests of the HTML report.
+$(STAMPS)/browser: | $(STAMPS)
+	scripts/apt-ensure chromium
+	touch $@
+
+$(STAMPS)/venv: pyproject.toml | $(STAMPS)
+	$(PYTHON) -m venv $(VENV) || { scripts/apt-ensure python3-venv && $(PYTHON) -m venv $(VENV); }
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[test]'
+	touch $@
+
+$(STAMPS)/lab: $(STAMPS)/venv
+	$(VENV)/bin/pip install -q -e '.[test,lab]'
+	touch $@
+
+$(SERVER)/.built: $(STAMPS)/gradle $(JAVA_SOURCES)
+	cd java-server && $(GRADLE) installDist
+	touch $@
+
+$(LOADGEN): $(RUST_SOURCES)
+	cd loadgen && cargo build --release --locked
+	touch $@
