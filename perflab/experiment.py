@@ -1,0 +1,315 @@
+"""One call for a whole measurement: server + prefill + load + profile + stats + record.
+
+``run_experiment(ServerConfig(...), LoadParams(...), profile=ProfileParams("cpu"))`` does what an
+engineer does by hand in four terminals: fill a fresh data directory (in-process, deterministic),
+start the server, sample ``/v0/stats``, hold the load, profile exactly the measured window (after
+warm-up), stop everything, and record every number and artifact in a run directory. Any exception,
+Ctrl-C or SIGTERM stops the server, the generator and the profiler and leaves the run marked
+``failed``/``interrupted``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from . import bridge, paths, procs
+from .config import LoadParams, PrefillParams, ProfileParams, ServerConfig
+from .load import LoadResult, start_load, tool_version
+from .profiler import Profile, Profiler
+from .records import Run, new_run
+from .server import Server
+from .stats import StatsSampler
+
+
+class Session:
+    """A recorded run around one server (used by :func:`run_experiment` and the breakpoint search).
+
+    Creates the run, the data directory (``<data root>/scratch/<run id>/db``, deleted at the end
+    unless ``keep_data`` or given as ``data_dir``), prefills it, starts the server with its logs in
+    the run directory and a stats sampler; on exit stops everything and marks the run.
+    """
+
+    def __init__(self, kind: str, name: str, server: ServerConfig | str, prefill: PrefillParams | None = None,
+                 data_root=None, data_dir=None, keep_data: bool = False, stats_interval: float = 1.0,
+                 params: dict | None = None):
+        self.external_url = None
+        if isinstance(server, str):
+            # An already running server (started by the user): it is measured, never started or stopped.
+            if not server.startswith(("http://", "https://")):
+                raise ValueError(f"server must be a ServerConfig or an http URL of a running server, got {server!r}")
+            self.external_url = server.rstrip("/")
+            if prefill is not None:
+                raise ValueError("prefill needs a server perflab starts (a ServerConfig), not a URL")
+        elif not isinstance(server, ServerConfig):
+            raise ValueError(f"server must be a ServerConfig or an http URL, got {type(server).__name__}")
+        if prefill is not None and not isinstance(prefill, PrefillParams):
+            raise ValueError(f"prefill must be a PrefillParams, got {type(prefill).__name__}")
+        if prefill is not None and server.backend == "memory":
+            raise ValueError("prefill needs a persistent backend (lsm or rocksdb); backend='memory' starts empty")
+        if not (stats_interval > 0):
+            raise ValueError(f"stats_interval must be > 0, got {stats_interval!r}")
+        self.kind, self.name, self.config = kind, name, server
+        self.prefill_params = prefill
+        self.data_root = paths.data_root(data_root)
+        self.given_data_dir = Path(data_dir) if data_dir is not None else None
+        self.keep_data = keep_data
+        self.stats_interval = stats_interval
+        self.extra_params = params or {}
+        self.run: Run | None = None
+        self.server: Server | None = None
+        self.sampler: StatsSampler | None = None
+        self.prefill_result: dict | None = None
+        self.data_dir: Path | None = None
+        self._scratch: Path | None = None
+        self._sig = None
+        self._servers: list[dict] = []
+
+    def __enter__(self) -> "Session":
+        params = {"server": self.config.to_dict() if self.external_url is None else {"url": self.external_url},
+                  **self.extra_params,
+                  "prefill": self.prefill_params.to_dict() if self.prefill_params else None,
+                  "stats_interval": self.stats_interval}
+        self.run = new_run(self.kind, self.name, params, self.data_root)
+        self.run.meta["environment"]["tools"]["perflab-load"] = tool_version(self.extra_params.get("_load"))
+        self.run.save()
+        self._sig = procs.sigterm_as_exception()
+        self._sig.__enter__()
+        try:
+            self._setup()
+        except BaseException as e:
+            self.__exit__(type(e), e, e.__traceback__)
+            raise
+        return self
+
+    def _setup(self):
+        if self.external_url is not None:
+            self.server = _External(self.external_url)
+            self.sampler = StatsSampler(self.external_url, self.stats_interval).start()
+            return
+        if self.config.needs_data_dir:
+            if self.given_data_dir is not None:
+                self.data_dir = self.given_data_dir
+            else:
+                self._scratch = self.data_root / "scratch" / self.run.id
+                self.data_dir = self._scratch / "db"
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+        if self.prefill_params is not None:
+            p = self.prefill_params
+            t = time.monotonic()
+            self.prefill_result = bridge.prefill(self.data_dir, p.keys, p.value_size, p.seed, p.key_prefix,
+                                                 backend=self.config.backend)
+            self.prefill_result["wall_s"] = round(time.monotonic() - t, 3)
+            self.run.update(prefill=self.prefill_result)
+        self.start_server()
+
+    def start_server(self):
+        self.server = Server(self.config, data_dir=self.data_dir, log_dir=self.run.dir, keep_data=True).start()
+        self._servers.append({"pid": self.server.pid, "started_at": time.time()})
+        self.run.update(server={"java_version": self.server.java_version, "command": self.server.command,
+                                "jvm_flags": self.config.jvm_args(), "effective_config": self.server.effective_config,
+                                "ready": self.server.ready})
+        self.run.meta["artifacts"].update({"server_log": "server.log", "server_events": "server-events.jsonl"})
+        self.sampler = StatsSampler(self.server.url, self.stats_interval).start()
+
+    def restart_server(self):
+        """Stop and start the server again on the same data (a fresh JVM per probe)."""
+        if self.external_url is not None:
+            raise ValueError("restart_server needs a server perflab starts (a ServerConfig), not a URL")
+        self._stop_server()
+        self.start_server()
+
+    def _stop_server(self):
+        if self.sampler is not None:
+            self.sampler.stop()
+        if self.server is not None and self.external_url is None:
+            self.server.stop()
+            info = self.server.info()
+            self._servers[-1].update(exit_code=info["exit_code"], stopped=info["stopped"])
+
+    def stats_frame(self, t0: float | None = None) -> pd.DataFrame:
+        return self.sampler.frame(t0) if self.sampler is not None else pd.DataFrame()
+
+    def __exit__(self, et, ev, tb):
+        try:
+            samples = list(self.sampler.samples) if self.sampler is not None else []
+            self._stop_server()
+            if samples and self.run is not None and not (self.run.dir / "stats.csv").exists():
+                self.run.write_frame("stats.csv", self.sampler.frame(), artifact="stats")
+            if self.run is not None:
+                self.run.meta["servers"] = self._servers
+        finally:
+            if self._scratch is not None and not self.keep_data:
+                shutil.rmtree(self._scratch, ignore_errors=True)
+            if self._sig is not None:
+                self._sig.__exit__(None, None, None)
+            if self.run is not None:
+                self.run.__exit__(et, ev, tb)
+        return False
+
+
+class _External:
+    """Stands in for :class:`Server` when measuring a server perflab did not start."""
+
+    def __init__(self, url: str):
+        self.url = url
+        self.java_version = None
+
+    @property
+    def pid(self) -> int:
+        raise ValueError("profiling needs the server's pid: use a ServerConfig so perflab starts the server")
+
+    def stop(self):
+        return None
+
+    def info(self) -> dict:
+        return {"url": self.url, "external": True}
+
+
+@dataclass
+class ExperimentResult:
+    """What :func:`run_experiment` returns.
+
+    ``load``: the :class:`~perflab.load.LoadResult`; ``stats``: ``/v0/stats`` samples (``t_s`` on the hdr
+    log's time axis: 0 = start of the measured window); ``profile``: the :class:`~perflab.profiler.Profile`
+    or ``None``; ``run``: the record (``run.id``, ``run.dir``); ``prefill``: the prefill tool's JSON.
+    """
+
+    run: Run
+    load: LoadResult
+    stats: pd.DataFrame
+    profile: Profile | None
+    server: dict
+    prefill: dict | None
+
+    @property
+    def run_id(self) -> str:
+        return self.run.id
+
+    @property
+    def run_dir(self) -> Path:
+        return self.run.dir
+
+    @property
+    def categories(self) -> pd.DataFrame | None:
+        return self.profile.categories() if self.profile else None
+
+    @property
+    def category_shares(self) -> dict[str, float]:
+        """category -> share (0..1) of the profile's samples ({} without a profile)."""
+        c = self.categories
+        return dict(zip(c["category"], c["share"])) if c is not None else {}
+
+    @property
+    def frames(self) -> pd.DataFrame | None:
+        return self.profile.frames() if self.profile else None
+
+    def __repr__(self):
+        return f"<ExperimentResult {self.run.id} {self.load!r}{' +profile ' + self.profile.event if self.profile else ''}>"
+
+
+def run_experiment(server: ServerConfig, load: LoadParams, profile: ProfileParams | None = None,
+                   prefill: PrefillParams | None = None, name: str | None = None, data_root=None,
+                   stats_interval: float = 1.0, data_dir=None, keep_data: bool = False) -> ExperimentResult:
+    """Start a server with ``server``, optionally prefill, run ``load`` against it, profile the
+    measured window with ``profile``, record everything, stop. See the module docstring.
+
+    ``stats_interval``: seconds between ``/v0/stats`` samples (e.g. 0.25 to pin flushes to latency
+    intervals). ``data_dir``: use (and keep) this storage directory instead of a fresh one.
+    """
+    for n, v, t in (("server", server, ServerConfig), ("load", load, LoadParams)):
+        if not isinstance(v, t):
+            raise ValueError(f"{n} must be a {t.__name__}, got {type(v).__name__}")
+    if profile is not None and not isinstance(profile, ProfileParams):
+        raise ValueError(f"profile must be a ProfileParams or None, got {type(profile).__name__}")
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise ValueError(f"name must be a non-empty string, got {name!r}")
+    script = Path(load.script).stem if load.script else "path"
+    name = name or f"{script}-{server.mode}-{load.rate:g}rps"
+    params = {"load": load.to_dict(), "profile": profile.to_dict() if profile else None, "_load": load}
+    if profile is not None:
+        paths.async_profiler_lib()  # fail before starting anything when the profiler is not built
+    with Session("experiment", name, server, prefill=prefill, data_root=data_root, data_dir=data_dir,
+                 keep_data=keep_data, stats_interval=stats_interval, params=params) as sess:
+        run = sess.run
+        run.meta["params"].pop("_load", None)
+        run.save()
+        profiler = None
+        if profile is not None:
+            profiler = Profiler(sess.server.pid, profile, out_dir=run.dir, title=f"{profile.event}: {name}").prepare()
+        prof = None
+        lp = None
+        try:
+            if profiler is not None:
+                # Record JFR around the whole load and keep exactly the measured window when
+                # converting: the attach latency of a busy machine cannot shift the window.
+                profiler.start_recording()
+            lp = start_load(sess.server.url, load, out_dir=run.dir)
+            res = lp.wait()
+            if profiler is not None:
+                start, end = _window(res, lp, load)
+                prof = profiler.stop_window(start, end)
+        except BaseException:
+            if profiler is not None:
+                profiler.abort()
+            if lp is not None:
+                lp.stop(1)
+            raise
+        t0 = res.measure_start
+        stats = sess.stats_frame(t0)
+        _record(run, res, stats, prof)
+        return ExperimentResult(run, res, stats, prof, sess.server.info(), sess.prefill_result)
+
+
+def _window(res: LoadResult, lp, load: LoadParams) -> tuple[float, float]:
+    """The measured window in epoch seconds: from perflab-load's JSON summary, else (wrk2) the
+    measured run's own start and end."""
+    s = res.summary or {}
+    if s.get("start_ms") and s.get("end_ms"):
+        return s["start_ms"] / 1000.0, s["end_ms"] / 1000.0
+    return lp.started_at, res.ended_at
+
+
+def _record(run: Run, res: LoadResult, stats: pd.DataFrame, prof: Profile | None) -> None:
+    from .load import CONSOLE, HDR_LOG, STDERR, SUMMARY
+
+    for art, f in (("console", CONSOLE), ("load_stderr", STDERR), ("summary", SUMMARY), ("hdr_log", HDR_LOG)):
+        if (run.dir / f).exists():
+            run.meta["artifacts"][art] = f
+    if not stats.empty:
+        run.write_frame("stats.csv", stats, artifact="stats")
+        cols = [c for c in stats.columns if c in ("t_s", "executor.queue_depth", "executor.rejected_delta",
+                                                  "storage.flushes_delta", "storage.compactions_delta",
+                                                  "jvm.gc_ms_delta", "requests_total_delta", "storage.memtable_bytes",
+                                                  "storage.sstables")]
+        run.add_rows("stats", stats[cols].rename(columns=lambda c: c.replace(".", "_")).to_dict("records"))
+    iv = res.intervals
+    if not iv.empty:
+        run.write_frame("intervals.csv", iv, artifact="intervals")
+        run.add_rows("intervals", iv.to_dict("records"))
+    if not res.spectrum.empty:
+        run.write_frame("spectrum.csv", res.spectrum, artifact="spectrum")
+    run.add_rows("loads", [res.record()])
+    results = dict(res.record())
+    results["status_codes"] = res.status_counts
+    results["measure_start"] = res.measure_start
+    if prof is not None:
+        run.meta["artifacts"]["collapsed"] = prof.collapsed_path.name
+        jfr = prof.collapsed_path.with_suffix(".jfr")
+        if jfr.exists():
+            run.meta["artifacts"]["jfr"] = jfr.name
+        if prof.html_path:
+            run.meta["artifacts"]["flamegraph"] = prof.html_path.name
+        cats = prof.categories()
+        run.write_frame(f"categories-{prof.event}.csv", cats)
+        run.write_frame(f"frames-{prof.event}.csv", prof.frames().head(500))
+        run.add_rows("profiles", [prof.record()])
+        run.add_rows("categories", [{"event": prof.event, **r} for r in cats.to_dict("records")])
+        results["profile"] = {**prof.record(), "window": [prof.started_at, prof.stopped_at],
+                              "categories": dict(zip(cats["category"], cats["share"]))}
+    run.set_result(**results)

@@ -1,0 +1,351 @@
+"""Running the load generator (perflab-load, or a user's real wrk2) and reading its results.
+
+``run_load(url, LoadParams(...))`` starts the generator in its own process group, waits for it,
+and returns a :class:`LoadResult`: the console output parsed (wrk2 layout), perflab-load's JSON
+summary and its HdrHistogram interval log when available. ``start_load`` does the same without
+waiting, so a caller can act at the start of the measured window (the profiler does).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from . import paths, procs
+from .config import LoadParams
+from .errors import LoadError
+from .hdrlog import HdrLog, read_hdr_log
+from .wrk_output import WrkOutput, parse_wrk_output
+
+CONSOLE = "load-console.txt"
+STDERR = "load-stderr.txt"
+SUMMARY = "load-summary.json"
+HDR_LOG = "load-hdr.log"
+
+
+@dataclass
+class LoadResult:
+    """Everything one load run produced.
+
+    ``wrk``: the parsed console output; ``summary``: perflab-load's JSON summary (``None`` for wrk2);
+    ``hdr``: the interval log (``None`` for wrk2). Convenience properties prefer the JSON summary
+    (exact) and fall back to the console output.
+    """
+
+    params: LoadParams
+    url: str
+    command: list[str]
+    returncode: int
+    console: str
+    wrk: WrkOutput
+    summary: dict | None = None
+    hdr: HdrLog | None = None
+    out_dir: Path | None = None
+    started_at: float = 0.0
+    ended_at: float = 0.0
+    stderr_tail: str = ""
+    tool_version: str | None = None
+
+    # --- rates and counts ---
+    @property
+    def target_rate(self) -> float:
+        return float(self.summary["target_rate"]) if self.summary else float(self.params.rate)
+
+    @property
+    def achieved_rate(self) -> float:
+        if self.summary and self.summary.get("achieved_rate") is not None:
+            return float(self.summary["achieved_rate"])
+        return float(self.wrk.requests_per_sec) if self.wrk.requests_per_sec is not None else math.nan
+
+    @property
+    def achieved_ratio(self) -> float:
+        """achieved / target (1.0 means the generator held the rate)."""
+        return self.achieved_rate / self.target_rate if self.target_rate else math.nan
+
+    @property
+    def requests(self) -> int:
+        if self.summary and self.summary.get("requests") is not None:
+            return int(self.summary["requests"])
+        return int(self.wrk.requests or 0)
+
+    @property
+    def errors(self) -> dict[str, int]:
+        """Errors by kind: ``connect, read, write, timeout, status`` (status = non-2xx/3xx responses)."""
+        if self.summary and isinstance(self.summary.get("errors"), dict):
+            return {k: int(v) for k, v in self.summary["errors"].items()}
+        return {**self.wrk.socket_errors, "status": self.wrk.non_2xx}
+
+    @property
+    def errors_total(self) -> int:
+        return sum(self.errors.values())
+
+    @property
+    def error_ratio(self) -> float:
+        return self.errors_total / self.requests if self.requests else (0.0 if self.errors_total == 0 else math.inf)
+
+    @property
+    def status_counts(self) -> dict[str, int]:
+        """Responses by HTTP status (perflab-load); wrk2 only tells the non-2xx/3xx count."""
+        if self.summary and isinstance(self.summary.get("status_codes"), dict):
+            return {str(k): int(v) for k, v in self.summary["status_codes"].items()}
+        return {"non-2xx/3xx": self.wrk.non_2xx} if self.wrk.non_2xx else {}
+
+    # --- latency ---
+    def percentile_ms(self, p: float, uncorrected: bool = False) -> float:
+        """Latency at percentile ``p`` (0..100), ms: from the JSON summary when it has that key,
+        else from the console spectrum, else from the hdr log."""
+        if not (0 <= p <= 100):
+            raise ValueError(f"p must be in [0, 100], got {p!r}")
+        key = "latency_uncorrected_us" if uncorrected else "latency_us"
+        lat = (self.summary or {}).get(key)
+        if lat:
+            name = "p100" if p == 100 else f"p{p:g}"
+            if name in lat:
+                return lat[name] / 1000.0
+        v = self.wrk.percentile_ms(p, uncorrected)
+        if not math.isnan(v):
+            return v
+        if self.hdr is not None:
+            h = self.hdr.histogram("uncorrected" if uncorrected else "corrected")
+            if h is not None and h.get_total_count():
+                return h.get_value_at_percentile(p) / 1000.0
+        return math.nan
+
+    @property
+    def p50_ms(self) -> float:
+        return self.percentile_ms(50)
+
+    @property
+    def p99_ms(self) -> float:
+        return self.percentile_ms(99)
+
+    @property
+    def p999_ms(self) -> float:
+        return self.percentile_ms(99.9)
+
+    @property
+    def max_ms(self) -> float:
+        return self.percentile_ms(100)
+
+    @property
+    def spectrum(self) -> pd.DataFrame:
+        """Corrected percentile spectrum (``latency_ms, percentile, total_count, inverse``)."""
+        if not self.wrk.spectrum.empty:
+            return self.wrk.spectrum
+        return self.hdr.spectrum("corrected") if self.hdr is not None else self.wrk.spectrum
+
+    @property
+    def spectrum_uncorrected(self) -> pd.DataFrame:
+        if not self.wrk.spectrum_uncorrected.empty:
+            return self.wrk.spectrum_uncorrected
+        return self.hdr.spectrum("uncorrected") if self.hdr is not None else self.wrk.spectrum_uncorrected
+
+    @property
+    def intervals(self) -> pd.DataFrame:
+        """Per-interval latency (corrected) from the hdr log; empty without one."""
+        if self.hdr is None:
+            return pd.DataFrame(columns=["start_s", "end_s", "count", "p50_ms", "p99_ms", "max_ms"])
+        df = self.hdr.intervals
+        return df[df["tag"] == "corrected"].reset_index(drop=True)
+
+    @property
+    def measure_start(self) -> float | None:
+        """Epoch seconds when the measured window began (after warm-up)."""
+        if self.summary and self.summary.get("start_ms"):
+            return self.summary["start_ms"] / 1000.0
+        if self.hdr is not None and self.hdr.start_time:
+            return self.hdr.start_time
+        return None
+
+    def record(self) -> dict:
+        """Flat numbers for the runs index."""
+        return {
+            "target_rate": self.target_rate, "achieved_rate": self.achieved_rate,
+            "achieved_ratio": self.achieved_ratio, "requests": self.requests,
+            "errors": self.errors_total, "error_ratio": self.error_ratio,
+            "p50_ms": self.p50_ms, "p90_ms": self.percentile_ms(90), "p99_ms": self.p99_ms,
+            "p999_ms": self.p999_ms, "max_ms": self.max_ms,
+            "threads": self.params.threads, "connections": self.params.connections,
+            "duration_s": self.params.duration, "warmup_s": self.params.warmup,
+            "script": Path(self.params.script).name if self.params.script else None,
+            "tool": self.params.tool,
+        }
+
+    def __repr__(self):
+        return (f"<LoadResult {self.target_rate:g}/s -> {self.achieved_rate:.1f}/s, p99 {self.p99_ms:.3f} ms, "
+                f"errors {self.errors_total}/{self.requests}>")
+
+
+class LoadProcess:
+    """A running load generator (see :func:`start_load`)."""
+
+    def __init__(self, url: str, params: LoadParams, out_dir: str | os.PathLike | None = None):
+        if not isinstance(params, LoadParams):
+            raise ValueError(f"params must be a LoadParams, got {type(params).__name__}")
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise ValueError(f"url must be an http(s) URL, got {url!r}")
+        self.url = url
+        self.params = params
+        self._tmp = out_dir is None
+        self.out_dir = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="perflab-load-"))
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.proc: subprocess.Popen | None = None
+        self.command: list[str] = []
+        self.started_at = 0.0
+        self.measure_start_monotonic = 0.0
+
+    @property
+    def binary(self) -> Path:
+        return Path(self.params.wrk_binary) if self.params.tool == "wrk2" else paths.loadgen_binary()
+
+    def start(self) -> "LoadProcess":
+        p = self.params
+        binary = self.binary
+        if p.tool == "wrk2" and p.warmup:
+            # wrk2 has no warm-up flag: an unrecorded run at the same rate plays that role.
+            self._run_wrk2_warmup(binary)
+        self.command = [str(binary), *p.args(self.url, self.out_dir / SUMMARY, self.out_dir / HDR_LOG)]
+        self._stdout = open(self.out_dir / CONSOLE, "wb")
+        self._stderr = open(self.out_dir / STDERR, "wb")
+        self.started_at = time.time()
+        t = time.monotonic()
+        self.proc = subprocess.Popen(self.command, stdout=self._stdout, stderr=self._stderr, stdin=subprocess.DEVNULL,
+                                     start_new_session=True, cwd=str(paths.repo_root()))
+        procs.register(self.proc)
+        self.measure_start_monotonic = t + (p.warmup if p.tool == "perflab-load" else 0.0)
+        return self
+
+    def _run_wrk2_warmup(self, binary: Path):
+        wp = self.params.replace(duration=self.params.warmup, warmup=0, latency=False, u_latency=False)
+        cmd = [str(binary), *wp.args(self.url)]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        procs.register(proc)
+        try:
+            out, _ = proc.communicate(timeout=self.params.warmup + 60)
+        except BaseException:
+            procs.kill_group(proc, 1)
+            raise
+        procs.unregister(proc)
+        if proc.returncode != 0:
+            raise LoadError(f"wrk2 warm-up run exited with status {proc.returncode}",
+                            out.decode("utf-8", "replace")[-4000:])
+
+    @property
+    def expected_seconds(self) -> float:
+        p = self.params
+        total = p.duration
+        if p.rate_steps and p.step_duration:
+            a, b, s = p.rate_steps
+            total = max(total, (math.floor((b - a) / s + 1e-9) + 1) * p.step_duration)
+        return total + (p.warmup if p.tool == "perflab-load" else 0)
+
+    def poll(self) -> int | None:
+        return self.proc.poll() if self.proc else None
+
+    def stop(self, grace_s: float = 5.0) -> None:
+        """Interrupt the generator (SIGINT: it prints results so far), then kill its group."""
+        if self.proc is not None:
+            import signal
+            procs.kill_group(self.proc, grace_s, sig=signal.SIGINT)
+        self._close()
+
+    def _close(self):
+        for f in (getattr(self, "_stdout", None), getattr(self, "_stderr", None)):
+            if f is not None and not f.closed:
+                f.close()
+
+    def wait(self, timeout: float | None = None) -> LoadResult:
+        """Wait for the generator and parse its outputs. Raises :class:`LoadError` on a non-zero exit
+        (with the stderr tail) or when it overruns ``timeout`` (default: expected time + 60 s)."""
+        if self.proc is None:
+            raise RuntimeError("start() first")
+        limit = timeout if timeout is not None else self.expected_seconds + 60
+        try:
+            rc = self.proc.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            self.stop(1)
+            raise LoadError(f"{self.binary.name} did not finish within {limit:g} s; killed",
+                            procs.tail(self.out_dir / STDERR) + "\n" + procs.tail(self.out_dir / CONSOLE))
+        except BaseException:
+            self.stop(2)
+            raise
+        procs.unregister(self.proc)
+        self._close()
+        ended = time.time()
+        console = (self.out_dir / CONSOLE).read_text(errors="replace")
+        err_tail = procs.tail(self.out_dir / STDERR)
+        if rc != 0:
+            lines = [ln for ln in err_tail.splitlines() if ln.strip()]
+            cause = f"{self.binary.name} exited with status {rc}" + (f": {lines[-1]}" if lines else "")
+            raise LoadError(cause, err_tail + ("\n" + procs.tail(self.out_dir / CONSOLE, 15) if console else ""))
+        try:
+            wrk = parse_wrk_output(console)
+        except ValueError:
+            raise LoadError(f"{self.binary.name} printed no wrk-style result", console[-4000:] + "\n" + err_tail)
+        summary = None
+        if (self.out_dir / SUMMARY).is_file():
+            try:
+                summary = json.loads((self.out_dir / SUMMARY).read_text())
+            except ValueError as e:
+                raise LoadError(f"unreadable JSON summary {self.out_dir / SUMMARY}: {e}", err_tail)
+        hdr = read_hdr_log(self.out_dir / HDR_LOG) if (self.out_dir / HDR_LOG).is_file() else None
+        res = LoadResult(params=self.params, url=self.url, command=self.command, returncode=rc, console=console,
+                         wrk=wrk, summary=summary, hdr=hdr, out_dir=None if self._tmp else self.out_dir,
+                         started_at=self.started_at, ended_at=ended, stderr_tail=err_tail,
+                         tool_version=(summary or {}).get("version"))
+        if self._tmp:
+            shutil.rmtree(self.out_dir, ignore_errors=True)
+        return res
+
+
+def start_load(url: str, params: LoadParams, out_dir: str | os.PathLike | None = None) -> LoadProcess:
+    """Start the generator without waiting; ``.wait()`` returns the :class:`LoadResult`."""
+    return LoadProcess(url, params, out_dir).start()
+
+
+def run_load(url: str, params: LoadParams, out_dir: str | os.PathLike | None = None) -> LoadResult:
+    """Run one load against ``url`` and return its parsed result.
+
+    ``out_dir`` keeps the raw files (``load-console.txt``, ``load-stderr.txt``, ``load-summary.json``,
+    ``load-hdr.log``); without it they are read and deleted.
+    """
+    lp = LoadProcess(url, params, out_dir)
+    lp.start()
+    return lp.wait()
+
+
+def load_result_from_dir(out_dir: str | os.PathLike, params: LoadParams | None = None, url: str = "") -> LoadResult:
+    """Re-read a recorded load (the files :func:`run_load` wrote) from ``out_dir``."""
+    d = Path(out_dir)
+    if not (d / CONSOLE).is_file():
+        raise ValueError(f"out_dir: no {CONSOLE} in {d}")
+    console = (d / CONSOLE).read_text(errors="replace")
+    summary = json.loads((d / SUMMARY).read_text()) if (d / SUMMARY).is_file() else None
+    hdr = read_hdr_log(d / HDR_LOG) if (d / HDR_LOG).is_file() else None
+    if params is None:
+        s = summary or {}
+        params = LoadParams(rate=s.get("target_rate") or 1, duration=s.get("duration_s") or 1,
+                            threads=s.get("threads") or 1, connections=s.get("connections") or max(1, s.get("threads") or 1))
+    return LoadResult(params=params, url=url or (summary or {}).get("url", ""), command=[], returncode=0,
+                      console=console, wrk=parse_wrk_output(console), summary=summary, hdr=hdr, out_dir=d,
+                      tool_version=(summary or {}).get("version"))
+
+
+def tool_version(params: LoadParams | None = None) -> str | None:
+    """``-v`` output's first line of the generator (for the run's meta.json)."""
+    try:
+        binary = Path(params.wrk_binary) if params is not None and params.tool == "wrk2" else paths.loadgen_binary()
+        out = subprocess.run([str(binary), "-v"], capture_output=True, text=True, timeout=10)
+        text = (out.stdout + out.stderr).strip().splitlines()
+        return text[0] if text else None
+    except Exception:
+        return None

@@ -1,0 +1,293 @@
+"""Plotly figures of the lab's results, drawn for people: titles, units, hover text.
+
+* :func:`percentile_spectrum` — the HdrHistogram plot: latency vs percentile on the ``1/(1-p)``
+  log axis labelled 90%, 99%, 99.9%..., several runs overlaid.
+* :func:`latency_over_time` — per-interval percentile bands with throughput and the server's
+  stats (flushes, compactions, GC, queue depth) on the same time axis.
+* :func:`throughput_latency` — p99 vs offered rate for the breakpoint probes, breakpoint marked.
+* :func:`flame_icicle` / :func:`flame_diff` — interactive flame graphs (icicles) of a profile and of
+  the difference between two profiles.
+* :func:`category_bars` — where the time goes, by category, for several configurations.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from . import flame
+
+CATEGORY_COLORS = {
+    "GC": "#8c564b", "JIT": "#c49c94", "executor queue": "#9467bd", "locks": "#d62728",
+    "storage: WAL": "#bcbd22", "storage: flush": "#ff7f0e", "storage: compaction": "#ffbb78",
+    "storage: SSTable read": "#2ca02c", "storage: memtable": "#98df8a", "storage: other": "#dbdb8d",
+    "network write": "#1f77b4", "network read": "#aec7e8", "request handling": "#17becf",
+    "HTTP parsing": "#9edae5", "other": "#c7c7c7",
+}
+_PCT_TICKS = [(1, "0%"), (2, "50%"), (10, "90%"), (100, "99%"), (1e3, "99.9%"), (1e4, "99.99%"),
+              (1e5, "99.999%"), (1e6, "99.9999%")]
+
+
+def _spectrum_of(obj, uncorrected: bool = False) -> pd.DataFrame:
+    from .load import LoadResult
+    from .wrk_output import WrkOutput
+    if isinstance(obj, LoadResult):
+        return obj.spectrum_uncorrected if uncorrected else obj.spectrum
+    if isinstance(obj, WrkOutput):
+        return obj.spectrum_uncorrected if uncorrected else obj.spectrum
+    if isinstance(obj, pd.DataFrame) and {"latency_ms", "percentile"} <= set(obj.columns):
+        return obj
+    raise ValueError(f"runs values must be LoadResult, WrkOutput or spectrum DataFrames, got {type(obj).__name__}")
+
+
+def percentile_spectrum(runs: dict, uncorrected: bool = False, title: str | None = None,
+                        log_y: bool = False, sla_ms: float | None = None) -> go.Figure:
+    """Latency by percentile for each run in ``runs`` (label -> LoadResult / WrkOutput / spectrum).
+
+    x is ``1/(1-p)`` on a log axis (wrk2/HdrHistogram convention) labelled with percentiles; the
+    100% point is drawn at the end of each curve. ``sla_ms`` draws a horizontal SLA line.
+    """
+    if not isinstance(runs, dict) or not runs:
+        raise ValueError("runs must be a non-empty dict of label -> result")
+    fig = go.Figure()
+    xmax = 10.0
+    for label, obj in runs.items():
+        sp = _spectrum_of(obj, uncorrected)
+        if sp.empty:
+            continue
+        sp = sp.copy()
+        finite = np.isfinite(sp["inverse"]) if "inverse" in sp else np.isfinite(1 / (1 - sp["percentile"]))
+        inv = 1 / (1 - sp["percentile"].clip(upper=1 - 1e-12))
+        last_inv = float(inv[finite].max()) if finite.any() else 1.0
+        inv = inv.where(finite, last_inv * 1.5)  # 100% drawn just right of the last finite point
+        xmax = max(xmax, float(inv.max()))
+        pct = sp["percentile"] * 100
+        hover = [f"{label}<br>p{p:.5g} = {v:.3f} ms" + (f"<br>count {c:,}" if c is not None else "")
+                 for p, v, c in zip(pct, sp["latency_ms"], sp.get("total_count", [None] * len(sp)))]
+        fig.add_trace(go.Scatter(x=inv, y=sp["latency_ms"], mode="lines+markers", name=str(label),
+                                 marker=dict(size=4), hovertext=hover, hoverinfo="text"))
+    ticks = [t for t in _PCT_TICKS if t[0] <= xmax * 1.01]
+    fig.update_xaxes(type="log", tickvals=[t[0] for t in ticks], ticktext=[t[1] for t in ticks],
+                     title="percentile (axis: 1/(1-p), log scale)")
+    fig.update_yaxes(title="latency, ms", type="log" if log_y else "linear", rangemode="tozero")
+    if sla_ms:
+        fig.add_hline(y=sla_ms, line_dash="dash", line_color="red", annotation_text=f"SLA {sla_ms:g} ms")
+    kind = "uncorrected (from actual send time)" if uncorrected else "corrected for coordinated omission"
+    fig.update_layout(title=title or f"Latency by percentile — {kind}", hovermode="closest",
+                      legend_title_text="run", template="plotly_white")
+    return fig
+
+
+def latency_over_time(result, stats: pd.DataFrame | None = None, title: str | None = None) -> go.Figure:
+    """Per-interval latency (p50..max band) and throughput over the measured window, with the
+    server's stats below on the same time axis: storage events per sample (flushes, compactions,
+    rejected requests) and the JVM/executor (GC ms per sample, queue depth).
+
+    ``result``: a LoadResult (its hdr log) or an intervals DataFrame (``start_s, end_s, count,
+    p50_ms, p90_ms, p99_ms, max_ms``). ``stats``: a stats frame with ``t_s`` on the same origin
+    (``ExperimentResult.stats``); samples outside the measured window (±1 interval) are not drawn."""
+    from .load import LoadResult
+    iv = result.intervals if isinstance(result, LoadResult) else result
+    if not isinstance(iv, pd.DataFrame):
+        raise ValueError("result must be a LoadResult or an intervals DataFrame")
+    if iv.empty:
+        raise ValueError("no intervals to plot: the run has no hdr log (perflab-load --hdr-log)")
+    t_lo, t_hi = float(iv["start_s"].min()), float(iv["end_s"].max())
+    span = float((iv["end_s"] - iv["start_s"]).median()) or 1.0
+    s = None
+    if stats is not None and not stats.empty and "t_s" in stats:
+        s = stats[(stats["t_s"] >= t_lo - span) & (stats["t_s"] <= t_hi + span)]
+        if s.empty:
+            s = None
+    rows = 4 if s is not None else 2
+    heights = [0.46, 0.16, 0.19, 0.19] if s is not None else [0.7, 0.3]
+    titles = ["latency per interval (corrected)", "throughput"] + (["storage events", "JVM and executor"] if s is not None else [])
+    specs = [[{}], [{}]] + ([[{}], [{"secondary_y": True}]] if s is not None else [])
+    fig = make_subplots(rows=rows, cols=1, shared_xaxes=True, vertical_spacing=0.05, row_heights=heights,
+                        subplot_titles=titles, specs=specs)
+    t = (iv["start_s"] + iv["end_s"]) / 2
+    fig.add_trace(go.Scatter(x=t, y=iv["p50_ms"], name="p50", line=dict(color="#1f77b4"),
+                             hovertemplate="t=%{x:.1f} s<br>p50 %{y:.3f} ms<extra></extra>"), 1, 1)
+    for col, name, color, fill in (("p90_ms", "p90", "#2ca02c", "tonexty"), ("p99_ms", "p99", "#ff7f0e", "tonexty"),
+                                   ("max_ms", "max", "#d62728", None)):
+        if col in iv:
+            fig.add_trace(go.Scatter(x=t, y=iv[col], name=name, line=dict(color=color), fill=fill,
+                                     hovertemplate=f"t=%{{x:.1f}} s<br>{name} %{{y:.3f}} ms<extra></extra>"), 1, 1)
+    length = (iv["end_s"] - iv["start_s"]).replace(0, np.nan)
+    fig.add_trace(go.Bar(x=t, y=iv["count"] / length, name="responses/s", marker_color="#7f7f7f", width=span * 0.8,
+                         hovertemplate="t=%{x:.1f} s<br>%{y:.0f} responses/s<extra></extra>"), 2, 1)
+    if s is not None:
+        step = float(s["t_s"].diff().median()) if len(s) > 1 else 1.0
+        events = [(c, n, col) for c, n, col in (("storage.flushes_delta", "flushes", "#ff7f0e"),
+                                                 ("storage.compactions_delta", "compactions", "#9467bd"),
+                                                 ("executor.rejected_delta", "rejected (503)", "#d62728"))
+                  if c in s and s[c].fillna(0).sum() > 0]
+        for k, (col, name, color) in enumerate(events):
+            w = step * 0.8 / max(1, len(events))
+            fig.add_trace(go.Bar(x=s["t_s"] + (k - (len(events) - 1) / 2) * w, y=s[col], name=name, width=w,
+                                 marker_color=color,
+                                 hovertemplate=f"t=%{{x:.1f}} s<br>{name}: %{{y}}<extra></extra>"), 3, 1)
+        if not events:
+            fig.add_annotation(text="no flushes, compactions or rejections in the window", showarrow=False,
+                               xref="x3 domain", yref="y3 domain", x=0.5, y=0.5)
+        if "jvm.gc_ms_delta" in s:
+            fig.add_trace(go.Bar(x=s["t_s"], y=s["jvm.gc_ms_delta"], name="GC ms", marker_color="#8c564b",
+                                 width=step * 0.8, opacity=0.7,
+                                 hovertemplate="t=%{x:.1f} s<br>GC %{y} ms<extra></extra>"), 4, 1)
+        if "executor.queue_depth" in s:
+            fig.add_trace(go.Scatter(x=s["t_s"], y=s["executor.queue_depth"], name="queue depth",
+                                     line=dict(color="#17becf"), mode="lines+markers",
+                                     hovertemplate="t=%{x:.1f} s<br>queue %{y}<extra></extra>"), 4, 1, secondary_y=True)
+        fig.update_yaxes(title_text="per sample", row=3, col=1)
+        fig.update_yaxes(title_text="GC ms", row=4, col=1)
+        fig.update_yaxes(title_text="queue depth", row=4, col=1, secondary_y=True, rangemode="tozero")
+    fig.update_yaxes(title_text="latency, ms", row=1, col=1, rangemode="tozero")
+    fig.update_yaxes(title_text="responses/s", row=2, col=1)
+    fig.update_xaxes(title_text="time since the start of the measured window, s", row=rows, col=1,
+                     range=[t_lo - span * 0.6, t_hi + span * 0.6])
+    fig.update_layout(title=title or "Latency over time, with the server's events", template="plotly_white",
+                      barmode="overlay", height=800 if s is not None else 500, hovermode="x unified")
+    return fig
+
+
+def throughput_latency(probes, breakpoint: float | None = None, sla_ms: float | None = None,
+                       title: str | None = None) -> go.Figure:
+    """p99 (and p50) vs offered rate for breakpoint probes, pass/fail marked, the breakpoint as a
+    vertical line. ``probes``: a BreakpointResult, its ``table``, or a DataFrame with
+    ``rate, p99_ms, passed`` (and optionally ``p50_ms, achieved_rate, reason``). Several searches:
+    a dict label -> any of these."""
+    from .breakpoint import BreakpointResult
+    if isinstance(probes, dict):
+        series = probes
+    else:
+        series = {"": probes}
+    fig = go.Figure()
+    for label, pr in series.items():
+        bp = breakpoint
+        crit_sla = sla_ms
+        if isinstance(pr, BreakpointResult):
+            bp = pr.rate if bp is None or len(series) > 1 else bp
+            crit_sla = crit_sla or pr.criteria.sla_p99 * 1000
+            df = pr.table
+        elif isinstance(pr, pd.DataFrame):
+            df = pr
+        else:
+            raise ValueError("probes must be a BreakpointResult, a probes DataFrame, or a dict of them")
+        if not {"rate", "p99_ms", "passed"} <= set(df.columns):
+            raise ValueError("probes table needs columns rate, p99_ms, passed")
+        df = df.sort_values("rate")
+        prefix = f"{label}: " if label else ""
+        hover = [f"{prefix}{r:g} req/s offered<br>achieved {a:.1f}/s<br>p99 {p:.3f} ms<br>{'PASS' if ok else 'FAIL'}: {why}"
+                 for r, a, p, ok, why in zip(df["rate"], df.get("achieved_rate", df["rate"]), df["p99_ms"], df["passed"],
+                                             df.get("reason", [""] * len(df)))]
+        fig.add_trace(go.Scatter(x=df["rate"], y=df["p99_ms"], mode="lines+markers", name=f"{prefix}p99",
+                                 marker=dict(size=10, symbol=["circle" if ok else "x" for ok in df["passed"]],
+                                             color=["#2ca02c" if ok else "#d62728" for ok in df["passed"]]),
+                                 line=dict(color="#7f7f7f"), hovertext=hover, hoverinfo="text"))
+        if "p50_ms" in df:
+            fig.add_trace(go.Scatter(x=df["rate"], y=df["p50_ms"], mode="lines", name=f"{prefix}p50",
+                                     line=dict(dash="dot"), hoverinfo="skip"))
+        if bp:
+            fig.add_vline(x=bp, line_dash="dash", line_color="#2ca02c",
+                          annotation_text=f"{prefix}breakpoint {bp:g} req/s")
+        if crit_sla:
+            sla_ms = crit_sla
+    if sla_ms:
+        fig.add_hline(y=sla_ms, line_dash="dot", line_color="red", annotation_text=f"SLA p99 {sla_ms:g} ms")
+    fig.update_xaxes(title="offered rate, requests/s")
+    fig.update_yaxes(title="latency, ms (log)", type="log")
+    fig.update_layout(title=title or "Latency vs offered rate (breakpoint probes)", template="plotly_white")
+    return fig
+
+
+def _stacks_of(obj) -> tuple[pd.DataFrame, str]:
+    from .profiler import Profile
+    if isinstance(obj, Profile):
+        return obj.stacks, obj.event
+    if isinstance(obj, pd.DataFrame) and {"stack", "samples"} <= set(obj.columns):
+        return obj, "cpu"
+    raise ValueError(f"expected a Profile or a stacks DataFrame, got {type(obj).__name__}")
+
+
+def flame_icicle(profile, min_share: float = 0.005, title: str | None = None, max_depth: int = 60) -> go.Figure:
+    """An interactive flame graph (plotly icicle, root at the bottom), coloured by category; click a
+    frame to zoom. ``profile``: a Profile or a stacks DataFrame."""
+    stacks, event = _stacks_of(profile)
+    nodes = flame.icicle_nodes(stacks, min_share=min_share, max_depth=max_depth)
+    if nodes.empty:
+        raise ValueError("the profile has no samples")
+    # Colour a node by the category of its heaviest stack prefix (its own path).
+    colors = [CATEGORY_COLORS.get(flame.classify_stack([f for f in i.split(";")[1:] if not f.startswith("[")], event)
+                                  if i != "all" else "other", "#c7c7c7") for i in nodes["id"]]
+    unit = {"alloc": "bytes", "lock": "ns"}.get(event, "samples")
+    fig = go.Figure(go.Icicle(ids=nodes["id"], parents=nodes["parent"], labels=nodes["label"], values=nodes["value"],
+                              branchvalues="total", marker=dict(colors=colors),
+                              customdata=np.stack([nodes["share"] * 100, nodes["self"]], axis=1),
+                              hovertemplate="%{label}<br>%{value:,} " + unit + " (%{customdata[0]:.2f}% of all)"
+                                            "<br>self %{customdata[1]:,}<extra></extra>",
+                              tiling=dict(orientation="v", flip="y"), maxdepth=max_depth))
+    fig.update_layout(title=title or f"{event} flame graph (click to zoom; colours = categories)",
+                      margin=dict(t=50, l=5, r=5, b=5), height=700)
+    return fig
+
+
+def flame_diff(base, new, min_share: float = 0.005, title: str | None = None) -> go.Figure:
+    """Differential flame graph: the call tree of ``new`` coloured by the change of each frame's
+    share of all samples against ``base`` (red grew, blue shrank; shares normalize away
+    different durations and rates)."""
+    sb, _ = _stacks_of(base)
+    sn, event = _stacks_of(new)
+    # thread groups, not names: worker-1 in one run is worker-2 in the other
+    nb = flame.icicle_nodes(sb, min_share=0, threads="group").set_index("id")["share"]
+    nn = flame.icicle_nodes(sn, min_share=min_share, threads="group")
+    if nn.empty:
+        raise ValueError("the new profile has no samples")
+    delta = (nn["share"] - nn["id"].map(nb).fillna(0.0)) * 100
+    lim = max(float(delta.abs().max()), 0.5)
+    fig = go.Figure(go.Icicle(ids=nn["id"], parents=nn["parent"], labels=nn["label"], values=nn["value"],
+                              branchvalues="total",
+                              marker=dict(colors=delta, colorscale="RdBu_r", cmid=0, cmin=-lim, cmax=lim,
+                                          colorbar=dict(title="Δ share, pp")),
+                              customdata=np.stack([nn["share"] * 100, delta], axis=1),
+                              hovertemplate="%{label}<br>now %{customdata[0]:.2f}% of samples"
+                                            "<br>change %{customdata[1]:+.2f} pp<extra></extra>",
+                              tiling=dict(orientation="v", flip="y")))
+    fig.update_layout(title=title or f"Differential {event} flame graph (red: grew, blue: shrank)",
+                      margin=dict(t=50, l=5, r=5, b=5), height=700)
+    return fig
+
+
+def category_bars(profiles: dict, title: str | None = None, normalize: bool = True) -> go.Figure:
+    """Stacked horizontal bars: share of each category per configuration.
+
+    ``profiles``: label -> Profile, stacks DataFrame or a categories DataFrame
+    (``category, samples, share``)."""
+    if not isinstance(profiles, dict) or not profiles:
+        raise ValueError("profiles must be a non-empty dict of label -> profile")
+    table = {}
+    for label, obj in profiles.items():
+        if isinstance(obj, pd.DataFrame) and {"category", "share"} <= set(obj.columns):
+            cats = obj
+        else:
+            st, ev = _stacks_of(obj)
+            cats = flame.categorize(st, ev)
+        table[label] = cats.set_index("category")["share" if normalize else "samples"]
+    df = pd.DataFrame(table).fillna(0.0)
+    fig = go.Figure()
+    for cat in flame.CATEGORY_ORDER:
+        if cat not in df.index or df.loc[cat].sum() == 0:
+            continue
+        vals = df.loc[cat] * (100 if normalize else 1)
+        fig.add_trace(go.Bar(y=list(df.columns), x=vals, name=cat, orientation="h",
+                             marker_color=CATEGORY_COLORS.get(cat),
+                             hovertemplate="%{y}<br>" + cat + ": %{x:.1f}" + ("%" if normalize else " samples") + "<extra></extra>"))
+    fig.update_layout(barmode="stack", title=title or "Where the time goes, by category",
+                      xaxis_title="share of samples, %" if normalize else "samples", template="plotly_white",
+                      legend=dict(title_text="category", orientation="h", yanchor="top", y=-0.25, traceorder="normal"),
+                      height=300 + 50 * len(df.columns), margin=dict(b=150))
+    fig.update_yaxes(autorange="reversed")  # first configuration on top, as listed
+    return fig

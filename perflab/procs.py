@@ -1,0 +1,127 @@
+"""Child process housekeeping: own process groups, group kill, and a registry for emergency cleanup.
+
+Every child perflab starts (server JVM, load generator) runs in its own session/process group so a
+single ``killpg`` reaches anything it forked, and so Ctrl-C in a terminal or a Jupyter interrupt
+does not hit the children before perflab has decided how to stop them. The registry lets
+``atexit`` and signal handlers stop whatever is still running when Python exits unexpectedly.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from pathlib import Path
+
+from .errors import RunInterrupted
+
+_live: dict[int, subprocess.Popen] = {}
+_lock = threading.Lock()
+
+
+def register(proc: subprocess.Popen) -> None:
+    with _lock:
+        _live[proc.pid] = proc
+
+
+def unregister(proc: subprocess.Popen) -> None:
+    with _lock:
+        _live.pop(proc.pid, None)
+
+
+def live_children() -> list[subprocess.Popen]:
+    with _lock:
+        return [p for p in _live.values() if p.poll() is None]
+
+
+def kill_group(proc: subprocess.Popen, grace_s: float = 10.0, sig: int = signal.SIGTERM) -> int | None:
+    """Send ``sig`` to the process group of ``proc``, wait ``grace_s``, then SIGKILL the group.
+
+    Returns the exit status (``None`` if it could not be reaped)."""
+    try:
+        pgid = os.getpgid(proc.pid)
+    except ProcessLookupError:
+        pgid = None
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if pgid is not None and pgid == proc.pid:
+                os.killpg(pgid, sig)
+            else:
+                proc.send_signal(sig)
+        try:
+            proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            pass
+    # The leader may be gone while others in its group (forked helpers) still live.
+    if pgid is not None and pgid == proc.pid:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=5)
+    unregister(proc)
+    return proc.poll()
+
+
+def kill_all(grace_s: float = 2.0) -> None:
+    """Stop every registered child (used at interpreter exit)."""
+    for p in live_children():
+        kill_group(p, grace_s)
+
+
+atexit.register(kill_all)
+
+
+def tail(path: str | os.PathLike | None, lines: int = 40) -> str:
+    """The last ``lines`` lines of a text file ('' if it does not exist)."""
+    if not path:
+        return ""
+    p = Path(path)
+    if not p.exists():
+        return ""
+    with p.open("rb") as f:
+        try:
+            f.seek(-256 * 1024, os.SEEK_END)
+        except OSError:
+            f.seek(0)
+        data = f.read().decode("utf-8", "replace")
+    return "\n".join(deque(data.splitlines(), maxlen=lines))
+
+
+@contextlib.contextmanager
+def sigterm_as_exception():
+    """Within the block, SIGTERM raises :class:`RunInterrupted` (like Ctrl-C raises KeyboardInterrupt),
+    so ``finally`` clauses stop the children and mark the run. No-op outside the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise RunInterrupted(f"received signal {signal.Signals(signum).name}")
+
+    try:
+        old = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not in the main interpreter thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def wait_for(predicate, timeout_s: float, interval_s: float = 0.05) -> bool:
+    """Poll ``predicate`` until true or ``timeout_s`` elapsed."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(interval_s)
+    return bool(predicate())

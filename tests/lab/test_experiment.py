@@ -1,0 +1,139 @@
+"""run_experiment end to end, and what happens when things go wrong: failed/interrupted runs,
+no orphan processes (checked on the process table with psutil)."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, live_descendants, processes_mentioning
+from perflab import (LoadError, LoadParams, ProfileParams, PrefillParams, ServerConfig, ServerStartError,
+                     list_runs, load_run, query, run_experiment)
+
+
+def test_experiment_with_prefill_profile_stats(server_build, loadgen_binary, profiler_lib, data_root):
+    res = run_experiment(
+        ServerConfig(backend="lsm", mode="async", workers=2),
+        LoadParams(rate=1500, duration=3, warmup=1, threads=1, connections=4, script="get.lua",
+                   script_args=["count=20000"]),
+        profile=ProfileParams("cpu"), prefill=PrefillParams(keys=20_000, seed=3), stats_interval=0.5,
+        name="get-lsm")
+    run = res.run
+    assert run.status == "ok" and run.dir.parent == data_root / "runs"
+    # every key was prefilled: all answers are 200 (counts vary with scheduling: no speed asserted)
+    assert res.load.requests > 0 and res.load.status_counts == {"200": res.load.requests}
+    assert res.prefill["keys"] == 20_000
+    # the profile covers exactly the measured window (after the warm-up): JFR is recorded around
+    # the load and cut to the generator's window when converted
+    assert res.profile.started_at == res.load.summary["start_ms"] / 1000
+    assert res.profile.stopped_at == res.load.summary["end_ms"] / 1000
+    assert "perflab/server/ApiHandler.handle" in set(res.frames["frame"])
+    assert res.category_shares["storage: SSTable read"] + res.category_shares["storage: memtable"] + \
+        res.category_shares["storage: other"] > 0
+    # stats share the hdr log's time axis: t_s = 0 at the start of the measured window
+    st = res.stats
+    assert st["t_s"].min() < 0.5 and st["t_s"].max() > 2.5 and "executor.queue_depth" in st
+    meta = json.loads((run.dir / "meta.json").read_text())
+    for key in ("console", "summary", "hdr_log", "stats", "collapsed", "flamegraph", "jfr", "server_log", "intervals"):
+        assert (run.dir / meta["artifacts"][key]).is_file(), key
+    assert meta["params"]["server"]["backend"] == "lsm" and meta["params"]["load"]["rate"] == 1500
+    assert meta["server"]["java_version"] and {"-XX:+DebugNonSafepoints", "-XX:+StartAttachListener"} <= set(meta["server"]["jvm_flags"])
+    assert meta["environment"]["tools"]["perflab-load"].startswith("perflab-load")
+    assert meta["results"]["p99_ms"] == pytest.approx(res.load.p99_ms)
+    assert not (data_root / "scratch" / run.id).exists()  # the temporary data dir is gone
+    # and everything is queryable
+    q = query("SELECT l.p99_ms, l.server_mode, c.share FROM loads l JOIN categories c USING (run_id) "
+              "WHERE c.category = 'request handling'")
+    assert len(q) == 1 and q["server_mode"].item() == "async"
+    assert len(query("SELECT * FROM intervals")) == 3
+    # the figures a notebook draws from this result build from the real data
+    from perflab import plots
+    assert len(plots.percentile_spectrum({"get": res.load}).data) == 1
+    fig = plots.latency_over_time(res.load, res.stats)
+    assert "queue depth" in [t.name for t in fig.data]
+    assert len(plots.flame_icicle(res.profile).data[0].ids) > 10
+    assert plots.category_bars({"async": res.profile}).data
+
+
+def test_server_start_failure_marks_run_failed(server_build, loadgen_binary, data_root):
+    before = live_descendants()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        with pytest.raises(ServerStartError, match="in use"):
+            run_experiment(ServerConfig(backend="memory", port=s.getsockname()[1]), LoadParams(rate=10, duration=1))
+    runs = list_runs()
+    assert runs["status"].tolist() == ["failed"] and "in use" in runs["error"].item()
+    assert live_descendants() <= before
+
+
+def test_load_failure_stops_server_and_marks_failed(server_build, loadgen_binary, data_root, tmp_path):
+    bad = tmp_path / "boom.lua"
+    bad.write_text("request = function() error('boom at request') end\n")
+    with pytest.raises(LoadError, match="boom"):
+        run_experiment(ServerConfig(backend="memory"), LoadParams(rate=100, duration=5, script=str(bad)),
+                       profile=ProfileParams("cpu"))
+    r = load_run(list_runs()["run_id"].item())
+    assert r.status == "failed" and r.meta["error"]["type"] == "LoadError"
+    assert processes_mentioning(str(data_root)) == [] and processes_mentioning(str(r.dir)) == []
+    assert "stopped" in (r.dir / "server-events.jsonl").read_text()  # the server was stopped gracefully
+
+
+CHILD = """
+import sys, perflab as pl
+pl.run_experiment(pl.ServerConfig(backend='lsm', mode='async', workers=1),
+                  pl.LoadParams(rate=500, duration=120, connections=2, path='/v0/status'),
+                  profile=pl.ProfileParams('cpu'), data_root=sys.argv[1], name='long')
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_interrupt_stops_everything_and_marks_interrupted(server_build, loadgen_binary, profiler_lib, tmp_path, sig):
+    root = tmp_path / f"interrupt-{sig.name}"
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(root)], cwd=REPO,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 90
+        # wait until the server is up and the generator is sending (its console file exists)
+        while time.monotonic() < deadline:
+            runs = list((root / "runs").glob("*")) if (root / "runs").exists() else []
+            if runs and (runs[0] / "load-console.txt").exists() and len(processes_mentioning(str(root))) >= 2:
+                break
+            assert child.poll() is None, child.stdout.read().decode()
+            time.sleep(0.2)
+        else:
+            pytest.fail("the experiment did not start within 90 s")
+        time.sleep(1.5)  # inside the measured window, with the profiler attached
+        assert len(processes_mentioning(str(root))) >= 2  # server JVM and perflab-load
+        child.send_signal(sig)
+        out, _ = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode != 0
+    run = load_run(runs[0])
+    assert run.status == "interrupted", out.decode()[-2000:]
+    assert run.meta["finished_at"] and run.meta["error"]["type"] in ("KeyboardInterrupt", "RunInterrupted")
+    # no server, generator or anything else started for this run is left running
+    time.sleep(0.5)
+    assert processes_mentioning(str(root)) == []
+
+
+def test_bad_arguments(data_root):
+    with pytest.raises(ValueError, match="server must be a ServerConfig"):
+        run_experiment({"mode": "async"}, LoadParams())
+    with pytest.raises(ValueError, match="load must be a LoadParams"):
+        run_experiment(ServerConfig(), 1000)
+    with pytest.raises(ValueError, match="profile must be a ProfileParams"):
+        run_experiment(ServerConfig(), LoadParams(), profile="cpu")
+    with pytest.raises(ValueError, match="prefill needs a persistent backend"):
+        run_experiment(ServerConfig(backend="memory"), LoadParams(), prefill=PrefillParams(keys=10))
+    with pytest.raises(ValueError, match="stats_interval must be > 0"):
+        run_experiment(ServerConfig(), LoadParams(), stats_interval=0)
+    assert list_runs().empty  # argument errors leave no run behind

@@ -1,0 +1,96 @@
+"""perflab-load driven through run_load against the real server: results, raw files, failures."""
+
+import pytest
+
+from conftest import processes_mentioning
+from perflab import LoadError, LoadParams, ServerConfig, load_result_from_dir, run_load, start_load, start_server
+
+
+@pytest.fixture(scope="module")
+def server(server_build):
+    with start_server(ServerConfig(backend="memory", mode="async", workers=2)) as srv:
+        yield srv
+
+
+def test_fixed_rate_load_result(server, loadgen_binary, tmp_path):
+    p = LoadParams(rate=1000, duration=2, warmup=1, threads=2, connections=4, script="put.lua",
+                   script_args=["threads=2"], u_latency=True)
+    r = run_load(server.url, p, out_dir=tmp_path)
+    assert r.returncode == 0 and r.tool_version == "0.1.0"
+    # counts depend on how busy the machine is: check consistency, not speed
+    assert r.target_rate == 1000 and 0 < r.requests <= 2000
+    assert r.achieved_rate == pytest.approx(r.requests / 2, rel=0.01)
+    assert r.status_counts == {"201": r.requests} and r.errors_total == 0 and r.error_ratio == 0
+    # console, JSON and hdr log agree where they overlap
+    assert r.wrk.requests == r.requests and r.wrk.threads == 2 and r.wrk.connections == 4
+    assert r.p99_ms == pytest.approx(r.wrk.distribution[99.0], rel=0.02, abs=0.002)
+    assert not r.spectrum.empty and not r.spectrum_uncorrected.empty
+    iv = r.intervals
+    assert len(iv) == 2 and iv["count"].sum() == r.requests and (iv["tag"] == "corrected").all()
+    assert r.hdr.start_time == pytest.approx(r.measure_start, abs=0.01)
+    assert {"load-console.txt", "load-summary.json", "load-hdr.log", "load-stderr.txt"} <= {f.name for f in tmp_path.iterdir()}
+    again = load_result_from_dir(tmp_path)
+    assert again.requests == r.requests and again.p99_ms == r.p99_ms
+    rec = r.record()
+    assert rec["script"] == "put.lua" and rec["connections"] == 4
+
+
+def test_get_misses_are_errors(server, loadgen_binary):
+    # nothing was written under these keys: 404 is a non-2xx/3xx response, as wrk2 counts it
+    r = run_load(server.url, LoadParams(rate=200, duration=1, script="get.lua", script_args=["start=900000000"]))
+    assert r.status_counts.get("404") == r.requests and r.errors["status"] == r.requests
+    assert r.error_ratio == 1.0
+    assert r.out_dir is None  # no out_dir: raw files were temporary
+
+
+def test_rate_steps_recorded_per_step(server, loadgen_binary):
+    r = run_load(server.url, LoadParams(rate=200, duration=2, rate_steps=(200, 400, 200), step_duration=1,
+                                        path="/v0/status"))
+    assert [s["target_rate"] for s in r.summary["steps"]] == [200, 400]
+    assert set(r.hdr.intervals["step"]) == {0, 1}
+
+
+def test_generator_failure_carries_cause(server, loadgen_binary, tmp_path):
+    bad = tmp_path / "bad.lua"
+    bad.write_text("request = function( return 1 end\n")
+    with pytest.raises(LoadError) as e:
+        run_load(server.url, LoadParams(rate=10, duration=1, script=str(bad)))
+    assert "exited with status 1" in str(e.value) and "bad.lua" in str(e.value)
+
+
+def test_connection_refused_is_reported_not_hidden(loadgen_binary, port):
+    r = run_load(f"http://127.0.0.1:{port}", LoadParams(rate=50, duration=1, path="/v0/status"))
+    assert r.errors["connect"] > 0 and r.requests == 0
+
+
+def test_stop_kills_the_generator_group(server, loadgen_binary, tmp_path):
+    lp = start_load(server.url, LoadParams(rate=100, duration=60, path="/v0/status"), out_dir=tmp_path / "marker-load")
+    assert lp.poll() is None
+    lp.stop(grace_s=2)
+    assert lp.poll() is not None
+    assert processes_mentioning(str(tmp_path / "marker-load")) == []
+
+
+def test_bad_arguments(tmp_path):
+    with pytest.raises(ValueError, match="params must be a LoadParams"):
+        run_load("http://127.0.0.1:1", {"rate": 10})
+    with pytest.raises(ValueError, match="url must be an http"):
+        run_load("127.0.0.1:8080", LoadParams())
+    with pytest.raises(ValueError, match="out_dir: no load-console.txt"):
+        load_result_from_dir(tmp_path)
+
+
+def test_wrk2_mode_reads_console_only(server, loadgen_binary):
+    # perflab-load accepts wrk2's command line, so it stands in for a user's wrk2 binary here:
+    # in wrk2 mode no --json/--hdr-log is passed and everything comes from the console output,
+    # and the warm-up is a separate unrecorded run.
+    p = LoadParams(rate=300, duration=2, warmup=1, connections=2, path="/v0/status", tool="wrk2",
+                   wrk_binary=str(loadgen_binary))
+    assert "--json" not in p.args("http://x") and "--warmup" not in p.args("http://x")
+    r = run_load(server.url, p)
+    assert r.summary is None and r.hdr is None and r.intervals.empty
+    assert r.achieved_rate == r.wrk.requests_per_sec and r.requests == r.wrk.requests
+    assert r.p99_ms == r.wrk.distribution[99.0] and not r.spectrum.empty
+    assert r.errors == {"connect": 0, "read": 0, "write": 0, "timeout": 0, "status": 0}
+    with pytest.raises(ValueError, match="duration must be whole seconds for wrk2"):
+        LoadParams(duration=1.5, tool="wrk2", wrk_binary=str(loadgen_binary))

@@ -1,0 +1,111 @@
+"""Run directories, meta.json, failure marking and the DuckDB index, read back through SQL."""
+
+import json
+import os
+
+import pytest
+
+from perflab import records
+from perflab.errors import RunInterrupted
+
+
+def test_new_run_layout_and_meta(data_root):
+    r = records.new_run("experiment", "get async/64", params={"server": {"mode": "async", "workers": 2},
+                                                               "load": {"rate": 1000.0}})
+    assert r.dir.parent == data_root / "runs"
+    assert r.id.endswith(r.id.rsplit("-", 1)[1]) and "get-async-64" in r.id
+    m = json.loads((r.dir / "meta.json").read_text())
+    assert m["status"] == "running" and m["params"]["server"]["workers"] == 2
+    env = m["environment"]
+    assert env["machine"]["cores"] == os.cpu_count() and env["machine"]["memory_bytes"] > 0
+    assert env["machine"]["kernel"] and "commit" in env["git"] and "dirty" in env["git"]
+    assert env["python"]["packages"]["duckdb"]
+
+
+def test_runs_are_never_overwritten(data_root):
+    ids = {records.new_run("experiment", "same").id for _ in range(20)}
+    assert len(ids) == 20
+    assert len(list((data_root / "runs").iterdir())) == 20
+
+
+def test_context_marks_status(data_root):
+    with records.new_run("experiment", "ok") as ok:
+        ok.set_result(p99_ms=1.5)
+    with pytest.raises(ZeroDivisionError):
+        with records.new_run("experiment", "bad") as bad:
+            1 / 0
+    with pytest.raises(KeyboardInterrupt):
+        with records.new_run("experiment", "ctrl-c") as intr:
+            raise KeyboardInterrupt
+    with pytest.raises(RunInterrupted):
+        with records.new_run("experiment", "sigterm") as term:
+            raise RunInterrupted("received signal SIGTERM")
+    assert records.load_run(ok.id).status == "ok"
+    b = records.load_run(bad.id)
+    assert b.status == "failed" and b.meta["error"]["type"] == "ZeroDivisionError"
+    assert "1 / 0" in b.meta["error"]["traceback"]
+    assert records.load_run(intr.dir).status == "interrupted"
+    assert records.load_run(term.id).status == "interrupted"
+
+
+def test_index_query_breakpoints_by_mode(data_root):
+    for mode, workers, rate in (("async", 1, 900), ("async", 4, 3000), ("sync", None, 2500)):
+        with records.new_run("breakpoint", f"get-{mode}", params={"server": {"mode": mode, "workers": workers}}) as r:
+            r.add_rows("breakpoints", [{"method": "GET", "breakpoint_rate": rate, "connections": 64}])
+            r.add_rows("loads", [{"rate": rate, "p99_ms": 2.0, "passed": True, "reason": "ok"}])
+    with records.new_run("breakpoint", "put") as r:
+        r.add_rows("breakpoints", [{"method": "PUT", "breakpoint_rate": 111.0}])
+    df = records.query("SELECT server_workers, breakpoint_rate FROM breakpoints "
+                       "WHERE method = 'GET' AND server_mode = 'async' ORDER BY server_workers")
+    assert df.to_dict("list") == {"server_workers": [1, 4], "breakpoint_rate": [900, 3000]}
+    assert (data_root / "index.duckdb").is_file()
+    assert set(records.tables()) >= {"runs", "loads", "breakpoints", "index_info"}
+    assert records.query("SELECT count(*) AS n FROM runs")["n"].item() == 4
+
+
+def test_index_rebuilds_from_run_dirs(data_root):
+    with records.new_run("experiment", "a") as r:
+        r.add_rows("loads", [{"p99_ms": 1.0}])
+    records.rebuild_index()
+    (data_root / "index.duckdb").unlink()
+    # the index is a cache: deleting it loses nothing
+    assert records.query("SELECT p99_ms FROM loads")["p99_ms"].tolist() == [1.0]
+    # a torn line at the end of a crashed run's table is skipped
+    with (r.dir / "tables" / "loads.jsonl").open("a") as f:
+        f.write('{"p99_ms": 2.')
+    assert records.query("SELECT count(*) AS n FROM loads")["n"].item() == 1
+
+
+def test_bad_arguments(data_root):
+    with pytest.raises(ValueError, match="kind must be a lowercase word"):
+        records.new_run("My Kind")
+    with pytest.raises(ValueError, match="params must be a dict"):
+        records.new_run("experiment", params=[1, 2])
+    with pytest.raises(ValueError, match="run: no run nope"):
+        records.load_run("nope")
+    r = records.new_run("experiment")
+    with pytest.raises(ValueError, match="status must be one of"):
+        r.finish("done")
+    with pytest.raises(ValueError, match="name must be a relative path"):
+        r.path("../escape")
+    with pytest.raises(ValueError, match="table must be a lowercase identifier"):
+        r.add_rows("Bad-Table", [])
+    with pytest.raises(ValueError, match="sql must be a non-empty"):
+        records.query("  ")
+
+
+def test_data_root_parameter_overrides_env(tmp_path, data_root):
+    other = tmp_path / "elsewhere"
+    r = records.new_run("experiment", data_root=other)
+    assert r.dir.parent == other / "runs"
+    assert records.list_runs(other)["run_id"].tolist() == [r.id]
+    assert records.list_runs().empty
+
+
+def test_index_survives_parameters_of_mixed_types(data_root):
+    # the same parameter as a number in one run, a string in another, a list in a third
+    for v in (256, "256m", [1, 2], None):
+        with records.new_run("experiment", params={"server": {"heap": v}}) as r:
+            r.add_rows("loads", [{"note": v, "p99_ms": 1.0}])
+    df = records.query("SELECT server_heap, note FROM loads ORDER BY run_id")
+    assert len(df) == 4 and set(df["server_heap"].dropna()) == {"256", "256m", "[1, 2]"}
