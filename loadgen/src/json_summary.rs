@@ -1,0 +1,177 @@
+//! `--json`: the machine-readable summary described in docs/architecture.md §5.
+//! Latencies are microseconds, times are epoch milliseconds.
+
+use crate::histogram::Histogram;
+use crate::recording::Errors;
+use serde_json::{Map, Value, json};
+
+pub struct StepSummary {
+    pub index: usize,
+    pub target_rate: f64,
+    pub start_s: f64,
+    pub end_s: f64,
+    pub requests: u64,
+    pub errors: u64,
+    pub p50: u64,
+    pub p99: u64,
+    pub max: u64,
+}
+
+pub struct Summary<'a> {
+    pub url: &'a str,
+    pub script: Option<String>,
+    pub script_args: &'a [String],
+    pub threads: usize,
+    pub connections: usize,
+    pub duration_s: f64,
+    pub warmup_s: f64,
+    pub target_rate: f64,
+    pub start_ms: u64,
+    pub end_ms: u64,
+    pub warmup_start_ms: u64,
+    pub requests: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub errors: Errors,
+    pub status_codes: &'a [u64],
+    pub latency: &'a Histogram,
+    pub uncorrected: Option<&'a Histogram>,
+    pub steps: Vec<StepSummary>,
+    pub interrupted: bool,
+}
+
+/// min/max follow wrk2 (`Max` is the lowest value of the highest bucket, like the
+/// console's Max column and `latency.max` in `done()`); percentiles are the highest
+/// value of their bucket, like the console's distribution lines.
+pub fn latency_object(h: &Histogram) -> Value {
+    let mut m = Map::new();
+    m.insert("min".into(), json!(h.min()));
+    m.insert("max".into(), json!(h.max()));
+    m.insert("mean".into(), json!(round3(h.mean())));
+    m.insert("stdev".into(), json!(round3(h.stdev())));
+    for (k, p) in [
+        ("p50", 50.0),
+        ("p75", 75.0),
+        ("p90", 90.0),
+        ("p99", 99.0),
+        ("p99.9", 99.9),
+        ("p99.99", 99.99),
+        ("p99.999", 99.999),
+        ("p100", 100.0),
+    ] {
+        m.insert(k.into(), json!(h.value_at_percentile(p)));
+    }
+    Value::Object(m)
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+fn rate(requests: u64, secs: f64) -> f64 {
+    if secs > 0.0 { round3(requests as f64 / secs) } else { 0.0 }
+}
+
+pub fn render(s: &Summary) -> String {
+    let status: Map<String, Value> = s
+        .status_codes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .map(|(code, n)| (code.to_string(), json!(n)))
+        .collect();
+    let steps: Vec<Value> = s
+        .steps
+        .iter()
+        .map(|st| {
+            json!({
+                "index": st.index,
+                "target_rate": st.target_rate,
+                "start_s": round3(st.start_s),
+                "end_s": round3(st.end_s),
+                "requests": st.requests,
+                "achieved_rate": rate(st.requests, st.end_s - st.start_s),
+                "errors": st.errors,
+                "latency_us": {"p50": st.p50, "p99": st.p99, "max": st.max},
+            })
+        })
+        .collect();
+    let v = json!({
+        "tool": "perflab-load",
+        "version": crate::cli::VERSION,
+        "url": s.url,
+        "script": s.script,
+        "script_args": s.script_args,
+        "threads": s.threads,
+        "connections": s.connections,
+        "duration_s": round3(s.duration_s),
+        "warmup_s": round3(s.warmup_s),
+        "target_rate": round3(s.target_rate),
+        "achieved_rate": rate(s.requests, s.duration_s),
+        "start_ms": s.start_ms,
+        "end_ms": s.end_ms,
+        "warmup_start_ms": s.warmup_start_ms,
+        "requests": s.requests,
+        "bytes_read": s.bytes_read,
+        "bytes_written": s.bytes_written,
+        "errors": {
+            "connect": s.errors.connect,
+            "read": s.errors.read,
+            "write": s.errors.write,
+            "timeout": s.errors.timeout,
+            "status": s.errors.status,
+        },
+        "status_codes": status,
+        "latency_us": latency_object(s.latency),
+        "latency_uncorrected_us": s.uncorrected.map(latency_object),
+        "steps": steps,
+        "interrupted": s.interrupted,
+    });
+    let mut text = serde_json::to_string_pretty(&v).expect("JSON values always serialize");
+    text.push('\n');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_keys_in_order() {
+        let mut h = Histogram::new();
+        h.record_n(100, 10);
+        let mut codes = vec![0u64; 1000];
+        codes[200] = 10;
+        let s = Summary {
+            url: "http://h/",
+            script: None,
+            script_args: &[],
+            threads: 1,
+            connections: 1,
+            duration_s: 1.0,
+            warmup_s: 0.0,
+            target_rate: 10.0,
+            start_ms: 1,
+            end_ms: 1001,
+            warmup_start_ms: 1,
+            requests: 10,
+            bytes_read: 5,
+            bytes_written: 6,
+            errors: Errors::default(),
+            status_codes: &codes,
+            latency: &h,
+            uncorrected: None,
+            steps: vec![],
+            interrupted: false,
+        };
+        let text = render(&s);
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["achieved_rate"], json!(10.0));
+        assert_eq!(v["status_codes"]["200"], json!(10));
+        assert_eq!(v["latency_us"]["p50"], json!(100));
+        assert!(v["latency_uncorrected_us"].is_null());
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(keys[0], "tool");
+        assert_eq!(keys[1], "version");
+    }
+}
