@@ -227,7 +227,9 @@ class LoadParams(_Base):
     ``warmup`` seconds of load sent before it and not recorded (perflab-load's ``--warmup``; for a real
     wrk2, a separate unrecorded wrk2 run at the same rate). ``script`` is a path or a name in
     ``wrk-scripts/`` (``None``: plain GETs of ``path``); ``script_args`` go to the script's ``init``.
-    ``rate_steps=(a, b, step)`` with ``step_duration`` or ``ramp=(a, b)`` sweep rates within one run.
+    ``rate_steps=(a, b, step)`` with ``step_duration`` or ``ramp=(a, b)`` sweep rates within one run;
+    with a schedule, ``rate`` becomes its first rate and, for steps, ``duration`` covers every step
+    (the generator refuses anything else).
     ``tool='wrk2'`` with ``wrk_binary`` runs a user's real wrk2 instead of perflab-load.
     """
 
@@ -296,6 +298,7 @@ class LoadParams(_Base):
             if a <= 0 or b <= 0:
                 raise ValueError(f"ramp rates must be > 0, got {self.ramp!r}")
             _set(self, "ramp", (a, b))
+        self._derive_from_schedule()
         if self.tool == "wrk2":
             if not self.wrk_binary:
                 raise ValueError("wrk_binary must be given when tool='wrk2'")
@@ -307,6 +310,17 @@ class LoadParams(_Base):
                 v = getattr(self, n)
                 if v and not float(v).is_integer():
                     raise ValueError(f"{n} must be whole seconds for wrk2, got {v}")
+
+    def _derive_from_schedule(self):
+        if self.rate_steps is not None:
+            a, b, s = self.rate_steps
+            steps = math.floor((b - a) / s + 1e-9) + 1
+            _set(self, "rate", a)
+            _set(self, "duration", steps * self.step_duration)
+            if self.warmup > self.duration:
+                raise ValueError(f"warmup must not be longer than the steps' total ({self.duration:g} s), got {self.warmup:g} s")
+        elif self.ramp is not None:
+            _set(self, "rate", self.ramp[0])
 
     def args(self, url: str, json_path=None, hdr_log_path=None) -> list[str]:
         """The generator's command-line arguments (without the binary)."""

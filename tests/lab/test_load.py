@@ -50,6 +50,17 @@ def test_rate_steps_recorded_per_step(server, loadgen_binary):
     assert set(r.hdr.intervals["step"]) == {0, 1}
 
 
+def test_schedule_sets_rate_and_duration(server, loadgen_binary):
+    # The default rate (1000) must not clash with a schedule: perflab-load refuses -R != the first rate.
+    ramp = run_load(server.url, LoadParams(ramp=(100, 300), duration=2, path="/v0/status"))
+    # target_rate is the mean planned rate over the window (docs/architecture.md §5).
+    assert ramp.target_rate == 200 and ramp.errors_total == 0
+    # A linear ramp 100 -> 300 over 2 s schedules (100 + 300) / 2 * 2 = 400 requests.
+    assert abs(ramp.requests - 400) <= 2, ramp.requests
+    steps = LoadParams(rate_steps=(100, 300, 100), step_duration=1, path="/v0/status")
+    assert (steps.rate, steps.duration) == (100, 3)
+
+
 def test_generator_failure_carries_cause(server, loadgen_binary, tmp_path):
     bad = tmp_path / "bad.lua"
     bad.write_text("request = function( return 1 end\n")
