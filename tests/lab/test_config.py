@@ -75,14 +75,25 @@ def test_load_params_rejects(kwargs, message):
 
 def test_load_params_command_line():
     p = LoadParams(rate="10k", duration="1m", threads=2, connections=16, warmup="2s", u_latency=True,
-                   headers=["X-Test: 1"], rate_steps=(1000, 3000, 1000), step_duration="5s")
+                   headers=["X-Test: 1"])
     a = p.args("http://127.0.0.1:1234", "/tmp/s.json", "/tmp/h.log")
     assert p.rate == 10000 and p.duration == 60
     assert a[a.index("-R") + 1] == "10000" and a[a.index("-d") + 1] == "60s"
     assert a[a.index("--warmup") + 1] == "2s" and "-U" in a and "-L" in a
-    assert a[a.index("--rate-steps") + 1] == "1000:3000:1000"
     assert a[a.index("--json") + 1] == "/tmp/s.json"
     assert a[-1] == "http://127.0.0.1:1234/"
+
+
+def test_rate_schedule_command_line_is_consistent():
+    # perflab-load requires -R to be the schedule's first rate and -d to cover every step.
+    p = LoadParams(rate_steps=(1000, 3000, 1000), step_duration="5s", warmup="2s")
+    a = p.args("http://127.0.0.1:1234")
+    assert a[a.index("--rate-steps") + 1] == "1000:3000:1000" and a[a.index("--step-duration") + 1] == "5s"
+    assert a[a.index("-R") + 1] == "1000" and a[a.index("-d") + 1] == "15s"
+    r = LoadParams(ramp=("1k", "5k"), duration=10).args("http://127.0.0.1:1234")
+    assert a is not r and r[r.index("-R") + 1] == "1000" and r[r.index("--ramp") + 1] == "1000:5000"
+    with pytest.raises(ValueError, match="warmup must not be longer than the steps' total"):
+        LoadParams(rate_steps=(100, 200, 100), step_duration=1, duration=30, warmup=5)
 
 
 def test_profile_and_breakpoint_params_reject():
