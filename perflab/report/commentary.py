@@ -1,0 +1,303 @@
+"""Sentences generated from measured facts, for the notebooks' commentary cells.
+
+Every function takes numbers the lab recorded (spectra, interval tables, stats samples, profile
+breakdowns, breakpoint probes) and returns plain-English Markdown, or ``None`` when the data do not
+support the claim (e.g. no flush ran during the window). No number is ever typed into a notebook:
+the notebook calls these and displays the result, so the text always matches the data below it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import pandas as pd
+
+#: the percentile levels a commentary talks about (wrk2's "Latency Distribution" block)
+LEVELS = (50.0, 75.0, 90.0, 99.0, 99.9, 99.99, 100.0)
+
+
+# --- formatting ------------------------------------------------------------------------------------
+
+def fmt_ms(ms: float | None) -> str:
+    """A latency in a readable unit: 38 us, 0.92 ms, 12.4 ms, 2.45 s."""
+    if ms is None or (isinstance(ms, float) and math.isnan(ms)):
+        return "n/a"
+    if ms < 0.1:
+        return f"{ms * 1000:.0f} us"
+    if ms < 10:
+        return f"{ms:.2f} ms"
+    if ms < 1000:
+        return f"{ms:.1f} ms"
+    return f"{ms / 1000:.2f} s"
+
+
+def fmt_rate(rate: float | None) -> str:
+    if rate is None or (isinstance(rate, float) and math.isnan(rate)):
+        return "n/a"
+    return f"{rate:,.0f} req/s"
+
+
+def fmt_pct(share: float) -> str:
+    """A share in [0, 1] as a percentage: 0.342 -> '34%', 0.004 -> '0.4%'."""
+    p = 100.0 * share
+    if p != 0 and abs(p) < 1:
+        return f"{p:.1f}%"
+    return f"{p:.0f}%"
+
+
+def fmt_level(p: float) -> str:
+    """50 -> 'p50', 99.9 -> 'p99.9', 100 -> 'max'."""
+    if p >= 100:
+        return "max"
+    return "p" + (f"{p:g}")
+
+
+def fmt_ratio(r: float) -> str:
+    return f"{r:.1f}x" if r < 10 else f"{r:.0f}x"
+
+
+# --- percentile spectra ----------------------------------------------------------------------------
+
+def value_at(spectrum: pd.DataFrame, p: float) -> float:
+    """Latency (ms) at percentile ``p`` (0..100) of a wrk2-style spectrum (``latency_ms``, ``percentile`` 0..1)."""
+    if spectrum is None or len(spectrum) == 0:
+        raise ValueError("the spectrum is empty: no request was recorded")
+    spec = spectrum.sort_values("percentile")
+    hit = spec[spec["percentile"] >= p / 100.0 - 1e-12]
+    return float(hit["latency_ms"].iloc[0] if len(hit) else spec["latency_ms"].iloc[-1])
+
+
+def levels(spectrum: pd.DataFrame, at: tuple[float, ...] = LEVELS) -> dict[float, float]:
+    return {p: value_at(spectrum, p) for p in at}
+
+
+def requests_in(spectrum: pd.DataFrame) -> int:
+    return int(spectrum["total_count"].max()) if "total_count" in spectrum and len(spectrum) else 0
+
+
+def largest_step(spectrum: pd.DataFrame, at: tuple[float, ...] = LEVELS[:-1]) -> tuple[float, float, float, float]:
+    """The pair of adjacent levels with the largest latency ratio: (p_low, v_low, p_high, v_high)."""
+    lv = levels(spectrum, at)
+    ps = list(lv)
+    best = None
+    for a, b in zip(ps, ps[1:]):
+        va, vb = lv[a], lv[b]
+        ratio = vb / va if va > 0 else math.inf
+        if best is None or ratio > best[0]:
+            best = (ratio, a, va, b, vb)
+    _, a, va, b, vb = best
+    return a, va, b, vb
+
+
+def describe_spectrum(label: str, spectrum: pd.DataFrame, sla_ms: float | None = None) -> str:
+    """'**PUT, 1 connection**: p50 0.42 ms, p99 1.9 ms, p99.9 4.5 ms, max 6.4 ms (23,997 requests); the
+    steepest step is from p90 (1.6 ms) to p99 (1.9 ms), 1.2x.'"""
+    lv = levels(spectrum)
+    n = requests_in(spectrum)
+    text = (f"**{label}**: p50 {fmt_ms(lv[50])}, p99 {fmt_ms(lv[99])}, p99.9 {fmt_ms(lv[99.9])}, "
+            f"max {fmt_ms(lv[100])} ({n:,} requests recorded)")
+    # only levels the sample resolves: p99.99 needs ~10^4 samples to mean anything
+    usable = tuple(p for p in LEVELS[:-1] if n >= 10 / max(1e-9, 1 - p / 100.0))
+    if len(usable) >= 2:
+        a, va, b, vb = largest_step(spectrum, usable)
+        ratio = vb / va if va > 0 else math.inf
+        text += f"; the steepest step is from {fmt_level(a)} ({fmt_ms(va)}) to {fmt_level(b)} ({fmt_ms(vb)}), {fmt_ratio(ratio)}"
+    if sla_ms is not None:
+        verdict = "within" if lv[99] <= sla_ms else "above"
+        text += f"; p99 is {verdict} the {fmt_ms(sla_ms)} SLA"
+    return text + "."
+
+
+def compare_spectra(spectra: Mapping[str, pd.DataFrame], p: float = 99.0) -> str:
+    """'At p99: async 1.2 ms, sync 3.4 ms (2.8x the lowest).' for two or more labelled spectra."""
+    vals = {k: value_at(v, p) for k, v in spectra.items() if v is not None and len(v)}
+    if len(vals) < 2:
+        return ""
+    order = sorted(vals, key=vals.get)
+    low = vals[order[0]]
+    parts = []
+    for k in order:
+        s = f"{k} {fmt_ms(vals[k])}"
+        if k != order[0] and low > 0:
+            s += f" ({fmt_ratio(vals[k] / low)} {order[0]})"
+        parts.append(s)
+    return f"At {fmt_level(p)}: " + ", ".join(parts) + "."
+
+
+# --- latency over time vs server events ------------------------------------------------------------
+
+def intervals_with_events(intervals: pd.DataFrame, stats: pd.DataFrame, counter: str,
+                          active: str | None = None) -> pd.Series:
+    """For each latency interval (``start_s``, ``end_s``), whether the server event ``counter`` (a
+    cumulative stats column, e.g. ``storage.flushes``) may have happened during it: the counter grew
+    between the last stats sample at or before the interval's start and the first sample at or after
+    its end, or the gauge ``active`` (e.g. ``storage.flush_active``) was > 0 in a sample inside it.
+    With stats sampled every d seconds an event is attributed to every interval it could overlap, so
+    sample more often than the interval length for a sharp attribution. ``stats.t_s`` must share the
+    intervals' time origin."""
+    if stats is None or len(stats) == 0 or counter not in stats:
+        return pd.Series(False, index=intervals.index)
+    s = stats.sort_values("t_s")
+    t = s["t_s"].to_numpy(dtype=float)
+    c = pd.to_numeric(s[counter], errors="coerce").ffill().fillna(0).to_numpy()
+    g = pd.to_numeric(s[active], errors="coerce").fillna(0).to_numpy() if active and active in s else None
+    flags = []
+    for start, end in zip(intervals["start_s"], intervals["end_s"]):
+        before = c[t <= start + 1e-9]
+        after = c[t >= end - 1e-9]
+        base = before[-1] if len(before) else c[0]
+        last = after[0] if len(after) else c[-1]
+        hit = bool(last > base)
+        if g is not None and not hit:
+            inside = (t >= start) & (t <= end)
+            hit = bool((g[inside] > 0).any())
+        flags.append(hit)
+    return pd.Series(flags, index=intervals.index)
+
+
+def describe_event_effect(intervals: pd.DataFrame, stats: pd.DataFrame, event: str = "flush",
+                          counter: str = "storage.flushes", active: str | None = "storage.flush_active",
+                          column: str = "p99_ms") -> str:
+    """'p99 is 14.2 ms in the 3 one-second intervals during which a flush ran, vs 1.1 ms in the 17
+    without (12.9x).' Or why no comparison is possible."""
+    iv = intervals
+    if "tag" in iv:
+        iv = iv[iv["tag"] == "corrected"]
+    if len(iv) == 0:
+        return f"No latency intervals were recorded, so the effect of a {event} cannot be measured."
+    flags = intervals_with_events(iv, stats, counter, active)
+    with_ev, without = iv[flags.values], iv[~flags.values]
+    level = column.replace("_ms", "").replace("p999", "p99.9")
+    if len(with_ev) == 0:
+        return (f"No {event} ran during the {len(iv)} measured intervals "
+                f"(the server's `{counter}` counter did not move), so this run shows no {event} effect.")
+    if len(without) == 0:
+        return f"A {event} was running in every one of the {len(iv)} measured intervals; there is no quiet interval to compare with."
+    a, b = float(with_ev[column].median()), float(without[column].median())
+    worst = float(with_ev[column].max())
+    ratio = a / b if b > 0 else math.inf
+    verdict = "jumps" if ratio >= 1.5 else ("barely moves" if ratio >= 0.67 else "is lower")
+    return (f"{level} {verdict} when a {event} runs: median {fmt_ms(a)} (worst {fmt_ms(worst)}) over the "
+            f"{len(with_ev)} intervals with a {event}, vs {fmt_ms(b)} over the {len(without)} without "
+            f"({fmt_ratio(ratio)}).")
+
+
+def describe_trend(intervals: pd.DataFrame, column: str = "p99_ms", floor_ms: float = 1.0) -> str:
+    """Whether latency grew over the run (a queue building up: the second half's median at least twice the
+    first half's and ``floor_ms`` higher) or stayed flat."""
+    iv = intervals[intervals["tag"] == "corrected"] if "tag" in intervals else intervals
+    iv = iv.dropna(subset=[column])
+    if len(iv) < 4:
+        return ""
+    half = len(iv) // 2
+    first, second = float(iv[column].iloc[:half].median()), float(iv[column].iloc[half:].median())
+    level = column.replace("_ms", "").replace("p999", "p99.9")
+    if first > 0 and second / first >= 2:
+        if second - first >= floor_ms:
+            return (f"{level} grows during the run ({fmt_ms(first)} in the first half, {fmt_ms(second)} in the second): "
+                    f"requests queue up, the rate is above what the server sustains.")
+        return (f"{level} rises from {fmt_ms(first)} in the first half to {fmt_ms(second)} in the second, a change of "
+                f"less than {fmt_ms(floor_ms)}: no sign of a queue building up.")
+    return f"{level} stays flat over the run ({fmt_ms(first)} in the first half, {fmt_ms(second)} in the second)."
+
+
+# --- profiles --------------------------------------------------------------------------------------
+
+def describe_categories(shares: Mapping[str, float] | pd.Series, event: str = "cpu", top: int = 4,
+                        focus: tuple[str, ...] = ()) -> str:
+    """'Of the cpu samples, 41% are network I/O, 18% HTTP parsing, 9% storage, 6% GC.' from a
+    category -> share (0..1) mapping; ``focus`` categories are always named."""
+    s = pd.Series(dict(shares), dtype=float) if not isinstance(shares, pd.Series) else shares.astype(float)
+    s = s[s > 0].sort_values(ascending=False)
+    if s.empty:
+        return f"The {event} profile has no samples."
+    total = float(s.sum())
+    if total > 1.5:  # percentages or sample counts: normalise
+        s = s / total
+    names = list(s.index[:top]) + [f for f in focus if f in s.index and f not in s.index[:top]]
+    parts = [f"{fmt_pct(float(s[n]))} {n}" for n in names]
+    what = {"cpu": "CPU samples", "alloc": "allocated bytes", "lock": "lock wait time",
+            "wall": "wall-clock samples"}.get(event, f"{event} samples")
+    return f"Of the {what}, " + ", ".join(parts) + "."
+
+
+def describe_top_frames(frames: pd.DataFrame, n: int = 3, name_col: str = "frame", share_col: str = "self_share") -> str:
+    """'The hottest frames (self time): A 12%, B 8%, C 5%.'"""
+    if frames is None or len(frames) == 0 or name_col not in frames or share_col not in frames:
+        return ""
+    top = frames.sort_values(share_col, ascending=False).head(n)
+    parts = [f"`{_short(r[name_col])}` {fmt_pct(float(r[share_col]))}" for _, r in top.iterrows()]
+    return "The hottest frames by self time: " + ", ".join(parts) + "."
+
+
+def _short(frame: str, width: int = 70) -> str:
+    frame = str(frame)
+    return frame if len(frame) <= width else "..." + frame[-(width - 3):]
+
+
+def describe_diff(diff: pd.DataFrame, a: str, b: str, n: int = 3, name_col: str = "category",
+                  delta_col: str = "delta") -> str:
+    """What grew and what shrank between profile ``a`` and ``b`` (``delta`` = share in b - share in a)."""
+    if diff is None or len(diff) == 0 or delta_col not in diff:
+        return ""
+    d = diff.sort_values(delta_col)
+    grew = d[d[delta_col] > 0.005].tail(n).iloc[::-1]
+    shrank = d[d[delta_col] < -0.005].head(n)
+    parts = []
+    if len(grew):
+        parts.append("grew: " + ", ".join(f"{r[name_col]} (+{fmt_pct(float(r[delta_col]))[:-1]} points)" for _, r in grew.iterrows()))
+    if len(shrank):
+        parts.append("shrank: " + ", ".join(f"{r[name_col]} ({fmt_pct(float(r[delta_col]))[:-1]} points)" for _, r in shrank.iterrows()))
+    if not parts:
+        return f"From {a} to {b} no category moved by more than half a point."
+    return f"From {a} to {b}, " + "; ".join(parts) + "."
+
+
+# --- breakpoints -----------------------------------------------------------------------------------
+
+def describe_breakpoint(label: str, rate: float | None, probes: pd.DataFrame | None = None,
+                        rate_col: str = "rate", ok_col: str = "ok", reason_col: str = "reason") -> str:
+    """'**GET, 64 connections** keeps up to 41,000 req/s; the first failing probe, 45,000 req/s, failed
+    because p99 12.1 ms > 10 ms (7 probes).'"""
+    if rate is None or (isinstance(rate, float) and math.isnan(rate)):
+        text = f"**{label}**: no probed rate met the criteria"
+    else:
+        text = f"**{label}** keeps up to {fmt_rate(rate)}"
+    if probes is not None and len(probes) and ok_col in probes:
+        bad = probes[~probes[ok_col].astype(bool)]
+        if rate is not None and len(bad):
+            above = bad[bad[rate_col] > rate] if rate is not None else bad
+            if len(above):
+                first = above.sort_values(rate_col).iloc[0]
+                why = first.get(reason_col) if reason_col in first else None
+                text += f"; the lowest failing probe, {fmt_rate(float(first[rate_col]))}, failed"
+                text += f" because {why}" if why else ""
+            else:
+                text += "; no probe above it failed, so the limit is higher than the search reached"
+        elif rate is not None:
+            text += "; no probe failed, so the limit is higher than the search reached"
+        elif len(bad):
+            first = bad.sort_values(rate_col).iloc[0]
+            why = first.get(reason_col) if reason_col in first else None
+            text += f" (even {fmt_rate(float(first[rate_col]))} failed" + (f": {why})" if why else ")")
+        text += f" ({len(probes)} probes)"
+    return text + "."
+
+
+def compare_values(values: Mapping[str, float], what: str = "breakpoint", unit: str = "req/s",
+                   higher_is_better: bool = True) -> str:
+    """'Breakpoint: async 41,000 req/s (1.3x sync), sync 31,000 req/s, virtual 29,000 req/s.'"""
+    vals = {k: float(v) for k, v in values.items() if v is not None and not (isinstance(v, float) and math.isnan(v))}
+    if not vals:
+        return f"No {what} was measured."
+    order = sorted(vals, key=vals.get, reverse=higher_is_better)
+    fmt = fmt_rate if unit == "req/s" else fmt_ms
+    worst = vals[order[-1]]
+    parts = []
+    for k in order:
+        s = f"{k} {fmt(vals[k])}"
+        if k != order[-1] and worst > 0 and len(order) > 1:
+            s += f" ({fmt_ratio(vals[k] / worst)} {order[-1]})"
+        parts.append(s)
+    return f"{what[0].upper() + what[1:]}: " + ", ".join(parts) + "."

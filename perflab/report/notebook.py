@@ -1,0 +1,285 @@
+"""What the lab notebooks call around the library: setup, parameter checks, display helpers.
+
+A notebook's first code cell after ``parameters`` is::
+
+    from perflab.report import notebook as nb
+    nb.setup()
+    nb.check(
+        nb.positive("put_rate", put_rate),
+        nb.duration("duration_s", duration_s, warmup_s=warmup_s),
+        nb.choice("mode", mode, ("sync", "async", "virtual")),
+        nb.script("script", script),
+    )
+
+``check`` raises :class:`ParameterError` naming every bad parameter at once, so a bad plan fails in
+the first cell with a message instead of minutes later inside a run.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+#: The plotly renderer of the lab's notebooks. In a Jupyter kernel plotly 7 defaults to
+#: ``plotly_mimetype`` alone, which JupyterLab draws but nbconvert cannot export (no text/html). The
+#: combination keeps JupyterLab's interactive mimetype and adds an HTML version; the ``notebook`` half
+#: embeds plotly.js once per notebook (when the first figure is shown), which makes the exported page
+#: self-contained.
+RENDERER = "plotly_mimetype+notebook"
+
+
+class ParameterError(ValueError):
+    """One or more notebook parameters are invalid."""
+
+
+def setup() -> None:
+    """Configure plotly and pandas the same way in JupyterLab and under papermill."""
+    import pandas as pd
+    import plotly.io as pio
+
+    pio.renderers.default = RENDERER
+    import warnings
+
+    # tqdm.auto falls back to text bars without ipywidgets; its warning about that is noise in a report
+    warnings.filterwarnings("ignore", message="IProgress not found")
+    pd.set_option("display.max_columns", 40)
+    pd.set_option("display.width", 160)
+    pd.set_option("display.float_format", lambda v: f"{v:,.3f}")
+
+
+# --- parameter checks: each returns None (fine) or a message ---------------------------------------
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def positive(name: str, value) -> str | None:
+    if not _is_number(value) or value <= 0:
+        return f"{name} must be a number > 0, got {value!r}"
+    return None
+
+
+def non_negative(name: str, value) -> str | None:
+    if not _is_number(value) or value < 0:
+        return f"{name} must be a number >= 0, got {value!r}"
+    return None
+
+
+def integer(name: str, value, minimum: int = 1) -> str | None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        return f"{name} must be an integer >= {minimum}, got {value!r}"
+    return None
+
+
+def fraction(name: str, value, low: float = 0.0, high: float = 1.0) -> str | None:
+    if not _is_number(value) or not (low < value < high):
+        return f"{name} must be a number in ({low:g}, {high:g}), got {value!r}"
+    return None
+
+
+def choice(name: str, value, choices: Iterable[str]) -> str | None:
+    choices = tuple(choices)
+    if value not in choices:
+        return f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}"
+    return None
+
+
+def choices(name: str, values, allowed: Iterable[str]) -> str | None:
+    allowed = tuple(allowed)
+    if isinstance(values, str) or not isinstance(values, (list, tuple)) or not values:
+        return f"{name} must be a non-empty list of {', '.join(map(repr, allowed))}, got {values!r}"
+    bad = [v for v in values if v not in allowed]
+    if bad:
+        return f"{name}: unknown {', '.join(map(repr, bad))} (known: {', '.join(map(repr, allowed))})"
+    return None
+
+
+def positive_list(name: str, values, integers: bool = True) -> str | None:
+    if isinstance(values, str) or not isinstance(values, (list, tuple)) or not values:
+        return f"{name} must be a non-empty list, got {values!r}"
+    for v in values:
+        if integers and isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            continue
+        if not integers and _is_number(v) and v > 0:
+            continue
+        return f"{name}: every element must be {'an integer' if integers else 'a number'} > 0, got {v!r}"
+    return None
+
+
+def duration(name: str, value, warmup_s: float | None = None, warmup_name: str = "warmup_s",
+             minimum_s: float = 1.0) -> str | None:
+    """A measured window: > 0, at least ``minimum_s``, and not shorter than the warm-up before it."""
+    if not _is_number(value) or value <= 0:
+        return f"{name} must be a number of seconds > 0, got {value!r}"
+    if value < minimum_s:
+        return f"{name}={value!r} s is too short to measure anything (minimum {minimum_s:g} s)"
+    if warmup_s is not None:
+        if not _is_number(warmup_s) or warmup_s < 0:
+            return f"{warmup_name} must be a number of seconds >= 0, got {warmup_s!r}"
+        if value < warmup_s:
+            return (f"{name}={value:g} s is shorter than the warm-up {warmup_name}={warmup_s:g} s: "
+                    f"the measured window must be at least as long as the warm-up")
+    return None
+
+
+def script(name: str, value) -> str | None:
+    """A workload script: a path, or a name in wrk-scripts/ (with or without .lua)."""
+    from .. import paths
+
+    if not isinstance(value, str) or not value.strip():
+        return f"{name} must be a script name or path, got {value!r}"
+    try:
+        paths.resolve_script(value)
+    except ValueError:
+        return f"{name}: script {value!r} not found (neither a file nor a script in {paths.wrk_scripts_dir()})"
+    return None
+
+
+def size(name: str, value) -> str | None:
+    """A size like '4m', '512k' or a number of bytes > 0."""
+    from ..units import parse_size
+
+    try:
+        v = parse_size(value)
+    except (ValueError, TypeError) as e:
+        return f"{name}: {e}"
+    if v <= 0:
+        return f"{name} must be > 0, got {value!r}"
+    return None
+
+
+def check(*problems: str | None) -> None:
+    """Raise :class:`ParameterError` listing every non-empty problem."""
+    bad = [p for p in problems if p]
+    if bad:
+        raise ParameterError("bad parameter" + ("s" if len(bad) > 1 else "") + ": " + "; ".join(bad))
+
+
+# --- display helpers ---------------------------------------------------------------------------------
+
+def show_markdown(text: str) -> None:
+    from IPython.display import Markdown, display
+
+    display(Markdown(text))
+
+
+def show_console(text: str, title: str | None = None, max_lines: int | None = None) -> None:
+    """A load generator's console output as it would appear in a terminal."""
+    from IPython.display import HTML, display
+
+    lines = text.rstrip("\n").splitlines()
+    if max_lines and len(lines) > max_lines:
+        lines = lines[:max_lines] + [f"... ({len(text.splitlines()) - max_lines} more lines in the run's console.txt)"]
+    head = f"<div style='font-weight:600;margin-top:6px'>{html.escape(title)}</div>" if title else ""
+    display(HTML(head + "<pre style='font-size:11px;line-height:1.25;max-height:420px;overflow:auto;"
+                 "background:#f7f7f7;padding:6px'>" + html.escape("\n".join(lines)) + "</pre>"))
+
+
+def show_flamegraph(path: str | os.PathLike, height: int = 520, title: str | None = None) -> None:
+    """Embed async-profiler's HTML flame graph (a self-contained page) in the notebook.
+
+    The page goes into an ``<iframe srcdoc>``, so it travels with the notebook and its HTML export
+    (no file next to the report to lose, nothing fetched) and stays interactive (search, zoom)."""
+    from IPython.display import HTML, display
+
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"flame graph {p} does not exist")
+    doc = p.read_text(encoding="utf-8", errors="replace")
+    head = f"<div style='font-weight:600;margin-top:6px'>{html.escape(title)}</div>" if title else ""
+    display(HTML(f"{head}<iframe srcdoc=\"{html.escape(doc, quote=True)}\" "
+                 f"style='width:100%;height:{int(height)}px;border:1px solid #ddd' "
+                 f"title='{html.escape(title or p.name)}'></iframe>"))
+
+
+# --- workload scripts ----------------------------------------------------------------------------------
+
+def script_arguments(script_name: str) -> list[str]:
+    """The arguments a workload script documents in its header (``--   name=default  help``)."""
+    import re
+
+    from .. import paths
+
+    text = paths.resolve_script(script_name).read_text()
+    names = []
+    for line in text.splitlines():
+        if not line.startswith("--"):
+            break
+        m = re.match(r"^--\s+(\w+)=\S*\s", line + " ")
+        if m and m.group(1) not in names:
+            names.append(m.group(1))
+    return names
+
+
+def workload_args(script_name: str, **values) -> tuple[str, ...]:
+    """``name=value`` arguments for ``script_name``, keeping only those the script takes.
+
+    ``keys`` also feeds a sequential script's ``count`` (wrap within the prefilled keys). ``None``
+    values are left out (the script's default applies)."""
+    accepted = script_arguments(script_name)
+    values = dict(values)
+    if "keys" in values and "count" in accepted and "count" not in values:
+        values["count"] = values["keys"]
+    out = []
+    for name, value in values.items():
+        if value is None or name not in accepted:
+            continue
+        if isinstance(value, bool):
+            value = int(value)
+        out.append(f"{name}={value}")
+    return tuple(out)
+
+
+# --- JDKs ---------------------------------------------------------------------------------------------
+
+def jdk_major(java_home: str | os.PathLike | None) -> int:
+    """The major version of the JDK the server would run on (``None``: the default JDK)."""
+    from .. import paths
+    from ..server import java_version
+
+    return java_version(str(paths.java_home(java_home)))[0]
+
+
+def find_jdk(min_major: int, preferred: str | os.PathLike | None = None,
+             search: Iterable[str] = ("/usr/lib/jvm",)) -> str | None:
+    """A JDK home of at least ``min_major``: ``preferred`` (or the default JDK) if new enough, else the
+    newest one found under ``search``; ``None`` if there is none (virtual threads need 21+)."""
+    from .. import paths
+
+    try:
+        if jdk_major(preferred) >= min_major:
+            return str(paths.java_home(preferred))
+    except Exception:  # noqa: BLE001 - a broken default JDK just means: look elsewhere
+        pass
+    found = []
+    for root in search:
+        r = Path(root)
+        if not r.is_dir():
+            continue
+        for home in sorted(r.iterdir()):
+            if home.is_symlink() or not (home / "bin" / "java").exists():
+                continue
+            try:
+                major = jdk_major(str(home))
+            except Exception:  # noqa: BLE001
+                continue
+            if major >= min_major:
+                found.append((major, str(home)))
+    return max(found)[1] if found else None
+
+
+# --- flaky infrastructure -------------------------------------------------------------------------------
+
+def retry_once(fn, errors: tuple[type[BaseException], ...], what: str = "the run"):
+    """``fn()``, and once more if it raises one of ``errors`` (e.g. a profiler that could not attach to
+    a JVM starved of CPU by other processes). The failed attempt stays recorded as a failed run; the
+    retry is announced in the output, so nothing is hidden. A second failure propagates."""
+    try:
+        return fn()
+    except errors as e:
+        first_line = str(e).splitlines()[0] if str(e) else type(e).__name__
+        print(f"{what} failed ({type(e).__name__}: {first_line}); retrying once")
+        return fn()

@@ -1,0 +1,161 @@
+"""Experiment plans: which notebooks the batch runs, with which parameters.
+
+A plan is an ordered list of notebooks, each with the papermill parameters that override its
+``parameters`` cell. Two plans are built in:
+
+* ``quick`` (``make report``): every notebook with short durations and few probes, a few minutes in
+  total on a 2-core machine; each load is still long enough to mean something (several seconds after
+  a warm-up, so a percentile spectrum has thousands of samples and the server's JIT has settled).
+* ``full`` (``make report PLAN=full``): course-length durations (the seeds' 1-5 minute runs), more
+  probes and a tighter breakpoint precision.
+
+A plan can also be a JSON file: ``{"name": "...", "notebooks": [{"notebook": "01-stable-load",
+"parameters": {...}}, ...]}`` (the tests use tiny ones).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import paths
+
+
+@dataclass(frozen=True)
+class NotebookSpec:
+    notebook: str                      # file stem in notebooks/, e.g. "01-stable-load"
+    parameters: dict = field(default_factory=dict)
+    title: str | None = None           # defaults to the notebook's first heading
+    output: str | None = None          # name of the executed copy and its page (default: notebook)
+
+    @property
+    def name(self) -> str:
+        return self.output or self.notebook
+
+    def path(self, notebooks_dir: Path) -> Path:
+        p = notebooks_dir / f"{self.notebook}.ipynb"
+        if not p.is_file():
+            raise ValueError(f"plan names notebook {self.notebook!r} but {p} does not exist")
+        return p
+
+
+@dataclass(frozen=True)
+class Plan:
+    name: str
+    notebooks: tuple[NotebookSpec, ...]
+    description: str = ""
+
+    def only(self, names: list[str]) -> "Plan":
+        wanted = [n.strip() for n in names if n.strip()]
+        known = {s.notebook for s in self.notebooks}
+        unknown = [n for n in wanted if not any(n == k or k.startswith(n) for k in known)]
+        if unknown:
+            raise ValueError(f"--only: no notebook named {', '.join(unknown)} in plan {self.name} "
+                             f"(has: {', '.join(sorted(known))})")
+        picked = tuple(s for s in self.notebooks if any(s.notebook == n or s.notebook.startswith(n) for n in wanted))
+        return Plan(self.name, picked, self.description)
+
+
+def notebooks_dir() -> Path:
+    return paths.repo_root() / "notebooks"
+
+
+# --- the built-in plans ---------------------------------------------------------------------------
+# Durations are seconds. The quick plan keeps every measured window >= 3 s after >= 2 s of warm-up
+# (perflab-load records everything after --warmup: no wrk2-style 10 s calibration hole to outlast).
+
+QUICK = Plan(
+    "quick",
+    (
+        NotebookSpec("01-stable-load", {
+            "duration_s": 5, "warmup_s": 3, "put_rate": 3000, "get_rate": 3000, "many_connections": 32,
+            "threads": 2, "prefill_keys": 100_000, "profile_events": ["cpu", "alloc"],
+        }),
+        NotebookSpec("02-breakpoint", {
+            "probe_duration_s": 3, "warmup_s": 2, "start_rate": 10_000, "max_rate": 200_000, "precision": 0.25,
+            "max_probes": 4, "connections": [1, 64], "prefill_keys": 100_000, "include_ceiling": False,
+        }),
+        NotebookSpec("03-sync-vs-async", {
+            "modes": ["sync", "async", "virtual"], "probe_duration_s": 3, "warmup_s": 2, "start_rate": 10_000,
+            "max_rate": 200_000, "precision": 0.25, "max_probes": 4, "connections": 32, "prefill_keys": 100_000,
+            "profile_duration_s": 4, "profile_events": ["cpu", "alloc", "lock"],
+        }),
+        NotebookSpec("04-executor-tuning", {
+            "workers": [1, 4], "queues": [16, 1024], "probe_duration_s": 3, "warmup_s": 2, "start_rate": 8000,
+            "max_rate": 200_000, "precision": 0.25, "max_probes": 3, "connections": 32, "prefill_keys": 100_000,
+            "overload_duration_s": 3,
+        }),
+        NotebookSpec("05-storage", {
+            "duration_s": 4, "warmup_s": 2, "rate": 3000, "connections": 16, "prefill_keys": 100_000,
+            "backends": ["lsm", "rocksdb", "memory"], "flush_threads": [1, 2], "memtable_sizes": ["1m", "8m"],
+            "compaction_memtable": "512k",
+        }),
+        NotebookSpec("06-summary", {}),
+    ),
+    "short durations (a few minutes in total on a 2-core machine)",
+)
+
+FULL = Plan(
+    "full",
+    (
+        NotebookSpec("01-stable-load", {
+            "duration_s": 120, "warmup_s": 15, "put_rate": 10000, "get_rate": 10000, "many_connections": 64,
+            "threads": 2, "prefill_keys": 2_000_000, "profile_events": ["cpu", "alloc", "lock"],
+        }),
+        NotebookSpec("02-breakpoint", {
+            "probe_duration_s": 30, "warmup_s": 10, "start_rate": 5000, "max_rate": 400_000, "precision": 0.05,
+            "max_probes": 12, "connections": [1, 64], "prefill_keys": 2_000_000, "include_ceiling": True,
+        }),
+        NotebookSpec("03-sync-vs-async", {
+            "modes": ["sync", "async", "virtual"], "probe_duration_s": 30, "warmup_s": 10, "start_rate": 5000,
+            "max_rate": 400_000, "precision": 0.05, "max_probes": 10, "connections": 64, "prefill_keys": 2_000_000,
+            "profile_duration_s": 60, "profile_events": ["cpu", "alloc", "lock"],
+        }),
+        NotebookSpec("04-executor-tuning", {
+            "workers": [1, 2, 4, 8], "queues": [16, 256, 4096], "probe_duration_s": 20, "warmup_s": 10,
+            "start_rate": 5000, "max_rate": 400_000, "precision": 0.05, "max_probes": 10, "connections": 64,
+            "prefill_keys": 1_000_000, "overload_duration_s": 30,
+        }),
+        NotebookSpec("05-storage", {
+            "duration_s": 60, "warmup_s": 10, "rate": 10000, "connections": 64, "prefill_keys": 2_000_000,
+            "backends": ["lsm", "rocksdb", "memory"], "flush_threads": [1, 2, 4],
+            "memtable_sizes": ["1m", "4m", "16m", "64m"], "compaction_memtable": "1m",
+        }),
+        NotebookSpec("06-summary", {}),
+    ),
+    "course-length durations (the seeds' minute-long runs), tighter breakpoints",
+)
+
+BUILTIN = {"quick": QUICK, "full": FULL}
+
+
+def load_plan(name_or_path: str) -> Plan:
+    """A built-in plan by name, or a plan JSON file."""
+    if name_or_path in BUILTIN:
+        return BUILTIN[name_or_path]
+    p = Path(name_or_path)
+    if not p.is_file():
+        raise ValueError(f"--plan: {name_or_path!r} is neither a built-in plan ({', '.join(BUILTIN)}) nor a plan file")
+    try:
+        raw = json.loads(p.read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"--plan: {p} is not valid JSON: {e}") from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("notebooks"), list) or not raw["notebooks"]:
+        raise ValueError(f"--plan: {p} must be an object with a non-empty 'notebooks' list")
+    specs = []
+    for i, item in enumerate(raw["notebooks"]):
+        if not isinstance(item, dict) or not isinstance(item.get("notebook"), str):
+            raise ValueError(f"--plan: {p}: notebooks[{i}] needs a 'notebook' name")
+        params = item.get("parameters", {})
+        if not isinstance(params, dict):
+            raise ValueError(f"--plan: {p}: notebooks[{i}].parameters must be an object")
+        out = item.get("output")
+        if out is not None and (not isinstance(out, str) or not out.replace("-", "").replace("_", "").isalnum()):
+            raise ValueError(f"--plan: {p}: notebooks[{i}].output must be a simple name, got {out!r}")
+        specs.append(NotebookSpec(item["notebook"], params, item.get("title"), out))
+    names = [s.name for s in specs]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"--plan: {p}: {', '.join(dup)} appear more than once: give the copies distinct 'output' names")
+    return Plan(str(raw.get("name") or p.stem), tuple(specs), str(raw.get("description", "")))

@@ -1,0 +1,315 @@
+"""The batch: run a plan's notebooks through papermill, export them, write the index.
+
+``run_plan(plan)`` makes ``<report root>/<timestamp>/`` with
+
+* ``notebooks/<name>.ipynb``  each executed notebook (outputs included, also when it failed);
+* ``<name>.html``             each exported to offline HTML (see :mod:`perflab.report.export`);
+* ``index.html``, ``report.json``  what was run: plan, parameters, versions, machine, git commit,
+  status and error of each notebook, links to its runs under the data root;
+* ``screenshots/<name>.png``  chromium's rendering of each page (when chromium is installed),
+
+then points ``<report root>/latest`` at it. A failing notebook does not stop the batch: it is exported
+up to its error, listed as failed with the error in the index, and the batch goes on; the caller
+(:mod:`perflab.report.cli`) exits non-zero at the end.
+
+The report root is ``$PERFLAB_REPORT`` or ``<repo>/report``; runs go where the library records them
+(``$PERFLAB_DATA`` or ``<repo>/data``). Notebooks run with their own directory as the working
+directory, as in JupyterLab, so an interactive run and a batch run behave the same.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import sys
+import time
+import traceback
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .. import paths
+from . import export, machine
+from .plans import NotebookSpec, Plan, notebooks_dir
+
+REPORT_ENV = "PERFLAB_REPORT"
+
+
+def report_root(explicit: str | os.PathLike | None = None) -> Path:
+    """``explicit``, else ``$PERFLAB_REPORT``, else ``<repo>/report``."""
+    p = Path(explicit) if explicit else Path(os.environ.get(REPORT_ENV) or paths.repo_root() / "report")
+    p.mkdir(parents=True, exist_ok=True)
+    return p.resolve()
+
+
+def _runs_dir() -> Path:
+    return paths.data_root() / "runs"
+
+
+def _list_runs() -> set[str]:
+    d = _runs_dir()
+    return {p.name for p in d.iterdir() if p.is_dir()} if d.is_dir() else set()
+
+
+@dataclass
+class NotebookResult:
+    notebook: str
+    title: str
+    question: str
+    status: str = "pending"                 # ok | failed
+    error: str | None = None                # "ename: evalue" of the failing cell, or the runner's error
+    error_cell: int | None = None
+    seconds: float = 0.0
+    started: str = ""
+    parameters: dict = field(default_factory=dict)        # the plan's overrides
+    effective_parameters: dict = field(default_factory=dict)  # notebook defaults + overrides
+    html: str | None = None                 # relative to the report folder
+    ipynb: str | None = None
+    html_bytes: int | None = None
+    plotly_js_copies: int | None = None
+    export_error: str | None = None
+    runs: list[dict] = field(default_factory=list)   # {"id", "path" (relative link), "status"}
+    browser: dict | None = None
+
+
+@dataclass
+class Report:
+    plan: str
+    plan_description: str
+    folder: str
+    started: str
+    finished: str = ""
+    seconds: float = 0.0
+    command: str = ""
+    data_root: str = ""
+    machine: dict = field(default_factory=dict)
+    versions: dict = field(default_factory=dict)
+    git: dict = field(default_factory=dict)
+    notebooks: list[NotebookResult] = field(default_factory=list)
+    browser_check: str = "not run"
+    index_browser: dict | None = None
+
+    @property
+    def failed(self) -> list[NotebookResult]:
+        return [n for n in self.notebooks if n.status != "ok" or n.export_error]
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["failed"] = [n.notebook for n in self.failed]
+        return d
+
+
+def _notebook_info(path: Path) -> tuple[str, str]:
+    """(title, question) from the notebook's first markdown cell: '# Title' and a '**Question:**' line."""
+    import nbformat
+
+    nb = nbformat.read(str(path), as_version=4)
+    title, question = path.stem, ""
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        for line in cell.source.splitlines():
+            s = line.strip()
+            if s.startswith("# ") and title == path.stem:
+                title = s[2:].strip()
+            elif s.lower().startswith("**question") and not question:
+                question = s.split(":**", 1)[-1].strip() if ":**" in s else s.strip("*")
+        break
+    return title, question
+
+
+def _defaults(path: Path) -> dict:
+    """The parameters cell's defaults as written in the notebook (Python source text)."""
+    import papermill
+
+    try:
+        return {k: str(v.get("default")) for k, v in papermill.inspect_notebook(str(path)).items()}
+    except Exception:  # noqa: BLE001 - the defaults are information only
+        return {}
+
+
+def _effective(src: Path, overrides: dict) -> dict:
+    """Every parameter as Python source text: the notebook's default, or the plan's override."""
+    out = _defaults(src)
+    for k, v in overrides.items():
+        out[k] = repr(v)
+    return out
+
+
+def _timestamp() -> str:
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+
+
+def _new_folder(root: Path) -> Path:
+    stamp = _timestamp()
+    folder = root / stamp
+    n = 1
+    while folder.exists():
+        n += 1
+        folder = root / f"{stamp}-{n}"
+    folder.mkdir(parents=True)
+    return folder
+
+
+def point_latest(root: Path, folder: Path) -> Path:
+    """``root/latest`` -> ``folder`` (a relative symlink, replaced atomically)."""
+    link = root / "latest"
+    tmp = root / f".latest-{os.getpid()}"
+    if tmp.is_symlink() or tmp.exists():
+        tmp.unlink()
+    os.symlink(folder.name, tmp)
+    os.replace(tmp, link)
+    return link
+
+
+def _say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def execute(spec: NotebookSpec, src: Path, out: Path, progress: bool, cell_timeout: float | None,
+            kernel_name: str | None) -> tuple[str, str | None, int | None]:
+    """Run one notebook with papermill: (status, error, failing cell index)."""
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    try:
+        papermill.execute_notebook(
+            str(src), str(out), parameters=dict(spec.parameters), cwd=str(src.parent),
+            progress_bar=progress, log_output=False, kernel_name=kernel_name,
+            execution_timeout=cell_timeout, request_save_on_cell_execute=True,
+        )
+        return "ok", None, None
+    except PapermillExecutionError as e:
+        return "failed", f"{e.ename}: {e.evalue}", e.cell_index
+    except Exception as e:  # noqa: BLE001 - a dead kernel or a timeout must not stop the batch
+        return "failed", f"{type(e).__name__}: {e}", None
+
+
+def run_plan(plan: Plan, *, root: str | os.PathLike | None = None, progress: bool = True,
+             browser: bool | None = None, cell_timeout: float | None = None,
+             kernel_name: str | None = None, command: str = "") -> tuple[Report, Path]:
+    """Run every notebook of ``plan``; write the report folder. Returns (report, folder)."""
+    from . import index as index_page
+
+    root_dir = report_root(root)
+    folder = _new_folder(root_dir)
+    nb_dir = notebooks_dir()
+    t_start = time.monotonic()
+    git = machine.git_info(paths.repo_root())
+    report = Report(
+        plan=plan.name, plan_description=plan.description, folder=str(folder),
+        started=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), command=command,
+        data_root=str(paths.data_root()), machine=machine.machine(),
+        versions=machine.versions(paths.repo_root(), paths.loadgen_binary(check=False)), git=git,
+    )
+    # resolve every notebook first: a plan naming a missing notebook fails before anything runs
+    sources = [(spec, spec.path(nb_dir)) for spec in plan.notebooks]
+    _say(f"perflab report: plan {plan.name}, {len(sources)} notebooks -> {folder}")
+    (folder / "notebooks").mkdir()
+    total = len(sources)
+    for i, (spec, src) in enumerate(sources, 1):
+        title, question = _notebook_info(src)
+        res = NotebookResult(notebook=spec.name, title=spec.title or title, question=question,
+                             parameters=dict(spec.parameters))
+        res.effective_parameters = _effective(src, spec.parameters)
+        report.notebooks.append(res)
+        _say(f"[{i}/{total}] {spec.name}: {res.title}")
+        before = _list_runs()
+        out = folder / "notebooks" / f"{spec.name}.ipynb"
+        res.started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        t0 = time.monotonic()
+        res.status, res.error, res.error_cell = execute(spec, src, out, progress, cell_timeout, kernel_name)
+        res.seconds = round(time.monotonic() - t0, 1)
+        res.runs = _new_runs(before, folder)
+        if out.exists():
+            res.ipynb = os.path.relpath(out, folder)
+            nav = _nav(sources, i - 1)
+            try:
+                info = export.export_notebook(out, folder / f"{spec.name}.html", nav_html=nav, title=res.title)
+                res.html = f"{spec.name}.html"
+                res.html_bytes, res.plotly_js_copies = info["bytes"], info["plotly_js_copies"]
+            except Exception as e:  # noqa: BLE001
+                res.export_error = f"{type(e).__name__}: {e}"
+                _say(traceback.format_exc())
+        state = "ok" if res.status == "ok" else f"FAILED ({res.error})"
+        _say(f"[{i}/{total}] {spec.name}: {state} in {res.seconds:.0f} s, {len(res.runs)} runs recorded")
+    report.finished = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    report.seconds = round(time.monotonic() - t_start, 1)
+    index_page.write(report, folder)
+
+    from . import browser as br
+
+    if browser is None:
+        browser = br.find_chromium() is not None
+    if browser:
+        _say("checking the pages in headless chromium ...")
+        report.browser_check = _browser_check(report, folder)
+        _say(f"chromium: {report.browser_check}")
+        index_page.write(report, folder)
+    point_latest(root_dir, folder)
+    return report, folder
+
+
+def _new_runs(before: set[str], folder: Path) -> list[dict]:
+    out = []
+    runs_dir = _runs_dir()
+    for name in sorted(_list_runs() - before):
+        run = runs_dir / name
+        status = None
+        meta = run / "meta.json"
+        if meta.is_file():
+            try:
+                m = json.loads(meta.read_text())
+                status = m.get("status")
+                label = m.get("name") or m.get("kind")
+            except (OSError, json.JSONDecodeError):
+                label = None
+        else:
+            label = None
+        out.append({"id": name, "path": os.path.relpath(run, folder), "status": status, "label": label})
+    return out
+
+
+def _nav(sources: list, index: int) -> str:
+    import html
+
+    parts = ['<a href="index.html">&larr; report index</a>']
+    if index > 0:
+        prev = sources[index - 1][0].name
+        parts.append(f'<a href="{html.escape(prev)}.html">previous: {html.escape(prev)}</a>')
+    if index + 1 < len(sources):
+        nxt = sources[index + 1][0].name
+        parts.append(f'<a href="{html.escape(nxt)}.html">next: {html.escape(nxt)}</a>')
+    return " &middot; ".join(parts)
+
+
+def _browser_check(report: Report, folder: Path) -> str:
+    """Render every page in headless chromium (two at a time), screenshots in ``screenshots/``."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from . import browser as br
+    from . import index as index_page
+
+    def check(page: Path, name: str) -> dict:
+        try:
+            chk = br.check_page(page, folder / "screenshots" / f"{name}.png")
+            return {"ok": chk.ok, "summary": chk.summary(), "plots": chk.plot_divs, "drawn": chk.drawn_plots,
+                    "errors": chk.errors[:10],
+                    "screenshot": os.path.relpath(chk.screenshot, folder) if chk.screenshot else None}
+        except Exception as e:  # noqa: BLE001 - a browser problem is a finding of the report, not a crash
+            return {"ok": False, "summary": f"{type(e).__name__}: {e}", "errors": [str(e)], "screenshot": None}
+
+    pages = [n for n in report.notebooks if n.html]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for n, info in zip(pages, pool.map(lambda n: check(folder / n.html, n.notebook), pages)):
+            n.browser = info
+    good = sum(1 for n in pages if n.browser["ok"])
+    # the index last, so that its screenshot shows the notebooks' results
+    report.browser_check = f"{good}/{len(pages)} notebook pages rendered without errors"
+    index_page.write(report, folder)
+    report.index_browser = check(folder / "index.html", "index")
+    good += 1 if report.index_browser["ok"] else 0
+    return (f"{good}/{len(pages) + 1} pages (the notebooks and this index) rendered in headless chromium "
+            f"without script errors or network requests; plots drawn: "
+            f"{sum((n.browser or {}).get('drawn', 0) for n in pages)}/"
+            f"{sum((n.browser or {}).get('plots', 0) for n in pages)}")

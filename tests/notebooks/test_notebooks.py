@@ -1,0 +1,84 @@
+"""The lab notebooks as committed: clean, parameterised, validating their parameters in the first cell,
+and independent of papermill (the same code runs in JupyterLab). Their full runs with tiny parameters
+are in tests/report/test_pipeline.py (through the batch, as `make report` runs them)."""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+import papermill
+import pytest
+from papermill.exceptions import PapermillExecutionError
+
+from perflab import paths
+
+NB_DIR = paths.repo_root() / "notebooks"
+NOTEBOOKS = sorted(p.name for p in NB_DIR.glob("*.ipynb"))
+
+
+def test_the_six_notebooks_exist():
+    assert [n[:2] for n in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06"]
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_committed_clean(name):
+    """No outputs, no execution counts, no papermill or widget state: the repository holds the source."""
+    raw = json.loads((NB_DIR / name).read_text())
+    for i, cell in enumerate(raw["cells"]):
+        if cell["cell_type"] == "code":
+            assert cell.get("outputs") == [], f"{name} cell {i} has outputs"
+            assert cell.get("execution_count") is None, f"{name} cell {i} has an execution count"
+        assert "papermill" not in cell.get("metadata", {}), f"{name} cell {i} has papermill metadata"
+        assert "execution" not in cell.get("metadata", {}), f"{name} cell {i} has execution timing"
+    assert set(raw["metadata"]) <= {"kernelspec", "language_info"}, raw["metadata"].keys()
+    nbformat.validate(nbformat.reads(json.dumps(raw), as_version=4))
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_structure_title_question_parameters_then_validation(name):
+    nb = nbformat.read(str(NB_DIR / name), as_version=4)
+    first = nb.cells[0]
+    assert first.cell_type == "markdown" and first.source.startswith("# ")
+    assert "**Question:**" in first.source, "the first cell states the question the notebook answers"
+    tagged = [i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])]
+    assert len(tagged) == 1, "exactly one cell tagged 'parameters'"
+    params_cell = nb.cells[tagged[0]]
+    assert params_cell.cell_type == "code"
+    assert "import" not in params_cell.source, "the parameters cell holds plain assignments only"
+    after = next(c for c in nb.cells[tagged[0] + 1:] if c.cell_type == "code")
+    assert "nb.setup()" in after.source and "nb.check(" in after.source, "the first code cell validates"
+    assert papermill.inspect_notebook(str(NB_DIR / name)), "papermill sees the parameters"
+    text = "\n".join(c.source for c in nb.cells)
+    assert "papermill" not in text, "notebooks must not depend on papermill-only state"
+    assert "Findings" in text or name.startswith("06"), "notebooks 1-5 end with generated findings"
+
+
+BAD = [
+    ("01-stable-load.ipynb", {"mode": "fast"}, "mode must be one of 'sync', 'async', 'virtual', got 'fast'"),
+    ("01-stable-load.ipynb", {"get_script": "no-such-script.lua"}, "get_script: script 'no-such-script.lua' not found"),
+    ("01-stable-load.ipynb", {"duration_s": 2, "warmup_s": 5}, "duration_s=2 s is shorter than the warm-up warmup_s=5 s"),
+    ("02-breakpoint.ipynb", {"probe_duration_s": 1, "warmup_s": 3}, "probe_duration_s=1 s is shorter than the warm-up"),
+    ("03-sync-vs-async.ipynb", {"modes": ["sync", "turbo"]}, "modes: unknown 'turbo'"),
+    ("04-executor-tuning.ipynb", {"workers": [0, 2]}, "workers: every element must be an integer > 0, got 0"),
+    ("05-storage.ipynb", {"rate": 0, "memtable_sizes": ["1q"]}, "rate must be a number > 0, got 0; memtable_sizes:"),
+    ("06-summary.ipynb", {"max_rows": 0}, "max_rows must be an integer >= 1, got 0"),
+]
+
+
+@pytest.mark.parametrize("name,params,message", BAD, ids=[f"{n[:2]}-{'-'.join(p)}" for n, p, _ in BAD])
+def test_bad_parameter_fails_in_the_first_cell_with_a_message(tmp_path, monkeypatch, name, params, message):
+    monkeypatch.setenv("PERFLAB_DATA", str(tmp_path / "data"))
+    out = tmp_path / "out.ipynb"
+    with pytest.raises(PapermillExecutionError) as e:
+        papermill.execute_notebook(str(NB_DIR / name), str(out), parameters=params, cwd=str(NB_DIR),
+                                   progress_bar=False, kernel_name="python3")
+    assert e.value.ename == "ParameterError"
+    assert message in e.value.evalue
+    executed = nbformat.read(str(out), as_version=4)
+    code = [i for i, c in enumerate(executed.cells) if c.cell_type == "code"]
+    # parameters, papermill's injected parameters, then the validation cell: the first cell that runs code
+    failing = next(i for i in code if any(o.get("output_type") == "error" for o in executed.cells[i].outputs))
+    assert failing == code[2], "the error is raised by the first code cell after the parameters"
+    assert not (tmp_path / "data" / "runs").exists() or not any((tmp_path / "data" / "runs").iterdir()), \
+        "nothing may run before the parameters are validated"

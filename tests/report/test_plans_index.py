@@ -1,0 +1,91 @@
+"""Plans (built-in and JSON), the index page's rendering, and report/latest."""
+
+import json
+import os
+
+import pytest
+
+from perflab.report import index, plans, runner
+
+
+def test_builtin_plans_cover_the_six_notebooks_with_their_real_parameters():
+    import papermill
+
+    for plan in plans.BUILTIN.values():
+        assert [s.notebook for s in plan.notebooks] == [
+            "01-stable-load", "02-breakpoint", "03-sync-vs-async", "04-executor-tuning", "05-storage", "06-summary"]
+        for spec in plan.notebooks:
+            declared = papermill.inspect_notebook(str(spec.path(plans.notebooks_dir())))
+            unknown = set(spec.parameters) - set(declared)
+            assert not unknown, f"{plan.name}/{spec.notebook}: the plan sets parameters the notebook lacks: {unknown}"
+
+
+def test_quick_windows_stay_meaningful_and_full_is_longer():
+    """Quick keeps every measured window >= 3 s after >= 2 s of warm-up; full is course-length."""
+    for spec in plans.QUICK.notebooks:
+        p = spec.parameters
+        for k in ("duration_s", "probe_duration_s", "profile_duration_s", "overload_duration_s"):
+            if k in p:
+                assert p[k] >= 3, (spec.notebook, k)
+        if "warmup_s" in p:
+            assert p["warmup_s"] >= 2, spec.notebook
+    quick = {s.notebook: s.parameters for s in plans.QUICK.notebooks}
+    for spec in plans.FULL.notebooks:
+        for k in ("duration_s", "probe_duration_s"):
+            if k in spec.parameters:
+                assert spec.parameters[k] >= 20 and spec.parameters[k] > quick[spec.notebook][k]
+
+
+def test_plan_file_and_its_errors(tmp_path):
+    f = tmp_path / "p.json"
+    f.write_text(json.dumps({"name": "mine", "notebooks": [
+        {"notebook": "06-summary"}, {"notebook": "06-summary", "output": "06-again", "parameters": {"max_rows": 3}}]}))
+    plan = plans.load_plan(str(f))
+    assert plan.name == "mine" and [s.name for s in plan.notebooks] == ["06-summary", "06-again"]
+    assert plan.notebooks[1].parameters == {"max_rows": 3}
+    f.write_text(json.dumps({"notebooks": [{"notebook": "06-summary"}, {"notebook": "06-summary"}]}))
+    with pytest.raises(ValueError, match="06-summary appear more than once"):
+        plans.load_plan(str(f))
+    f.write_text("{not json")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        plans.load_plan(str(f))
+    f.write_text(json.dumps({"notebooks": []}))
+    with pytest.raises(ValueError, match="non-empty 'notebooks'"):
+        plans.load_plan(str(f))
+    with pytest.raises(ValueError, match="neither a built-in plan"):
+        plans.load_plan("fastest")
+
+
+def test_only_selects_by_name_or_prefix():
+    assert [s.notebook for s in plans.QUICK.only(["01", "06-summary"]).notebooks] == ["01-stable-load", "06-summary"]
+    with pytest.raises(ValueError, match="no notebook named 7"):
+        plans.QUICK.only(["7"])
+
+
+def test_missing_notebook_is_reported_before_running():
+    with pytest.raises(ValueError, match="does not exist"):
+        plans.NotebookSpec("99-nothing").path(plans.notebooks_dir())
+
+
+def test_index_escapes_what_it_shows_and_marks_failures(tmp_path):
+    nbres = runner.NotebookResult(notebook="01-x", title="T <script>", question="why `async`?", status="failed",
+                                  error="ValueError: <b>bad</b>", parameters={"rate": -1},
+                                  effective_parameters={"rate": "-1", "mode": "'sync'"})
+    rep = runner.Report(plan="p", plan_description="", folder=str(tmp_path), started="now",
+                        machine={"cores": 2}, versions={"plotly": "7"}, git={"commit": "abc"}, notebooks=[nbres])
+    page = index.write(rep, tmp_path).read_text()
+    assert "T &lt;script&gt;" in page and "<script>" not in page
+    assert "ValueError: &lt;b&gt;bad&lt;/b&gt;" in page
+    assert "why <code>async</code>?" in page
+    assert "<b>rate=-1</b>" in page and "mode=&#39;sync&#39;" in page
+    assert "1 of 1 notebooks failed" in page
+    assert json.loads((tmp_path / "report.json").read_text())["failed"] == ["01-x"]
+
+
+def test_latest_is_a_relative_symlink_replaced_atomically(tmp_path):
+    a, b = tmp_path / "20260101-000000", tmp_path / "20260102-000000"
+    a.mkdir(), b.mkdir()
+    runner.point_latest(tmp_path, a)
+    runner.point_latest(tmp_path, b)
+    assert os.readlink(tmp_path / "latest") == b.name
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".latest")] == []

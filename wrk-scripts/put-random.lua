@@ -1,0 +1,24 @@
+-- put-random.lua: PUT random keys (uniform or zipfian) with values of a given size.
+--
+-- Keys: key<offset> ... key<offset+keys-1>. Each wrk thread draws from its own deterministic generator
+-- seeded with (seed, thread index), so threads send different keys and a run is repeatable; never
+-- os.time() (with it every thread of a run sends the same keys).
+--
+-- Arguments (name=value after the URL):
+--   keys=1000000    size of the key space
+--   offset=0        first key index
+--   dist=uniform    uniform | zipf (YCSB's zipfian: rank r has probability ~ (r+1)^-theta)
+--   theta=0.99      zipf skew, 0 < theta < 1
+--   scramble=1      1: spread zipf's hot keys over the key space (YCSB's scrambled zipfian);
+--                   0: the hottest keys are key<offset>, key<offset+1>, ...
+--   seed=1          user seed; each thread mixes in its own index
+--   value=100       PUT value size in bytes (random printable bytes)
+--
+-- Example: perflab-load -t2 -c16 -d30s -R5000 -s wrk-scripts/put-random.lua http://127.0.0.1:8080 keys=100000 value=100
+local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
+local lib = dofile(here .. "lib/common.lua")
+local w = dofile(here .. "lib/random.lua")(lib, "put-random.lua", { read = 0 }, {})
+
+setup = w.setup
+init = w.init
+request = w.request
