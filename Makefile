@@ -45,8 +45,9 @@ test-rust:
 test-python: $(STAMPS)/venv
 	$(PY) -m pytest
 
+# Jupyter refuses to run as root without --allow-root (CI machines and containers run as root).
 jupyter: setup $(STAMPS)/lab
-	$(VENV)/bin/jupyter lab --notebook-dir=notebooks --ip=127.0.0.1
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks --ip=127.0.0.1 $(if $(filter 0,$(shell id -u)),--allow-root)
 
 clean:
 	rm -rf $(VENV) $(STAMPS) java-server/build java-server/.gradle loadgen/target
