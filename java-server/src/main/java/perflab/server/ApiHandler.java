@@ -1,0 +1,187 @@
+package perflab.server;
+
+import one.nio.http.Request;
+import perflab.storage.RangeIterator;
+import perflab.storage.Storage;
+
+import java.io.IOException;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The HTTP API: routes a request, runs the storage operation and answers. Runs on whichever thread the
+ * dispatcher chose. Paths are matched on the raw URI without substring copies.
+ */
+final class ApiHandler {
+    private static final String ENTITY = "/v0/entity";
+    private static final String ENTITIES = "/v0/entities";
+    private static final String STATUS = "/v0/status";
+    private static final String STATS = "/v0/stats";
+    private static final byte[] STATUS_BODY = HttpResponses.ascii("OK");
+
+    private final Storage storage;
+    private final RequestStats requests;
+    private final StatsReport stats;
+    private final ErrorLog errors = new ErrorLog();
+    private final long debugDelayNanos;
+
+    ApiHandler(Storage storage, RequestStats requests, StatsReport stats, long debugDelayNanos) {
+        this.storage = storage;
+        this.requests = requests;
+        this.stats = stats;
+        this.debugDelayNanos = debugDelayNanos;
+    }
+
+    /** --debug-delay: a server of known capacity for testing the lab's breakpoint search. */
+    private void debugDelay() {
+        if (debugDelayNanos > 0) {
+            long deadline = System.nanoTime() + debugDelayNanos;
+            for (long left = debugDelayNanos; left > 0; left = deadline - System.nanoTime()) {
+                LockSupport.parkNanos(left);
+            }
+        }
+    }
+
+    void handle(Request request, KvSession session) {
+        try {
+            route(request, session);
+        } catch (IOException | RuntimeException e) {
+            errors.report(request.getMethodName() + " " + request.getURI(), e);
+            try {
+                respond(request, session, HttpResponses.INTERNAL_ERROR, String.valueOf(e.getMessage()));
+            } catch (IOException | RuntimeException sendFailure) {
+                session.close();
+            }
+        }
+    }
+
+    /** Answers 503 without touching storage (called on the selector thread when the executor is full). */
+    void reject(Request request, KvSession session, String why) {
+        try {
+            respond(request, session, HttpResponses.SERVICE_UNAVAILABLE, why);
+        } catch (IOException e) {
+            session.close();
+        }
+    }
+
+    private void route(Request request, KvSession session) throws IOException {
+        String uri = request.getURI();
+        int q = uri.indexOf('?');
+        int pathEnd = q < 0 ? uri.length() : q;
+        if (is(uri, pathEnd, ENTITY)) {
+            debugDelay();
+            entity(request, session, uri);
+        } else if (is(uri, pathEnd, ENTITIES)) {
+            entities(request, session, uri);
+        } else if (is(uri, pathEnd, STATUS)) {
+            debugDelay();
+            if (request.getMethod() != Request.METHOD_GET) {
+                respond(request, session, HttpResponses.METHOD_NOT_ALLOWED, "use GET");
+            } else {
+                boolean keepAlive = KvSession.keepAlive(request);
+                send(request, session, 200, HttpResponses.build(HttpResponses.TEXT_OK, STATUS_BODY, keepAlive),
+                        keepAlive);
+            }
+        } else if (is(uri, pathEnd, STATS)) {
+            if (request.getMethod() != Request.METHOD_GET) {
+                respond(request, session, HttpResponses.METHOD_NOT_ALLOWED, "use GET");
+            } else {
+                boolean keepAlive = KvSession.keepAlive(request);
+                send(request, session, 200, HttpResponses.build(HttpResponses.JSON_OK, stats.json(), keepAlive),
+                        keepAlive);
+            }
+        } else {
+            respond(request, session, HttpResponses.BAD_REQUEST, "unknown path");
+        }
+    }
+
+    private static boolean is(String uri, int pathEnd, String path) {
+        return pathEnd == path.length() && uri.startsWith(path);
+    }
+
+    private void entity(Request request, KvSession session, String uri) throws IOException {
+        int method = request.getMethod();
+        if (method != Request.METHOD_GET && method != Request.METHOD_PUT && method != Request.METHOD_DELETE) {
+            respond(request, session, HttpResponses.METHOD_NOT_ALLOWED, "use GET, PUT or DELETE");
+            return;
+        }
+        byte[] id;
+        try {
+            id = QueryParams.get(uri, "id");
+        } catch (QueryParams.BadEncodingException e) {
+            respond(request, session, HttpResponses.BAD_REQUEST, "id: " + e.getMessage());
+            return;
+        }
+        if (id == null || id.length == 0) {
+            respond(request, session, HttpResponses.BAD_REQUEST, id == null ? "missing id" : "empty id");
+            return;
+        }
+        switch (method) {
+            case Request.METHOD_GET: {
+                byte[] value = storage.get(id);
+                if (value == null) {
+                    respond(request, session, HttpResponses.NOT_FOUND, (byte[]) null);
+                } else {
+                    respond(request, session, HttpResponses.OK, value);
+                }
+                break;
+            }
+            case Request.METHOD_PUT: {
+                byte[] body = request.getBody();
+                storage.put(id, body == null ? new byte[0] : body);
+                respond(request, session, HttpResponses.CREATED, (byte[]) null);
+                break;
+            }
+            default: {
+                storage.delete(id);
+                respond(request, session, HttpResponses.ACCEPTED, (byte[]) null);
+            }
+        }
+    }
+
+    private void entities(Request request, KvSession session, String uri) throws IOException {
+        if (request.getMethod() != Request.METHOD_GET) {
+            respond(request, session, HttpResponses.METHOD_NOT_ALLOWED, "use GET");
+            return;
+        }
+        byte[] start;
+        byte[] end;
+        try {
+            start = QueryParams.get(uri, "start");
+            end = QueryParams.get(uri, "end");
+        } catch (QueryParams.BadEncodingException e) {
+            respond(request, session, HttpResponses.BAD_REQUEST, e.getMessage());
+            return;
+        }
+        if (start == null || start.length == 0) {
+            respond(request, session, HttpResponses.BAD_REQUEST, start == null ? "missing start" : "empty start");
+            return;
+        }
+        if (end != null && end.length == 0) {
+            end = null; // "&end=" means no upper bound
+        }
+        boolean keepAlive = KvSession.keepAlive(request);
+        RangeIterator range = storage.range(start, end);
+        byte[] head = keepAlive ? HttpResponses.CHUNKED_OK_KEEP_ALIVE : HttpResponses.CHUNKED_OK_CLOSE;
+        String what = "GET " + uri;
+        ChunkedRangeStream stream = new ChunkedRangeStream(head, range,
+                () -> errors.report(what, new IOException("range iteration failed; connection closed")));
+        requests.count(request.getMethod(), 200);
+        session.sendStream(stream, keepAlive);
+    }
+
+    private void respond(Request request, KvSession session, int status, byte[] body) throws IOException {
+        boolean keepAlive = KvSession.keepAlive(request);
+        send(request, session, status, HttpResponses.build(status, body, keepAlive), keepAlive);
+    }
+
+    private void respond(Request request, KvSession session, int status, String text) throws IOException {
+        boolean keepAlive = KvSession.keepAlive(request);
+        send(request, session, status, HttpResponses.build(status, text, keepAlive), keepAlive);
+    }
+
+    private void send(Request request, KvSession session, int status, byte[] response, boolean keepAlive)
+            throws IOException {
+        requests.count(request.getMethod(), status);
+        session.send(response, keepAlive);
+    }
+}

@@ -1,0 +1,8 @@
+package perflab.storage;
+
+public class LsmStorageContractTest extends StorageContractTest {
+    @Override
+    protected String backend() {
+        return "lsm";
+    }
+}
