@@ -3,6 +3,7 @@
 
 Measures, in one run and with the same load generator settings:
   ceiling      GET /v0/status                      (lsm server; no storage work)
+  memory GET   the same GETs on the memory backend  memory PUT  the same PUTs on it (HTTP + generator floor)
   lsm GET      random existing keys, prefilled DB   rocksdb GET  the same on RocksDB
   lsm PUT      random keys over the same key space  rocksdb PUT  the same on RocksDB
   heap check   lsm with a DB >= 10x the -Xmx, GET and PUT at a moderate rate
@@ -125,6 +126,21 @@ def run_load(a, server, script, rate, script_args, expected_status):
             "cpu_us_per_req": cpu_us, "wall_s": wall, "why": why}
 
 
+MEMORY_XMX = "2g"  # the memory backend keeps every key on the heap: 1M x 100 B needs ~300 MB
+
+
+def fill_memory(a, srv):
+    """The memory backend starts empty: PUT key0..key<N-1> over HTTP (sequential, both threads)."""
+    t0 = time.time()
+    cmd = NICE + [a.loadgen, "-t2", "-c16", "-d", "%ds" % (a.keys // 25000 + 5), "-R", "40000",
+                  "-s", os.path.join(SCRIPTS, "put.lua"), srv.url,
+                  "count=%d" % a.keys, "threads=2", "value=%d" % a.value_size]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError("filling the memory backend failed: " + p.stderr[-2000:])
+    print("filled memory backend: %d keys over HTTP in %.1f s" % (a.keys, time.time() - t0), flush=True)
+
+
 def search(a, name, probe_once):
     """probe(rate) -> result dict. Doubling, then bisection. Returns (breakpoint, probes)."""
     probes = []
@@ -188,7 +204,8 @@ def main():
     ap.add_argument("--heap-keys", type=int, default=25_000_000, help="keys for the >= 10x heap check")
     ap.add_argument("--heap-xmx", default="256m")
     ap.add_argument("--skip-heap", action="store_true")
-    ap.add_argument("--only", default="ceiling,lsm-get,rocksdb-get,lsm-put,rocksdb-put")
+    ap.add_argument("--only", default="ceiling,memory-get,lsm-get,rocksdb-get,memory-put,lsm-put,rocksdb-put",
+                    help="targets to measure; memory-* (a heap map, -Xmx2g) is the floor without storage cost")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--connections", type=int, default=32)
     ap.add_argument("--duration", type=int, default=10)
@@ -196,11 +213,13 @@ def main():
     ap.add_argument("--start", type=int, default=5000)
     ap.add_argument("--max-rate", type=int, default=400_000)
     ap.add_argument("--precision", type=float, default=0.05)
-    ap.add_argument("--max-probes", type=int, default=9, help="distinct rates per search")
+    ap.add_argument("--max-probes", type=int, default=12, help="distinct rates per search")
     ap.add_argument("--retries", type=int, default=1, help="repeat a failed probe this many times")
     ap.add_argument("--server-warmup", type=int, default=15,
                     help="seconds of unrecorded load on a fresh read-only server before its search (JIT)")
     ap.add_argument("--mode", default="sync")
+    ap.add_argument("--server-arg", action="append", default=[], metavar="FLAG=VALUE",
+                    help="extra server flag for every server, e.g. --server-arg=--memtable-size=32m (repeatable)")
     ap.add_argument("--quick", action="store_true", help="6 s probes, 10%% precision")
     ap.add_argument("--nice", type=int, default=0,
                     help="run server and load generator under nice -n N (negative needs root): on a shared "
@@ -215,8 +234,9 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     only = set(a.only.split(","))
     print("machine: %d cpus, load average %s; loadgen -t%d -c%d, %ds probes after %ds warm-up, server -Xmx256m "
-          "--mode %s, nice %d" % (os.cpu_count(), " ".join("%.2f" % x for x in os.getloadavg()), a.threads,
-                                  a.connections, a.duration, a.warmup, a.mode, a.nice), flush=True)
+          "--mode %s %s, nice %d" % (os.cpu_count(), " ".join("%.2f" % x for x in os.getloadavg()), a.threads,
+                                     a.connections, a.duration, a.warmup, a.mode, " ".join(a.server_arg), a.nice),
+          flush=True)
 
     base = {b: os.path.join(a.work, "%s-%d" % (b, a.keys)) for b in ("lsm", "rocksdb")}
     for b, path in base.items():
@@ -225,12 +245,14 @@ def main():
             b, s["keys"], s["disk_bytes"] / 2**20, s["sstables"], s["seconds"]), flush=True)
     get_args = ["keys=%d" % a.keys]
     put_args = ["keys=%d" % a.keys, "value=%d" % a.value_size]
-    mode = ["--mode", a.mode]
+    mode = ["--mode", a.mode] + [part for arg in a.server_arg for part in arg.split("=", 1)]
     results = {}
 
     def read_only(name, backend, script, args, expected):
-        srv = Server(a, backend, base[backend], extra=mode)
+        srv = Server(a, backend, base.get(backend), xmx=MEMORY_XMX if backend == "memory" else "256m", extra=mode)
         try:
+            if backend == "memory":
+                fill_memory(a, srv)
             warm = argparse.Namespace(**vars(a))
             warm.duration, warm.warmup = a.server_warmup, 0
             run_load(warm, srv, script, a.start, args, expected)
@@ -243,8 +265,12 @@ def main():
         # warm for every probe, and the database keeps its size (random keys overwrite the same key space)
         scratch = os.path.join(a.work, "scratch-" + backend)
         shutil.rmtree(scratch, ignore_errors=True)
-        shutil.copytree(base[backend], scratch)
-        srv = Server(a, backend, scratch, extra=mode)
+        if backend == "memory":
+            srv = Server(a, backend, None, xmx=MEMORY_XMX, extra=mode)
+            fill_memory(a, srv)
+        else:
+            shutil.copytree(base[backend], scratch)
+            srv = Server(a, backend, scratch, extra=mode)
         try:
             warm = argparse.Namespace(**vars(a))
             warm.duration, warm.warmup = a.server_warmup, 0
@@ -253,6 +279,8 @@ def main():
             def probe(rate):
                 r = run_load(a, srv, "put-random.lua", rate, put_args, {"201"})
                 st = srv.stats()["storage"]
+                if "flushes" not in st:
+                    return r
                 r["why"] += " [flushes %d, compactions %d, stalls %d/%d ms, runs %s]" % (
                     st["flushes"], st["compactions"], st["write_stalls"], st["write_stall_ms"],
                     st.get("sorted_runs", st["sstables"]))
@@ -264,10 +292,14 @@ def main():
 
     if "ceiling" in only:
         read_only("ceiling", "lsm", "status.lua", [], {"200"})
+    if "memory-get" in only:
+        read_only("memory-get", "memory", "get-random.lua", get_args, {"200"})
     if "lsm-get" in only:
         read_only("lsm-get", "lsm", "get-random.lua", get_args, {"200"})
     if "rocksdb-get" in only:
         read_only("rocksdb-get", "rocksdb", "get-random.lua", get_args, {"200"})
+    if "memory-put" in only:
+        writes("memory-put", "memory")
     if "lsm-put" in only:
         writes("lsm-put", "lsm")
     if "rocksdb-put" in only:
@@ -281,7 +313,7 @@ def main():
     print("| target | breakpoint (req/s) | x ceiling | server CPU us/req at breakpoint | probes |")
     print("|---|---:|---:|---:|---:|")
     ceiling = results.get("ceiling", (0, []))[0]
-    for name in ("ceiling", "lsm-get", "rocksdb-get", "lsm-put", "rocksdb-put"):
+    for name in ("ceiling", "memory-get", "lsm-get", "rocksdb-get", "memory-put", "lsm-put", "rocksdb-put"):
         if name in results:
             bp, probes = results[name]
             print("| %s | %d | %s | %.1f | %d |" % (name, bp, "%.2f" % (bp / ceiling) if ceiling else "-",
