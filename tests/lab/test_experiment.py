@@ -86,7 +86,9 @@ def test_load_failure_stops_server_and_marks_failed(server_build, loadgen_binary
 
 
 CHILD = """
-import sys, perflab as pl
+import signal, sys, perflab as pl
+# Ctrl-C as in a terminal: a child of a background job (CI under nohup or `&`) starts with SIGINT ignored.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 pl.run_experiment(pl.ServerConfig(backend='lsm', mode='async', workers=1),
                   pl.LoadParams(rate=500, duration=120, connections=2, path='/v0/status'),
                   profile=pl.ProfileParams('cpu'), data_root=sys.argv[1], name='long')
@@ -116,6 +118,9 @@ def test_interrupt_stops_everything_and_marks_interrupted(server_build, loadgen_
     finally:
         if child.poll() is None:
             child.kill()
+            child.wait()
+            for p in processes_mentioning(str(root)):  # the failed run's server and generator
+                p.kill()
     assert child.returncode != 0
     run = load_run(runs[0])
     assert run.status == "interrupted", out.decode()[-2000:]
