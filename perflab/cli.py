@@ -179,8 +179,13 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--sla", default="10ms", help="p99 bound (default 10ms)")
     b.add_argument("--min-achieved", type=float, default=0.99)
     b.add_argument("--max-errors", type=float, default=0.001)
-    b.add_argument("--server-warmup", default="0s", help="unrecorded load at --start-rate before the first probe (JIT)")
-    b.add_argument("--retries", type=int, default=0, help="repeat a failed probe this many times (shared machines)")
+    # Defaults for a person at a shell: a cold JVM or one stall of a shared machine failing the first
+    # probe would otherwise end the search far below the server's real limit.
+    b.add_argument("--server-warmup", default="10s",
+                   help="unrecorded load at --start-rate before the first probe, for the JIT (default 10s)")
+    b.add_argument("--retries", type=int, default=1,
+                   help="repeat a failed probe this many times (default 1: shared machines stall now and then)")
+    b.set_defaults(warmup="2s")  # unrecorded seconds before each probe's window
     b.add_argument("--quiet", action="store_true", help="no progress bar")
     f = sub.add_parser("prefill", help="fill a data directory in-process (deterministic)")
     f.add_argument("dir")

@@ -40,3 +40,13 @@ def test_run_then_runs_and_index(server_build, loadgen_binary, data_root, capsys
 def test_report_is_dispatched():
     r = run("report", "--help")
     assert r.returncode == 0 and "usage" in r.stdout.lower() and "--plan" in r.stdout
+
+
+def test_breakpoint_defaults_guard_against_a_cold_first_probe():
+    # Without a server warm-up and one retry, a JIT-cold first probe failing at 1000/s ended a
+    # search of a ~50k/s server at 969/s.
+    from perflab.cli import build_parser
+    a = build_parser().parse_args(["breakpoint", "-s", "get-random.lua"])
+    assert (a.server_warmup, a.retries, a.warmup) == ("10s", 1, "2s")
+    a = build_parser().parse_args(["run", "-R", "10"])
+    assert a.warmup == "0s"  # a plain run still records from its first request
