@@ -464,26 +464,14 @@ public final class LsmStorage implements Storage, BulkLoader {
         } catch (IOException e) {
             failure = e;
         }
-        compactor.shutdown();
-        flusher.shutdown();
-        if (walSyncer != null) {
-            walSyncer.stop();
-        }
-        synchronized (stateLock) {
-            spareLog.shutdown();
-        }
+        stopBackground();
         LsmState s = state;
         quiescence.await();
         if (s.active != null && s.active.isEmpty() && s.immutables.isEmpty() && failure == null
                 && backgroundError == null) {
             s.active.markFlushed(); // nothing in it: its log can go
         }
-        releaseMemtables(s);
-        for (SortedRun run : s.version.runs) {
-            for (SsTable t : run.tables) {
-                t.release();
-            }
-        }
+        releaseAll(s);
         lock.close();
         if (failure != null) {
             throw failure;
@@ -510,6 +498,28 @@ public final class LsmStorage implements Storage, BulkLoader {
         }
     }
 
+    /** Stops the flush, compaction, WAL sync and log preallocation threads. */
+    private void stopBackground() {
+        compactor.shutdown();
+        flusher.shutdown();
+        if (walSyncer != null) {
+            walSyncer.stop();
+        }
+        synchronized (stateLock) {
+            spareLog.shutdown();
+        }
+    }
+
+    /** Drops the state's memtable and table references. */
+    private static void releaseAll(LsmState s) {
+        releaseMemtables(s);
+        for (SortedRun run : s.version.runs) {
+            for (SsTable t : run.tables) {
+                t.release();
+            }
+        }
+    }
+
     /** Drops the state's memtable references; logs of unflushed memtables stay on disk for replay. */
     private static void releaseMemtables(LsmState s) {
         if (s.active != null) {
@@ -523,35 +533,16 @@ public final class LsmStorage implements Storage, BulkLoader {
     /** Releases everything after a failed open. */
     private void abandon() {
         closed = true;
-        compactor.shutdown();
-        flusher.shutdown();
-        if (walSyncer != null) {
-            walSyncer.stop();
-        }
-        synchronized (stateLock) {
-            spareLog.shutdown();
-        }
+        stopBackground();
         LsmState s = state;
-        releaseMemtables(s);
-        for (SortedRun run : s.version.runs) {
-            for (SsTable t : run.tables) {
-                t.release();
-            }
-        }
+        releaseAll(s);
         lock.close();
     }
 
     /** Test hook: simulates losing the process after an acknowledged write, without flushing. */
     void crashForTest() {
         closed = true;
-        compactor.shutdown();
-        flusher.shutdown();
-        if (walSyncer != null) {
-            walSyncer.stop();
-        }
-        synchronized (stateLock) {
-            spareLog.shutdown();
-        }
+        stopBackground();
         releaseMemtables(state);
         lock.close();
     }
