@@ -174,7 +174,11 @@ pub fn bin() -> &'static str {
 }
 
 pub fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/wrk2")
+    // CI clones next to shared/; a checkout elsewhere (e.g. /tmp/x) falls back to the machine's copy,
+    // as tests/conftest.py does.
+    let beside = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/wrk2");
+    let machine = PathBuf::from("/work/shared/fixtures/wrk2");
+    if !beside.is_dir() && machine.is_dir() { machine } else { beside }
 }
 
 pub fn temp_dir(name: &str) -> PathBuf {
