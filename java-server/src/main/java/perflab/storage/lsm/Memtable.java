@@ -84,15 +84,7 @@ final class Memtable {
     }
 
     boolean retain() {
-        while (true) {
-            int r = refs.get();
-            if (r <= 0) {
-                return false;
-            }
-            if (refs.compareAndSet(r, r + 1)) {
-                return true;
-            }
-        }
+        return RefCounts.retain(refs);
     }
 
     /** After its run is published: the log may go once no reader needs it. */

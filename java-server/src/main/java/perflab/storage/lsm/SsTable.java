@@ -294,15 +294,7 @@ final class SsTable {
 
     /** Takes a reference unless the table is already released; false means "look again". */
     boolean retain() {
-        while (true) {
-            int r = refs.get();
-            if (r <= 0) {
-                return false;
-            }
-            if (refs.compareAndSet(r, r + 1)) {
-                return true;
-            }
-        }
+        return RefCounts.retain(refs);
     }
 
     /** Drops a reference; the last one unmaps the file and deletes it if it was marked obsolete. */
