@@ -41,6 +41,8 @@ def _load_args(p: argparse.ArgumentParser, rate_required=True):
     g.add_argument("-c", "--connections", type=int, default=1)
     g.add_argument("-s", "--script", help="path or name in wrk-scripts/")
     g.add_argument("--warmup", default="0s")
+    g.add_argument("--send-slack", default="0s",
+                   help="let a request go up to this late so one wake-up sends several (e.g. 100us; <= 10ms)")
     g.add_argument("--wrk", help="path of a real wrk2 binary to use instead of perflab-load")
     g.add_argument("script_args", nargs="*", help="arguments for the script's init(args) (after --)")
 
@@ -69,7 +71,7 @@ def _load(a, rate=None):
     from .config import LoadParams
     return LoadParams(rate=rate if rate is not None else a.rate, duration=a.duration, threads=a.threads,
                       connections=a.connections, script=a.script, script_args=tuple(a.script_args), warmup=a.warmup,
-                      tool="wrk2" if a.wrk else "perflab-load", wrk_binary=a.wrk)
+                      send_slack=a.send_slack, tool="wrk2" if a.wrk else "perflab-load", wrk_binary=a.wrk)
 
 
 def _prefill(a):

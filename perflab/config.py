@@ -231,6 +231,8 @@ class LoadParams(_Base):
     with a schedule, ``rate`` becomes its first rate and, for steps, ``duration`` covers every step
     (the generator refuses anything else).
     ``tool='wrk2'`` with ``wrk_binary`` runs a user's real wrk2 instead of perflab-load.
+    ``send_slack`` (seconds, at most 10 ms) lets perflab-load send a request that late so one wake-up
+    sends several: less generator CPU at mid rates, the lateness counted in the corrected latency.
     """
 
     rate: float | str = 1000.0
@@ -251,6 +253,7 @@ class LoadParams(_Base):
     ramp: tuple[float, float] | None = None
     tool: str = "perflab-load"
     wrk_binary: str | None = None
+    send_slack: float | str = 0.0
 
     def __post_init__(self):
         _set(self, "rate", _positive("rate", parse_rate(self.rate, "rate")))
@@ -276,6 +279,9 @@ class LoadParams(_Base):
                 raise ValueError(f"headers entries must look like 'Name: value', got {h!r}")
         _set(self, "hdr_interval", _positive("hdr_interval", parse_duration(self.hdr_interval, "hdr_interval")))
         _choice("tool", self.tool, LOAD_TOOLS)
+        _set(self, "send_slack", parse_duration(self.send_slack, "send_slack"))
+        if not 0 <= self.send_slack <= 0.01:
+            raise ValueError(f"send_slack must be between 0 and 10 ms, got {self.send_slack:g} s")
         if self.rate_steps is not None and self.ramp is not None:
             raise ValueError("rate_steps and ramp are exclusive: give one of them")
         if self.rate_steps is not None:
@@ -306,6 +312,8 @@ class LoadParams(_Base):
                 raise ValueError(f"wrk_binary: {self.wrk_binary} is not an executable file")
             if self.rate_steps or self.ramp:
                 raise ValueError("rate_steps/ramp need perflab-load; wrk2 has no rate schedule")
+            if self.send_slack:
+                raise ValueError("send_slack needs perflab-load; wrk2's timer has ~1 ms granularity anyway")
             for n in ("duration", "warmup"):
                 v = getattr(self, n)
                 if v and not float(v).is_integer():
@@ -348,6 +356,8 @@ class LoadParams(_Base):
                       "--step-duration", fmt_duration(self.step_duration)]
             if self.ramp:
                 a += ["--ramp", ":".join(fmt_rate(x) for x in self.ramp)]
+            if self.send_slack:
+                a += ["--send-slack", fmt_duration(self.send_slack)]
         a.append(url.rstrip("/") + self.path)
         if self.script_args:
             a += ["--", *self.script_args]

@@ -14,12 +14,18 @@ Each target gets one server, warmed up (JIT) with unrecorded load before its sea
 from a fresh copy of the prefilled database (random keys then overwrite the same key space).
 Server CPU time per request (from /proc) is printed too: it is robust to noise from other processes.
 
-Usage: python3 java-server/bench/breakpoints.py [--quick] [--skip-heap] [--work DIR] ...
+Every probe also prints the load generator's CPU per request: the generator shares the two cores, and
+at mid rates it spends as much per request as the server (a wake-up per send). --send-slack 100us lets it
+send what falls due within 100 us in one pass (the lateness counts in the latency). --budget R1,R2,...
+skips the search and probes every target at the same rates, for a table of where the CPU goes.
+
+Usage: python3 java-server/bench/breakpoints.py [--quick] [--skip-heap] [--send-slack T] [--budget R,..] ...
 Needs: java-server built (gradle installDist), loadgen/target/release/perflab-load.
 """
 import argparse
 import json
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -96,16 +102,24 @@ class Server:
                 self.proc.wait()
 
 
+def children_cpu_seconds():
+    """CPU time of finished child processes: the load generator's, measured around its run."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def run_load(a, server, script, rate, script_args, expected_status):
     out = tempfile.NamedTemporaryFile(suffix=".json", delete=False).name
     cmd = NICE + [a.loadgen, "-t", str(a.threads), "-c", str(a.connections), "-d", "%ds" % a.duration,
            "--warmup", "%ds" % a.warmup, "-R", str(rate), "-s", os.path.join(SCRIPTS, script),
-           "--json", out, server.url] + script_args
+           "--json", out] + (["--send-slack", a.send_slack] if a.send_slack else []) + [server.url] + script_args
     cpu0 = server.cpu_seconds()
+    gen0 = children_cpu_seconds()
     t0 = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.time() - t0
     cpu1 = server.cpu_seconds()
+    gen1 = children_cpu_seconds()
     if p.returncode != 0:
         raise RuntimeError("load generator failed: " + p.stderr[-2000:])
     d = json.load(open(out))
@@ -118,12 +132,13 @@ def run_load(a, server, script, rate, script_args, expected_status):
     ok = achieved >= 0.99 * rate and p99_ms <= 10.0 and errors == 0 and unexpected == 0
     total_requests = achieved * (a.duration + a.warmup)
     cpu_us = (cpu1 - cpu0) * 1e6 / total_requests if total_requests else float("nan")
+    gen_us = (gen1 - gen0) * 1e6 / total_requests if total_requests else float("nan")
     why = "" if ok else ("achieved %.0f" % achieved if achieved < 0.99 * rate else
                          "p99 %.1f ms" % p99_ms if p99_ms > 10 else
                          "%d errors" % errors if errors else "%d unexpected statuses %s" % (unexpected, codes))
     return {"rate": rate, "ok": ok, "achieved": achieved, "p50_ms": d["latency_us"]["p50"] / 1000.0,
             "p99_ms": p99_ms, "max_ms": d["latency_us"]["max"] / 1000.0, "errors": errors,
-            "cpu_us_per_req": cpu_us, "wall_s": wall, "why": why}
+            "cpu_us_per_req": cpu_us, "gen_us_per_req": gen_us, "wall_s": wall, "why": why}
 
 
 MEMORY_XMX = "2g"  # the memory backend keeps every key on the heap: 1M x 100 B needs ~300 MB
@@ -185,15 +200,46 @@ def search(a, name, probe_once):
 
 
 def report_probe(name, r):
-    print("  %-12s R=%-7d %s achieved=%.0f p50=%.2fms p99=%.2fms max=%.1fms cpu=%.1fus/req %s%s" % (
+    print("  %-12s R=%-7d %s achieved=%.0f p50=%.2fms p99=%.2fms max=%.1fms cpu=%.1fus/req gen=%.1fus/req %s%s" % (
         name, r["rate"], "pass" if r["ok"] else "FAIL", r["achieved"], r["p50_ms"], r["p99_ms"], r["max_ms"],
-        r["cpu_us_per_req"], r["why"], " (attempt %d)" % r["attempt"] if r.get("attempt", 1) > 1 else ""),
+        r["cpu_us_per_req"], r["gen_us_per_req"], r["why"], " (attempt %d)" % r["attempt"] if r.get("attempt", 1) > 1 else ""),
         flush=True)
 
 
-def cpu_at_pass(probes):
+def cpu_at_pass(probes, key="cpu_us_per_req"):
     passed = [p for p in probes if p["ok"]]
-    return passed[-1]["cpu_us_per_req"] if passed else float("nan")
+    return passed[-1][key] if passed else float("nan")
+
+
+def budget(a, name, probe_once):
+    """--budget: one probe per listed rate (no search); returns (None, probes) for the CPU table."""
+    probes = []
+    for rate in a.budget:
+        r = probe_once(rate)
+        probes.append(r)
+        report_probe(name, r)
+    return None, probes
+
+
+def print_budget(results):
+    """CPU per request of server and generator at the same rates, target by target."""
+    print("| rate | target | server CPU us/req | generator CPU us/req | total us/req | cores busy | p99 ms |")
+    print("|---:|---|---:|---:|---:|---:|---:|")
+    rows = [(r["rate"], name, r) for name, (_, probes) in results.items() for r in probes]
+    for rate, name, r in sorted(rows, key=lambda x: x[0]):
+        total = r["cpu_us_per_req"] + r["gen_us_per_req"]
+        print("| %d | %s | %.1f | %.1f | %.1f | %.2f | %.2f |" % (
+            rate, name, r["cpu_us_per_req"], r["gen_us_per_req"], total, total * r["achieved"] / 1e6, r["p99_ms"]))
+
+
+def rate_list(text):
+    try:
+        rates = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected comma-separated integer rates, e.g. 20000,40000, got %r" % text)
+    if not rates or min(rates) <= 0:
+        raise argparse.ArgumentTypeError("rates must be positive, got %r" % text)
+    return rates
 
 
 def main():
@@ -220,6 +266,11 @@ def main():
     ap.add_argument("--mode", default="sync")
     ap.add_argument("--server-arg", action="append", default=[], metavar="FLAG=VALUE",
                     help="extra server flag for every server, e.g. --server-arg=--memtable-size=32m (repeatable)")
+    ap.add_argument("--send-slack", default="",
+                    help="perflab-load --send-slack for every probe (e.g. 100us): fewer generator wake-ups")
+    ap.add_argument("--budget", type=rate_list, metavar="R1,R2,...",
+                    help="no search: one probe per rate and target, then a table of server and generator CPU "
+                         "per request (where the two cores go at equal rates)")
     ap.add_argument("--quick", action="store_true", help="6 s probes, 10%% precision")
     ap.add_argument("--nice", type=int, default=0,
                     help="run server and load generator under nice -n N (negative needs root): on a shared "
@@ -233,9 +284,10 @@ def main():
         NICE[:] = ["nice", "-n", str(a.nice)]
     os.makedirs(a.work, exist_ok=True)
     only = set(a.only.split(","))
-    print("machine: %d cpus, load average %s; loadgen -t%d -c%d, %ds probes after %ds warm-up, server -Xmx256m "
+    print("machine: %d cpus, load average %s; loadgen -t%d -c%d%s, %ds probes after %ds warm-up, server -Xmx256m "
           "--mode %s %s, nice %d" % (os.cpu_count(), " ".join("%.2f" % x for x in os.getloadavg()), a.threads,
-                                     a.connections, a.duration, a.warmup, a.mode, " ".join(a.server_arg), a.nice),
+                                     a.connections, " --send-slack " + a.send_slack if a.send_slack else "",
+                                     a.duration, a.warmup, a.mode, " ".join(a.server_arg), a.nice),
           flush=True)
 
     base = {b: os.path.join(a.work, "%s-%d" % (b, a.keys)) for b in ("lsm", "rocksdb")}
@@ -247,6 +299,7 @@ def main():
     put_args = ["keys=%d" % a.keys, "value=%d" % a.value_size]
     mode = ["--mode", a.mode] + [part for arg in a.server_arg for part in arg.split("=", 1)]
     results = {}
+    explore = budget if a.budget else search
 
     def read_only(name, backend, script, args, expected):
         srv = Server(a, backend, base.get(backend), xmx=MEMORY_XMX if backend == "memory" else "256m", extra=mode)
@@ -256,7 +309,7 @@ def main():
             warm = argparse.Namespace(**vars(a))
             warm.duration, warm.warmup = a.server_warmup, 0
             run_load(warm, srv, script, a.start, args, expected)
-            results[name] = search(a, name, lambda r: run_load(a, srv, script, r, args, expected))
+            results[name] = explore(a, name, lambda r: run_load(a, srv, script, r, args, expected))
         finally:
             srv.stop()
 
@@ -285,7 +338,7 @@ def main():
                     st["flushes"], st["compactions"], st["write_stalls"], st["write_stall_ms"],
                     st.get("sorted_runs", st["sstables"]))
                 return r
-            results[name] = search(a, name, probe)
+            results[name] = explore(a, name, probe)
         finally:
             srv.stop()
             shutil.rmtree(scratch, ignore_errors=True)
@@ -305,19 +358,25 @@ def main():
     if "rocksdb-put" in only:
         writes("rocksdb-put", "rocksdb")
 
+    if a.budget:
+        print()
+        print_budget(results)
+        return 0
     heap = None
     if not a.skip_heap:
         heap = heap_check(a, mode, results)
 
     print()
-    print("| target | breakpoint (req/s) | x ceiling | server CPU us/req at breakpoint | probes |")
-    print("|---|---:|---:|---:|---:|")
+    print("| target | breakpoint (req/s) | x ceiling | server CPU us/req at breakpoint | generator CPU us/req "
+          "| probes |")
+    print("|---|---:|---:|---:|---:|---:|")
     ceiling = results.get("ceiling", (0, []))[0]
     for name in ("ceiling", "memory-get", "lsm-get", "rocksdb-get", "memory-put", "lsm-put", "rocksdb-put"):
         if name in results:
             bp, probes = results[name]
-            print("| %s | %d | %s | %.1f | %d |" % (name, bp, "%.2f" % (bp / ceiling) if ceiling else "-",
-                                                   cpu_at_pass(probes), len(probes)))
+            print("| %s | %d | %s | %.1f | %.1f | %d |" % (
+                name, bp, "%.2f" % (bp / ceiling) if ceiling else "-", cpu_at_pass(probes),
+                cpu_at_pass(probes, "gen_us_per_req"), len(probes)))
     if heap:
         print()
         print("heap check: DB %.2f GB on disk, -Xmx%s (heap_max %.0f MB) -> DB/heap = %.1fx; "

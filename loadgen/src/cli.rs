@@ -38,6 +38,8 @@ pub struct Config {
     pub json: Option<PathBuf>,
     pub hdr_log: Option<PathBuf>,
     pub hdr_interval_us: u64,
+    /// How late a request may go out so that one wake-up sends several (0: on time).
+    pub send_slack_us: u64,
 }
 
 impl Config {
@@ -96,6 +98,10 @@ perflab extensions:
       --rate-steps <A:B:S> rates A, A+S, ... B in one run, one step each
       --step-duration <T>  length of each step                [-d / steps, or 10s]
       --ramp <A:B>         rate grows linearly from A to B over -d
+      --send-slack <T>     let a request go up to T late so one wake-up sends
+                           several: less generator CPU at mid rates, like
+                           wrk2's 1 ms timer; the lateness is in the corrected
+                           latency (at most 10ms)                             [0]
 
 Numbers take SI suffixes (10k, 1.5M); times take units (500ms, 10s, 2m, 1h; a
 bare number is seconds). Arguments after the URL, or after \"--\", go to the
@@ -165,6 +171,7 @@ const VALUE_FLAGS: &[(&str, Option<char>)] = &[
     ("rate-steps", None),
     ("step-duration", None),
     ("ramp", None),
+    ("send-slack", None),
 ];
 const SWITCHES: &[(&str, Option<char>)] = &[
     ("latency", Some('L')),
@@ -280,6 +287,7 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
     let mut steps: Option<[f64; 3]> = None;
     let mut step_us: Option<u64> = None;
     let mut ramp: Option<[f64; 2]> = None;
+    let mut send_slack_us = 0u64;
 
     for (name, v) in &raw.values {
         let flag = match VALUE_FLAGS.iter().find(|(l, _)| l == name) {
@@ -312,6 +320,12 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
             "rate-steps" => steps = Some(parse_rate_list::<3>(flag, v, "A:B:S (first rate, last rate, step)")?),
             "step-duration" => step_us = Some(parse_time(flag, v, false)?),
             "ramp" => ramp = Some(parse_rate_list::<2>(flag, v, "A:B (start rate, end rate)")?),
+            "send-slack" => {
+                send_slack_us = parse_time(flag, v, true)?;
+                if send_slack_us > 10_000 {
+                    return Err(err(flag, format!("must be at most 10ms (it delays requests), got '{v}'")));
+                }
+            }
             _ => unreachable!("flag table and match disagree: {name}"),
         }
     }
@@ -402,6 +416,7 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
         json,
         hdr_log,
         hdr_interval_us,
+        send_slack_us,
     })))
 }
 

@@ -8,7 +8,8 @@
 //! * uncorrected latency (`-U`) = response time − actual send time.
 //!
 //! The loop sleeps with `epoll_pwait2` exactly until the earliest due request (timer
-//! slack lowered to 1 ns); when it is behind, every due request is sent in one pass.
+//! slack lowered to 1 ns), or `--send-slack` later; every request due by the time it
+//! wakes is sent in one pass.
 //! No allocation per request on the fast path: buffers are reused, the static request
 //! is built once, and responses reach Lua only when a `response` hook exists.
 
@@ -63,6 +64,8 @@ pub struct WorkerSetup {
     pub plan: Arc<Plan>,
     pub segments: Arc<Vec<Segment>>,
     pub timeout_ns: u64,
+    /// `--send-slack`: the loop sleeps until the earliest due request plus this.
+    pub send_slack_ns: u64,
     pub u_latency: bool,
     /// Record every response of a pipelined batch (wrk2's default; `-B` turns it off).
     pub record_all: bool,
@@ -139,6 +142,7 @@ struct Worker<'a> {
     record_all: bool,
     u_latency: bool,
     timeout_ns: u64,
+    send_slack_ns: u64,
     /// Schedule start, measured window start and end (absolute monotonic ns).
     t0: u64,
     w0: u64,
@@ -253,6 +257,7 @@ impl<'a> Worker<'a> {
             record_all: s.record_all,
             u_latency: s.u_latency,
             timeout_ns: s.timeout_ns,
+            send_slack_ns: s.send_slack_ns,
             t0: 0,
             w0: 0,
             w1: 0,
@@ -353,7 +358,8 @@ impl<'a> Worker<'a> {
                 wake = wake.min(self.seg_end);
             }
             if let Some(&Reverse((at, _))) = self.heap.peek() {
-                wake = wake.min(at);
+                // with --send-slack, requests falling due meanwhile go out in the same pass
+                wake = wake.min(at.saturating_add(self.send_slack_ns));
             }
             let timeout = wake.saturating_sub(clock::now_ns());
             let n = self.poller.wait(&mut self.events, timeout).map_err(|e| format!("epoll_wait: {e}"))?;

@@ -55,6 +55,8 @@ fn durations_and_counts() {
     rejects(&["-R", "100", "-t", "4", "-c", "2", "{url}"], "-c/--connections (2) must be at least -t/--threads (4)");
     rejects(&["-R", "100", "-c", "0", "{url}"], "-c/--connections");
     rejects(&["-R", "100", "-t", "{url}"], "-t/--threads");
+    rejects(&["-R", "100", "--send-slack", "20ms", "{url}"], "--send-slack: must be at most 10ms");
+    rejects(&["-R", "100", "--send-slack", "fast", "{url}"], "--send-slack");
 }
 
 #[test]

@@ -115,6 +115,23 @@ fn schedule_precision_beats_a_millisecond() {
 }
 
 #[test]
+fn send_slack_batches_sends_and_the_lateness_is_measured() {
+    // 8 connections, a request due every 500 µs: with 4 ms of slack the loop sleeps until
+    // the earliest due request is 4 ms late and then sends the ~8 that fell due, so the
+    // corrected latency (from the due time) holds the lateness: its p50 is ~2 ms, while the
+    // uncorrected latency (from the actual send) stays as small as without slack. The rate
+    // and the count are unchanged.
+    let server = TestServer::start(Knobs::default());
+    let (_, v) = json_run("slack", &["-t1", "-c8", "-d2s", "-R2000", "-U", "--send-slack", "4ms", &server.url()]);
+    assert_eq!(v["requests"].as_u64().unwrap(), 4000);
+    assert_eq!(v["send_slack_us"].as_u64().unwrap(), 4000);
+    let c = v["latency_us"]["p50"].as_u64().unwrap();
+    let u = v["latency_uncorrected_us"]["p50"].as_u64().unwrap();
+    assert!(c >= 1000, "corrected p50 {c} µs: requests were not held back by the slack");
+    assert!(u < c / 2, "uncorrected p50 {u} µs vs corrected {c} µs");
+}
+
+#[test]
 fn warmup_is_sent_but_not_recorded() {
     let server = TestServer::start(Knobs::default());
     let (r, v) = json_run("warmup", &["-t1", "-c2", "-d1s", "--warmup", "1s", "-R1000", &server.url()]);

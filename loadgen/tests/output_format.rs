@@ -387,6 +387,7 @@ fn json_summary_has_the_documented_schema() {
             "connections",
             "duration_s",
             "warmup_s",
+            "send_slack_us",
             "target_rate",
             "achieved_rate",
             "start_ms",

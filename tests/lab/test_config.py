@@ -67,6 +67,8 @@ def test_server_config_flags_and_jvm_args():
     (dict(rate_steps=(100, 500, 100)), "step_duration must be given"),
     (dict(rate_steps=(100, 500, 100), step_duration=1, ramp=(1, 2)), "rate_steps and ramp are exclusive"),
     (dict(timeout=0), "timeout must be > 0"),
+    (dict(send_slack="20ms"), "send_slack must be between 0 and 10 ms, got 0.02 s"),
+    (dict(send_slack="soon"), "send_slack must be a duration"),
 ])
 def test_load_params_rejects(kwargs, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
@@ -82,6 +84,9 @@ def test_load_params_command_line():
     assert a[a.index("--warmup") + 1] == "2s" and "-U" in a and "-L" in a
     assert a[a.index("--json") + 1] == "/tmp/s.json"
     assert a[-1] == "http://127.0.0.1:1234/"
+    assert "--send-slack" not in a
+    a = LoadParams(send_slack="250us").args("http://127.0.0.1:1234")
+    assert a[a.index("--send-slack") + 1] == "250us"
 
 
 def test_rate_schedule_command_line_is_consistent():

@@ -13,7 +13,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.zip.CRC32C;
 
 /**
- * Appends records to a preallocated, memory-mapped log file (one per memtable). An append is a copy into
+ * Appends records to a fixed-size, memory-mapped log file (one per memtable). An append is a copy into
  * the shared mapping under a short lock, so an acknowledged write is in the page cache and survives the
  * process being killed under every policy; fsync ({@link #sync}) is what protects against losing the
  * machine. {@code always} writers wait in {@link #sync}, where one fsync covers every writer queued
@@ -42,7 +42,11 @@ final class WalWriter implements AutoCloseable {
         this.metrics = metrics;
     }
 
-    /** Creates and maps a log file of {@code capacity} bytes (sparse until written). */
+    /**
+     * Creates and maps a log file of {@code capacity} bytes, sparse until written. Zero-filling it here
+     * instead (blocks allocated ahead, as some engines do) was measured: with {@code --wal always} at
+     * 8000 PUT/s each msync got so slow that the server fell to 3600-4900 PUT/s, so the file stays sparse.
+     */
     static WalWriter create(Path path, long id, int capacity, LsmMetrics metrics) throws IOException {
         MappedRegion region;
         try (FileChannel ch = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
