@@ -25,7 +25,7 @@ from typing import Callable
 import pandas as pd
 
 from .config import BreakpointCriteria, BreakpointParams, LoadParams, PrefillParams, ServerConfig
-from .load import LoadResult, run_load
+from .measure.load import LoadResult, run_load
 
 
 @dataclass

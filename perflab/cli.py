@@ -115,14 +115,14 @@ def cmd_breakpoint(a):
 
 
 def cmd_prefill(a):
-    from . import bridge
+    from .profiling import bridge
     out = bridge.prefill(a.dir, a.keys, a.value_size, a.seed, a.key_prefix, backend=a.backend)
     print(json.dumps(out, indent=2))
     return 0
 
 
 def cmd_inspect(a):
-    from . import bridge
+    from .profiling import bridge
     print(json.dumps(bridge.inspect(a.dir), indent=2))
     return 0
 

@@ -18,13 +18,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import bridge, paths, procs
+from .profiling import bridge
+
+from . import paths, procs
 from .config import LoadParams, PrefillParams, ProfileParams, ServerConfig
-from .load import LoadResult, start_load, tool_version
-from .profiler import Profile, Profiler
+from .measure.load import LoadResult, start_load, tool_version
+from .profiling.profiler import Profile, Profiler
 from .records import Run, new_run
 from .server import Server
-from .stats import StatsSampler
+from .server.stats import StatsSampler
 
 
 class Session:
@@ -175,8 +177,8 @@ class _External:
 class ExperimentResult:
     """What :func:`run_experiment` returns.
 
-    ``load``: the :class:`~perflab.load.LoadResult`; ``stats``: ``/v0/stats`` samples (``t_s`` on the hdr
-    log's time axis: 0 = start of the measured window); ``profile``: the :class:`~perflab.profiler.Profile`
+    ``load``: the :class:`~perflab.measure.load.LoadResult`; ``stats``: ``/v0/stats`` samples (``t_s`` on the hdr
+    log's time axis: 0 = start of the measured window); ``profile``: the :class:`~perflab.profiling.profiler.Profile`
     or ``None``; ``run``: the record (``run.id``, ``run.dir``); ``prefill``: the prefill tool's JSON.
     """
 
@@ -276,7 +278,7 @@ def _window(res: LoadResult, lp, load: LoadParams) -> tuple[float, float]:
 
 
 def _record(run: Run, res: LoadResult, stats: pd.DataFrame, prof: Profile | None) -> None:
-    from .load import CONSOLE, HDR_LOG, STDERR, SUMMARY
+    from .measure.load import CONSOLE, HDR_LOG, STDERR, SUMMARY
 
     for art, f in (("console", CONSOLE), ("load_stderr", STDERR), ("summary", SUMMARY), ("hdr_log", HDR_LOG)):
         if (run.dir / f).exists():

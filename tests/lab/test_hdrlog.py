@@ -3,7 +3,7 @@
 import pytest
 from hdrh.histogram import HdrHistogram
 
-from perflab.hdrlog import parse_hdr_log, read_hdr_log, spectrum_from_histogram
+from perflab.measure.hdrlog import parse_hdr_log, read_hdr_log, spectrum_from_histogram
 
 
 def blob(values_us):

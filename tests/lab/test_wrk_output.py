@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from perflab.wrk_output import parse_bytes, parse_metric, parse_time_ms, parse_wrk_output, parse_wrk_outputs
+from perflab.measure.wrk_output import parse_bytes, parse_metric, parse_time_ms, parse_wrk_output, parse_wrk_outputs
 
 
 def read(shared_dir, rel):

@@ -16,7 +16,7 @@ import time
 
 import pandas as pd
 
-from .server import http_get
+from .process import http_get
 
 #: cumulative counters of /v0/stats (architecture.md section 3); everything else is a gauge.
 COUNTER_KEYS = {

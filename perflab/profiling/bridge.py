@@ -28,8 +28,8 @@ import os
 import threading
 from pathlib import Path
 
-from . import paths
-from .errors import BridgeError, ProfilerError
+from .. import paths
+from ..errors import BridgeError, ProfilerError
 
 _lock = threading.RLock()
 _started_by_us = False
@@ -81,7 +81,7 @@ def _check_classes():
         jpype.JClass("one.convert.FlameGraph")
     except Exception as e:
         raise BridgeError("the in-process JVM was started without perflab's classpath "
-                          "(call perflab.bridge.start_jvm() before anything else starts JPype)") from e
+                          "(call perflab.profiling.bridge.start_jvm() before anything else starts JPype)") from e
 
 
 def _jclass(name: str):
@@ -253,7 +253,7 @@ def prefill(data_dir: str | os.PathLike, keys: int, value_size: int = 100, seed:
     Returns the tool's JSON as a dict (keys written, bytes, seconds, SSTables). The directory must
     not be open by a running server (the engine locks it; the error names the lock).
     """
-    from .config import BACKENDS, PrefillParams
+    from ..config import BACKENDS, PrefillParams
     p = PrefillParams(keys=keys, value_size=value_size, seed=seed, key_prefix=key_prefix)  # validates
     if backend not in BACKENDS or backend == "memory":
         raise ValueError(f"backend must be 'lsm' or 'rocksdb' (memory has nothing to prefill), got {backend!r}")

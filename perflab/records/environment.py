@@ -12,7 +12,7 @@ from importlib import metadata
 
 import psutil
 
-from . import paths
+from .. import paths
 
 
 def git_info() -> dict:

@@ -1,8 +1,8 @@
-"""async-profiler attached to the running server through the in-process JVM (see :mod:`perflab.bridge`).
+"""async-profiler attached to the running server through the in-process JVM (see :mod:`perflab.profiling.bridge`).
 
 ``Profiler(pid, ProfileParams(event="cpu"), out_dir)`` → ``start()`` at the beginning of the measured
 window, ``stop()`` at its end → :class:`Profile` with the collapsed stacks (kept as text), the HTML
-flame graph from async-profiler's converter, and the analysis of :mod:`perflab.flame`.
+flame graph from async-profiler's converter, and the analysis of :mod:`perflab.profiling.flame`.
 
 ``cpu`` uses perf_events. When the agent cannot use them (containers, ``perf_event_paranoid``), the
 profiler retries with ``itimer`` and issues a ``RuntimeWarning`` saying so (``fallback=False`` makes
@@ -18,9 +18,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import bridge, flame, paths, procs
-from .config import ProfileParams
-from .errors import ProfilerError
+from . import bridge, flame
+
+from .. import paths, procs
+from ..config import ProfileParams
+from ..errors import ProfilerError
 
 
 @dataclass
@@ -38,7 +40,7 @@ class Profile:
 
     @property
     def stacks(self) -> pd.DataFrame:
-        """``stack, samples, thread`` (see :func:`perflab.flame.read_collapsed`)."""
+        """``stack, samples, thread`` (see :func:`perflab.profiling.flame.read_collapsed`)."""
         if self._stacks is None:
             self._stacks = flame.read_collapsed(self.collapsed_path) if self.collapsed_path.stat().st_size else \
                 pd.DataFrame({"stack": pd.Series(dtype=str), "samples": pd.Series(dtype="int64"),

@@ -28,8 +28,8 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from . import paths
-from .errors import RunInterrupted
+from .. import paths
+from ..errors import RunInterrupted
 
 STATUSES = ("running", "ok", "failed", "interrupted")
 INDEX_FILE = "index.duckdb"
@@ -201,7 +201,7 @@ def new_run(kind: str, name: str | None = None, params: dict | None = None, data
 
     ``kind``: what made it (``experiment``, ``breakpoint``, ``profile``, ``prefill``...); ``params``:
     every parameter (config objects are stored via their ``to_dict``); ``environment``: defaults to
-    :func:`perflab.environment.environment`.
+    :func:`perflab.records.environment.environment`.
     """
     if not isinstance(kind, str) or not re.fullmatch(r"[a-z][a-z0-9_-]*", kind):
         raise ValueError(f"kind must be a lowercase word like 'experiment', got {kind!r}")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .units import fmt_duration, fmt_rate, fmt_size, parse_duration, parse_rate, parse_size
+from ..units import fmt_duration, fmt_rate, fmt_size, parse_duration, parse_rate, parse_size
 
 BACKENDS = ("lsm", "memory", "rocksdb")
 MODES = ("sync", "async", "virtual")
@@ -264,7 +264,7 @@ class LoadParams(_Base):
             raise ValueError(f"connections must be >= threads ({self.threads}), got {self.connections}")
         _set(self, "script_args", _strings("script_args", self.script_args))
         if self.script is not None:
-            from .paths import resolve_script
+            from ..paths import resolve_script
             _set(self, "script", str(resolve_script(self.script)))
         if not isinstance(self.path, str) or not self.path.startswith("/"):
             raise ValueError(f"path must start with '/', got {self.path!r}")

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import paths, procs
-from .config import LoadParams
-from .errors import LoadError
+from .. import paths, procs
+from ..config import LoadParams
+from ..errors import LoadError
 from .hdrlog import HdrLog, read_hdr_log
 from .wrk_output import WrkOutput, parse_wrk_output
 

@@ -27,9 +27,9 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from . import paths, procs
-from .config import ServerConfig
-from .errors import ServerStartError
+from .. import paths, procs
+from ..config import ServerConfig
+from ..errors import ServerStartError
 
 MAIN_CLASS = "perflab.server.Main"
 

@@ -19,7 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from . import flame
+from ..profiling import flame
 
 CATEGORY_COLORS = {
     "GC": "#8c564b", "JIT": "#c49c94", "executor queue": "#9467bd", "locks": "#d62728",
@@ -33,8 +33,8 @@ _PCT_TICKS = [(1, "0%"), (2, "50%"), (10, "90%"), (100, "99%"), (1e3, "99.9%"), 
 
 
 def _spectrum_of(obj, uncorrected: bool = False) -> pd.DataFrame:
-    from .load import LoadResult
-    from .wrk_output import WrkOutput
+    from ..measure.load import LoadResult
+    from ..measure.wrk_output import WrkOutput
     if isinstance(obj, LoadResult):
         return obj.spectrum_uncorrected if uncorrected else obj.spectrum
     if isinstance(obj, WrkOutput):
@@ -90,7 +90,7 @@ def latency_over_time(result, stats: pd.DataFrame | None = None, title: str | No
     ``result``: a LoadResult (its hdr log) or an intervals DataFrame (``start_s, end_s, count,
     p50_ms, p90_ms, p99_ms, max_ms``). ``stats``: a stats frame with ``t_s`` on the same origin
     (``ExperimentResult.stats``); samples outside the measured window (±1 interval) are not drawn."""
-    from .load import LoadResult
+    from ..measure.load import LoadResult
     iv = result.intervals if isinstance(result, LoadResult) else result
     if not isinstance(iv, pd.DataFrame):
         raise ValueError("result must be a LoadResult or an intervals DataFrame")
@@ -160,7 +160,7 @@ def throughput_latency(probes, breakpoint: float | None = None, sla_ms: float | 
     vertical line. ``probes``: a BreakpointResult, its ``table``, or a DataFrame with
     ``rate, p99_ms, passed`` (and optionally ``p50_ms, achieved_rate, reason``). Several searches:
     a dict label -> any of these."""
-    from .breakpoint import BreakpointResult
+    from ..breakpoint import BreakpointResult
     if isinstance(probes, dict):
         series = probes
     else:
@@ -205,7 +205,7 @@ def throughput_latency(probes, breakpoint: float | None = None, sla_ms: float | 
 
 
 def _stacks_of(obj) -> tuple[pd.DataFrame, str]:
-    from .profiler import Profile
+    from ..profiling.profiler import Profile
     if isinstance(obj, Profile):
         return obj.stacks, obj.event
     if isinstance(obj, pd.DataFrame) and {"stack", "samples"} <= set(obj.columns):
