@@ -1,0 +1,155 @@
+"""When may a sentence say that two measurements differ? Only when a stated test supports it.
+
+Two kinds of evidence occur in the lab:
+
+* **samples** -- e.g. the per-interval p99s of two runs, or of the intervals with and without a flush.
+  :func:`compare_samples` claims a difference only when *both* a two-sided Mann-Whitney U test rejects
+  "same distribution" at ``alpha`` *and* a bootstrap confidence interval of the ratio of medians
+  excludes 1. It always reports ``n`` on each side, and with fewer than ``min_n`` samples on a side
+  it claims nothing. Latency intervals of one run are not independent (a slow second tends to follow
+  a slow second), which makes any such test somewhat optimistic; requiring the two criteria together
+  and a minimum n keeps the claims conservative.
+* **intervals** -- e.g. two breakpoints, each with the interval its repeated probes support.
+  :func:`compare_intervals` calls them different only when the intervals do not overlap.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+#: the test named in every sentence that claims a difference between samples
+SAMPLE_TEST = "two-sided Mann-Whitney U test and a bootstrap interval of the ratio of medians"
+ALPHA = 0.05
+MIN_N = 5
+N_BOOT = 2000
+
+
+@dataclass(frozen=True)
+class Difference:
+    """The outcome of comparing sample ``a`` with sample ``b``.
+
+    ``verdict``: ``"higher"`` / ``"lower"`` (b compared with a), ``"no difference detectable"`` or
+    ``"too few samples"``. ``ratio`` is median(b) / median(a); ``ratio_ci`` its bootstrap interval
+    at ``1 - alpha``; ``p_value`` the Mann-Whitney U test's.
+    """
+
+    n_a: int
+    n_b: int
+    median_a: float
+    median_b: float
+    ratio: float
+    ratio_ci: tuple[float, float]
+    p_value: float
+    alpha: float
+    verdict: str
+
+    @property
+    def significant(self) -> bool:
+        return self.verdict in ("higher", "lower")
+
+    @property
+    def evidence(self) -> str:
+        """'n = 12 vs 40, Mann-Whitney p = 0.003, ratio 2.1x (95% CI 1.4-3.0x)'."""
+        if self.verdict == "too few samples":
+            return f"n = {self.n_a} vs {self.n_b}"
+        lo, hi = self.ratio_ci
+        conf = f"{100 * (1 - self.alpha):g}%"
+        return (f"n = {self.n_a} vs {self.n_b}, Mann-Whitney p = {_fmt_p(self.p_value)}, ratio "
+                f"{_fmt_x(self.ratio)} ({conf} CI {_fmt_x(lo)}-{_fmt_x(hi)})")
+
+    def to_dict(self) -> dict:
+        return {"n_a": self.n_a, "n_b": self.n_b, "median_a": self.median_a, "median_b": self.median_b,
+                "ratio": self.ratio, "ratio_ci": list(self.ratio_ci), "p_value": self.p_value,
+                "alpha": self.alpha, "verdict": self.verdict, "test": SAMPLE_TEST}
+
+
+def _fmt_p(p: float) -> str:
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _fmt_x(r: float) -> str:
+    if not math.isfinite(r):
+        return "inf"
+    return f"{r:.2f}x" if r < 10 else f"{r:.0f}x"
+
+
+def _clean(values) -> np.ndarray:
+    a = np.asarray(list(values), dtype=float)
+    return a[np.isfinite(a)]
+
+
+def compare_samples(a, b, alpha: float = ALPHA, min_n: int = MIN_N, n_boot: int = N_BOOT,
+                    seed: int = 0) -> Difference:
+    """Compare sample ``b`` with sample ``a`` (NaN/inf dropped). See the module docstring for the rule.
+
+    The bootstrap resamples each side independently ``n_boot`` times with a fixed ``seed``, so the
+    same data always give the same sentence.
+    """
+    if not (0 < alpha < 0.5):
+        raise ValueError(f"alpha must be in (0, 0.5), got {alpha!r}")
+    if not (isinstance(min_n, int) and min_n >= 2):
+        raise ValueError(f"min_n must be an integer >= 2, got {min_n!r}")
+    if not (isinstance(n_boot, int) and n_boot >= 100):
+        raise ValueError(f"n_boot must be an integer >= 100, got {n_boot!r}")
+    x, y = _clean(a), _clean(b)
+    ma = float(np.median(x)) if len(x) else math.nan
+    mb = float(np.median(y)) if len(y) else math.nan
+    ratio = mb / ma if len(x) and len(y) and ma > 0 else (math.inf if len(y) and mb > 0 else math.nan)
+    if len(x) < min_n or len(y) < min_n:
+        return Difference(len(x), len(y), ma, mb, ratio, (math.nan, math.nan), math.nan, alpha, "too few samples")
+    from scipy.stats import mannwhitneyu
+
+    if np.ptp(np.concatenate([x, y])) == 0:
+        p = 1.0  # every value equal: nothing to test (scipy would warn)
+    else:
+        p = float(mannwhitneyu(x, y, alternative="two-sided", method="auto").pvalue)
+    rng = np.random.default_rng(seed)
+    bx = np.median(rng.choice(x, size=(n_boot, len(x)), replace=True), axis=1)
+    by = np.median(rng.choice(y, size=(n_boot, len(y)), replace=True), axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.where(bx > 0, by / bx, np.where(by > 0, np.inf, 1.0))
+    lo, hi = (float(v) for v in np.quantile(ratios, [alpha / 2, 1 - alpha / 2]))
+    if p < alpha and lo > 1:
+        verdict = "higher"
+    elif p < alpha and hi < 1:
+        verdict = "lower"
+    else:
+        verdict = "no difference detectable"
+    return Difference(len(x), len(y), ma, mb, ratio, (lo, hi), p, alpha, verdict)
+
+
+@dataclass(frozen=True)
+class IntervalComparison:
+    """Two estimates with intervals: ``verdict`` ``"higher"`` / ``"lower"`` (b compared with a) only
+    when the intervals are disjoint, else ``"no difference detectable"``."""
+
+    a: tuple[float, float]
+    b: tuple[float, float]
+    verdict: str
+
+    @property
+    def significant(self) -> bool:
+        return self.verdict in ("higher", "lower")
+
+    @property
+    def evidence(self) -> str:
+        rel = "do not overlap" if self.significant else "overlap"
+        return f"intervals [{self.a[0]:,.0f}, {self.a[1]:,.0f}] and [{self.b[0]:,.0f}, {self.b[1]:,.0f}] {rel}"
+
+
+def compare_intervals(a: tuple[float, float], b: tuple[float, float]) -> IntervalComparison:
+    """Compare estimate ``b`` with ``a`` by their intervals ``(lo, hi)``."""
+    for name, iv in (("a", a), ("b", b)):
+        if iv is None or len(iv) != 2 or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in iv) \
+                or iv[0] > iv[1]:
+            raise ValueError(f"{name} must be an interval (lo, hi) with lo <= hi, got {iv!r}")
+    if b[0] > a[1]:
+        verdict = "higher"
+    elif b[1] < a[0]:
+        verdict = "lower"
+    else:
+        verdict = "no difference detectable"
+    return IntervalComparison(tuple(a), tuple(b), verdict)
