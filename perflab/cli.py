@@ -3,6 +3,11 @@
 Subcommands: ``run`` (one experiment), ``breakpoint``, ``profile`` (an experiment with a profile),
 ``prefill``, ``inspect``, ``runs`` (list recorded runs), ``index`` (rebuild the DuckDB index and
 optionally query it), ``report`` (the HTML report: ``perflab.report.cli``).
+
+Every parameter option is derived from the fields of the parameter classes (:mod:`perflab.config`):
+the server's flags from ``ServerConfig`` (itself from the server's ``--options-json``), the load's
+from ``LoadParams`` and so on, with their defaults and help; values are checked by those classes, so
+the command line and Python give the same errors.
 """
 
 from __future__ import annotations
@@ -13,45 +18,35 @@ import sys
 
 from .errors import PerflabError
 
+#: LoadParams fields the breakpoint search sets itself (per probe / for the ramp)
+_SEARCH_OWNS = ("rate", "duration", "warmup", "rate_steps", "step_duration", "ramp", "ramp_curve", "stop_on_p99")
+#: ProfileParams fields left at their defaults on the command line (names taken by the load's options)
+_PROFILE_HIDDEN = ("threads", "include", "exclude", "jstackdepth", "fallback")
+
 
 def _server_args(p: argparse.ArgumentParser):
-    g = p.add_argument_group("server")
-    g.add_argument("--backend", default="lsm", help="lsm, memory, rocksdb (default lsm)")
-    g.add_argument("--mode", default="sync", help="sync, async, virtual (default sync)")
-    g.add_argument("--selectors", type=int)
-    g.add_argument("--workers", type=int)
-    g.add_argument("--queue", type=int, default=1024)
-    g.add_argument("--queue-kind", default="array")
-    g.add_argument("--memtable-size", default="4m")
-    g.add_argument("--flush-threads", type=int, default=1)
-    g.add_argument("--compaction-threads", type=int, default=1)
-    g.add_argument("--wal", default="batch")
-    g.add_argument("--heap", help="e.g. 256m (-Xmx)")
-    g.add_argument("--gc", help="g1, parallel, serial, z, shenandoah")
-    g.add_argument("--jvm-flag", action="append", default=[], help="extra JVM flag (repeatable)")
-    g.add_argument("--java-home")
-    g.add_argument("--debug-delay", help="server's artificial per-request delay, e.g. 5ms")
+    from .config import ServerConfig
+    from .config.fields import add_arguments
+    add_arguments(p.add_argument_group("server (perflab.server.Main flags and the JVM)"), ServerConfig,
+                  exclude=("host", "port"), dest_prefix="server_")
+    p.add_argument("--placement", default="shared",
+                   help="shared (server and generator on all CPUs) or split (disjoint CPU sets), or "
+                        "'server=0;load=1' (default shared)")
 
 
-def _load_args(p: argparse.ArgumentParser, rate_required=True):
-    g = p.add_argument_group("load")
-    g.add_argument("-R", "--rate", required=rate_required, help="requests/s (10k ok)")
-    g.add_argument("-d", "--duration", default="10s")
-    g.add_argument("-t", "--threads", type=int, default=1)
-    g.add_argument("-c", "--connections", type=int, default=1)
-    g.add_argument("-s", "--script", help="path or name in wrk-scripts/")
-    g.add_argument("--warmup", default="0s")
-    g.add_argument("--send-slack", default="0s",
-                   help="let a request go up to this late so one wake-up sends several (e.g. 100us; <= 10ms)")
-    g.add_argument("--wrk", help="path of a real wrk2 binary to use instead of perflab-load")
+def _load_args(p: argparse.ArgumentParser, exclude: tuple[str, ...] = ()):
+    from .config import LoadParams
+    from .config.fields import add_arguments
+    g = p.add_argument_group("load (wrk2's options and perflab-load's)")
+    add_arguments(g, LoadParams, exclude=("tool", "script_args") + exclude, dest_prefix="load_")
     g.add_argument("script_args", nargs="*", help="arguments for the script's init(args) (after --)")
 
 
-def _prefill_args(p):
-    g = p.add_argument_group("prefill")
-    g.add_argument("--prefill", type=int, metavar="KEYS", help="prefill this many keys before starting")
-    g.add_argument("--value-size", default="100")
-    g.add_argument("--seed", type=int, default=0)
+def _prefill_args(p, flags=None):
+    from .config import PrefillParams
+    from .config.fields import add_arguments
+    add_arguments(p.add_argument_group("prefill (before the server starts; omit --prefill for none)"),
+                  PrefillParams, dest_prefix="prefill_", flags=flags)
 
 
 def _common(p):
@@ -61,29 +56,39 @@ def _common(p):
 
 def _server(a):
     from .config import ServerConfig
-    return ServerConfig(backend=a.backend, mode=a.mode, selectors=a.selectors, workers=a.workers, queue=a.queue,
-                        queue_kind=a.queue_kind, memtable_size=a.memtable_size, flush_threads=a.flush_threads,
-                        compaction_threads=a.compaction_threads, wal=a.wal, heap=a.heap, gc=a.gc,
-                        jvm_flags=tuple(a.jvm_flag), java_home=a.java_home, debug_delay=a.debug_delay)
+    from .config.fields import from_arguments
+    return from_arguments(ServerConfig, a, "server_")
 
 
-def _load(a, rate=None):
+def _load(a):
     from .config import LoadParams
-    return LoadParams(rate=rate if rate is not None else a.rate, duration=a.duration, threads=a.threads,
-                      connections=a.connections, script=a.script, script_args=tuple(a.script_args), warmup=a.warmup,
-                      send_slack=a.send_slack, tool="wrk2" if a.wrk else "perflab-load", wrk_binary=a.wrk)
+    from .config.fields import from_arguments
+    return from_arguments(LoadParams, a, "load_", script_args=tuple(a.script_args) or None,
+                          tool="wrk2" if getattr(a, "load_wrk_binary", None) else None)
 
 
 def _prefill(a):
     from .config import PrefillParams
-    return PrefillParams(keys=a.prefill, value_size=a.value_size, seed=a.seed) if a.prefill else None
+    from .config.fields import from_arguments
+    return from_arguments(PrefillParams, a, "prefill_") if a.prefill_keys is not None else None
+
+
+def _print_validity(v) -> None:
+    if v is None:
+        return
+    print(f"validity: {v.verdict}")
+    for r in v.reasons:
+        print(f"  - {r}")
 
 
 def cmd_run(a, profile=None):
     from .experiment import run_experiment
-    res = run_experiment(_server(a), _load(a), profile=profile, prefill=_prefill(a), name=a.name, data_root=a.data)
+    res = run_experiment(_server(a), _load(a), profile=profile, prefill=_prefill(a), name=a.name,
+                         data_root=a.data, placement=a.placement)
     print(res.load.console, end="")
-    print(f"\nrun {res.run.id}: {res.run.dir}")
+    print()
+    _print_validity(res.validity)
+    print(f"run {res.run.id}: {res.run.dir}")
     if res.profile is not None:
         print(f"profile: {res.profile.html_path}")
         cats = res.profile.categories()
@@ -95,28 +100,34 @@ def cmd_run(a, profile=None):
 
 def cmd_profile(a):
     from .config import ProfileParams
-    return cmd_run(a, ProfileParams(event=a.event, interval=a.interval))
+    from .config.fields import from_arguments
+    return cmd_run(a, from_arguments(ProfileParams, a, "profile_"))
 
 
 def cmd_breakpoint(a):
     from .breakpoint import find_breakpoint
-    from .config import BreakpointCriteria, BreakpointParams
-    crit = BreakpointCriteria(sla_p99=a.sla, min_achieved=a.min_achieved, max_error_ratio=a.max_errors)
-    bp = BreakpointParams(start_rate=a.start_rate, max_rate=a.max_rate, precision=a.precision,
-                          max_probes=a.max_probes, probe_duration=a.probe_duration, warmup=a.warmup,
-                          seed=a.seed, retries=a.retries, server_warmup=a.server_warmup)
-    load = _load(a, rate=bp.start_rate)
-    res = find_breakpoint(_server(a), load, crit, bp, name=a.name, data_root=a.data, prefill=_prefill(a),
-                          progress=not a.quiet)
-    print(res.table[["probe", "phase", "rate", "passed", "reason"]].to_string(index=False))
-    print(f"\nbreakpoint: {res.rate} req/s (bracket [{res.lo}, {res.hi}], {res.stop_reason})")
+    from .config import BreakpointCriteria, BreakpointParams, ValidityThresholds
+    from .config.fields import from_arguments
+    crit = from_arguments(BreakpointCriteria, a, "criteria_")
+    bp = from_arguments(BreakpointParams, a, "search_")
+    thresholds = from_arguments(ValidityThresholds, a, "validity_")
+    res = find_breakpoint(_server(a), _load(a), crit, bp, name=a.name, data_root=a.data, prefill=_prefill(a),
+                          progress=not a.quiet, placement=a.placement, thresholds=thresholds)
+    cols = [c for c in ("probe", "phase", "rate", "passed", "validity", "p99_ms", "reason") if c in res.table]
+    if res.ramp:
+        print(f"ramp: {res.ramp['reason']}")
+    if len(res.table):
+        print(res.table[cols].to_string(index=False))
+    print(f"\nbreakpoint: {res.describe()}; probes' validity: {res.validity}; {res.stop_reason}; "
+          f"{res.seconds:.0f} s")
     print(f"run {res.run_id}: {res.run.dir}")
     return 0 if res.rate is not None else 1
 
 
 def cmd_prefill(a):
     from .profiling import bridge
-    out = bridge.prefill(a.dir, a.keys, a.value_size, a.seed, a.key_prefix, backend=a.backend)
+    p = _prefill(a)
+    out = bridge.prefill(a.dir, p.keys, p.value_size, p.seed, p.key_prefix, backend=a.backend)
     print(json.dumps(out, indent=2))
     return 0
 
@@ -134,9 +145,10 @@ def cmd_runs(a):
     if df.empty:
         print("no runs recorded")
         return 0
-    cols = [c for c in ("run_id", "kind", "status", "server_mode", "server_backend", "load_rate",
-                        "result_achieved_rate", "result_p99_ms", "result_breakpoint_rate") if c in df]
-    with pd.option_context("display.width", 200, "display.max_columns", 20):
+    cols = [c for c in ("run_id", "kind", "status", "validity", "server_mode", "server_backend", "load_rate",
+                        "result_achieved_rate", "result_p99_ms", "result_breakpoint_rate", "result_verdict")
+            if c in df]
+    with pd.option_context("display.width", 220, "display.max_columns", 20):
         print(df[cols].tail(a.last).to_string(index=False))
     return 0
 
@@ -162,6 +174,9 @@ def cmd_report(argv):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .config import BreakpointCriteria, BreakpointParams, ProfileParams, ValidityThresholds
+    from .config.fields import add_arguments
+
     p = argparse.ArgumentParser(prog="perflab", description="perflab: fixed-rate loads, profiles, breakpoints and "
                                 "records for the Java key-value server.")
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
@@ -169,33 +184,18 @@ def build_parser() -> argparse.ArgumentParser:
     _server_args(r), _load_args(r), _prefill_args(r), _common(r)
     pr = sub.add_parser("profile", help="like run, with async-profiler over the measured window")
     _server_args(pr), _load_args(pr), _prefill_args(pr), _common(pr)
-    pr.add_argument("--event", default="cpu", help="cpu, alloc, lock, wall, itimer, ctimer")
-    pr.add_argument("--interval", default="5ms", help="sampling interval for cpu/wall")
-    b = sub.add_parser("breakpoint", help="find the highest rate the server keeps up with")
-    _server_args(b), _load_args(b, rate_required=False), _prefill_args(b), _common(b)
-    b.add_argument("--start-rate", default="1000")
-    b.add_argument("--max-rate", default="1000000")
-    b.add_argument("--precision", type=float, default=0.05)
-    b.add_argument("--max-probes", type=int, default=14)
-    b.add_argument("--probe-duration", default="5s")
-    b.add_argument("--sla", default="10ms", help="p99 bound (default 10ms)")
-    b.add_argument("--min-achieved", type=float, default=0.99)
-    b.add_argument("--max-errors", type=float, default=0.001)
-    # Defaults for a person at a shell: a cold JVM or one stall of a shared machine failing the first
-    # probe would otherwise end the search far below the server's real limit.
-    b.add_argument("--server-warmup", default="10s",
-                   help="unrecorded load at --start-rate before the first probe, for the JIT (default 10s)")
-    b.add_argument("--retries", type=int, default=1,
-                   help="repeat a failed probe this many times (default 1: shared machines stall now and then)")
-    b.set_defaults(warmup="2s")  # unrecorded seconds before each probe's window
+    add_arguments(pr.add_argument_group("profile"), ProfileParams, exclude=_PROFILE_HIDDEN, dest_prefix="profile_")
+    b = sub.add_parser("breakpoint", help="find the highest rate the server keeps up with, with its interval")
+    _server_args(b), _load_args(b, exclude=_SEARCH_OWNS), _prefill_args(b), _common(b)
+    add_arguments(b.add_argument_group("pass criteria of a probe"), BreakpointCriteria, dest_prefix="criteria_")
+    add_arguments(b.add_argument_group("search"), BreakpointParams, dest_prefix="search_", exclude=("seed", "seed_arg"))
+    add_arguments(b.add_argument_group("validity thresholds (see perflab.config.ValidityThresholds)"),
+                  ValidityThresholds, dest_prefix="validity_", flag_prefix="--validity-")
     b.add_argument("--quiet", action="store_true", help="no progress bar")
     f = sub.add_parser("prefill", help="fill a data directory in-process (deterministic)")
     f.add_argument("dir")
-    f.add_argument("--keys", type=int, required=True)
-    f.add_argument("--value-size", type=int, default=100)
-    f.add_argument("--seed", type=int, default=0)
-    f.add_argument("--key-prefix", default="key")
-    f.add_argument("--backend", default="lsm")
+    _prefill_args(f, flags={"keys": "--keys"})
+    f.add_argument("--backend", default="lsm", help="lsm or rocksdb (default lsm)")
     i = sub.add_parser("inspect", help="describe a data directory (SSTables, sizes, key range)")
     i.add_argument("dir")
     ru = sub.add_parser("runs", help="list recorded runs")
@@ -218,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     if not a.cmd:
         parser.print_help()
         return 0
+    if a.cmd == "prefill" and a.prefill_keys is None:
+        parser.error("prefill: --keys N is required")
     handlers = {"run": cmd_run, "profile": cmd_profile, "breakpoint": cmd_breakpoint, "prefill": cmd_prefill,
                 "inspect": cmd_inspect, "runs": cmd_runs, "index": cmd_index}
     try:

@@ -22,10 +22,14 @@ from .profiling import bridge
 
 from . import paths, procs
 from .config import LoadParams, PrefillParams, ProfileParams, ServerConfig
+from .config.validity import ValidityThresholds
 from .measure.load import LoadResult, start_load, tool_version
+from .measure.validity import Validity, assess
 from .profiling.profiler import Profile, Profiler
 from .records import Run, new_run
 from .server import Server
+from .server.placement import Placement
+from .server.proc import ProcSampler
 from .server.stats import StatsSampler
 
 
@@ -39,7 +43,8 @@ class Session:
 
     def __init__(self, kind: str, name: str, server: ServerConfig | str, prefill: PrefillParams | None = None,
                  data_root=None, data_dir=None, keep_data: bool = False, stats_interval: float = 1.0,
-                 params: dict | None = None):
+                 params: dict | None = None, placement: Placement | str | None = None,
+                 thresholds: ValidityThresholds | None = None):
         self.external_url = None
         if isinstance(server, str):
             # An already running server (started by the user): it is measured, never started or stopped.
@@ -57,6 +62,9 @@ class Session:
         if not (stats_interval > 0):
             raise ValueError(f"stats_interval must be > 0, got {stats_interval!r}")
         self.kind, self.name, self.config = kind, name, server
+        self.placement = Placement.of(placement)
+        self.thresholds = thresholds or ValidityThresholds()
+        self.proc: ProcSampler | None = None
         self.prefill_params = prefill
         self.data_root = paths.data_root(data_root)
         self.given_data_dir = Path(data_dir) if data_dir is not None else None
@@ -76,8 +84,9 @@ class Session:
         params = {"server": self.config.to_dict() if self.external_url is None else {"url": self.external_url},
                   **self.extra_params,
                   "prefill": self.prefill_params.to_dict() if self.prefill_params else None,
-                  "stats_interval": self.stats_interval}
+                  "stats_interval": self.stats_interval, "validity": self.thresholds.to_dict()}
         self.run = new_run(self.kind, self.name, params, self.data_root)
+        self.run.meta["placement"] = self.placement.to_dict()
         self.run.meta["environment"]["tools"]["perflab-load"] = tool_version(self.extra_params.get("_load"))
         self.run.save()
         self._sig = procs.sigterm_as_exception()
@@ -111,13 +120,30 @@ class Session:
         self.start_server()
 
     def start_server(self):
-        self.server = Server(self.config, data_dir=self.data_dir, log_dir=self.run.dir, keep_data=True).start()
+        self.server = Server(self.config, data_dir=self.data_dir, log_dir=self.run.dir, keep_data=True,
+                             cpu_prefix=self.placement.prefix("server")).start()
         self._servers.append({"pid": self.server.pid, "started_at": time.time()})
         self.run.update(server={"java_version": self.server.java_version, "command": self.server.command,
                                 "jvm_flags": self.config.jvm_args(), "effective_config": self.server.effective_config,
                                 "ready": self.server.ready})
         self.run.meta["artifacts"].update({"server_log": "server.log", "server_events": "server-events.jsonl"})
         self.sampler = StatsSampler(self.server.url, self.stats_interval).start()
+        self.proc = ProcSampler(self.server.pid).start()
+
+    @property
+    def load_prefix(self) -> list[str]:
+        """The command prefix that places the generator (see :mod:`perflab.server.placement`)."""
+        return self.placement.prefix("load")
+
+    def start_load(self, load: LoadParams, out_dir):
+        return start_load(self.server.url, load, out_dir=out_dir, cpu_prefix=self.load_prefix)
+
+    def validity(self, res: LoadResult, started_at: float | None = None) -> Validity:
+        """The validity record of a load that ran against this session's server."""
+        start = res.measure_start or started_at or res.started_at
+        end = res.measure_end or res.ended_at
+        window = self.proc.window(start, end) if self.proc is not None and end else None
+        return assess(res, window, self.placement, self.thresholds)
 
     def restart_server(self):
         """Stop and start the server again on the same data (a fresh JVM per probe)."""
@@ -129,6 +155,8 @@ class Session:
     def _stop_server(self):
         if self.sampler is not None:
             self.sampler.stop()
+        if self.proc is not None:
+            self.proc.stop()
         if self.server is not None and self.external_url is None:
             self.server.stop()
             info = self.server.info()
@@ -179,7 +207,8 @@ class ExperimentResult:
 
     ``load``: the :class:`~perflab.measure.load.LoadResult`; ``stats``: ``/v0/stats`` samples (``t_s`` on the hdr
     log's time axis: 0 = start of the measured window); ``profile``: the :class:`~perflab.profiling.profiler.Profile`
-    or ``None``; ``run``: the record (``run.id``, ``run.dir``); ``prefill``: the prefill tool's JSON.
+    or ``None``; ``run``: the record (``run.id``, ``run.dir``); ``prefill``: the prefill tool's JSON;
+    ``validity``: how valid the run is as a measure of the server (also in ``meta.json``).
     """
 
     run: Run
@@ -188,6 +217,7 @@ class ExperimentResult:
     profile: Profile | None
     server: dict
     prefill: dict | None
+    validity: Validity | None = None
 
     @property
     def run_id(self) -> str:
@@ -212,17 +242,22 @@ class ExperimentResult:
         return self.profile.frames() if self.profile else None
 
     def __repr__(self):
-        return f"<ExperimentResult {self.run.id} {self.load!r}{' +profile ' + self.profile.event if self.profile else ''}>"
+        return f"<ExperimentResult {self.run.id} {self.validity.verdict if self.validity else ''} {self.load!r}{' +profile ' + self.profile.event if self.profile else ''}>"
 
 
 def run_experiment(server: ServerConfig, load: LoadParams, profile: ProfileParams | None = None,
                    prefill: PrefillParams | None = None, name: str | None = None, data_root=None,
-                   stats_interval: float = 1.0, data_dir=None, keep_data: bool = False) -> ExperimentResult:
+                   stats_interval: float = 1.0, data_dir=None, keep_data: bool = False,
+                   placement: Placement | str | None = None,
+                   thresholds: ValidityThresholds | None = None) -> ExperimentResult:
     """Start a server with ``server``, optionally prefill, run ``load`` against it, profile the
     measured window with ``profile``, record everything, stop. See the module docstring.
 
     ``stats_interval``: seconds between ``/v0/stats`` samples (e.g. 0.25 to pin flushes to latency
     intervals). ``data_dir``: use (and keep) this storage directory instead of a fresh one.
+    ``placement``: ``"shared"`` or ``"split"`` CPUs for server and generator
+    (:mod:`perflab.server.placement`). The run's validity record (:mod:`perflab.measure.validity`)
+    lands in ``meta.json`` and on the result.
     """
     for n, v, t in (("server", server, ServerConfig), ("load", load, LoadParams)):
         if not isinstance(v, t):
@@ -237,7 +272,8 @@ def run_experiment(server: ServerConfig, load: LoadParams, profile: ProfileParam
     if profile is not None:
         paths.async_profiler_lib()  # fail before starting anything when the profiler is not built
     with Session("experiment", name, server, prefill=prefill, data_root=data_root, data_dir=data_dir,
-                 keep_data=keep_data, stats_interval=stats_interval, params=params) as sess:
+                 keep_data=keep_data, stats_interval=stats_interval, params=params, placement=placement,
+                 thresholds=thresholds) as sess:
         run = sess.run
         run.meta["params"].pop("_load", None)
         run.save()
@@ -251,7 +287,7 @@ def run_experiment(server: ServerConfig, load: LoadParams, profile: ProfileParam
                 # Record JFR around the whole load and keep exactly the measured window when
                 # converting: the attach latency of a busy machine cannot shift the window.
                 profiler.start_recording()
-            lp = start_load(sess.server.url, load, out_dir=run.dir)
+            lp = sess.start_load(load, out_dir=run.dir)
             res = lp.wait()
             if profiler is not None:
                 start, end = _window(res, lp, load)
@@ -262,22 +298,22 @@ def run_experiment(server: ServerConfig, load: LoadParams, profile: ProfileParam
             if lp is not None:
                 lp.stop(1)
             raise
-        t0 = res.measure_start
+        t0 = res.measure_start or lp.started_at
         stats = sess.stats_frame(t0)
-        _record(run, res, stats, prof)
-        return ExperimentResult(run, res, stats, prof, sess.server.info(), sess.prefill_result)
+        validity = sess.validity(res, lp.started_at)
+        _record(run, res, stats, prof, validity)
+        return ExperimentResult(run, res, stats, prof, sess.server.info(), sess.prefill_result, validity)
 
 
 def _window(res: LoadResult, lp, load: LoadParams) -> tuple[float, float]:
     """The measured window in epoch seconds: from perflab-load's JSON summary, else (wrk2) the
     measured run's own start and end."""
-    s = res.summary or {}
-    if s.get("start_ms") and s.get("end_ms"):
-        return s["start_ms"] / 1000.0, s["end_ms"] / 1000.0
+    if res.measure_start and res.measure_end:
+        return res.measure_start, res.measure_end
     return lp.started_at, res.ended_at
 
 
-def _record(run: Run, res: LoadResult, stats: pd.DataFrame, prof: Profile | None) -> None:
+def _record(run: Run, res: LoadResult, stats: pd.DataFrame, prof: Profile | None, validity: Validity) -> None:
     from .measure.load import CONSOLE, HDR_LOG, STDERR, SUMMARY
 
     for art, f in (("console", CONSOLE), ("load_stderr", STDERR), ("summary", SUMMARY), ("hdr_log", HDR_LOG)):
@@ -296,7 +332,8 @@ def _record(run: Run, res: LoadResult, stats: pd.DataFrame, prof: Profile | None
         run.add_rows("intervals", iv.to_dict("records"))
     if not res.spectrum.empty:
         run.write_frame("spectrum.csv", res.spectrum, artifact="spectrum")
-    run.add_rows("loads", [res.record()])
+    run.meta["validity"] = validity.to_dict()
+    run.add_rows("loads", [{**res.record(), "validity": validity.verdict}])
     results = dict(res.record())
     results["status_codes"] = res.status_counts
     results["measure_start"] = res.measure_start

@@ -1,4 +1,20 @@
-"""Typed, validated parameters for everything perflab runs (see :mod:`perflab.config.params`)."""
+"""Typed, validated parameters for everything perflab runs.
 
-from .params import (BACKENDS, GC_FLAGS, LOAD_TOOLS, MODES, PROFILE_EVENTS, QUEUE_KINDS, WAL_POLICIES,  # noqa: F401
-                     BreakpointCriteria, BreakpointParams, LoadParams, PrefillParams, ProfileParams, ServerConfig)
+Every class is a frozen dataclass whose fields carry a spec (:mod:`.fields`): values are converted on
+construction (``"4m"`` -> bytes, ``"500ms"`` -> seconds, ``"10k"`` -> requests/s) and checked, and the
+error names the field, so a notebook fails in its first cell, not minutes later in a subprocess.
+Derive variants with ``cfg.replace(...)`` (validated again). The command line is built from the same
+fields.
+
+* :mod:`.server`   ``ServerConfig`` -- one field per server flag, from the server's ``--options-json``
+* :mod:`.load`     ``LoadParams``
+* :mod:`.profile`  ``ProfileParams``, ``PrefillParams``
+* :mod:`.search`   ``BreakpointCriteria``, ``BreakpointParams``
+* :mod:`.validity` ``ValidityThresholds``
+"""
+
+from .load import LOAD_TOOLS, LoadParams  # noqa: F401
+from .profile import PROFILE_EVENTS, PrefillParams, ProfileParams  # noqa: F401
+from .search import BreakpointCriteria, BreakpointParams  # noqa: F401
+from .server import BACKENDS, DEFAULT_HEAP, GC_FLAGS, MODES, ServerConfig, server_options  # noqa: F401
+from .validity import ValidityThresholds  # noqa: F401

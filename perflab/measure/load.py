@@ -1,8 +1,8 @@
 """Running the load generator (perflab-load, or a user's real wrk2) and reading its results.
 
 ``run_load(url, LoadParams(...))`` starts the generator in its own process group, waits for it,
-and returns a :class:`LoadResult`: the console output parsed (wrk2 layout), perflab-load's JSON
-summary and its HdrHistogram interval log when available. ``start_load`` does the same without
+and returns a :class:`LoadResult`: perflab-load's JSON summary (the one source of its numbers) and
+its HdrHistogram interval log; for a real wrk2, a summary of the same shape read from its console. ``start_load`` does the same without
 waiting, so a caller can act at the start of the measured window (the profiler does).
 """
 
@@ -18,13 +18,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from .. import paths, procs
 from ..config import LoadParams
 from ..errors import LoadError
 from .hdrlog import HdrLog, read_hdr_log
-from .wrk_output import WrkOutput, parse_wrk_output
+from .wrk_output import parse_wrk_output, summary_from_wrk
 
 CONSOLE = "load-console.txt"
 STDERR = "load-stderr.txt"
@@ -36,9 +37,10 @@ HDR_LOG = "load-hdr.log"
 class LoadResult:
     """Everything one load run produced.
 
-    ``wrk``: the parsed console output; ``summary``: perflab-load's JSON summary (``None`` for wrk2);
-    ``hdr``: the interval log (``None`` for wrk2). Convenience properties prefer the JSON summary
-    (exact) and fall back to the console output.
+    ``summary`` is the one source of the run's numbers: perflab-load's JSON summary, or for a real wrk2
+    the same shape built from its console output (:func:`perflab.measure.wrk_output.summary_from_wrk`,
+    the only place console text is parsed). ``hdr``: perflab-load's interval log (latency over time;
+    ``None`` for wrk2). ``console``: the tool's console output, kept as a raw artifact.
     """
 
     params: LoadParams
@@ -46,8 +48,7 @@ class LoadResult:
     command: list[str]
     returncode: int
     console: str
-    wrk: WrkOutput
-    summary: dict | None = None
+    summary: dict
     hdr: HdrLog | None = None
     out_dir: Path | None = None
     started_at: float = 0.0
@@ -58,13 +59,12 @@ class LoadResult:
     # --- rates and counts ---
     @property
     def target_rate(self) -> float:
-        return float(self.summary["target_rate"]) if self.summary else float(self.params.rate)
+        return float(self.summary.get("target_rate") or self.params.rate)
 
     @property
     def achieved_rate(self) -> float:
-        if self.summary and self.summary.get("achieved_rate") is not None:
-            return float(self.summary["achieved_rate"])
-        return float(self.wrk.requests_per_sec) if self.wrk.requests_per_sec is not None else math.nan
+        v = self.summary.get("achieved_rate")
+        return float(v) if v is not None else math.nan
 
     @property
     def achieved_ratio(self) -> float:
@@ -73,16 +73,17 @@ class LoadResult:
 
     @property
     def requests(self) -> int:
-        if self.summary and self.summary.get("requests") is not None:
-            return int(self.summary["requests"])
-        return int(self.wrk.requests or 0)
+        return int(self.summary.get("requests") or 0)
+
+    @property
+    def duration_s(self) -> float:
+        """The measured time (window plus drain), seconds."""
+        return float(self.summary.get("duration_s") or self.params.duration)
 
     @property
     def errors(self) -> dict[str, int]:
-        """Errors by kind: ``connect, read, write, timeout, status`` (status = non-2xx/3xx responses)."""
-        if self.summary and isinstance(self.summary.get("errors"), dict):
-            return {k: int(v) for k, v in self.summary["errors"].items()}
-        return {**self.wrk.socket_errors, "status": self.wrk.non_2xx}
+        """Errors by kind: ``connect, read, write, timeout, status`` (status = responses > 399)."""
+        return {k: int(v) for k, v in (self.summary.get("errors") or {}).items()}
 
     @property
     def errors_total(self) -> int:
@@ -94,31 +95,35 @@ class LoadResult:
 
     @property
     def status_counts(self) -> dict[str, int]:
-        """Responses by HTTP status (perflab-load); wrk2 only tells the non-2xx/3xx count."""
-        if self.summary and isinstance(self.summary.get("status_codes"), dict):
-            return {str(k): int(v) for k, v in self.summary["status_codes"].items()}
-        return {"non-2xx/3xx": self.wrk.non_2xx} if self.wrk.non_2xx else {}
+        """Responses by HTTP status (wrk2 only tells the count of responses > 399)."""
+        return {str(k): int(v) for k, v in (self.summary.get("status_codes") or {}).items()}
+
+    @property
+    def server_errors(self) -> int:
+        """Socket errors plus 5xx responses: what a server that keeps up never produces (a 404 of a
+        missing key is an answer, not an error)."""
+        e = self.errors
+        socket = sum(v for k, v in e.items() if k != "status")
+        codes = self.status_counts
+        if codes and not set(codes) <= {"non-2xx/3xx"}:
+            return socket + sum(v for k, v in codes.items() if k.isdigit() and int(k) >= 500)
+        return socket + e.get("status", 0)  # wrk2: no status breakdown, count every error
 
     # --- latency ---
     def percentile_ms(self, p: float, uncorrected: bool = False) -> float:
-        """Latency at percentile ``p`` (0..100), ms: from the JSON summary when it has that key,
-        else from the console spectrum, else from the hdr log."""
+        """Latency at percentile ``p`` (0..100), ms, from the summary's percentiles or, for other
+        levels, its whole-run spectrum."""
         if not (0 <= p <= 100):
             raise ValueError(f"p must be in [0, 100], got {p!r}")
-        key = "latency_uncorrected_us" if uncorrected else "latency_us"
-        lat = (self.summary or {}).get(key)
-        if lat:
-            name = "p100" if p == 100 else f"p{p:g}"
-            if name in lat:
-                return lat[name] / 1000.0
-        v = self.wrk.percentile_ms(p, uncorrected)
-        if not math.isnan(v):
-            return v
-        if self.hdr is not None:
-            h = self.hdr.histogram("uncorrected" if uncorrected else "corrected")
-            if h is not None and h.get_total_count():
-                return h.get_value_at_percentile(p) / 1000.0
-        return math.nan
+        lat = self.summary.get("latency_uncorrected_us" if uncorrected else "latency_us") or {}
+        name = "p100" if p == 100 else f"p{p:g}"
+        if name in lat:
+            return lat[name] / 1000.0
+        spec = self.spectrum_uncorrected if uncorrected else self.spectrum
+        if spec.empty:
+            return math.nan
+        hit = spec[spec["percentile"] >= p / 100 - 1e-12]
+        return float(hit["latency_ms"].iloc[0]) if not hit.empty else float(spec["latency_ms"].iloc[-1])
 
     @property
     def p50_ms(self) -> float:
@@ -138,16 +143,12 @@ class LoadResult:
 
     @property
     def spectrum(self) -> pd.DataFrame:
-        """Corrected percentile spectrum (``latency_ms, percentile, total_count, inverse``)."""
-        if not self.wrk.spectrum.empty:
-            return self.wrk.spectrum
-        return self.hdr.spectrum("corrected") if self.hdr is not None else self.wrk.spectrum
+        """Whole-run corrected percentile spectrum (``latency_ms, percentile, total_count, inverse``)."""
+        return spectrum_frame(self.summary.get("spectrum"))
 
     @property
     def spectrum_uncorrected(self) -> pd.DataFrame:
-        if not self.wrk.spectrum_uncorrected.empty:
-            return self.wrk.spectrum_uncorrected
-        return self.hdr.spectrum("uncorrected") if self.hdr is not None else self.wrk.spectrum_uncorrected
+        return spectrum_frame(self.summary.get("spectrum_uncorrected"))
 
     @property
     def intervals(self) -> pd.DataFrame:
@@ -160,20 +161,37 @@ class LoadResult:
     @property
     def measure_start(self) -> float | None:
         """Epoch seconds when the measured window began (after warm-up)."""
-        if self.summary and self.summary.get("start_ms"):
+        if self.summary.get("start_ms"):
             return self.summary["start_ms"] / 1000.0
-        if self.hdr is not None and self.hdr.start_time:
-            return self.hdr.start_time
         return None
+
+    @property
+    def measure_end(self) -> float | None:
+        if self.summary.get("end_ms"):
+            return self.summary["end_ms"] / 1000.0
+        return None
+
+    # --- the generator itself ---
+    @property
+    def schedule_lag(self) -> dict | None:
+        """How late perflab-load sent requests for its own reasons (us: mean, p50, p99, p999, max)."""
+        return self.summary.get("schedule_lag_us")
+
+    @property
+    def generator_cpu(self) -> dict | None:
+        """perflab-load's CPU over the window: ``user_s, sys_s, threads[...]`` (``None`` for wrk2)."""
+        return self.summary.get("cpu")
 
     def record(self) -> dict:
         """Flat numbers for the runs index."""
+        lag = self.schedule_lag or {}
         return {
             "target_rate": self.target_rate, "achieved_rate": self.achieved_rate,
             "achieved_ratio": self.achieved_ratio, "requests": self.requests,
             "errors": self.errors_total, "error_ratio": self.error_ratio,
             "p50_ms": self.p50_ms, "p90_ms": self.percentile_ms(90), "p99_ms": self.p99_ms,
             "p999_ms": self.p999_ms, "max_ms": self.max_ms,
+            "schedule_lag_p99_ms": lag["p99"] / 1000.0 if "p99" in lag else None,
             "threads": self.params.threads, "connections": self.params.connections,
             "duration_s": self.params.duration, "warmup_s": self.params.warmup,
             "script": Path(self.params.script).name if self.params.script else None,
@@ -185,15 +203,27 @@ class LoadResult:
                 f"errors {self.errors_total}/{self.requests}>")
 
 
+def spectrum_frame(rows) -> pd.DataFrame:
+    """``[[value_us, percentile (0..1), total_count], ...]`` (the summary's spectrum) as the lab's
+    spectrum DataFrame: ``latency_ms, percentile, total_count, inverse``."""
+    cols = ["latency_ms", "percentile", "total_count", "inverse"]
+    if not rows:
+        return pd.DataFrame({c: pd.Series(dtype=float if c != "total_count" else "int64") for c in cols})
+    df = pd.DataFrame([r[:3] for r in rows], columns=["value_us", "percentile", "total_count"])
+    df["latency_ms"] = df["value_us"].astype(float) / 1000.0
+    df["total_count"] = df["total_count"].astype("int64")
+    p = df["percentile"].astype(float)
+    df["inverse"] = np.where(p < 1, 1.0 / (1.0 - p.clip(upper=1 - 1e-15)), np.inf)
+    return df[cols]
+
+
 class LoadProcess:
     """A running load generator (see :func:`start_load`)."""
 
-    def __init__(self, url: str, params: LoadParams, out_dir: str | os.PathLike | None = None):
-        if not isinstance(params, LoadParams):
-            raise ValueError(f"params must be a LoadParams, got {type(params).__name__}")
-        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            raise ValueError(f"url must be an http(s) URL, got {url!r}")
+    def __init__(self, url: str, params: LoadParams, out_dir: str | os.PathLike | None = None,
+                 cpu_prefix: list[str] | None = None):
         self.url = url
+        self.cpu_prefix = list(cpu_prefix or [])
         self.params = params
         self._tmp = out_dir is None
         self.out_dir = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="perflab-load-"))
@@ -213,7 +243,7 @@ class LoadProcess:
         if p.tool == "wrk2" and p.warmup:
             # wrk2 has no warm-up flag: an unrecorded run at the same rate plays that role.
             self._run_wrk2_warmup(binary)
-        self.command = [str(binary), *p.args(self.url, self.out_dir / SUMMARY, self.out_dir / HDR_LOG)]
+        self.command = [*self.cpu_prefix, str(binary), *p.args(self.url, self.out_dir / SUMMARY, self.out_dir / HDR_LOG)]
         self._stdout = open(self.out_dir / CONSOLE, "wb")
         self._stderr = open(self.out_dir / STDERR, "wb")
         self.started_at = time.time()
@@ -226,7 +256,7 @@ class LoadProcess:
 
     def _run_wrk2_warmup(self, binary: Path):
         wp = self.params.replace(duration=self.params.warmup, warmup=0, latency=False, u_latency=False)
-        cmd = [str(binary), *wp.args(self.url)]
+        cmd = [*self.cpu_prefix, str(binary), *wp.args(self.url)]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
         procs.register(proc)
         try:
@@ -287,40 +317,52 @@ class LoadProcess:
             lines = [ln for ln in err_tail.splitlines() if ln.strip()]
             cause = f"{self.binary.name} exited with status {rc}" + (f": {lines[-1]}" if lines else "")
             raise LoadError(cause, err_tail + ("\n" + procs.tail(self.out_dir / CONSOLE, 15) if console else ""))
-        try:
-            wrk = parse_wrk_output(console)
-        except ValueError:
-            raise LoadError(f"{self.binary.name} printed no wrk-style result", console[-4000:] + "\n" + err_tail)
-        summary = None
-        if (self.out_dir / SUMMARY).is_file():
-            try:
-                summary = json.loads((self.out_dir / SUMMARY).read_text())
-            except ValueError as e:
-                raise LoadError(f"unreadable JSON summary {self.out_dir / SUMMARY}: {e}", err_tail)
-        hdr = read_hdr_log(self.out_dir / HDR_LOG) if (self.out_dir / HDR_LOG).is_file() else None
+        summary, hdr = read_outputs(self.out_dir, self.params, console, self.binary.name, err_tail)
         res = LoadResult(params=self.params, url=self.url, command=self.command, returncode=rc, console=console,
-                         wrk=wrk, summary=summary, hdr=hdr, out_dir=None if self._tmp else self.out_dir,
+                         summary=summary, hdr=hdr, out_dir=None if self._tmp else self.out_dir,
                          started_at=self.started_at, ended_at=ended, stderr_tail=err_tail,
-                         tool_version=(summary or {}).get("version"))
+                         tool_version=summary.get("version"))
         if self._tmp:
             shutil.rmtree(self.out_dir, ignore_errors=True)
         return res
 
 
-def start_load(url: str, params: LoadParams, out_dir: str | os.PathLike | None = None) -> LoadProcess:
+def start_load(url: str, params: LoadParams, out_dir: str | os.PathLike | None = None,
+               cpu_prefix: list[str] | None = None) -> LoadProcess:
     """Start the generator without waiting; ``.wait()`` returns the :class:`LoadResult`."""
-    return LoadProcess(url, params, out_dir).start()
+    return LoadProcess(url, params, out_dir, cpu_prefix).start()
 
 
-def run_load(url: str, params: LoadParams, out_dir: str | os.PathLike | None = None) -> LoadResult:
+def run_load(url: str, params: LoadParams, out_dir: str | os.PathLike | None = None,
+             cpu_prefix: list[str] | None = None) -> LoadResult:
     """Run one load against ``url`` and return its parsed result.
 
     ``out_dir`` keeps the raw files (``load-console.txt``, ``load-stderr.txt``, ``load-summary.json``,
     ``load-hdr.log``); without it they are read and deleted.
     """
-    lp = LoadProcess(url, params, out_dir)
+    lp = LoadProcess(url, params, out_dir, cpu_prefix)
     lp.start()
     return lp.wait()
+
+
+def read_outputs(out_dir: Path, params: LoadParams, console: str, tool: str = "perflab-load",
+                 err_tail: str = "") -> tuple[dict, HdrLog | None]:
+    """The run's summary and interval log from ``out_dir``: perflab-load's JSON summary and hdr log;
+    for a real wrk2, a summary read from its console output (the only place console text is parsed)."""
+    if params.tool == "wrk2":
+        try:
+            return summary_from_wrk(parse_wrk_output(console), params), None
+        except ValueError:
+            raise LoadError(f"{tool} printed no wrk2 result", console[-4000:] + "\n" + err_tail) from None
+    path = out_dir / SUMMARY
+    if not path.is_file():
+        raise LoadError(f"{tool} wrote no JSON summary ({path})", err_tail + "\n" + console[-2000:])
+    try:
+        summary = json.loads(path.read_text())
+    except ValueError as e:
+        raise LoadError(f"unreadable JSON summary {path}: {e}", err_tail) from None
+    hdr = read_hdr_log(out_dir / HDR_LOG) if (out_dir / HDR_LOG).is_file() else None
+    return summary, hdr
 
 
 def load_result_from_dir(out_dir: str | os.PathLike, params: LoadParams | None = None, url: str = "") -> LoadResult:
@@ -329,15 +371,15 @@ def load_result_from_dir(out_dir: str | os.PathLike, params: LoadParams | None =
     if not (d / CONSOLE).is_file():
         raise ValueError(f"out_dir: no {CONSOLE} in {d}")
     console = (d / CONSOLE).read_text(errors="replace")
-    summary = json.loads((d / SUMMARY).read_text()) if (d / SUMMARY).is_file() else None
-    hdr = read_hdr_log(d / HDR_LOG) if (d / HDR_LOG).is_file() else None
     if params is None:
-        s = summary or {}
+        if not (d / SUMMARY).is_file():
+            raise ValueError(f"out_dir: no {SUMMARY} in {d}: pass the LoadParams of a wrk2 run")
+        s = json.loads((d / SUMMARY).read_text())
         params = LoadParams(rate=s.get("target_rate") or 1, duration=s.get("duration_s") or 1,
                             threads=s.get("threads") or 1, connections=s.get("connections") or max(1, s.get("threads") or 1))
-    return LoadResult(params=params, url=url or (summary or {}).get("url", ""), command=[], returncode=0,
-                      console=console, wrk=parse_wrk_output(console), summary=summary, hdr=hdr, out_dir=d,
-                      tool_version=(summary or {}).get("version"))
+    summary, hdr = read_outputs(d, params, console)
+    return LoadResult(params=params, url=url or summary.get("url", ""), command=[], returncode=0, console=console,
+                      summary=summary, hdr=hdr, out_dir=d, tool_version=summary.get("version"))
 
 
 def tool_version(params: LoadParams | None = None) -> str | None:

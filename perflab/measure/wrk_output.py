@@ -1,4 +1,6 @@
-"""Parser of wrk2's console output (and perflab-load's, which prints the same layout).
+"""Parser of wrk2's console output. The lab reads console text only for a real wrk2: perflab-load
+prints the same layout, but its results are read from its JSON summary (:func:`summary_from_wrk` turns
+a wrk2 output into that shape).
 
 Reads what people actually paste: real wrk2 runs (``../shared/fixtures/wrk2/``), outputs indented
 inside Markdown, with blank lines between every line, ``Req/Sec nan`` from short runs, the ``-U``
@@ -293,3 +295,41 @@ def parse_wrk_outputs(text: str) -> list[WrkOutput]:
     if cur is not None and meaningful:
         outputs.append(cur)
     return outputs
+
+
+_SUMMARY_LEVELS = {"p50": 50.0, "p75": 75.0, "p90": 90.0, "p99": 99.0, "p99.9": 99.9, "p99.99": 99.99,
+                   "p99.999": 99.999, "p100": 100.0}
+
+
+def _latency_us(out: WrkOutput, uncorrected: bool) -> dict | None:
+    spec = out.spectrum_uncorrected if uncorrected else out.spectrum
+    dist = out.distribution_uncorrected if uncorrected else out.distribution
+    if spec.empty and dist.empty:
+        return None
+    lat = {k: out.percentile_ms(p, uncorrected) * 1000.0 for k, p in _SUMMARY_LEVELS.items()}
+    lat = {k: v for k, v in lat.items() if not math.isnan(v)}
+    if not spec.empty:
+        lat["min"] = float(spec["latency_ms"].iloc[0]) * 1000.0
+        lat["max"] = float(spec["latency_ms"].iloc[-1]) * 1000.0
+    return lat
+
+
+def summary_from_wrk(out: WrkOutput, params=None) -> dict:
+    """A real wrk2's console output as a summary of perflab-load's JSON shape (docs/architecture.md
+    section 5), so the lab reads every tool's results one way. wrk2 does not report status codes (only
+    the count of responses > 399), the window's epoch times, or anything about itself."""
+    def rows(spec: pd.DataFrame):
+        return [[float(r.latency_ms) * 1000.0, float(r.percentile), int(r.total_count)] for r in spec.itertuples()] \
+            if not spec.empty else None
+
+    return {
+        "tool": "wrk2", "version": None, "url": out.url,
+        "threads": out.threads, "connections": out.connections, "duration_s": out.measured_s,
+        "target_rate": float(params.rate) if params is not None else None,
+        "achieved_rate": out.requests_per_sec, "requests": out.requests, "bytes_read": out.bytes_read,
+        "errors": {**out.socket_errors, "status": out.non_2xx},
+        "status_codes": {"non-2xx/3xx": out.non_2xx} if out.non_2xx else {},
+        "latency_us": _latency_us(out, False), "latency_uncorrected_us": _latency_us(out, True),
+        "spectrum": rows(out.spectrum), "spectrum_uncorrected": rows(out.spectrum_uncorrected),
+        "start_ms": None, "end_ms": None,
+    }

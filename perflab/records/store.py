@@ -271,7 +271,10 @@ def run_row(run: Run) -> dict:
            "git_commit": (env.get("git") or {}).get("commit"), "git_dirty": (env.get("git") or {}).get("dirty"),
            "hostname": (env.get("machine") or {}).get("hostname"), "cores": (env.get("machine") or {}).get("cores"),
            "java_version": (m.get("server") or {}).get("java_version"),
-           "error": (m.get("error") or {}).get("message"), "dir": str(run.dir)}
+           "error": (m.get("error") or {}).get("message"), "dir": str(run.dir),
+           "validity": (m.get("validity") or {}).get("verdict"),
+           "validity_reasons": json.dumps((m.get("validity") or {}).get("reasons") or []),
+           "placement": (m.get("placement") or {}).get("mode")}
     params = m.get("params") or {}
     for group, vals in params.items():
         if isinstance(vals, dict):

@@ -62,10 +62,12 @@ class Server:
     ``data_dir``: the storage directory (created if missing); ``None`` makes a fresh temporary one
     (deleted on :meth:`stop` unless ``keep_data``). ``log_dir``: where ``server.log`` (stderr) and
     ``server-events.jsonl`` (the stdout protocol) go; ``None`` uses the data directory's parent temp.
+    ``cpu_prefix``: a command prefix that pins the JVM to CPUs (``taskset -c 0``).
     """
 
     def __init__(self, config: ServerConfig | None = None, data_dir: str | os.PathLike | None = None,
-                 log_dir: str | os.PathLike | None = None, keep_data: bool = False):
+                 log_dir: str | os.PathLike | None = None, keep_data: bool = False,
+                 cpu_prefix: list[str] | None = None):
         if config is None:
             config = ServerConfig()
         if not isinstance(config, ServerConfig):
@@ -74,6 +76,7 @@ class Server:
         self._given_data_dir = Path(data_dir) if data_dir is not None else None
         self._tmp: Path | None = None
         self.keep_data = keep_data
+        self.cpu_prefix = list(cpu_prefix or [])  # e.g. ["taskset", "-c", "0"] (see perflab.server.placement)
         self.log_dir = Path(log_dir) if log_dir is not None else None
         self.proc: subprocess.Popen | None = None
         self.events: list[dict] = []
@@ -167,7 +170,7 @@ class Server:
         if major >= 21:
             # JDK 21+ warns about (and later versions refuse) agents loaded into a running JVM unless allowed.
             jvm.insert(0, "-XX:+EnableDynamicAgentLoading")
-        self.command = [str(jh / "bin" / "java"), *jvm, "-cp", str(classpath), MAIN_CLASS,
+        self.command = [*self.cpu_prefix, str(jh / "bin" / "java"), *jvm, "-cp", str(classpath), MAIN_CLASS,
                         *cfg.server_args(self.data_dir)]
         env = dict(os.environ, JAVA_HOME=str(jh))
         log = open(self.log_path, "ab")
@@ -307,6 +310,7 @@ class Server:
 
 
 def start_server(config: ServerConfig | None = None, data_dir=None, log_dir=None, keep_data: bool = False,
-                 timeout: float = 90.0) -> Server:
+                 timeout: float = 90.0, cpu_prefix: list[str] | None = None) -> Server:
     """Start a server and return it (usable as a context manager that stops it)."""
-    return Server(config, data_dir=data_dir, log_dir=log_dir, keep_data=keep_data).start(timeout=timeout)
+    return Server(config, data_dir=data_dir, log_dir=log_dir, keep_data=keep_data,
+                  cpu_prefix=cpu_prefix).start(timeout=timeout)

@@ -1,134 +1,175 @@
-"""Every parameter is validated on construction and the error names it."""
+"""Every parameter is validated on construction, by one layer, and the error names it."""
+
+import dataclasses
 
 import pytest
 
 from perflab import (BreakpointCriteria, BreakpointParams, LoadParams, PrefillParams, ProfileParams,
                      ServerConfig)
+from perflab.config import ValidityThresholds, server_options
+from perflab.config.fields import spec_of
 from perflab.units import fmt_duration, fmt_size, parse_duration, parse_rate, parse_size
 
 
+def _re(text):
+    return "".join("\\" + c if c in "()[].*+?^$|{}" else c for c in text)
+
+
+def test_every_server_option_is_a_field_with_the_servers_default():
+    fields = {f.name: f for f in dataclasses.fields(ServerConfig)}
+    for o in server_options()["options"]:
+        if o["key"] in ("data-dir", "config"):  # chosen by the lab per run
+            assert o["key"].replace("-", "_") not in fields
+            continue
+        f = fields[o["key"].replace("-", "_")]
+        assert f.metadata["server_key"] == o["key"]
+        if o["key"] == "port":
+            assert f.default == 0  # the lab picks a free port
+        elif o["kind"] == "duration" and o["default"] is not None:
+            assert f.default == pytest.approx(o["default"] / 1000)
+        else:
+            assert f.default == o["default"], o["key"]
+        assert spec_of(f).help == o["help"]
+
+
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(backend="redis"), "backend must be one of"),
-    (dict(mode="reactive"), "mode must be one of"),
-    (dict(workers=0), "workers must be >= 1, got 0"),
-    (dict(selectors=-1), "selectors must be >= 1"),
-    (dict(queue=0), "queue must be >= 1, got 0"),
-    (dict(queue_kind="ring"), "queue_kind must be one of"),
-    (dict(memtable_size="lots"), "memtable_size must be a size"),
-    (dict(memtable_size=0), "memtable_size must be > 0"),
-    (dict(flush_threads=0), "flush_threads must be >= 1"),
-    (dict(wal="sometimes"), "wal must be one of"),
-    (dict(wal_batch_delay="soon"), "wal_batch_delay must be a duration"),
-    (dict(heap="1m"), "heap must be >= 16m"),
-    (dict(gc="cms"), "gc must be one of"),
-    (dict(jvm_flags="-Xmx1g"), "jvm_flags must be a list"),
-    (dict(jvm_flags=["Xmx1g"]), "jvm_flags entries must start with '-'"),
+    (dict(memtable_size="1k"), "memtable_size: --memtable-size: must be between 64k and 1g, got '1k'"),
+    (dict(memtable_size="lots"), "memtable_size: --memtable-size: must be a size like 4m, 512k, 1g or bytes, got 'lots'"),
+    (dict(mode="reactive"), "mode: --mode: expected one of sync, async, virtual, got 'reactive'"),
+    (dict(backend="redis"), "backend: --backend: expected one of lsm, memory, rocksdb"),
+    (dict(queue_kind="ring"), "queue_kind: --queue-kind: expected one of"),
+    (dict(workers=0), "workers: --workers: must be between 1 and"),
+    (dict(workers=1.5), "workers: --workers: expected an integer, got 1.5"),
+    (dict(wal="sometimes"), "wal: --wal: expected one of none, batch, always"),
+    (dict(wal_batch_delay="soon"), "wal_batch_delay: --wal-batch-delay: must be a duration like 500ms"),
+    (dict(port=70000), "port: --port: must be between 0 and 65535"),
+    (dict(heap="1m"), "heap: must be >= 16m, got '1m'"),
+    (dict(gc="cms"), "gc: expected one of g1, parallel, serial, z, shenandoah, epsilon, got 'cms'"),
+    (dict(jvm_flags="-Xmx1g"), "jvm_flags: must be a list of strings"),
+    (dict(jvm_flags=["Xmx1g"]), "jvm_flags: entries must start with '-'"),
     (dict(java_home="/nonexistent"), "java_home: /nonexistent has no bin/java"),
-    (dict(port=70000), "port must be <= 65535"),
-    (dict(workers=1.5), "workers must be an integer"),
 ])
-def test_server_config_rejects(kwargs, message):
-    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+def test_server_config_rejects_before_any_jvm_starts(kwargs, message):
+    with pytest.raises(ValueError, match=_re(message)):
         ServerConfig(**kwargs)
 
 
-def test_server_config_flags_and_jvm_args():
-    c = ServerConfig(backend="memory", mode="async", workers=3, memtable_size="8m", heap="256m", gc="G1",
-                     jvm_flags=["-XX:+AlwaysPreTouch"], wal_batch_delay="2ms", debug_delay="5ms")
+def test_values_the_server_allows_are_allowed():
+    # The server documents "0 disables compaction"; the lab used to refuse it.
+    assert ServerConfig(compaction_threads=0).server_args(None)[-2:] == ["--compaction-threads", "0"]
+    c = ServerConfig(table_size="2m", block_size="1k", bloom_bits=0, background_nice=0)
     args = c.server_args(None)
-    assert args[args.index("--workers") + 1] == "3"
-    assert args[args.index("--memtable-size") + 1] == "8m"
-    assert args[args.index("--wal-batch-delay") + 1] == "2ms"
-    assert args[args.index("--debug-delay") + 1] == "5ms"
-    assert "--data-dir" not in args
-    jvm = c.jvm_args()
-    assert jvm[0] == "-Xmx256m" and "-XX:+UseG1GC" in jvm and jvm[-1] == "-XX:+AlwaysPreTouch"
+    for flag, value in (("--table-size", "2m"), ("--block-size", "1k"), ("--bloom-bits", "0"),
+                        ("--background-nice", "0")):
+        assert args[args.index(flag) + 1] == value
+
+
+def test_server_args_carry_only_what_differs_from_the_servers_defaults():
+    c = ServerConfig(backend="memory", mode="async", workers=3, memtable_size="8m", wal_batch_delay="2ms",
+                     debug_delay="5ms")
+    args = c.server_args("/data/x")
+    assert args == ["--port", "0", "--backend", "memory", "--mode", "async", "--workers", "3",
+                    "--memtable-size", "8m", "--wal-batch-delay", "2ms", "--debug-delay", "5ms",
+                    "--data-dir", "/data/x"]
+    assert ServerConfig().server_args(None) == ["--port", "0"]
+    assert ServerConfig().storage_options()["memtable-size"] == "4m"
     assert c.replace(workers=4).workers == 4
-    with pytest.raises(ValueError, match="workers must be >= 1"):
+    with pytest.raises(ValueError, match="workers: --workers: must be between 1"):
         c.replace(workers=0)
 
 
+def test_the_heap_is_fixed_and_small_by_default():
+    # GC behaviour must not depend on how much RAM the lab's machine has (the JVM's default is 1/4 of it).
+    jvm = ServerConfig().jvm_args()
+    assert jvm[:2] == ["-Xmx256m", "-Xms256m"]
+    jvm = ServerConfig(heap="1g", fixed_heap=False, gc="g1", jvm_flags=["-XX:+AlwaysPreTouch"]).jvm_args()
+    assert jvm[0] == "-Xmx1g" and "-Xms1g" not in jvm and "-XX:+UseG1GC" in jvm and jvm[-1] == "-XX:+AlwaysPreTouch"
+
+
+def test_the_docstring_lists_every_field():
+    for f in dataclasses.fields(ServerConfig):
+        assert f"``{f.name}``" in ServerConfig.__doc__
+
+
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(rate=0), "rate must be > 0, got 0"),
-    (dict(rate=-5), "rate must be > 0"),
-    (dict(rate="fast"), "rate must be a number"),
-    (dict(duration=0), "duration must be > 0"),
-    (dict(duration="10x"), "duration must be a duration"),
-    (dict(threads=0), "threads must be >= 1"),
-    (dict(threads=4, connections=2), "connections must be >= threads (4), got 2"),
+    (dict(rate=0), "rate: must be > 0, got 0"),
+    (dict(rate=-5), "rate: must be > 0"),
+    (dict(rate="fast"), "rate: must be a number like 5000 or 10k, got 'fast'"),
+    (dict(duration=0), "duration: must be > 0"),
+    (dict(duration="10x"), "duration: must be a duration like 500ms, 10s, 1m, got '10x'"),
+    (dict(threads=0), "threads: must be >= 1, got 0"),
+    (dict(threads=4, connections=2), "connections: must be >= threads (4), got 2"),
     (dict(script="no-such-script.lua"), "script: no-such-script.lua not found"),
-    (dict(path="v0/status"), "path must start with '/'"),
-    (dict(duration=5, warmup=10), "warmup must not be longer than duration"),
-    (dict(headers=["NoColon"]), "headers entries must look like"),
-    (dict(tool="ab"), "tool must be one of"),
-    (dict(tool="wrk2"), "wrk_binary must be given"),
-    (dict(tool="wrk2", wrk_binary="/nonexistent/wrk"), "wrk_binary: /nonexistent/wrk is not an executable"),
-    (dict(rate_steps=(1000, 500, 100), step_duration=1), "rate_steps must be"),
-    (dict(rate_steps=(100, 500, 100)), "step_duration must be given"),
-    (dict(rate_steps=(100, 500, 100), step_duration=1, ramp=(1, 2)), "rate_steps and ramp are exclusive"),
-    (dict(timeout=0), "timeout must be > 0"),
-    (dict(send_slack="20ms"), "send_slack must be between 0 and 10 ms, got 0.02 s"),
-    (dict(send_slack="soon"), "send_slack must be a duration"),
+    (dict(path="v0/status"), "path: must start with '/'"),
+    (dict(warmup=20, duration=10), "warmup: must not be longer than the measured window (10 s), got 20 s"),
+    (dict(headers=["NoColon"]), "headers: entries must look like 'Name: value'"),
+    (dict(tool="ab"), "tool: expected one of perflab-load, wrk2"),
+    (dict(tool="wrk2"), "wrk_binary: must be given when tool='wrk2'"),
+    (dict(rate_steps=(100, 50, 10), step_duration=1), "rate_steps: the end must be >= the start"),
+    (dict(rate_steps=(100, 200), step_duration=1), "rate_steps: expected 3 rates"),
+    (dict(rate_steps=(100, 200, 50)), "step_duration: must be given with rate_steps"),
+    (dict(ramp=(1, 2), rate_steps=(1, 2, 1), step_duration=1), "rate_steps and ramp are exclusive"),
+    (dict(ramp_curve="exp"), "ramp_curve: 'exp' needs a ramp"),
+    (dict(timeout=0), "timeout: must be > 0"),
+    (dict(send_slack="20ms"), "send_slack: must be between 0ms and 10ms, got '20ms'"),
+    (dict(send_slack="soon"), "send_slack: must be a duration like"),
+    (dict(hdr_interval="1ms"), "hdr_interval: must be >= 10ms, got '1ms'"),
 ])
 def test_load_params_rejects(kwargs, message):
-    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(ValueError, match=_re(message)):
         LoadParams(**kwargs)
 
 
 def test_load_params_command_line():
-    p = LoadParams(rate="10k", duration="1m", threads=2, connections=16, warmup="2s", u_latency=True,
-                   headers=["X-Test: 1"])
-    a = p.args("http://127.0.0.1:1234", "/tmp/s.json", "/tmp/h.log")
-    assert p.rate == 10000 and p.duration == 60
-    assert a[a.index("-R") + 1] == "10000" and a[a.index("-d") + 1] == "60s"
-    assert a[a.index("--warmup") + 1] == "2s" and "-U" in a and "-L" in a
-    assert a[a.index("--json") + 1] == "/tmp/s.json"
-    assert a[-1] == "http://127.0.0.1:1234/"
-    assert "--send-slack" not in a
-    a = LoadParams(send_slack="250us").args("http://127.0.0.1:1234")
-    assert a[a.index("--send-slack") + 1] == "250us"
+    p = LoadParams(rate="10k", duration="30s", threads=2, connections=16, script="get-random.lua",
+                   script_args=["keys=100"], warmup="5s", send_slack="100us")
+    a = p.args("http://127.0.0.1:9", "/x/s.json", "/x/h.log")
+    assert a[:8] == ["-t", "2", "-c", "16", "-d", "30s", "-R", "10000"]
+    assert a[a.index("--hdr-interval") + 1] == "100ms"  # the timeline's default resolution
+    assert a[a.index("--send-slack") + 1] == "100us" and a[-3:] == ["http://127.0.0.1:9/", "--", "keys=100"]
+    ramp = LoadParams(ramp="1000:1M", ramp_curve="exp", duration=10, stop_on_p99="50ms")
+    a = ramp.args("http://h")
+    assert a[a.index("--ramp") + 1] == "1000:1000000" and a[a.index("--ramp-curve") + 1] == "exp"
+    assert a[a.index("--stop-on-p99") + 1] == "50ms" and ramp.rate == 1000
 
 
-def test_rate_schedule_command_line_is_consistent():
-    # perflab-load requires -R to be the schedule's first rate and -d to cover every step.
-    p = LoadParams(rate_steps=(1000, 3000, 1000), step_duration="5s", warmup="2s")
-    a = p.args("http://127.0.0.1:1234")
-    assert a[a.index("--rate-steps") + 1] == "1000:3000:1000" and a[a.index("--step-duration") + 1] == "5s"
-    assert a[a.index("-R") + 1] == "1000" and a[a.index("-d") + 1] == "15s"
-    r = LoadParams(ramp=("1k", "5k"), duration=10).args("http://127.0.0.1:1234")
-    assert r[r.index("-R") + 1] == "1000" and r[r.index("--ramp") + 1] == "1000:5000"
-    with pytest.raises(ValueError, match="warmup must not be longer than the steps' total"):
-        LoadParams(rate_steps=(100, 200, 100), step_duration=1, duration=30, warmup=5)
+def test_rate_schedule_sets_rate_and_duration():
+    steps = LoadParams(rate_steps="100:300:100", step_duration=2)
+    assert (steps.rate, steps.duration) == (100, 6) and steps.rate_steps == (100, 300, 100)
+    a = steps.args("http://h")
+    assert a[a.index("--rate-steps") + 1] == "100:300:100" and a[a.index("-R") + 1] == "100"
 
 
-def test_profile_and_breakpoint_params_reject():
-    with pytest.raises(ValueError, match="event must be one of"):
-        ProfileParams(event="cache-misses")
-    with pytest.raises(ValueError, match="interval must be > 0"):
-        ProfileParams(interval=0)
-    with pytest.raises(ValueError, match="include/exclude patterns must not contain ','"):
-        ProfileParams(include=["a,b"])
-    assert ProfileParams("alloc", alloc_bytes="1m").agent_start_options().startswith("start,event=alloc,alloc=1048576")
-    assert "interval=5000000" in ProfileParams("cpu", interval="5ms").agent_start_options()
-    with pytest.raises(ValueError, match="keys must be >= 1"):
-        PrefillParams(keys=0)
-    with pytest.raises(ValueError, match="sla_p99 must be > 0"):
-        BreakpointCriteria(sla_p99=0)
-    with pytest.raises(ValueError, match="min_achieved must be in"):
-        BreakpointCriteria(min_achieved=1.5)
-    with pytest.raises(ValueError, match="precision must be in"):
-        BreakpointParams(precision=0)
-    with pytest.raises(ValueError, match="growth must be > 1"):
-        BreakpointParams(growth=1)
-    with pytest.raises(ValueError, match="start_rate must be within"):
-        BreakpointParams(start_rate=5, min_rate=10)
+@pytest.mark.parametrize("cls, kwargs, message", [
+    (ProfileParams, dict(event="heap"), "event: expected one of cpu, alloc, lock"),
+    (ProfileParams, dict(interval=0), "interval: must be > 0"),
+    (ProfileParams, dict(include=["a,b"]), "patterns must not contain ','"),
+    (PrefillParams, dict(keys=0), "keys: must be >= 1, got 0"),
+    (PrefillParams, dict(value_size="big"), "value_size: must be a size like"),
+    (BreakpointCriteria, dict(min_achieved=0), "min_achieved: must be > 0 and <= 1"),
+    (BreakpointCriteria, dict(sla_p99=0), "sla_p99: must be > 0"),
+    (BreakpointCriteria, dict(max_error_ratio=0.9), "max_error_ratio: must be between 0 and 0.5"),
+    (BreakpointParams, dict(start_rate=5000, max_rate=1000), "start_rate: must be within [min_rate, max_rate]"),
+    (BreakpointParams, dict(precision=0), "precision: must be > 0"),
+    (BreakpointParams, dict(growth=1), "growth: must be > 1"),
+    (BreakpointParams, dict(repeats=5, max_probes=8), "max_probes: must allow the repeats at both edges (>= 10)"),
+    (BreakpointParams, dict(bracket="guess"), "bracket: expected one of ramp, growth"),
+    (ValidityThresholds, dict(lag_share_warn=0.6, lag_share_fail=0.5), "lag_share_warn: must be <= lag_share_fail"),
+    (ValidityThresholds, dict(generator_cpu_fail=1.5), "generator_cpu_fail: must be > 0 and <= 1"),
+])
+def test_other_params_reject(cls, kwargs, message):
+    with pytest.raises(ValueError, match=_re(message)):
+        cls(**kwargs)
 
 
 def test_units_round_trip():
-    assert parse_size("4m") == 4 * 1024 * 1024 and parse_size("512k") == 524288 and parse_size(100) == 100
-    assert parse_duration("500ms") == 0.5 and parse_duration("1m") == 60 and parse_duration(2) == 2.0
-    assert parse_rate("10k") == 10000 and parse_rate("1M") == 1e6
-    assert fmt_duration(0.005) == "5ms" and fmt_duration(10) == "10s" and fmt_duration(1.5) == "1500ms"
-    assert fmt_size(4 * 1024 * 1024) == "4m" and fmt_size(1000) == "1000"
-    with pytest.raises(ValueError, match="size must be a size"):
-        parse_size("four")
+    assert parse_size("4m") == 4 << 20 and fmt_size(4 << 20) == "4m" and fmt_size(1000) == "1000"
+    assert parse_duration("500ms") == 0.5 and fmt_duration(0.5) == "500ms" and fmt_duration(2) == "2s"
+    assert fmt_duration(0.0001) == "100us"
+    assert parse_rate("10k") == 10000 and parse_rate("1.5M") == 1.5e6
+
+
+def test_describe_gives_every_documented_field():
+    rows = {r["name"]: r for r in LoadParams.describe()}
+    assert rows["rate"]["bounds"] == "> 0" and rows["hdr_interval"]["default"] == "100ms"
+    assert all(r["help"] for r in rows.values())

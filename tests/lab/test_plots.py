@@ -57,7 +57,7 @@ def test_latency_over_time_with_server_stats():
 def test_throughput_latency_marks_breakpoint():
     probes = [Probe(i, r, Verdict(ok, ["ok" if ok else "p99 too high"], {"achieved_rate": r, "p99_ms": p, "p50_ms": p / 3}), "bracket")
               for i, (r, ok, p) in enumerate([(100, True, 2.0), (200, True, 3.0), (400, False, 80.0), (300, False, 30.0)])]
-    res = BreakpointResult(200, 200, 300, False, probes, BreakpointParams(), BreakpointCriteria(), "x")
+    res = BreakpointResult(200, (200, 300), "resolved", probes, BreakpointParams(), BreakpointCriteria(), "x")
     fig = plots.throughput_latency(res)
     p99 = fig.data[0]
     assert list(p99.x) == [100, 200, 300, 400] and fig.layout.yaxis.type == "log"

@@ -1,0 +1,90 @@
+"""When one probe at a fixed rate passes: the server kept up with it.
+
+A probe passes when the generator achieved at least ``min_achieved`` of the rate, p99 (corrected:
+measured from the scheduled send time) is within the SLA, socket errors and 5xx are at most
+``max_error_ratio`` of requests, and latency shows no upward trend within the probe (a queue that
+builds up means the rate is over the limit even while p99 still looks fine).
+
+A probe whose validity record says ``invalid`` (the generator was the bottleneck) neither passes nor
+fails: its verdict is *inconclusive*, and the search never counts it as the server failing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from ..config import BreakpointCriteria
+
+
+@dataclass
+class Verdict:
+    """The outcome of one probe: ``passed`` (``None``: inconclusive, the probe was invalid) and the
+    reasons (every failed criterion, or "ok: ..."); ``validity``: the probe's validity record (dict)."""
+
+    passed: bool | None
+    reasons: list[str]
+    metrics: dict = field(default_factory=dict)
+    validity: dict | None = None
+
+    @property
+    def reason(self) -> str:
+        return "; ".join(self.reasons)
+
+    @property
+    def conclusive(self) -> bool:
+        return self.passed is not None
+
+
+def latency_trend(intervals: pd.DataFrame, criteria: BreakpointCriteria | None = None) -> tuple[bool, str]:
+    """Whether per-interval latency grows during a probe (a queue building up).
+
+    ``intervals``: rows with ``p50_ms`` ordered by time (``LoadResult.intervals``). Trend when the
+    median p50 of the last third exceeds ``trend_factor`` x the first third's + ``trend_floor`` and
+    p50's rank correlation with time is at least ``trend_min_corr``. Needs 3+ intervals.
+    """
+    c = criteria or BreakpointCriteria()
+    if intervals is None or len(intervals) < 3 or "p50_ms" not in intervals:
+        return False, "too few intervals to judge a trend"
+    df = intervals[intervals["count"] > 0] if "count" in intervals else intervals
+    if len(df) < 3:
+        return False, "too few non-empty intervals to judge a trend"
+    y = df["p50_ms"].astype(float).reset_index(drop=True)
+    k = max(1, len(y) // 3)
+    first, last = float(y.iloc[:k].median()), float(y.iloc[-k:].median())
+    x = pd.Series(range(len(y)), dtype=float)
+    corr = x.rank().corr(y.rank())
+    corr = 0.0 if corr is None or math.isnan(corr) else float(corr)
+    rising = last > c.trend_factor * first + c.trend_floor * 1000 and corr >= c.trend_min_corr
+    desc = f"p50 went from {first:.3f} ms to {last:.3f} ms over the probe (rank corr {corr:.2f})"
+    return rising, desc
+
+
+def evaluate(result, criteria: BreakpointCriteria | None = None, validity=None) -> Verdict:
+    """Judge one probe (a :class:`~perflab.measure.load.LoadResult`) against ``criteria``; with a
+    ``validity`` record (:class:`~perflab.measure.validity.Validity`) that is ``invalid``, the verdict
+    is inconclusive."""
+    c = criteria or BreakpointCriteria()
+    ratio, p99, errs, n = result.achieved_ratio, result.p99_ms, result.server_errors, result.requests
+    err = errs / n if n else (0.0 if errs == 0 else math.inf)
+    trend, desc = latency_trend(result.intervals, c) if c.trend else (False, "trend check off")
+    metrics = {"achieved_rate": result.achieved_rate, "achieved_ratio": ratio, "p50_ms": result.p50_ms,
+               "p99_ms": p99, "p999_ms": result.p999_ms, "max_ms": result.max_ms, "errors": errs,
+               "error_ratio": err, "requests": n, "trend": trend, "trend_desc": desc}
+    vd = validity.to_dict() if validity is not None else None
+    if validity is not None and validity.verdict == "invalid":
+        return Verdict(None, ["inconclusive, the probe is invalid: " + "; ".join(validity.reasons)], metrics, vd)
+    reasons = []
+    if not (ratio >= c.min_achieved):
+        reasons.append(f"achieved {result.achieved_rate:.1f}/s = {ratio:.1%} of target < {c.min_achieved:.0%}")
+    if not (p99 <= c.sla_p99 * 1000):
+        reasons.append(f"p99 {p99:.2f} ms > SLA {c.sla_p99 * 1000:g} ms")
+    if not (err <= c.max_error_ratio):
+        reasons.append(f"errors {errs}/{n} = {err:.2%} > {c.max_error_ratio:.2%}")
+    if trend:
+        reasons.append("latency trend: " + desc)
+    if reasons:
+        return Verdict(False, reasons, metrics, vd)
+    return Verdict(True, [f"ok: achieved {ratio:.1%}, p99 {p99:.2f} ms, errors {errs}"], metrics, vd)

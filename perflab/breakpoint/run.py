@@ -1,0 +1,233 @@
+"""``find_breakpoint``: the search against a real server, recorded as one run.
+
+One ramp brackets the breakpoint (:mod:`.ramp`), fixed-rate probes bisect it and repeat at both edges
+(:mod:`.search`), each probe is judged (:mod:`.criteria`) together with its validity record
+(:mod:`perflab.measure.validity`), and everything lands in one run directory.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from ..config import BreakpointCriteria, BreakpointParams, LoadParams, PrefillParams, ServerConfig
+from ..config.validity import ValidityThresholds
+from ..measure.load import LoadResult
+from . import ramp as ramp_mod
+from .criteria import Verdict, evaluate
+from .search import Outcome, search
+
+#: a resolved interval narrower than this (half-width / point) is what the reports call "tight"
+TIGHT = 0.10
+
+
+@dataclass
+class Probe:
+    index: int
+    rate: float
+    verdict: Verdict
+    phase: str
+    result: LoadResult | None = None
+    run_dir: Path | None = None
+
+    @property
+    def validity(self) -> dict | None:
+        return self.verdict.validity
+
+    def row(self) -> dict:
+        return {"probe": self.index, "rate": self.rate, "phase": self.phase, "passed": self.verdict.passed,
+                "validity": (self.verdict.validity or {}).get("verdict"), "reason": self.verdict.reason,
+                **self.verdict.metrics}
+
+
+@dataclass
+class BreakpointResult:
+    """``rate``: the breakpoint (point estimate; ``None`` if nothing passed); ``interval``: ``(lo, hi)``
+    that the repeated probes support (``hi`` ``None`` when nothing above failed); ``verdict``: see
+    :data:`perflab.breakpoint.search.VERDICTS`; ``probes``: every probe with its verdict and validity
+    (also as a DataFrame via :attr:`table`); ``ramp``: what the bracketing ramp estimated."""
+
+    rate: float | None
+    interval: tuple[float | None, float | None]
+    verdict: str
+    probes: list[Probe]
+    params: BreakpointParams
+    criteria: BreakpointCriteria
+    stop_reason: str
+    ramp: dict | None = None
+    run: object | None = None
+    seconds: float | None = None
+
+    @property
+    def lo(self) -> float | None:
+        return self.interval[0]
+
+    @property
+    def hi(self) -> float | None:
+        return self.interval[1]
+
+    @property
+    def halfwidth(self) -> float | None:
+        """Half the interval relative to the breakpoint (0.04: ±4%)."""
+        lo, hi = self.interval
+        return (hi - lo) / 2 / self.rate if lo is not None and hi is not None and self.rate else None
+
+    @property
+    def converged(self) -> bool:
+        """Resolved, with an interval within ±10% (:data:`TIGHT`)."""
+        return self.verdict == "resolved" and self.halfwidth is not None and self.halfwidth <= TIGHT
+
+    @property
+    def validity(self) -> str:
+        """The worst validity among the probes at the interval's edges (what the result rests on)."""
+        edges = [p for p in self.probes if p.rate in self.interval and p.validity]
+        order = {"valid": 0, "suspect": 1, "invalid": 2}
+        worst = max((p.validity["verdict"] for p in edges), key=lambda v: order.get(v, 1), default=None)
+        return worst or "n/a"
+
+    @property
+    def table(self) -> pd.DataFrame:
+        return pd.DataFrame([p.row() for p in self.probes])
+
+    @property
+    def run_id(self) -> str | None:
+        return self.run.id if self.run is not None else None
+
+    def describe(self) -> str:
+        """'50,000 req/s (interval 48,000-52,000, resolved)'."""
+        if self.rate is None:
+            return f"none ({self.verdict})"
+        lo, hi = self.interval
+        hi_s = f"{hi:,.0f}" if hi is not None else "?"
+        lo_s = f"{lo:,.0f}" if lo is not None else "?"
+        return f"{self.rate:,.0f} req/s (interval {lo_s}-{hi_s}, {self.verdict})"
+
+    def __repr__(self):
+        return f"<BreakpointResult {self.describe()} probes={len(self.probes)}>"
+
+
+def find_breakpoint(server: ServerConfig | str, load: LoadParams, criteria: BreakpointCriteria | None = None,
+                    params: BreakpointParams | None = None, name: str | None = None, data_root=None,
+                    prefill: PrefillParams | None = None, progress: bool = True, stats_interval: float = 1.0,
+                    data_dir=None, placement=None, thresholds: ValidityThresholds | None = None) -> BreakpointResult:
+    """Find the breakpoint of the server started with ``server`` (or of the running server at the
+    URL ``server``) under the workload ``load`` (its rate, duration and warm-up are the probes').
+
+    Records one run (kind ``breakpoint``) with ``ramp/`` (the bracketing ramp, if any) and a
+    ``probes/NN-<rate>/`` directory per probe (raw generator outputs), ``probes.csv``, and index rows in
+    ``loads`` (one per probe, with verdict, validity and reason) and ``breakpoints``. Shows a progress
+    bar when ``progress``.
+    """
+    from ..experiment import Session
+
+    criteria = criteria or BreakpointCriteria()
+    params = params or BreakpointParams()
+    for n, v, t in (("load", load, LoadParams), ("criteria", criteria, BreakpointCriteria),
+                    ("params", params, BreakpointParams)):
+        if not isinstance(v, t):
+            raise ValueError(f"{n} must be a {t.__name__}, got {type(v).__name__}")
+    script_args = tuple(load.script_args) + ((f"seed={params.seed}",) if params.seed_arg else ())
+    base = load.replace(duration=params.probe_duration, warmup=params.warmup, script_args=script_args,
+                        rate_steps=None, step_duration=None, ramp=None, ramp_curve="linear", stop_on_p99=None)
+    use_ramp = params.bracket == "ramp" and base.tool == "perflab-load"
+    script = Path(base.script).stem if base.script else base.path
+    name = name or f"breakpoint-{script}-{server.mode if isinstance(server, ServerConfig) else 'external'}"
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+        bar = tqdm(total=params.max_probes + int(use_ramp), desc=f"breakpoint {script}", unit="probe")
+    t_start = time.monotonic()
+    probes: list[Probe] = []
+    with Session("breakpoint", name, server, prefill=prefill, data_root=data_root, data_dir=data_dir,
+                 stats_interval=stats_interval, placement=placement, thresholds=thresholds,
+                 params={"load": base.to_dict(), "criteria": criteria.to_dict(),
+                         "breakpoint": params.to_dict()}) as sess:
+        run = sess.run
+
+        def warm_server():
+            if params.server_warmup:
+                out = run.path("server-warmup/x").parent
+                sess.start_load(base.replace(rate=params.start_rate, duration=params.server_warmup, warmup=0),
+                                out).wait()
+
+        def probe(rate: float, phase: str) -> Verdict:
+            idx = len(probes)
+            if idx and params.cooldown:
+                time.sleep(params.cooldown)
+            if params.restart_server and idx:
+                sess.restart_server()
+                warm_server()
+            out = run.path(f"probes/{idx:02d}-{int(rate)}/x").parent
+            lp = sess.start_load(base.replace(rate=rate), out)
+            res = lp.wait()
+            validity = sess.validity(res, lp.started_at)
+            v = evaluate(res, criteria, validity)
+            probes.append(Probe(idx, rate, v, phase, res, out))
+            run.add_rows("loads", [{**res.record(), "probe": idx, "phase": phase, "passed": v.passed,
+                                    "validity": validity.verdict, "reason": v.reason,
+                                    "dir": str(out.relative_to(run.dir))}])
+            iv = res.intervals
+            if not iv.empty:
+                run.add_rows("intervals", [{"probe": idx, "rate": rate, **r} for r in iv.to_dict("records")])
+            if bar is not None:
+                bar.update(1)
+                word = "pass" if v.passed else "FAIL" if v.passed is False else "invalid"
+                bar.set_postfix_str(f"{rate:g}/s {word}")
+            return v
+
+        estimate = None
+        try:
+            warm_server()
+            if use_ramp:
+                estimate = _run_ramp(sess, base, params, criteria)
+                run.update(ramp=estimate.to_dict())
+                if bar is not None:
+                    bar.update(1)
+            outcome = search(probe, params, estimate.rate if estimate else None)
+        finally:
+            if bar is not None:
+                bar.close()
+        result = _result(outcome, probes, params, criteria, estimate, run, time.monotonic() - t_start)
+        _record(run, result, base, script)
+    return result
+
+
+def _run_ramp(sess, base: LoadParams, params: BreakpointParams, criteria: BreakpointCriteria):
+    out = sess.run.path("ramp/x").parent
+    res = sess.start_load(ramp_mod.ramp_load(base, params, criteria), out).wait()
+    return ramp_mod.estimate(res, criteria)
+
+
+def _result(outcome: Outcome, probes, params, criteria, estimate, run, seconds) -> BreakpointResult:
+    return BreakpointResult(outcome.rate, outcome.interval, outcome.verdict, probes, params, criteria,
+                            outcome.stop_reason, estimate.to_dict() if estimate else None, run, round(seconds, 1))
+
+
+def _record(run, result: BreakpointResult, base: LoadParams, script: str) -> None:
+    run.write_frame("probes.csv", result.table, artifact="probes")
+    lo, hi = result.interval
+    row = {"workload": script, "method": _method_of(script), "breakpoint_rate": result.rate, "lo": lo, "hi": hi,
+           "interval": [lo, hi], "verdict": result.verdict, "converged": result.converged,
+           "halfwidth": result.halfwidth, "validity": result.validity, "probes": len(result.probes),
+           "stop_reason": result.stop_reason, "threads": base.threads, "connections": base.connections,
+           "sla_p99_ms": result.criteria.sla_p99 * 1000, "precision": result.params.precision,
+           "search_s": result.seconds}
+    run.add_rows("breakpoints", [row])
+    edges = [p for p in result.probes if p.rate in result.interval and p.validity]
+    reasons = sorted({f"{p.rate:,.0f}/s: {r}" for p in edges for r in p.validity.get("reasons", [])})
+    run.meta["validity"] = {"verdict": result.validity, "reasons": reasons,
+                            "checks": {"edge_probes": {"status": "ok" if result.validity == "valid" else "warn",
+                                                       "value": len(edges), "limit": None,
+                                                       "note": "validity of the probes at the interval's edges"}}}
+    run.set_result(**row)
+
+
+def _method_of(script: str) -> str | None:
+    s = script.lower()
+    for m in ("get", "put", "delete", "status", "range", "mixed", "ycsb"):
+        if m in s:
+            return m.upper() if m in ("get", "put", "delete") else m
+    return None

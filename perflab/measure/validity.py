@@ -1,0 +1,229 @@
+"""How valid a run is as a measure of the server: the validity record of every run and probe.
+
+``assess(load, server, placement)`` runs the checks below and gives a verdict:
+
+* ``invalid`` -- a check failed: the generator, not the server, set the numbers (its own schedule lag
+  is most of the measured latency, or one of its threads was saturated). Such a run says nothing about
+  the server; a breakpoint probe that is invalid is never counted as the server failing.
+* ``suspect`` -- a check warned: the numbers stand, but something may have moved them (the offered rate
+  was not delivered, the machine's CPUs were all busy, the first interval is a warm-up outlier,
+  latency trends during the window, errors).
+* ``valid`` -- nothing to report.
+
+The thresholds are the fields of :class:`perflab.config.ValidityThresholds`, documented there once.
+Checks that need data a tool does not give (wrk2 reports neither its lag nor its CPU) are ``n/a``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..config.validity import ValidityThresholds
+
+VERDICTS = ("valid", "suspect", "invalid")
+#: checks that, when they fail, mean the generator was the bottleneck
+GENERATOR_CHECKS = ("schedule_lag", "generator_cpu")
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check: ``status`` ``ok`` / ``warn`` / ``fail`` / ``n/a``, the measured ``value``, the ``limit``
+    it was held against and a ``note`` in words."""
+
+    status: str
+    value: float | bool | None = None
+    limit: float | None = None
+    note: str = ""
+
+    def to_dict(self) -> dict:
+        v = self.value
+        if isinstance(v, float) and math.isfinite(v):
+            v = round(v, 6)
+        return {"status": self.status, "value": v, "limit": self.limit, "note": self.note}
+
+
+@dataclass
+class Validity:
+    verdict: str
+    reasons: list[str]
+    checks: dict[str, Check] = field(default_factory=dict)
+
+    @property
+    def generator_bound(self) -> bool:
+        """Whether the generator was the bottleneck (a generator check failed)."""
+        return any(self.checks.get(n) is not None and self.checks[n].status == "fail" for n in GENERATOR_CHECKS)
+
+    @property
+    def badge(self) -> str:
+        """'valid', or 'suspect: <first reason>' / 'invalid: <first reason>'."""
+        return self.verdict if not self.reasons else f"{self.verdict}: {self.reasons[0]}"
+
+    def to_dict(self) -> dict:
+        return {"verdict": self.verdict, "reasons": list(self.reasons),
+                "checks": {k: c.to_dict() for k, c in self.checks.items()}}
+
+    @classmethod
+    def from_dict(cls, d: dict | None) -> "Validity | None":
+        if not d:
+            return None
+        checks = {k: Check(c.get("status", "n/a"), c.get("value"), c.get("limit"), c.get("note", ""))
+                  for k, c in (d.get("checks") or {}).items()}
+        return cls(d.get("verdict", "suspect"), list(d.get("reasons") or []), checks)
+
+
+def _fmt_ms(ms: float) -> str:
+    return f"{ms * 1000:.0f} us" if ms < 0.1 else f"{ms:.2f} ms" if ms < 10 else f"{ms:.1f} ms"
+
+
+def _achieved(load, t: ValidityThresholds) -> Check:
+    r = load.achieved_ratio
+    if not math.isfinite(r):
+        return Check("n/a", note="no achieved rate reported")
+    note = f"achieved {load.achieved_rate:,.0f}/s of {load.target_rate:,.0f}/s offered ({r:.1%})"
+    return Check("warn" if r < t.min_achieved else "ok", r, t.min_achieved, note)
+
+
+def _lag(load, t: ValidityThresholds) -> Check:
+    lag = load.schedule_lag
+    if not lag or "p99" not in lag:
+        return Check("n/a", note=f"{load.params.tool} does not report its schedule lag")
+    lag_ms, p99 = lag["p99"] / 1000.0, load.p99_ms
+    share = lag_ms / p99 if p99 and p99 > 0 else math.inf
+    note = f"generator's own send lag p99 {_fmt_ms(lag_ms)} against measured p99 {_fmt_ms(p99)} ({share:.0%})"
+    if lag_ms * 1e-3 < t.lag_floor:
+        return Check("ok", share, t.lag_share_warn, note)
+    status = "fail" if share > t.lag_share_fail else "warn" if share > t.lag_share_warn else "ok"
+    return Check(status, share, t.lag_share_fail if status == "fail" else t.lag_share_warn, note)
+
+
+def _threads(load) -> list[dict]:
+    cpu = load.generator_cpu or {}
+    return [th for th in cpu.get("threads") or [] if isinstance(th, dict)]
+
+
+def _generator_cpu(load, t: ValidityThresholds) -> Check:
+    threads, dur = _threads(load), load.duration_s
+    if not threads or not dur:
+        return Check("n/a", note=f"{load.params.tool} does not report its CPU per thread")
+    busiest = max(threads, key=lambda th: th.get("user_s", 0) + th.get("sys_s", 0))
+    share = (busiest.get("user_s", 0) + busiest.get("sys_s", 0)) / dur
+    total = sum(th.get("user_s", 0) + th.get("sys_s", 0) for th in threads)
+    note = (f"busiest generator thread used {share:.0%} of a core ({len(threads)} threads, "
+            f"{total / max(load.requests, 1) * 1e6:.1f} us CPU per request)")
+    status = "fail" if share > t.generator_cpu_fail else "warn" if share > t.generator_cpu_warn else "ok"
+    return Check(status, share, t.generator_cpu_fail if status == "fail" else t.generator_cpu_warn, note)
+
+
+def _runqueue(load, t: ValidityThresholds) -> Check:
+    threads, dur = _threads(load), load.duration_s
+    waits = [th["runqueue_wait_s"] for th in threads if th.get("runqueue_wait_s") is not None]
+    if not waits or not dur:
+        return Check("n/a", note="no run-queue times reported")
+    share = max(waits) / dur
+    note = f"a generator thread waited {share:.0%} of the window for a CPU"
+    return Check("warn" if share > t.runqueue_warn else "ok", share, t.runqueue_warn, note)
+
+
+def _server_cpu(server, placement) -> Check:
+    if server is None:
+        return Check("n/a", note="the server's CPU was not sampled")
+    cpus = len(placement.server_cpus) if placement is not None and placement.server_cpus else server.cpus
+    return Check("ok", server.cores, None, f"the server used {server.cores:.2f} of its {cpus} cores")
+
+
+def _machine(server, t: ValidityThresholds) -> Check:
+    if server is None or not math.isfinite(server.machine_busy):
+        return Check("n/a", note="the machine's CPU was not sampled")
+    note = f"{server.machine_busy:.0%} of all CPUs were busy"
+    if server.machine_busy > t.machine_busy_warn:
+        note += ": server and generator competed for CPU"
+    return Check("warn" if server.machine_busy > t.machine_busy_warn else "ok", server.machine_busy,
+                 t.machine_busy_warn, note)
+
+
+def _sharing(placement) -> Check:
+    if placement is None:
+        return Check("n/a", note="placement not recorded")
+    if placement.shares_cpus:
+        return Check("ok", True, None, "server and generator shared the CPUs")
+    return Check("ok", False, None, f"server on CPUs {list(placement.server_cpus)}, generator on "
+                                    f"{list(placement.load_cpus)}")
+
+
+def _intervals(load):
+    iv = load.intervals
+    if iv is None or len(iv) == 0:
+        return None
+    return iv[iv["count"] > 0].reset_index(drop=True)
+
+
+def _first_interval(load, t: ValidityThresholds) -> Check:
+    iv = _intervals(load)
+    if iv is None or len(iv) < 3:
+        return Check("n/a", note="too few latency intervals")
+    first, rest = float(iv["p99_ms"].iloc[0]), float(iv["p99_ms"].iloc[1:].median())
+    ratio = first / rest if rest > 0 else math.inf
+    bad = ratio > t.first_interval_factor and (first - rest) / 1000.0 > t.first_interval_floor
+    note = f"first interval p99 {_fmt_ms(first)} against {_fmt_ms(rest)} in the others ({ratio:.1f}x)"
+    if bad:
+        note += ": a warm-up (JIT) outlier"
+    return Check("warn" if bad else "ok", ratio, t.first_interval_factor, note)
+
+
+def _stationarity(load, t: ValidityThresholds) -> Check:
+    if load.params.ramp is not None or load.params.rate_steps is not None:
+        return Check("n/a", note="the rate changes by design (ramp or steps)")
+    iv = _intervals(load)
+    if iv is None or len(iv) < t.min_intervals:
+        return Check("n/a", note=f"fewer than {t.min_intervals} latency intervals")
+    from scipy.stats import kendalltau, theilslopes
+
+    y = iv["p50_ms"].to_numpy(dtype=float)
+    x = np.arange(len(y), dtype=float)
+    if np.ptp(y) == 0:
+        return Check("ok", 1.0, t.trend_alpha, "p50 constant over the window")
+    p = float(kendalltau(x, y).pvalue)
+    slope = float(theilslopes(y, x)[0])
+    med = float(np.median(y))
+    change = slope * (len(y) - 1) / med if med > 0 else math.inf
+    trend = p < t.trend_alpha and abs(change) > t.trend_change
+    note = (f"p50 {'rises' if change > 0 else 'falls'} by {abs(change):.0%} over {len(y)} intervals "
+            f"(Kendall p = {p:.3g})" if trend else f"no trend in p50 over {len(y)} intervals (Kendall p = {p:.3g}, "
+            f"change {change:+.0%})")
+    return Check("warn" if trend else "ok", p, t.trend_alpha, note)
+
+
+def _errors(load, t: ValidityThresholds) -> Check:
+    n = load.requests
+    errs = load.server_errors
+    ratio = errs / n if n else (0.0 if errs == 0 else math.inf)
+    note = f"{errs} socket errors and 5xx in {n:,} requests"
+    return Check("warn" if ratio > t.max_error_ratio else "ok", ratio, t.max_error_ratio, note)
+
+
+def assess(load, server=None, placement=None, thresholds: ValidityThresholds | None = None) -> Validity:
+    """The validity record of one load (a :class:`~perflab.measure.load.LoadResult`); ``server``: the
+    server's :class:`~perflab.server.proc.CpuWindow` over the measured window; ``placement``: the
+    :class:`~perflab.server.placement.Placement` used."""
+    t = thresholds or ValidityThresholds()
+    if not isinstance(t, ValidityThresholds):
+        raise ValueError(f"thresholds must be a ValidityThresholds, got {type(t).__name__}")
+    checks = {
+        "achieved_rate": _achieved(load, t),
+        "schedule_lag": _lag(load, t),
+        "generator_cpu": _generator_cpu(load, t),
+        "generator_runqueue": _runqueue(load, t),
+        "server_cpu": _server_cpu(server, placement),
+        "machine_cpu": _machine(server, t),
+        "cpu_sharing": _sharing(placement),
+        "first_interval": _first_interval(load, t),
+        "stationarity": _stationarity(load, t),
+        "errors": _errors(load, t),
+    }
+    fails = [c.note for c in checks.values() if c.status == "fail"]
+    warns = [c.note for c in checks.values() if c.status == "warn"]
+    verdict = "invalid" if fails else "suspect" if warns else "valid"
+    return Validity(verdict, fails + warns, checks)
