@@ -30,8 +30,8 @@ _moved.install()
 from .profiling import flame  # noqa: E402  (light modules that notebooks use as namespaces)
 from .report import plots  # noqa: E402
 from .breakpoint import BreakpointResult, Verdict, evaluate, find_breakpoint, latency_trend  # noqa: E402
-from .config import (BreakpointCriteria, BreakpointParams, LoadParams, PrefillParams, ProfileParams,  # noqa: E402
-                     ServerConfig)
+from .config import (BreakpointCriteria, BreakpointParams, ForeignServer, LoadParams, PrefillParams,  # noqa: E402
+                     ProfileParams, ServerConfig, ValidityThresholds)
 from .errors import (BridgeError, LoadError, NotBuiltError, PerflabError, ProfilerError, RunInterrupted,  # noqa: E402
                      ServerStartError)
 from .experiment import ExperimentResult, run_experiment  # noqa: E402

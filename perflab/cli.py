@@ -2,7 +2,8 @@
 
 Subcommands: ``run`` (one experiment), ``breakpoint``, ``profile`` (an experiment with a profile),
 ``prefill``, ``inspect``, ``runs`` (list recorded runs), ``index`` (rebuild the DuckDB index and
-optionally query it), ``report`` (the HTML report: ``perflab.report.cli``).
+optionally query it), ``bench`` (the server's standard benchmark: :mod:`perflab.bench`), ``report``
+(the HTML report: ``perflab.report.cli``).
 
 Every parameter option is derived from the fields of the parameter classes (:mod:`perflab.config`):
 the server's flags from ``ServerConfig`` (itself from the server's ``--options-json``), the load's
@@ -25,10 +26,12 @@ _PROFILE_HIDDEN = ("threads", "include", "exclude", "jstackdepth", "fallback")
 
 
 def _server_args(p: argparse.ArgumentParser):
-    from .config import ServerConfig
+    from .config import ForeignServer, ServerConfig
     from .config.fields import add_arguments
     add_arguments(p.add_argument_group("server (perflab.server.Main flags and the JVM)"), ServerConfig,
                   exclude=("host", "port"), dest_prefix="server_")
+    add_arguments(p.add_argument_group("your own server instead of the built-in one"), ForeignServer,
+                  dest_prefix="foreign_")
     p.add_argument("--placement", default="shared",
                    help="shared (server and generator on all CPUs) or split (disjoint CPU sets), or "
                         "'server=0;load=1' (default shared)")
@@ -55,9 +58,24 @@ def _common(p):
 
 
 def _server(a):
-    from .config import ServerConfig
-    from .config.fields import from_arguments
-    return from_arguments(ServerConfig, a, "server_")
+    import dataclasses
+
+    from .config import ForeignServer, ServerConfig
+    from .config.fields import cli_flag, from_arguments
+    if a.foreign_command is None and a.foreign_url is None:
+        for name in ("pid", "ready_path", "startup_timeout"):
+            if getattr(a, "foreign_" + name) is not None:
+                raise ValueError(f"--{name.replace('_', '-')}: only with --server-cmd or --url (your own server)")
+        return from_arguments(ServerConfig, a, "server_")
+    given = [cli_flag(f) for f in dataclasses.fields(ServerConfig)
+             if getattr(a, "server_" + f.name, None) is not None and cli_flag(f)]
+    if getattr(a, "prefill_keys", None) is not None:
+        given.append("--prefill")
+    if given:
+        which = "--server-cmd" if a.foreign_command is not None else "--url"
+        raise ValueError(f"{', '.join(given)}: option{'s' if len(given) > 1 else ''} of the built-in server; with "
+                         f"{which} your server takes its own settings (put them in its command)")
+    return from_arguments(ForeignServer, a, "foreign_")
 
 
 def _load(a):
@@ -204,6 +222,8 @@ def build_parser() -> argparse.ArgumentParser:
     ix = sub.add_parser("index", help="rebuild the DuckDB index of runs; optionally run SQL on it")
     ix.add_argument("--data")
     ix.add_argument("sql", nargs="?")
+    from .bench import add_parser as add_bench
+    add_bench(sub)
     sub.add_parser("report", help="run the notebooks and export the HTML report (see `perflab report --help`)",
                    add_help=False)
     return p
@@ -220,8 +240,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if a.cmd == "prefill" and a.prefill_keys is None:
         parser.error("prefill: --keys N is required")
+    from .bench import main as cmd_bench
     handlers = {"run": cmd_run, "profile": cmd_profile, "breakpoint": cmd_breakpoint, "prefill": cmd_prefill,
-                "inspect": cmd_inspect, "runs": cmd_runs, "index": cmd_index}
+                "inspect": cmd_inspect, "runs": cmd_runs, "index": cmd_index, "bench": cmd_bench}
     try:
         return handlers[a.cmd](a)
     except ValueError as e:

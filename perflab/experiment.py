@@ -13,21 +13,23 @@ from __future__ import annotations
 import os
 import shutil
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from .profiling import bridge
-
 from . import paths, procs
 from .config import LoadParams, PrefillParams, ProfileParams, ServerConfig
+from .config.target import ForeignServer
 from .config.validity import ValidityThresholds
 from .measure.load import LoadResult, start_load, tool_version
 from .measure.validity import Validity, assess
+from .profiling import bridge
 from .profiling.profiler import Profile, Profiler
 from .records import Run, new_run
 from .server import Server
+from .server.foreign import AttachedServer, ForeignProcess, stats_available
 from .server.placement import Placement
 from .server.proc import ProcSampler
 from .server.stats import StatsSampler
@@ -41,28 +43,25 @@ class Session:
     the run directory and a stats sampler; on exit stops everything and marks the run.
     """
 
-    def __init__(self, kind: str, name: str, server: ServerConfig | str, prefill: PrefillParams | None = None,
-                 data_root=None, data_dir=None, keep_data: bool = False, stats_interval: float = 1.0,
-                 params: dict | None = None, placement: Placement | str | None = None,
+    def __init__(self, kind: str, name: str, server: ServerConfig | ForeignServer | str,
+                 prefill: PrefillParams | None = None, data_root=None, data_dir=None, keep_data: bool = False,
+                 stats_interval: float = 1.0, params: dict | None = None, placement: Placement | str | None = None,
                  thresholds: ValidityThresholds | None = None):
-        self.external_url = None
-        if isinstance(server, str):
-            # An already running server (started by the user): it is measured, never started or stopped.
-            if not server.startswith(("http://", "https://")):
-                raise ValueError(f"server must be a ServerConfig or an http URL of a running server, got {server!r}")
-            self.external_url = server.rstrip("/")
-            if prefill is not None:
-                raise ValueError("prefill needs a server perflab starts (a ServerConfig), not a URL")
-        elif not isinstance(server, ServerConfig):
-            raise ValueError(f"server must be a ServerConfig or an http URL, got {type(server).__name__}")
+        server = as_target(server)
+        self.foreign = isinstance(server, ForeignServer)
         if prefill is not None and not isinstance(prefill, PrefillParams):
             raise ValueError(f"prefill must be a PrefillParams, got {type(prefill).__name__}")
+        if prefill is not None and self.foreign:
+            raise ValueError("prefill: it writes the built-in server's storage files; your server loads its own data")
         if prefill is not None and server.backend == "memory":
             raise ValueError("prefill needs a persistent backend (lsm or rocksdb); backend='memory' starts empty")
         if not (stats_interval > 0):
             raise ValueError(f"stats_interval must be > 0, got {stats_interval!r}")
         self.kind, self.name, self.config = kind, name, server
         self.placement = Placement.of(placement)
+        if self.foreign and server.url is not None and self.placement.server_cpus is not None:
+            raise ValueError("placement: a server that is already running (url) cannot be placed; use 'shared', or "
+                             "a command (--server-cmd) that perflab starts")
         self.thresholds = thresholds or ValidityThresholds()
         self.proc: ProcSampler | None = None
         self.prefill_params = prefill
@@ -72,8 +71,9 @@ class Session:
         self.stats_interval = stats_interval
         self.extra_params = params or {}
         self.run: Run | None = None
-        self.server: Server | None = None
+        self.server = None
         self.sampler: StatsSampler | None = None
+        self.stats_unavailable: str | None = None
         self.prefill_result: dict | None = None
         self.data_dir: Path | None = None
         self._scratch: Path | None = None
@@ -81,7 +81,7 @@ class Session:
         self._servers: list[dict] = []
 
     def __enter__(self) -> "Session":
-        params = {"server": self.config.to_dict() if self.external_url is None else {"url": self.external_url},
+        params = {"server": self.config.to_dict(), "target": "foreign" if self.foreign else "built-in",
                   **self.extra_params,
                   "prefill": self.prefill_params.to_dict() if self.prefill_params else None,
                   "stats_interval": self.stats_interval, "validity": self.thresholds.to_dict()}
@@ -99,11 +99,7 @@ class Session:
         return self
 
     def _setup(self):
-        if self.external_url is not None:
-            self.server = _External(self.external_url)
-            self.sampler = StatsSampler(self.external_url, self.stats_interval).start()
-            return
-        if self.config.needs_data_dir:
+        if not self.foreign and self.config.needs_data_dir:
             if self.given_data_dir is not None:
                 self.data_dir = self.given_data_dir
             else:
@@ -120,15 +116,30 @@ class Session:
         self.start_server()
 
     def start_server(self):
-        self.server = Server(self.config, data_dir=self.data_dir, log_dir=self.run.dir, keep_data=True,
-                             cpu_prefix=self.placement.prefix("server")).start()
+        if self.foreign:
+            if self.config.command is not None:
+                self.server = ForeignProcess(self.config, self.run.dir, self.placement.prefix("server")).start()
+            else:
+                self.server = AttachedServer(self.config)
+            info = self.server.info()
+            self.run.update(server={"java_version": self.server.java_version, "command": self.server.command,
+                                    "foreign": info})
+            if self.config.command is not None:
+                self.run.meta["artifacts"]["server_log"] = "server.log"
+        else:
+            self.server = Server(self.config, data_dir=self.data_dir, log_dir=self.run.dir, keep_data=True,
+                                 cpu_prefix=self.placement.prefix("server")).start()
+            self.run.update(server={"java_version": self.server.java_version, "command": self.server.command,
+                                    "jvm_flags": self.config.jvm_args(),
+                                    "effective_config": self.server.effective_config, "ready": self.server.ready})
+            self.run.meta["artifacts"].update({"server_log": "server.log", "server_events": "server-events.jsonl"})
         self._servers.append({"pid": self.server.pid, "started_at": time.time()})
-        self.run.update(server={"java_version": self.server.java_version, "command": self.server.command,
-                                "jvm_flags": self.config.jvm_args(), "effective_config": self.server.effective_config,
-                                "ready": self.server.ready})
-        self.run.meta["artifacts"].update({"server_log": "server.log", "server_events": "server-events.jsonl"})
-        self.sampler = StatsSampler(self.server.url, self.stats_interval).start()
-        self.proc = ProcSampler(self.server.pid).start()
+        self.stats_unavailable = stats_available(self.server.url)
+        if self.stats_unavailable is None:
+            self.sampler = StatsSampler(self.server.url, self.stats_interval).start()
+        else:
+            self.run.update(stats_unavailable=self.stats_unavailable)
+        self.proc = ProcSampler(self.server.pid).start() if self.server.pid else None
 
     @property
     def load_prefix(self) -> list[str]:
@@ -146,9 +157,9 @@ class Session:
         return assess(res, window, self.placement, self.thresholds)
 
     def restart_server(self):
-        """Stop and start the server again on the same data (a fresh JVM per probe)."""
-        if self.external_url is not None:
-            raise ValueError("restart_server needs a server perflab starts (a ServerConfig), not a URL")
+        """Stop and start the server again on the same data (a fresh process per probe)."""
+        if self.foreign and self.config.url is not None:
+            raise ValueError("restart_server: a server that is already running (url) cannot be restarted")
         self._stop_server()
         self.start_server()
 
@@ -157,10 +168,10 @@ class Session:
             self.sampler.stop()
         if self.proc is not None:
             self.proc.stop()
-        if self.server is not None and self.external_url is None:
+        if self.server is not None:
             self.server.stop()
             info = self.server.info()
-            self._servers[-1].update(exit_code=info["exit_code"], stopped=info["stopped"])
+            self._servers[-1].update(exit_code=info.get("exit_code"), stopped=info.get("stopped"))
 
     def stats_frame(self, t0: float | None = None) -> pd.DataFrame:
         return self.sampler.frame(t0) if self.sampler is not None else pd.DataFrame()
@@ -183,22 +194,15 @@ class Session:
         return False
 
 
-class _External:
-    """Stands in for :class:`Server` when measuring a server perflab did not start."""
-
-    def __init__(self, url: str):
-        self.url = url
-        self.java_version = None
-
-    @property
-    def pid(self) -> int:
-        raise ValueError("profiling needs the server's pid: use a ServerConfig so perflab starts the server")
-
-    def stop(self):
-        return None
-
-    def info(self) -> dict:
-        return {"url": self.url, "external": True}
+def as_target(server) -> ServerConfig | ForeignServer:
+    """``server`` as a target: a ``ServerConfig`` (the built-in server), a ``ForeignServer``, or a URL
+    string (shorthand for ``ForeignServer(url=...)``)."""
+    if isinstance(server, str):
+        return ForeignServer(url=server)
+    if not isinstance(server, (ServerConfig, ForeignServer)):
+        raise ValueError(f"server must be a ServerConfig, a ForeignServer or the URL of a running server, "
+                         f"got {type(server).__name__}")
+    return server
 
 
 @dataclass
@@ -257,11 +261,13 @@ def run_experiment(server: ServerConfig, load: LoadParams, profile: ProfileParam
     intervals). ``data_dir``: use (and keep) this storage directory instead of a fresh one.
     ``placement``: ``"shared"`` or ``"split"`` CPUs for server and generator
     (:mod:`perflab.server.placement`). The run's validity record (:mod:`perflab.measure.validity`)
-    lands in ``meta.json`` and on the result.
+    lands in ``meta.json`` and on the result. ``server`` may also be a
+    :class:`~perflab.config.target.ForeignServer` (or a URL): a server perflab did not build; a profile of
+    it needs a HotSpot JVM, otherwise the run records everything else and says why there is no profile.
     """
-    for n, v, t in (("server", server, ServerConfig), ("load", load, LoadParams)):
-        if not isinstance(v, t):
-            raise ValueError(f"{n} must be a {t.__name__}, got {type(v).__name__}")
+    server = as_target(server)
+    if not isinstance(load, LoadParams):
+        raise ValueError(f"load must be a LoadParams, got {type(load).__name__}")
     if profile is not None and not isinstance(profile, ProfileParams):
         raise ValueError(f"profile must be a ProfileParams or None, got {type(profile).__name__}")
     if name is not None and (not isinstance(name, str) or not name.strip()):
@@ -279,7 +285,14 @@ def run_experiment(server: ServerConfig, load: LoadParams, profile: ProfileParam
         run.save()
         profiler = None
         if profile is not None:
-            profiler = Profiler(sess.server.pid, profile, out_dir=run.dir, title=f"{profile.event}: {name}").prepare()
+            why_not = profiling_unavailable(sess.server)
+            if why_not is None:
+                profiler = Profiler(sess.server.pid, profile, out_dir=run.dir,
+                                    title=f"{profile.event}: {name}").prepare()
+            else:
+                warnings.warn(f"profiling unavailable: {why_not}; recording CPU, latency and validity only",
+                              RuntimeWarning, stacklevel=2)
+                run.update(profile_unavailable=why_not)
         prof = None
         lp = None
         try:
@@ -303,6 +316,20 @@ def run_experiment(server: ServerConfig, load: LoadParams, profile: ProfileParam
         validity = sess.validity(res, lp.started_at)
         _record(run, res, stats, prof, validity)
         return ExperimentResult(run, res, stats, prof, sess.server.info(), sess.prefill_result, validity)
+
+
+def profiling_unavailable(server) -> str | None:
+    """``None`` when async-profiler can attach to ``server`` (a HotSpot JVM whose pid is known), else why not."""
+    pid = server.pid
+    if not pid:
+        return "the server's pid is unknown (give --pid with --url)"
+    if isinstance(server, (ForeignProcess, AttachedServer)) and server.jvm is None:
+        try:
+            exe = os.readlink(f"/proc/{pid}/exe")
+        except OSError:
+            exe = "?"
+        return f"pid {pid} ({exe}) is not a JVM; async-profiler profiles HotSpot JVMs"
+    return None
 
 
 def _window(res: LoadResult, lp, load: LoadParams) -> tuple[float, float]:

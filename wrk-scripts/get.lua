@@ -8,6 +8,9 @@
 --   start=0         first key index
 --   count=0         wrap around after this many keys (0 = never); e.g. count=<prefilled keys> for GET
 --   threads=1       wrk's -t value
+--   path=/v0/entity endpoint of one key (another server's API: e.g. path=/kv)
+--   param=id        query parameter that carries the key
+--   prefix=key      key prefix: keys are <prefix><index>
 --
 -- Example: perflab-load -t2 -c16 -d30s -R5000 -s wrk-scripts/get.lua http://127.0.0.1:8080 threads=2
 local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"

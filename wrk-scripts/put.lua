@@ -10,6 +10,9 @@
 --   threads=1       wrk's -t value
 --   value=100       value size in bytes (random printable bytes, different per request)
 --   seed=1          seed of the value bytes (each thread mixes in its own index)
+--   path=/v0/entity endpoint of one key (another server's API: e.g. path=/kv)
+--   param=id        query parameter that carries the key
+--   prefix=key      key prefix: keys are <prefix><index>
 --
 -- Example: perflab-load -t2 -c16 -d30s -R5000 -s wrk-scripts/put.lua http://127.0.0.1:8080 threads=2 value=100
 local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"

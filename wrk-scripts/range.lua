@@ -19,6 +19,8 @@
 --   theta=0.99      zipf skew, 0 < theta < 1
 --   scramble=1      spread zipf's hot keys over the key space
 --   seed=1          user seed; each thread mixes in its own index
+--   path=/v0/entities  range endpoint (takes start= and end=)
+--   prefix=key      key prefix: keys are <prefix><index>
 --
 -- Example: perflab-load -t1 -c4 -d30s -R200 -s wrk-scripts/range.lua http://127.0.0.1:8080 keys=1000000 digits=2
 local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
@@ -26,13 +28,19 @@ local lib = dofile(here .. "lib/common.lua")
 
 local spec = lib.key_spec({
    digits = { kind = "int", default = 2, min = 0, max = 12, help = "decimal digits dropped from the drawn key" },
+   path = { kind = "string", default = "/v0/entities", help = "range endpoint (takes start= and end=)" },
+   prefix = { kind = "string", default = lib.KEY_PREFIX, help = "key prefix: keys are <prefix><index>" },
 })
-local pick, scale
+local pick, scale, path
 
 setup = lib.thread_setup()
 
 function init(args)
    local o = lib.parse_args(args, spec, "range.lua")
+   if string.sub(o.path, 1, 1) ~= "/" then
+      error(string.format("script argument path=%s: must start with /", o.path), 0)
+   end
+   path, lib.KEY_PREFIX = o.path, o.prefix
    local rng = lib.rng(o.seed, lib.thread_index())
    pick = lib.key_chooser(o, rng)
    scale = 10 ^ o.digits
@@ -47,5 +55,5 @@ end
 
 function request()
    local p = prefix(pick())
-   return wrk.format("GET", "/v0/entities?start=" .. lib.KEY_PREFIX .. p .. "&end=" .. lib.KEY_PREFIX .. p .. "~")
+   return wrk.format("GET", path .. "?start=" .. lib.KEY_PREFIX .. p .. "&end=" .. lib.KEY_PREFIX .. p .. "~")
 end

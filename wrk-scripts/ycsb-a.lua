@@ -13,6 +13,9 @@
 --                   0: the hottest keys are key<offset>, key<offset+1>, ...
 --   seed=1          user seed; each thread mixes in its own index
 --   value=100       PUT value size in bytes (random printable bytes)
+--   path=/v0/entity endpoint of one key (another server's API: e.g. path=/kv)
+--   param=id        query parameter that carries the key
+--   prefix=key      key prefix: keys are <prefix><index>
 --
 -- Example: perflab-load -t2 -c16 -d30s -R5000 -s wrk-scripts/ycsb-a.lua http://127.0.0.1:8080 keys=1000000
 local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"

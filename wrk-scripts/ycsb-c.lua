@@ -12,6 +12,9 @@
 --   scramble=1      1: spread zipf's hot keys over the key space (YCSB's scrambled zipfian);
 --                   0: the hottest keys are key<offset>, key<offset+1>, ...
 --   seed=1          user seed; each thread mixes in its own index
+--   path=/v0/entity endpoint of one key (another server's API: e.g. path=/kv)
+--   param=id        query parameter that carries the key
+--   prefix=key      key prefix: keys are <prefix><index>
 --
 -- Example: perflab-load -t2 -c16 -d30s -R5000 -s wrk-scripts/ycsb-c.lua http://127.0.0.1:8080 keys=1000000
 local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"

@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..config import BreakpointCriteria, BreakpointParams, LoadParams, PrefillParams, ServerConfig
+from ..config.target import ForeignServer
 from ..config.validity import ValidityThresholds
 from ..measure.load import LoadResult
 from . import ramp as ramp_mod
@@ -48,7 +49,8 @@ class BreakpointResult:
     """``rate``: the breakpoint (point estimate; ``None`` if nothing passed); ``interval``: ``(lo, hi)``
     that the repeated probes support (``hi`` ``None`` when nothing above failed); ``verdict``: see
     :data:`perflab.breakpoint.search.VERDICTS`; ``probes``: every probe with its verdict and validity
-    (also as a DataFrame via :attr:`table`); ``ramp``: what the bracketing ramp estimated."""
+    (also as a DataFrame via :attr:`table`); ``ramp``: what the bracketing ramp estimated; ``edges``: the
+    probed rates the interval rests on (all probes passed up to the first, all failed from the second)."""
 
     rate: float | None
     interval: tuple[float | None, float | None]
@@ -60,6 +62,7 @@ class BreakpointResult:
     ramp: dict | None = None
     run: object | None = None
     seconds: float | None = None
+    edges: tuple[float | None, float | None] = (None, None)
 
     @property
     def lo(self) -> float | None:
@@ -83,7 +86,7 @@ class BreakpointResult:
     @property
     def validity(self) -> str:
         """The worst validity among the probes at the interval's edges (what the result rests on)."""
-        edges = [p for p in self.probes if p.rate in self.interval and p.validity]
+        edges = [p for p in self.probes if p.rate in self.edges and p.validity]
         order = {"valid": 0, "suspect": 1, "invalid": 2}
         worst = max((p.validity["verdict"] for p in edges), key=lambda v: order.get(v, 1), default=None)
         return worst or "n/a"
@@ -109,20 +112,22 @@ class BreakpointResult:
         return f"<BreakpointResult {self.describe()} probes={len(self.probes)}>"
 
 
-def find_breakpoint(server: ServerConfig | str, load: LoadParams, criteria: BreakpointCriteria | None = None,
+def find_breakpoint(server: ServerConfig | ForeignServer | str, load: LoadParams, criteria: BreakpointCriteria | None = None,
                     params: BreakpointParams | None = None, name: str | None = None, data_root=None,
                     prefill: PrefillParams | None = None, progress: bool = True, stats_interval: float = 1.0,
                     data_dir=None, placement=None, thresholds: ValidityThresholds | None = None) -> BreakpointResult:
-    """Find the breakpoint of the server started with ``server`` (or of the running server at the
-    URL ``server``) under the workload ``load`` (its rate, duration and warm-up are the probes').
+    """Find the breakpoint of the server started with ``server`` (a ``ServerConfig``, or a
+    ``ForeignServer``: your own server's command, or the URL of a running one) under the workload
+    ``load`` (its rate, duration and warm-up are the probes').
 
     Records one run (kind ``breakpoint``) with ``ramp/`` (the bracketing ramp, if any) and a
     ``probes/NN-<rate>/`` directory per probe (raw generator outputs), ``probes.csv``, and index rows in
     ``loads`` (one per probe, with verdict, validity and reason) and ``breakpoints``. Shows a progress
     bar when ``progress``.
     """
-    from ..experiment import Session
+    from ..experiment import Session, as_target
 
+    server = as_target(server)
     criteria = criteria or BreakpointCriteria()
     params = params or BreakpointParams()
     for n, v, t in (("load", load, LoadParams), ("criteria", criteria, BreakpointCriteria),
@@ -134,7 +139,7 @@ def find_breakpoint(server: ServerConfig | str, load: LoadParams, criteria: Brea
                         rate_steps=None, step_duration=None, ramp=None, ramp_curve="linear", stop_on_p99=None)
     use_ramp = params.bracket == "ramp" and base.tool == "perflab-load"
     script = Path(base.script).stem if base.script else base.path
-    name = name or f"breakpoint-{script}-{server.mode if isinstance(server, ServerConfig) else 'external'}"
+    name = name or f"breakpoint-{script}-{server.mode}"
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -147,11 +152,13 @@ def find_breakpoint(server: ServerConfig | str, load: LoadParams, criteria: Brea
                          "breakpoint": params.to_dict()}) as sess:
         run = sess.run
 
+        # a JIT-cold first probe fails far below the limit; the ramp warms the server by itself
+        warm_s = params.server_warmup if params.server_warmup is not None else (0.0 if use_ramp else params.ramp_duration)
+
         def warm_server():
-            if params.server_warmup:
+            if warm_s:
                 out = run.path("server-warmup/x").parent
-                sess.start_load(base.replace(rate=params.start_rate, duration=params.server_warmup, warmup=0),
-                                out).wait()
+                sess.start_load(base.replace(rate=params.start_rate, duration=warm_s, warmup=0), out).wait()
 
         def probe(rate: float, phase: str) -> Verdict:
             idx = len(probes)
@@ -203,20 +210,21 @@ def _run_ramp(sess, base: LoadParams, params: BreakpointParams, criteria: Breakp
 
 def _result(outcome: Outcome, probes, params, criteria, estimate, run, seconds) -> BreakpointResult:
     return BreakpointResult(outcome.rate, outcome.interval, outcome.verdict, probes, params, criteria,
-                            outcome.stop_reason, estimate.to_dict() if estimate else None, run, round(seconds, 1))
+                            outcome.stop_reason, estimate.to_dict() if estimate else None, run, round(seconds, 1),
+                            outcome.edges)
 
 
 def _record(run, result: BreakpointResult, base: LoadParams, script: str) -> None:
     run.write_frame("probes.csv", result.table, artifact="probes")
     lo, hi = result.interval
     row = {"workload": script, "method": _method_of(script), "breakpoint_rate": result.rate, "lo": lo, "hi": hi,
-           "interval": [lo, hi], "verdict": result.verdict, "converged": result.converged,
+           "interval": [lo, hi], "edges": list(result.edges), "verdict": result.verdict, "converged": result.converged,
            "halfwidth": result.halfwidth, "validity": result.validity, "probes": len(result.probes),
            "stop_reason": result.stop_reason, "threads": base.threads, "connections": base.connections,
            "sla_p99_ms": result.criteria.sla_p99 * 1000, "precision": result.params.precision,
            "search_s": result.seconds}
     run.add_rows("breakpoints", [row])
-    edges = [p for p in result.probes if p.rate in result.interval and p.validity]
+    edges = [p for p in result.probes if p.rate in result.edges and p.validity]
     reasons = sorted({f"{p.rate:,.0f}/s: {r}" for p in edges for r in p.validity.get("reasons", [])})
     run.meta["validity"] = {"verdict": result.validity, "reasons": reasons,
                             "checks": {"edge_probes": {"status": "ok" if result.validity == "valid" else "warn",

@@ -40,7 +40,8 @@ VERDICTS = ("resolved", "unresolved", "generator-limited", "above-range", "none-
 class Outcome:
     """``rate``: the point estimate (``None`` if nothing passed); ``interval``: ``(L, H)`` (``H`` is
     ``None`` when no rate above ``L`` failed); ``verdict``: one of :data:`VERDICTS`; ``history``:
-    every probe as ``(rate, phase, Verdict)``."""
+    every probe as ``(rate, phase, Verdict)``; ``edges``: the probed rates ``L`` and ``H`` themselves
+    (the interval adds the search's step to them)."""
 
     rate: float | None
     interval: tuple[float | None, float | None]
@@ -48,6 +49,7 @@ class Outcome:
     stop_reason: str
     history: list = field(default_factory=list)
     limit: float | None = None
+    edges: tuple[float | None, float | None] = (None, None)
 
     @property
     def halfwidth(self) -> float | None:
@@ -94,7 +96,7 @@ def search(probe: Callable[[float, str], Verdict], params: BreakpointParams | No
     p = params or BreakpointParams()
     history: list = []
     seen: dict[float, list[bool]] = defaultdict(list)
-    state = {"limit": None}
+    state = {"limit": None, "extended": 0}
 
     def clip(r: float) -> float:
         return _round(min(max(r, p.min_rate), p.max_rate))
@@ -185,21 +187,27 @@ def search(probe: Callable[[float, str], Verdict], params: BreakpointParams | No
             while True:  # phase 2: both edges until each has `repeats` unanimous probes
                 lo_e, hi_e, _ = establish(seen)
                 probed = sorted(r for r, v in seen.items() if v)
-                if lo_e is None:  # even the lowest probed rate failed once: look below it
+                if lo_e is None:  # even the lowest probed rate failed once: bracket again below it
                     if probed[0] <= p.min_rate:
                         stop = f"mixed verdicts down to min_rate {p.min_rate:g}"
                         break
-                    run(clip(probed[0] * (1 - p.precision)), "edge")
+                    r = clip(probed[0] / (p.growth if state["extended"] else 1 + p.ramp_margin))
+                    state["extended"] += 1
+                    if run(r, "bracket"):
+                        bisect(r, probed[0])
                 elif len(seen[lo_e]) < p.repeats:
                     run(lo_e, "edge")
                 elif state["limit"] is not None and (hi_e is None or hi_e >= state["limit"]):
                     stop = f"inconclusive at {state['limit']:g}/s: the generator, not the server, was the limit"
                     break
-                elif hi_e is None:  # even the highest probed rate passed once: look above it
+                elif hi_e is None:  # even the highest probed rate passed once: bracket again above it
                     if probed[-1] >= p.max_rate:
                         stop = f"passed at max_rate {p.max_rate:g}"
                         break
-                    run(clip(probed[-1] * (1 + p.precision)), "edge")
+                    r = clip(probed[-1] * (p.growth if state["extended"] else 1 + p.ramp_margin))
+                    state["extended"] += 1  # a second extension in a row: the first bracket was far off
+                    if run(r, "bracket") is False:
+                        bisect(probed[-1], r)
                 elif len(seen[hi_e]) < p.repeats:
                     run(hi_e, "edge")
                 else:
@@ -208,6 +216,7 @@ def search(probe: Callable[[float, str], Verdict], params: BreakpointParams | No
     except _Budget:
         stop = f"max_probes ({p.max_probes}) reached"
     lo_e, hi_e, point = establish(seen)
+    edges = (lo_e, hi_e)
     verdict = _verdict(p, seen, lo_e, hi_e, state["limit"], stop)
     if verdict == "generator-limited":
         hi_e = state["limit"] if hi_e is None else min(hi_e, state["limit"])
@@ -215,7 +224,7 @@ def search(probe: Callable[[float, str], Verdict], params: BreakpointParams | No
         hi_e = _round(hi_e * (1 + p.precision))  # the bisection cannot place an edge better than its step
     if lo_e is not None:
         lo_e = _round(max(lo_e * (1 - p.precision), 1))
-    return Outcome(point, (lo_e, hi_e), verdict, stop, history, state["limit"])
+    return Outcome(point, (lo_e, hi_e), verdict, stop, history, state["limit"], edges)
 
 
 def _verdict(p: BreakpointParams, seen, lo, hi, limit, stop) -> str:

@@ -11,10 +11,12 @@ fields.
 * :mod:`.profile`  ``ProfileParams``, ``PrefillParams``
 * :mod:`.search`   ``BreakpointCriteria``, ``BreakpointParams``
 * :mod:`.validity` ``ValidityThresholds``
+* :mod:`.target`   ``ForeignServer`` -- a server perflab did not build (bring your own)
 """
 
 from .load import LOAD_TOOLS, LoadParams  # noqa: F401
 from .profile import PROFILE_EVENTS, PrefillParams, ProfileParams  # noqa: F401
 from .search import BreakpointCriteria, BreakpointParams  # noqa: F401
+from .target import ForeignServer  # noqa: F401
 from .server import BACKENDS, DEFAULT_HEAP, GC_FLAGS, MODES, ServerConfig, server_options  # noqa: F401
 from .validity import ValidityThresholds  # noqa: F401

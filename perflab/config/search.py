@@ -60,8 +60,10 @@ class BreakpointParams(Params):
     probe_duration: float = option(3.0, "duration", "measured window of a probe", min=0.5)
     warmup: float = option(1.0, "duration", "unrecorded load before each probe's window", min=0)
     cooldown: float = option(0.5, "duration", "idle time between probes (queues drain)", min=0)
-    server_warmup: float = option(0.0, "duration", "unrecorded load at start_rate before the search (the ramp "
-                                  "already warms the JIT from start_rate up)", min=0)
+    server_warmup: float | None = option(None, "duration", "unrecorded load at start_rate before the search "
+                                         "(default: none with bracket='ramp', whose ramp warms the JIT from "
+                                         "start_rate up; ramp_duration with bracket='growth')", min=0,
+                                         optional=True, default_text="auto")
     restart_server: bool = option(False, "bool", "a fresh server for every probe")
     retries: int = option(1, "int", "repeat a probe that is invalid as a measure of the server (e.g. the "
                           "generator was the bottleneck) this many times", min=0, max=10)

@@ -51,6 +51,18 @@ def spectrum_from_histogram(hist: HdrHistogram, unit_ms: float = 1e-3, ticks_per
     return pd.DataFrame(rows, columns=cols)
 
 
+def mean_value(hist: HdrHistogram) -> float:
+    """The histogram's mean, from its non-empty buckets only (hdrh's ``get_mean_value`` walks every
+    bucket up to the maximum: ~70 ms per 100 ms interval, seconds per probe)."""
+    total = hist.get_total_count()
+    if not total:
+        return math.nan
+    counts = np.ctypeslib.as_array(hist.counts)[: hist.counts_len]
+    idx = np.flatnonzero(counts)
+    mids = np.fromiter((hist._hdr_median_equiv_value(hist.get_value_from_index(int(i))) for i in idx), float, len(idx))
+    return float((counts[idx] * mids).sum() / total)
+
+
 @dataclass
 class HdrLog:
     """A parsed interval log.
@@ -135,7 +147,7 @@ def parse_hdr_log(text: str, path: Path | None = None) -> HdrLog:
         cnt = h.get_total_count()
         row = {"tag": tag, "start_s": s, "end_s": e, "count": cnt, "rate": cnt / length if length > 0 else math.nan,
                "min_ms": h.get_min_value() / 1e3 if cnt else math.nan,
-               "mean_ms": h.get_mean_value() / 1e3 if cnt else math.nan}
+               "mean_ms": mean_value(h) / 1e3 if cnt else math.nan}
         for name, q in INTERVAL_PERCENTILES.items():
             row[name + "_ms"] = h.get_value_at_percentile(q) / 1e3 if cnt else math.nan
         row["max_ms"] = h.get_max_value() / 1e3 if cnt else math.nan

@@ -57,7 +57,7 @@ class Difference:
             return f"n = {self.n_a} vs {self.n_b}"
         lo, hi = self.ratio_ci
         conf = f"{100 * (1 - self.alpha):g}%"
-        return (f"n = {self.n_a} vs {self.n_b}, Mann-Whitney p = {_fmt_p(self.p_value)}, ratio "
+        return (f"n = {self.n_a} vs {self.n_b}, Mann-Whitney {_fmt_p(self.p_value)}, ratio "
                 f"{_fmt_x(self.ratio)} ({conf} CI {_fmt_x(lo)}-{_fmt_x(hi)})")
 
     def to_dict(self) -> dict:
@@ -67,7 +67,8 @@ class Difference:
 
 
 def _fmt_p(p: float) -> str:
-    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+    """'p < 0.001' or 'p = 0.034'."""
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
 
 
 def _fmt_x(r: float) -> str:
@@ -153,3 +154,46 @@ def compare_intervals(a: tuple[float, float], b: tuple[float, float]) -> Interva
     else:
         verdict = "no difference detectable"
     return IntervalComparison(tuple(a), tuple(b), verdict)
+
+
+#: the test named in every sentence about a trend over time
+TREND_TEST = "Kendall's tau test against time, with the Theil-Sen slope for the size of the change"
+
+
+@dataclass(frozen=True)
+class Trend:
+    """Whether ``values`` (in time order) trend: ``p_value`` of Kendall's tau against time, ``change``
+    the Theil-Sen slope times the span relative to the median (0.5: +50% over the run), ``n``."""
+
+    n: int
+    p_value: float
+    change: float
+    first: float
+    last: float
+
+    def significant(self, alpha: float = 0.01, min_change: float = 0.5) -> bool:
+        return self.n >= MIN_N and self.p_value < alpha and abs(self.change) > min_change
+
+    @property
+    def evidence(self) -> str:
+        return f"n = {self.n}, Kendall {_fmt_p(self.p_value)}, Theil-Sen change {self.change:+.0%}"
+
+
+def trend(values) -> Trend:
+    """The trend of ``values`` taken at equal time steps (NaN dropped, positions kept)."""
+    y = np.asarray(list(values), dtype=float)
+    x = np.arange(len(y), dtype=float)
+    keep = np.isfinite(y)
+    x, y = x[keep], y[keep]
+    n = len(y)
+    if n < 3 or np.ptp(y) == 0:
+        v = float(y[0]) if n else math.nan
+        return Trend(n, 1.0, 0.0, v, v)
+    from scipy.stats import kendalltau, theilslopes
+
+    p = float(kendalltau(x, y).pvalue)
+    slope = float(theilslopes(y, x)[0])
+    med = float(np.median(y))
+    change = slope * (x[-1] - x[0]) / med if med > 0 else math.inf
+    k = max(1, n // 3)
+    return Trend(n, p, change, float(np.median(y[:k])), float(np.median(y[-k:])))

@@ -19,9 +19,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from ..config.validity import ValidityThresholds
+from .significance import trend
 
 VERDICTS = ("valid", "suspect", "invalid")
 #: checks that, when they fail, mean the generator was the bottleneck
@@ -179,21 +178,12 @@ def _stationarity(load, t: ValidityThresholds) -> Check:
     iv = _intervals(load)
     if iv is None or len(iv) < t.min_intervals:
         return Check("n/a", note=f"fewer than {t.min_intervals} latency intervals")
-    from scipy.stats import kendalltau, theilslopes
-
-    y = iv["p50_ms"].to_numpy(dtype=float)
-    x = np.arange(len(y), dtype=float)
-    if np.ptp(y) == 0:
-        return Check("ok", 1.0, t.trend_alpha, "p50 constant over the window")
-    p = float(kendalltau(x, y).pvalue)
-    slope = float(theilslopes(y, x)[0])
-    med = float(np.median(y))
-    change = slope * (len(y) - 1) / med if med > 0 else math.inf
-    trend = p < t.trend_alpha and abs(change) > t.trend_change
-    note = (f"p50 {'rises' if change > 0 else 'falls'} by {abs(change):.0%} over {len(y)} intervals "
-            f"(Kendall p = {p:.3g})" if trend else f"no trend in p50 over {len(y)} intervals (Kendall p = {p:.3g}, "
-            f"change {change:+.0%})")
-    return Check("warn" if trend else "ok", p, t.trend_alpha, note)
+    tr = trend(iv["p50_ms"])
+    bad = tr.significant(t.trend_alpha, t.trend_change)
+    word = "rises" if tr.change > 0 else "falls"
+    note = (f"p50 {word} by {abs(tr.change):.0%} over the window ({tr.evidence})" if bad
+            else f"no trend in p50 ({tr.evidence})")
+    return Check("warn" if bad else "ok", tr.p_value, t.trend_alpha, note)
 
 
 def _errors(load, t: ValidityThresholds) -> Check:

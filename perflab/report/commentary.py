@@ -1,9 +1,13 @@
 """Sentences generated from measured facts, for the notebooks' commentary cells.
 
 Every function takes numbers the lab recorded (spectra, interval tables, stats samples, profile
-breakdowns, breakpoint probes) and returns plain-English Markdown, or ``None`` when the data do not
-support the claim (e.g. no flush ran during the window). No number is ever typed into a notebook:
-the notebook calls these and displays the result, so the text always matches the data below it.
+breakdowns, breakpoint probes) and returns plain-English Markdown. No number is ever typed into a
+notebook: the notebook calls these and displays the result, so the text always matches the data.
+
+A sentence claims a difference only when a stated test supports it (:mod:`perflab.measure.significance`:
+a Mann-Whitney test with a bootstrap interval of the ratio for samples such as per-interval p99s,
+disjoint intervals for breakpoints, Kendall's tau for trends), and always gives n; otherwise it says
+"no difference detectable with n = ...".
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ import math
 from collections.abc import Mapping
 
 import pandas as pd
+
+from ..measure.significance import SAMPLE_TEST, compare_intervals, compare_samples, trend
 
 #: the percentile levels a commentary talks about (wrk2's "Latency Distribution" block)
 LEVELS = (50.0, 75.0, 90.0, 99.0, 99.9, 99.99, 100.0)
@@ -109,20 +115,35 @@ def describe_spectrum(label: str, spectrum: pd.DataFrame, sla_ms: float | None =
     return text + "."
 
 
-def compare_spectra(spectra: Mapping[str, pd.DataFrame], p: float = 99.0) -> str:
-    """'At p99: async 1.2 ms, sync 3.4 ms (2.8x the lowest).' for two or more labelled spectra."""
-    vals = {k: value_at(v, p) for k, v in spectra.items() if v is not None and len(v)}
-    if len(vals) < 2:
+def compare_latency(runs: Mapping[str, object], column: str = "p99_ms") -> str:
+    """Per-interval latency (e.g. p99 of each 100 ms interval) of two or more runs
+    (label -> :class:`~perflab.measure.load.LoadResult` or an intervals DataFrame), each compared with
+    the run of lowest median by :func:`~perflab.measure.significance.compare_samples`:
+    'p99 per interval: async median 1.20 ms (n = 50); sync 3.40 ms, higher (n = 50 vs 50, Mann-Whitney
+    p < 0.001, ratio 2.83x (95% CI 2.5x-3.1x)); virtual 1.25 ms, no difference detectable (...).'"""
+    samples = {}
+    for k, v in runs.items():
+        iv = v.intervals if hasattr(v, "intervals") else v
+        if iv is None or len(iv) == 0 or column not in iv:
+            continue
+        iv = iv[iv["tag"] == "corrected"] if "tag" in iv else iv
+        iv = iv[iv["count"] > 0] if "count" in iv else iv
+        samples[k] = iv[column].astype(float).dropna().to_numpy()
+    if len(samples) < 2:
         return ""
-    order = sorted(vals, key=vals.get)
-    low = vals[order[0]]
-    parts = []
-    for k in order:
-        s = f"{k} {fmt_ms(vals[k])}"
-        if k != order[0] and low > 0:
-            s += f" ({fmt_ratio(vals[k] / low)} {order[0]})"
-        parts.append(s)
-    return f"At {fmt_level(p)}: " + ", ".join(parts) + "."
+    level = column.replace("_ms", "").replace("p999", "p99.9")
+    order = sorted(samples, key=lambda k: float(pd.Series(samples[k]).median()))
+    base = order[0]
+    parts = [f"{base} median {fmt_ms(float(pd.Series(samples[base]).median()))} (n = {len(samples[base])})"]
+    for k in order[1:]:
+        d = compare_samples(samples[base], samples[k])
+        parts.append(f"{k} {fmt_ms(d.median_b)}, {d.verdict} ({d.evidence})")
+    return f"{level} per interval: " + "; ".join(parts) + "."
+
+
+def compare_spectra(*args, **kwargs):  # noqa: D401 - removed in 0.2
+    raise AttributeError("compare_spectra was removed in perflab 0.2: two spectra are two numbers, not a test. "
+                         "Use compare_latency(runs), which compares per-interval latency with a stated test")
 
 
 # --- latency over time vs server events ------------------------------------------------------------
@@ -159,47 +180,51 @@ def intervals_with_events(intervals: pd.DataFrame, stats: pd.DataFrame, counter:
 def describe_event_effect(intervals: pd.DataFrame, stats: pd.DataFrame, event: str = "flush",
                           counter: str = "storage.flushes", active: str | None = "storage.flush_active",
                           column: str = "p99_ms") -> str:
-    """'p99 is 14.2 ms in the 3 one-second intervals during which a flush ran, vs 1.1 ms in the 17
-    without (12.9x).' Or why no comparison is possible."""
+    """'p99 is higher in the 12 intervals during which a flush ran: median 14.2 ms vs 1.1 ms in the 38
+    without (n = 12 vs 38, Mann-Whitney p < 0.001, ratio 12.9x (95% CI ...)).' -- or 'no difference
+    detectable' -- or why no comparison is possible."""
     iv = intervals
     if "tag" in iv:
         iv = iv[iv["tag"] == "corrected"]
     if len(iv) == 0:
         return f"No latency intervals were recorded, so the effect of a {event} cannot be measured."
     flags = intervals_with_events(iv, stats, counter, active)
-    with_ev, without = iv[flags.values], iv[~flags.values]
+    return _effect_sentence(iv, flags.values, event, column, f"the server's `{counter}` counter did not move")
+
+
+def _effect_sentence(iv: pd.DataFrame, flags, event: str, column: str, why_none: str) -> str:
+    with_ev, without = iv[flags], iv[~flags]
     level = column.replace("_ms", "").replace("p999", "p99.9")
     if len(with_ev) == 0:
-        return (f"No {event} ran during the {len(iv)} measured intervals "
-                f"(the server's `{counter}` counter did not move), so this run shows no {event} effect.")
+        return f"No {event} ran during the {len(iv)} measured intervals ({why_none}), so this run shows no {event} effect."
     if len(without) == 0:
         return f"A {event} was running in every one of the {len(iv)} measured intervals; there is no quiet interval to compare with."
-    a, b = float(with_ev[column].median()), float(without[column].median())
+    d = compare_samples(without[column], with_ev[column])
     worst = float(with_ev[column].max())
-    ratio = a / b if b > 0 else math.inf
-    verdict = "jumps" if ratio >= 1.5 else ("barely moves" if ratio >= 0.67 else "is lower")
-    return (f"{level} {verdict} when a {event} runs: median {fmt_ms(a)} (worst {fmt_ms(worst)}) over the "
-            f"{len(with_ev)} intervals with a {event}, vs {fmt_ms(b)} over the {len(without)} without "
-            f"({fmt_ratio(ratio)}).")
+    if d.significant:
+        return (f"{level} is {d.verdict} in the {d.n_b} intervals during which a {event} ran: median {fmt_ms(d.median_b)} "
+                f"(worst {fmt_ms(worst)}) vs {fmt_ms(d.median_a)} in the {d.n_a} without ({d.evidence}).")
+    return (f"No difference in {level} detectable between the {d.n_b} intervals with a {event} (median "
+            f"{fmt_ms(d.median_b)}, worst {fmt_ms(worst)}) and the {d.n_a} without ({fmt_ms(d.median_a)}; "
+            f"{d.evidence}).")
 
 
-def describe_trend(intervals: pd.DataFrame, column: str = "p99_ms", floor_ms: float = 1.0) -> str:
-    """Whether latency grew over the run (a queue building up: the second half's median at least twice the
-    first half's and ``floor_ms`` higher) or stayed flat."""
+def describe_trend(intervals: pd.DataFrame, column: str = "p99_ms", alpha: float = 0.01,
+                   min_change: float = 0.5) -> str:
+    """Whether latency trends over the run (Kendall's tau against time at ``alpha`` and a Theil-Sen change
+    above ``min_change`` of the median: a queue building up) or stays flat, with n."""
     iv = intervals[intervals["tag"] == "corrected"] if "tag" in intervals else intervals
     iv = iv.dropna(subset=[column])
     if len(iv) < 4:
         return ""
-    half = len(iv) // 2
-    first, second = float(iv[column].iloc[:half].median()), float(iv[column].iloc[half:].median())
+    tr = trend(iv[column])
     level = column.replace("_ms", "").replace("p999", "p99.9")
-    if first > 0 and second / first >= 2:
-        if second - first >= floor_ms:
-            return (f"{level} grows during the run ({fmt_ms(first)} in the first half, {fmt_ms(second)} in the second): "
-                    f"requests queue up, the rate is above what the server sustains.")
-        return (f"{level} rises from {fmt_ms(first)} in the first half to {fmt_ms(second)} in the second, a change of "
-                f"less than {fmt_ms(floor_ms)}: no sign of a queue building up.")
-    return f"{level} stays flat over the run ({fmt_ms(first)} in the first half, {fmt_ms(second)} in the second)."
+    if tr.significant(alpha, min_change):
+        if tr.change > 0:
+            return (f"{level} grows during the run ({fmt_ms(tr.first)} in the first third, {fmt_ms(tr.last)} in the last; "
+                    f"{tr.evidence}): requests queue up, the rate is above what the server sustains.")
+        return f"{level} falls during the run ({fmt_ms(tr.first)} to {fmt_ms(tr.last)}; {tr.evidence}): a warm-up effect."
+    return f"{level} shows no trend over the run ({fmt_ms(tr.first)} in the first third, {fmt_ms(tr.last)} in the last; {tr.evidence})."
 
 
 # --- profiles --------------------------------------------------------------------------------------
@@ -256,48 +281,55 @@ def describe_diff(diff: pd.DataFrame, a: str, b: str, n: int = 3, name_col: str 
 
 # --- breakpoints -----------------------------------------------------------------------------------
 
-def describe_breakpoint(label: str, rate: float | None, probes: pd.DataFrame | None = None,
-                        rate_col: str = "rate", ok_col: str = "ok", reason_col: str = "reason") -> str:
-    """'**GET, 64 connections** keeps up to 41,000 req/s; the first failing probe, 45,000 req/s, failed
-    because p99 12.1 ms > 10 ms (7 probes).'"""
-    if rate is None or (isinstance(rate, float) and math.isnan(rate)):
-        text = f"**{label}**: no probed rate met the criteria"
+def describe_breakpoint(label: str, result) -> str:
+    """'**GET, 64 connections** keeps up to 50,000 req/s (interval 48,000-52,000, resolved; probes
+    valid); the lowest rate that failed every probe, 52,000 req/s, failed because p99 12.1 ms > 10 ms
+    (11 probes).' from a :class:`~perflab.breakpoint.BreakpointResult`."""
+    if result.rate is None:
+        text = f"**{label}**: no probed rate met the criteria ({result.verdict})"
     else:
-        text = f"**{label}** keeps up to {fmt_rate(rate)}"
-    if probes is not None and len(probes) and ok_col in probes:
-        bad = probes[~probes[ok_col].astype(bool)]
-        if rate is not None and len(bad):
-            above = bad[bad[rate_col] > rate] if rate is not None else bad
-            if len(above):
-                first = above.sort_values(rate_col).iloc[0]
-                why = first.get(reason_col) if reason_col in first else None
-                text += f"; the lowest failing probe, {fmt_rate(float(first[rate_col]))}, failed"
-                text += f" because {why}" if why else ""
-            else:
-                text += "; no probe above it failed, so the limit is higher than the search reached"
-        elif rate is not None:
-            text += "; no probe failed, so the limit is higher than the search reached"
-        elif len(bad):
-            first = bad.sort_values(rate_col).iloc[0]
-            why = first.get(reason_col) if reason_col in first else None
-            text += f" (even {fmt_rate(float(first[rate_col]))} failed" + (f": {why})" if why else ")")
-        text += f" ({len(probes)} probes)"
-    return text + "."
+        lo, hi = result.interval
+        span = f"{fmt_rate(lo)}-{fmt_rate(hi)}" if hi is not None else f"above {fmt_rate(lo)}"
+        text = f"**{label}** keeps up to {fmt_rate(result.rate)} (interval {span}, {result.verdict}; probes {result.validity})"
+    failing = [p for p in result.probes if p.verdict.passed is False and (result.rate is None or p.rate > result.rate)]
+    if failing:
+        first = min(failing, key=lambda p: p.rate)
+        text += f"; the lowest failing probe, {fmt_rate(first.rate)}, failed because {first.verdict.reason}"
+    invalid = [p for p in result.probes if p.verdict.passed is None]
+    if invalid:
+        text += f"; {len(invalid)} probe(s) were invalid (the generator was the limit) and not counted"
+    return text + f" ({len(result.probes)} probes)."
 
 
-def compare_values(values: Mapping[str, float], what: str = "breakpoint", unit: str = "req/s",
-                   higher_is_better: bool = True) -> str:
-    """'Breakpoint: async 41,000 req/s (1.3x sync), sync 31,000 req/s, virtual 29,000 req/s.'"""
-    vals = {k: float(v) for k, v in values.items() if v is not None and not (isinstance(v, float) and math.isnan(v))}
+def compare_breakpoints(results: Mapping[str, object], what: str = "breakpoint") -> str:
+    """Breakpoints with intervals, each compared with the highest: a difference only when the intervals
+    are disjoint. 'Breakpoint: async 50,000 req/s (48,000-52,000); sync 31,000 req/s (29,760-32,240),
+    lower (intervals [..] and [..] do not overlap).'"""
+    vals = {k: r for k, r in results.items() if r is not None and r.rate is not None
+            and r.interval[0] is not None}
     if not vals:
         return f"No {what} was measured."
-    order = sorted(vals, key=vals.get, reverse=higher_is_better)
-    fmt = fmt_rate if unit == "req/s" else fmt_ms
-    worst = vals[order[-1]]
-    parts = []
-    for k in order:
-        s = f"{k} {fmt(vals[k])}"
-        if k != order[-1] and worst > 0 and len(order) > 1:
-            s += f" ({fmt_ratio(vals[k] / worst)} {order[-1]})"
-        parts.append(s)
-    return f"{what[0].upper() + what[1:]}: " + ", ".join(parts) + "."
+    order = sorted(vals, key=lambda k: vals[k].rate, reverse=True)
+    best = vals[order[0]]
+
+    def iv(r):
+        lo, hi = r.interval
+        return (lo, hi if hi is not None else float("inf"))
+
+    parts = [f"{order[0]} {fmt_rate(best.rate)} ({_span(best)})"]
+    for k in order[1:]:
+        r = vals[k]
+        c = compare_intervals(iv(best), iv(r)) if best.interval[1] is not None and r.interval[1] is not None else None
+        verdict = f"{c.verdict} ({c.evidence})" if c is not None else "no comparison (an open interval)"
+        parts.append(f"{k} {fmt_rate(r.rate)} ({_span(r)}), {verdict}")
+    return f"{what[0].upper() + what[1:]}: " + "; ".join(parts) + "."
+
+
+def _span(r) -> str:
+    lo, hi = r.interval
+    return f"{lo:,.0f}-{hi:,.0f}" if hi is not None else f">= {lo:,.0f}"
+
+
+def compare_values(*args, **kwargs):  # noqa: D401 - removed in 0.2
+    raise AttributeError("compare_values was removed in perflab 0.2: ratios of single numbers claimed differences "
+                         "without a test. Use compare_breakpoints(results), which compares intervals")

@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -54,12 +55,6 @@ def test_describe_spectrum_ignores_levels_the_sample_cannot_resolve():
     assert "to p99.9" not in text                                # ...but not called the steepest step
 
 
-def test_compare_spectra_orders_by_latency():
-    fast = spectrum([(0.0, 0.1), (0.5, 0.2), (0.99, 1.0), (1.0, 2.0)])
-    text = c.compare_spectra({"sync": FLAT_THEN_CLIFF, "async": fast})
-    assert text == "At p99: async 1.00 ms, sync 9.00 ms (9.0x async)."
-
-
 def intervals(p99s):
     return pd.DataFrame({"tag": "corrected", "start_s": range(len(p99s)),
                          "end_s": [i + 1 for i in range(len(p99s))], "p99_ms": p99s})
@@ -72,12 +67,37 @@ def stats_with_flush_at(seconds, n, step=0.25):
     return pd.DataFrame({"t_s": ts, "storage.flushes": flushes, "storage.flush_active": [0] * len(ts)})
 
 
-def test_event_effect_compares_intervals_with_and_without_a_flush():
+def test_event_effect_claims_a_difference_only_with_the_test_behind_it():
+    rng = np.random.default_rng(7)
+    p99 = list(rng.lognormal(0, 0.2, 40))
+    flush_at = {3, 9, 15, 21, 27, 33}
+    for i in flush_at:
+        p99[i] *= 8
+    text = c.describe_event_effect(intervals(p99), stats_with_flush_at(flush_at, 40, step=0.1))
+    assert text.startswith("p99 is higher in the ") and "during which a flush ran" in text
+    assert "Mann-Whitney p" in text and "n = " in text
+
+
+def test_event_effect_says_no_difference_when_the_data_cannot_tell():
+    # Two flushed intervals out of ten: a spike in one of them is not evidence (n = 2).
     p99 = [1.0] * 10
-    p99[3], p99[7] = 20.0, 30.0
+    p99[3] = 20.0
     text = c.describe_event_effect(intervals(p99), stats_with_flush_at({3, 7}, 10))
-    assert text.startswith("p99 jumps when a flush runs: median 25.0 ms (worst 30.0 ms)")
-    assert "over the 2 intervals with a flush, vs 1.00 ms over the 8 without (25x)" in text
+    assert text.startswith("No difference in p99 detectable between the 2 intervals with a flush")
+    assert "n = 8 vs 2" in text
+
+
+def test_compare_latency_names_the_test_and_n():
+    rng = np.random.default_rng(3)
+    fast = intervals(list(rng.lognormal(0, 0.2, 30)))
+    slow = intervals(list(rng.lognormal(np.log(3), 0.2, 30)))
+    same = intervals(list(rng.lognormal(0, 0.2, 30)))
+    text = c.compare_latency({"sync": slow, "async": fast, "virtual": same})
+    assert text.startswith("p99 per interval: async median")
+    assert "sync 3." in text and "higher (n = 30 vs 30, Mann-Whitney p < 0.001" in text
+    assert "virtual" in text and "no difference detectable (n = 30 vs 30" in text
+    with pytest.raises(AttributeError, match="compare_latency"):
+        c.compare_spectra({"a": None})
 
 
 def test_event_attribution_with_coarse_sampling_is_conservative():
@@ -100,11 +120,10 @@ def test_event_effect_says_when_no_flush_ran():
 
 
 def test_trend_detects_a_growing_queue_and_a_flat_run():
-    assert "grows during the run" in c.describe_trend(intervals([1, 1, 2, 4, 8, 16, 32, 64]))
-    assert "stays flat" in c.describe_trend(intervals([1, 1.1, 0.9, 1, 1, 1.05]))
-    small = c.describe_trend(intervals([0.2, 0.3, 0.3, 0.8, 0.9, 0.8]))
-    assert small == ("p99 rises from 0.30 ms in the first half to 0.80 ms in the second, a change of less than "
-                     "1.00 ms: no sign of a queue building up.")
+    grows = c.describe_trend(intervals([1, 1, 2, 4, 8, 16, 32, 64, 90, 120]))
+    assert "grows during the run" in grows and "Kendall p" in grows and "n = 10" in grows
+    assert "shows no trend" in c.describe_trend(intervals([1, 1.1, 0.9, 1, 1, 1.05, 0.95, 1.1]))
+    assert c.describe_trend(intervals([1, 2, 3])) == ""  # too few to say anything
 
 
 def test_categories_normalise_and_keep_focus():
@@ -113,22 +132,36 @@ def test_categories_normalise_and_keep_focus():
     assert text == "Of the CPU samples, 41% network I/O, 20% other, 18% HTTP parsing, 2% locks."
 
 
-def test_breakpoint_sentence_names_the_first_failing_probe():
-    probes = pd.DataFrame({"rate": [1000, 2000, 4000, 3000], "ok": [True, True, False, False],
-                           "reason": ["", "", "p99 40 ms > 10 ms", "achieved 91% < 99%"]})
-    text = c.describe_breakpoint("GET, 64 connections", 2000, probes)
-    assert text == ("**GET, 64 connections** keeps up to 2,000 req/s; the lowest failing probe, 3,000 req/s, "
-                    "failed because achieved 91% < 99% (4 probes).")
-    never_failed = c.describe_breakpoint("GET", 2000, probes[probes.ok])
-    assert never_failed == ("**GET** keeps up to 2,000 req/s; no probe failed, so the limit is higher than "
-                            "the search reached (2 probes).")
-    none = c.describe_breakpoint("PUT", None, probes[probes.rate > 2000])
-    assert none.startswith("**PUT**: no probed rate met the criteria (even 3,000 req/s failed")
+def _bp(rate, interval, verdicts=(), verdict="resolved"):
+    from perflab import BreakpointCriteria, BreakpointParams
+    from perflab.breakpoint import BreakpointResult, Probe, Verdict
+    probes = [Probe(i, r, Verdict(ok, [why], {}, {"verdict": "valid", "reasons": []}), "bisect")
+              for i, (r, ok, why) in enumerate(verdicts)]
+    rates = [r for r, ok, _ in verdicts if ok is not None]
+    edges = (max((r for r, ok, _ in verdicts if ok), default=None), min((r for r, ok, _ in verdicts if ok is False), default=None))
+    return BreakpointResult(rate, interval, verdict, probes, BreakpointParams(), BreakpointCriteria(), "converged",
+                            edges=edges if rates else (None, None))
 
 
-def test_compare_values_ratios_against_the_lowest():
-    text = c.compare_values({"sync": 30000, "async": 45000, "virtual": None})
-    assert text == "Breakpoint: async 45,000 req/s (1.5x sync), sync 30,000 req/s."
+def test_breakpoint_sentence_gives_the_interval_and_the_first_failing_probe():
+    r = _bp(2000, (1920, 2184), [(1000, True, "ok"), (2000, True, "ok"), (4000, False, "p99 40 ms > 10 ms"),
+                                 (2100, False, "achieved 91% < 99%"), (3000, None, "inconclusive")])
+    text = c.describe_breakpoint("GET, 64 connections", r)
+    assert text == ("**GET, 64 connections** keeps up to 2,000 req/s (interval 1,920 req/s-2,184 req/s, resolved; "
+                    "probes valid); the lowest failing probe, 2,100 req/s, failed because achieved 91% < 99%; "
+                    "1 probe(s) were invalid (the generator was the limit) and not counted (5 probes).")
+    none = c.describe_breakpoint("PUT", _bp(None, (None, 10), [(10, False, "p99")], "none-passed"))
+    assert none.startswith("**PUT**: no probed rate met the criteria (none-passed)")
+
+
+def test_breakpoints_differ_only_when_their_intervals_do_not_overlap():
+    text = c.compare_breakpoints({"sync": _bp(30000, (28800, 31200)), "async": _bp(45000, (43200, 46800)),
+                                  "virtual": _bp(44000, (42000, 46000))})
+    assert text.startswith("Breakpoint: async 45,000 req/s (43,200-46,800)")
+    assert "virtual 44,000 req/s (42,000-46,000), no difference detectable (intervals" in text
+    assert "sync 30,000 req/s (28,800-31,200), lower (intervals" in text and "do not overlap" in text
+    with pytest.raises(AttributeError, match="compare_breakpoints"):
+        c.compare_values({"a": 1})
 
 
 def test_diff_lists_growth_and_shrinkage():

@@ -14,7 +14,7 @@
 local M = {}
 
 M.KEY_PREFIX = "key"             -- the server's Prefill writes key0 .. key<N-1> (architecture.md §4)
-M.ENTITY = "/v0/entity?id="
+M.ENTITY = "/v0/entity?id="      -- the course API; path=, param= and prefix= point the scripts elsewhere
 M.MAX_KEYS = 2 ^ 40              -- indexes stay exact integers and print without an exponent
 
 -- Arguments -------------------------------------------------------------------------------------
@@ -250,6 +250,27 @@ end
 
 function M.thread_index()
    return rawget(_G, "perflab_thread") or 0
+end
+
+-- Where the keys go: the course API by default, any server's key-value endpoint with path=, param=
+-- and prefix= (e.g. path=/kv param=key prefix=user: GET /kv?key=user17).
+function M.api_spec(spec, path)
+   spec.path = { kind = "string", default = path or "/v0/entity", help = "endpoint of one key" }
+   spec.param = { kind = "string", default = "id", help = "query parameter that carries the key" }
+   spec.prefix = { kind = "string", default = M.KEY_PREFIX, help = "key prefix: keys are <prefix><index>" }
+   return spec
+end
+
+-- Use the endpoint the parsed arguments `o` (see api_spec) name.
+function M.use_api(o)
+   if string.sub(o.path, 1, 1) ~= "/" then
+      error(string.format("script argument path=%s: must start with /", o.path), 0)
+   end
+   if not string.match(o.param, "^[%w_.-]+$") then
+      error(string.format("script argument param=%s: must be a plain query parameter name", o.param), 0)
+   end
+   M.ENTITY = o.path .. (string.find(o.path, "?", 1, true) and "&" or "?") .. o.param .. "="
+   M.KEY_PREFIX = o.prefix
 end
 
 -- The common arguments of the random-key scripts.

@@ -7,7 +7,7 @@
 -- defaults: overrides of the argument defaults (e.g. dist = "zipf" for YCSB).
 -- tunable_read: true adds a read=<fraction> argument (mixed.lua).
 return function(lib, script, mix, defaults, tunable_read)
-   local spec = lib.key_spec({})
+   local spec = lib.api_spec(lib.key_spec({}))
    local writes = tunable_read or (mix.read or 0) < 1
    if writes then
       spec.value = { kind = "int", default = 100, min = 0, max = 16 * 1024 * 1024, help = "PUT value size in bytes" }
@@ -23,6 +23,7 @@ return function(lib, script, mix, defaults, tunable_read)
    local pending = nil       -- key of a read-modify-write whose PUT is still to be sent
    S.init = function(args)
       local o = lib.parse_args(args, spec, script)
+      lib.use_api(o)
       if o.offset + o.keys > lib.MAX_KEYS then
          error(string.format("%s: offset+keys must be <= %d", script, lib.MAX_KEYS), 0)
       end

@@ -1,0 +1,167 @@
+"""``perflab bench``: the server's standard benchmark, through the same library users run.
+
+For each target (workload × backend) and each CPU placement it runs :func:`perflab.find_breakpoint`
+(one recorded run per search) and prints one Markdown table: the breakpoint with its interval and
+verdict, the validity of the probes it rests on, the ratio to the ``/v0/status`` ceiling of the same
+placement, and where the CPU went at the highest passing rate (server and generator, per request).
+``--rates`` skips the searches and holds every target at the same fixed rates instead (one recorded
+experiment each), for a table of CPU per request at equal rates.
+
+``java-server/bench/RESULTS.md`` quotes its tables with the command that produced them.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+from .config import BreakpointParams, LoadParams, PrefillParams, ServerConfig
+
+#: name -> (backend, script, needs a prefilled database)
+TARGETS = {
+    "ceiling": ("memory", "status.lua", False),
+    "lsm-get": ("lsm", "get-random.lua", True),
+    "lsm-put": ("lsm", "put-random.lua", True),
+    "rocksdb-get": ("rocksdb", "get-random.lua", True),
+    "rocksdb-put": ("rocksdb", "put-random.lua", True),
+    "memory-put": ("memory", "put-random.lua", False),
+}
+
+
+@dataclass
+class Row:
+    target: str
+    placement: str
+    rate: float | None = None
+    interval: tuple = (None, None)
+    verdict: str = ""
+    validity: str = ""
+    server_us: float | None = None
+    generator_us: float | None = None
+    p99_ms: float | None = None
+    seconds: float | None = None
+    run_id: str | None = None
+
+
+def _cpu_per_request(res, validity: dict | None) -> tuple[float | None, float | None]:
+    """(server, generator) CPU microseconds per request of one load, from its validity record."""
+    v = validity or {}
+    if res is None or not res.requests:
+        return None, None
+    cores = ((v.get("checks") or {}).get("server_cpu") or {}).get("value")
+    server = cores * res.duration_s / res.requests * 1e6 if isinstance(cores, (int, float)) else None
+    cpu = res.generator_cpu or {}
+    gen = (cpu.get("user_s", 0) + cpu.get("sys_s", 0)) / res.requests * 1e6 if cpu else None
+    return server, gen
+
+
+def _load(script: str, args, keys: int) -> LoadParams:
+    from .report.notebook import workload_args
+    return LoadParams(script=script, threads=args.threads, connections=args.connections,
+                      script_args=workload_args(script, keys=keys, seed=1))
+
+
+def search_row(target: str, placement: str, args, data_root=None) -> Row:
+    from .breakpoint import find_breakpoint
+    backend, script, prefilled = TARGETS[target]
+    server = ServerConfig(backend=backend, mode=args.mode)
+    res = find_breakpoint(server, _load(script, args, args.keys), params=BreakpointParams(),
+                          prefill=PrefillParams(keys=args.keys) if prefilled else None, name=f"bench-{target}",
+                          placement=placement, progress=not args.quiet, data_root=data_root)
+    row = Row(target, placement, res.rate, res.interval, res.verdict, res.validity, seconds=res.seconds,
+              run_id=res.run_id)
+    at = [p for p in res.probes if p.rate == res.edges[0] and p.verdict.passed]
+    if at:
+        row.server_us, row.generator_us = _cpu_per_request(at[-1].result, at[-1].validity)
+        row.p99_ms = at[-1].verdict.metrics.get("p99_ms")
+    return row
+
+
+def rate_row(target: str, placement: str, rate: float, args, data_root=None) -> Row:
+    from .experiment import run_experiment
+    backend, script, prefilled = TARGETS[target]
+    load = _load(script, args, args.keys).replace(rate=rate, duration=args.duration, warmup=args.warmup)
+    res = run_experiment(ServerConfig(backend=backend, mode=args.mode), load,
+                         prefill=PrefillParams(keys=args.keys) if prefilled else None, name=f"bench-{target}",
+                         placement=placement, data_root=data_root)
+    server_us, gen_us = _cpu_per_request(res.load, res.validity.to_dict())
+    return Row(target, placement, rate, (None, None), "fixed rate", res.validity.verdict, server_us, gen_us,
+               res.load.p99_ms, run_id=res.run_id)
+
+
+def _fmt(v, spec=",.0f"):
+    return "" if v is None else format(v, spec)
+
+
+def table(rows: list[Row], fixed: bool = False) -> str:
+    ceilings = {r.placement: r.rate for r in rows if r.target == "ceiling" and r.rate}
+    if fixed:
+        head = "| rate | target | placement | validity | server CPU us/req | generator CPU us/req | p99 ms | run |"
+        lines = [head, "|---:|---|---|---|---:|---:|---:|---|"]
+        for r in rows:
+            lines.append(f"| {_fmt(r.rate)} | {r.target} | {r.placement} | {r.validity} | {_fmt(r.server_us, '.1f')} | "
+                         f"{_fmt(r.generator_us, '.1f')} | {_fmt(r.p99_ms, '.2f')} | {r.run_id} |")
+        return "\n".join(lines)
+    head = ("| target | placement | breakpoint req/s | interval | verdict | probes' validity | x ceiling | "
+            "server CPU us/req | generator CPU us/req | search s |")
+    lines = [head, "|---|---|---:|---|---|---|---:|---:|---:|---:|"]
+    for r in rows:
+        lo, hi = r.interval
+        ratio = r.rate / ceilings[r.placement] if r.rate and ceilings.get(r.placement) and r.target != "ceiling" else None
+        lines.append(f"| {r.target} | {r.placement} | {_fmt(r.rate)} | {_fmt(lo)}-{_fmt(hi) or '?'} | {r.verdict} | "
+                     f"{r.validity} | {_fmt(ratio, '.2f')} | {_fmt(r.server_us, '.1f')} | "
+                     f"{_fmt(r.generator_us, '.1f')} | {_fmt(r.seconds, '.0f')} |")
+    return "\n".join(lines)
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    b = sub.add_parser("bench", help="the server's standard benchmark: breakpoints of every target and placement")
+    b.add_argument("--only", default="ceiling,lsm-get,lsm-put", help=f"targets, comma-separated, of "
+                   f"{', '.join(TARGETS)} (default ceiling,lsm-get,lsm-put)")
+    b.add_argument("--placement", default="shared,split", help="placements to measure (default shared,split)")
+    b.add_argument("--keys", type=int, default=1_000_000, help="prefilled keys (default 1000000)")
+    b.add_argument("--threads", type=int, default=2, help="generator threads (default 2)")
+    b.add_argument("--connections", type=int, default=32, help="connections (default 32)")
+    b.add_argument("--mode", default="sync", help="server mode (default sync)")
+    b.add_argument("--rounds", type=int, default=1, help="repeat the whole set, interleaved (default 1)")
+    b.add_argument("--rates", help="R1,R2,...: fixed rates instead of searches (CPU per request at equal rates)")
+    b.add_argument("--duration", default="10s", help="with --rates: measured window (default 10s)")
+    b.add_argument("--warmup", default="5s", help="with --rates: unrecorded load first (default 5s)")
+    b.add_argument("--data", help="data root (default $PERFLAB_DATA or <repo>/data)")
+    b.add_argument("--quiet", action="store_true", help="no progress bars")
+    return b
+
+
+def main(args) -> int:
+    targets = [t.strip() for t in args.only.split(",") if t.strip()]
+    unknown = [t for t in targets if t not in TARGETS]
+    if unknown:
+        raise ValueError(f"--only: unknown target {', '.join(unknown)} (known: {', '.join(TARGETS)})")
+    placements = [p.strip() for p in args.placement.split(",") if p.strip()]
+    from .server.placement import Placement
+    for p in placements:
+        Placement.of(p)  # a bad placement fails before any server starts
+    rates = None
+    if args.rates:
+        try:
+            rates = [float(x) for x in args.rates.split(",")]
+        except ValueError:
+            raise ValueError(f"--rates: expected comma-separated rates like 20000,40000, got {args.rates!r}") from None
+        if any(r <= 0 for r in rates):
+            raise ValueError(f"--rates: rates must be > 0, got {args.rates!r}")
+    if args.rounds < 1:
+        raise ValueError(f"--rounds: must be >= 1, got {args.rounds}")
+    rows = []
+    for _ in range(args.rounds):
+        for placement in placements:
+            for t in targets:
+                if rates:
+                    for r in rates:
+                        rows.append(rate_row(t, placement, r, args, args.data))
+                        print(table(rows[-1:], fixed=True).splitlines()[-1], flush=True)
+                else:
+                    rows.append(search_row(t, placement, args, args.data))
+                    print(table(rows[-1:]).splitlines()[-1], flush=True)
+    print()
+    print(table(rows, fixed=bool(rates)))
+    return 0

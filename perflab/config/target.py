@@ -1,0 +1,53 @@
+"""``ForeignServer``: a server perflab did not build (bring your own).
+
+Either a ``command`` that perflab starts, with ``{port}`` replaced by a free port, waits for until the
+port answers HTTP, and stops afterwards like the built-in server; or the ``url`` of a server that is
+already running (never started or stopped), with its ``pid`` found from the listening socket when not
+given. perflab measures it with the same generator, validity record, profiles (any HotSpot JVM) and
+reports; what only the built-in server has (its flags, prefill, ``/v0/stats``) is refused or skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .fields import Params, option
+
+
+@dataclass(frozen=True)
+class ForeignServer(Params):
+    """A server started from ``command`` (``{port}`` -> a free port) or already running at ``url``."""
+
+    command: str | None = option(None, "text", "command that starts your server; {port} becomes a free port",
+                                 optional=True, flag="--server-cmd")
+    url: str | None = option(None, "text", "URL of your server, already running (http://127.0.0.1:PORT)",
+                             optional=True)
+    pid: int | None = option(None, "int", "pid of the server at --url (default: found from its listening socket)",
+                             optional=True, min=1)
+    ready_path: str = option("/", "text", "path polled until the server answers (any HTTP status counts)")
+    startup_timeout: float = option(60.0, "duration", "how long a started server may take to answer", min=0.5)
+
+    def _check(self):
+        if (self.command is None) == (self.url is None):
+            raise ValueError("command/url: give exactly one: a command perflab starts, or the url of a running server")
+        if self.command is not None and "{port}" not in self.command:
+            raise ValueError(f"command: must contain {{port}} (perflab picks a free port and substitutes it), "
+                             f"got {self.command!r}")
+        if self.url is not None:
+            if not re.fullmatch(r"http://[^/\s:]+:\d+/?", self.url):
+                raise ValueError(f"url: expected http://HOST:PORT, got {self.url!r}")
+            self._set("url", self.url.rstrip("/"))
+        if self.pid is not None and self.url is None:
+            raise ValueError("pid: only with url (perflab knows the pid of a server it starts)")
+        if not self.ready_path.startswith("/"):
+            raise ValueError(f"ready_path: must start with '/', got {self.ready_path!r}")
+
+    @property
+    def label(self) -> str:
+        return "command" if self.command is not None else "url"
+
+    @property
+    def mode(self) -> str:
+        """Stands in for ``ServerConfig.mode`` in run names."""
+        return "foreign"

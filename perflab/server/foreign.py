@@ -1,0 +1,202 @@
+"""A server perflab did not build: started from the user's command, or already running at a URL.
+
+Both stand in for :class:`perflab.server.process.Server` in a session (``url``, ``pid``, ``stop``,
+``info``, ``log_tail``). A started command runs in its own process group with stdout and stderr in
+``server.log``; perflab waits until its port answers HTTP (any status) and stops the whole group
+afterwards (SIGTERM, then SIGKILL), so no orphan survives a run. The pid that matters (for CPU and
+for the profiler) is the one listening on the port, which may be a child of the command (a shell, a
+launcher script).
+"""
+
+from __future__ import annotations
+
+import shlex
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import psutil
+
+from .. import procs
+from ..config.target import ForeignServer
+from ..errors import ServerStartError
+from .process import http_get
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def listening_pid(port: int) -> int | None:
+    """The pid of the process listening on TCP ``port`` (any address), ``None`` if none is found."""
+    try:
+        conns = psutil.net_connections(kind="tcp")
+    except psutil.AccessDenied:
+        return None
+    for c in conns:
+        if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid:
+            return c.pid
+    return None
+
+
+def jvm_of(pid: int) -> dict | None:
+    """``{"java_home": ..., "java_version": ...}`` when ``pid`` is a HotSpot JVM (it maps libjvm.so), else
+    ``None``."""
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            lib = next((line.split()[-1] for line in f if line.rstrip().endswith("/libjvm.so")), None)
+    except OSError:
+        return None
+    if lib is None:
+        return None
+    home = Path(lib).parent.parent.parent  # <home>/lib/server/libjvm.so
+    version = None
+    release = home / "release"
+    if release.is_file():
+        for line in release.read_text(errors="replace").splitlines():
+            if line.startswith("JAVA_VERSION="):
+                version = line.split("=", 1)[1].strip().strip('"')
+    return {"java_home": str(home), "java_version": version}
+
+
+def _answers(url: str, path: str) -> bool:
+    try:
+        http_get(url + path, timeout=1.0)  # any status: the server is listening and speaks HTTP
+        return True
+    except OSError:
+        return False
+
+
+class ForeignProcess:
+    """A server started from ``ForeignServer.command`` (see the module docstring)."""
+
+    def __init__(self, config: ForeignServer, log_dir: Path, cpu_prefix: list[str] | None = None,
+                 host: str = "127.0.0.1"):
+        self.config = config
+        self.log_dir = Path(log_dir)
+        self.cpu_prefix = list(cpu_prefix or [])
+        self.host = host
+        self.port: int | None = None
+        self.proc: subprocess.Popen | None = None
+        self.command: list[str] = []
+        self.exit_code: int | None = None
+        self._pid: int | None = None
+        self.jvm: dict | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def log_path(self) -> Path:
+        return self.log_dir / "server.log"
+
+    @property
+    def pid(self) -> int | None:
+        return self._pid
+
+    @property
+    def java_version(self) -> str | None:
+        return (self.jvm or {}).get("java_version")
+
+    def log_tail(self, lines: int = 40) -> str:
+        return procs.tail(self.log_path, lines)
+
+    def start(self) -> "ForeignProcess":
+        self.port = free_port(self.host)
+        text = self.config.command.replace("{port}", str(self.port))
+        try:
+            argv = shlex.split(text)
+        except ValueError as e:
+            raise ValueError(f"command: cannot split {text!r} into arguments: {e}") from None
+        self.command = [*self.cpu_prefix, *argv]
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.log_path, "ab") as log:
+            log.write(("# " + " ".join(shlex.quote(a) for a in self.command) + "\n").encode())
+            log.flush()
+            try:
+                self.proc = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT,
+                                             stdin=subprocess.DEVNULL, start_new_session=True)
+            except OSError as e:
+                raise ServerStartError(f"cannot start the server command {argv[0]!r}: {e.strerror}") from None
+        procs.register(self.proc)
+        deadline = time.monotonic() + self.config.startup_timeout
+        try:
+            while not _answers(self.url, self.config.ready_path):
+                rc = self.proc.poll()
+                if rc is not None:
+                    self.exit_code = rc
+                    raise ServerStartError(f"the server command exited with status {rc} before answering on port "
+                                           f"{self.port}", self.log_tail())
+                if time.monotonic() > deadline:
+                    raise ServerStartError(f"the server command did not answer HTTP on port {self.port} within "
+                                           f"{self.config.startup_timeout:g} s", self.log_tail())
+                time.sleep(0.05)
+        except BaseException:
+            self.stop(grace_s=2)
+            raise
+        self._pid = listening_pid(self.port) or self.proc.pid
+        self.jvm = jvm_of(self._pid)
+        return self
+
+    def stop(self, grace_s: float = 10.0) -> int | None:
+        if self.proc is None:
+            return None
+        self.exit_code = procs.kill_group(self.proc, grace_s)
+        return self.exit_code
+
+    def info(self) -> dict:
+        return {"kind": "command", "command": self.command, "port": self.port, "pid": self._pid,
+                "jvm": self.jvm, "exit_code": self.exit_code}
+
+
+class AttachedServer:
+    """A server that is already running at ``ForeignServer.url``: measured, never started or stopped."""
+
+    def __init__(self, config: ForeignServer):
+        self.config = config
+        self.url = config.url
+        self.command: list[str] = []
+        if not _answers(self.url, config.ready_path):
+            raise ServerStartError(f"nothing answers HTTP at {self.url}{config.ready_path}: is the server running?")
+        port = int(self.url.rsplit(":", 1)[1])
+        self._pid = config.pid if config.pid is not None else listening_pid(port)
+        if config.pid is not None and not psutil.pid_exists(config.pid):
+            raise ValueError(f"pid: no process {config.pid}")
+        self.jvm = jvm_of(self._pid) if self._pid else None
+
+    @property
+    def pid(self) -> int | None:
+        return self._pid
+
+    @property
+    def java_version(self) -> str | None:
+        return (self.jvm or {}).get("java_version")
+
+    def log_tail(self, lines: int = 40) -> str:
+        return ""
+
+    def stop(self, grace_s: float = 0) -> None:
+        return None
+
+    def info(self) -> dict:
+        return {"kind": "url", "url": self.url, "pid": self._pid, "jvm": self.jvm}
+
+
+def stats_available(url: str) -> str | None:
+    """``None`` when ``url`` answers ``GET /v0/stats`` with a JSON object, else why not."""
+    import json
+    try:
+        status, body = http_get(url + "/v0/stats", timeout=2.0)
+    except OSError as e:
+        return f"GET /v0/stats failed: {e}"
+    if status != 200:
+        return f"GET /v0/stats answered {status}"
+    try:
+        ok = isinstance(json.loads(body), dict)
+    except ValueError:
+        ok = False
+    return None if ok else "GET /v0/stats is not a JSON object"
