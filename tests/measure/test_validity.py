@@ -1,0 +1,116 @@
+"""The validity record on synthetic results: each check fires on what it is about, and only then."""
+
+import pandas as pd
+import pytest
+
+from perflab import LoadParams
+from perflab.config import ValidityThresholds
+from perflab.measure.load import LoadResult
+from perflab.measure.validity import Validity, assess
+from perflab.server.placement import Placement
+from perflab.server.proc import CpuWindow
+
+
+class _Hdr:
+    def __init__(self, df):
+        self.intervals = df
+
+
+def _intervals(p50s, p99s=None, count=1000):
+    n = len(p50s)
+    return pd.DataFrame({"tag": "corrected", "start_s": [i * 0.1 for i in range(n)],
+                         "end_s": [(i + 1) * 0.1 for i in range(n)], "count": count, "p50_ms": p50s,
+                         "p99_ms": p99s if p99s is not None else [2 * x for x in p50s]})
+
+
+def result(rate=10_000, achieved=10_000, p99_us=2000, lag_p99_us=20, threads_cpu=(0.3, 0.3), runq=0.01,
+           p50s=None, p99s=None, errors=None, codes=None, params=None, duration=10.0):
+    p50s = p50s if p50s is not None else [1.0] * 100
+    summary = {
+        "target_rate": rate, "achieved_rate": achieved, "requests": int(achieved * duration), "duration_s": duration,
+        "errors": errors or {"connect": 0, "read": 0, "write": 0, "timeout": 0, "status": 0},
+        "status_codes": codes or {"200": int(achieved * duration)},
+        "latency_us": {"p50": 1000, "p99": p99_us, "p99.9": p99_us * 2, "p100": p99_us * 3},
+        "schedule_lag_us": {"mean": lag_p99_us / 3, "p50": lag_p99_us / 4, "p99": lag_p99_us, "max": lag_p99_us * 2},
+        "cpu": {"user_s": 1, "sys_s": 1, "threads": [{"tid": i, "name": f"w{i}", "user_s": c * duration / 2,
+                                                     "sys_s": c * duration / 2, "runqueue_wait_s": runq * duration}
+                                                    for i, c in enumerate(threads_cpu)]},
+    }
+    return LoadResult(params or LoadParams(rate=rate, duration=duration), "http://x", [], 0, "", summary,
+                      hdr=_Hdr(_intervals(p50s, p99s)))
+
+
+def window(cores=0.8, busy=0.5):
+    return CpuWindow(0, 10, cores * 10, cores, 100 << 20, busy, 2)
+
+
+def test_a_clean_run_is_valid():
+    v = assess(result(), window(), Placement.of("shared"))
+    assert v.verdict == "valid" and v.reasons == [] and not v.generator_bound
+    assert {c.status for c in v.checks.values()} <= {"ok", "n/a"}
+    assert set(v.checks) >= {"achieved_rate", "schedule_lag", "generator_cpu", "generator_runqueue", "server_cpu",
+                             "machine_cpu", "cpu_sharing", "first_interval", "stationarity", "errors"}
+
+
+def test_a_saturated_generator_thread_makes_the_run_invalid():
+    v = assess(result(threads_cpu=(0.97, 0.4)), window())
+    assert v.verdict == "invalid" and v.generator_bound
+    assert v.checks["generator_cpu"].status == "fail" and "97% of a core" in v.reasons[0]
+
+
+def test_generator_lag_that_is_most_of_the_latency_is_invalid():
+    v = assess(result(p99_us=2000, lag_p99_us=1500), window())
+    assert v.verdict == "invalid" and v.checks["schedule_lag"].status == "fail"
+    warn = assess(result(p99_us=2000, lag_p99_us=400), window())
+    assert warn.verdict == "suspect" and warn.checks["schedule_lag"].status == "warn"
+    tiny = assess(result(p99_us=100, lag_p99_us=90), window())  # below the floor: never matters
+    assert tiny.checks["schedule_lag"].status == "ok"
+
+
+@pytest.mark.parametrize("kw, check", [
+    (dict(achieved=9_000), "achieved_rate"),
+    (dict(runq=0.3), "generator_runqueue"),
+    (dict(p50s=[10.0] + [1.0] * 99, p99s=[30.0] + [2.0] * 99), "first_interval"),
+    (dict(p50s=[1.0 + i * 0.05 for i in range(100)]), "stationarity"),
+    (dict(errors={"connect": 0, "read": 500, "write": 0, "timeout": 0, "status": 0}), "errors"),
+    (dict(codes={"200": 99000, "503": 1000}, errors={"connect": 0, "read": 0, "write": 0, "timeout": 0,
+                                                     "status": 1000}), "errors"),
+])
+def test_each_warning_makes_the_run_suspect(kw, check):
+    v = assess(result(**kw), window())
+    assert v.verdict == "suspect" and v.checks[check].status == "warn", v.to_dict()
+    assert [c for c, x in v.checks.items() if x.status == "warn"] == [check]
+
+
+def test_404s_are_answers_not_errors():
+    v = assess(result(codes={"200": 50000, "404": 50000},
+                      errors={"connect": 0, "read": 0, "write": 0, "timeout": 0, "status": 50000}), window())
+    assert v.checks["errors"].status == "ok"
+
+
+def test_a_busy_machine_and_placement_are_recorded():
+    v = assess(result(), window(busy=0.99), Placement("split", (0,), (1,)))
+    assert v.checks["machine_cpu"].status == "warn" and "competed" in v.checks["machine_cpu"].note
+    assert v.checks["cpu_sharing"].value is False and "server on CPUs [0]" in v.checks["cpu_sharing"].note
+    assert "of its 1 cores" in v.checks["server_cpu"].note
+
+
+def test_missing_data_is_not_applicable_not_ok():
+    r = result()
+    r.summary.pop("schedule_lag_us")
+    r.summary.pop("cpu")
+    v = assess(r, None)
+    for name in ("schedule_lag", "generator_cpu", "generator_runqueue", "server_cpu", "machine_cpu"):
+        assert v.checks[name].status == "n/a", name
+    ramp = assess(result(params=LoadParams(ramp=(100, 1000), duration=10)), window())
+    assert ramp.checks["stationarity"].status == "n/a"
+
+
+def test_thresholds_are_parameters_and_the_record_round_trips():
+    strict = ValidityThresholds(generator_cpu_warn=0.2, generator_cpu_fail=0.25)
+    v = assess(result(threads_cpu=(0.3, 0.1)), window(), thresholds=strict)
+    assert v.verdict == "invalid"
+    again = Validity.from_dict(v.to_dict())
+    assert again.verdict == v.verdict and again.reasons == v.reasons and again.generator_bound
+    with pytest.raises(ValueError, match="thresholds must be a ValidityThresholds"):
+        assess(result(), window(), thresholds={"generator_cpu_fail": 0.5})
