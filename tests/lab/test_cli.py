@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 from conftest import REPO
+from perflab import list_runs
 from perflab.cli import main
 
 
@@ -19,11 +20,20 @@ def test_help_lists_subcommands():
         assert cmd in r.stdout
 
 
-def test_bad_input_exit_2(data_root, capsys):
+def test_bad_input_exit_2_in_the_same_words_as_python(data_root, capsys):
     assert main(["run", "--backend", "memory", "-R", "0", "-d", "1s"]) == 2
-    assert "rate must be > 0, got 0" in capsys.readouterr().err
+    assert "error: rate: must be > 0, got '0'" in capsys.readouterr().err
     assert main(["run", "--mode", "turbo", "-R", "10"]) == 2
-    assert "mode must be one of" in capsys.readouterr().err
+    assert "mode: --mode: expected one of sync, async, virtual, got 'turbo'" in capsys.readouterr().err
+    assert main(["run", "--memtable-size", "1k", "-R", "10"]) == 2  # the server's bound, before any JVM starts
+    assert "--memtable-size: must be between 64k and 1g, got '1k'" in capsys.readouterr().err
+    assert main(["breakpoint", "--start-rate", "5000", "--max-rate", "1000"]) == 2
+    assert "start_rate: must be within [min_rate, max_rate]" in capsys.readouterr().err
+    assert main(["breakpoint", "--sla", "0"]) == 2
+    assert "sla_p99: must be > 0" in capsys.readouterr().err
+    assert main(["breakpoint", "--validity-generator-cpu-fail", "2"]) == 2
+    assert "generator_cpu_fail: must be > 0 and <= 1" in capsys.readouterr().err
+    assert list_runs().empty  # nothing started, nothing recorded
 
 
 def test_run_then_runs_and_index(server_build, loadgen_binary, data_root, capsys):
@@ -42,11 +52,22 @@ def test_report_is_dispatched():
     assert r.returncode == 0 and "usage" in r.stdout.lower() and "--plan" in r.stdout
 
 
-def test_breakpoint_defaults_guard_against_a_cold_first_probe():
-    # Without a server warm-up and one retry, a JIT-cold first probe failing at 1000/s ended a
-    # search of a ~50k/s server at 969/s.
+def test_every_option_comes_from_a_parameter_field():
+    # One option list: the parser is built from the dataclass fields, so the help shows their defaults
+    # and an option not given leaves the field's default (the library's and the CLI's are one).
+    import dataclasses
+
+    from perflab import BreakpointParams, LoadParams, ServerConfig
     from perflab.cli import build_parser
+    from perflab.config.fields import cli_flag
+    help_text = build_parser()._subparsers._group_actions[0].choices["breakpoint"].format_help()
+    for cls, skip in ((ServerConfig, {"host", "port"}), (BreakpointParams, {"seed", "seed_arg"}),
+                      (LoadParams, {"rate", "duration", "warmup", "rate_steps", "step_duration", "ramp", "ramp_curve",
+                                    "stop_on_p99", "tool", "script_args"})):
+        for f in dataclasses.fields(cls):
+            if f.name not in skip and cli_flag(f):
+                assert cli_flag(f) in help_text, f"{cls.__name__}.{f.name}"
     a = build_parser().parse_args(["breakpoint", "-s", "get-random.lua"])
-    assert (a.server_warmup, a.retries, a.warmup) == ("10s", 1, "2s")
-    a = build_parser().parse_args(["run", "-R", "10"])
-    assert a.warmup == "0s"  # a plain run still records from its first request
+    assert a.search_retries is None and a.search_warmup is None  # not given: BreakpointParams' defaults apply
+    a = build_parser().parse_args(["run", "-R", "10", "--memtable-size", "8m"])
+    assert a.server_memtable_size == "8m" and a.load_warmup is None

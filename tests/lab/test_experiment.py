@@ -51,7 +51,11 @@ def test_experiment_with_prefill_profile_stats(server_build, loadgen_binary, pro
     q = query("SELECT l.p99_ms, l.server_mode, c.share FROM loads l JOIN categories c USING (run_id) "
               "WHERE c.category = 'request handling'")
     assert len(q) == 1 and q["server_mode"].item() == "async"
-    assert len(query("SELECT * FROM intervals")) == 3
+    assert len(query("SELECT * FROM intervals")) == 30  # 100 ms intervals by default
+    # the validity record is in meta.json, the index and on the result
+    assert meta["validity"]["verdict"] == res.validity.verdict in ("valid", "suspect", "invalid")
+    assert meta["validity"]["checks"]["server_cpu"]["value"] > 0 and meta["placement"]["mode"] == "shared"
+    assert query("SELECT validity FROM runs")["validity"].item() == res.validity.verdict
     # the figures a notebook draws from this result build from the real data
     from perflab import plots
     assert len(plots.percentile_spectrum({"get": res.load}).data) == 1
@@ -130,8 +134,20 @@ def test_interrupt_stops_everything_and_marks_interrupted(server_build, loadgen_
     assert processes_mentioning(str(root)) == []
 
 
+def test_split_placement_pins_server_and_generator(server_build, loadgen_binary, data_root):
+    res = run_experiment(ServerConfig(backend="memory"), LoadParams(rate=500, duration=1, path="/v0/status"),
+                         placement="split")
+    meta = res.run.meta
+    assert meta["placement"] == {"mode": "split", "server_cpus": [0], "load_cpus": [1], "shares_cpus": False}
+    assert meta["server"]["command"][:3] == [meta["server"]["command"][0], "-c", "0"]
+    assert meta["server"]["effective_config"]["cpus"] == 1  # the JVM sees its one CPU
+    assert res.validity.checks["cpu_sharing"].value is False
+    with pytest.raises(ValueError, match="placement: expected one of shared, split"):
+        run_experiment(ServerConfig(backend="memory"), LoadParams(), placement="spread")
+
+
 def test_bad_arguments(data_root):
-    with pytest.raises(ValueError, match="server must be a ServerConfig"):
+    with pytest.raises(ValueError, match="server must be a ServerConfig, a ForeignServer or the URL"):
         run_experiment({"mode": "async"}, LoadParams())
     with pytest.raises(ValueError, match="load must be a LoadParams"):
         run_experiment(ServerConfig(), 1000)
