@@ -10,6 +10,7 @@ Ctrl-C or SIGTERM stops the server, the generator and the profiler and leaves th
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -24,11 +25,13 @@ from .config import LoadParams, PrefillParams, ProfileParams, ServerConfig
 from .config.target import ForeignServer
 from .config.validity import ValidityThresholds
 from .measure.load import LoadResult, start_load, tool_version
+from .measure.attribution import Attribution, attribute
 from .measure.validity import Validity, assess
 from .profiling import bridge
-from .profiling.profiler import Profile, Profiler
+from .profiling.profiler import Profile, Profiler, Recording
 from .records import Run, new_run
 from .server import Server
+from .server.events import events_frame, read_events
 from .server.foreign import AttachedServer, ForeignProcess, stats_available
 from .server.placement import Placement
 from .server.proc import ProcSampler
@@ -210,9 +213,13 @@ class ExperimentResult:
     """What :func:`run_experiment` returns.
 
     ``load``: the :class:`~perflab.measure.load.LoadResult`; ``stats``: ``/v0/stats`` samples (``t_s`` on the hdr
-    log's time axis: 0 = start of the measured window); ``profile``: the :class:`~perflab.profiling.profiler.Profile`
-    or ``None``; ``run``: the record (``run.id``, ``run.dir``); ``prefill``: the prefill tool's JSON;
-    ``validity``: how valid the run is as a measure of the server (also in ``meta.json``).
+    log's time axis: 0 = start of the measured window); ``profile``: the first event's
+    :class:`~perflab.profiling.profiler.Profile` or ``None`` (``profiles``: every event's, ``recording``: the
+    JFR recording they come from); ``run``: the record (``run.id``, ``run.dir``); ``prefill``: the prefill
+    tool's JSON; ``validity``: how valid the run is as a measure of the server (also in ``meta.json``);
+    ``events``: the server's timed events (and the JVM's GC pauses) on the latency timeline's axis;
+    ``attribution``: which events the latency spikes overlap (:mod:`perflab.measure.attribution`);
+    ``spike_diff``: flame graphs of the spikes against the rest of the window, when there were spikes.
     """
 
     run: Run
@@ -222,6 +229,14 @@ class ExperimentResult:
     server: dict
     prefill: dict | None
     validity: Validity | None = None
+    recording: Recording | None = None
+    events: pd.DataFrame | None = None
+    attribution: Attribution | None = None
+    spike_diff: dict | None = None
+
+    @property
+    def profiles(self) -> dict:
+        return dict(self.recording.profiles) if self.recording is not None else {}
 
     @property
     def run_id(self) -> str:
@@ -314,8 +329,26 @@ def run_experiment(server: ServerConfig, load: LoadParams, profile: ProfileParam
         t0 = res.measure_start or lp.started_at
         stats = sess.stats_frame(t0)
         validity = sess.validity(res, lp.started_at)
-        _record(run, res, stats, prof, validity)
-        return ExperimentResult(run, res, stats, prof, sess.server.info(), sess.prefill_result, validity)
+        events = _events(run, prof, t0)
+        attribution = attribute(res.intervals, events) if not res.intervals.empty else None
+        diff = None
+        if prof is not None and attribution is not None and len(attribution.spikes):
+            diff = prof.spike_diff([(t0 + a, t0 + b) for a, b in zip(attribution.spikes["start_s"],
+                                                                     attribution.spikes["end_s"])])
+        _record(run, res, stats, prof, validity, events, attribution, diff)
+        return ExperimentResult(run, res, stats, prof.primary if prof else None, sess.server.info(),
+                                sess.prefill_result, validity, prof, events, attribution, diff)
+
+
+def _events(run: Run, rec, t0: float) -> pd.DataFrame:
+    """The server's timed events of this run, plus the JVM's GC pauses from the recording when the server
+    does not report its own (a server the user brings)."""
+    own = read_events(run.dir / "server-events.jsonl", None)
+    extra = []
+    if rec is not None and rec.gc_events and not (own["event"] == "gc").any():
+        extra = rec.gc_events
+    rows = [{"event": r.event, "ts_us": r.ts_us, "dur_us": r.dur_us, **(r.details or {})} for r in own.itertuples()]
+    return events_frame(rows + extra, t0)
 
 
 def profiling_unavailable(server) -> str | None:
@@ -340,7 +373,8 @@ def _window(res: LoadResult, lp, load: LoadParams) -> tuple[float, float]:
     return lp.started_at, res.ended_at
 
 
-def _record(run: Run, res: LoadResult, stats: pd.DataFrame, prof: Profile | None, validity: Validity) -> None:
+def _record(run: Run, res: LoadResult, stats: pd.DataFrame, rec, validity: Validity, events: pd.DataFrame,
+            attribution: Attribution | None, diff: dict | None) -> None:
     from .measure.load import CONSOLE, HDR_LOG, STDERR, SUMMARY
 
     for art, f in (("console", CONSOLE), ("load_stderr", STDERR), ("summary", SUMMARY), ("hdr_log", HDR_LOG)):
@@ -364,18 +398,31 @@ def _record(run: Run, res: LoadResult, stats: pd.DataFrame, prof: Profile | None
     results = dict(res.record())
     results["status_codes"] = res.status_counts
     results["measure_start"] = res.measure_start
-    if prof is not None:
-        run.meta["artifacts"]["collapsed"] = prof.collapsed_path.name
-        jfr = prof.collapsed_path.with_suffix(".jfr")
-        if jfr.exists():
-            run.meta["artifacts"]["jfr"] = jfr.name
-        if prof.html_path:
-            run.meta["artifacts"]["flamegraph"] = prof.html_path.name
-        cats = prof.categories()
-        run.write_frame(f"categories-{prof.event}.csv", cats)
-        run.write_frame(f"frames-{prof.event}.csv", prof.frames().head(500))
-        run.add_rows("profiles", [prof.record()])
-        run.add_rows("categories", [{"event": prof.event, **r} for r in cats.to_dict("records")])
-        results["profile"] = {**prof.record(), "window": [prof.started_at, prof.stopped_at],
-                              "categories": dict(zip(cats["category"], cats["share"]))}
+    if len(events):
+        run.write_frame("events.csv", events.drop(columns=["details"]).assign(
+            details=events["details"].map(lambda d: json.dumps(d, default=str))), artifact="events")
+        run.add_rows("events", [{k: v for k, v in r.items() if k != "details"} for r in events.to_dict("records")])
+    if attribution is not None:
+        results["spikes"] = {"count": len(attribution.spikes), "typical_p99_ms": attribution.typical_ms,
+                             "threshold_ms": attribution.threshold_ms, "summary": attribution.summary(),
+                             "kinds": [vars(k) for k in attribution.kinds]}
+    if rec is not None:
+        run.meta["artifacts"]["jfr"] = rec.jfr_path.name
+        if rec.heatmap_path:
+            run.meta["artifacts"]["heatmap"] = rec.heatmap_path.name
+        results["profile"] = {"events": list(rec.profiles), "window": [rec.started_at, rec.stopped_at],
+                              "gc_pauses": len(rec.gc_events), "warnings": rec.warnings}
+        for ev, prof in rec.profiles.items():
+            first = ev == next(iter(rec.profiles))
+            run.meta["artifacts"]["collapsed" if first else f"collapsed_{ev}"] = prof.collapsed_path.name
+            if prof.html_path:
+                run.meta["artifacts"]["flamegraph" if first else f"flamegraph_{ev}"] = prof.html_path.name
+            cats = prof.categories()
+            run.write_frame(f"categories-{ev}.csv", cats)
+            run.write_frame(f"frames-{ev}.csv", prof.frames().head(500))
+            run.add_rows("profiles", [prof.record()])
+            run.add_rows("categories", [{"event": ev, **r} for r in cats.to_dict("records")])
+            results["profile"][ev] = {**prof.record(), "categories": dict(zip(cats["category"], cats["share"]))}
+        if diff is not None:
+            run.meta["artifacts"]["spikes_diff"] = diff["diff_html"].name
     run.set_result(**results)

@@ -9,40 +9,63 @@ from .fields import Params, option
 PROFILE_EVENTS = ("cpu", "alloc", "lock", "wall", "itimer", "ctimer")
 
 
+#: events that sample what threads execute; one of them at most per recording (alloc and lock add to it)
+EXECUTION_EVENTS = ("cpu", "wall", "itimer", "ctimer")
+
+
 @dataclass(frozen=True)
 class ProfileParams(Params):
-    """What async-profiler records over the measured window.
+    """What async-profiler records over the measured window, all in one JFR recording.
 
-    ``cpu`` uses perf_events and falls back to ``itimer`` (with a warning) when they are not usable and
-    ``fallback`` is true.
+    ``event``: one event or several, comma-separated (``"cpu,alloc,lock"``): at most one of
+    ``cpu, wall, itimer, ctimer`` plus ``alloc`` and/or ``lock``; each gets its own flame graph from the
+    one recording. ``cpu`` uses perf_events and falls back to ``itimer`` (with a warning) when they are
+    not usable and ``fallback`` is true. ``gc``: record the JVM's GC pauses in the same recording.
     """
 
-    event: str = option("cpu", "enum", "what to sample", choices=PROFILE_EVENTS)
+    event: str = option("cpu", "text", "what to sample: cpu, alloc, lock, wall, itimer or ctimer, or several "
+                        "comma-separated (cpu,alloc,lock), all in one recording")
     interval: float = option(0.005, "duration", "time between samples for cpu/wall/itimer/ctimer", min=0,
                              min_open=True)
     alloc_bytes: int = option(512 * 1024, "size", "allocation sampling interval", min=1)
     lock_threshold: float = option(10e-6, "duration", "shortest contended lock wait recorded", min=0)
     threads: bool = option(True, "bool", "split stacks by thread (thread name as the root frame)")
     fallback: bool = option(True, "bool", "use itimer when perf_events are not usable")
+    gc: bool = option(True, "bool", "record the JVM's GC pauses in the same recording (JFR)")
     jstackdepth: int = option(2048, "int", "deepest Java stack recorded", min=1)
     include: tuple = option((), "texts", "only stacks with a frame matching this pattern")
     exclude: tuple = option((), "texts", "drop stacks with a frame matching this pattern")
 
     def _check(self):
+        evs = tuple(e.strip().lower() for e in self.event.split(",") if e.strip())
+        bad = [e for e in evs if e not in PROFILE_EVENTS]
+        if bad or not evs:
+            raise ValueError(f"event: expected one or more of {', '.join(PROFILE_EVENTS)} (comma-separated), "
+                             f"got {self.event!r}")
+        if sum(e in EXECUTION_EVENTS for e in evs) > 1:
+            raise ValueError(f"event: at most one of {', '.join(EXECUTION_EVENTS)} per recording, got {self.event!r}")
+        if len(set(evs)) != len(evs):
+            raise ValueError(f"event: {self.event!r} names an event twice")
+        self._set("event", ",".join(evs))
         for p in self.include + self.exclude:
             if "," in p:
                 raise ValueError(f"include/exclude: patterns must not contain ',', got {p!r}")
 
-    def agent_start_options(self, event: str | None = None) -> str:
+    @property
+    def events(self) -> tuple[str, ...]:
+        return tuple(self.event.split(","))
+
+    def agent_start_options(self, events: tuple[str, ...] | None = None) -> str:
         """The ``start,...`` command for the async-profiler agent."""
-        ev = event or self.event
+        evs = events or self.events
         opts = ["start"]
-        if ev == "alloc":
-            opts += ["event=alloc", f"alloc={self.alloc_bytes}"]
-        elif ev == "lock":
-            opts += ["event=lock", f"lock={int(self.lock_threshold * 1e9)}"]
-        else:
-            opts += [f"event={ev}", f"interval={int(self.interval * 1e9)}"]
+        execution = next((e for e in evs if e in EXECUTION_EVENTS), None)
+        if execution is not None:
+            opts += [f"event={execution}", f"interval={int(self.interval * 1e9)}"]
+        if "alloc" in evs:
+            opts.append(f"alloc={self.alloc_bytes}")
+        if "lock" in evs:
+            opts.append(f"lock={int(self.lock_threshold * 1e9)}")
         if self.threads:
             opts.append("threads")
         opts.append(f"jstackdepth={self.jstackdepth}")

@@ -221,8 +221,9 @@ def diff_html(base: str | os.PathLike, new: str | os.PathLike, html: str | os.Pa
 
 
 def jfr_convert(jfr: str | os.PathLike, output: str | os.PathLike, event: str = "cpu", threads: bool = False,
-                extra: list[str] | tuple = ()) -> Path:
-    """Convert a JFR recording to ``.collapsed`` or ``.html`` (by ``output``'s extension).
+                extra: list[str] | tuple = (), fmt: str | None = None) -> Path:
+    """Convert a JFR recording to ``.collapsed`` or ``.html`` (by ``output``'s extension, or ``fmt``:
+    ``collapsed``, ``html``, ``heatmap``).
 
     ``extra``: more converter options, e.g. ``["--from", epoch_ms, "--to", epoch_ms]`` to keep a
     time window (values above 1.5e12 are epoch milliseconds, smaller ones offsets from the start)."""
@@ -231,9 +232,9 @@ def jfr_convert(jfr: str | os.PathLike, output: str | os.PathLike, event: str = 
     src = Path(jfr)
     if not src.is_file():
         raise ValueError(f"jfr: {src} does not exist")
-    fmt = Path(output).suffix.lstrip(".")
-    if fmt not in ("collapsed", "html"):
-        raise ValueError(f"output must end with .collapsed or .html, got {output}")
+    fmt = fmt or Path(output).suffix.lstrip(".")
+    if fmt not in ("collapsed", "html", "heatmap"):
+        raise ValueError(f"fmt must be collapsed, html or heatmap, got {fmt!r}")
     Main = _jclass("one.convert.Main")
     try:
         args = _arguments("-o", fmt, f"--{event}", *(["--threads"] if threads else []), *[str(x) for x in extra])

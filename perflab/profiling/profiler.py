@@ -1,8 +1,13 @@
 """async-profiler attached to the running server through the in-process JVM (see :mod:`perflab.profiling.bridge`).
 
-``Profiler(pid, ProfileParams(event="cpu"), out_dir)`` → ``start()`` at the beginning of the measured
-window, ``stop()`` at its end → :class:`Profile` with the collapsed stacks (kept as text), the HTML
-flame graph from async-profiler's converter, and the analysis of :mod:`perflab.profiling.flame`.
+The lab's way (window mode): ``Profiler(pid, ProfileParams(event="cpu,alloc,lock"), out_dir)`` →
+``start_recording()`` before the load → ``stop_window(from, to)`` after it → a :class:`Recording`: one JFR
+file holding every requested event and the JVM's GC pauses, cut to exactly the measured window when
+converted (the attach latency of a busy machine cannot shift it), with a :class:`Profile` per event
+(collapsed stacks, async-profiler's HTML flame graph, the analysis of :mod:`perflab.profiling.flame`), the
+CPU heatmap, and flame graphs of any sub-windows (the latency spikes against the rest).
+
+``start()``/``stop()`` (live mode) record one event straight to collapsed stacks.
 
 ``cpu`` uses perf_events. When the agent cannot use them (containers, ``perf_event_paranoid``), the
 profiler retries with ``itimer`` and issues a ``RuntimeWarning`` saying so (``fallback=False`` makes
@@ -18,8 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import bridge, flame
-
+from . import bridge, flame, jfr_events
 from .. import paths, procs
 from ..config import ProfileParams
 from ..errors import ProfilerError
@@ -111,7 +115,7 @@ class Profiler:
         self.params = params
         self.out_dir = Path(out_dir)
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        self.name = name or f"profile-{params.event}"
+        self.name = name or f"profile-{params.event.replace(',', '-')}"
         self.html = html
         self.title = title
         self.event: str | None = None
@@ -144,15 +148,18 @@ class Profiler:
             raise RuntimeError("profiler already started")
         if procs.tail(self.log_path):
             self.log_path.unlink()
+        if len(self.params.events) > 1:
+            raise ValueError(f"params: start() records one event to collapsed stacks, got {self.params.event!r}; "
+                             "start_recording() records several in one JFR")
         ev = self.params.event
         if ev == "cpu" and not perf_events_usable():
             ev = self._fallback("perf_events are not permitted (perf_event_paranoid > 1 and not root)")
         try:
-            self._cmd(self.params.agent_start_options(ev))
+            self._cmd(self.params.agent_start_options((ev,)))
         except ProfilerError as e:
             if ev == "cpu" and "perf" in str(e).lower():
                 ev = self._fallback(f"perf_events failed: {e.cause}")
-                self._cmd(self.params.agent_start_options(ev))
+                self._cmd(self.params.agent_start_options((ev,)))
             else:
                 raise
         log = procs.tail(self.log_path, 50)
@@ -173,31 +180,46 @@ class Profiler:
 
     # --- window mode: record JFR around the load, keep exactly the measured window -------------
     def start_recording(self) -> "Profiler":
-        """Start recording to JFR (``<name>.jfr``) before the load begins. :meth:`stop_window` then
-        keeps exactly the measured window, whatever the attach latency on a busy machine."""
+        """Start recording every requested event (and, with ``params.gc``, the JVM's GC pauses) to one
+        JFR file (``<name>.jfr``) before the load begins."""
         if self.active:
             raise RuntimeError("profiler already started")
-        ev = self.params.event
-        if ev == "cpu" and not perf_events_usable():
-            ev = self._fallback("perf_events are not permitted (perf_event_paranoid > 1 and not root)")
+        events = self.params.events
+        if "cpu" in events and not perf_events_usable():
+            events = self._swap_cpu(events, self._fallback("perf_events are not permitted "
+                                                           "(perf_event_paranoid > 1 and not root)"))
         self.jfr_path = self.out_dir / f"{self.name}.jfr"
-        opts = self.params.agent_start_options(ev).replace(",threads", "") + f",jfr,file={self.jfr_path}"
+
+        def options(evs, gc):
+            o = self.params.agent_start_options(evs).replace(",threads", "") + f",jfr,file={self.jfr_path}"
+            return o + (f",jfrsync={jfr_events.GC_SETTINGS}" if gc else "")
+
+        gc = self.params.gc
         try:
-            self._cmd(opts)
+            self._cmd(options(events, gc))
         except ProfilerError as e:
-            if ev == "cpu" and "perf" in str(e).lower():
-                ev = self._fallback(f"perf_events failed: {e.cause}")
-                self._cmd(self.params.agent_start_options(ev).replace(",threads", "") + f",jfr,file={self.jfr_path}")
+            if "cpu" in events and "perf" in str(e).lower():
+                events = self._swap_cpu(events, self._fallback(f"perf_events failed: {e.cause}"))
+            elif gc:
+                gc = False  # a JVM without JFR: samples without its GC pauses
+                self.warnings.append(f"GC pauses not recorded (JFR unavailable: {e.cause})")
             else:
                 raise
-        self.event = ev
+            self._cmd(options(events, gc))
+        self.recorded_events = events
+        self.event = events[0]
+        self.gc_recorded = gc
         self.active = True
         self.started_at = time.time()
         return self
 
-    def stop_window(self, from_s: float, to_s: float) -> Profile:
-        """Stop the JFR recording and convert only ``[from_s, to_s]`` (epoch seconds) to collapsed
-        stacks (thread-split) and the HTML flame graph."""
+    @staticmethod
+    def _swap_cpu(events: tuple[str, ...], replacement: str) -> tuple[str, ...]:
+        return tuple(replacement if e == "cpu" else e for e in events)
+
+    def stop_window(self, from_s: float, to_s: float) -> "Recording":
+        """Stop the JFR recording and convert only ``[from_s, to_s]`` (epoch seconds): a
+        :class:`Recording` with a :class:`Profile` per event, the heatmap and the GC pauses."""
         if not self.active:
             raise RuntimeError("profiler is not running")
         if not (to_s > from_s):
@@ -208,23 +230,23 @@ class Profiler:
             self.active = False
         if not self.jfr_path.exists() or not self.jfr_path.stat().st_size:
             raise ProfilerError(f"async-profiler wrote no JFR to {self.jfr_path}", procs.tail(self.log_path))
-        jfr_event = {"alloc": "alloc", "lock": "lock", "wall": "wall"}.get(self.event, "cpu")
-        window = ["--from", str(int(from_s * 1000)), "--to", str(int(to_s * 1000))]
-        filt = []
-        for opt, pats in (("--include", self.params.include), ("--exclude", self.params.exclude)):
-            for pat in pats:  # the agent's globs as the converter's regexes
-                filt += [opt, ".*" + pat.replace("*", ".*") + ".*"]
-        collapsed = self.out_dir / f"{self.name}.collapsed"
-        bridge.jfr_convert(self.jfr_path, collapsed, event=jfr_event, threads=self.params.threads,
-                           extra=window + filt)
-        html = None
-        if self.html and collapsed.stat().st_size:
-            html = self.out_dir / f"{self.name}.html"
-            bridge.collapsed_to_html(collapsed, html, title=self.title or f"{self.event} profile (pid {self.pid})")
-        elif not collapsed.stat().st_size:
-            self.warnings.append("the profile is empty (no samples in the window)")
-        return Profile(event=self.event, requested_event=self.params.event, collapsed_path=collapsed, html_path=html,
-                       started_at=from_s, stopped_at=to_s, warnings=list(self.warnings))
+        rec = Recording(self.jfr_path, from_s, to_s, self.out_dir, self.name, self.params, self.title, self.pid,
+                        list(self.warnings))
+        for ev in self.recorded_events:
+            rec.profiles[ev] = rec.convert(ev, [(from_s, to_s)], f"{self.name}-{ev}" if len(self.recorded_events) > 1
+                                           else self.name, html=self.html)
+        rec.requested = self.params.event
+        if "cpu" in self.recorded_events or "itimer" in self.recorded_events:
+            heat = self.out_dir / f"{self.name}-heatmap.html"
+            try:
+                bridge.jfr_convert(self.jfr_path, heat, event="cpu", fmt="heatmap", extra=_window_args(from_s, to_s))
+                rec.heatmap_path = heat
+            except Exception as e:  # noqa: BLE001 - a heatmap is an extra; the flame graphs stand without it
+                rec.warnings.append(f"no heatmap: {e}")
+        if self.gc_recorded:
+            rec.gc_events = [e for e in jfr_events.gc_pauses(self.jfr_path)
+                             if from_s * 1e6 <= e["ts_us"] <= to_s * 1e6]
+        return rec
 
     def dump(self, path: str | Path | None = None) -> Path:
         """Write the samples collected so far (collapsed) without stopping."""
@@ -275,6 +297,98 @@ class Profiler:
         if et is not None:
             self.abort()
         return False
+
+
+def _window_args(from_s: float, to_s: float) -> list[str]:
+    return ["--from", str(int(from_s * 1000)), "--to", str(int(to_s * 1000))]
+
+
+#: the converter's option for each recorded event
+_JFR_EVENT = {"cpu": "cpu", "itimer": "cpu", "ctimer": "cpu", "wall": "wall", "alloc": "alloc", "lock": "lock"}
+
+
+@dataclass
+class Recording:
+    """One JFR recording of a measured window: ``profiles`` (event -> :class:`Profile`), the CPU
+    ``heatmap_path`` (async-profiler's heatmap), ``gc_events`` (the JVM's GC pauses in the server-event
+    shape of :mod:`perflab.server.events`), and flame graphs of sub-windows (:meth:`window_profile`,
+    :meth:`spike_diff`) from the same file."""
+
+    jfr_path: Path
+    started_at: float
+    stopped_at: float
+    out_dir: Path
+    name: str
+    params: ProfileParams
+    title: str | None
+    pid: int
+    warnings: list[str] = field(default_factory=list)
+    profiles: dict = field(default_factory=dict)
+    heatmap_path: Path | None = None
+    gc_events: list = field(default_factory=list)
+    requested: str = ""
+
+    @property
+    def primary(self) -> "Profile":
+        return next(iter(self.profiles.values()))
+
+    def convert(self, event: str, windows: list[tuple[float, float]], name: str, html: bool = True) -> "Profile":
+        """A :class:`Profile` of ``event`` over ``windows`` (epoch-second pairs, summed)."""
+        jev = _JFR_EVENT[event]
+        filt = []
+        for opt, pats in (("--include", self.params.include), ("--exclude", self.params.exclude)):
+            for pat in pats:  # the agent's globs as the converter's regexes
+                filt += [opt, ".*" + pat.replace("*", ".*") + ".*"]
+        collapsed = self.out_dir / f"{name}.collapsed"
+        parts = []
+        for i, (a, b) in enumerate(windows):
+            target = collapsed if len(windows) == 1 else self.out_dir / f".{name}.{i}.collapsed"
+            bridge.jfr_convert(self.jfr_path, target, event=jev, threads=self.params.threads,
+                               extra=_window_args(a, b) + filt)
+            parts.append(target)
+        if len(parts) > 1:
+            stacks = [flame.read_collapsed(p) for p in parts if p.stat().st_size]
+            flame.write_collapsed(flame.merge_collapsed(*stacks) if stacks else flame.read_collapsed(parts[0]), collapsed)
+            for p in parts:
+                p.unlink()
+        warns = list(self.warnings)
+        path = None
+        if html and collapsed.stat().st_size:
+            path = self.out_dir / f"{name}.html"
+            bridge.collapsed_to_html(collapsed, path, title=self.title and f"{self.title} ({event})"
+                                     or f"{event} profile (pid {self.pid})")
+        elif not collapsed.stat().st_size:
+            warns.append(f"the {event} profile is empty (no samples in the window)")
+        return Profile(event=event, requested_event=self.requested or self.params.event, collapsed_path=collapsed,
+                       html_path=path, started_at=windows[0][0], stopped_at=windows[-1][1], warnings=warns)
+
+    def window_profile(self, windows: list[tuple[float, float]], name: str, event: str | None = None) -> "Profile":
+        """The flame graph of just ``windows`` (e.g. the latency spikes), from the same recording."""
+        return self.convert(event or self.primary.event, windows, name)
+
+    def spike_diff(self, windows: list[tuple[float, float]], event: str | None = None) -> dict | None:
+        """Flame graphs of ``windows`` (the spikes), of the rest of the measured window, and async-profiler's
+        differential flame graph of the spikes against the rest; ``None`` without windows or samples."""
+        if not windows:
+            return None
+        ev = event or self.primary.event
+        spikes = self.window_profile(windows, f"{self.name}-{ev}-spikes", ev)
+        whole = flame.read_collapsed(self.profiles[ev].collapsed_path) if self.profiles[ev].collapsed_path.stat().st_size \
+            else None
+        if whole is None or not spikes.collapsed_path.stat().st_size:
+            return None
+        # the rest: every sample of the window that is not in a spike
+        sp = flame.read_collapsed(spikes.collapsed_path).set_index("stack")["samples"]
+        rest = whole.set_index("stack")["samples"].sub(sp, fill_value=0)
+        rest = rest[rest > 0]
+        rest_path = self.out_dir / f"{self.name}-{ev}-rest.collapsed"
+        rest_path.write_text("".join(f"{s} {int(n)}\n" for s, n in rest.items()))
+        if not rest_path.stat().st_size:
+            return None
+        diff = self.out_dir / f"{self.name}-{ev}-spikes-diff.html"
+        bridge.diff_html(rest_path, spikes.collapsed_path, diff,
+                         title=f"{ev}: latency spikes against the rest of the window")
+        return {"spikes": spikes, "rest_collapsed": rest_path, "diff_html": diff, "windows": list(windows)}
 
 
 def profile_for(pid: int, seconds: float, params: ProfileParams | None = None, out_dir=None) -> Profile:
