@@ -141,7 +141,9 @@ def test_rate_schedule_sets_rate_and_duration():
 
 
 @pytest.mark.parametrize("cls, kwargs, message", [
-    (ProfileParams, dict(event="heap"), "event: expected one of cpu, alloc, lock"),
+    (ProfileParams, dict(event="heap"), "event: expected one or more of cpu, alloc, lock"),
+    (ProfileParams, dict(event="cpu,wall"), "event: at most one of cpu, wall, itimer, ctimer per recording"),
+    (ProfileParams, dict(event="cpu,alloc,cpu"), "event: 'cpu,alloc,cpu' names an event twice"),
     (ProfileParams, dict(interval=0), "interval: must be > 0"),
     (ProfileParams, dict(include=["a,b"]), "patterns must not contain ','"),
     (PrefillParams, dict(keys=0), "keys: must be >= 1, got 0"),
@@ -160,6 +162,14 @@ def test_rate_schedule_sets_rate_and_duration():
 def test_other_params_reject(cls, kwargs, message):
     with pytest.raises(ValueError, match=_re(message)):
         cls(**kwargs)
+
+
+def test_several_profile_events_share_one_recording():
+    p = ProfileParams(event=" CPU, alloc,lock ")
+    assert p.event == "cpu,alloc,lock" and p.events == ("cpu", "alloc", "lock")
+    assert p.agent_start_options() == ("start,event=cpu,interval=5000000,alloc=524288,lock=10000,threads,"
+                                       "jstackdepth=2048")
+    assert ProfileParams("alloc").agent_start_options() == "start,alloc=524288,threads,jstackdepth=2048"
 
 
 def test_units_round_trip():
