@@ -143,7 +143,7 @@ def test_rate_schedule_sets_rate_and_duration():
 @pytest.mark.parametrize("cls, kwargs, message", [
     (ProfileParams, dict(event="heap"), "event: expected one or more of cpu, alloc, lock"),
     (ProfileParams, dict(event="cpu,wall"), "event: at most one of cpu, wall, itimer, ctimer per recording"),
-    (ProfileParams, dict(event="cpu,alloc,cpu"), "event: 'cpu,alloc,cpu' names an event twice"),
+    (ProfileParams, dict(event="alloc,cpu,alloc"), "event: 'alloc,cpu,alloc' names an event twice"),
     (ProfileParams, dict(interval=0), "interval: must be > 0"),
     (ProfileParams, dict(include=["a,b"]), "patterns must not contain ','"),
     (PrefillParams, dict(keys=0), "keys: must be >= 1, got 0"),
