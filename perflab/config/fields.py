@@ -132,9 +132,21 @@ def convert(name: str, spec: Spec, raw):
             if not math.isfinite(v):
                 raise ValueError(f"{name}: {spec.prefix}expected a finite number, got {_shown(raw)}")
         elif k == "size":
-            v = parse_size(raw, name)
+            try:
+                v = parse_size(raw, name)
+            except ValueError:
+                if not spec.prefix:
+                    raise
+                raise ValueError(f"{name}: {spec.prefix}expected a size like 4m, 512k or 1048576, got {_shown(raw)}") \
+                    from None
         elif k == "duration":
-            v = parse_duration(raw, name)
+            try:
+                v = parse_duration(raw, name)
+            except ValueError:
+                if not spec.prefix:
+                    raise
+                raise ValueError(f"{name}: {spec.prefix}expected a duration like 5ms or 2s, got {_shown(raw)}") \
+                    from None
         elif k == "rate":
             v = parse_rate(raw, name)
         elif k == "rates":
