@@ -74,8 +74,15 @@ $(STAMPS)/lab: $(STAMPS)/venv
 	$(VENV)/bin/pip install -q -e '.[test,lab]'
 	touch $@
 
+# The server's own option list is the one source of ServerConfig's fields: the build writes it next to
+# the Python that reads it (a test checks the committed copy against the built server).
+OPTIONS_JSON := perflab/config/server_options.json
+JAVA ?= $(if $(JAVA_HOME),$(JAVA_HOME)/bin/java,java)
+
 $(SERVER)/.built: $(STAMPS)/gradle $(JAVA_SOURCES)
 	cd java-server && $(GRADLE) installDist
+	$(JAVA) -cp '$(SERVER)/lib/*' perflab.server.Main --options-json > $(OPTIONS_JSON).tmp
+	mv $(OPTIONS_JSON).tmp $(OPTIONS_JSON)
 	touch $@
 
 $(LOADGEN): $(RUST_SOURCES)
