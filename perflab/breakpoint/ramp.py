@@ -11,7 +11,6 @@ its first bracket, ``estimate × (1 ± ramp_margin)``, and checks it with fixed-
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,25 +43,23 @@ def ramp_load(base: LoadParams, params: BreakpointParams, criteria: BreakpointCr
                         rate_steps=None, step_duration=None)
 
 
-def offered_rate(load: LoadParams, t_s: float) -> float:
-    """The rate an exponential ramp offers ``t_s`` seconds into its window."""
-    a, b = load.ramp
-    return a * (b / a) ** (min(max(t_s, 0.0), load.duration) / load.duration)
-
-
 def estimate(result, criteria: BreakpointCriteria) -> RampEstimate:
-    """The breakpoint estimate from a ramp's :class:`~perflab.measure.load.LoadResult`."""
-    iv = result.intervals
+    """The breakpoint estimate from a ramp's :class:`~perflab.measure.load.LoadResult`: its hdr-log
+    intervals (latency) and the generator's per-interval counts (``summary["intervals"]``: what the
+    schedule offered and what completed in each)."""
     load = result.params
-    if iv is None or len(iv) == 0:
+    rows = result.summary.get("intervals") or []
+    iv = result.intervals
+    if not rows or iv is None or len(iv) == 0:
         return RampEstimate(None, None, "the ramp recorded no latency intervals")
+    p99 = {round(float(r.start_s), 3): float(r.p99_ms) for r in iv.itertuples() if r.count > 0}
     sla_ms = criteria.sla_p99 * 1000
-    bad = []
-    for row in iv.itertuples():
-        length = row.end_s - row.start_s
-        offered = _offered_count(load, row.start_s, row.end_s)
-        completed_ok = row.count >= 0.5 * offered if length > 0 else True
-        bad.append(not (row.count > 0 and row.p99_ms <= sla_ms and completed_ok))
+    bad, rates = [], []
+    for r in rows:
+        length = r["end_s"] - r["start_s"]
+        rates.append(r["offered"] / length if length > 0 else 0.0)
+        lat = p99.get(round(float(r["start_s"]), 3))
+        bad.append(not (lat is not None and lat <= sla_ms and r["completed"] >= 0.5 * r["offered"]))
     bad = np.array(bad)
     for i in range(len(bad)):
         # two bad intervals in a row, or bad to the end (the ramp stops itself shortly after breaking)
@@ -71,21 +68,8 @@ def estimate(result, criteria: BreakpointCriteria) -> RampEstimate:
             if i == 0:
                 return RampEstimate(load.ramp[0], 0.0, f"p99 above {sla_ms:g} ms from the ramp's start "
                                                           f"({load.ramp[0]:,.0f}/s)")
-            t = float(iv["start_s"].iloc[i - 1])
-            rate = offered_rate(load, t)
-            return RampEstimate(rate, float(iv["start_s"].iloc[i]),
-                                f"the ramp kept up until {t:.1f} s ({rate:,.0f}/s offered); from "
-                                f"{float(iv['start_s'].iloc[i]):.1f} s on p99 missed {sla_ms:g} ms")
-    top = offered_rate(load, float(iv["end_s"].iloc[-1]))
-    return RampEstimate(top, None, f"the ramp kept up to its end ({top:,.0f}/s offered)")
-
-
-def _offered_count(load: LoadParams, s: float, e: float) -> float:
-    """Requests an exponential ramp schedules in ``[s, e)`` (the integral of its rate)."""
-    a, b = load.ramp
-    d = load.duration
-    k = math.log(b / a) / d if b != a else 0.0
-    s, e = min(max(s, 0.0), d), min(max(e, 0.0), d)
-    if k == 0:
-        return a * (e - s)
-    return a / k * (math.exp(k * e) - math.exp(k * s))
+            t = float(rows[i - 1]["start_s"])
+            return RampEstimate(rates[i - 1], float(rows[i]["start_s"]),
+                                f"the ramp kept up until {t:.1f} s ({rates[i - 1]:,.0f}/s offered); from "
+                                f"{float(rows[i]['start_s']):.1f} s on p99 missed {sla_ms:g} ms")
+    return RampEstimate(rates[-1], None, f"the ramp kept up to its end ({rates[-1]:,.0f}/s offered)")
