@@ -275,20 +275,33 @@ def breakpoint_row(result, workload: str | None = None, connections: int | None 
     when it has them, else its bracket ``[lo, hi]`` and :func:`bracket_verdict`); workload,
     connections and mode default to what the search's run recorded."""
     meta = getattr(getattr(result, "run", None), "meta", None) or {}
-    res, params = meta.get("results") or {}, meta.get("params") or {}
-    iv = getattr(result, "interval", None) or res.get("interval")
-    if iv is None:
-        iv = [getattr(result, "lo", None), getattr(result, "hi", None)]
+    row = breakpoint_row_from_meta(meta)
+    iv = getattr(result, "interval", None)
+    if iv is None and hasattr(result, "lo"):
+        iv = [result.lo, result.hi]
     verdict = getattr(result, "verdict", None)
-    if not isinstance(verdict, str):
-        verdict = res.get("verdict") if isinstance(res.get("verdict"), str) else bracket_verdict(
-            getattr(result, "rate", None), getattr(result, "hi", None), getattr(result, "converged", False),
-            getattr(result, "stop_reason", ""))
-    row = {"workload": workload or res.get("method") or res.get("workload") or "?",
-           "connections": connections or res.get("connections") or (params.get("load") or {}).get("connections"),
-           "mode": mode or (params.get("server") or {}).get("mode"),
-           "rate": getattr(result, "rate", None), "interval": list(iv) if iv is not None else None,
-           "verdict": verdict, "validity": (run_validity(result) or {}).get("verdict"),
-           "run_id": getattr(result, "run_id", None) or meta.get("id")}
+    if not isinstance(verdict, str) and hasattr(result, "stop_reason"):
+        verdict = bracket_verdict(result.rate, result.hi, result.converged, result.stop_reason)
+    row.update({"rate": getattr(result, "rate", row["rate"]),
+                "interval": list(iv) if iv is not None else row["interval"],
+                "verdict": verdict if isinstance(verdict, str) else row["verdict"],
+                "validity": (run_validity(result) or {}).get("verdict") or row["validity"],
+                "run_id": getattr(result, "run_id", None) or row["run_id"]})
+    row.update({k: v for k, v in (("workload", workload), ("connections", connections), ("mode", mode)) if v})
     row.update(extra)
     return check_breakpoint(row)
+
+
+def breakpoint_row_from_meta(meta: dict) -> dict:
+    """The breakpoints row a breakpoint run's ``meta.json`` supports (its ``results`` and ``params``)."""
+    res, params = meta.get("results") or {}, meta.get("params") or {}
+    rate = res.get("breakpoint_rate")
+    iv = res.get("interval") or [res.get("lo", rate), res.get("hi")]
+    verdict = res.get("verdict") if isinstance(res.get("verdict"), str) else bracket_verdict(
+        rate, res.get("hi"), bool(res.get("converged")), res.get("stop_reason") or "")
+    return check_breakpoint({
+        "workload": res.get("method") or res.get("workload") or "?",
+        "connections": res.get("connections") or (params.get("load") or {}).get("connections"),
+        "mode": (params.get("server") or {}).get("mode"), "rate": rate, "interval": list(iv), "verdict": verdict,
+        "validity": ((meta.get("validity") or {}) if isinstance(meta.get("validity"), dict) else {}).get("verdict"),
+        "run_id": meta.get("id")})

@@ -184,6 +184,8 @@ def _probe_rows(pr) -> pd.DataFrame:
         df = pd.DataFrame(rows, columns=["rate", "passed", "reason", "p50_ms", "p99_ms", "p999_ms", "achieved_rate"])
     elif isinstance(pr, pd.DataFrame):
         df = pr.copy()
+    elif isinstance(getattr(pr, "table", None), pd.DataFrame):   # a search read back from its records
+        df = pr.table.copy()
     else:
         raise ValueError("probes must be a BreakpointResult, a probes DataFrame, or a dict of them")
     if not {"rate", "p99_ms", "passed"} <= set(df.columns):
@@ -221,9 +223,12 @@ def breakpoint_curve(probes, breakpoint: float | None = None, sla_ms: float | No
     max_rate = 0.0
     for n, (label, pr) in enumerate(series.items()):
         df = _probe_rows(pr)
-        bp = breakpoint if (breakpoint is not None and single) else (pr.rate if isinstance(pr, BreakpointResult) else breakpoint)
+        searched = not isinstance(pr, pd.DataFrame)
+        bp = breakpoint if (breakpoint is not None and single) else (getattr(pr, "rate", None) if searched else breakpoint)
         if isinstance(pr, BreakpointResult) and sla_ms is None:
             sla_ms = pr.criteria.sla_p99 * 1000
+        elif searched and sla_ms is None:
+            sla_ms = getattr(pr, "sla_ms", None)
         colour = palette[n % len(palette)] if not single else "#444"
         prefix = f"{label}: " if label else ""
         max_rate = max(max_rate, float(df["rate"].max()) if len(df) else 0.0)
