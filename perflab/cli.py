@@ -152,6 +152,13 @@ def cmd_index(a):
     return 0
 
 
+def cmd_compare(a):
+    from .report.compare import compare
+    c = compare(a.a, a.b, output=a.output, data_root=a.data)
+    print(c.path)
+    return 0
+
+
 def cmd_report(argv):
     try:
         from .report.cli import main as report_main
@@ -206,6 +213,11 @@ def build_parser() -> argparse.ArgumentParser:
     ix.add_argument("sql", nargs="?")
     sub.add_parser("report", help="run the notebooks and export the HTML report (see `perflab report --help`)",
                    add_help=False)
+    cp = sub.add_parser("compare", help="two runs, or two report folders, side by side on one HTML page")
+    cp.add_argument("a", help="A, the base: a run directory or run id, or a report folder")
+    cp.add_argument("b", help="B, compared against A: the same kind as A")
+    cp.add_argument("-o", "--output", help="the page to write (default: <report root>/compare/<A>-vs-<B>.html)")
+    cp.add_argument("--data", help="data root where run ids are looked up (default $PERFLAB_DATA or <repo>/data)")
     return p
 
 
@@ -219,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     handlers = {"run": cmd_run, "profile": cmd_profile, "breakpoint": cmd_breakpoint, "prefill": cmd_prefill,
-                "inspect": cmd_inspect, "runs": cmd_runs, "index": cmd_index}
+                "inspect": cmd_inspect, "runs": cmd_runs, "index": cmd_index, "compare": cmd_compare}
     try:
         return handlers[a.cmd](a)
     except ValueError as e:
