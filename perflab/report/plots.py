@@ -147,8 +147,10 @@ def latency_over_time(result, stats: pd.DataFrame | None = None, title: str | No
                                  marker_color=color,
                                  hovertemplate=f"t=%{{x:.1f}} s<br>{name}: %{{y}}<extra></extra>"), 3, 1)
         if not events:
+            # paper coordinates: plotly.js resolves "y3 domain" of an axis without traces to the first row
+            xd, yd = fig.layout.xaxis3.domain, fig.layout.yaxis3.domain
             fig.add_annotation(text="no flushes, compactions or rejections in the window", showarrow=False,
-                               xref="x3 domain", yref="y3 domain", x=0.5, y=0.5)
+                               xref="paper", yref="paper", x=sum(xd) / 2, y=sum(yd) / 2)
         if "jvm.gc_ms_delta" in s:
             fig.add_trace(go.Bar(x=s["t_s"], y=s["jvm.gc_ms_delta"], name="GC ms", marker_color="#8c564b",
                                  width=step * 0.8, opacity=0.7,
@@ -265,8 +267,11 @@ def breakpoint_curve(probes, breakpoint: float | None = None, sla_ms: float | No
             if single:
                 fig.add_vrect(x0=lo, x1=hi if hi is not None else bp + right, fillcolor="#2ca02c", opacity=0.08,
                               line_width=0, layer="below")
-            fig.add_vline(x=bp, line_dash="dash", line_color="#2ca02c" if single else colour, opacity=0.7,
-                          annotation_text=f"{prefix}breakpoint {bp:,.0f} req/s", annotation_position="top left")
+            if single:
+                fig.add_vline(x=bp, line_dash="dash", line_color="#2ca02c", opacity=0.7,
+                              annotation_text=f"breakpoint {bp:,.0f} req/s", annotation_position="top left")
+            else:   # labels of several searches would pile up at one rate: the legend and hover name them
+                fig.add_vline(x=bp, line_dash="dash", line_color=colour, opacity=0.5)
     if sla_ms:
         _sla_line(fig, sla_ms, f"SLA p99 {sla_ms:g} ms", True, "dot")
     fig.update_xaxes(title="offered rate, requests/s", rangemode="tozero")
