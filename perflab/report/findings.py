@@ -260,11 +260,11 @@ def validity_of(*results) -> str | None:
 
 def bracket_verdict(rate, hi, converged: bool, stop_reason: str) -> str:
     """A short word for a search that did not say one itself (runs recorded before breakpoint
-    verdicts existed): ``none-passed``, ``above-range``, ``resolved`` (bracket within the precision)
-    or ``wide``."""
+    verdicts existed): ``none-passed``; ``above-range`` when no probe failed above the breakpoint (the
+    limit is above every rate tried); ``resolved`` (bracket within the precision) or ``wide``."""
     if rate is None:
         return "none-passed"
-    if "above the search range" in (stop_reason or ""):
+    if hi is None or "above the search range" in (stop_reason or ""):
         return "above-range"
     return "resolved" if converged else "wide"
 

@@ -20,12 +20,14 @@ _CHAR = 6.0        # px per character at that font size (approximate, for clippi
 
 
 def _short(frame: str) -> str:
-    """``one/nio/net/Session.process`` -> ``Session.process``; ``[selector]`` stays."""
-    if frame.startswith("["):
+    """``one/nio/net/Session.process`` -> ``Session.process``; native and kernel frames
+    (``finish_task_switch.isra.0_[k]``, ``PhaseIdealLoop::Dominators``) and ``[selector]`` stay."""
+    if frame.startswith("[") or frame.endswith("_[k]") or "::" in frame:
         return frame
-    tail = frame.replace("::", ".").rsplit("/", 1)[-1]
-    parts = tail.split(".")
-    return ".".join(parts[-2:]) if len(parts) > 2 else tail
+    if "/" in frame:
+        return frame.rsplit("/", 1)[-1]
+    parts = frame.split(".")          # one.nio.net.Session.process, as some converters write Java frames
+    return ".".join(parts[-2:]) if len(parts) > 2 else frame
 
 
 def _nodes(stacks: pd.DataFrame, depth: int, min_share: float) -> pd.DataFrame:

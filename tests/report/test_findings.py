@@ -118,6 +118,7 @@ def test_bracket_verdicts():
     assert findings.bracket_verdict(5e5, None, False, "passed at max_rate 500000: the breakpoint is above the search range") == "above-range"
     assert findings.bracket_verdict(1000, 1040, True, "converged") == "resolved"
     assert findings.bracket_verdict(1000, 2000, False, "max_probes reached while bisecting") == "wide"
+    assert findings.bracket_verdict(1000, None, False, "max_probes reached while bracketing") == "above-range"
 
 
 def test_numbers_and_intervals_read_well():
