@@ -129,9 +129,11 @@ def fmt_number(v: float | None, unit: str = "") -> str:
 
 
 def fmt_interval(iv: list | None, unit: str = "") -> str:
-    """'[48,000, 52,000] req/s', '[48,000, open)' for an interval without an upper end."""
+    """'[48,000, 52,000] req/s'; '[48,000, open)' without an upper end; '< 1,250' without a lower one."""
     if not iv:
         return ""
+    if iv[0] is None and iv[1] is not None:      # nothing passed: the limit is below the lowest rate tried
+        return f"< {fmt_number(iv[1])} {unit}".strip()
     lo = fmt_number(iv[0]) if iv[0] is not None else "0"
     if iv[1] is None:
         return f"[{lo}, open) {unit}".strip()

@@ -278,7 +278,7 @@ def breakpoint_curve(probes, breakpoint: float | None = None, sla_ms: float | No
     fig.update_yaxes(title="latency, ms (log scale)", type="log")
     fig.update_layout(title=title or "Breakpoint search: latency against the offered rate "
                       "(circles passed, crosses failed)", template="plotly_white", hovermode="closest",
-                      legend=dict(groupclick="togglegroup"))
+                      legend=dict(groupclick="togglegroup"), height=520)
     return fig
 
 
