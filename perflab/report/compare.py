@@ -33,7 +33,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import paths
-from ..measure.significance import ALPHA, MIN_N, SAMPLE_TEST, compare_samples
+from ..measure.significance import SAMPLE_TEST, compare_samples
 from . import findings
 from .commentary import compare_breakpoint_intervals
 

@@ -70,7 +70,7 @@ code, .mono { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 
 .muted { color: #777; } .small { font-size: 12px; } .note { color: #9a6700; }
 details.pair { border: 1px solid #e3e3e3; border-radius: 4px; margin: 8px 0; padding: 4px 10px; }
 details.pair > summary { cursor: pointer; font-weight: 600; padding: 4px 0; }
-.figure { height: 460px; } .flame { margin: 10px 0; }
+.figure { margin: 6px 0; } .flame { margin: 10px 0; }
 </style>
 </head>
 <body>
@@ -100,7 +100,7 @@ had too few samples to test){% endif %}; every pair of runs is below.</p>
 <table>
 <tr><th>runs</th><th>workload, connections, mode</th><th>A</th><th>B</th><th>verdict (B against A)</th><th>evidence</th></tr>
 {% for name, ra, rb, verdict, evidence in breakpoints %}
-<tr><td class="mono">{{ name }}</td><td>{{ ra.workload }}, {{ ra.connections }} conn, {{ ra.mode }}</td>
+<tr><td class="mono">{{ name }}</td><td>{{ what(ra) }}{% if what(rb) != what(ra) %} (A)<br>{{ what(rb) }} (B){% endif %}</td>
 <td class="num">{{ bp(ra) }}</td><td class="num">{{ bp(rb) }}</td><td>{{ badge(verdict) }}</td><td class="small">{{ evidence }}</td></tr>
 {% endfor %}
 </table>
@@ -126,7 +126,7 @@ had too few samples to test){% endif %}; every pair of runs is below.</p>
 <p class="small mono">A: {{ p.a.id }} ({{ p.a.kind }}, {{ p.a.meta.status }}) {{ vbadge(p.a.validity) }}<br>B: {{ p.b.id }} ({{ p.b.kind }}, {{ p.b.meta.status }}) {{ vbadge(p.b.validity) }}</p>
 {% for n in p.notes %}<p class="note small">{{ n }}</p>{% endfor %}
 {% if not single %}{{ table(p.rows, false) }}{% endif %}
-{% for title in p.figures %}<div class="figure lazy-figure" data-figure="{{ fig_ids[p.name][title] }}"></div>{% endfor %}
+{% for title, fig in p.figures.items() %}<div class="figure lazy-figure" style="height:{{ fig.layout.height or 460 }}px" data-figure="{{ fig_ids[p.name][title] }}"></div>{% endfor %}
 {% for f in p.flamegraphs %}
 <div class="flame"><b>{{ f.event }} profile, B against A</b>:
 {% if f.href %}<a href="{{ f.href }}" target="_blank" rel="noopener">async-profiler's differential flame graph</a> (B's shape; red grew, blue shrank){% else %}<span class="note">no differential flame graph: {{ f.error or "not requested" }}</span>{% endif %}
@@ -213,7 +213,7 @@ def render(c) -> str:
         table=lambda rows, pair_column: Markup(summary_table(sorted(rows, key=lambda r: _ORDER.get(r.verdict, 9))
                                                              if pair_column else rows, pair_column)),
         badge=lambda v: Markup(verdict_badge(v)), vbadge=lambda v: Markup(fnd.validity_badge(v)),
-        raw=Markup, side_text=_side_text, counts=_counts, bp=_bp, key_text=fnd.key_number_text,
+        raw=Markup, side_text=_side_text, what=lambda r: f"{r['workload']}, {r['connections']} conn, {r['mode']}", counts=_counts, bp=_bp, key_text=fnd.key_number_text,
         pct=lambda v: f"{100 * v:.1f}%", pp=lambda v: f"{100 * v:+.1f} pp",
         test=SAMPLE_TEST, alpha=ALPHA, min_n=MIN_N)
 

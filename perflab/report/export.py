@@ -24,7 +24,6 @@ Nothing else is dropped: hidden code and collapsed output stay in the HTML.
 from __future__ import annotations
 
 import html
-import json
 import re
 import shutil
 from pathlib import Path
@@ -283,7 +282,3 @@ def plotly_js_copies(page: str) -> int:
     """How many copies of the plotly.js bundle a page embeds (its licence banner opens each one)."""
     return len(re.findall(r"\* plotly\.js v\d+\.\d+\.\d+", page))
 
-
-def figure_json(fig) -> dict:
-    """A figure as the plain JSON the notebook mimetype carries (for pages written without nbconvert)."""
-    return json.loads(fig.to_json()) if hasattr(fig, "to_json") else fig
