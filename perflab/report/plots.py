@@ -172,7 +172,8 @@ def latency_over_time(result, stats: pd.DataFrame | None = None, title: str | No
 
 
 def _probe_rows(pr) -> pd.DataFrame:
-    """Probes of one search as rows ``rate, passed, p50_ms, p99_ms, p999_ms, achieved_rate, reason``."""
+    """Probes of one search as rows ``rate, passed, p50_ms, p99_ms, p999_ms, achieved_rate, reason,
+    validity`` (the probe's validity verdict when it records one, else None)."""
     from ..breakpoint import BreakpointResult
     if isinstance(pr, BreakpointResult):
         rows = []
@@ -180,10 +181,14 @@ def _probe_rows(pr) -> pd.DataFrame:
             m = dict(p.verdict.metrics or {})
             if m.get("p999_ms") is None and getattr(p, "result", None) is not None:
                 m["p999_ms"] = p.result.p999_ms   # runs before p99.9 joined the verdict's metrics
+            v = getattr(p, "validity", None)
             rows.append({"rate": p.rate, "passed": p.verdict.passed, "reason": p.verdict.reason,
                          "p50_ms": m.get("p50_ms"), "p99_ms": m.get("p99_ms"), "p999_ms": m.get("p999_ms"),
-                         "achieved_rate": m.get("achieved_rate", p.rate)})
-        df = pd.DataFrame(rows, columns=["rate", "passed", "reason", "p50_ms", "p99_ms", "p999_ms", "achieved_rate"])
+                         "achieved_rate": m.get("achieved_rate", p.rate),
+                         "validity": v.get("verdict") if isinstance(v, dict) else None,
+                         "validity_reasons": "; ".join(v.get("reasons") or []) if isinstance(v, dict) else ""})
+        df = pd.DataFrame(rows, columns=["rate", "passed", "reason", "p50_ms", "p99_ms", "p999_ms", "achieved_rate",
+                                         "validity", "validity_reasons"])
     elif isinstance(pr, pd.DataFrame):
         df = pr.copy()
     elif isinstance(getattr(pr, "table", None), pd.DataFrame):   # a search read back from its records
@@ -208,7 +213,8 @@ def _search_interval(pr, bp: float | None) -> tuple[float | None, float | None] 
 def breakpoint_curve(probes, breakpoint: float | None = None, sla_ms: float | None = None,
                      title: str | None = None) -> go.Figure:
     """The breakpoint curve: p50, p99 and p99.9 of every probe against its offered rate (log latency),
-    passing probes as filled circles and failing ones as crosses (hover: the reason), the SLA line,
+    passing probes as filled circles and failing ones as crosses (hover: the reason; a thick amber or
+    black ring: a probe whose validity verdict is suspect or invalid), the SLA line,
     and each search's breakpoint with its interval (a diamond with a horizontal bar from the highest
     passing to the lowest failing rate; an open end when nothing failed above it).
 
@@ -236,14 +242,21 @@ def breakpoint_curve(probes, breakpoint: float | None = None, sla_ms: float | No
         max_rate = max(max_rate, float(df["rate"].max()) if len(df) else 0.0)
         reasons = df["reason"] if "reason" in df else pd.Series([""] * len(df), index=df.index)
         achieved = df["achieved_rate"] if "achieved_rate" in df else df["rate"]
+        validity = [v if isinstance(v, str) else None for v in (df["validity"] if "validity" in df else [None] * len(df))]
+        why_valid = [v if isinstance(v, str) else "" for v in (df["validity_reasons"] if "validity_reasons" in df
+                                                              else [""] * len(df))]
         hover = [f"{prefix}{r:,.0f} req/s offered<br>achieved {a:,.1f}/s<br>p99 {p:.3f} ms<br>"
-                 f"{'PASS' if ok else 'FAIL'}: {why}"
-                 for r, a, p, ok, why in zip(df["rate"], achieved, df["p99_ms"], df["passed"], reasons)]
+                 f"{'PASS' if ok else 'FAIL'}: {why}" + (f"<br>validity: {v}" + (f" ({vr})" if vr else "") if v else "")
+                 for r, a, p, ok, why, v, vr in zip(df["rate"], achieved, df["p99_ms"], df["passed"], reasons,
+                                                    validity, why_valid)]
         passed = df["passed"].astype(bool).tolist()
+        # a probe the lab judged suspect or invalid gets a thick amber or black ring: look twice at it
+        ring = [{"suspect": "#e6a700", "invalid": "#000"}.get(v, colour) for v in validity]
+        width = [3 if v in ("suspect", "invalid") else 1 for v in validity]
         fig.add_trace(go.Scatter(
             x=df["rate"], y=df["p99_ms"], mode="lines+markers", name=f"{prefix}p99", legendgroup=str(n),
             marker=dict(size=11, symbol=["circle" if ok else "x" for ok in passed],
-                        color=["#2ca02c" if ok else "#d62728" for ok in passed], line=dict(width=1, color=colour)),
+                        color=["#2ca02c" if ok else "#d62728" for ok in passed], line=dict(width=width, color=ring)),
             line=dict(color=colour), hovertext=hover, hoverinfo="text"))
         for col, name, dash in (("p50_ms", "p50", "dot"), ("p999_ms", "p99.9", "dash")):
             if col in df and df[col].notna().any():

@@ -37,6 +37,15 @@ def test_breakpoint_curve_shows_percentiles_probes_sla_and_interval():
     assert [s.type for s in fig.layout.shapes].count("rect") == 1                 # the interval, shaded
 
 
+def test_breakpoint_curve_marks_probes_the_lab_doubts():
+    """Probes carrying the coming ``validity`` dict: suspect ones get a ring and their reason in the hover."""
+    res = search([(1000, True, 2.0), (2000, True, 3.0), (3000, False, 30.0)], 2000, 3000)
+    res.probes[1].validity = {"verdict": "suspect", "reasons": ["generator 5% late"], "checks": {}}
+    p99 = plots.breakpoint_curve(res).data[0]
+    assert list(p99.marker.line.width) == [1, 3, 1] and p99.marker.line.color[1] == "#e6a700"
+    assert "validity: suspect (generator 5% late)" in p99.hovertext[1] and "validity" not in p99.hovertext[0]
+
+
 def test_breakpoint_curve_open_interval_and_several_searches():
     above = search([(1000, True, 1.0), (2000, True, 1.5)], 2000, None, "passed at max_rate 2000: above")
     fig = plots.breakpoint_curve({"sync": SEARCH, "async": above}, sla_ms=10)
