@@ -22,6 +22,10 @@ from perflab import paths
 from perflab.report import commentary, export
 from perflab.report.compare import compare
 
+# The pipeline is under test here, not the server: 1 s probes of a cold JVM on a machine shared with
+# other builds see p99 above 10 ms now and then, and notebook 4 stops when no configuration passes.
+SLA_MS = 200.0
+
 TINY = {
     "name": "tiny",
     "description": "seconds per notebook (the test suite)",
@@ -31,13 +35,13 @@ TINY = {
             "prefill_keys": 5000, "profile_events": ["cpu"]}},
         {"notebook": "02-breakpoint", "parameters": {
             "probe_duration_s": 1, "warmup_s": 1, "connections": [4], "start_rate": 500, "max_probes": 2,
-            "prefill_keys": 5000, "include_ceiling": False}},
+            "prefill_keys": 5000, "include_ceiling": False, "sla_ms": SLA_MS}},
         {"notebook": "03-sync-vs-async", "parameters": {
             "modes": ["sync", "async"], "probe_duration_s": 1, "warmup_s": 1, "connections": 4, "start_rate": 500,
-            "max_probes": 2, "prefill_keys": 5000, "profile_duration_s": 1, "profile_events": ["cpu"]}},
+            "max_probes": 2, "prefill_keys": 5000, "profile_duration_s": 1, "profile_events": ["cpu"], "sla_ms": SLA_MS}},
         {"notebook": "04-executor-tuning", "parameters": {
             "workers": [1, 2], "queues": [4], "probe_duration_s": 1, "warmup_s": 1, "connections": 4,
-            "start_rate": 500, "max_probes": 2, "prefill_keys": 5000, "overload_duration_s": 1}},
+            "start_rate": 500, "max_probes": 2, "prefill_keys": 5000, "overload_duration_s": 1, "sla_ms": SLA_MS}},
         {"notebook": "05-storage", "parameters": {
             "backends": ["lsm", "memory"], "duration_s": 1, "warmup_s": 1, "rate": 500, "connections": 4,
             "prefill_keys": 5000, "memtable_sizes": ["256k"], "flush_threads": [1], "compaction_memtable": "64k"}},
