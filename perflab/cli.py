@@ -2,8 +2,9 @@
 
 Subcommands: ``run`` (one experiment), ``breakpoint``, ``profile`` (an experiment with a profile),
 ``prefill``, ``inspect``, ``runs`` (list recorded runs), ``index`` (rebuild the DuckDB index and
-optionally query it), ``bench`` (the server's standard benchmark: :mod:`perflab.bench`), ``report``
-(the HTML report: ``perflab.report.cli``).
+optionally query it), ``bench`` (the server's standard benchmark: :mod:`perflab.bench`), ``compare`` (two
+runs or two reports side by side: :mod:`perflab.report.compare`), ``report`` (the HTML report:
+``perflab.report.cli``).
 
 Every parameter option is derived from the fields of the parameter classes (:mod:`perflab.config`):
 the server's flags from ``ServerConfig`` (itself from the server's ``--options-json``), the load's
@@ -182,6 +183,13 @@ def cmd_index(a):
     return 0
 
 
+def cmd_compare(a):
+    from .report.compare import compare
+    c = compare(a.a, a.b, output=a.output, data_root=a.data)
+    print(c.path)
+    return 0
+
+
 def cmd_report(argv):
     try:
         from .report.cli import main as report_main
@@ -226,6 +234,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_bench(sub)
     sub.add_parser("report", help="run the notebooks and export the HTML report (see `perflab report --help`)",
                    add_help=False)
+    cp = sub.add_parser("compare", help="two runs, or two report folders, side by side on one HTML page")
+    cp.add_argument("a", help="A, the base: a run directory or run id, or a report folder")
+    cp.add_argument("b", help="B, compared against A: the same kind as A")
+    cp.add_argument("-o", "--output", help="the page to write (default: <report root>/compare/<A>-vs-<B>.html)")
+    cp.add_argument("--data", help="data root where run ids are looked up (default $PERFLAB_DATA or <repo>/data)")
     return p
 
 
@@ -242,7 +255,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("prefill: --keys N is required")
     from .bench import main as cmd_bench
     handlers = {"run": cmd_run, "profile": cmd_profile, "breakpoint": cmd_breakpoint, "prefill": cmd_prefill,
-                "inspect": cmd_inspect, "runs": cmd_runs, "index": cmd_index, "bench": cmd_bench}
+                "inspect": cmd_inspect, "runs": cmd_runs, "index": cmd_index, "bench": cmd_bench,
+                "compare": cmd_compare}
     try:
         return handlers[a.cmd](a)
     except ValueError as e:

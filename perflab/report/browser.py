@@ -1,142 +1,179 @@
-"""Open exported pages in a real headless chromium and check that the plots are drawn.
+"""Open report pages in a real headless chromium and check what a reader would see.
 
-No WebDriver and no browser download: Debian's ``chromium`` (``scripts/apt-ensure chromium``) is run in
-headless mode with ``--dump-dom`` (the DOM after the page's scripts ran, within a virtual-time budget),
-``--screenshot`` (a PNG for a person to look at) and ``--enable-logging=stderr`` (the page's console
-messages, one ``CONSOLE`` line each, which is where uncaught script errors and failed loads show up).
+:func:`check_page` loads a page from ``file://`` through the DevTools protocol (:mod:`.cdp`), waits
+until every plotly figure is drawn, and records
 
-Every host name resolves to nothing (``--host-resolver-rules``), so a page that tries to fetch anything
-from the network shows a ``net::ERR_NAME_NOT_RESOLVED`` error instead of hanging or silently
-succeeding. As root chromium needs ``--no-sandbox``; the other flags keep it from phoning home on a
-closed network (where it would otherwise hang).
+* the figures: how many, how many drawn, which lack a title or an axis title;
+* what went wrong: uncaught exceptions, ``console.error``, failed loads (a missing local file too);
+* every request that would leave ``file://`` (none may: the report is read offline);
+* the code toggles of notebook pages: code hidden at first, the page's "show all code" button shows
+  every cell's code and hides it again, one cell's "show code" opens that cell alone; all by real
+  mouse clicks;
+* the collapsed console outputs (``<details>``): closed at first, each with a one-line summary;
+* a screenshot of the first screen (``screenshot=``) and optionally of the whole page.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import shutil
-import subprocess
-import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-    "--hide-scrollbars",
-    "--host-resolver-rules=MAP * ~NOTFOUND",
-    "--enable-logging=stderr",
-    "--v=1",   # verbose level 1 logs every URL request (NotifyBeforeURLRequest), which the check reads
-]
+from .cdp import BrowserError, Chromium, find_chromium  # noqa: F401  (find_chromium: the runner's probe)
 
-# Requests chromium itself makes (component updater, account probes) even with the flags above; they
-# fail at the host resolver. Anything else fetched over the network came from the page.
-_BROWSER_INTERNAL = re.compile(r"^https?://([\w.-]+\.)?(google\.com|googleapis\.com|gvt1\.com)(:\d+)?/")
-_REQUEST = re.compile(r"NotifyBeforeURLRequest: (?P<url>\S+)")
+# Figures drawn: plotly marks a div it has drawn with js-plotly-plot and gives it an svg.main-svg.
+_FIGURES = r"""(() => {
+  const divs = [...document.querySelectorAll('.plotly-graph-div')];
+  const out = {divs: divs.length, drawn: 0, main_svg: document.querySelectorAll('svg.main-svg').length,
+               modebars: document.querySelectorAll('.modebar-container').length, untitled: [], unlabelled: []};
+  divs.forEach((d, i) => {
+    if (!d.classList.contains('js-plotly-plot') || !d.querySelector('svg.main-svg')) return;
+    out.drawn += 1;
+    const name = (d.id || ('figure ' + i));
+    const title = d.querySelector('.gtitle');
+    if (!title || !title.textContent.trim()) out.untitled.push(name);
+    const fl = d._fullLayout || {};
+    for (const key of Object.keys(fl)) {
+      if (!/^[xy]axis\d*$/.test(key)) continue;
+      const ax = fl[key];
+      if (!ax || ax.visible === false || !ax._id) continue;
+      const hasData = (d._fullData || []).some(t => t.visible !== false &&
+          ((key[0] === 'x' ? t.xaxis : t.yaxis) === ax._id));
+      if (!hasData) continue;
+      // an axis shares the title of the subplot below it when it is matched to it (shared x)
+      const titled = ax.title && ax.title.text && String(ax.title.text).trim();
+      const shared = key[0] === 'x' && ax.matches;
+      if (!titled && !shared) out.unlabelled.push(name + ' ' + key);
+    }
+  });
+  return out;
+})()"""
 
-# "[pid:tid:date:INFO:CONSOLE:12] "message", source: file:///x.html (12)" (older builds: CONSOLE(12))
-_CONSOLE = re.compile(r":CONSOLE[:(]\d*\)?\]\s*\"(?P<msg>.*)\", source: (?P<src>\S*)")
-_ERROR_WORDS = re.compile(r"Uncaught|Error|error|Failed to load|net::ERR_|Refused")
+_CODE_STATE = r"""(() => {
+  const cells = [...document.querySelectorAll('details.perflab-code')];
+  const shown = d => { const c = d.querySelector('.jp-InputArea'); return !!c && c.checkVisibility({visibilityProperty: true, opacityProperty: true}) && c.offsetHeight > 0; };
+  return {cells: cells.length, open: cells.filter(d => d.open).length, visible: cells.filter(shown).length,
+          button: (document.querySelector('.perflab-code-all') || {}).textContent || null};
+})()"""
+
+_CONSOLES = r"""(() => {
+  const all = [...document.querySelectorAll('details.perflab-console')];
+  return {count: all.length, open: all.filter(d => d.open).length,
+          summaries: all.map(d => (d.querySelector('summary') || {}).textContent || '').map(s => s.trim()),
+          text_chars: all.reduce((n, d) => n + ((d.querySelector('pre') || {}).textContent || '').length, 0)};
+})()"""
 
 
 @dataclass
 class PageCheck:
     page: str
-    plot_divs: int = 0            # plotly-graph-div elements in the rendered DOM
-    drawn_plots: int = 0          # of them, the ones plotly drew (class js-plotly-plot)
-    main_svg: int = 0             # plotly's <svg class="main-svg"> nodes
-    modebars: int = 0             # plotly's interactive toolbars (zoom, pan, hover modes)
+    title: str = ""
+    plot_divs: int = 0            # plotly-graph-div elements in the page
+    drawn_plots: int = 0          # of them, the ones plotly drew (js-plotly-plot with an svg.main-svg)
+    main_svg: int = 0
+    modebars: int = 0             # plotly's interactive toolbars
+    untitled_plots: list[str] = field(default_factory=list)
+    unlabelled_axes: list[str] = field(default_factory=list)
+    code: dict = field(default_factory=dict)       # the toggle checks (empty when the page has no code)
+    consoles: dict = field(default_factory=dict)
+    requests: list[str] = field(default_factory=list)   # every URL the page loaded
+    network: list[str] = field(default_factory=list)    # of them, the ones that would leave the machine
     console: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-    network: list[str] = field(default_factory=list)   # URLs the page tried to fetch from the network
     screenshot: str | None = None
+    full_screenshot: str | None = None
     seconds: float = 0.0
-    returncode: int | None = None
+
+    @property
+    def toggles_work(self) -> bool:
+        c = self.code
+        return not c or c.get("works", False)
 
     @property
     def ok(self) -> bool:
-        return (self.returncode == 0 and not self.errors and self.drawn_plots == self.plot_divs
-                and (self.plot_divs == 0 or self.main_svg >= self.plot_divs))
+        return (not self.errors and not self.network and self.drawn_plots == self.plot_divs
+                and self.main_svg >= self.plot_divs and self.toggles_work
+                and not self.consoles.get("open"))
 
     def summary(self) -> str:
-        s = f"{self.drawn_plots}/{self.plot_divs} plots drawn ({self.main_svg} main-svg nodes), "
+        s = f"{self.drawn_plots}/{self.plot_divs} plots drawn, "
+        if self.code:
+            s += f"{self.code['cells']} code cells hidden and toggled {'correctly' if self.toggles_work else 'WRONGLY'}, "
         s += f"{len(self.errors)} errors, {len(self.network)} network requests"
         if self.errors:
             s += ": " + "; ".join(self.errors[:3])
         return s
 
-
-def find_chromium() -> str | None:
-    for name in (os.environ.get("PERFLAB_CHROMIUM"), "chromium", "chromium-browser", "google-chrome"):
-        if name and shutil.which(name):
-            return shutil.which(name)
-    return None
+    def to_dict(self) -> dict:
+        return {**asdict(self), "ok": self.ok, "summary": self.summary()}
 
 
 def check_page(page: str | os.PathLike, screenshot: str | os.PathLike | None = None, *,
-               width: int = 1280, height: int = 2400, budget_ms: int = 8000, timeout: float = 90,
-               chromium: str | None = None) -> PageCheck:
-    """Render ``page`` (a file path) in headless chromium; count plotly's drawn plots and script errors."""
-    chromium = chromium or find_chromium()
-    if not chromium:
-        raise FileNotFoundError("chromium not found: install it with `scripts/apt-ensure chromium`")
+               full_screenshot: str | os.PathLike | None = None, width: int = 1280, height: int = 1600,
+               timeout: float = 90, chromium: str | None = None, toggles: bool = True) -> PageCheck:
+    """Render ``page`` (a file) in headless chromium and check it (see the module docstring).
+
+    ``timeout`` bounds each wait (loading, drawing); a page whose plots are not drawn by then is
+    reported with an error, not waited for forever."""
     page = Path(page).resolve()
     if not page.is_file():
         raise FileNotFoundError(f"page {page} does not exist")
     result = PageCheck(page=str(page))
-    with tempfile.TemporaryDirectory(prefix="perflab-chromium-") as profile:
-        cmd = [chromium, *FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}",
-               f"--virtual-time-budget={budget_ms}", "--dump-dom"]
-        if screenshot:
-            screenshot = Path(screenshot).resolve()
-            screenshot.parent.mkdir(parents=True, exist_ok=True)
-            cmd.append(f"--screenshot={screenshot}")
-        cmd.append(page.as_uri())
-        t0 = time.monotonic()
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    t0 = time.monotonic()
+    with Chromium(chromium, width=width, height=height, timeout=timeout) as browser:
+        tab = browser.new_page()
         try:
-            out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-            out, err = proc.communicate()
-            result.errors.append(f"chromium did not finish within {timeout:.0f} s")
-        result.seconds = time.monotonic() - t0
-        result.returncode = proc.returncode
-    dom = out.decode("utf-8", "replace")
-    result.plot_divs = len(re.findall(r'class="[^"]*\bplotly-graph-div\b', dom))
-    result.drawn_plots = len(re.findall(r'class="[^"]*\bjs-plotly-plot\b', dom))
-    result.main_svg = len(re.findall(r'<svg[^>]*class="[^"]*\bmain-svg\b', dom))
-    result.modebars = len(re.findall(r'class="[^"]*\bmodebar-container\b', dom))
-    for line in err.decode("utf-8", "replace").splitlines():
-        r = _REQUEST.search(line)
-        if r:
-            url = r.group("url")
-            if url.startswith(("http:", "https:", "ws:", "wss:")) and not _BROWSER_INTERNAL.match(url):
-                if url not in result.network:
-                    result.network.append(url)
-                    result.errors.append(f"network request from the page: {url}")
-            continue
-        m = _CONSOLE.search(line)
-        if m:
-            msg = f"{m.group('msg')} ({m.group('src')})"
-            result.console.append(msg)
-            if _ERROR_WORDS.search(m.group("msg")):
-                result.errors.append(msg)
-    if screenshot:
-        if Path(screenshot).is_file() and Path(screenshot).stat().st_size > 0:
-            result.screenshot = str(screenshot)
-        else:
-            result.errors.append("chromium wrote no screenshot")
-    if result.returncode != 0 and not result.errors:
-        tail = err.decode("utf-8", "replace").strip().splitlines()[-5:]
-        result.errors.append(f"chromium exited with {result.returncode}: " + " | ".join(tail))
+            tab.navigate(page.as_uri(), timeout=timeout)
+            drawn = tab.wait_for("document.querySelectorAll('.plotly-graph-div').length === "
+                                 "document.querySelectorAll('.plotly-graph-div.js-plotly-plot').length", timeout)
+            if not drawn:
+                result.errors.append(f"plots not drawn within {timeout:.0f} s")
+            figs = tab.evaluate(_FIGURES)
+            result.title = tab.evaluate("document.title") or ""
+            result.plot_divs, result.drawn_plots = figs["divs"], figs["drawn"]
+            result.main_svg, result.modebars = figs["main_svg"], figs["modebars"]
+            result.untitled_plots, result.unlabelled_axes = figs["untitled"], figs["unlabelled"]
+            result.consoles = tab.evaluate(_CONSOLES)
+            if screenshot:
+                result.screenshot = str(tab.screenshot(screenshot))
+            if full_screenshot:
+                result.full_screenshot = str(tab.screenshot(full_screenshot, full_page=True))
+            if toggles:
+                result.code = _check_code_toggles(tab)
+            browser.pump(0.2)   # late console messages
+        except BrowserError as e:
+            result.errors.append(str(e))
+        result.requests = tab.requests()
+        result.network = tab.network_requests()
+        result.errors += tab.errors() + [f"failed to load {f}" for f in tab.failed_loads()]
+        result.errors += [f"network request from the page: {u}" for u in result.network]
+        result.console = tab.console()
+    result.seconds = round(time.monotonic() - t0, 2)
     return result
+
+
+def _check_code_toggles(tab) -> dict:
+    """Code hidden at first; the page button shows all and hides all; a cell's summary opens that cell."""
+    first = tab.evaluate(_CODE_STATE)
+    if not first["cells"]:
+        return {}
+    n = first["cells"]
+    out = {"cells": n, "hidden_at_load": first["open"] == 0 and first["visible"] == 0, "button": first["button"]}
+    tab.click(".perflab-code-all")
+    shown = tab.evaluate(_CODE_STATE)
+    out["all_shown_by_button"] = shown["open"] == n and shown["visible"] == n
+    out["button_after_click"] = shown["button"]
+    tab.click(".perflab-code-all")
+    hidden = tab.evaluate(_CODE_STATE)
+    out["all_hidden_again"] = hidden["open"] == 0 and hidden["visible"] == 0
+    tab.click("details.perflab-code > summary", index=n - 1)
+    one = tab.evaluate(_CODE_STATE)
+    last_open = tab.evaluate("(() => { const a = document.querySelectorAll('details.perflab-code');"
+                             " return a[a.length - 1].open; })()")
+    out["one_cell_opens_alone"] = one["open"] == 1 and one["visible"] == 1 and bool(last_open)
+    tab.click("details.perflab-code > summary", index=n - 1)
+    out["one_cell_closes"] = tab.evaluate(_CODE_STATE)["open"] == 0
+    out["works"] = all(out[k] for k in ("hidden_at_load", "all_shown_by_button", "all_hidden_again",
+                                        "one_cell_opens_alone", "one_cell_closes"))
+    return out

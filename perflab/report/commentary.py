@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import pandas as pd
 
-from ..measure.significance import SAMPLE_TEST, compare_intervals, compare_samples, trend
+from ..measure.significance import compare_samples, trend
 
 #: the percentile levels a commentary talks about (wrk2's "Latency Distribution" block)
 LEVELS = (50.0, 75.0, 90.0, 99.0, 99.9, 99.99, 100.0)
@@ -312,16 +313,11 @@ def compare_breakpoints(results: Mapping[str, object], what: str = "breakpoint")
     order = sorted(vals, key=lambda k: vals[k].rate, reverse=True)
     best = vals[order[0]]
 
-    def iv(r):
-        lo, hi = r.interval
-        return (lo, hi if hi is not None else float("inf"))
-
     parts = [f"{order[0]} {fmt_rate(best.rate)} ({_span(best)})"]
     for k in order[1:]:
         r = vals[k]
-        c = compare_intervals(iv(best), iv(r)) if best.interval[1] is not None and r.interval[1] is not None else None
-        verdict = f"{c.verdict} ({c.evidence})" if c is not None else "no comparison (an open interval)"
-        parts.append(f"{k} {fmt_rate(r.rate)} ({_span(r)}), {verdict}")
+        c = compare_breakpoint_intervals(best.interval, r.interval)
+        parts.append(f"{k} {fmt_rate(r.rate)} ({_span(r)}), {c.verdict} ({c.evidence})")
     return f"{what[0].upper() + what[1:]}: " + "; ".join(parts) + "."
 
 
@@ -333,3 +329,100 @@ def _span(r) -> str:
 def compare_values(*args, **kwargs):  # noqa: D401 - removed in 0.2
     raise AttributeError("compare_values was removed in perflab 0.2: ratios of single numbers claimed differences "
                          "without a test. Use compare_breakpoints(results), which compares intervals")
+
+
+# --- one-sentence answers (the findings the index page leads with) ----------------------------------
+
+def answer_fixed_rate(loads: Mapping[str, object], sla_ms: float) -> str:
+    """'All 4 runs kept p99 within the 10.0 ms SLA at their fixed rates; the highest p99 is 1.20 ms (GET,
+    32 connections at 3,000 req/s).' ``loads``: label -> LoadResult; p99 is read from each run's
+    spectrum, like every other sentence here."""
+    if not loads:
+        return "No fixed-rate run was measured."
+    p99 = {k: value_at(r.spectrum, 99) for k, r in loads.items()}
+    worst = max(p99, key=p99.get)
+    above = [k for k in loads if p99[k] > sla_ms]
+    short = [k for k, r in loads.items() if r.achieved_ratio < 0.99]
+    where = f"{worst} at {fmt_rate(loads[worst].target_rate)}"
+    if not above:
+        text = (f"All {len(loads)} runs kept p99 within the {fmt_ms(sla_ms)} SLA at their fixed rates; the highest "
+                f"p99 is {fmt_ms(p99[worst])} ({where})")
+    else:
+        text = (f"{len(above)} of {len(loads)} runs had p99 above the {fmt_ms(sla_ms)} SLA; the highest is "
+                f"{fmt_ms(p99[worst])} ({where})")
+    if short:
+        text += f"; {', '.join(short)} fell short of the offered rate (below 99%)"
+    return text + "."
+
+
+def _interval_text(iv) -> str:
+    if not iv:
+        return ""
+    lo, hi = iv
+    return f"[{fmt_rate(lo)[:-6] if lo is not None else '0'}, {fmt_rate(hi)[:-6] + ']' if hi is not None else 'open)'}"
+
+
+def answer_breakpoints(rows: list[dict]) -> str:
+    """'PUT, 64 connections keeps up to 41,000 req/s (interval [41,000, 45,000]); GET, 64 connections
+    to 52,000 req/s (interval [52,000, open)).' from breakpoint rows (``findings.breakpoint_row``)."""
+    if not rows:
+        return "No breakpoint was searched."
+    parts = []
+    for r in rows:
+        who = f"{r['workload']}" + (f", {r['connections']} connection{'s' if r['connections'] != 1 else ''}"
+                                    if r.get("connections") else "") + (f" ({r['mode']})" if r.get("mode") else "")
+        if r.get("rate") is None:
+            parts.append(f"{who}: no probed rate passed")
+        else:
+            iv = _interval_text(r.get("interval"))
+            parts.append(f"{who} keeps up to {fmt_rate(r['rate'])}" + (f" (interval {iv})" if iv else ""))
+    return "; ".join(parts) + "."
+
+
+@dataclass(frozen=True)
+class OpenIntervalComparison:
+    """Like :class:`perflab.measure.significance.IntervalComparison` for intervals that may lack an
+    upper end (a search that never failed above its breakpoint)."""
+
+    a: tuple
+    b: tuple
+    verdict: str
+
+    @property
+    def significant(self) -> bool:
+        return self.verdict in ("higher", "lower")
+
+    @property
+    def evidence(self) -> str:
+        rel = "do not overlap" if self.significant else "overlap"
+        return f"intervals {_interval_text(self.a)} and {_interval_text(self.b)} {rel}"
+
+
+def compare_breakpoint_intervals(a, b):
+    """:func:`perflab.measure.significance.compare_intervals` (different only when disjoint), with an
+    open upper end (``None``) read as unbounded and a missing lower end as 0."""
+    from ..measure.significance import compare_intervals
+
+    a = (a[0] if a[0] is not None else 0.0, a[1])
+    b = (b[0] if b[0] is not None else 0.0, b[1])
+    if a[1] is not None and b[1] is not None:
+        return compare_intervals(a, b)
+    a_hi = math.inf if a[1] is None else a[1]
+    b_hi = math.inf if b[1] is None else b[1]
+    verdict = "higher" if b[0] > a_hi else "lower" if b_hi < a[0] else "no difference detectable"
+    return OpenIntervalComparison(a, b, verdict)
+
+
+def compare_breakpoint_rows(a: str, row_a: dict, b: str, row_b: dict) -> str:
+    """Whether ``b``'s breakpoint differs from ``a``'s, by their intervals (different only when they
+    do not overlap; an open upper end reaches to infinity): 'async's breakpoint is higher than
+    sync's: intervals [...] and [...] do not overlap.'"""
+    ia, ib = row_a.get("interval"), row_b.get("interval")
+    if row_a.get("rate") is None or row_b.get("rate") is None or not ia or not ib:
+        return f"{b} and {a} cannot be compared: one of the searches found no breakpoint."
+    c = compare_breakpoint_intervals(ia, ib)
+    if c.verdict == "higher":
+        return f"{b}'s breakpoint is higher than {a}'s: {c.evidence}."
+    if c.verdict == "lower":
+        return f"{b}'s breakpoint is lower than {a}'s: {c.evidence}."
+    return f"No difference between the breakpoints of {a} and {b} is detectable: {c.evidence}."

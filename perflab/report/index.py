@@ -1,4 +1,10 @@
-"""The report's index page (``index.html``) and its machine-readable twin (``report.json``)."""
+"""The report's index page (``index.html``) and its machine-readable twin (``report.json``).
+
+The page leads with the results: each notebook's finding (its answer in one sentence, the key
+number with its interval, the validity verdict, a link), the breakpoints of all notebooks in one
+table and one chart, and small previews of the notebooks' figures. The record follows: status and
+time of each notebook, its runs, its parameters, the machine, versions and git commit, screenshots.
+"""
 
 from __future__ import annotations
 
@@ -9,32 +15,44 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup, escape
 
+from . import findings as fnd
+
 TEMPLATE = r"""<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <title>perflab report {{ r.started }} ({{ r.plan }})</title>
+{% if plotly_js %}<script src="{{ plotly_js }}"></script>{% endif %}
 <style>
 body { font: 14px/1.45 -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; margin: 24px auto;
-       max-width: 1100px; padding: 0 16px; color: #222; }
+       max-width: 1180px; padding: 0 16px; color: #222; }
 h1 { font-size: 22px; margin-bottom: 4px; } h2 { font-size: 17px; margin-top: 28px; border-bottom: 1px solid #ddd; }
+h2.record { margin-top: 48px; color: #555; }
 table { border-collapse: collapse; width: 100%; margin: 8px 0; }
 th, td { text-align: left; vertical-align: top; padding: 4px 8px; border-bottom: 1px solid #eee; }
 th { background: #f6f6f6; font-weight: 600; }
+td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
 .ok { color: #1a7f37; font-weight: 600; } .failed { color: #c62828; font-weight: 600; }
 .err { color: #c62828; font-family: monospace; white-space: pre-wrap; font-size: 12px; }
 code, .mono { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px; }
 details { margin: 2px 0; } summary { cursor: pointer; color: #555; }
-.muted { color: #777; } .banner { padding: 8px 12px; border-radius: 4px; margin: 12px 0; }
+.muted { color: #777; } .small { font-size: 12px; } .banner { padding: 8px 12px; border-radius: 4px; margin: 12px 0; }
 .banner.failed { background: #fdecea; } .banner.ok { background: #e8f5e9; }
+.answer { font-size: 14px; } .key { white-space: nowrap; }
+.findings td:first-child { width: 190px; } .findings td.validity { width: 110px; }
+.previews { display: grid; grid-template-columns: repeat(auto-fill, minmax(350px, 1fr)); gap: 12px; }
+.card { border: 1px solid #e3e3e3; border-radius: 4px; padding: 6px 8px; }
+.card .plotly-graph-div { height: 220px; }
 img.shot { max-width: 240px; border: 1px solid #ccc; }
 </style>
 </head>
 <body>
 <h1>perflab lab report</h1>
 <div class="muted">plan <b>{{ r.plan }}</b>{% if r.plan_description %} &mdash; {{ r.plan_description }}{% endif %}
-&middot; started {{ r.started }} UTC &middot; {{ "%.0f"|format(r.seconds) }} s in total</div>
+&middot; started {{ r.started }} UTC &middot; {{ "%.0f"|format(r.seconds) }} s in total
+&middot; commit <span class="mono">{{ (r.git.commit or "unknown")[:10] }}</span>{% if r.git.dirty %} (with uncommitted changes){% endif %}
+&middot; {{ r.machine.cores }} cores{% if r.load_start %} &middot; load average {{ r.load_start[0] }} at the start, {{ (r.load_end or ["?"])[0] }} at the end{% endif %}</div>
 
 {% if failed %}
 <div class="banner failed">{{ failed|length }} of {{ r.notebooks|length }} notebooks failed:
@@ -44,6 +62,47 @@ outputs up to the failing cell; the other notebooks are complete.</div>
 <div class="banner ok">All {{ r.notebooks|length }} notebooks ran to the end.</div>
 {% endif %}
 
+<h2 id="findings">Findings</h2>
+<table class="findings">
+<tr><th>notebook</th><th>answer</th><th>key number</th><th>validity</th></tr>
+{% for n in r.notebooks %}
+<tr>
+<td>{% if n.html %}<a href="{{ n.html }}">{{ n.title }}</a>{% else %}{{ n.title }}{% endif %}<br><span class="muted mono">{{ n.notebook }}</span></td>
+<td class="answer">{% if n.finding %}{{ n.finding.answer }}{% elif n.status != "ok" %}<span class="failed">failed</span>
+ before its finding{% if n.error %}: <span class="err">{{ n.error }}</span>{% endif %}{% else %}<span class="muted">the notebook states no finding</span>{% endif %}</td>
+<td class="key">{% if n.finding and n.finding.key_number %}<span class="muted small">{{ n.finding.key_number.label }}</span><br>
+<b>{{ key_text(n.finding.key_number) }}</b>{% endif %}</td>
+<td class="validity">{{ badge(n.validity, validity_reasons(n)) }}{% if n.runs_validity %}<div class="muted small">{{ runs_validity_text(n) }}</div>{% endif %}</td>
+</tr>
+{% endfor %}
+</table>
+<p class="muted small">Validity: the lab's verdict on the runs behind a finding (valid, suspect, invalid);
+"not assessed" when the runs recorded none. Hover a verdict for its reasons.</p>
+
+{% if breakpoints %}
+<h2 id="breakpoints">Breakpoints</h2>
+<table>
+<tr><th>workload</th><th>connections</th><th>mode</th><th>breakpoint</th><th>interval</th><th>verdict</th><th>validity</th><th>from</th></tr>
+{% for b in breakpoints %}
+<tr><td>{{ b.workload }}</td><td class="num">{{ b.connections or "" }}</td><td>{{ b.mode or "" }}</td>
+<td class="num">{% if b.rate is not none %}<b>{{ num(b.rate) }}</b> req/s{% else %}<span class="failed">none passed</span>{% endif %}</td><td class="num">{{ interval(b.interval) }}</td>
+<td>{{ b.verdict or "" }}</td><td>{{ badge(b.validity) }}</td>
+<td class="small">{% if b.page %}<a href="{{ b.page }}">{{ b.notebook }}</a>{% else %}{{ b.notebook }}{% endif %}{% if b.run_path %} &middot; <a class="mono" href="{{ b.run_path }}/">run</a>{% endif %}</td></tr>
+{% endfor %}
+</table>
+{% if overview %}<div class="card"><div id="breakpoint-overview" class="plotly-graph-div" style="height:{{ overview_height }}px"></div></div>{% endif %}
+{% endif %}
+
+{% if previews %}
+<h2 id="previews">At a glance</h2>
+<div class="previews">
+{% for p in previews %}<div class="card"><div class="small"><a href="{{ p.href }}">{{ p.title }}</a></div>
+<div id="preview-{{ loop.index }}" class="plotly-graph-div"></div></div>
+{% endfor %}
+</div>
+{% endif %}
+
+<h2 class="record" id="record">The record</h2>
 <h2>Notebooks</h2>
 <table>
 <tr><th>#</th><th>notebook</th><th>question</th><th>status</th><th>time</th><th>runs recorded</th></tr>
@@ -56,10 +115,12 @@ outputs up to the failing cell; the other notebooks are complete.</div>
 <td>{% if n.status == "ok" and not n.export_error %}<span class="ok">ok</span>{% else %}<span class="failed">failed</span>{% endif %}
 {% if n.error %}<div class="err">{{ n.error }}{% if n.error_cell is not none %} (cell {{ n.error_cell }}){% endif %}</div>{% endif %}
 {% if n.export_error %}<div class="err">export: {{ n.export_error }}</div>{% endif %}
-{% if n.browser %}<div class="muted">chromium: {{ n.browser.summary }}</div>{% endif %}</td>
-<td>{{ "%.0f"|format(n.seconds) }} s{% if n.html_bytes %}<br><span class="muted">{{ "%.1f"|format(n.html_bytes / 1048576) }} MB page</span>{% endif %}</td>
+{% if n.missing_files %}<div class="err">files not found for the page: {{ n.missing_files|join(", ") }}</div>{% endif %}
+{% if n.browser %}<div class="muted small">chromium: {{ n.browser.summary }}</div>{% endif %}</td>
+<td>{{ "%.0f"|format(n.seconds) }} s{% if n.html_bytes %}<br><span class="muted">{{ "%.2f"|format(n.html_bytes / 1048576) }} MB page</span>{% endif %}
+{% if n.flamegraphs %}<br><span class="muted">{{ n.flamegraphs|length }} flame graphs</span>{% endif %}</td>
 <td>{% if n.runs %}<details><summary>{{ n.runs|length }} runs</summary>
-{% for run in n.runs %}<a class="mono" href="{{ run.path }}/">{{ run.id }}</a>{% if run.status and run.status != "ok" %} <span class="failed">{{ run.status }}</span>{% endif %}<br>{% endfor %}
+{% for run in n.runs %}<a class="mono" href="{{ run.path }}/">{{ run.id }}</a>{% if run.status and run.status != "ok" %} <span class="failed">{{ run.status }}</span>{% endif %}{% if run.validity and run.validity != "valid" %} {{ badge(run.validity, run.validity_reasons) }}{% endif %}<br>{% endfor %}
 </details>{% else %}<span class="muted">none</span>{% endif %}</td>
 </tr>
 {% endfor %}
@@ -81,6 +142,8 @@ outputs up to the failing cell; the other notebooks are complete.</div>
 <tr><th>git commit</th><td class="mono">{{ r.git.commit }}{% if r.git.branch %} ({{ r.git.branch }}){% endif %}{% if r.git.dirty %} <b>with uncommitted changes</b>{% endif %}</td></tr>
 <tr><th>machine</th><td>{{ r.machine.cores }} cores, {{ r.machine.cpu_model }}, {{ r.machine.memory_gib }} GiB,
 {{ r.machine.os }}, kernel {{ r.machine.kernel }} ({{ r.machine.arch }}), host {{ r.machine.hostname }}</td></tr>
+{% if r.load_start %}<tr><th>machine load</th><td>load average (1, 5, 15 min) {{ r.load_start|join(", ") }} when the batch
+started, {{ (r.load_end or [])|join(", ") }} when it ended: other processes on the machine share its cores with the experiments</td></tr>{% endif %}
 <tr><th>versions</th><td class="mono">{% for k, v in r.versions.items() %}{{ k }} {{ v }}{% if not loop.last %}<br>{% endif %}{% endfor %}</td></tr>
 <tr><th>command</th><td class="mono">{{ r.command }}</td></tr>
 <tr><th>raw data</th><td class="mono">{{ r.data_root }} (runs linked above, relative to this folder)</td></tr>
@@ -94,6 +157,18 @@ outputs up to the failing cell; the other notebooks are complete.</div>
 {% endif %}
 
 <p class="muted">Machine-readable: <a href="report.json">report.json</a>.</p>
+{% if figures %}
+<script>
+/* Previews are static thumbnails; each links to its page. */
+(function () {
+  var figures = {{ figures }};
+  Object.keys(figures).forEach(function (id) {
+    var f = figures[id], el = document.getElementById(id);
+    if (el && window.Plotly) Plotly.newPlot(el, f.data, f.layout, {staticPlot: id !== 'breakpoint-overview', displayModeBar: false, responsive: true});
+  });
+})();
+</script>
+{% endif %}
 </body>
 </html>
 """
@@ -105,17 +180,65 @@ def _inline_code(text: str) -> Markup:
     return Markup(re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped))
 
 
-def render(report) -> str:
+def _script_json(obj) -> Markup:
+    """JSON safe inside a <script> element ('</' cannot close it)."""
+    return Markup(json.dumps(obj, separators=(",", ":"), default=str).replace("</", "<\\/"))
+
+
+def _runs_validity_text(n) -> str:
+    counts: dict = {}
+    for r in n.runs:
+        counts[r.get("validity") or "not assessed"] = counts.get(r.get("validity") or "not assessed", 0) + 1
+    return "runs: " + ", ".join(f"{c} {v}" for v, c in counts.items())
+
+
+def _validity_reasons(n) -> list[str]:
+    return [f"{r['id']}: {why}" for r in n.runs for why in (r.get("validity_reasons") or [])]
+
+
+def _breakpoint_rows(report) -> list[dict]:
+    pages = {n.notebook: n.html for n in report.notebooks}
+    runs = {r["id"]: r["path"] for n in report.notebooks for r in n.runs}
+    return [{**b, "page": pages.get(b["notebook"]), "run_path": runs.get(b.get("run_id"))} for b in report.breakpoints]
+
+
+def render(report, plotly_js: str | None = "assets/plotly.min.js") -> str:
+    from .plots import breakpoint_overview, thumbnail
+
     env = jinja2.Environment(autoescape=True, undefined=jinja2.ChainableUndefined)
     env.filters["inline_code"] = _inline_code
     shots = [(n.notebook, n.browser["screenshot"]) for n in report.notebooks
              if n.browser and n.browser.get("screenshot")]
-    return env.from_string(TEMPLATE).render(r=report, failed=report.failed, shots=shots)
+    breakpoints = _breakpoint_rows(report)
+    figures, previews = {}, []
+    overview_height = 0
+    if breakpoints and any(b.get("rate") is not None for b in breakpoints):
+        fig = breakpoint_overview(breakpoints)
+        overview_height = int(fig.layout.height)
+        figures["breakpoint-overview"] = thumbnail(fig, height=overview_height)
+        figures["breakpoint-overview"]["layout"].update(showlegend=True, margin={"l": 120, "r": 10, "t": 30, "b": 40})
+    for n in report.notebooks:
+        prev = (n.finding or {}).get("preview")
+        if prev:
+            previews.append({"title": n.title, "href": n.html or "#"})
+            figures[f"preview-{len(previews)}"] = prev
+    return env.from_string(TEMPLATE).render(
+        r=report, failed=report.failed, shots=shots, breakpoints=breakpoints, previews=previews,
+        overview="breakpoint-overview" in figures, overview_height=overview_height,
+        figures=_script_json(figures) if figures else None, plotly_js=plotly_js if figures else None,
+        key_text=fnd.key_number_text, num=lambda v: fnd.fmt_number(v), interval=fnd.fmt_interval,
+        badge=lambda v, reasons=(): Markup(fnd.validity_badge(v, reasons)),
+        runs_validity_text=_runs_validity_text, validity_reasons=_validity_reasons)
 
 
 def write(report, folder: Path) -> Path:
+    from .export import ensure_plotly_js
+
     folder = Path(folder)
     (folder / "report.json").write_text(json.dumps(report.to_json(), indent=2, default=str))
+    html = render(report)
+    if "assets/plotly.min.js" in html:
+        ensure_plotly_js(folder)
     page = folder / "index.html"
-    page.write_text(render(report), encoding="utf-8")
+    page.write_text(html, encoding="utf-8")
     return page

@@ -55,6 +55,14 @@ def machine() -> dict:
     }
 
 
+def load_average() -> list[float] | None:
+    """The 1, 5 and 15 minute load averages (how busy the machine was: experiments share its cores)."""
+    try:
+        return [round(v, 2) for v in os.getloadavg()]
+    except OSError:
+        return None
+
+
 def _os_name() -> str:
     try:
         for line in Path("/etc/os-release").read_text().splitlines():

@@ -23,12 +23,14 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-#: The plotly renderer of the lab's notebooks. In a Jupyter kernel plotly 7 defaults to
-#: ``plotly_mimetype`` alone, which JupyterLab draws but nbconvert cannot export (no text/html). The
-#: combination keeps JupyterLab's interactive mimetype and adds an HTML version; the ``notebook`` half
-#: embeds plotly.js once per notebook (when the first figure is shown), which makes the exported page
-#: self-contained.
-RENDERER = "plotly_mimetype+notebook"
+#: The plotly renderer of the lab's notebooks: the figure's JSON only. JupyterLab draws it
+#: interactively; the report's export draws each figure from it with one shared copy of plotly.js per
+#: report folder (:mod:`perflab.report.export`), so no notebook carries the 4.8 MB bundle itself.
+RENDERER = "plotly_mimetype"
+
+#: The output a flame graph leaves in the notebook (its file, title and preview), which the export
+#: turns into a link to a copy next to the page.
+FLAMEGRAPH_MIME = "application/vnd.perflab.flamegraph+json"
 
 
 class ParameterError(ValueError):
@@ -166,33 +168,99 @@ def show_markdown(text: str) -> None:
     display(Markdown(text))
 
 
-def show_console(text: str, title: str | None = None, max_lines: int | None = None) -> None:
-    """A load generator's console output as it would appear in a terminal."""
-    from IPython.display import HTML, display
+def console_summary(text: str) -> str:
+    """One line about a load generator's console output: '3,000 requests in 1.00 s, 2,999.6 req/s,
+    p50 0.117 ms, p99 0.720 ms, max 3.49 ms, 0 errors' (whatever of it the text contains)."""
+    from ..measure.wrk_output import parse_wrk_output
 
+    try:
+        w = parse_wrk_output(text)
+    except Exception:  # noqa: BLE001 - any text may be shown; the summary is a courtesy
+        return ""
+    parts = []
+    if w.requests is not None:
+        parts.append(f"{w.requests:,} requests" + (f" in {w.measured_s:.2f} s" if w.measured_s else ""))
+    if w.requests_per_sec is not None:
+        parts.append(f"{w.requests_per_sec:,.1f} req/s")
+    for p, name in ((50, "p50"), (99, "p99"), (100, "max")):
+        v = w.percentile_ms(p)
+        if v == v:  # not NaN
+            parts.append(f"{name} {v:.3f} ms" if v < 10 else f"{name} {v:.1f} ms")
+    if w.requests is not None:
+        parts.append(f"{w.errors_total:,} errors")
+    return ", ".join(parts)
+
+
+def console_html(text: str, title: str | None = None, max_lines: int | None = None) -> str:
+    """The console output in a closed ``<details>``; its summary line says what the run did."""
     lines = text.rstrip("\n").splitlines()
     if max_lines and len(lines) > max_lines:
         lines = lines[:max_lines] + [f"... ({len(text.splitlines()) - max_lines} more lines in the run's console.txt)"]
-    head = f"<div style='font-weight:600;margin-top:6px'>{html.escape(title)}</div>" if title else ""
-    display(HTML(head + "<pre style='font-size:11px;line-height:1.25;max-height:420px;overflow:auto;"
-                 "background:#f7f7f7;padding:6px'>" + html.escape("\n".join(lines)) + "</pre>"))
+    summary = console_summary(text)
+    head = html.escape(title) if title else "console output"
+    head = f"<b>{head}</b>" + (f": {html.escape(summary)}" if summary else "")
+    return (f"<details class='perflab-console'><summary>{head} "
+            f"<span style='color:#888'>({len(text.splitlines())} lines of console output)</span></summary>"
+            f"<pre style='font-size:11px;line-height:1.25;max-height:480px;overflow:auto;margin:0;padding:6px'>"
+            f"{html.escape(chr(10).join(lines))}</pre></details>")
 
 
-def show_flamegraph(path: str | os.PathLike, height: int = 520, title: str | None = None) -> None:
-    """Embed async-profiler's HTML flame graph (a self-contained page) in the notebook.
-
-    The page goes into an ``<iframe srcdoc>``, so it travels with the notebook and its HTML export
-    (no file next to the report to lose, nothing fetched) and stays interactive (search, zoom)."""
+def show_console(text: str, title: str | None = None, max_lines: int | None = None) -> None:
+    """A load generator's console output as a terminal shows it, folded: a closed ``<details>`` whose
+    one-line summary gives requests, rate, p50/p99/max and errors; ``max_lines`` cuts it."""
     from IPython.display import HTML, display
+
+    display(HTML(console_html(text, title, max_lines)))
+
+
+def flamegraph_html(info: dict, href: str | None) -> str:
+    """The block a flame graph leaves in a page: title, link (or why there is none), preview."""
+    title = html.escape(info.get("title") or Path(info.get("path", "")).name)
+    if href:
+        link = (f"<a href='{html.escape(href)}' target='_blank' rel='noopener'>open the interactive flame graph</a>"
+                f" <span style='color:#888'>(async-profiler's page: search, zoom)</span>")
+    else:
+        link = f"<span style='color:#c62828'>flame graph file not found: {html.escape(info.get('path', ''))}</span>"
+    return (f"<div class='perflab-flamegraph' style='margin:8px 0'><div style='font-weight:600'>{title}</div>"
+            f"<div style='margin:2px 0 6px 0'>{link}</div>{info.get('preview_html', '')}</div>")
+
+
+def show_flamegraph(path: str | os.PathLike, title: str | None = None, collapsed: str | os.PathLike | None = None,
+                    base: str | os.PathLike | None = None, event: str | None = None, height: int | None = None) -> None:
+    """Show async-profiler's HTML flame graph as a link with a preview, instead of embedding it.
+
+    The page stays a separate file: the report copies it next to the notebook's page and links it
+    (:mod:`perflab.report.export`); in JupyterLab the link opens the file itself. The preview is a
+    small static flame graph and the hottest frames, drawn from ``collapsed`` (default: the
+    ``.collapsed`` file next to ``path``, as async-profiler's runs record it); ``base`` (collapsed
+    stacks) colours it by the change against a base profile, for differential graphs. ``height`` is
+    accepted for old callers and ignored. Returns nothing (no ``Out[...]`` under the cell)."""
+    from IPython.display import display
+
+    from ..profiling import flame
+    from .flamepreview import preview_svg, top_frames_html
 
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"flame graph {p} does not exist")
-    doc = p.read_text(encoding="utf-8", errors="replace")
-    head = f"<div style='font-weight:600;margin-top:6px'>{html.escape(title)}</div>" if title else ""
-    display(HTML(f"{head}<iframe srcdoc=\"{html.escape(doc, quote=True)}\" "
-                 f"style='width:100%;height:{int(height)}px;border:1px solid #ddd' "
-                 f"title='{html.escape(title or p.name)}'></iframe>"))
+    stacks_path = Path(collapsed) if collapsed else p.with_suffix(".collapsed")
+    ev = event or (p.stem.split("-", 1)[1] if p.stem.startswith("profile-") else "cpu")
+    if ev not in ("cpu", "alloc", "lock", "wall", "itimer", "ctimer"):
+        ev = "cpu"
+    preview = ""
+    if stacks_path.is_file() and stacks_path.stat().st_size:
+        stacks = flame.read_collapsed(stacks_path)
+        base_stacks = flame.read_collapsed(Path(base)) if base else None
+        preview = ("<div style='display:flex;gap:16px;flex-wrap:wrap;align-items:flex-end'>"
+                   f"<div>{preview_svg(stacks, ev, base=base_stacks)}</div><div>{top_frames_html(stacks)}</div></div>")
+    info = {"path": str(p.resolve()), "title": title or p.name, "event": ev, "preview_html": preview,
+            "collapsed": str(stacks_path.resolve()) if stacks_path.is_file() else None}
+    try:   # in JupyterLab the link is relative to the notebook's directory, where the kernel runs
+        href = os.path.relpath(p.resolve(), Path.cwd())
+    except ValueError:
+        href = p.resolve().as_uri()
+    display({FLAMEGRAPH_MIME: info, "text/html": flamegraph_html(info, href),
+             "text/plain": f"flame graph: {info['title']} ({info['path']})"}, raw=True)
 
 
 # --- workload scripts ----------------------------------------------------------------------------------

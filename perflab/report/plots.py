@@ -4,10 +4,17 @@
   log axis labelled 90%, 99%, 99.9%..., several runs overlaid.
 * :func:`latency_over_time` — per-interval percentile bands with throughput and the server's
   stats (flushes, compactions, GC, queue depth) on the same time axis.
-* :func:`throughput_latency` — p99 vs offered rate for the breakpoint probes, breakpoint marked.
+* :func:`latency_timelines` — p50/p99 per interval of several runs on one time axis.
+* :func:`breakpoint_curve` — the breakpoint search: p50/p99/p99.9 of each probe against the offered
+  rate, passing and failing probes, the SLA line, the breakpoint and its interval.
+* :func:`breakpoint_overview` — every breakpoint with its interval, by workload, connections, mode.
 * :func:`flame_icicle` / :func:`flame_diff` — interactive flame graphs (icicles) of a profile and of
   the difference between two profiles.
 * :func:`category_bars` — where the time goes, by category, for several configurations.
+* :func:`thumbnail` — a figure made small and static for the report's index page.
+
+Every figure has a title and every axis a title with its unit; the report's browser check verifies
+the drawn pages for that.
 """
 
 from __future__ import annotations
@@ -75,11 +82,19 @@ def percentile_spectrum(runs: dict, uncorrected: bool = False, title: str | None
                      title="percentile (axis: 1/(1-p), log scale)")
     fig.update_yaxes(title="latency, ms", type="log" if log_y else "linear", rangemode="tozero")
     if sla_ms:
-        fig.add_hline(y=sla_ms, line_dash="dash", line_color="red", annotation_text=f"SLA {sla_ms:g} ms")
+        _sla_line(fig, sla_ms, f"SLA {sla_ms:g} ms", log_y, "dash")
     kind = "uncorrected (from actual send time)" if uncorrected else "corrected for coordinated omission"
     fig.update_layout(title=title or f"Latency by percentile — {kind}", hovermode="closest",
                       legend_title_text="run", template="plotly_white")
     return fig
+
+
+def _sla_line(fig: go.Figure, sla_ms: float, text: str, log_y: bool, dash: str) -> None:
+    """A horizontal SLA line with its label. On a log axis an annotation's y is the exponent (plotly's
+    convention), and add_hline's own label would sit at 10^SLA and stretch the axis to it."""
+    fig.add_hline(y=sla_ms, line_dash=dash, line_color="red")
+    fig.add_annotation(text=text, xref="x domain", x=1, xanchor="right", yanchor="bottom", showarrow=False,
+                       y=math.log10(sla_ms) if log_y else sla_ms, font=dict(color="red"))
 
 
 def latency_over_time(result, stats: pd.DataFrame | None = None, title: str | None = None) -> go.Figure:
@@ -132,8 +147,10 @@ def latency_over_time(result, stats: pd.DataFrame | None = None, title: str | No
                                  marker_color=color,
                                  hovertemplate=f"t=%{{x:.1f}} s<br>{name}: %{{y}}<extra></extra>"), 3, 1)
         if not events:
+            # paper coordinates: plotly.js resolves "y3 domain" of an axis without traces to the first row
+            xd, yd = fig.layout.xaxis3.domain, fig.layout.yaxis3.domain
             fig.add_annotation(text="no flushes, compactions or rejections in the window", showarrow=False,
-                               xref="x3 domain", yref="y3 domain", x=0.5, y=0.5)
+                               xref="paper", yref="paper", x=sum(xd) / 2, y=sum(yd) / 2)
         if "jvm.gc_ms_delta" in s:
             fig.add_trace(go.Bar(x=s["t_s"], y=s["jvm.gc_ms_delta"], name="GC ms", marker_color="#8c564b",
                                  width=step * 0.8, opacity=0.7,
@@ -154,54 +171,251 @@ def latency_over_time(result, stats: pd.DataFrame | None = None, title: str | No
     return fig
 
 
+def _probe_rows(pr) -> pd.DataFrame:
+    """Probes of one search as rows ``rate, passed, p50_ms, p99_ms, p999_ms, achieved_rate, reason,
+    validity`` (the probe's validity verdict when it records one, else None)."""
+    from ..breakpoint import BreakpointResult
+    if isinstance(pr, BreakpointResult):
+        rows = []
+        for p in pr.probes:
+            m = dict(p.verdict.metrics or {})
+            if m.get("p999_ms") is None and getattr(p, "result", None) is not None:
+                m["p999_ms"] = p.result.p999_ms   # runs before p99.9 joined the verdict's metrics
+            v = getattr(p, "validity", None)
+            rows.append({"rate": p.rate, "passed": p.verdict.passed, "reason": p.verdict.reason,
+                         "p50_ms": m.get("p50_ms"), "p99_ms": m.get("p99_ms"), "p999_ms": m.get("p999_ms"),
+                         "achieved_rate": m.get("achieved_rate", p.rate),
+                         "validity": v.get("verdict") if isinstance(v, dict) else None,
+                         "validity_reasons": "; ".join(v.get("reasons") or []) if isinstance(v, dict) else ""})
+        df = pd.DataFrame(rows, columns=["rate", "passed", "reason", "p50_ms", "p99_ms", "p999_ms", "achieved_rate",
+                                         "validity", "validity_reasons"])
+    elif isinstance(pr, pd.DataFrame):
+        df = pr.copy()
+    elif isinstance(getattr(pr, "table", None), pd.DataFrame):   # a search read back from its records
+        df = pr.table.copy()
+    else:
+        raise ValueError("probes must be a BreakpointResult, a probes DataFrame, or a dict of them")
+    if not {"rate", "p99_ms", "passed"} <= set(df.columns):
+        raise ValueError("probes table needs columns rate, p99_ms, passed")
+    return df.sort_values("rate", kind="stable")
+
+
+def _search_interval(pr, bp: float | None) -> tuple[float | None, float | None] | None:
+    """The breakpoint's interval: ``pr.interval`` when the search reports one, else its bracket."""
+    iv = getattr(pr, "interval", None)
+    if iv is not None:
+        return tuple(iv)
+    if hasattr(pr, "lo"):
+        return (pr.lo, pr.hi)
+    return (bp, None) if bp else None
+
+
+def breakpoint_curve(probes, breakpoint: float | None = None, sla_ms: float | None = None,
+                     title: str | None = None) -> go.Figure:
+    """The breakpoint curve: p50, p99 and p99.9 of every probe against its offered rate (log latency),
+    passing probes as filled circles and failing ones as crosses (hover: the reason; a thick amber or
+    black ring: a probe whose validity verdict is suspect or invalid), the SLA line,
+    and each search's breakpoint with its interval (a diamond with a horizontal bar from the highest
+    passing to the lowest failing rate; an open end when nothing failed above it).
+
+    ``probes``: a BreakpointResult, its ``table``, or a DataFrame with ``rate, p99_ms, passed`` (and
+    optionally ``p50_ms, p999_ms, achieved_rate, reason``); several searches: a dict label -> any of
+    these. ``breakpoint`` overrides the rate of a single search."""
+    from ..breakpoint import BreakpointResult
+    series = probes if isinstance(probes, dict) else {"": probes}
+    if not series:
+        raise ValueError("probes must not be an empty dict")
+    fig = go.Figure()
+    palette = ["#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#17becf", "#e377c2", "#7f7f7f", "#bcbd22"]
+    single = len(series) == 1
+    max_rate = 0.0
+    for n, (label, pr) in enumerate(series.items()):
+        df = _probe_rows(pr)
+        searched = not isinstance(pr, pd.DataFrame)
+        bp = breakpoint if (breakpoint is not None and single) else (getattr(pr, "rate", None) if searched else breakpoint)
+        if isinstance(pr, BreakpointResult) and sla_ms is None:
+            sla_ms = pr.criteria.sla_p99 * 1000
+        elif searched and sla_ms is None:
+            sla_ms = getattr(pr, "sla_ms", None)
+        colour = palette[n % len(palette)] if not single else "#444"
+        prefix = f"{label}: " if label else ""
+        max_rate = max(max_rate, float(df["rate"].max()) if len(df) else 0.0)
+        reasons = df["reason"] if "reason" in df else pd.Series([""] * len(df), index=df.index)
+        achieved = df["achieved_rate"] if "achieved_rate" in df else df["rate"]
+        validity = [v if isinstance(v, str) else None for v in (df["validity"] if "validity" in df else [None] * len(df))]
+        why_valid = [v if isinstance(v, str) else "" for v in (df["validity_reasons"] if "validity_reasons" in df
+                                                              else [""] * len(df))]
+        hover = [f"{prefix}{r:,.0f} req/s offered<br>achieved {a:,.1f}/s<br>p99 {p:.3f} ms<br>"
+                 f"{'PASS' if ok else 'FAIL'}: {why}" + (f"<br>validity: {v}" + (f" ({vr})" if vr else "") if v else "")
+                 for r, a, p, ok, why, v, vr in zip(df["rate"], achieved, df["p99_ms"], df["passed"], reasons,
+                                                    validity, why_valid)]
+        passed = df["passed"].astype(bool).tolist()
+        # a probe the lab judged suspect or invalid gets a thick amber or black ring: look twice at it
+        ring = [{"suspect": "#e6a700", "invalid": "#000"}.get(v, colour) for v in validity]
+        width = [3 if v in ("suspect", "invalid") else 1 for v in validity]
+        fig.add_trace(go.Scatter(
+            x=df["rate"], y=df["p99_ms"], mode="lines+markers", name=f"{prefix}p99", legendgroup=str(n),
+            marker=dict(size=11, symbol=["circle" if ok else "x" for ok in passed],
+                        color=["#2ca02c" if ok else "#d62728" for ok in passed], line=dict(width=width, color=ring)),
+            line=dict(color=colour), hovertext=hover, hoverinfo="text"))
+        for col, name, dash in (("p50_ms", "p50", "dot"), ("p999_ms", "p99.9", "dash")):
+            if col in df and df[col].notna().any():
+                fig.add_trace(go.Scatter(x=df["rate"], y=df[col], mode="lines", name=f"{prefix}{name}",
+                                         legendgroup=str(n), line=dict(dash=dash, color=colour, width=1.5),
+                                         hovertemplate=f"{prefix}%{{x:,.0f}} req/s<br>{name} %{{y:.3f}} ms<extra></extra>"))
+        if bp:
+            iv = _search_interval(pr, bp)
+            at = df.loc[df["rate"] == bp, "p99_ms"]
+            y = float(at.iloc[-1]) if len(at) else (sla_ms or float(df["p99_ms"].median()))
+            lo = iv[0] if iv and iv[0] is not None else bp
+            hi = iv[1] if iv and iv[1] is not None else None
+            right = (hi if hi is not None else max(max_rate, bp) * 1.15) - bp
+            text = f"{prefix}breakpoint {bp:,.0f} req/s, interval [{lo:,.0f}, " + (f"{hi:,.0f}]" if hi is not None else "open)")
+            fig.add_trace(go.Scatter(
+                x=[bp], y=[y], mode="markers", name=f"{prefix}breakpoint", legendgroup=str(n),
+                marker=dict(symbol="diamond", size=14, color=colour, line=dict(width=1, color="#000")),
+                error_x=dict(type="data", symmetric=False, array=[right], arrayminus=[bp - lo], thickness=3, width=6,
+                             color=colour),
+                hovertext=[text], hoverinfo="text"))
+            if single:
+                fig.add_vrect(x0=lo, x1=hi if hi is not None else bp + right, fillcolor="#2ca02c", opacity=0.08,
+                              line_width=0, layer="below")
+            if single:
+                fig.add_vline(x=bp, line_dash="dash", line_color="#2ca02c", opacity=0.7,
+                              annotation_text=f"breakpoint {bp:,.0f} req/s", annotation_position="top left")
+            else:   # labels of several searches would pile up at one rate: the legend and hover name them
+                fig.add_vline(x=bp, line_dash="dash", line_color=colour, opacity=0.5)
+    if sla_ms:
+        _sla_line(fig, sla_ms, f"SLA p99 {sla_ms:g} ms", True, "dot")
+    fig.update_xaxes(title="offered rate, requests/s", rangemode="tozero")
+    fig.update_yaxes(title="latency, ms (log scale)", type="log")
+    fig.update_layout(title=title or "Breakpoint search: latency against the offered rate "
+                      "(circles passed, crosses failed)", template="plotly_white", hovermode="closest",
+                      legend=dict(groupclick="togglegroup"), height=520)
+    return fig
+
+
 def throughput_latency(probes, breakpoint: float | None = None, sla_ms: float | None = None,
                        title: str | None = None) -> go.Figure:
-    """p99 (and p50) vs offered rate for breakpoint probes, pass/fail marked, the breakpoint as a
-    vertical line. ``probes``: a BreakpointResult, its ``table``, or a DataFrame with
-    ``rate, p99_ms, passed`` (and optionally ``p50_ms, achieved_rate, reason``). Several searches:
-    a dict label -> any of these."""
-    from ..breakpoint import BreakpointResult
-    if isinstance(probes, dict):
-        series = probes
-    else:
-        series = {"": probes}
+    """The older name of :func:`breakpoint_curve`."""
+    return breakpoint_curve(probes, breakpoint, sla_ms, title)
+
+
+def breakpoint_overview(rows: list[dict], title: str | None = None) -> go.Figure:
+    """Every breakpoint with its interval on one axis, one row per workload × connections × mode; the
+    colour is the notebook a row came from (``notebook`` key) or else its mode. ``rows``: dicts with
+    ``workload, connections, mode, rate, interval`` (the findings' breakpoint rows); a row without a
+    rate is marked "none passed" at the upper end of its interval."""
+    if not rows:
+        raise ValueError("rows must be a non-empty list of breakpoint rows")
     fig = go.Figure()
-    for label, pr in series.items():
-        bp = breakpoint
-        crit_sla = sla_ms
-        if isinstance(pr, BreakpointResult):
-            bp = pr.rate if bp is None or len(series) > 1 else bp
-            crit_sla = crit_sla or pr.criteria.sla_p99 * 1000
-            df = pr.table
-        elif isinstance(pr, pd.DataFrame):
-            df = pr
-        else:
-            raise ValueError("probes must be a BreakpointResult, a probes DataFrame, or a dict of them")
-        if not {"rate", "p99_ms", "passed"} <= set(df.columns):
-            raise ValueError("probes table needs columns rate, p99_ms, passed")
-        df = df.sort_values("rate")
-        prefix = f"{label}: " if label else ""
-        hover = [f"{prefix}{r:g} req/s offered<br>achieved {a:.1f}/s<br>p99 {p:.3f} ms<br>{'PASS' if ok else 'FAIL'}: {why}"
-                 for r, a, p, ok, why in zip(df["rate"], df.get("achieved_rate", df["rate"]), df["p99_ms"], df["passed"],
-                                             df.get("reason", [""] * len(df)))]
-        fig.add_trace(go.Scatter(x=df["rate"], y=df["p99_ms"], mode="lines+markers", name=f"{prefix}p99",
-                                 marker=dict(size=10, symbol=["circle" if ok else "x" for ok in df["passed"]],
-                                             color=["#2ca02c" if ok else "#d62728" for ok in df["passed"]]),
-                                 line=dict(color="#7f7f7f"), hovertext=hover, hoverinfo="text"))
-        if "p50_ms" in df:
-            fig.add_trace(go.Scatter(x=df["rate"], y=df["p50_ms"], mode="lines", name=f"{prefix}p50",
-                                     line=dict(dash="dot"), hoverinfo="skip"))
-        if bp:
-            fig.add_vline(x=bp, line_dash="dash", line_color="#2ca02c",
-                          annotation_text=f"{prefix}breakpoint {bp:g} req/s")
-        if crit_sla:
-            sla_ms = crit_sla
-    if sla_ms:
-        fig.add_hline(y=sla_ms, line_dash="dot", line_color="red", annotation_text=f"SLA p99 {sla_ms:g} ms")
-    fig.update_xaxes(title="offered rate, requests/s")
-    fig.update_yaxes(title="latency, ms (log)", type="log")
-    fig.update_layout(title=title or "Latency vs offered rate (breakpoint probes)", template="plotly_white")
+    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#e377c2", "#7f7f7f"]
+    key = "notebook" if all(r.get("notebook") for r in rows) else "mode"
+    groups = list(dict.fromkeys(str(r.get(key) or "") for r in rows))
+    top = max([r["rate"] for r in rows if r.get("rate")] + [v for r in rows for v in (r.get("interval") or []) if v] + [1])
+    order = list(dict.fromkeys(_row_label(r) for r in rows))
+    for k, group in enumerate(groups):
+        colour = palette[k % len(palette)]
+        xs, ys, plus, minus, hover = [], [], [], [], []
+        for r in (r for r in rows if str(r.get(key) or "") == group):
+            lab = _row_label(r)
+            iv = r.get("interval") or [r.get("rate"), r.get("rate")]
+            if r.get("rate") is None:
+                below = iv[1] if iv and iv[1] is not None else 0
+                fig.add_trace(go.Scatter(x=[below], y=[lab], mode="markers+text", text=["none passed"],
+                                         textposition="middle right", showlegend=False,
+                                         marker=dict(symbol="x", size=10, color="#d62728"),
+                                         hovertext=[f"{lab}: no probed rate passed (lowest tried {below:,.0f} req/s)"],
+                                         hoverinfo="text"))
+                continue
+            lo = iv[0] if iv[0] is not None else r["rate"]
+            hi = iv[1] if iv[1] is not None else top * 1.1
+            xs.append(r["rate"])
+            ys.append(lab)
+            minus.append(r["rate"] - lo)
+            plus.append(hi - r["rate"])
+            hover.append(f"{lab}<br>breakpoint {r['rate']:,.0f} req/s<br>interval [{lo:,.0f}, "
+                         + (f"{iv[1]:,.0f}]" if iv[1] is not None else "open)")
+                         + (f"<br>{r['verdict']}" if r.get("verdict") else "") + (f"<br>{group}" if group else ""))
+        if xs:
+            fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers", name=group or "breakpoint",
+                                     marker=dict(size=11, symbol="diamond", color=colour),
+                                     error_x=dict(type="data", symmetric=False, array=plus, arrayminus=minus,
+                                                  thickness=2.5, width=5, color=colour),
+                                     hovertext=hover, hoverinfo="text"))
+    fig.update_xaxes(title="breakpoint, requests/s (bar: its interval)", rangemode="tozero")
+    fig.update_yaxes(title="workload, connections, mode", type="category", categoryorder="array",
+                     categoryarray=order[::-1], automargin=True)
+    fig.update_layout(title=title or "Breakpoints with their intervals", template="plotly_white",
+                      legend_title_text=key, height=max(260, 110 + 30 * len(order)), hovermode="closest")
     return fig
+
+
+def _row_label(r: dict) -> str:
+    parts = [str(r.get("workload"))]
+    if r.get("connections"):
+        parts.append(f"{r['connections']} conn")
+    if r.get("mode"):
+        parts.append(str(r["mode"]))
+    return ", ".join(parts)
+
+
+def latency_timelines(runs: dict, title: str | None = None) -> go.Figure:
+    """p50 (dotted) and p99 (solid) per interval of several runs on one time axis (seconds since each
+    run's measured window began). ``runs``: label -> LoadResult or intervals DataFrame."""
+    from ..measure.load import LoadResult
+    if not isinstance(runs, dict) or not runs:
+        raise ValueError("runs must be a non-empty dict of label -> LoadResult or intervals")
+    palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf"]
+    fig = go.Figure()
+    for k, (label, obj) in enumerate(runs.items()):
+        iv = obj.intervals if isinstance(obj, LoadResult) else obj
+        if not isinstance(iv, pd.DataFrame) or iv.empty:
+            continue
+        t = (iv["start_s"] + iv["end_s"]) / 2
+        colour = palette[k % len(palette)]
+        for col, name, dash in (("p99_ms", "p99", "solid"), ("p50_ms", "p50", "dot")):
+            if col in iv:
+                fig.add_trace(go.Scatter(x=t, y=iv[col], mode="lines+markers", name=f"{label}: {name}",
+                                         line=dict(color=colour, dash=dash), marker=dict(size=4),
+                                         hovertemplate=f"{label}<br>t=%{{x:.1f}} s<br>{name} %{{y:.3f}} ms<extra></extra>"))
+    fig.update_xaxes(title="time since the start of the measured window, s")
+    fig.update_yaxes(title="latency per interval, ms", rangemode="tozero")
+    fig.update_layout(title=title or "Latency over time (p99 solid, p50 dotted)", template="plotly_white",
+                      hovermode="x unified")
+    return fig
+
+
+def thumbnail(fig, height: int = 220) -> dict:
+    """A small static copy of a figure for the index page: its JSON with a compact layout (no
+    legend, small margins and fonts, the template reduced to a white background and grey grid)."""
+    import json
+    if isinstance(fig, go.Figure):
+        d = json.loads(fig.to_json())
+    elif isinstance(fig, dict) and "data" in fig:
+        d = json.loads(json.dumps(fig))
+    else:
+        raise ValueError(f"preview must be a plotly Figure, got {type(fig).__name__}")
+    layout = d.setdefault("layout", {})
+    title = layout.get("title")
+    text = title.get("text") if isinstance(title, dict) else title
+    layout.pop("template", None)
+    for key, ax in list(layout.items()):
+        if key.startswith(("xaxis", "yaxis")) and isinstance(ax, dict):
+            ax.setdefault("gridcolor", "#eee")
+            ax.setdefault("zerolinecolor", "#ddd")
+            t = ax.get("title")
+            if isinstance(t, dict):
+                t["font"] = {"size": 9}
+    layout.update(height=height, width=None, showlegend=False, margin={"l": 44, "r": 8, "t": 28, "b": 34},
+                  font={"size": 9}, paper_bgcolor="#fff", plot_bgcolor="#fff",
+                  title={"text": text or "", "font": {"size": 11}, "x": 0.01, "xanchor": "left"})
+    for ann in layout.get("annotations", []) or []:
+        ann["font"] = {"size": 8}
+    for tr in d.get("data", []):
+        if tr.get("type") in ("icicle", "treemap", "sunburst"):
+            tr["textfont"] = {"size": 8}
+    return d
 
 
 def _stacks_of(obj) -> tuple[pd.DataFrame, str]:
@@ -211,6 +425,24 @@ def _stacks_of(obj) -> tuple[pd.DataFrame, str]:
     if isinstance(obj, pd.DataFrame) and {"stack", "samples"} <= set(obj.columns):
         return obj, "cpu"
     raise ValueError(f"expected a Profile or a stacks DataFrame, got {type(obj).__name__}")
+
+
+def _short_ids(nodes: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """Node ids as short numbers: the tree's path ids repeat every ancestor's name, which made a deep
+    profile's figure megabytes large. :func:`icicle_path` maps a figure's node back to its path."""
+    index = {pid: f"n{k}" for k, pid in enumerate(nodes["id"])}
+    return [index[i] for i in nodes["id"]], [index.get(p, "") for p in nodes["parent"]]
+
+
+def icicle_path(trace, node_id: str) -> str:
+    """The ``all;frame;frame...`` path of node ``node_id`` of an icicle trace made here."""
+    ids, parents, labels = list(trace.ids), list(trace.parents), list(trace.labels)
+    parts, cur = [], node_id
+    while cur:
+        k = ids.index(cur)
+        parts.append(labels[k])
+        cur = parents[k]
+    return ";".join(reversed(parts))
 
 
 def flame_icicle(profile, min_share: float = 0.005, title: str | None = None, max_depth: int = 60) -> go.Figure:
@@ -224,7 +456,8 @@ def flame_icicle(profile, min_share: float = 0.005, title: str | None = None, ma
     colors = [CATEGORY_COLORS.get(flame.classify_stack([f for f in i.split(";")[1:] if not f.startswith("[")], event)
                                   if i != "all" else "other", "#c7c7c7") for i in nodes["id"]]
     unit = {"alloc": "bytes", "lock": "ns"}.get(event, "samples")
-    fig = go.Figure(go.Icicle(ids=nodes["id"], parents=nodes["parent"], labels=nodes["label"], values=nodes["value"],
+    ids, parents = _short_ids(nodes)
+    fig = go.Figure(go.Icicle(ids=ids, parents=parents, labels=nodes["label"], values=nodes["value"],
                               branchvalues="total", marker=dict(colors=colors),
                               customdata=np.stack([nodes["share"] * 100, nodes["self"]], axis=1),
                               hovertemplate="%{label}<br>%{value:,} " + unit + " (%{customdata[0]:.2f}% of all)"
@@ -248,7 +481,8 @@ def flame_diff(base, new, min_share: float = 0.005, title: str | None = None) ->
         raise ValueError("the new profile has no samples")
     delta = (nn["share"] - nn["id"].map(nb).fillna(0.0)) * 100
     lim = max(float(delta.abs().max()), 0.5)
-    fig = go.Figure(go.Icicle(ids=nn["id"], parents=nn["parent"], labels=nn["label"], values=nn["value"],
+    ids, parents = _short_ids(nn)
+    fig = go.Figure(go.Icicle(ids=ids, parents=parents, labels=nn["label"], values=nn["value"],
                               branchvalues="total",
                               marker=dict(colors=delta, colorscale="RdBu_r", cmid=0, cmin=-lim, cmax=lim,
                                           colorbar=dict(title="Δ share, pp")),
@@ -287,6 +521,7 @@ def category_bars(profiles: dict, title: str | None = None, normalize: bool = Tr
                              hovertemplate="%{y}<br>" + cat + ": %{x:.1f}" + ("%" if normalize else " samples") + "<extra></extra>"))
     fig.update_layout(barmode="stack", title=title or "Where the time goes, by category",
                       xaxis_title="share of samples, %" if normalize else "samples", template="plotly_white",
+                      yaxis_title="run",
                       legend=dict(title_text="category", orientation="h", yanchor="top", y=-0.25, traceorder="normal"),
                       height=300 + 50 * len(df.columns), margin=dict(b=150))
     fig.update_yaxes(autorange="reversed")  # first configuration on top, as listed

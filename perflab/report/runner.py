@@ -4,8 +4,11 @@
 
 * ``notebooks/<name>.ipynb``  each executed notebook (outputs included, also when it failed);
 * ``<name>.html``             each exported to offline HTML (see :mod:`perflab.report.export`);
-* ``index.html``, ``report.json``  what was run: plan, parameters, versions, machine, git commit,
-  status and error of each notebook, links to its runs under the data root;
+* ``assets/plotly.min.js``    the one copy of plotly.js every page loads;
+* ``flamegraphs/*.html``      async-profiler's flame graphs the pages link;
+* ``index.html``, ``report.json``  the findings first (each notebook's answer, key number, validity,
+  the breakpoints), then what was run: plan, parameters, versions, machine, git commit, status and
+  error of each notebook, links to its runs under the data root;
 * ``screenshots/<name>.png``  chromium's rendering of each page (when chromium is installed),
 
 then points ``<report root>/latest`` at it. A failing notebook does not stop the batch: it is exported
@@ -29,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .. import paths
-from . import export, machine
+from . import export, findings, machine
 from .plans import NotebookSpec, Plan, notebooks_dir
 
 REPORT_ENV = "PERFLAB_REPORT"
@@ -68,8 +71,22 @@ class NotebookResult:
     html_bytes: int | None = None
     plotly_js_copies: int | None = None
     export_error: str | None = None
-    runs: list[dict] = field(default_factory=list)   # {"id", "path" (relative link), "status"}
+    runs: list[dict] = field(default_factory=list)   # {"id", "path" (relative link), "status", "validity"}
     browser: dict | None = None
+    finding: dict | None = None             # what the notebook's show_finding left (findings.read)
+    flamegraphs: list[str] = field(default_factory=list)   # flame graph files the page links
+    missing_files: list[str] = field(default_factory=list)  # files the page should link but could not find
+
+    @property
+    def runs_validity(self) -> str | None:
+        """The worst validity verdict among the runs this notebook recorded (None: none recorded one)."""
+        from .findings import worst
+        return worst(r.get("validity") for r in self.runs)
+
+    @property
+    def validity(self) -> str | None:
+        """The finding's verdict, else the runs'."""
+        return (self.finding or {}).get("validity") or self.runs_validity
 
 
 @dataclass
@@ -88,14 +105,27 @@ class Report:
     notebooks: list[NotebookResult] = field(default_factory=list)
     browser_check: str = "not run"
     index_browser: dict | None = None
+    load_start: list | None = None          # the machine's load average (1, 5, 15 min) when the batch began
+    load_end: list | None = None            # ... and when it ended
 
     @property
     def failed(self) -> list[NotebookResult]:
         return [n for n in self.notebooks if n.status != "ok" or n.export_error]
 
+    @property
+    def breakpoints(self) -> list[dict]:
+        """Every notebook's breakpoint rows, each with the notebook it came from."""
+        return [{**b, "notebook": n.notebook} for n in self.notebooks for b in (n.finding or {}).get("breakpoints", [])]
+
     def to_json(self) -> dict:
         d = asdict(self)
         d["failed"] = [n.notebook for n in self.failed]
+        for n, src in zip(d["notebooks"], self.notebooks):
+            if n.get("finding"):
+                n["finding"] = {k: v for k, v in n["finding"].items() if k != "preview"}  # figures: index.html
+            n["validity"] = src.validity
+            n["runs_validity"] = src.runs_validity
+        d["breakpoints"] = self.breakpoints
         return d
 
 
@@ -189,18 +219,33 @@ def run_plan(plan: Plan, *, root: str | os.PathLike | None = None, progress: boo
              browser: bool | None = None, cell_timeout: float | None = None,
              kernel_name: str | None = None, command: str = "") -> tuple[Report, Path]:
     """Run every notebook of ``plan``; write the report folder. Returns (report, folder)."""
-    from . import index as index_page
-
     root_dir = report_root(root)
     folder = _new_folder(root_dir)
-    nb_dir = notebooks_dir()
     t_start = time.monotonic()
     git = machine.git_info(paths.repo_root())
+    # Progress bars inside the notebooks have no one to watch them in a batch; in the executed
+    # notebooks and the pages they would only leave their last frame behind.
+    saved_tqdm = os.environ.get("TQDM_DISABLE")
+    os.environ["TQDM_DISABLE"] = "1"
+    try:
+        return _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_name, command, git, t_start)
+    finally:
+        if saved_tqdm is None:
+            os.environ.pop("TQDM_DISABLE", None)
+        else:
+            os.environ["TQDM_DISABLE"] = saved_tqdm
+
+
+def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_name, command, git, t_start):
+    from . import index as index_page
+
+    nb_dir = notebooks_dir()
     report = Report(
         plan=plan.name, plan_description=plan.description, folder=str(folder),
         started=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), command=command,
         data_root=str(paths.data_root()), machine=machine.machine(),
         versions=machine.versions(paths.repo_root(), paths.loadgen_binary(check=False)), git=git,
+        load_start=machine.load_average(),
     )
     # resolve every notebook first: a plan naming a missing notebook fails before anything runs
     sources = [(spec, spec.path(nb_dir)) for spec in plan.notebooks]
@@ -223,11 +268,16 @@ def run_plan(plan: Plan, *, root: str | os.PathLike | None = None, progress: boo
         res.runs = _new_runs(before, folder)
         if out.exists():
             res.ipynb = os.path.relpath(out, folder)
+            try:
+                res.finding = findings.read(out)
+            except Exception as e:  # noqa: BLE001 - an unreadable finding must not stop the batch
+                res.export_error = f"finding: {type(e).__name__}: {e}"
             nav = _nav(sources, i - 1)
             try:
                 info = export.export_notebook(out, folder / f"{spec.name}.html", nav_html=nav, title=res.title)
                 res.html = f"{spec.name}.html"
                 res.html_bytes, res.plotly_js_copies = info["bytes"], info["plotly_js_copies"]
+                res.flamegraphs, res.missing_files = info["flamegraphs"], info["missing"]
             except Exception as e:  # noqa: BLE001
                 res.export_error = f"{type(e).__name__}: {e}"
                 _say(traceback.format_exc())
@@ -235,6 +285,7 @@ def run_plan(plan: Plan, *, root: str | os.PathLike | None = None, progress: boo
         _say(f"[{i}/{total}] {spec.name}: {state} in {res.seconds:.0f} s, {len(res.runs)} runs recorded")
     report.finished = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     report.seconds = round(time.monotonic() - t_start, 1)
+    report.load_end = machine.load_average()
     index_page.write(report, folder)
 
     from . import browser as br
@@ -255,18 +306,20 @@ def _new_runs(before: set[str], folder: Path) -> list[dict]:
     runs_dir = _runs_dir()
     for name in sorted(_list_runs() - before):
         run = runs_dir / name
-        status = None
+        status = label = kind = validity = None
+        reasons: list = []
         meta = run / "meta.json"
         if meta.is_file():
             try:
                 m = json.loads(meta.read_text())
-                status = m.get("status")
-                label = m.get("name") or m.get("kind")
+                status, kind = m.get("status"), m.get("kind")
+                label = m.get("name") or kind
+                v = m.get("validity") if isinstance(m.get("validity"), dict) else {}
+                validity, reasons = v.get("verdict"), list(v.get("reasons") or [])
             except (OSError, json.JSONDecodeError):
-                label = None
-        else:
-            label = None
-        out.append({"id": name, "path": os.path.relpath(run, folder), "status": status, "label": label})
+                pass
+        out.append({"id": name, "path": os.path.relpath(run, folder), "status": status, "label": label,
+                    "kind": kind, "validity": validity, "validity_reasons": reasons})
     return out
 
 
@@ -294,7 +347,9 @@ def _browser_check(report: Report, folder: Path) -> str:
         try:
             chk = br.check_page(page, folder / "screenshots" / f"{name}.png")
             return {"ok": chk.ok, "summary": chk.summary(), "plots": chk.plot_divs, "drawn": chk.drawn_plots,
-                    "errors": chk.errors[:10],
+                    "untitled_plots": chk.untitled_plots, "unlabelled_axes": chk.unlabelled_axes,
+                    "code": chk.code, "consoles": {k: v for k, v in chk.consoles.items() if k != "summaries"},
+                    "network": chk.network, "errors": chk.errors[:10],
                     "screenshot": os.path.relpath(chk.screenshot, folder) if chk.screenshot else None}
         except Exception as e:  # noqa: BLE001 - a browser problem is a finding of the report, not a crash
             return {"ok": False, "summary": f"{type(e).__name__}: {e}", "errors": [str(e)], "screenshot": None}
@@ -312,4 +367,5 @@ def _browser_check(report: Report, folder: Path) -> str:
     return (f"{good}/{len(pages) + 1} pages (the notebooks and this index) rendered in headless chromium "
             f"without script errors or network requests; plots drawn: "
             f"{sum((n.browser or {}).get('drawn', 0) for n in pages)}/"
-            f"{sum((n.browser or {}).get('plots', 0) for n in pages)}")
+            f"{sum((n.browser or {}).get('plots', 0) for n in pages)}; code hidden and its toggles working on "
+            f"{sum(1 for n in pages if ((n.browser or {}).get('code') or {}).get('works'))}/{len(pages)} pages")

@@ -1,4 +1,5 @@
-"""Offline HTML export and the headless-chromium check, on a small executed notebook with plotly figures."""
+"""Offline HTML export and the headless-chromium check, on a small notebook executed by real papermill:
+plotly figures, a console output, a flame graph, a finding."""
 
 import struct
 
@@ -6,67 +7,169 @@ import nbformat
 import papermill
 import pytest
 
-from perflab.report import browser, export
+from perflab.report import browser, export, findings
+
+COLLAPSED = ("[selector-1 tid=1];one/nio/net/SelectorThread.run;one/nio/net/NativeSocket.read 60\n"
+             "[selector-1 tid=1];one/nio/net/SelectorThread.run;one/nio/http/HttpSession.processRead;"
+             "perflab/server/ApiHandler.handle;perflab/storage/lsm/MemTable.get 40\n")
 
 PLOT_CELLS = [
-    "from perflab.report import notebook as nb\nnb.setup()\nimport plotly.graph_objects as go",
-    "go.Figure(go.Scatter(x=list(range(n)), y=[i * i for i in range(n)], name='squares')).show()",
-    "go.Figure(go.Bar(x=['a', 'b', 'c'], y=[3, 1, 2])).show()",
-    "nb.show_console('Running 1s test @ http://127.0.0.1:1\\n  1 threads and 1 connections', title='console')",
+    "from perflab.report import notebook as nb\nfrom perflab.report import findings\nnb.setup()\n"
+    "import plotly.graph_objects as go",
+    "go.Figure(go.Scatter(x=list(range(n)), y=[i * i for i in range(n)], name='squares'),\n"
+    "          layout=dict(title='Squares', xaxis_title='n, items', yaxis_title='n squared, items')).show()",
+    "go.Figure(go.Bar(x=['a', 'b', 'c'], y=[3, 1, 2]),\n"
+    "          layout=dict(title='Bars', xaxis_title='letter', yaxis_title='count, items')).show()",
+    "nb.show_console(console_text, title='PUT, 1 connection')",
+    "import sys\nprint('a warning the reader should be able to find', file=sys.stderr)",
+    "nb.show_flamegraph(flame_html, title='cpu flame graph')",
+    "findings.show_finding('Squares grow fast.', key_number={'label': 'largest square', 'value': (n - 1) ** 2, "
+    "'unit': 'items'}, preview=go.Figure(go.Scatter(x=[1, 2], y=[1, 4]), layout=dict(title='preview')))",
 ]
 
 
 @pytest.fixture(scope="module")
-def executed(tmp_path_factory):
+def executed(tmp_path_factory, shared_dir):
     d = tmp_path_factory.mktemp("export")
+    run = d / "20260101T000000-nb01-put-1c-cpu-abcdef"    # shaped like a run directory
+    run.mkdir()
+    (run / "profile-cpu.collapsed").write_text(COLLAPSED)
+    (run / "profile-cpu.html").write_text("<!DOCTYPE html><html><body><h1>flame graph</h1></body></html>")
+    console = (shared_dir / "fixtures" / "wrk2" / "put-t1-c1-R2000-L.txt").read_text()
     nbk = nbformat.v4.new_notebook()
     nbk.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbk.cells = [nbformat.v4.new_markdown_cell("# Export test\n\nA **plot** below."),
-                 nbformat.v4.new_code_cell("n = 5", metadata={"tags": ["parameters"]})]
+                 nbformat.v4.new_code_cell("n = 5\nconsole_text = ''\nflame_html = ''", metadata={"tags": ["parameters"]})]
     nbk.cells += [nbformat.v4.new_code_cell(src) for src in PLOT_CELLS]
     src = d / "plots.ipynb"
     nbformat.write(nbk, str(src))
     out = d / "plots-out.ipynb"
-    papermill.execute_notebook(str(src), str(out), parameters={"n": 12}, progress_bar=False, kernel_name="python3")
+    papermill.execute_notebook(str(src), str(out), parameters={"n": 12, "console_text": console,
+                                                               "flame_html": str(run / "profile-cpu.html")},
+                               progress_bar=False, kernel_name="python3", cwd=str(d))
     return out
 
 
-def test_renderer_output_needs_sanitizing(executed):
-    """The premise: plotly's notebook renderer writes a MathJax CDN <script src> next to each figure."""
+def test_executed_notebook_carries_figure_json_but_no_plotly_bundle(executed):
+    """The renderer writes each figure's JSON for JupyterLab, no 4.8 MB plotly.js and no CDN tag."""
     raw = executed.read_text()
-    assert "cdnjs.cloudflare.com/ajax/libs/mathjax" in raw
-    assert "application/vnd.plotly.v1+json" in raw          # JupyterLab's interactive mimetype is kept
+    assert "application/vnd.plotly.v1+json" in raw
+    assert export.plotly_js_copies(raw) == 0
+    assert "cdnjs" not in raw
 
 
-def test_export_is_offline_with_plotly_embedded_once(executed, tmp_path):
+def test_export_loads_one_shared_plotly_and_draws_every_figure(executed, tmp_path):
     page = tmp_path / "plots.html"
     info = export.export_notebook(executed, page, nav_html='<a href="index.html">index</a>')
     html = page.read_text()
     assert export.external_loads(html) == []
-    assert info["plotly_js_copies"] == 1 == export.plotly_js_copies(html)
+    assert info["plotly_js_copies"] == 0 == export.plotly_js_copies(html)
+    assert '<script src="assets/plotly.min.js"></script>' in html
+    assert (tmp_path / "assets" / "plotly.min.js").read_bytes() == export.plotly_js_source().read_bytes()
     assert "require.js" not in html and "mermaid.esm" not in html and "mathjax/2.7" not in html
-    assert html.count('class="plotly-graph-div"') == 2
-    assert '<nav class="perflab-nav"><a href="index.html">index</a></nav>' in html
-    assert info["bytes"] == len(html.encode())
+    assert html.count('class="plotly-graph-div"') == 2                 # the preview lives on the index page
+    assert '<a href="index.html">index</a>' in html and 'class="perflab-code-all"' in html
+    assert info["bytes"] == len(html.encode()) and info["bytes"] < 1_000_000
 
 
-def test_progress_bars_are_shown_in_their_final_state(tmp_path):
+def test_code_is_folded_not_dropped(executed, tmp_path):
+    page = tmp_path / "plots.html"
+    export.export_notebook(executed, page)
+    html = page.read_text()
+    nb = nbformat.read(str(executed), as_version=4)
+    code_cells = [c for c in nb.cells if c.cell_type == "code"]
+    assert html.count('<details class="perflab-code">') == len(code_cells)
+    assert "<details class=\"perflab-code\" open" not in html
+    assert "parameters set by the plan" in html and "parameters (the notebook's defaults)" in html
+    for fragment in ("squares", "show_console", "show_finding"):               # the code itself is all there
+        assert fragment in html, fragment
+
+
+def test_console_and_stderr_are_collapsed_with_a_summary(executed, tmp_path):
+    page = tmp_path / "plots.html"
+    export.export_notebook(executed, page)
+    html = page.read_text()
+    assert '<details class="perflab-console"><summary><b>PUT, 1 connection</b>: ' in html
+    assert "req/s, p50 " in html and "errors" in html
+    assert "Detailed Percentile spectrum" in html                               # the full output, folded
+    assert '<details class="perflab-stderr"><summary>stderr: a warning the reader should be able to find' in html
+
+
+def test_flame_graph_is_copied_linked_and_previewed(executed, tmp_path):
+    page = tmp_path / "plots.html"
+    info = export.export_notebook(executed, page)
+    html = page.read_text()
+    name = "20260101T000000-nb01-put-1c-cpu-abcdef-profile-cpu.html"
+    assert info["flamegraphs"] == [f"flamegraphs/{name}"] and info["missing"] == []
+    assert (tmp_path / "flamegraphs" / name).read_text().startswith("<!DOCTYPE html>")
+    assert f'href="flamegraphs/{name}"' in html
+    assert "<iframe" not in html
+    assert 'class="perflab-flame-preview"' in html and "MemTable.get" in html    # static preview and top frames
+
+
+def test_finding_leads_the_page_and_is_read_back(executed, tmp_path):
+    f = findings.read(executed)
+    assert f["answer"] == "Squares grow fast."
+    assert f["key_number"] == {"label": "largest square", "value": 121.0, "unit": "items", "interval": None}
+    assert f["validity"] is None and f["breakpoints"] == [] and f["preview"]["data"]
+    page = tmp_path / "plots.html"
+    info = export.export_notebook(executed, page)
+    html = page.read_text()
+    assert info["finding"]["answer"] == "Squares grow fast."
+    top, box = html.index("perflab-finding-summary"), html.index('class="perflab-finding" id="finding"')
+    assert top < html.index('<details class="perflab-code">') < box
+
+
+def stream(text, name="stderr"):
+    return nbformat.v4.new_output("stream", name=name, text=text)
+
+
+def test_kernel_warnings_and_progress_bars_leave_the_page(tmp_path):
+    """Real tqdm redraws (one message each) and ipykernel's start-up warning; other stderr is kept."""
     nbk = nbformat.v4.new_notebook()
     cell = nbformat.v4.new_code_cell("x")
-    cell.outputs = [nbformat.v4.new_output("stream", name="stderr", text="bar  0%|\rbar 50%|#####\rbar 100%|##########\nnext line\n"),
-                    nbformat.v4.new_output("stream", name="stderr", text="\rsearch 1/3"),      # one message per redraw,
-                    nbformat.v4.new_output("stream", name="stderr", text="\rsearch 2/3"),      # as tqdm sends them
-                    nbformat.v4.new_output("stream", name="stderr", text="\rsearch 3/3\n"),
-                    nbformat.v4.new_output("stream", name="stdout", text="result printed\n")]
+    cell.outputs = [
+        stream("[IPKernelApp] WARNING | Kernel is running over TCP without encryption. All communication "
+               "(including code and outputs) is sent in plain text and is susceptible to eavesdropping.\n"),
+        stream("\rbreakpoint put:   0%|          | 0/2 [00:00<?, ?probe/s]"),
+        stream("\rbreakpoint put:  50%|█████     | 1/2 [00:02<00:02,  2.45s/probe]"),
+        stream("\rbreakpoint put: 100%|██████████| 2/2 [00:05<00:00,  2.82s/probe, 1000/s pass]"),
+        stream("\n"),
+        stream("result printed\n", "stdout"),
+        stream("WARNING: async-profiler could not use perf events\n")]
     nbk.cells = [cell]
     src = tmp_path / "bars.ipynb"
     nbformat.write(nbk, str(src))
     export.export_notebook(src, tmp_path / "bars.html")
     html = (tmp_path / "bars.html").read_text()
-    assert "bar 100%|##########" in html and "next line" in html
-    assert "bar 50%" not in html and "bar  0%" not in html
-    assert "search 3/3" in html and "search 1/3" not in html and "search 2/3" not in html
+    assert "Kernel is running over TCP" not in html
+    assert "probe/s" not in html and "100%|" not in html
     assert "result printed" in html
+    assert '<details class="perflab-stderr"><summary>stderr: WARNING: async-profiler could not use perf events' in html
+
+
+def test_old_renderer_outputs_export_the_same_way(tmp_path):
+    """A notebook run with plotly's `notebook` renderer (bundle in an output, MathJax CDN tag next to each
+    figure) exports without the bundle and without the CDN tag."""
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    fig = go.Figure(go.Scatter(x=[1, 2], y=[3, 4]), layout=dict(title="t"))
+    bundle = pio.renderers["notebook"].to_mimebundle(fig)
+    nbk = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("fig.show()")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"text/html": "<script>/**\n* plotly.js v9.9.9\n*/</script>"}),
+                    nbformat.v4.new_output("display_data", data={
+                        "text/html": '<script src="https://cdnjs.cloudflare.com/ajax/libs/mathjax/2.7.5/MathJax.js"></script>'
+                                     + bundle["text/html"],
+                        "application/vnd.plotly.v1+json": fig.to_plotly_json()})]
+    nbk.cells = [cell]
+    src = tmp_path / "old.ipynb"
+    nbformat.write(nbk, str(src))
+    info = export.export_notebook(src, tmp_path / "old.html")
+    html = (tmp_path / "old.html").read_text()
+    assert info["plotly_js_copies"] == 0 and export.external_loads(html) == []
+    assert html.count('class="plotly-graph-div"') == 1
 
 
 def test_external_loads_finds_every_kind_of_load():
@@ -97,28 +200,54 @@ def png_size(path):
 
 
 @pytest.mark.browser
-def test_chromium_draws_the_exported_plots(executed, tmp_path):
+def test_chromium_draws_the_page_and_the_code_toggles_work(executed, tmp_path):
     page = tmp_path / "plots.html"
     export.export_notebook(executed, page)
     shot = tmp_path / "screenshots" / "plots.png"
-    chk = browser.check_page(page, shot)
+    chk = browser.check_page(page, shot, full_screenshot=tmp_path / "screenshots" / "plots-full.png")
     assert chk.errors == [], chk.errors
     assert chk.plot_divs == 2 and chk.drawn_plots == 2
     assert chk.main_svg >= 2 and chk.modebars == 2       # drawn as SVG, with the zoom/hover toolbar
+    assert chk.untitled_plots == [] and chk.unlabelled_axes == []
     assert chk.network == []
+    assert [u.rsplit("/", 1)[-1] for u in chk.requests] == ["plots.html", "plotly.min.js"]
+    code = chk.code
+    assert code["cells"] == 9 and code["hidden_at_load"] and code["button"] == "show all code"
+    assert code["all_shown_by_button"] and code["button_after_click"] == "hide all code"
+    assert code["all_hidden_again"] and code["one_cell_opens_alone"] and code["one_cell_closes"]
+    assert chk.consoles["count"] == 1 and chk.consoles["open"] == 0
+    assert chk.consoles["summaries"][0].startswith("PUT, 1 connection: ")
     assert chk.ok
-    assert png_size(shot) == (1280, 2400)
+    assert png_size(shot) == (1280, 1600)
+    w, h = png_size(tmp_path / "screenshots" / "plots-full.png")
+    assert w == 1280 and h > 1600
     print(f"screenshot: {shot}")
 
 
 @pytest.mark.browser
-def test_chromium_check_catches_script_errors_and_network_loads(tmp_path):
+def test_chromium_check_catches_script_errors_missing_files_and_network_loads(tmp_path):
     bad = tmp_path / "bad.html"
     bad.write_text('<html><body><div class="plotly-graph-div"></div>'
                    '<script src="https://cdn.example.invalid/plotly.js"></script>'
+                   '<script src="assets/missing.js"></script>'
                    '<script>notDefinedAnywhere();</script></body></html>')
-    chk = browser.check_page(bad)
+    chk = browser.check_page(bad, timeout=5)
     assert not chk.ok
     assert any("notDefinedAnywhere" in e for e in chk.errors)
+    assert any("missing.js" in e for e in chk.errors)
     assert chk.network == ["https://cdn.example.invalid/plotly.js"]
     assert chk.plot_divs == 1 and chk.drawn_plots == 0
+    assert any("plots not drawn" in e for e in chk.errors)
+
+
+@pytest.mark.browser
+def test_chromium_check_catches_a_broken_toggle(executed, tmp_path):
+    """The toggle check can fail: a page whose button script is gone is caught."""
+    page = tmp_path / "plots.html"
+    export.export_notebook(executed, page)
+    html = page.read_text()
+    start = html.index('/* "show all code"')
+    page.write_text(html[:start] + "/* removed */" + html[html.index("</script>", start):])
+    chk = browser.check_page(page, toggles=True)
+    assert chk.code["hidden_at_load"] and not chk.code["all_shown_by_button"]
+    assert not chk.ok

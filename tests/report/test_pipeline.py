@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,10 +15,16 @@ from pathlib import Path
 import nbformat
 import pandas as pd
 import pytest
+from markupsafe import escape
 from nbclient import NotebookClient
 
 from perflab import paths
 from perflab.report import commentary, export
+from perflab.report.compare import compare
+
+# The pipeline is under test here, not the server: 1 s probes of a cold JVM on a machine shared with
+# other builds see p99 above 10 ms now and then, and notebook 4 stops when no configuration passes.
+SLA_MS = 200.0
 
 TINY = {
     "name": "tiny",
@@ -28,13 +35,13 @@ TINY = {
             "prefill_keys": 5000, "profile_events": ["cpu"]}},
         {"notebook": "02-breakpoint", "parameters": {
             "probe_duration_s": 1, "warmup_s": 1, "connections": [4], "start_rate": 500, "max_probes": 2,
-            "prefill_keys": 5000, "include_ceiling": False}},
+            "prefill_keys": 5000, "include_ceiling": False, "sla_ms": SLA_MS}},
         {"notebook": "03-sync-vs-async", "parameters": {
             "modes": ["sync", "async"], "probe_duration_s": 1, "warmup_s": 1, "connections": 4, "start_rate": 500,
-            "max_probes": 2, "prefill_keys": 5000, "profile_duration_s": 1, "profile_events": ["cpu"]}},
+            "max_probes": 2, "prefill_keys": 5000, "profile_duration_s": 1, "profile_events": ["cpu"], "sla_ms": SLA_MS}},
         {"notebook": "04-executor-tuning", "parameters": {
             "workers": [1, 2], "queues": [4], "probe_duration_s": 1, "warmup_s": 1, "connections": 4,
-            "start_rate": 500, "max_probes": 2, "prefill_keys": 5000, "overload_duration_s": 1}},
+            "start_rate": 500, "max_probes": 2, "prefill_keys": 5000, "overload_duration_s": 1, "sla_ms": SLA_MS}},
         {"notebook": "05-storage", "parameters": {
             "backends": ["lsm", "memory"], "duration_s": 1, "warmup_s": 1, "rate": 500, "connections": 4,
             "prefill_keys": 5000, "memtable_sizes": ["256k"], "flush_threads": [1], "compaction_memtable": "64k"}},
@@ -113,13 +120,21 @@ def test_index_records_what_was_run_and_links_everything(report):
         assert n["runs"] and all(r["status"] == "ok" for r in n["runs"]), (name, n["runs"])
 
 
-def test_pages_are_offline_with_plotly_embedded_once(report):
+def test_pages_are_offline_small_and_share_one_plotly(report):
     folder = report["folder"]
+    assert (folder / "assets" / "plotly.min.js").read_bytes() == export.plotly_js_source().read_bytes()
     for name in OK + ["01-bad-rate"]:
         html = (folder / f"{name}.html").read_text()
         assert export.external_loads(html) == [], name
-        assert export.plotly_js_copies(html) == (0 if name == "01-bad-rate" else 1), name
+        assert export.plotly_js_copies(html) == 0, name
+        assert '<script src="assets/plotly.min.js"></script>' in html, name
+        assert len(html.encode()) <= 1_000_000, name
+        assert "Kernel is running over TCP" not in html and "probe/s]" not in html, name
+    for nb in (folder / "notebooks").glob("*.ipynb"):
+        assert export.plotly_js_copies(nb.read_text()) == 0, nb.name
     assert export.external_loads(report["index"].read_text()) == []
+    total = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+    assert total <= 15 * 2**20, f"report folder {total / 2**20:.1f} MB"
 
 
 def test_executed_notebooks_have_no_errors_and_show_their_results(report):
@@ -129,9 +144,39 @@ def test_executed_notebooks_have_no_errors_and_show_their_results(report):
         outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
         assert not [o for o in outputs if o.output_type == "error"], name
         plots = [o for o in outputs if "application/vnd.plotly.v1+json" in o.get("data", {})]
-        assert plots and all("text/html" in o["data"] for o in plots), f"{name}: plots for Lab and for the export"
-    flames = (folder / "01-stable-load.html").read_text().count("<iframe srcdoc=")
-    assert flames == 4, "one embedded async-profiler flame graph per profiled run"
+        assert plots, f"{name}: plots, as JSON for Lab and for the export"
+        assert not [o for o in outputs if o.output_type == "stream" and "%|" in o.get("text", "")], \
+            f"{name}: no progress bars in a batch"
+    page = (folder / "01-stable-load.html").read_text()
+    data = next(n for n in report["json"]["notebooks"] if n["notebook"] == "01-stable-load")
+    assert "<iframe" not in page
+    assert len(data["flamegraphs"]) == 4, "one async-profiler flame graph per profiled run"
+    for href in data["flamegraphs"]:
+        assert f'href="{href}"' in page and (folder / href).read_text().lstrip().lower().startswith("<!doctype html")
+    assert page.count('class="perflab-flame-preview"') == 4
+    assert page.count('<details class="perflab-console">') == 4      # every console output, folded
+
+
+def test_index_leads_with_each_notebook_s_finding(report):
+    folder, data, page = report["folder"], report["json"], report["index"].read_text()
+    assert page.index('id="findings"') < page.index('id="breakpoints"') < page.index('id="record"')
+    runs = {r["id"]: r for n in data["notebooks"] for r in n["runs"]}
+    for n in data["notebooks"]:
+        if n["notebook"] == "01-bad-rate":
+            assert n["finding"] is None
+            continue
+        f = n["finding"]
+        assert f and f["answer"], n["notebook"]
+        assert str(escape(f["answer"])) in page, n["notebook"]
+        assert n["validity"] is None or n["validity"] in ("valid", "suspect", "invalid")
+    bps = data["breakpoints"]
+    assert {b["notebook"] for b in bps} == {"02-breakpoint", "03-sync-vs-async", "04-executor-tuning"}
+    for b in bps:   # each row is the search its run recorded
+        meta = json.loads((folder / runs[b["run_id"]]["path"] / "meta.json").read_text())
+        assert b["rate"] == meta["results"]["breakpoint_rate"]
+        assert b["interval"][1] == meta["results"].get("hi") or b["interval"] == meta["results"].get("interval")
+        assert f'href="{runs[b["run_id"]]["path"]}/"' in page
+    assert page.count('id="preview-') == 6 and 'id="breakpoint-overview"' in page
 
 
 def test_commentary_numbers_come_from_the_recorded_runs(report):
@@ -155,17 +200,58 @@ def test_commentary_numbers_come_from_the_recorded_runs(report):
 
 @pytest.mark.browser
 def test_every_page_renders_in_chromium(report):
+    """Plots drawn, titled and labelled; code hidden and its toggles working; consoles folded; no
+    request leaves file://; a screenshot of every page."""
     folder, data = report["folder"], report["json"]
-    assert data["index_browser"]["ok"], data["index_browser"]
+    idx = data["index_browser"]
+    assert idx["ok"] and idx["plots"] == idx["drawn"] == 7, idx     # 6 previews and the breakpoint overview
+    assert idx["network"] == [] and idx["untitled_plots"] == [] and idx["unlabelled_axes"] == []
     for n in data["notebooks"]:
         b = n["browser"]
         assert b["ok"], (n["notebook"], b)
-        if n["notebook"] in OK[:5]:
+        assert b["network"] == [] and b["errors"] == [], (n["notebook"], b)
+        if n["notebook"] in OK:
             assert b["plots"] > 0 and b["drawn"] == b["plots"], (n["notebook"], b)
+            assert b["untitled_plots"] == [] and b["unlabelled_axes"] == [], (n["notebook"], b)
+            code = b["code"]
+            assert code["cells"] >= 5 and code["works"] and code["hidden_at_load"], (n["notebook"], code)
         shot = folder / b["screenshot"]
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert data["notebooks"][0]["browser"]["consoles"] == {"count": 4, "open": 0, "text_chars":
+                                                           data["notebooks"][0]["browser"]["consoles"]["text_chars"]}
+    assert (folder / "screenshots" / "index.png").is_file()
     assert "rendered in headless chromium" in data["browser_check"]
     print(f"screenshots: {folder / 'screenshots'}")
+
+
+def test_compare_two_runs_of_the_report(report, tmp_path):
+    """Two profiled runs of notebook 1: the page, the differential flame graph, honest verdicts."""
+    folder = report["folder"]
+    runs = next(n for n in report["json"]["notebooks"] if n["notebook"] == "01-stable-load")["runs"]
+    one = next(folder / r["path"] for r in runs if "put-1c" in r["id"])
+    many = next(folder / r["path"] for r in runs if "put-4c" in r["id"])
+    c = compare(one, many, output=tmp_path / "cmp.html")
+    rows = {r.metric: r for r in c.rows}
+    assert rows["p99 per interval"].verdict == "too few samples"      # 1 s runs: one interval each
+    assert rows["p99 per interval"].evidence == "n = 1 vs 1"
+    (flame,) = c.pairs[0].flamegraphs
+    assert flame["event"] == "cpu" and "error" not in flame, flame
+    diff = (tmp_path / flame["href"]).read_text()
+    assert diff.lstrip().lower().startswith("<!doctype html")
+    assert f'href="{flame["href"]}"' in (tmp_path / "cmp.html").read_text()
+
+
+def test_compare_a_report_with_a_copy_of_itself(report):
+    """Same data on both sides: every run paired by name, and no test may call anything different."""
+    copy = report["folder"].parent / (report["folder"].name + "-copy")
+    shutil.copytree(report["folder"], copy, symlinks=True)
+    c = compare(report["folder"], copy, output=report["base"] / "self.html")
+    names = {r["label"] for n in report["json"]["notebooks"] for r in n["runs"]}
+    assert {p.name for p in c.pairs} == names and c.only_a == c.only_b == []
+    verdicts = {r.verdict for r in c.rows}
+    assert verdicts <= {"no difference detectable", "too few samples", "not tested"}, verdicts
+    assert [f["a"] for f in c.findings] == [f["b"] for f in c.findings]
+    assert any(r.metric == "breakpoint" for r in c.rows)
 
 
 def test_interactive_run_gives_the_same_outputs_as_the_batch(report, monkeypatch):

@@ -89,3 +89,40 @@ def test_latest_is_a_relative_symlink_replaced_atomically(tmp_path):
     runner.point_latest(tmp_path, b)
     assert os.readlink(tmp_path / "latest") == b.name
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".latest")] == []
+
+
+def test_index_leads_with_findings_validity_and_breakpoints(tmp_path):
+    import plotly.graph_objects as go
+
+    from perflab.report import findings
+
+    rows = [{"workload": "GET", "connections": 64, "mode": "async", "rate": 50000, "interval": [48000, 52000],
+             "verdict": "resolved", "validity": "valid", "run_id": "run-1"},
+            {"workload": "GET", "connections": 1, "mode": "sync", "rate": None, "interval": [None, 1250],
+             "verdict": "none-passed", "validity": None, "run_id": "run-2"}]
+    f = findings.make_finding("GET <fast> keeps up to 50,000 req/s.",
+                              {"label": "GET breakpoint, 64 connections", "value": 50000, "unit": "req/s",
+                               "interval": [48000, 52000]}, breakpoints=rows,
+                              preview=go.Figure(go.Scatter(x=[1, 2], y=[3, 4]), layout=dict(title="p")))
+    ok = runner.NotebookResult(notebook="02-x", title="Breakpoint", question="q", status="ok", html="02-x.html",
+                               finding=f, runs=[{"id": "run-1", "path": "../../data/runs/run-1", "status": "ok",
+                                                 "validity": "suspect", "validity_reasons": ["generator lagged"]},
+                                                {"id": "run-2", "path": "../../data/runs/run-2", "status": "ok",
+                                                 "validity": "valid", "validity_reasons": []}])
+    bad = runner.NotebookResult(notebook="03-y", title="Other", question="q", status="failed", error="ValueError: x")
+    rep = runner.Report(plan="p", plan_description="", folder=str(tmp_path), started="now", machine={"cores": 2},
+                        versions={}, git={"commit": "abc"}, notebooks=[ok, bad], load_start=[1.5, 1.0, 0.5])
+    page = index.write(rep, tmp_path).read_text()
+    assert page.index('id="findings"') < page.index('id="breakpoints"') < page.index('id="previews"') \
+        < page.index('id="record"')
+    assert "GET &lt;fast&gt; keeps up to 50,000 req/s." in page
+    assert "50,000 req/s (interval [48,000, 52,000])" in page
+    assert ok.validity == "suspect"                          # no verdict in the finding: the runs' worst
+    assert "title='run-1: generator lagged'" in page and "runs: 1 suspect, 1 valid" in page
+    assert "none passed" in page and "&lt; 1,250" in page and 'href="../../data/runs/run-2/"' in page
+    assert page.count('id="preview-') == 1 and 'id="breakpoint-overview"' in page
+    assert "failed</span>\n before its finding" in page and "load average 1.5 at the start" in page
+    assert (tmp_path / "assets" / "plotly.min.js").is_file() and '<script src="assets/plotly.min.js">' in page
+    data = json.loads((tmp_path / "report.json").read_text())
+    assert data["breakpoints"][0]["notebook"] == "02-x" and "preview" not in data["notebooks"][0]["finding"]
+    assert data["notebooks"][0]["validity"] == "suspect"

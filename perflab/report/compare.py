@@ -1,0 +1,415 @@
+"""``perflab compare A B``: two runs, or two report folders, side by side on one page.
+
+What a student does between two stages of the course, and an engineer between two commits::
+
+    python -m perflab compare report/20260101-120000 report/20260108-120000 -o stage2-vs-stage1.html
+    python -m perflab compare data/runs/<run A> data/runs/<run B>
+
+and from a notebook ``compare(a, b)`` (returns a :class:`Comparison`: its page's path, its rows, and a
+summary that JupyterLab displays with a link to the page).
+
+Two **runs** are compared as they are: fixed-rate experiments by their latency spectra, latency over
+time and, for every event both profiled, async-profiler's differential flame graph; breakpoint
+searches by their breakpoints with intervals, their probes, and the probe at each breakpoint. Two
+**report folders** are compared run by run: runs with the same name (``nb01-put-1c-cpu``...) in both,
+the last successful one of each name; plus each notebook's finding side by side.
+
+Every difference the page states comes with the verdict of the test the commentary uses
+(:mod:`perflab.measure.significance`): per-interval latencies by :func:`compare_samples` (Mann-Whitney
+U test and a bootstrap interval of the ratio of medians, with n), breakpoints by their intervals
+(different only when disjoint, :func:`.commentary.compare_breakpoint_intervals`). Single numbers
+(a run's p99) are shown for reading, marked as not tested.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from .. import paths
+from ..measure.significance import SAMPLE_TEST, compare_samples
+from . import findings
+from .commentary import compare_breakpoint_intervals
+
+
+class CompareError(ValueError):
+    """An input that is neither a run nor a report folder, or two inputs of different kinds."""
+
+
+# --- the inputs -----------------------------------------------------------------------------------
+
+@dataclass
+class RunRecord:
+    """A recorded run read back from its directory."""
+
+    dir: Path
+    meta: dict
+
+    @property
+    def id(self) -> str:
+        return self.meta.get("id") or self.dir.name
+
+    @property
+    def name(self) -> str:
+        return self.meta.get("name") or self.meta.get("kind") or self.id
+
+    @property
+    def kind(self) -> str:
+        return self.meta.get("kind") or "?"
+
+    @property
+    def validity(self) -> str | None:
+        v = self.meta.get("validity")
+        return v.get("verdict") if isinstance(v, dict) else None
+
+
+@dataclass
+class Side:
+    """One side of a comparison: a run, or a report folder with its runs (name -> run)."""
+
+    spec: str
+    kind: str                       # "run" | "report"
+    path: Path
+    runs: dict = field(default_factory=dict)
+    report: dict | None = None
+    missing: list = field(default_factory=list)   # runs a report names whose directories are gone
+
+    @property
+    def label(self) -> str:
+        return self.path.name
+
+    @property
+    def commit(self) -> str | None:
+        if self.report:
+            return (self.report.get("git") or {}).get("commit")
+        run = next(iter(self.runs.values()), None)
+        return ((run.meta.get("environment") or {}).get("git") or {}).get("commit") if run else None
+
+
+def _read_json(path: Path, what: str) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise CompareError(f"{what}: {path} is not valid JSON ({e})") from None
+    except OSError as e:
+        raise CompareError(f"{what}: cannot read {path} ({e.strerror})") from None
+    if not isinstance(data, dict):
+        raise CompareError(f"{what}: {path} does not hold a JSON object")
+    return data
+
+
+def _runs_root(data_root) -> Path:
+    root = Path(data_root) if data_root else Path(os.environ.get(paths.DATA_ENV) or paths.repo_root() / "data")
+    return root / "runs"
+
+
+def open_side(spec: str | os.PathLike, data_root=None, what: str = "A") -> Side:
+    """A run directory (``meta.json``), a run id under the data root, or a report folder
+    (``report.json``; its ``index.html`` or ``report.json`` also name it)."""
+    p = Path(spec).expanduser()
+    if p.is_file() and p.name in ("index.html", "report.json", "meta.json"):
+        p = p.parent
+    if not p.exists():
+        by_id = _runs_root(data_root) / str(spec)
+        if str(spec) and "/" not in str(spec) and (by_id / "meta.json").is_file():
+            p = by_id
+        else:
+            raise CompareError(f"{what}: {spec} does not exist (and is not the id of a run under "
+                               f"{_runs_root(data_root)})")
+    if p.is_file():
+        raise CompareError(f"{what}: {spec} is a file; give a run directory (with meta.json) or a report "
+                           f"folder (with report.json)")
+    p = p.resolve()
+    if (p / "report.json").is_file():
+        report = _read_json(p / "report.json", what)
+        if not isinstance(report.get("notebooks"), list):
+            raise CompareError(f"{what}: {p / 'report.json'} has no 'notebooks' list: not a perflab report")
+        side = Side(str(spec), "report", p, report=report)
+        for nb in report["notebooks"]:
+            for r in nb.get("runs") or []:
+                d = (p / r.get("path", "")).resolve() if r.get("path") else None
+                if d is None or not (d / "meta.json").is_file():
+                    d = _runs_root(data_root) / str(r.get("id"))
+                if not (d / "meta.json").is_file():
+                    side.missing.append(str(r.get("id")))
+                    continue
+                run = RunRecord(d, _read_json(d / "meta.json", what))
+                prev = side.runs.get(run.name)
+                # the last successful run of a name (a failed attempt followed by a retry keeps the retry)
+                if prev is None or run.meta.get("status") == "ok" or prev.meta.get("status") != "ok":
+                    side.runs[run.name] = run
+        return side
+    if (p / "meta.json").is_file():
+        run = RunRecord(p, _read_json(p / "meta.json", what))
+        return Side(str(spec), "run", p, runs={run.name: run})
+    raise CompareError(f"{what}: {spec} is neither a run directory (no meta.json) nor a report folder "
+                       f"(no report.json)")
+
+
+# --- what is compared -----------------------------------------------------------------------------
+
+@dataclass
+class Row:
+    """One compared quantity: B against A, with the test's verdict and evidence."""
+
+    pair: str
+    metric: str
+    a: float | None
+    b: float | None
+    unit: str
+    verdict: str          # higher / lower (B vs A) / no difference detectable / too few samples / not tested
+    evidence: str
+    test: str
+
+
+@dataclass
+class Pair:
+    """Two runs set side by side, and what came of it."""
+
+    name: str
+    a: RunRecord
+    b: RunRecord
+    rows: list = field(default_factory=list)
+    breakpoints: list = field(default_factory=list)      # (row A, row B, comparison) for breakpoint runs
+    figures: dict = field(default_factory=dict)          # title -> plotly figure
+    flamegraphs: list = field(default_factory=list)      # {"event", "href" or "error", "preview_html", "categories"}
+    notes: list = field(default_factory=list)
+
+
+def _intervals_rows(name: str, la, lb, where: str = "") -> list[Row]:
+    rows = []
+    ia, ib = la.intervals, lb.intervals
+    for col, metric in (("p50_ms", "p50"), ("p99_ms", "p99"), ("p999_ms", "p99.9")):
+        if col not in ia or col not in ib:
+            continue
+        d = compare_samples(ia[col], ib[col])
+        rows.append(Row(name, f"{metric} per interval{where}", d.median_a, d.median_b, "ms (median)", d.verdict,
+                        d.evidence, SAMPLE_TEST))
+    if "count" in ia and "count" in ib:
+        ra = ia["count"] / (ia["end_s"] - ia["start_s"]).where(lambda s: s > 0)
+        rb = ib["count"] / (ib["end_s"] - ib["start_s"]).where(lambda s: s > 0)
+        d = compare_samples(ra, rb)
+        rows.append(Row(name, f"throughput per interval{where}", d.median_a, d.median_b, "responses/s (median)",
+                        d.verdict, d.evidence, SAMPLE_TEST))
+    for metric, fa in (("p99 of the whole run", lambda r: r.p99_ms), ("max of the whole run", lambda r: r.max_ms)):
+        rows.append(Row(name, metric + where, fa(la), fa(lb), "ms", "not tested",
+                        "one value per run: no test possible", "none"))
+    rows.append(Row(name, "achieved rate" + where, la.achieved_rate, lb.achieved_rate, "req/s", "not tested",
+                    f"target {la.target_rate:,.0f} vs {lb.target_rate:,.0f} req/s; errors {la.errors_total} vs "
+                    f"{lb.errors_total}", "none"))
+    return rows
+
+
+@dataclass
+class RecordedSearch:
+    """A breakpoint search read back from its run: what :func:`.plots.breakpoint_curve` draws."""
+
+    rate: float | None
+    interval: list | None
+    table: pd.DataFrame
+    sla_ms: float | None
+    at_breakpoint: object | None      # LoadResult of the highest passing probe at the breakpoint
+
+
+def _read_search(run: RunRecord) -> RecordedSearch:
+    from ..measure.load import load_result_from_dir
+
+    row = findings.breakpoint_row_from_meta(run.meta)
+    table = pd.read_csv(run.dir / "probes.csv") if (run.dir / "probes.csv").is_file() else pd.DataFrame(
+        columns=["probe", "rate", "passed", "p99_ms"])
+    p999, at = [], None
+    for r in table.itertuples():
+        d = run.dir / "probes" / f"{int(r.probe):02d}-{int(r.rate)}"
+        lr = load_result_from_dir(d) if (d / "load-console.txt").is_file() else None
+        p999.append(lr.p999_ms if lr is not None else math.nan)
+        if lr is not None and bool(r.passed) and row["rate"] is not None and float(r.rate) == row["rate"]:
+            at = lr
+    if "p999_ms" not in table:
+        table["p999_ms"] = p999
+    crit = (run.meta.get("params") or {}).get("criteria") or {}
+    sla = crit.get("sla_p99") * 1000 if isinstance(crit.get("sla_p99"), (int, float)) else None
+    return RecordedSearch(row["rate"], row["interval"], table, sla, at)
+
+
+def _profiles(run: RunRecord) -> dict[str, Path]:
+    return {p.stem.split("-", 1)[1]: p for p in sorted(run.dir.glob("profile-*.collapsed")) if p.stat().st_size}
+
+
+def compare_pair(name: str, a: RunRecord, b: RunRecord, label_a: str, label_b: str, files_dir: Path | None,
+                 page_dir: Path | None) -> Pair:
+    """Compare run ``b`` with run ``a`` (see the module docstring)."""
+    from . import plots
+
+    pair = Pair(name, a, b)
+    for side, run in (("A", a), ("B", b)):
+        if run.meta.get("status") != "ok":
+            pair.notes.append(f"{side} ({run.id}) has status {run.meta.get('status')!r}: its numbers may be partial")
+    la = lb = None
+    if a.kind == "breakpoint" and b.kind == "breakpoint":
+        sa, sb = _read_search(a), _read_search(b)
+        ra, rb = findings.breakpoint_row_from_meta(a.meta), findings.breakpoint_row_from_meta(b.meta)
+        if ra["rate"] is not None and rb["rate"] is not None:
+            c = compare_breakpoint_intervals(ra["interval"], rb["interval"])
+            verdict, evidence = c.verdict, c.evidence
+        else:
+            verdict, evidence = "not tested", "a search found no breakpoint (no probed rate passed)"
+        pair.breakpoints.append((ra, rb, verdict, evidence))
+        pair.rows.append(Row(name, "breakpoint", ra["rate"], rb["rate"], "req/s", verdict, evidence,
+                             "intervals compared: different only when disjoint"))
+        pair.figures["Breakpoint searches"] = plots.breakpoint_curve(
+            {label_a: sa, label_b: sb}, title=f"{name}: latency against the offered rate, {label_a} and {label_b}")
+        la, lb = sa.at_breakpoint, sb.at_breakpoint
+        where = " (the probe at each breakpoint)"
+        if la is None or lb is None:
+            pair.notes.append("no passing probe at the breakpoint on one side: its spectrum cannot be compared")
+    elif a.kind == "breakpoint" or b.kind == "breakpoint":
+        pair.notes.append(f"A is a {a.kind} run and B a {b.kind} run: only the load at the breakpoint and the "
+                          "fixed-rate load are compared")
+        la = _read_search(a).at_breakpoint if a.kind == "breakpoint" else _load(a.dir)
+        lb = _read_search(b).at_breakpoint if b.kind == "breakpoint" else _load(b.dir)
+        where = ""
+    else:
+        la, lb = _load(a.dir), _load(b.dir)
+        where = ""
+        if la is None or lb is None:
+            pair.notes.append("one of the runs recorded no load (no load-console.txt): nothing to compare")
+    if la is not None and lb is not None:
+        pair.rows += _intervals_rows(name, la, lb, where)
+        if not la.spectrum.empty and not lb.spectrum.empty:
+            pair.figures["Percentile spectra"] = plots.percentile_spectrum(
+                {label_a: la, label_b: lb}, title=f"{name}: latency by percentile{where}, {label_a} and {label_b}")
+        if not la.intervals.empty and not lb.intervals.empty:
+            pair.figures["Latency over time"] = plots.latency_timelines(
+                {label_a: la, label_b: lb}, title=f"{name}: latency over time{where}")
+    for event in sorted(set(_profiles(a)) & set(_profiles(b))):
+        pair.flamegraphs.append(_flame_diff(name, a, b, event, files_dir, page_dir))
+    return pair
+
+
+def _load(d: Path):
+    from ..measure.load import load_result_from_dir
+
+    return load_result_from_dir(d) if (d / "load-console.txt").is_file() else None
+
+
+def _flame_diff(name: str, a: RunRecord, b: RunRecord, event: str, files_dir: Path | None,
+                page_dir: Path | None) -> dict:
+    """async-profiler's differential flame graph of ``event`` (B's shape coloured by growth against A),
+    our static preview of it, and the categories' shares side by side."""
+    from ..profiling import flame
+    from .flamepreview import preview_svg, top_frames_html
+
+    ca, cb = _profiles(a)[event], _profiles(b)[event]
+    sa, sb = flame.read_collapsed(ca), flame.read_collapsed(cb)
+    out = {"event": event, "preview_html": preview_svg(sb, event, base=sa) + top_frames_html(sb)}
+    cat_a = flame.categorize(sa, event).set_index("category")["share"]
+    cat_b = flame.categorize(sb, event).set_index("category")["share"]
+    cats = pd.DataFrame({"A": cat_a, "B": cat_b}).fillna(0.0)
+    cats["change"] = cats["B"] - cats["A"]
+    out["categories"] = cats.reindex(cats["change"].abs().sort_values(ascending=False).index).reset_index(
+        names="category").to_dict("records")
+    if files_dir is not None:
+        target = files_dir / re.sub(r"[^A-Za-z0-9_.-]+", "-", f"diff-{a.id}-vs-{b.id}-{event}.html")
+        try:
+            from ..profiling import bridge
+
+            bridge.diff_html(ca, cb, target, title=f"{name}: {event}, B against A (red: grew)")
+            out["href"] = os.path.relpath(target, page_dir) if page_dir else str(target)
+        except Exception as e:  # noqa: BLE001 - a missing JVM costs the linked graph, not the page
+            out["error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    return out
+
+
+def _finding_rows(a: Side, b: Side) -> list[dict]:
+    fa = {n["notebook"]: n for n in (a.report or {}).get("notebooks", [])}
+    fb = {n["notebook"]: n for n in (b.report or {}).get("notebooks", [])}
+    return [{"notebook": k, "title": (fb.get(k) or fa.get(k) or {}).get("title", k),
+             "a": (fa.get(k) or {}).get("finding"), "b": (fb.get(k) or {}).get("finding")}
+            for k in dict.fromkeys([*fa, *fb])]
+
+
+# --- the result -----------------------------------------------------------------------------------
+
+@dataclass
+class Comparison:
+    """What :func:`compare` wrote: the page and the rows on it."""
+
+    path: Path
+    a: Side
+    b: Side
+    pairs: list
+    only_a: list
+    only_b: list
+    findings: list
+
+    @property
+    def rows(self) -> list[Row]:
+        return [r for p in self.pairs for r in p.rows]
+
+    def to_dict(self) -> dict:
+        return {"page": str(self.path), "a": str(self.a.path), "b": str(self.b.path),
+                "rows": [asdict(r) for r in self.rows], "only_in_a": self.only_a, "only_in_b": self.only_b}
+
+    def _repr_html_(self) -> str:
+        from .compare_page import summary_table
+
+        try:
+            href = os.path.relpath(self.path, Path.cwd())
+        except ValueError:
+            href = self.path.as_uri()
+        return (f"<p>Comparison of <b>{self.a.label}</b> (A) and <b>{self.b.label}</b> (B): "
+                f"<a href='{href}' target='_blank'>{self.path.name}</a></p>" + summary_table(self.rows))
+
+    def __repr__(self) -> str:
+        return f"<Comparison {self.a.label} vs {self.b.label}: {len(self.rows)} rows, page {self.path}>"
+
+
+def default_output(a: Side, b: Side) -> Path:
+    from .runner import report_root
+
+    return report_root() / "compare" / f"{a.label}-vs-{b.label}.html"
+
+
+def compare(a: str | os.PathLike, b: str | os.PathLike, output: str | os.PathLike | None = None,
+            data_root=None, flamegraphs: bool = True) -> Comparison:
+    """Compare B with A (two runs, or two report folders) and write the page (``output``, default
+    ``<report root>/compare/<A>-vs-<B>.html``) with ``assets/plotly.min.js`` and the differential flame
+    graphs (``flamegraphs/``) next to it. Bad inputs raise :class:`CompareError` naming the problem."""
+    from .compare_page import write_page
+    from .export import ensure_plotly_js
+
+    sa, sb = open_side(a, data_root, "A"), open_side(b, data_root, "B")
+    if sa.kind != sb.kind:
+        raise CompareError(f"compare two runs or two report folders: A ({a}) is a {sa.kind}, B ({b}) is a {sb.kind}")
+    if sa.path == sb.path:
+        raise CompareError(f"A and B are the same {sa.kind}: {sa.path}")
+    out = Path(output) if output else default_output(sa, sb)
+    if out.suffix.lower() not in (".html", ".htm"):
+        raise CompareError(f"-o: the page must end with .html, got {out}")
+    out = out.resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    files = out.parent / "flamegraphs" if flamegraphs else None
+    if files is not None:
+        files.mkdir(exist_ok=True)
+    pairs, only_a, only_b = [], [], []
+    if sa.kind == "run":
+        ra, rb = next(iter(sa.runs.values())), next(iter(sb.runs.values()))
+        name = ra.name if ra.name == rb.name else f"{ra.name} / {rb.name}"
+        pairs.append(compare_pair(name, ra, rb, "A", "B", files, out.parent))
+    else:
+        for name in sa.runs:
+            if name in sb.runs:
+                pairs.append(compare_pair(name, sa.runs[name], sb.runs[name], "A", "B", files, out.parent))
+            else:
+                only_a.append(name)
+        only_b = [n for n in sb.runs if n not in sa.runs]
+    ensure_plotly_js(out.parent)
+    result = Comparison(out, sa, sb, pairs, only_a, only_b, _finding_rows(sa, sb) if sa.kind == "report" else [])
+    write_page(result)
+    return result

@@ -1,0 +1,301 @@
+"""A notebook's finding: its answer in one sentence, the key number, the validity verdict, the
+breakpoints it measured. Notebooks end with::
+
+    from perflab.report import findings
+    findings.show_finding(
+        "GET keeps up to 50,000 req/s with 64 connections.",
+        key_number={"label": "GET breakpoint, 64 connections", "value": 50000, "unit": "req/s",
+                    "interval": [48000, 52000]},
+        validity=findings.validity_of(*results.values()),
+        breakpoints=[findings.breakpoint_row(r, workload="GET") for r in results.values()],
+        preview=pl.plots.breakpoint_curve(results))
+
+:func:`show_finding` shows a highlighted box in the notebook and leaves the same facts machine-readable
+in the cell's output (mimetype :data:`MIME`); :func:`read` takes them back from an executed notebook,
+which is how the report's index page (:mod:`.index`) leads with every notebook's answer.
+
+Validity comes from the runs: each run's ``meta.json`` may carry ``"validity": {"verdict": "valid" |
+"suspect" | "invalid", "reasons": [...], "checks": {...}}``; :func:`validity_of` takes the worst verdict
+of the runs behind a finding, or ``None`` when no run carries one (runs recorded before the lab judged
+validity), which pages show as "not assessed".
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import numbers
+from collections.abc import Iterable
+
+#: the output mimetype a finding travels in (JSON)
+MIME = "application/vnd.perflab.finding+json"
+VALIDITY = ("valid", "suspect", "invalid")
+_RANK = {v: i for i, v in enumerate(VALIDITY)}
+BREAKPOINT_KEYS = ("workload", "connections", "mode", "rate", "interval", "verdict", "validity")
+
+
+# --- checking what a notebook passes --------------------------------------------------------------
+
+def _number(v) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _interval(name: str, iv) -> list | None:
+    """``[lo, hi]`` with numbers or ``None`` (an open end); ``None`` for no interval at all."""
+    if iv is None:
+        return None
+    if not isinstance(iv, (list, tuple)) or len(iv) != 2 or not all(v is None or _number(v) for v in iv):
+        raise ValueError(f"{name} must be [lo, hi] (numbers, or None for an open end), got {iv!r}")
+    lo, hi = (float(v) if v is not None else None for v in iv)
+    if lo is not None and hi is not None and lo > hi:
+        raise ValueError(f"{name} must have lo <= hi, got {iv!r}")
+    return [lo, hi]
+
+
+def _validity(name: str, v) -> str | None:
+    if v is not None and v not in VALIDITY:
+        raise ValueError(f"{name} must be one of {', '.join(VALIDITY)} or None, got {v!r}")
+    return v
+
+
+def check_key_number(k: dict | None) -> dict | None:
+    if k is None:
+        return None
+    if not isinstance(k, dict):
+        raise ValueError(f"key_number must be a dict with label, value, unit (and interval), got {type(k).__name__}")
+    if not isinstance(k.get("label"), str) or not k["label"].strip():
+        raise ValueError(f"key_number needs a non-empty 'label', got {k.get('label')!r}")
+    if k.get("value") is not None and not _number(k["value"]):
+        raise ValueError(f"key_number 'value' must be a finite number or None, got {k.get('value')!r}")
+    if not isinstance(k.get("unit", ""), str):
+        raise ValueError(f"key_number 'unit' must be a string, got {k.get('unit')!r}")
+    extra = set(k) - {"label", "value", "unit", "interval"}
+    if extra:
+        raise ValueError(f"key_number: unknown keys {', '.join(sorted(extra))} (known: label, value, unit, interval)")
+    return {"label": k["label"].strip(), "value": float(k["value"]) if k.get("value") is not None else None,
+            "unit": k.get("unit", ""), "interval": _interval("key_number 'interval'", k.get("interval"))}
+
+
+def check_breakpoint(row: dict, i: int = 0) -> dict:
+    where = f"breakpoints[{i}]"
+    if not isinstance(row, dict):
+        raise ValueError(f"{where} must be a dict, got {type(row).__name__}")
+    if not isinstance(row.get("workload"), str) or not row["workload"]:
+        raise ValueError(f"{where} needs a 'workload' (e.g. 'GET'), got {row.get('workload')!r}")
+    conns = row.get("connections")
+    if conns is not None and (not isinstance(conns, numbers.Integral) or isinstance(conns, bool) or conns < 1):
+        raise ValueError(f"{where}: 'connections' must be an integer >= 1, got {conns!r}")
+    conns = int(conns) if conns is not None else None
+    if row.get("rate") is not None and not _number(row["rate"]):
+        raise ValueError(f"{where}: 'rate' must be a number or None (none passed), got {row.get('rate')!r}")
+    out = {"workload": row["workload"], "connections": conns, "mode": row.get("mode"),
+           "rate": float(row["rate"]) if row.get("rate") is not None else None,
+           "interval": _interval(f"{where}: 'interval'", row.get("interval")),
+           "verdict": row.get("verdict"), "validity": _validity(f"{where}: 'validity'", row.get("validity"))}
+    for k, v in row.items():   # extra descriptive keys (run_id, label...) travel along
+        if k not in out:
+            out[k] = v
+    return out
+
+
+def make_finding(answer: str, key_number: dict | None = None, validity: str | None = None,
+                 breakpoints: list[dict] | None = None, preview=None) -> dict:
+    """The finding as plain JSON, checked: a bad value raises ``ValueError`` naming it."""
+    if not isinstance(answer, str) or not answer.strip():
+        raise ValueError(f"answer must be a non-empty sentence, got {answer!r}")
+    if breakpoints is not None and not isinstance(breakpoints, (list, tuple)):
+        raise ValueError(f"breakpoints must be a list of dicts, got {type(breakpoints).__name__}")
+    finding = {"answer": answer.strip(), "key_number": check_key_number(key_number),
+               "validity": _validity("validity", validity),
+               "breakpoints": [check_breakpoint(r, i) for i, r in enumerate(breakpoints or [])]}
+    if preview is not None:
+        from .plots import thumbnail
+
+        finding["preview"] = thumbnail(preview)
+    return finding
+
+
+# --- showing it ------------------------------------------------------------------------------------
+
+def fmt_number(v: float | None, unit: str = "") -> str:
+    if v is None:
+        return "n/a"
+    if unit == "ms":
+        from .commentary import fmt_ms
+
+        return fmt_ms(v)
+    text = f"{v:,.0f}" if abs(v) >= 100 or float(v).is_integer() else f"{v:,.3g}"
+    return f"{text} {unit}".strip()
+
+
+def fmt_interval(iv: list | None, unit: str = "") -> str:
+    """'[48,000, 52,000] req/s'; '[48,000, open)' without an upper end; '< 1,250' without a lower one."""
+    if not iv:
+        return ""
+    if iv[0] is None and iv[1] is not None:      # nothing passed: the limit is below the lowest rate tried
+        return f"< {fmt_number(iv[1])} {unit}".strip()
+    lo = fmt_number(iv[0]) if iv[0] is not None else "0"
+    if iv[1] is None:
+        return f"[{lo}, open) {unit}".strip()
+    return f"[{lo}, {fmt_number(iv[1])}] {unit}".strip()
+
+
+def key_number_text(k: dict | None) -> str:
+    if not k:
+        return ""
+    iv = k.get("interval")
+    if k.get("value") is None and iv and iv[1] is not None:
+        return f"none passed (below {fmt_number(iv[1], k.get('unit', ''))})"
+    text = fmt_number(k.get("value"), k.get("unit", ""))
+    iv = fmt_interval(k.get("interval"))
+    return text + (f" (interval {iv})" if iv else "")
+
+
+VALIDITY_STYLE = {"valid": ("#1a7f37", "#e8f5e9"), "suspect": ("#9a6700", "#fff8c5"),
+                  "invalid": ("#c62828", "#fdecea"), None: ("#666", "#f0f0f0")}
+
+
+def validity_badge(v: str | None, reasons: Iterable[str] = ()) -> str:
+    fg, bg = VALIDITY_STYLE.get(v, VALIDITY_STYLE[None])
+    tip = "; ".join(reasons) if reasons else ("no run recorded a validity verdict" if v is None else v)
+    return (f"<span class='perflab-validity perflab-validity-{v or 'none'}' title='{html.escape(tip)}' "
+            f"style='color:{fg};background:{bg};border-radius:3px;padding:0 6px;font-weight:600'>"
+            f"{html.escape(v or 'not assessed')}</span>")
+
+
+def box_html(f: dict, element_id: str | None = "finding") -> str:
+    """The highlighted box a notebook shows for its finding."""
+    k = f.get("key_number")
+    key = (f"<div style='font-size:13px;margin-top:4px'>{html.escape(k['label'])}: "
+           f"<b>{html.escape(key_number_text(k))}</b></div>") if k else ""
+    bps = ""
+    if f.get("breakpoints"):
+        rows = "".join(
+            f"<tr><td>{html.escape(str(b['workload']))}</td><td>{b['connections'] or ''}</td>"
+            f"<td>{html.escape(str(b.get('mode') or ''))}</td><td style='text-align:right'>{fmt_number(b['rate'])}</td>"
+            f"<td>{html.escape(fmt_interval(b.get('interval')))}</td><td>{html.escape(str(b.get('verdict') or ''))}</td>"
+            f"<td>{validity_badge(b.get('validity'))}</td></tr>" for b in f["breakpoints"])
+        bps = ("<table style='font-size:12px;margin-top:6px'><tr><th>workload</th><th>connections</th><th>mode</th>"
+               "<th>breakpoint, req/s</th><th>interval</th><th>verdict</th><th>validity</th></tr>" + rows + "</table>")
+    ident = f" id='{element_id}'" if element_id else ""
+    return (f"<div class='perflab-finding'{ident} style='border-left:4px solid #1f77b4;background:#f3f8fc;"
+            f"padding:8px 12px;margin:8px 0;border-radius:3px'>"
+            f"<div style='font-size:12px;color:#1f77b4;font-weight:600;text-transform:uppercase;letter-spacing:.04em'>"
+            f"Finding {validity_badge(f.get('validity'))}</div>"
+            f"<div style='font-size:15px;margin-top:4px'>{html.escape(f['answer'])}</div>{key}{bps}</div>")
+
+
+def summary_html(f: dict, anchor: str = "#finding") -> str:
+    """The finding at the top of its notebook's page: the sentence, the key number, a link down."""
+    k = f.get("key_number")
+    key = f" &middot; {html.escape(k['label'])}: <b>{html.escape(key_number_text(k))}</b>" if k else ""
+    return (f"<div class='perflab-finding-summary' style='border-left:4px solid #1f77b4;background:#f3f8fc;"
+            f"padding:8px 12px;border-radius:3px;font-size:14px'>{validity_badge(f.get('validity'))} "
+            f"{html.escape(f['answer'])}{key} <a href='{html.escape(anchor)}'>details below</a></div>")
+
+
+def show_finding(answer: str, key_number: dict | None = None, validity: str | None = None,
+                 breakpoints: list[dict] | None = None, preview=None) -> None:
+    """Display the finding (a highlighted box) and leave it machine-readable in the output.
+
+    ``key_number``: ``{"label", "value", "unit", "interval": [lo, hi] (optional)}``; ``validity``:
+    ``"valid"``, ``"suspect"``, ``"invalid"`` or ``None`` (not assessed); ``breakpoints``: rows
+    ``{"workload", "connections", "mode", "rate", "interval", "verdict", "validity"}`` (see
+    :func:`breakpoint_row`); ``preview``: a plotly figure for the index page's thumbnail.
+    Returns nothing, so that as a cell's last line it adds no ``Out[...]`` (:func:`make_finding`
+    gives the stored form)."""
+    from IPython.display import display
+
+    f = make_finding(answer, key_number, validity, breakpoints, preview)
+    plain = f["answer"] + (f" ({f['key_number']['label']}: {key_number_text(f['key_number'])})" if f["key_number"] else "")
+    display({MIME: f, "text/html": box_html(f), "text/plain": plain}, raw=True)
+
+
+# --- reading it back -------------------------------------------------------------------------------
+
+def read_all(nb) -> list[dict]:
+    """Every finding an executed notebook (a path or an nbformat node) shows, in order."""
+    import nbformat
+
+    if not hasattr(nb, "cells"):
+        nb = nbformat.read(str(nb), as_version=4)
+    out = []
+    for cell in nb.cells:
+        for o in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            data = o.get("data") or {}
+            if MIME in data and isinstance(data[MIME], dict):
+                out.append(dict(data[MIME]))
+    return out
+
+
+def read(nb) -> dict | None:
+    """The notebook's finding: the last one it showed, or ``None``."""
+    found = read_all(nb)
+    return found[-1] if found else None
+
+
+# --- from results to rows --------------------------------------------------------------------------
+
+def run_validity(obj) -> dict | None:
+    """The validity dict of a run behind ``obj`` (a result with ``.validity`` or ``.run``, a Run,
+    or a meta dict), or ``None`` when it has none."""
+    v = getattr(obj, "validity", None)
+    if isinstance(v, dict):
+        return v
+    run = getattr(obj, "run", obj)
+    meta = getattr(run, "meta", run if isinstance(run, dict) else None)
+    v = (meta or {}).get("validity") if isinstance(meta, dict) else None
+    return v if isinstance(v, dict) else None
+
+
+def worst(verdicts: Iterable[str | None]) -> str | None:
+    """The worst of some validity verdicts (``invalid`` > ``suspect`` > ``valid``); ``None`` if none."""
+    known = [v for v in verdicts if v in _RANK]
+    return max(known, key=_RANK.get) if known else None
+
+
+def validity_of(*results) -> str | None:
+    """The worst validity verdict of the runs behind ``results`` (experiment or breakpoint results,
+    runs, meta dicts); ``None`` when none of them records one."""
+    return worst((run_validity(r) or {}).get("verdict") for r in results)
+
+
+def bracket_verdict(rate, hi, converged: bool, stop_reason: str) -> str:
+    """A short word for a search that did not say one itself (runs recorded before breakpoint
+    verdicts existed): ``none-passed``; ``above-range`` when no probe failed above the breakpoint (the
+    limit is above every rate tried); ``resolved`` (bracket within the precision) or ``wide``."""
+    if rate is None:
+        return "none-passed"
+    if hi is None or "above the search range" in (stop_reason or ""):
+        return "above-range"
+    return "resolved" if converged else "wide"
+
+
+def breakpoint_row(result, workload: str | None = None, connections: int | None = None,
+                   mode: str | None = None, **extra) -> dict:
+    """One breakpoints row from a :class:`perflab.BreakpointResult` (its ``interval``, ``verdict`` and the
+    validity of the probes it rests on); workload, connections and mode default to what the search's run
+    recorded."""
+    meta = getattr(getattr(result, "run", None), "meta", None) or {}
+    row = breakpoint_row_from_meta(meta)
+    validity = result.validity if result.validity in ("valid", "suspect", "invalid") else row["validity"]
+    row.update({"rate": result.rate, "interval": list(result.interval), "verdict": result.verdict,
+                "validity": validity, "run_id": result.run_id or row["run_id"]})
+    row.update({k: v for k, v in (("workload", workload), ("connections", connections), ("mode", mode)) if v})
+    row.update(extra)
+    return check_breakpoint(row)
+
+
+def breakpoint_row_from_meta(meta: dict) -> dict:
+    """The breakpoints row a breakpoint run's ``meta.json`` supports (its ``results`` and ``params``)."""
+    res, params = meta.get("results") or {}, meta.get("params") or {}
+    rate = res.get("breakpoint_rate")
+    iv = res.get("interval") or [res.get("lo", rate), res.get("hi")]
+    verdict = res.get("verdict") if isinstance(res.get("verdict"), str) else bracket_verdict(
+        rate, res.get("hi"), bool(res.get("converged")), res.get("stop_reason") or "")
+    return check_breakpoint({
+        "workload": res.get("method") or res.get("workload") or "?",
+        "connections": res.get("connections") or (params.get("load") or {}).get("connections"),
+        "mode": (params.get("server") or {}).get("mode"), "rate": rate, "interval": list(iv), "verdict": verdict,
+        "validity": ((meta.get("validity") or {}) if isinstance(meta.get("validity"), dict) else {}).get("verdict"),
+        "run_id": meta.get("id")})

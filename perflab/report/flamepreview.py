@@ -1,0 +1,111 @@
+"""A static preview of a profile: a small flame graph drawn as inline SVG, and the hottest frames.
+
+Report pages link async-profiler's own interactive flame graphs as separate files; the preview tells
+a reader what is in one before opening it. It is plain SVG and HTML (no script), a few kilobytes.
+With ``base`` the rectangles are coloured by how much each frame's share of all samples changed
+from ``base`` (red grew, blue shrank), as in a differential flame graph.
+"""
+
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+
+from ..profiling import flame
+
+_ROW = 15          # px per stack level
+_FONT = 10         # px
+_CHAR = 6.0        # px per character at that font size (approximate, for clipping labels)
+
+
+def _short(frame: str) -> str:
+    """``one/nio/net/Session.process`` -> ``Session.process``; native and kernel frames
+    (``finish_task_switch.isra.0_[k]``, ``PhaseIdealLoop::Dominators``) and ``[selector]`` stay."""
+    if frame.startswith("[") or frame.endswith("_[k]") or "::" in frame:
+        return frame
+    if "/" in frame:
+        return frame.rsplit("/", 1)[-1]
+    parts = frame.split(".")          # one.nio.net.Session.process, as some converters write Java frames
+    return ".".join(parts[-2:]) if len(parts) > 2 else frame
+
+
+def _nodes(stacks: pd.DataFrame, depth: int, min_share: float) -> pd.DataFrame:
+    nodes = flame.icicle_nodes(stacks, min_share=min_share, max_depth=depth, threads="group")
+    nodes["level"] = nodes["id"].str.count(";")
+    return nodes
+
+
+def _delta_colour(delta_pp: float, limit: float) -> str:
+    x = max(-1.0, min(1.0, delta_pp / limit)) if limit > 0 else 0.0
+    if x >= 0:   # white -> red
+        return f"rgb(255,{int(255 - 180 * x)},{int(255 - 180 * x)})"
+    return f"rgb({int(255 + 180 * x)},{int(255 + 180 * x)},255)"
+
+
+def preview_svg(stacks: pd.DataFrame, event: str = "cpu", width: int = 640, depth: int = 14,
+                min_share: float = 0.01, base: pd.DataFrame | None = None) -> str:
+    """A flame graph (root at the bottom) of the ``depth`` lowest levels of ``stacks``; frames under
+    ``min_share`` of all samples are left out. Colours: categories, or the change against ``base``."""
+    from .plots import CATEGORY_COLORS
+
+    nodes = _nodes(stacks, depth, min_share)
+    if nodes.empty:
+        return "<p class='perflab-muted'>no samples</p>"
+    total = float(nodes.loc[nodes["id"] == "all", "value"].iloc[0]) or 1.0
+    levels = int(nodes["level"].max()) + 1
+    height = levels * _ROW
+    deltas = None
+    if base is not None:
+        b = flame.icicle_nodes(base, min_share=0, threads="group").set_index("id")["share"]
+        deltas = (nodes["share"] - nodes["id"].map(b).fillna(0.0)) * 100
+        limit = max(float(deltas.abs().max()), 0.5)
+    # x offset of each node: its parent's offset plus the widths of its earlier siblings
+    x = {"all": 0.0}
+    children: dict[str, list] = {}
+    for row in nodes.itertuples():
+        if row.parent:
+            children.setdefault(row.parent, []).append(row)
+    rects = []
+    for row in nodes.sort_values("level").itertuples():
+        x0 = x.get(row.id, 0.0)
+        for child in sorted(children.get(row.id, []), key=lambda c: -c.value):
+            x[child.id] = x0
+            x0 += child.value / total * width
+        w = row.value / total * width
+        if w < 0.5:
+            continue
+        y = height - (row.level + 1) * _ROW
+        frames = [f for f in row.id.split(";")[1:] if not f.startswith("[")]
+        if deltas is not None:
+            colour = _delta_colour(float(deltas[row.Index]), limit)
+            change = f", {float(deltas[row.Index]):+.1f} pp"
+        else:
+            cat = flame.classify_stack(frames, event) if row.id != "all" else "other"
+            colour = CATEGORY_COLORS.get(cat, "#c7c7c7")
+            change = ""
+        label = "all" if row.id == "all" else _short(row.label)
+        tip = f"{row.label} — {row.share:.1%} of samples{change}"
+        text = ""
+        fits = int((w - 4) / _CHAR)
+        if fits >= 3:
+            shown = label if len(label) <= fits else label[:fits - 1] + "…"
+            text = (f"<text x='{x.get(row.id, 0.0) + 2:.1f}' y='{y + _ROW - 4}' font-size='{_FONT}'>"
+                    f"{html.escape(shown)}</text>")
+        rects.append(f"<g><title>{html.escape(tip)}</title><rect x='{x.get(row.id, 0.0):.1f}' y='{y}' "
+                     f"width='{w:.1f}' height='{_ROW - 1}' fill='{colour}' stroke='#fff' stroke-width='0.5'/>{text}</g>")
+    return (f"<svg class='perflab-flame-preview' xmlns='http://www.w3.org/2000/svg' width='{width}' "
+            f"height='{height}' viewBox='0 0 {width} {height}' font-family='sans-serif' role='img' "
+            f"aria-label='flame graph preview'>{''.join(rects)}</svg>")
+
+
+def top_frames_html(stacks: pd.DataFrame, n: int = 6) -> str:
+    """The ``n`` frames with the most self samples, as a small table (share of all samples)."""
+    frames = flame.frames_table(stacks)
+    if frames.empty:
+        return ""
+    top = frames[frames["self"] > 0].sort_values("self_share", ascending=False).head(n)
+    rows = "".join(f"<tr><td title='{html.escape(str(r.frame))}'><code>{html.escape(_short(str(r.frame)))}</code></td>"
+                   f"<td style='text-align:right'>{r.self_share:.1%}</td></tr>" for r in top.itertuples())
+    return ("<table class='perflab-top-frames'><tr><th>hottest frames (self)</th><th>share</th></tr>"
+            f"{rows}</table>")

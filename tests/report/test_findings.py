@@ -1,0 +1,147 @@
+"""Findings: what a notebook states for the index page, checked on the way in and read back out."""
+
+import json
+
+import nbformat
+import plotly.graph_objects as go
+import pytest
+
+from perflab.breakpoint import BreakpointResult, Probe, Verdict
+from perflab.config import BreakpointCriteria, BreakpointParams
+from perflab.records import new_run
+from perflab.report import commentary, findings
+
+
+def test_make_finding_normalises_and_keeps_extra_breakpoint_keys():
+    f = findings.make_finding(
+        "  GET keeps up to 50,000 req/s. ",
+        key_number={"label": "GET breakpoint, 64 connections", "value": 50000, "unit": "req/s", "interval": (48000, 52000)},
+        validity="suspect",
+        breakpoints=[{"workload": "GET", "connections": 64, "mode": "async", "rate": 50000, "interval": [48000, None],
+                      "verdict": "resolved", "validity": "valid", "run_id": "r1"}])
+    assert f["answer"] == "GET keeps up to 50,000 req/s."
+    assert f["key_number"] == {"label": "GET breakpoint, 64 connections", "value": 50000.0, "unit": "req/s",
+                               "interval": [48000.0, 52000.0]}
+    assert f["breakpoints"][0]["interval"] == [48000.0, None] and f["breakpoints"][0]["run_id"] == "r1"
+    assert "preview" not in f
+    json.dumps(f)   # plain JSON, as the notebook output stores it
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"answer": ""}, "answer must be a non-empty sentence"),
+    ({"validity": "fine"}, "validity must be one of valid, suspect, invalid or None, got 'fine'"),
+    ({"key_number": {"value": 3}}, "key_number needs a non-empty 'label'"),
+    ({"key_number": {"label": "x", "value": float("nan")}}, "key_number 'value' must be a finite number"),
+    ({"key_number": {"label": "x", "value": 1, "interval": [5, 1]}}, "key_number 'interval' must have lo <= hi"),
+    ({"key_number": {"label": "x", "value": 1, "units": "ms"}}, "key_number: unknown keys units"),
+    ({"breakpoints": [{"connections": 4}]}, r"breakpoints\[0\] needs a 'workload'"),
+    ({"breakpoints": [{"workload": "GET", "connections": 0}]}, r"breakpoints\[0\]: 'connections' must be an integer >= 1"),
+    ({"breakpoints": [{"workload": "GET", "interval": [1]}]}, r"breakpoints\[0\]: 'interval' must be \[lo, hi\]"),
+    ({"breakpoints": [{"workload": "GET", "validity": "ok"}]}, r"breakpoints\[0\]: 'validity' must be one of"),
+    ({"preview": "a picture"}, "preview must be a plotly Figure, got str"),
+])
+def test_bad_findings_are_refused_with_the_reason(kwargs, message):
+    args = {"answer": "An answer.", **kwargs}
+    with pytest.raises(ValueError, match=message):
+        findings.make_finding(**args)
+
+
+def test_show_finding_displays_a_box_and_a_machine_readable_copy(monkeypatch):
+    import IPython.display as d
+
+    shown = []
+    monkeypatch.setattr(d, "display", lambda obj, **kw: shown.append((obj, kw)))
+    assert findings.show_finding("p99 stays under 2 ms.", {"label": "p99", "value": 1.5, "unit": "ms"},
+                                 preview=go.Figure(go.Scatter(x=[1], y=[2]), layout=dict(title="t"))) is None
+    bundle, kw = shown[0]
+    assert kw == {"raw": True}
+    f = bundle[findings.MIME]
+    assert f["answer"] == "p99 stays under 2 ms." and f["preview"]["layout"]["height"] == 220
+    assert "p99 stays under 2 ms." in bundle["text/html"] and "1.50 ms" in bundle["text/html"]
+    assert bundle["text/plain"] == "p99 stays under 2 ms. (p99: 1.50 ms)"
+
+
+def test_read_takes_the_last_finding_of_an_executed_notebook():
+    nb = nbformat.v4.new_notebook()
+    first, last = findings.make_finding("first"), findings.make_finding("last")
+    cell = nbformat.v4.new_code_cell("x")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={findings.MIME: first, "text/plain": "first"}),
+                    nbformat.v4.new_output("stream", name="stdout", text="noise\n"),
+                    nbformat.v4.new_output("display_data", data={findings.MIME: last, "text/plain": "last"})]
+    nb.cells = [nbformat.v4.new_markdown_cell("# t"), cell]
+    nb = nbformat.reads(nbformat.writes(nb), as_version=4)      # as stored on disk
+    assert [f["answer"] for f in findings.read_all(nb)] == ["first", "last"]
+    assert findings.read(nb)["answer"] == "last"
+    nb.cells = nb.cells[:1]
+    assert findings.read(nb) is None
+
+
+def test_validity_is_the_worst_verdict_of_the_runs_that_have_one():
+    valid = {"validity": {"verdict": "valid", "reasons": []}}
+    suspect = {"validity": {"verdict": "suspect", "reasons": ["generator lagged"]}}
+    assert findings.validity_of(valid, suspect, {}) == "suspect"
+    assert findings.validity_of(valid, {"validity": {"verdict": "invalid"}}, suspect) == "invalid"
+    assert findings.validity_of({}, {"status": "ok"}) is None                 # runs recorded before verdicts
+    assert findings.worst([None, "valid"]) == "valid"
+
+
+def probe(i, rate, ok, p99, validity="valid"):
+    return Probe(i, rate, Verdict(ok, ["ok" if ok else "p99 too high"], {"p50_ms": p99 / 4, "p99_ms": p99},
+                                  {"verdict": validity, "reasons": []}), "edge")
+
+
+def test_breakpoint_row_from_a_search(tmp_path):
+    """The search's interval, verdict and the validity of its edge probes; workload and connections from
+    the run's record."""
+    run = new_run("breakpoint", "nb02-GET", params={"server": {"mode": "async"}, "load": {"connections": 64}},
+                  data_root=tmp_path, environment={})
+    run.set_result(method="GET", connections=64, breakpoint_rate=2000.0, interval=[1920.0, 2496.0])
+    res = BreakpointResult(2000.0, (1920.0, 2496.0), "resolved",
+                           [probe(0, 2000, True, 3), probe(1, 2400, False, 30, "suspect")],
+                           BreakpointParams(), BreakpointCriteria(), "converged", run=run, edges=(2000.0, 2400.0))
+    row = findings.breakpoint_row(res)
+    assert row == {"workload": "GET", "connections": 64, "mode": "async", "rate": 2000.0,
+                   "interval": [1920.0, 2496.0], "verdict": "resolved", "validity": "suspect", "run_id": run.id}
+    assert findings.breakpoint_row(res, workload="GET /v0/entity", mode="sync")["mode"] == "sync"
+
+
+def test_breakpoint_row_from_meta_reads_old_and_new_records(tmp_path):
+    old = {"id": "r1", "results": {"method": "PUT", "breakpoint_rate": 5000.0, "lo": 5000.0, "hi": 6000.0,
+                                   "converged": False, "stop_reason": "max_probes reached while bisecting"}}
+    assert findings.breakpoint_row_from_meta(old)["verdict"] == "wide"
+    new = {"id": "r2", "results": {"method": "PUT", "breakpoint_rate": 5000.0, "interval": [4800.0, 5600.0],
+                                   "verdict": "resolved"}, "validity": {"verdict": "suspect"}}
+    row = findings.breakpoint_row_from_meta(new)
+    assert row["interval"] == [4800.0, 5600.0] and row["verdict"] == "resolved" and row["validity"] == "suspect"
+
+
+def test_bracket_verdicts():
+    assert findings.bracket_verdict(None, 100, False, "failed at min_rate 10: no rate passes") == "none-passed"
+    assert findings.bracket_verdict(5e5, None, False, "passed at max_rate 500000: the breakpoint is above the search range") == "above-range"
+    assert findings.bracket_verdict(1000, 1040, True, "converged") == "resolved"
+    assert findings.bracket_verdict(1000, 2000, False, "max_probes reached while bisecting") == "wide"
+    assert findings.bracket_verdict(1000, None, False, "max_probes reached while bracketing") == "above-range"
+
+
+def test_numbers_and_intervals_read_well():
+    assert findings.key_number_text({"label": "x", "value": 50000, "unit": "req/s", "interval": [48000, 52000]}) == \
+        "50,000 req/s (interval [48,000, 52,000])"
+    assert findings.key_number_text({"label": "x", "value": 1.234, "unit": "ms", "interval": None}) == "1.23 ms"
+    assert findings.key_number_text({"label": "x", "value": None, "unit": "req/s", "interval": [None, 250]}) == \
+        "none passed (below 250 req/s)"
+    assert findings.fmt_interval([1000, None]) == "[1,000, open)"
+
+
+def test_answers_follow_the_rows():
+    rows = [{"workload": "PUT", "connections": 1, "mode": "sync", "rate": 1000.0, "interval": [1000.0, 1100.0]},
+            {"workload": "GET", "connections": 64, "mode": None, "rate": None, "interval": [None, 500.0]}]
+    assert commentary.answer_breakpoints(rows) == (
+        "PUT, 1 connection (sync) keeps up to 1,000 req/s (interval [1,000, 1,100]); "
+        "GET, 64 connections: no probed rate passed.")
+    a, b = {"rate": 1000.0, "interval": [1000.0, 2000.0]}, {"rate": 3000.0, "interval": [3000.0, None]}
+    assert commentary.compare_breakpoint_rows("sync", a, "async", b) == \
+        "async's breakpoint is higher than sync's: intervals [1,000, 2,000] and [3,000, open) do not overlap."
+    c = {"rate": 1500.0, "interval": [1500.0, 1900.0]}
+    assert commentary.compare_breakpoint_rows("sync", a, "async", c).startswith("No difference between the breakpoints")
+    assert commentary.compare_breakpoint_rows("sync", a, "async", {"rate": None, "interval": [None, 50.0]}) == \
+        "async and sync cannot be compared: one of the searches found no breakpoint."
