@@ -6,8 +6,9 @@ import time
 
 import pytest
 
-from perflab import (BridgeError, LoadParams, ProfileParams, Profiler, ProfilerError, ServerConfig, bridge, flame,
-                     prefill, inspect, profile_for, start_load, start_server)
+from perflab import (BridgeError, LoadParams, ProfileParams, Profiler, ProfilerError, ServerConfig, flame, inspect,
+                     prefill, profile_for, start_load, start_server)
+from perflab.profiling import bridge
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +104,7 @@ def test_prefill_and_inspect_in_process(server_build, tmp_path):
 
 
 def test_prefill_errors(server_build, tmp_path):
-    with pytest.raises(ValueError, match="keys must be >= 1"):
+    with pytest.raises(ValueError, match="keys: must be >= 1"):
         prefill(tmp_path / "x", keys=0)
     with pytest.raises(ValueError, match="backend must be 'lsm' or 'rocksdb'"):
         prefill(tmp_path / "x", keys=10, backend="memory")
@@ -117,7 +118,7 @@ def test_prefill_errors(server_build, tmp_path):
 
 def test_cpu_falls_back_to_itimer_with_a_warning(busy_server, tmp_path, monkeypatch):
     # This machine allows perf_events (root); pretend it does not, as in a container.
-    from perflab import profiler as profiler_mod
+    from perflab.profiling import profiler as profiler_mod
     monkeypatch.setattr(profiler_mod, "perf_events_usable", lambda: False)
     with pytest.warns(RuntimeWarning, match="falling back to itimer"):
         # itimer samples the process's CPU time: a lightly loaded server needs a fine interval
@@ -141,3 +142,40 @@ def test_jfr_recording_converts_in_process(busy_server, tmp_path, profiler_lib):
     assert "<canvas" in html.read_text()
     with pytest.raises(ValueError, match="event must be one of"):
         bridge.jfr_convert(jfr, tmp_path / "x.html", event="cycles")
+
+
+def test_one_recording_gives_every_event_the_heatmap_gc_pauses_and_a_sub_window(busy_server, tmp_path):
+    p = Profiler(busy_server.pid, ProfileParams("cpu,alloc,lock", alloc_bytes="64k"), out_dir=tmp_path).prepare()
+    p.start_recording()
+    t0 = time.time()
+    time.sleep(0.5)
+    bridge.start_jvm()
+    # a forced full GC inside the server: one pause the recording must hold, on the epoch clock
+    bridge.load_agent(busy_server.pid, p.agent, f"status,log={tmp_path / 'x.log'}")
+    t_gc = time.time()
+    _gc(busy_server.pid)
+    time.sleep(2.0)
+    t1 = time.time()
+    rec = p.stop_window(t0, t1)
+    assert list(rec.profiles) == ["cpu", "alloc", "lock"] and rec.jfr_path.is_file()
+    assert rec.profiles["cpu"].samples > 0 and rec.profiles["alloc"].samples > 0
+    assert rec.profiles["cpu"].html_path.is_file() and rec.heatmap_path.is_file()
+    gcs = [e for e in rec.gc_events if e["cause"] in ("System.gc()", "Diagnostic Command")]
+    assert gcs, rec.gc_events[:3]
+    assert all(t0 * 1e6 <= e["ts_us"] <= t1 * 1e6 for e in rec.gc_events)
+    assert abs(gcs[0]["ts_us"] / 1e6 - t_gc) < 1.0
+    # the flame graph of a sub-window, and the differential of it against the rest
+    diff = rec.spike_diff([(t0 + 0.5, t0 + 1.0), (t0 + 1.5, t0 + 2.0)])
+    assert diff is not None and diff["diff_html"].is_file()
+    spikes = diff["spikes"].samples
+    assert 0 < spikes < rec.profiles["cpu"].samples
+
+
+def _gc(pid: int) -> None:
+    """System.gc() in the target JVM through the attach API's jcmd (GC.run)."""
+    VM = bridge._jclass("com.sun.tools.attach.VirtualMachine")
+    vm = VM.attach(str(pid))
+    try:
+        vm.executeJCmd("GC.run").close()
+    finally:
+        vm.detach()
