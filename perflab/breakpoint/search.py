@@ -96,7 +96,16 @@ def search(probe: Callable[[float, str], Verdict], params: BreakpointParams | No
     p = params or BreakpointParams()
     history: list = []
     seen: dict[float, list[bool]] = defaultdict(list)
-    state = {"limit": None, "extended": 0}
+    state = {"extended": 0}
+    inconclusive: set[float] = set()
+
+    def limit() -> float | None:
+        """Where measuring stops: the lowest inconclusive rate above every rate that passed (an invalid
+        probe below a passing rate was a stall of the machine, not the generator's limit)."""
+        passed = [r for r, v in seen.items() if any(v)]
+        top = max(passed) if passed else 0.0
+        above = [r for r in inconclusive if r > top]
+        return min(above) if above else None
 
     def clip(r: float) -> float:
         return _round(min(max(r, p.min_rate), p.max_rate))
@@ -112,7 +121,7 @@ def search(probe: Callable[[float, str], Verdict], params: BreakpointParams | No
             if v.passed is not None:
                 seen[rate].append(v.passed)
                 return v.passed
-        state["limit"] = rate if state["limit"] is None else min(state["limit"], rate)
+        inconclusive.add(rate)
         return None
 
     def grow_bracket() -> tuple[float, float | None]:
@@ -126,8 +135,8 @@ def search(probe: Callable[[float, str], Verdict], params: BreakpointParams | No
                 if hi is not None or r >= p.max_rate:
                     return lo, hi
                 nxt = clip(r * p.growth)
-                if state["limit"] is not None and nxt >= state["limit"]:
-                    return lo, state["limit"]
+                if limit() is not None and nxt >= limit():
+                    return lo, limit()
                 r = nxt
             else:
                 hi = r
@@ -160,8 +169,8 @@ def search(probe: Callable[[float, str], Verdict], params: BreakpointParams | No
                 return None, hi
             lo = clip(lo / p.growth)
         while True:
-            if state["limit"] is not None and hi >= state["limit"]:
-                return lo, state["limit"]
+            if limit() is not None and hi >= limit():
+                return lo, limit()
             if seen[hi] and not any(seen[hi]):  # failed already while lowering lo
                 return lo, hi
             ok = run(hi, "bracket")
@@ -197,8 +206,8 @@ def search(probe: Callable[[float, str], Verdict], params: BreakpointParams | No
                         bisect(r, probed[0])
                 elif len(seen[lo_e]) < p.repeats:
                     run(lo_e, "edge")
-                elif state["limit"] is not None and (hi_e is None or hi_e >= state["limit"]):
-                    stop = f"inconclusive at {state['limit']:g}/s: the generator, not the server, was the limit"
+                elif limit() is not None and (hi_e is None or hi_e >= limit()):
+                    stop = f"inconclusive at {limit():g}/s: the generator, not the server, was the limit"
                     break
                 elif hi_e is None:  # even the highest probed rate passed once: bracket again above it
                     if probed[-1] >= p.max_rate:
@@ -217,14 +226,15 @@ def search(probe: Callable[[float, str], Verdict], params: BreakpointParams | No
         stop = f"max_probes ({p.max_probes}) reached"
     lo_e, hi_e, point = establish(seen)
     edges = (lo_e, hi_e)
-    verdict = _verdict(p, seen, lo_e, hi_e, state["limit"], stop)
+    lim = limit()
+    verdict = _verdict(p, seen, lo_e, hi_e, lim, stop)
     if verdict == "generator-limited":
-        hi_e = state["limit"] if hi_e is None else min(hi_e, state["limit"])
+        hi_e = lim if hi_e is None else min(hi_e, lim)
     elif hi_e is not None:
         hi_e = _round(hi_e * (1 + p.precision))  # the bisection cannot place an edge better than its step
     if lo_e is not None:
         lo_e = _round(max(lo_e * (1 - p.precision), 1))
-    return Outcome(point, (lo_e, hi_e), verdict, stop, history, state["limit"], edges)
+    return Outcome(point, (lo_e, hi_e), verdict, stop, history, lim, edges)
 
 
 def _verdict(p: BreakpointParams, seen, lo, hi, limit, stop) -> str:

@@ -290,7 +290,8 @@ def describe_breakpoint(label: str, result) -> str:
         text = f"**{label}**: no probed rate met the criteria ({result.verdict})"
     else:
         lo, hi = result.interval
-        span = f"{fmt_rate(lo)}-{fmt_rate(hi)}" if hi is not None else f"above {fmt_rate(lo)}"
+        span = (f"{fmt_rate(lo)}-{fmt_rate(hi)}" if lo is not None and hi is not None
+                else f"above {fmt_rate(lo)}" if lo is not None else f"below {fmt_rate(hi)}")
         text = f"**{label}** keeps up to {fmt_rate(result.rate)} (interval {span}, {result.verdict}; probes {result.validity})"
     failing = [p for p in result.probes if p.verdict.passed is False and (result.rate is None or p.rate > result.rate)]
     if failing:

@@ -1,18 +1,9 @@
-"""What the lab notebooks call around the library: setup, parameter checks, display helpers.
+"""What the lab notebooks call around the library: setup, display helpers, workload arguments.
 
-A notebook's first code cell after ``parameters`` is::
-
-    from perflab.report import notebook as nb
-    nb.setup()
-    nb.check(
-        nb.positive("put_rate", put_rate),
-        nb.duration("duration_s", duration_s, warmup_s=warmup_s),
-        nb.choice("mode", mode, ("sync", "async", "virtual")),
-        nb.script("script", script),
-    )
-
-``check`` raises :class:`ParameterError` naming every bad parameter at once, so a bad plan fails in
-the first cell with a message instead of minutes later inside a run.
+A notebook's first code cell after ``parameters`` builds its configs from the parameters
+(``pl.ServerConfig(...)``, ``pl.LoadParams(...)``, ...), so the one validation layer of
+:mod:`perflab.config` speaks: a bad plan fails in that cell, naming the parameter, before anything
+runs. A parameter that is no config's field is checked by the same layer with :func:`param`.
 """
 
 from __future__ import annotations
@@ -33,10 +24,6 @@ RENDERER = "plotly_mimetype"
 FLAMEGRAPH_MIME = "application/vnd.perflab.flamegraph+json"
 
 
-class ParameterError(ValueError):
-    """One or more notebook parameters are invalid."""
-
-
 def setup() -> None:
     """Configure plotly and pandas the same way in JupyterLab and under papermill."""
     import pandas as pd
@@ -52,112 +39,39 @@ def setup() -> None:
     pd.set_option("display.float_format", lambda v: f"{v:,.3f}")
 
 
-# --- parameter checks: each returns None (fine) or a message ---------------------------------------
+# --- parameters that are no config's field ---------------------------------------------------------
 
-def _is_number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+def param(name: str, value, kind: str, **spec):
+    """``value`` converted and checked by the config layer (:func:`perflab.config.fields.convert`), e.g.
+    ``param("max_rows", max_rows, "int", min=1)``; ``kind`` ``"texts"`` or ``"ints"`` checks a list."""
+    from ..config.fields import Spec, convert
 
-
-def positive(name: str, value) -> str | None:
-    if not _is_number(value) or value <= 0:
-        return f"{name} must be a number > 0, got {value!r}"
-    return None
-
-
-def non_negative(name: str, value) -> str | None:
-    if not _is_number(value) or value < 0:
-        return f"{name} must be a number >= 0, got {value!r}"
-    return None
+    if kind == "ints":
+        items = convert(name, Spec("texts", ""), value) if not isinstance(value, (list, tuple)) else value
+        return tuple(convert(f"{name}[{i}]", Spec("int", "", **spec), v) for i, v in enumerate(items))
+    return convert(name, Spec(kind, "", **spec), value)
 
 
-def integer(name: str, value, minimum: int = 1) -> str | None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        return f"{name} must be an integer >= {minimum}, got {value!r}"
-    return None
+def server(server_cmd: str | None = None, ready_path: str = "/", **built_in):
+    """The target of a notebook: your server (``server_cmd``, with ``{port}``) or the built-in one
+    configured by ``built_in`` (``ServerConfig`` fields)."""
+    from ..config import ForeignServer, ServerConfig
+
+    if server_cmd:
+        return ForeignServer(command=server_cmd, ready_path=ready_path)
+    return ServerConfig(**built_in)
 
 
-def fraction(name: str, value, low: float = 0.0, high: float = 1.0) -> str | None:
-    if not _is_number(value) or not (low < value < high):
-        return f"{name} must be a number in ({low:g}, {high:g}), got {value!r}"
-    return None
+_REMOVED = ("check", "positive", "non_negative", "integer", "fraction", "choice", "choices", "positive_list",
+            "duration", "script", "size", "ParameterError")
 
 
-def choice(name: str, value, choices: Iterable[str]) -> str | None:
-    choices = tuple(choices)
-    if value not in choices:
-        return f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}"
-    return None
-
-
-def choices(name: str, values, allowed: Iterable[str]) -> str | None:
-    allowed = tuple(allowed)
-    if isinstance(values, str) or not isinstance(values, (list, tuple)) or not values:
-        return f"{name} must be a non-empty list of {', '.join(map(repr, allowed))}, got {values!r}"
-    bad = [v for v in values if v not in allowed]
-    if bad:
-        return f"{name}: unknown {', '.join(map(repr, bad))} (known: {', '.join(map(repr, allowed))})"
-    return None
-
-
-def positive_list(name: str, values, integers: bool = True) -> str | None:
-    if isinstance(values, str) or not isinstance(values, (list, tuple)) or not values:
-        return f"{name} must be a non-empty list, got {values!r}"
-    for v in values:
-        if integers and isinstance(v, int) and not isinstance(v, bool) and v > 0:
-            continue
-        if not integers and _is_number(v) and v > 0:
-            continue
-        return f"{name}: every element must be {'an integer' if integers else 'a number'} > 0, got {v!r}"
-    return None
-
-
-def duration(name: str, value, warmup_s: float | None = None, warmup_name: str = "warmup_s",
-             minimum_s: float = 1.0) -> str | None:
-    """A measured window: > 0, at least ``minimum_s``, and not shorter than the warm-up before it."""
-    if not _is_number(value) or value <= 0:
-        return f"{name} must be a number of seconds > 0, got {value!r}"
-    if value < minimum_s:
-        return f"{name}={value!r} s is too short to measure anything (minimum {minimum_s:g} s)"
-    if warmup_s is not None:
-        if not _is_number(warmup_s) or warmup_s < 0:
-            return f"{warmup_name} must be a number of seconds >= 0, got {warmup_s!r}"
-        if value < warmup_s:
-            return (f"{name}={value:g} s is shorter than the warm-up {warmup_name}={warmup_s:g} s: "
-                    f"the measured window must be at least as long as the warm-up")
-    return None
-
-
-def script(name: str, value) -> str | None:
-    """A workload script: a path, or a name in wrk-scripts/ (with or without .lua)."""
-    from .. import paths
-
-    if not isinstance(value, str) or not value.strip():
-        return f"{name} must be a script name or path, got {value!r}"
-    try:
-        paths.resolve_script(value)
-    except ValueError:
-        return f"{name}: script {value!r} not found (neither a file nor a script in {paths.wrk_scripts_dir()})"
-    return None
-
-
-def size(name: str, value) -> str | None:
-    """A size like '4m', '512k' or a number of bytes > 0."""
-    from ..units import parse_size
-
-    try:
-        v = parse_size(value)
-    except (ValueError, TypeError) as e:
-        return f"{name}: {e}"
-    if v <= 0:
-        return f"{name} must be > 0, got {value!r}"
-    return None
-
-
-def check(*problems: str | None) -> None:
-    """Raise :class:`ParameterError` listing every non-empty problem."""
-    bad = [p for p in problems if p]
-    if bad:
-        raise ParameterError("bad parameter" + ("s" if len(bad) > 1 else "") + ": " + "; ".join(bad))
+def __getattr__(name):
+    if name in _REMOVED:
+        raise AttributeError(f"perflab.report.notebook.{name} was removed in perflab 0.2: build the configs "
+                             f"(pl.ServerConfig, pl.LoadParams, ...) from the parameters in the first cell; they "
+                             f"validate every field, and nb.param(name, value, kind) checks any other parameter")
+    raise AttributeError(f"module 'perflab.report.notebook' has no attribute {name!r}")
 
 
 # --- display helpers ---------------------------------------------------------------------------------
@@ -261,6 +175,22 @@ def show_flamegraph(path: str | os.PathLike, title: str | None = None, collapsed
         href = p.resolve().as_uri()
     display({FLAMEGRAPH_MIME: info, "text/html": flamegraph_html(info, href),
              "text/plain": f"flame graph: {info['title']} ({info['path']})"}, raw=True)
+
+
+def load_table(runs: dict):
+    """One row per run (label -> ExperimentResult): offered and achieved rate, p50/p99/p99.9/max, errors
+    and the validity verdict with its first reason, so every number stands next to how far it can be
+    trusted."""
+    import pandas as pd
+
+    rows = []
+    for label, r in runs.items():
+        v = getattr(r, "validity", None)
+        rows.append({"run": label, "offered, req/s": r.load.target_rate, "achieved, req/s": r.load.achieved_rate,
+                     "p50, ms": r.load.p50_ms, "p99, ms": r.load.p99_ms, "p99.9, ms": r.load.p999_ms,
+                     "max, ms": r.load.max_ms, "errors": r.load.server_errors,
+                     "validity": v.badge if v is not None else "not assessed"})
+    return pd.DataFrame(rows).set_index("run")
 
 
 # --- workload scripts ----------------------------------------------------------------------------------

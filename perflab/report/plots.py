@@ -526,3 +526,6 @@ def category_bars(profiles: dict, title: str | None = None, normalize: bool = Tr
                       height=300 + 50 * len(df.columns), margin=dict(b=150))
     fig.update_yaxes(autorange="reversed")  # first configuration on top, as listed
     return fig
+
+
+from .timeline import timeline  # noqa: E402,F401  (the latency timeline with the server's events)

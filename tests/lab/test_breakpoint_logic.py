@@ -150,3 +150,21 @@ def test_the_ramp_reports_when_it_never_broke_or_broke_at_once():
     assert est.t_s is None and "kept up to its end" in est.reason and est.rate == pytest.approx(100_000, rel=0.05)
     est = ramp_mod.estimate(_ramp_result(100), BreakpointCriteria())
     assert est.rate == 1000 and "from the ramp's start" in est.reason
+
+
+def test_an_invalid_probe_below_passing_rates_is_a_stall_not_a_limit():
+    # A shared machine stalls the generator at one low rate after higher rates passed: the result is the
+    # server's breakpoint with an ordered interval, not "generator-limited" at the stall.
+    stalls = {"left": 2}
+
+    def probe(rate, phase):
+        if phase.startswith("edge") and stalls["left"]:  # the first edge probe and its retry
+            stalls["left"] -= 1
+            return Verdict(None, ["inconclusive: a stall"])
+        return Verdict(rate <= 20_000, ["ok" if rate <= 20_000 else "over"])
+
+    o = search(probe, BreakpointParams(retries=1, max_probes=20), 19_000)
+    assert any(v.passed is None for _, _, v in o.history), "the scenario must contain a stall"
+    assert o.verdict == "resolved" and o.limit is None, (o.verdict, o.interval)
+    lo, hi = o.interval
+    assert lo <= 20_000 < hi
