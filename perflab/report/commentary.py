@@ -16,6 +16,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from ..measure.significance import compare_samples, trend
@@ -191,6 +192,27 @@ def describe_event_effect(intervals: pd.DataFrame, stats: pd.DataFrame, event: s
         return f"No latency intervals were recorded, so the effect of a {event} cannot be measured."
     flags = intervals_with_events(iv, stats, counter, active)
     return _effect_sentence(iv, flags.values, event, column, f"the server's `{counter}` counter did not move")
+
+
+def describe_events_effect(intervals: pd.DataFrame, events: pd.DataFrame, kind: str = "flush",
+                           column: str = "p99_ms") -> str:
+    """Like :func:`describe_event_effect`, from the server's timed events (:mod:`perflab.server.events`):
+    an interval is "with a <kind>" when an event of that kind overlaps the time its slow requests were
+    in flight (``[start - p99, end]``, the rule of :mod:`perflab.measure.attribution`)."""
+    iv = intervals
+    if "tag" in iv:
+        iv = iv[iv["tag"] == "corrected"]
+    if "count" in iv:
+        iv = iv[iv["count"] > 0]
+    if len(iv) == 0:
+        return f"No latency intervals were recorded, so the effect of a {kind} cannot be measured."
+    ev = events[events["event"] == kind] if events is not None and len(events) else None
+    if ev is None or len(ev) == 0:
+        return (f"No {kind} ran during the {len(iv)} measured intervals (the server reported none), so this run "
+                f"shows no {kind} effect.")
+    s, e = ev["start_s"].to_numpy(), ev["end_s"].to_numpy()
+    flags = np.array([bool(((s < r.end_s) & (e > r.start_s - r.p99_ms / 1000.0)).any()) for r in iv.itertuples()])
+    return _effect_sentence(iv, flags, kind, column, "the server reported none")
 
 
 def _effect_sentence(iv: pd.DataFrame, flags, event: str, column: str, why_none: str) -> str:
