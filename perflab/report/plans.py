@@ -65,35 +65,39 @@ def notebooks_dir() -> Path:
 # Durations are seconds. The quick plan keeps every measured window >= 3 s after >= 2 s of warm-up
 # (perflab-load records everything after --warmup: no wrk2-style 10 s calibration hole to outlast).
 
+# The quick plan's searches: 2 s probes after 0.5 s of warm-up, a 6 s ramp, at most 10 probes (two
+# repeats at each edge included); a search then takes 30-45 s and its interval stays within ±10%.
+_QUICK_SEARCH = {"probe_duration_s": 2, "warmup_s": 0.5, "ramp_duration_s": 6, "precision": 0.04, "repeats": 2,
+                 "max_probes": 10}
+
 QUICK = Plan(
     "quick",
     (
+        # a 256k memtable: PUTs at 3000/s flush every ~0.4 s and compact every few flushes, so the
+        # 5 s window holds the events the notebook is about
         NotebookSpec("01-stable-load", {
             "duration_s": 5, "warmup_s": 3, "put_rate": 3000, "get_rate": 3000, "many_connections": 32,
-            "threads": 2, "prefill_keys": 100_000, "profile_events": ["cpu", "alloc"],
+            "threads": 2, "prefill_keys": 100_000, "memtable_size": "256k", "profile_events": "cpu,alloc,lock",
         }),
         NotebookSpec("02-breakpoint", {
-            "probe_duration_s": 3, "warmup_s": 2, "start_rate": 10_000, "max_rate": 200_000, "precision": 0.25,
-            "max_probes": 4, "connections": [1, 64], "prefill_keys": 100_000, "include_ceiling": False,
+            **_QUICK_SEARCH, "connections": [64], "prefill_keys": 100_000, "include_ceiling": True,
         }),
         NotebookSpec("03-sync-vs-async", {
-            "modes": ["sync", "async", "virtual"], "probe_duration_s": 3, "warmup_s": 2, "start_rate": 10_000,
-            "max_rate": 200_000, "precision": 0.25, "max_probes": 4, "connections": 32, "prefill_keys": 100_000,
-            "profile_duration_s": 4, "profile_events": ["cpu", "alloc", "lock"],
+            **_QUICK_SEARCH, "modes": ["sync", "async", "virtual"], "connections": 32, "prefill_keys": 100_000,
+            "profile_duration_s": 4, "profile_events": "cpu,alloc,lock",
         }),
         NotebookSpec("04-executor-tuning", {
-            "workers": [1, 4], "queues": [16, 1024], "probe_duration_s": 3, "warmup_s": 2, "start_rate": 8000,
-            "max_rate": 200_000, "precision": 0.25, "max_probes": 3, "connections": 32, "prefill_keys": 100_000,
+            **_QUICK_SEARCH, "workers": [1, 4], "queues": [16, 1024], "connections": 32, "prefill_keys": 100_000,
             "overload_duration_s": 3,
         }),
         NotebookSpec("05-storage", {
             "duration_s": 4, "warmup_s": 2, "rate": 3000, "connections": 16, "prefill_keys": 100_000,
-            "backends": ["lsm", "rocksdb", "memory"], "flush_threads": [1, 2], "memtable_sizes": ["1m", "8m"],
-            "compaction_memtable": "512k",
+            "backends": ["lsm", "rocksdb", "memory"], "flush_threads": [1, 2], "memtable_sizes": ["256k", "4m"],
+            "compaction_memtable": "256k",
         }),
         NotebookSpec("06-summary", {}),
     ),
-    "short durations (a few minutes in total on a 2-core machine)",
+    "short durations (about ten minutes in total on a 2-core machine)",
 )
 
 FULL = Plan(
@@ -101,20 +105,21 @@ FULL = Plan(
     (
         NotebookSpec("01-stable-load", {
             "duration_s": 120, "warmup_s": 15, "put_rate": 10000, "get_rate": 10000, "many_connections": 64,
-            "threads": 2, "prefill_keys": 2_000_000, "profile_events": ["cpu", "alloc", "lock"],
+            "threads": 2, "prefill_keys": 2_000_000, "memtable_size": "4m", "profile_events": "cpu,alloc,lock",
         }),
         NotebookSpec("02-breakpoint", {
-            "probe_duration_s": 30, "warmup_s": 10, "start_rate": 5000, "max_rate": 400_000, "precision": 0.05,
-            "max_probes": 12, "connections": [1, 64], "prefill_keys": 2_000_000, "include_ceiling": True,
+            "probe_duration_s": 10, "warmup_s": 3, "ramp_duration_s": 20, "precision": 0.03, "repeats": 3,
+            "max_probes": 20, "connections": [1, 64], "prefill_keys": 2_000_000, "include_ceiling": True,
+            "placements": ["shared", "split"],
         }),
         NotebookSpec("03-sync-vs-async", {
-            "modes": ["sync", "async", "virtual"], "probe_duration_s": 30, "warmup_s": 10, "start_rate": 5000,
-            "max_rate": 400_000, "precision": 0.05, "max_probes": 10, "connections": 64, "prefill_keys": 2_000_000,
-            "profile_duration_s": 60, "profile_events": ["cpu", "alloc", "lock"],
+            "modes": ["sync", "async", "virtual"], "probe_duration_s": 10, "warmup_s": 3, "ramp_duration_s": 20,
+            "precision": 0.03, "repeats": 3, "max_probes": 20, "connections": 64, "prefill_keys": 2_000_000,
+            "profile_duration_s": 60, "profile_events": "cpu,alloc,lock",
         }),
         NotebookSpec("04-executor-tuning", {
-            "workers": [1, 2, 4, 8], "queues": [16, 256, 4096], "probe_duration_s": 20, "warmup_s": 10,
-            "start_rate": 5000, "max_rate": 400_000, "precision": 0.05, "max_probes": 10, "connections": 64,
+            "workers": [1, 2, 4, 8], "queues": [16, 256, 4096], "probe_duration_s": 8, "warmup_s": 2,
+            "ramp_duration_s": 15, "precision": 0.04, "repeats": 2, "max_probes": 16, "connections": 64,
             "prefill_keys": 1_000_000, "overload_duration_s": 30,
         }),
         NotebookSpec("05-storage", {
@@ -124,7 +129,7 @@ FULL = Plan(
         }),
         NotebookSpec("06-summary", {}),
     ),
-    "course-length durations (the seeds' minute-long runs), tighter breakpoints",
+    "course-length durations (the seeds' minute-long runs), repeated edges, both CPU placements",
 )
 
 BUILTIN = {"quick": QUICK, "full": FULL}
