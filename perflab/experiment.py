@@ -382,10 +382,10 @@ def _record(run: Run, res: LoadResult, stats: pd.DataFrame, rec, validity: Valid
             run.meta["artifacts"][art] = f
     if not stats.empty:
         run.write_frame("stats.csv", stats, artifact="stats")
-        cols = [c for c in stats.columns if c in ("t_s", "executor.queue_depth", "executor.rejected_delta",
-                                                  "storage.flushes_delta", "storage.compactions_delta",
-                                                  "jvm.gc_ms_delta", "requests_total_delta", "storage.memtable_bytes",
-                                                  "storage.sstables")]
+        from .server import metrics as m
+        cols = [c for c in stats.columns if c in ("t_s", m.QUEUE_DEPTH, m.REJECTED + "_delta", m.FLUSHES + "_delta",
+                                                  m.COMPACTIONS + "_delta", m.GC_MS + "_delta", "requests_total_delta",
+                                                  m.MEMTABLE_BYTES, m.SSTABLES)]
         run.add_rows("stats", stats[cols].rename(columns=lambda c: c.replace(".", "_")).to_dict("records"))
     iv = res.intervals
     if not iv.empty:

@@ -18,17 +18,6 @@ import pandas as pd
 
 from .process import http_get
 
-#: cumulative counters of /v0/stats (architecture.md section 3); everything else is a gauge.
-COUNTER_KEYS = {
-    "executor.rejected", "executor.completed",
-    "storage.flushes", "storage.flush_bytes", "storage.flush_ms",
-    "storage.compactions", "storage.compaction_bytes", "storage.compaction_ms",
-    "storage.bloom_negatives", "storage.wal_syncs", "storage.wal_bytes",
-    "storage.write_stalls", "storage.write_stall_ms",
-    "jvm.gc_count", "jvm.gc_ms",
-}
-
-
 def fetch_stats(url: str, timeout: float = 2.0) -> dict:
     """One ``/v0/stats`` sample from the server at ``url`` (``http://host:port``)."""
     if not isinstance(url, str) or not url.startswith("http"):
@@ -51,7 +40,9 @@ def _flatten(d: dict, prefix: str = "") -> dict:
 
 
 def is_counter(column: str) -> bool:
-    return column in COUNTER_KEYS or column.startswith("requests.")
+    """Whether a flattened ``/v0/stats`` column is a cumulative counter (the server's metric list says)."""
+    from .metrics import is_counter as spec_counter
+    return spec_counter(column)
 
 
 def stats_frame(samples: list[dict], t0: float | None = None) -> pd.DataFrame:
