@@ -31,7 +31,7 @@ class ProfileParams(Params):
     lock_threshold: float = option(10e-6, "duration", "shortest contended lock wait recorded", min=0)
     threads: bool = option(True, "bool", "split stacks by thread (thread name as the root frame)")
     fallback: bool = option(True, "bool", "use itimer when perf_events are not usable")
-    gc: bool = option(True, "bool", "record the JVM's GC pauses in the same recording (JFR)")
+    gc: bool = option(True, "bool", "record the JVM's GC pauses in the same recording (JFR)", flag="--gc-pauses")
     jstackdepth: int = option(2048, "int", "deepest Java stack recorded", min=1)
     include: tuple = option((), "texts", "only stacks with a frame matching this pattern")
     exclude: tuple = option((), "texts", "drop stacks with a frame matching this pattern")
