@@ -35,7 +35,7 @@ public class SettingsTest {
         assertEquals("--mode: expected one of sync, async, virtual, got 'fast'", error("--mode", "fast"));
         assertEquals("--queue-kind: expected one of array, linked, lifo, got 'stack'", error("--queue-kind=stack"));
         assertTrue(error("--memtable-size", "4x").startsWith("--memtable-size: expected a size"));
-        assertTrue(error("--wal", "sometimes").startsWith("--wal: expected none, batch or always"));
+        assertEquals("--wal: expected one of none, batch, always, got 'sometimes'", error("--wal", "sometimes"));
         assertEquals("--workers: expected an integer, got 'many'", error("--workers", "many"));
         assertEquals("--data-dir: required for --backend lsm", error());
         assertEquals("--port: missing value", error("--port"));
