@@ -31,6 +31,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -82,6 +83,9 @@ class Server:
         if self.port is None:
             raise RuntimeError("server not ready")
         self.url = "http://127.0.0.1:%d" % self.port
+        # keep reading: timed event lines follow (flush, gc, ...), and a full pipe would stall the
+        # server's event writer (events dropped) and its final "stopped" line
+        threading.Thread(target=self.proc.stdout.read, daemon=True).start()
 
     def cpu_seconds(self):
         with open("/proc/%d/stat" % self.proc.pid) as f:

@@ -8,7 +8,8 @@ import perflab.spec.EventList;
 /**
  * Groups 503 rejections into queue_full episodes: an episode starts at the first rejection and ends at the
  * first request accepted after the last rejection; it is written once no rejection has come for
- * {@link #QUIET_NANOS} (under overload, accepts and rejects alternate every few microseconds, and one
+ * {@link #QUIET_NANOS} (checked by the event writer at least once a second, every 50 ms while an
+ * episode is open; under overload, accepts and rejects alternate every few microseconds, and one
  * event per alternation would flood the stream). The request path pays one volatile read per accepted
  * request; rejections (already the slow path) take a lock.
  */
@@ -46,15 +47,19 @@ final class QueueFullEpisodes implements EventWriter.Ticker {
     }
 
     @Override
-    public synchronized void tick(long now, boolean closing) {
+    public synchronized boolean tick(long now, boolean closing) {
         long first = firstRejection;
-        if (first == 0 || (!closing && now - lastRejection < QUIET_NANOS)) {
-            return;
+        if (first == 0) {
+            return false;
+        }
+        if (!closing && now - lastRejection < QUIET_NANOS) {
+            return true;
         }
         long end = acceptedAgain != 0 ? acceptedAgain : lastRejection;
         sink.emit(Event.of(EventList.QUEUE_FULL, first, end - first, rejected));
         firstRejection = 0;
         acceptedAgain = 0;
         rejected = 0;
+        return false;
     }
 }

@@ -27,7 +27,7 @@ public final class EventList {
             "bytes", "bytes", "wal", "text", "policy", "text");
     public static final EventSpec QUEUE_FULL = EventSpec.timed("queue_full",
             "a 503 episode of the async executor or the virtual in-flight cap: from the first rejection until it"
-                    + " accepted a request again, written once 100 ms pass without a rejection",
+                    + " accepted a request again, written once 100 ms pass without a rejection (within ~1 s)",
             "rejected", "count");
     public static final EventSpec GC = EventSpec.timed("gc",
             "one garbage collection pause (ts_us and dur_us are the pause); heap_before and heap_after are the"

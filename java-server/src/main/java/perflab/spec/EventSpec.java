@@ -1,5 +1,7 @@
 package perflab.spec;
 
+import perflab.util.Json;
+
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -19,6 +21,10 @@ public final class EventSpec {
     public final Map<String, String> fields;
     /** The kind-specific fields (after ts_us and dur_us for timed events). */
     public final List<String> ownFields;
+    /** {"event":"<name>","ts_us": : the start of a timed event's JSON line. */
+    public final String jsonPrefix;
+    /** ,"<field>": for each own field, pre-quoted. */
+    public final List<String> jsonKeys;
 
     private EventSpec(String name, boolean timed, String help, String... fieldsAndUnits) {
         this.name = name;
@@ -36,6 +42,12 @@ public final class EventSpec {
         }
         this.fields = Collections.unmodifiableMap(f);
         this.ownFields = Collections.unmodifiableList(own);
+        this.jsonPrefix = new Json().beginObject().field("event", name).key("ts_us").toString();
+        List<String> keys = new ArrayList<>();
+        for (String k : own) {
+            keys.add("," + new Json().value(k) + ":");
+        }
+        this.jsonKeys = Collections.unmodifiableList(keys);
     }
 
     static EventSpec timed(String name, String help, String... fieldsAndUnits) {
