@@ -5,8 +5,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Starts the gc event source chosen by --gc-events. JFR takes ~0.5 s of class loading to start, so it
- * starts on its own thread and the server does not wait for it (a pause in that first half second has no
- * event); /v0/debug/gc waits for {@link #awaitStarted} so that its collection is seen.
+ * starts on its own thread while the storage opens; the server waits for it (awaitStarted) before it
+ * listens, because JFR's start also throws away compiled code that then has to be compiled again.
  */
 public final class GcEvents implements AutoCloseable {
     private final CountDownLatch started = new CountDownLatch(1);
