@@ -18,13 +18,18 @@ import java.util.Map;
 
 /**
  * gc events from the collectors' MXBean notifications: the fallback when JFR cannot start. GcInfo gives
- * start and duration in whole milliseconds since JVM start, so these times are only millisecond-precise.
- * Beans that report concurrent cycles rather than pauses (ZGC/Shenandoah "Cycles", G1 "Concurrent GC")
- * are skipped.
+ * start and end in whole milliseconds on the JVM's management clock, whose origin is neither
+ * RuntimeMXBean.getStartTime() (measured: 0.2-260 ms apart, depending on how long VM start-up took) nor
+ * now minus getUptime(). The origin is therefore taken from the notifications themselves: a
+ * notification arrives after its collection ended, so receipt time minus GcInfo end time is an upper
+ * bound of the origin, and the smallest one seen so far is used. Times are millisecond-precise and may
+ * be late by the quickest delivery seen. Beans that report concurrent cycles rather than pauses
+ * (ZGC/Shenandoah "Cycles", G1 "Concurrent GC") are skipped.
  */
 final class MxBeanGcEvents implements AutoCloseable {
     private final EventSink sink;
-    private final long vmStartMillis = ManagementFactory.getRuntimeMXBean().getStartTime();
+    /** Epoch milliseconds of the management clock's zero (upper bound, lowered by each notification). */
+    private long originMillis = Long.MAX_VALUE; // guarded by this
     private final List<NotificationEmitter> emitters = new ArrayList<>();
     private final NotificationListener listener = this::notified;
 
@@ -43,10 +48,16 @@ final class MxBeanGcEvents implements AutoCloseable {
     }
 
     private void notified(Notification n, Object handback) {
+        long received = System.currentTimeMillis();
         GarbageCollectionNotificationInfo info = GarbageCollectionNotificationInfo.from(
                 (CompositeData) n.getUserData());
         GcInfo gc = info.getGcInfo();
-        sink.emit(Event.at(EventList.GC, (vmStartMillis + gc.getStartTime()) * 1000, gc.getDuration() * 1000,
+        long origin;
+        synchronized (this) {
+            originMillis = Math.min(originMillis, received - gc.getEndTime());
+            origin = originMillis;
+        }
+        sink.emit(Event.at(EventList.GC, (origin + gc.getStartTime()) * 1000, gc.getDuration() * 1000,
                 gc.getId(), info.getGcName(), info.getGcCause(), info.getGcAction(), used(gc.getMemoryUsageBeforeGc()),
                 used(gc.getMemoryUsageAfterGc()), "mxbean"));
     }

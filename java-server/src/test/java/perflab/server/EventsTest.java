@@ -202,20 +202,21 @@ public class EventsTest {
     }
 
     @Test
-    public void mxbeanGcEventsAreMillisecondPrecise() throws Exception {
+    public void mxbeanGcEventsAreNeverEarlierThanTheCollection() throws Exception {
         try (ServerProcess p = ServerProcess.server(JVM, "--port", "0", "--backend", "memory",
                 "--debug-endpoints", "on", "--gc-events", "mxbean")) {
             p.awaitReady();
             try (RawHttp http = new RawHttp(p.port())) {
                 long before = nowMicros();
                 assertEquals(200, http.call("POST", "/v0/debug/gc").status);
-                long after = nowMicros();
                 Map<String, Object> event = awaitSystemGc(p);
+                long seen = nowMicros();
                 assertEquals("mxbean", event.get("source"));
                 long ts = MiniJson.number(event.get("ts_us"));
-                // whole milliseconds since JVM start plus a millisecond start time: up to 2 ms early
-                assertTrue("gc at " + ts + " outside [" + before + ", " + after + "]",
-                        ts >= before - 2 * SLACK_US - 1000 && ts <= after + SLACK_US);
+                // whole milliseconds (two truncations), and late at most by the notification's delivery,
+                // which only a bound on when the line was seen can cover without timing the machine
+                assertTrue("gc at " + ts + " outside [" + before + " - 2 ms, " + seen + "]",
+                        ts >= before - 2000 - SLACK_US && ts <= seen);
             }
             p.terminate();
         }
