@@ -16,6 +16,8 @@ final class ApiHandler {
     private static final String ENTITIES = "/v0/entities";
     private static final String STATUS = "/v0/status";
     private static final String STATS = "/v0/stats";
+    private static final String DEBUG_GC = "/v0/debug/gc";
+    private static final String DEBUG_PAUSE = "/v0/debug/pause";
     private static final byte[] STATUS_BODY = HttpResponses.ascii("OK");
 
     private final Storage storage;
@@ -23,16 +25,25 @@ final class ApiHandler {
     private final StatsReport stats;
     private final ErrorLog errors = new ErrorLog();
     private final long debugDelayNanos;
+    /** Both null unless --debug-endpoints on. */
+    private final DebugEndpoints debug;
+    private final DebugPause pause;
 
-    ApiHandler(Storage storage, RequestStats requests, StatsReport stats, long debugDelayNanos) {
+    ApiHandler(Storage storage, RequestStats requests, StatsReport stats, long debugDelayNanos,
+               DebugEndpoints debug, DebugPause pause) {
         this.storage = storage;
         this.requests = requests;
         this.stats = stats;
         this.debugDelayNanos = debugDelayNanos;
+        this.debug = debug;
+        this.pause = pause;
     }
 
-    /** --debug-delay: a server of known capacity for testing the lab's breakpoint search. */
+    /** --debug-delay (a server of known capacity) and a /v0/debug/pause window, when enabled. */
     private void debugDelay() {
+        if (pause != null) {
+            pause.awaitEnd();
+        }
         if (debugDelayNanos > 0) {
             long deadline = System.nanoTime() + debugDelayNanos;
             for (long left = debugDelayNanos; left > 0; left = deadline - System.nanoTime()) {
@@ -89,9 +100,42 @@ final class ApiHandler {
                 send(request, session, 200, HttpResponses.build(HttpResponses.JSON_OK, stats.json(), keepAlive),
                         keepAlive);
             }
+        } else if (debug != null && is(uri, pathEnd, DEBUG_GC)) {
+            if (request.getMethod() != Request.METHOD_POST) {
+                respond(request, session, HttpResponses.METHOD_NOT_ALLOWED, "use POST");
+            } else {
+                String body;
+                try {
+                    body = debug.gc();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted while waiting for the gc event source", e);
+                }
+                json(request, session, body);
+            }
+        } else if (debug != null && is(uri, pathEnd, DEBUG_PAUSE)) {
+            if (request.getMethod() != Request.METHOD_POST) {
+                respond(request, session, HttpResponses.METHOD_NOT_ALLOWED, "use POST");
+                return;
+            }
+            String body;
+            try {
+                byte[] ms = QueryParams.get(uri, "ms");
+                body = debug.pause(ms == null ? null : new String(ms, java.nio.charset.StandardCharsets.UTF_8));
+            } catch (QueryParams.BadEncodingException | IllegalArgumentException e) {
+                respond(request, session, HttpResponses.BAD_REQUEST, e.getMessage());
+                return;
+            }
+            json(request, session, body);
         } else {
             respond(request, session, HttpResponses.BAD_REQUEST, "unknown path");
         }
+    }
+
+    private void json(Request request, KvSession session, String body) throws IOException {
+        boolean keepAlive = KvSession.keepAlive(request);
+        send(request, session, 200, HttpResponses.build(HttpResponses.JSON_OK,
+                body.getBytes(java.nio.charset.StandardCharsets.UTF_8), keepAlive), keepAlive);
     }
 
     private static boolean is(String uri, int pathEnd, String path) {

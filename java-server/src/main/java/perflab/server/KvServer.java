@@ -16,6 +16,7 @@ import java.net.ServerSocket;
 final class KvServer extends HttpServer {
     private volatile Dispatcher dispatcher;
     private volatile ApiHandler monitor;
+    private volatile boolean debugOnSelector;
 
     private KvServer(HttpServerConfig config) throws IOException {
         super(config);
@@ -59,12 +60,15 @@ final class KvServer extends HttpServer {
     }
 
     /**
-     * @param monitor answers GET /v0/stats on the selector thread: the lab's sampling must keep working
-     *                while the executor it observes is saturated and rejecting
+     * @param monitor        answers GET /v0/stats on the selector thread: the lab's sampling must keep working
+     *                       while the executor it observes is saturated and rejecting
+     * @param debugEndpoints /v0/debug/* also go to the monitor (a pause must not wait behind paused requests);
+     *                       otherwise they reach the API like any unknown path
      */
-    void setDispatcher(Dispatcher dispatcher, ApiHandler monitor) {
+    void setDispatcher(Dispatcher dispatcher, ApiHandler monitor, boolean debugEndpoints) {
         this.dispatcher = dispatcher;
         this.monitor = monitor;
+        this.debugOnSelector = debugEndpoints;
     }
 
     int boundPort() {
@@ -78,7 +82,8 @@ final class KvServer extends HttpServer {
 
     @Override
     public void handleRequest(Request request, HttpSession session) {
-        if (isStats(request.getURI())) {
+        String uri = request.getURI();
+        if (isStats(uri) || debugOnSelector && uri.startsWith("/v0/debug/")) {
             monitor.handle(request, (KvSession) session);
         } else {
             dispatcher.dispatch(request, (KvSession) session);

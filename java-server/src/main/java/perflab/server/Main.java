@@ -1,5 +1,10 @@
 package perflab.server;
 
+import perflab.events.EventSink;
+import perflab.events.EventWriter;
+import perflab.events.GcEvents;
+import perflab.spec.HelpText;
+import perflab.spec.SpecJson;
 import perflab.storage.InvalidOptionException;
 import perflab.storage.Storage;
 import perflab.storage.StorageException;
@@ -25,7 +30,11 @@ public final class Main {
     public static void main(String[] args) {
         for (String a : args) {
             if (a.equals("--help") || a.equals("-h")) {
-                System.err.print(Settings.usage());
+                System.err.print(HelpText.render());
+                System.exit(0);
+            }
+            if (a.equals("--options-json")) {
+                emit(SpecJson.render());
                 System.exit(0);
             }
         }
@@ -42,29 +51,47 @@ public final class Main {
         }
         emit(settings.toJson());
 
+        // started before the storage, so that flushes of replayed logs have their events too
+        EventWriter events = settings.events ? new EventWriter(OUT) : null;
+        GcEvents gc = events != null ? GcEvents.start(settings.gcEvents, events) : null;
         Storage storage;
         try {
-            storage = StorageFactory.open(settings.backend, settings.dataDir, settings.storage);
+            storage = StorageFactory.open(settings.backend, settings.dataDir, settings.storage,
+                    events != null ? events : EventSink.NONE);
         } catch (InvalidOptionException e) {
+            stopEvents(events, gc);
             fail(2, "--" + e.getMessage());
             return;
         } catch (StorageException e) {
+            stopEvents(events, gc);
             fail(1, e.getMessage());
             return;
         } catch (RuntimeException e) {
+            stopEvents(events, gc);
             fail(1, "cannot open " + settings.backend + " storage in " + settings.dataDir + ": " + e);
             return;
         }
 
+        if (gc != null) {
+            // JFR's start retransforms JDK classes, which throws away ~1200 compiled methods (measured with
+            // -XX:+PrintCompilation): let that happen before the first request, not in the lab's window
+            try {
+                gc.awaitStarted(30_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         RunningServer server;
         try {
-            server = RunningServer.start(settings, storage);
+            server = RunningServer.start(settings, storage, events, gc);
         } catch (BindException e) {
             closeQuietly(storage);
+            stopEvents(events, gc);
             fail(1, "port " + settings.port + " on " + settings.host + " is already in use");
             return;
         } catch (IOException | RuntimeException e) {
             closeQuietly(storage);
+            stopEvents(events, gc);
             fail(1, "cannot listen on " + settings.host + ":" + settings.port + ": " + e);
             return;
         }
@@ -95,6 +122,15 @@ public final class Main {
             stopped.await();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void stopEvents(EventWriter events, GcEvents gc) {
+        if (gc != null) {
+            gc.close();
+        }
+        if (events != null) {
+            events.close();
         }
     }
 

@@ -1,7 +1,8 @@
 package perflab.server;
 
 import one.nio.http.Request;
-import perflab.util.Json;
+
+import java.util.Map;
 
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
@@ -19,9 +20,12 @@ final class PoolDispatcher implements Dispatcher {
     private final BlockingQueue<Runnable> queue;
     private final int capacity;
     private final LongAdder rejected = new LongAdder();
+    /** Null when events are off. */
+    private final QueueFullEpisodes episodes;
 
-    PoolDispatcher(ApiHandler handler, int workers, int capacity, QueueKind kind) {
+    PoolDispatcher(ApiHandler handler, int workers, int capacity, QueueKind kind, QueueFullEpisodes episodes) {
         this.handler = handler;
+        this.episodes = episodes;
         this.capacity = capacity;
         this.queue = newQueue(kind, capacity);
         AtomicInteger ids = new AtomicInteger();
@@ -48,23 +52,27 @@ final class PoolDispatcher implements Dispatcher {
     public void dispatch(Request request, KvSession session) {
         try {
             pool.execute(() -> handler.handle(request, session));
+            if (episodes != null) {
+                episodes.accepted();
+            }
         } catch (RejectedExecutionException e) {
             rejected.increment();
+            if (episodes != null) {
+                episodes.rejected();
+            }
             handler.reject(request, session, "executor queue is full");
         }
     }
 
     @Override
-    public void writeStats(Json json) {
-        json.beginObject()
-                .field("mode", "async")
-                .field("pool_size", pool.getPoolSize())
-                .field("active_workers", pool.getActiveCount())
-                .field("queue_depth", queue.size())
-                .field("queue_capacity", capacity)
-                .field("rejected", rejected.sum())
-                .field("completed", pool.getCompletedTaskCount())
-                .endObject();
+    public void stats(Map<String, Object> into) {
+        into.put("mode", "async");
+        into.put("pool_size", (long) pool.getPoolSize());
+        into.put("active_workers", (long) pool.getActiveCount());
+        into.put("queue_depth", (long) queue.size());
+        into.put("queue_capacity", (long) capacity);
+        into.put("rejected", rejected.sum());
+        into.put("completed", pool.getCompletedTaskCount());
     }
 
     @Override

@@ -1,7 +1,10 @@
 package perflab.server;
 
-import perflab.storage.InvalidOptionException;
-import perflab.storage.StorageFactory;
+import perflab.spec.OptionException;
+import perflab.spec.OptionKind;
+import perflab.spec.OptionList;
+import perflab.spec.OptionSpec;
+import perflab.spec.OptionValues;
 import perflab.storage.StorageOptions;
 import perflab.util.Json;
 
@@ -13,20 +16,18 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.util.Arrays;
-import java.util.Collections;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 
-/** The server's effective configuration: flags over an optional properties file over defaults. */
+/**
+ * The server's effective configuration: flags over an optional properties file over defaults, every key
+ * parsed by its spec in {@link OptionList}. This class only adds what no single spec can say (a host
+ * must resolve, a data directory is required for some backends) and typed fields for the server.
+ */
 final class Settings {
-    static final List<String> SERVER_FLAGS = Collections.unmodifiableList(Arrays.asList(
-            "host", "port", "data-dir", "backend", "mode", "selectors", "workers", "queue", "queue-kind", "config",
-            "debug-delay"));
-
+    final OptionValues values;
     final String host;
     final int port;
     final Path dataDir;
@@ -36,52 +37,47 @@ final class Settings {
     final int workers;
     final int queue;
     final QueueKind queueKind;
+    final boolean events;
+    final String gcEvents;
+    final boolean debugEndpoints;
     /** Test aid: every /v0/entity and /v0/status request parks this long before answering. */
     final long debugDelayNanos;
     final Path configFile;
-    final Map<String, String> storageRaw;
     final StorageOptions storage;
 
-    private Settings(Map<String, String> raw, Path configFile) throws ConfigException {
-        int cpus = Runtime.getRuntime().availableProcessors();
-        this.configFile = configFile;
-        this.host = raw.getOrDefault("host", "127.0.0.1");
+    private Settings(OptionValues v) throws ConfigException {
+        this.values = v;
+        this.host = v.getString(OptionList.HOST);
         try {
             InetAddress.getByName(host);
         } catch (UnknownHostException e) {
             throw ConfigException.forFlag("host", "cannot resolve '" + host + "'");
         }
-        this.port = intFlag(raw, "port", 8080, 0, 65535);
-        String dir = raw.get("data-dir");
-        this.dataDir = dir == null || dir.isEmpty() ? null : Paths.get(dir);
-        this.backend = raw.getOrDefault("backend", "lsm");
-        if (!StorageFactory.BACKENDS.contains(backend)) {
-            throw ConfigException.forFlag("backend", "expected lsm, memory or rocksdb, got '" + backend + "'");
-        }
-        this.mode = enumFlag(raw, "mode", Mode.class, Mode.SYNC);
-        this.selectors = intFlag(raw, "selectors", cpus, 1, 1024);
-        this.workers = intFlag(raw, "workers", cpus, 1, 65536);
-        this.queue = intFlag(raw, "queue", 1024, 1, 1 << 24);
-        this.queueKind = enumFlag(raw, "queue-kind", QueueKind.class, QueueKind.ARRAY);
-        this.debugDelayNanos = durationFlag(raw, "debug-delay") * 1_000_000L;
-        Map<String, String> storageKeys = new LinkedHashMap<>();
-        for (Map.Entry<String, String> e : raw.entrySet()) {
-            if (StorageOptions.KEYS.contains(e.getKey())) {
-                storageKeys.put(e.getKey(), e.getValue());
-            }
-        }
-        this.storageRaw = Collections.unmodifiableMap(storageKeys);
-        try {
-            this.storage = StorageOptions.parse(storageKeys, null);
-        } catch (InvalidOptionException e) {
-            throw ConfigException.forFlag(e.key(), e.detail());
-        }
+        this.port = v.getInt(OptionList.PORT);
+        this.dataDir = path(v, OptionList.DATA_DIR);
+        this.backend = v.getString(OptionList.BACKEND);
+        this.mode = Mode.valueOf(v.getString(OptionList.MODE).toUpperCase(Locale.ROOT));
+        this.selectors = v.getInt(OptionList.SELECTORS);
+        this.workers = v.getInt(OptionList.WORKERS);
+        this.queue = v.getInt(OptionList.QUEUE);
+        this.queueKind = QueueKind.valueOf(v.getString(OptionList.QUEUE_KIND).toUpperCase(Locale.ROOT));
+        this.events = v.isOn(OptionList.EVENTS);
+        this.gcEvents = v.getString(OptionList.GC_EVENTS);
+        this.debugEndpoints = v.isOn(OptionList.DEBUG_ENDPOINTS);
+        this.debugDelayNanos = v.getLong(OptionList.DEBUG_DELAY) * 1_000_000L;
+        this.configFile = path(v, OptionList.CONFIG);
+        this.storage = StorageOptions.from(v);
         if (dataDir == null && !backend.equals("memory")) {
             throw ConfigException.forFlag("data-dir", "required for --backend " + backend);
         }
     }
 
-    /** Parses {@code --name value} and {@code --name=value}; {@code --config FILE} supplies defaults. */
+    private static Path path(OptionValues v, OptionSpec spec) {
+        String p = v.getString(spec);
+        return p == null ? null : Paths.get(p);
+    }
+
+    /** Parses {@code --key value} and {@code --key=value}; {@code --config FILE} supplies defaults. */
     static Settings parse(String[] args) throws ConfigException {
         Map<String, String> flags = new LinkedHashMap<>();
         for (int i = 0; i < args.length; i++) {
@@ -98,29 +94,30 @@ final class Settings {
             } else if (i + 1 < args.length && !args[i + 1].startsWith("--")) {
                 value = args[++i];
             } else {
-                checkKnown(name, "--" + name);
+                checkKnown(name);
                 throw ConfigException.forFlag(name, "missing value");
             }
-            checkKnown(name, "--" + name);
+            checkKnown(name);
             if (flags.containsKey(name)) {
                 throw ConfigException.forFlag(name, "given twice");
             }
             flags.put(name, value);
         }
         Map<String, String> merged = new LinkedHashMap<>();
-        Path configFile = null;
         if (flags.containsKey("config")) {
-            configFile = Paths.get(flags.get("config"));
-            merged.putAll(readProperties(configFile));
+            merged.putAll(readProperties(Paths.get(flags.get("config"))));
         }
         merged.putAll(flags);
-        merged.remove("config");
-        return new Settings(merged, configFile);
+        try {
+            return new Settings(OptionValues.parse(merged, OptionList.ALL));
+        } catch (OptionException e) {
+            throw ConfigException.forFlag(e.key(), e.detail());
+        }
     }
 
-    private static void checkKnown(String name, String shown) throws ConfigException {
-        if (!SERVER_FLAGS.contains(name) && !StorageOptions.KEYS.contains(name)) {
-            throw new ConfigException("unknown flag " + shown + " (see --help)");
+    private static void checkKnown(String name) throws ConfigException {
+        if (OptionList.byKey(name) == null) {
+            throw new ConfigException("unknown flag --" + name + " (see --help)");
         }
     }
 
@@ -134,7 +131,7 @@ final class Settings {
         }
         Map<String, String> m = new LinkedHashMap<>();
         for (String key : p.stringPropertyNames()) {
-            if (key.equals("config") || (!SERVER_FLAGS.contains(key) && !StorageOptions.KEYS.contains(key))) {
+            if (key.equals("config") || OptionList.byKey(key) == null) {
                 throw ConfigException.forFlag("config", file + ": unknown key '" + key + "'");
             }
             m.put(key, p.getProperty(key).trim());
@@ -142,79 +139,16 @@ final class Settings {
         return m;
     }
 
-    private static int intFlag(Map<String, String> raw, String name, int def, int min, int max)
-            throws ConfigException {
-        String v = raw.get(name);
-        if (v == null) {
-            return def;
-        }
-        int n;
-        try {
-            n = Integer.parseInt(v.trim());
-        } catch (NumberFormatException e) {
-            throw ConfigException.forFlag(name, "expected an integer, got '" + v + "'");
-        }
-        if (n < min) {
-            throw ConfigException.forFlag(name, (min == 1 ? "must be > 0" : "must be >= " + min) + ", got " + n);
-        }
-        if (n > max) {
-            throw ConfigException.forFlag(name, "must be <= " + max + ", got " + n);
-        }
-        return n;
-    }
-
-    private static long durationFlag(Map<String, String> raw, String name) throws ConfigException {
-        String v = raw.get(name);
-        if (v == null) {
-            return 0;
-        }
-        long ms;
-        try {
-            ms = perflab.util.Units.parseMillis(v);
-        } catch (IllegalArgumentException e) {
-            throw ConfigException.forFlag(name, e.getMessage());
-        }
-        if (ms < 0 || ms > 60_000) {
-            throw ConfigException.forFlag(name, "must be between 0ms and 60s, got " + v);
-        }
-        return ms;
-    }
-
-    private static <E extends Enum<E>> E enumFlag(Map<String, String> raw, String name, Class<E> type, E def)
-            throws ConfigException {
-        String v = raw.get(name);
-        if (v == null) {
-            return def;
-        }
-        try {
-            return Enum.valueOf(type, v.trim().toUpperCase(Locale.ROOT));
-        } catch (IllegalArgumentException e) {
-            StringBuilder allowed = new StringBuilder();
-            for (E c : type.getEnumConstants()) {
-                allowed.append(allowed.length() == 0 ? "" : ", ").append(c.name().toLowerCase(Locale.ROOT));
-            }
-            throw ConfigException.forFlag(name, "expected one of " + allowed + ", got '" + v + "'");
-        }
-    }
-
-    /** The "config" event line. */
+    /** The "config" event line: every option's effective value (bytes, ms), paths absolute, then the runtime. */
     String toJson() {
-        Json j = new Json().beginObject()
-                .field("event", "config")
-                .field("host", host)
-                .field("port", port)
-                .field("data-dir", dataDir == null ? null : dataDir.toAbsolutePath().toString())
-                .field("backend", backend)
-                .field("mode", mode.label())
-                .field("selectors", selectors)
-                .field("workers", workers)
-                .field("queue", queue)
-                .field("queue-kind", queueKind.label())
-                .field("debug-delay", debugDelayNanos / 1_000_000);
-        for (Map.Entry<String, Object> e : storage.describe().entrySet()) {
-            j.field(e.getKey(), e.getValue());
+        Json j = new Json().beginObject().field("event", "config");
+        for (Map.Entry<OptionSpec, Object> e : values.asMap().entrySet()) {
+            Object value = e.getValue();
+            if (e.getKey().kind == OptionKind.PATH && value != null) {
+                value = Paths.get((String) value).toAbsolutePath().toString();
+            }
+            j.field(e.getKey().key, value);
         }
-        j.field("config", configFile == null ? null : configFile.toAbsolutePath().toString());
         j.field("java_version", System.getProperty("java.version"));
         // one-nio falls back to java.nio when its bundled native library cannot load (it needs glibc 2.38)
         j.field("one_nio_native", oneNioNative());
@@ -229,32 +163,5 @@ final class Settings {
         } catch (Throwable e) {
             return false;
         }
-    }
-
-    static String usage() {
-        return String.join("\n",
-                "usage: java -cp 'lib/*' perflab.server.Main [--flag value]...",
-                "  --host ADDR            bind address (127.0.0.1)",
-                "  --port N               port, 0 picks a free one (8080)",
-                "  --data-dir DIR         storage directory, required for lsm/rocksdb",
-                "  --backend NAME         lsm | memory | rocksdb (lsm)",
-                "  --mode NAME            sync | async | virtual (sync)",
-                "  --selectors N          one-nio selector threads (CPU count)",
-                "  --workers N            async executor threads (CPU count)",
-                "  --queue N              async queue capacity / virtual in-flight limit (1024)",
-                "  --queue-kind NAME      array | linked | lifo (array)",
-                "  --memtable-size SIZE   memtable byte threshold (4m)",
-                "  --max-immutable N      immutable memtables before writes stall (2)",
-                "  --flush-threads N      background flush threads (1)",
-                "  --compaction-threads N background compaction threads, 0 disables compaction (1)",
-                "  --wal POLICY           none | batch | always (batch)",
-                "  --wal-batch-delay DUR  fsync interval for batch (5ms)",
-                "  --table-size SIZE      SSTable file size target (64m)",
-                "  --block-size SIZE      SSTable data block size (4k)",
-                "  --bloom-bits N         bloom filter bits per key, 0 disables (10)",
-                "  --background-nice N    lsm: nice value of flush/compaction threads, 0 = unchanged (10)",
-                "  --debug-delay DUR      park each /v0/entity and /v0/status request this long (0 = off)",
-                "  --config FILE          .properties with the same keys; flags override it",
-                "");
     }
 }

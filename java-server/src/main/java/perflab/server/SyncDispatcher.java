@@ -1,7 +1,8 @@
 package perflab.server;
 
 import one.nio.http.Request;
-import perflab.util.Json;
+
+import java.util.Map;
 
 import java.util.concurrent.atomic.LongAdder;
 
@@ -23,16 +24,14 @@ final class SyncDispatcher implements Dispatcher {
     }
 
     @Override
-    public void writeStats(Json json) {
-        json.beginObject()
-                .field("mode", "sync")
-                .field("pool_size", selectors)
-                .field("active_workers", 0)
-                .field("queue_depth", 0)
-                .field("queue_capacity", 0)
-                .field("rejected", 0)
-                .field("completed", completed.sum())
-                .endObject();
+    public void stats(Map<String, Object> into) {
+        into.put("mode", "sync");
+        into.put("pool_size", (long) selectors);
+        into.put("active_workers", 0L);
+        into.put("queue_depth", 0L);
+        into.put("queue_capacity", 0L);
+        into.put("rejected", 0L);
+        into.put("completed", completed.sum());
     }
 
     @Override

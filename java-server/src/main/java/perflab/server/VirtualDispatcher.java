@@ -1,7 +1,8 @@
 package perflab.server;
 
 import one.nio.http.Request;
-import perflab.util.Json;
+
+import java.util.Map;
 
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
@@ -24,9 +25,12 @@ final class VirtualDispatcher implements Dispatcher {
     private final int limit;
     private final LongAdder rejected = new LongAdder();
     private final LongAdder completed = new LongAdder();
+    /** Null when events are off. */
+    private final QueueFullEpisodes episodes;
 
-    VirtualDispatcher(ApiHandler handler, int limit) {
+    VirtualDispatcher(ApiHandler handler, int limit, QueueFullEpisodes episodes) {
         this.handler = handler;
+        this.episodes = episodes;
         this.limit = limit;
         this.permits = new Semaphore(limit);
         this.executor = newVirtualThreadPerTaskExecutor();
@@ -55,8 +59,14 @@ final class VirtualDispatcher implements Dispatcher {
     public void dispatch(Request request, KvSession session) {
         if (!permits.tryAcquire()) {
             rejected.increment();
+            if (episodes != null) {
+                episodes.rejected();
+            }
             handler.reject(request, session, "in-flight request limit reached");
             return;
+        }
+        if (episodes != null) {
+            episodes.accepted();
         }
         try {
             executor.execute(() -> {
@@ -75,17 +85,15 @@ final class VirtualDispatcher implements Dispatcher {
     }
 
     @Override
-    public void writeStats(Json json) {
+    public void stats(Map<String, Object> into) {
         int inFlight = limit - permits.availablePermits();
-        json.beginObject()
-                .field("mode", "virtual")
-                .field("pool_size", inFlight)
-                .field("active_workers", inFlight)
-                .field("queue_depth", 0)
-                .field("queue_capacity", limit)
-                .field("rejected", rejected.sum())
-                .field("completed", completed.sum())
-                .endObject();
+        into.put("mode", "virtual");
+        into.put("pool_size", (long) inFlight);
+        into.put("active_workers", (long) inFlight);
+        into.put("queue_depth", 0L);
+        into.put("queue_capacity", (long) limit);
+        into.put("rejected", rejected.sum());
+        into.put("completed", completed.sum());
     }
 
     @Override

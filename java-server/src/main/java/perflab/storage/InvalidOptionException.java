@@ -1,22 +1,12 @@
 package perflab.storage;
 
-/** A bad option key or value; {@link #key()} names it so callers can print "--key: detail". */
-public class InvalidOptionException extends IllegalArgumentException {
+import perflab.spec.OptionException;
+
+/** A bad storage option key or value; {@link #key()} names it so callers can print "--key: detail". */
+public class InvalidOptionException extends OptionException {
     private static final long serialVersionUID = 1L;
-    private final String key;
-    private final String detail;
 
     public InvalidOptionException(String key, String detail) {
-        super(key + ": " + detail);
-        this.key = key;
-        this.detail = detail;
-    }
-
-    public String key() {
-        return key;
-    }
-
-    public String detail() {
-        return detail;
+        super(key, detail);
     }
 }

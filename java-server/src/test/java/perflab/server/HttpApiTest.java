@@ -6,6 +6,8 @@ import org.junit.Rule;
 import org.junit.Test;
 import org.junit.runner.RunWith;
 import org.junit.runners.Parameterized;
+import perflab.spec.MetricList;
+import perflab.spec.MetricSpec;
 import perflab.storage.StorageStats;
 import perflab.testing.MiniJson;
 import perflab.testing.RawHttp;
@@ -210,6 +212,50 @@ public class HttpApiTest {
         for (String k : new String[]{"heap_used", "heap_committed", "heap_max", "gc_count", "gc_ms", "threads"}) {
             assertTrue("jvm." + k, jvm.get(k) instanceof Long);
         }
+    }
+
+    /** Dotted names of every leaf of a JSON object ("storage.flushes", "requests.GET.200"). */
+    private static void leaves(String prefix, Map<String, Object> object, Map<String, Object> out) {
+        for (Map.Entry<String, Object> e : object.entrySet()) {
+            String name = prefix.isEmpty() ? e.getKey() : prefix + "." + e.getKey();
+            if (e.getValue() instanceof Map) {
+                leaves(name, MiniJson.object(e.getValue()), out);
+            } else {
+                out.put(name, e.getValue());
+            }
+        }
+    }
+
+    @Test
+    public void statsLeavesAreExactlyTheSpecifiedMetrics() throws Exception {
+        http.call("PUT", "/v0/entity?id=m1", utf8("x"));
+        http.call("GET", "/v0/entity?id=m1");
+        http.call("GET", "/v0/entity?id=absent");
+        Map<String, Object> leaves = new java.util.TreeMap<>();
+        leaves("", MiniJson.object(http.call("GET", "/v0/stats").text()), leaves);
+        List<MetricSpec> specs = MetricList.forBackend(backend);
+        for (Map.Entry<String, Object> leaf : leaves.entrySet()) {
+            MetricSpec spec = null;
+            for (MetricSpec m : specs) {
+                if (m.matches(leaf.getKey())) {
+                    spec = m;
+                }
+            }
+            assertNotNull(backend + " reports " + leaf.getKey() + ", which has no spec", spec);
+            if (spec.kind == MetricSpec.Kind.LABEL) {
+                assertTrue(leaf.getKey(), leaf.getValue() instanceof String);
+            } else {
+                assertTrue(leaf.getKey() + " = " + leaf.getValue(), leaf.getValue() instanceof Long);
+            }
+        }
+        for (MetricSpec m : specs) {
+            boolean present = false;
+            for (String name : leaves.keySet()) {
+                present |= m.matches(name);
+            }
+            assertTrue(backend + " does not report " + m.name + "; it reports " + leaves.keySet(), present);
+        }
+        assertTrue(leaves.containsKey("requests.PUT.201")); // the pattern family really is matched as a pattern
     }
 
     @Test

@@ -3,6 +3,8 @@ package perflab.server;
 import org.junit.Assume;
 import org.junit.Rule;
 import org.junit.Test;
+import perflab.spec.EventList;
+import perflab.spec.EventSpec;
 import perflab.testing.MiniJson;
 import perflab.testing.RawHttp;
 import perflab.testing.ServerProcess;
@@ -21,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 
 import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertTrue;
 
 /** The server as the lab runs it: a separate JVM, its stdout protocol, exit codes and error messages. */
@@ -65,7 +68,17 @@ public class ServerProcessTest {
             assertEquals(Boolean.TRUE, stopped.get("flushed"));
             assertTrue(MiniJson.number(stopped.get("requests")) >= 100);
             List<String> lines = p.stdoutLines();
-            assertEquals("stdout must carry only the three events: " + lines, 3, lines.size());
+            assertEquals("config", MiniJson.object(lines.get(0)).get("event"));
+            assertEquals("stopped", MiniJson.object(lines.get(lines.size() - 1)).get("event"));
+            int flushes = 0;
+            for (String line : lines.subList(1, lines.size() - 1)) { // ready, then timed events (JSON only)
+                Map<String, Object> ev = MiniJson.object(line);
+                EventSpec spec = EventList.byName((String) ev.get("event"));
+                assertNotNull("unknown event line " + line, spec);
+                assertTrue(line, spec.timed || spec == EventList.READY);
+                flushes += spec == EventList.FLUSH ? 1 : 0;
+            }
+            assertTrue("the SIGTERM flush has its event before the stopped line: " + lines, flushes >= 1);
         }
         assertEquals("graceful stop leaves no log to replay", 0, count(dir, "*.wal"));
         assertTrue(count(dir, "*.sst") >= 1);
@@ -90,7 +103,7 @@ public class ServerProcessTest {
 
     @Test
     public void badFlagsExitWithStatus2NamingTheFlag() throws Exception {
-        assertFails(2, "error: --queue: must be > 0, got -1", "--queue", "-1", "--backend", "memory");
+        assertFails(2, "error: --queue: must be between 1 and 16777216, got '-1'", "--queue", "-1", "--backend", "memory");
         assertFails(2, "error: unknown flag --frobnicate", "--frobnicate", "1");
         assertFails(2, "error: --data-dir: required for --backend rocksdb", "--backend", "rocksdb");
     }

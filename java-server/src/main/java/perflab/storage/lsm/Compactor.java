@@ -95,9 +95,11 @@ final class Compactor {
             if (purgeTombstones) {
                 metrics.tombstonesPurged.add(tombstonesIn - tombstonesOut);
             }
+            long duration = System.nanoTime() - start;
             metrics.compactions.increment();
             metrics.compactionBytes.add(output == null ? 0 : output.bytes);
-            metrics.compactionNanos.add(System.nanoTime() - start);
+            metrics.compactionNanos.add(duration);
+            db.events.compacted(start, duration, window, output);
             // the inputs may still be in use by reads that started before the swap
             db.quiescence.await();
             for (SortedRun run : window) {

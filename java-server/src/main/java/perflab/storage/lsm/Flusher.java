@@ -62,9 +62,11 @@ final class Flusher {
             db.quiescence.await();
             memtable.markFlushed();
             memtable.release();
+            long duration = System.nanoTime() - start;
             metrics.flushes.increment();
             metrics.flushBytes.add(bytes);
-            metrics.flushNanos.add(System.nanoTime() - start);
+            metrics.flushNanos.add(duration);
+            db.events.flushed(start, duration, run);
         } finally {
             metrics.flushActive.decrementAndGet();
         }

@@ -1,5 +1,6 @@
 package perflab.storage.lsm;
 
+import perflab.events.EventSink;
 import perflab.storage.BulkLoader;
 import perflab.storage.DirectoryLock;
 import perflab.storage.Entry;
@@ -31,6 +32,7 @@ public final class LsmStorage implements Storage, BulkLoader {
     final Path dir;
     final StorageOptions options;
     final LsmMetrics metrics = new LsmMetrics();
+    final LsmEvents events;
     final Quiescence quiescence = new Quiescence(Runtime.getRuntime().availableProcessors());
     /** Guards state transitions (never taken by reads, by writes only to switch memtables); held briefly. */
     final Object stateLock = new Object();
@@ -46,10 +48,16 @@ public final class LsmStorage implements Storage, BulkLoader {
     private volatile LsmState state;
     private volatile boolean closed;
     private volatile Throwable backgroundError;
+    /** The current write stall episode (guarded by stateLock): writers waiting now, in total, since when. */
+    private int stallWaiting;
+    private int stallWriters;
+    private long stallEpisodeStart;
 
-    private LsmStorage(Path dir, StorageOptions options, DirectoryLock lock, long nextFile, Version version) {
+    private LsmStorage(Path dir, StorageOptions options, EventSink events, DirectoryLock lock, long nextFile,
+                       Version version) {
         this.dir = dir;
         this.options = options;
+        this.events = new LsmEvents(events, options.slowSyncThresholdMs, options.wal.label());
         this.lock = lock;
         this.nextFile = new AtomicLong(nextFile);
         this.state = new LsmState(null, new ArrayList<>(), version);
@@ -61,11 +69,16 @@ public final class LsmStorage implements Storage, BulkLoader {
 
     /** Opens (creating if needed) and recovers the database in {@code dir}; see {@link Recovery}. */
     public static LsmStorage open(Path dir, StorageOptions options) throws StorageException {
+        return open(dir, options, EventSink.NONE);
+    }
+
+    /** @param events where flush, compaction, write_stall and wal_sync events go */
+    public static LsmStorage open(Path dir, StorageOptions options, EventSink events) throws StorageException {
         DirectoryLock lock = DirectoryLock.acquire(dir);
         LsmStorage db = null;
         try {
             Recovery.Loaded loaded = Recovery.load(dir);
-            db = new LsmStorage(dir, options, lock, loaded.nextFile, loaded.version);
+            db = new LsmStorage(dir, options, events, lock, loaded.nextFile, loaded.version);
             Recovery.replayLogs(db, loaded.logs);
             synchronized (db.stateLock) {
                 db.state = new LsmState(db.spareLog.take(0), new ArrayList<>(), db.state.version);
@@ -243,26 +256,48 @@ public final class LsmStorage implements Storage, BulkLoader {
     private void switchMemtable(Memtable full, int recordSize) throws IOException {
         synchronized (stateLock) {
             long stallStart = 0;
-            while (state.active == full && !closed && state.immutables.size() >= options.maxImmutable) {
-                checkBackgroundError();
-                if (stallStart == 0) {
-                    stallStart = System.nanoTime();
-                    metrics.writeStalls.increment();
+            try {
+                while (state.active == full && !closed && state.immutables.size() >= options.maxImmutable) {
+                    checkBackgroundError();
+                    if (stallStart == 0) {
+                        stallStart = System.nanoTime();
+                        metrics.writeStalls.increment();
+                        stallBegins(stallStart);
+                    }
+                    try {
+                        stateLock.wait(100);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new StorageException("interrupted while waiting for a flush in " + dir);
+                    }
                 }
-                try {
-                    stateLock.wait(100);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new StorageException("interrupted while waiting for a flush in " + dir);
+            } finally {
+                if (stallStart != 0) {
+                    long end = System.nanoTime();
+                    metrics.writeStallNanos.add(end - stallStart);
+                    stallEnds(end);
                 }
-            }
-            if (stallStart != 0) {
-                metrics.writeStallNanos.add(System.nanoTime() - stallStart);
             }
             if (state.active != full || closed) {
                 return;
             }
             rotateLocked(recordSize);
+        }
+    }
+
+    /** Caller holds stateLock. A writer starts waiting; the first one opens a stall episode. */
+    private void stallBegins(long now) {
+        if (stallWaiting++ == 0) {
+            stallEpisodeStart = now;
+            stallWriters = 0;
+        }
+        stallWriters++;
+    }
+
+    /** Caller holds stateLock. A writer stops waiting; the last one closes the episode (one event). */
+    private void stallEnds(long now) {
+        if (--stallWaiting == 0) {
+            events.stalled(stallEpisodeStart, now - stallEpisodeStart, stallWriters);
         }
     }
 
@@ -282,7 +317,7 @@ public final class LsmStorage implements Storage, BulkLoader {
             throw new StorageException("a record of " + recordSize + " bytes does not fit in a log file");
         }
         Path path = FileNames.wal(dir, id);
-        WalWriter wal = WalWriter.create(path, id, (int) capacity, metrics);
+        WalWriter wal = WalWriter.create(path, id, (int) capacity, metrics, events);
         Manifest.syncDirectory(dir); // the log's directory entry must survive a power loss too
         return Memtable.active(id, wal);
     }

@@ -26,6 +26,7 @@ final class WalWriter implements AutoCloseable {
     private final ByteBuffer buf;
     private final int capacity;
     private final LsmMetrics metrics;
+    private final LsmEvents events;
     private final ReentrantLock syncLock = new ReentrantLock();
 
     private int position = WalFormat.HEADER; // guarded by this
@@ -33,13 +34,14 @@ final class WalWriter implements AutoCloseable {
     private volatile int synced = WalFormat.HEADER; // written under syncLock
     private boolean closed; // guarded by syncLock and this
 
-    private WalWriter(long id, Path path, MappedRegion region, LsmMetrics metrics) {
+    private WalWriter(long id, Path path, MappedRegion region, LsmMetrics metrics, LsmEvents events) {
         this.id = id;
         this.path = path;
         this.region = region;
         this.buf = region.buffer();
         this.capacity = region.size();
         this.metrics = metrics;
+        this.events = events;
     }
 
     /**
@@ -47,7 +49,8 @@ final class WalWriter implements AutoCloseable {
      * instead (blocks allocated ahead, as some engines do) was measured: with {@code --wal always} at
      * 8000 PUT/s each msync got so slow that the server fell to 3600-4900 PUT/s, so the file stays sparse.
      */
-    static WalWriter create(Path path, long id, int capacity, LsmMetrics metrics) throws IOException {
+    static WalWriter create(Path path, long id, int capacity, LsmMetrics metrics, LsmEvents events)
+            throws IOException {
         MappedRegion region;
         try (FileChannel ch = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
                 StandardOpenOption.WRITE)) {
@@ -58,7 +61,7 @@ final class WalWriter implements AutoCloseable {
         b.putInt(4, WalFormat.VERSION);
         b.putLong(8, id);
         region.force(0, WalFormat.HEADER);
-        return new WalWriter(id, path, region, metrics);
+        return new WalWriter(id, path, region, metrics, events);
     }
 
     /** Space a record needs in the log. */
@@ -166,9 +169,12 @@ final class WalWriter implements AutoCloseable {
         int target = written;
         int from = synced;
         if (target > from) {
+            long start = System.nanoTime();
             region.force(from, target - from);
+            long duration = System.nanoTime() - start;
             synced = target;
             metrics.walSyncs.increment();
+            events.synced(start, duration, target - from, path);
             return true;
         }
         return false;

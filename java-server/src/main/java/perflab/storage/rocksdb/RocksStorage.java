@@ -18,6 +18,9 @@ import org.rocksdb.Slice;
 import org.rocksdb.Statistics;
 import org.rocksdb.TickerType;
 import org.rocksdb.WriteOptions;
+import perflab.events.Event;
+import perflab.events.EventSink;
+import perflab.spec.EventList;
 import perflab.storage.BulkLoader;
 import perflab.storage.DirectoryLock;
 import perflab.storage.Entry;
@@ -60,16 +63,23 @@ public final class RocksStorage implements Storage, BulkLoader {
     private final WriteOptions writeOptions;
     private final ScheduledExecutorService walSyncer;
     private final long tableSize;
+    private final EventSink eventSink;
+    private final long slowSyncNanos;
+    /** WAL bytes at the previous batch sync (syncer thread only), for a slow sync's byte count. */
+    private long walBytesAtSync;
     private volatile boolean closed;
     /** Set by writers, cleared by the batch syncer: an idle database is not fsynced every few ms. */
     private volatile boolean unsynced;
 
-    private RocksStorage(Path dir, DirectoryLock lock, StorageOptions opts) throws StorageException {
+    private RocksStorage(Path dir, DirectoryLock lock, StorageOptions opts, EventSink eventSink)
+            throws StorageException {
         this.dir = dir;
         this.lock = lock;
         this.statistics = new Statistics();
         this.tableSize = opts.tableSize;
-        this.events = new RocksEvents();
+        this.eventSink = eventSink;
+        this.slowSyncNanos = opts.slowSyncThresholdMs * 1_000_000L;
+        this.events = new RocksEvents(eventSink);
         Env env = Env.getDefault();
         env.setBackgroundThreads(opts.flushThreads, Priority.HIGH);
         env.setBackgroundThreads(Math.max(1, opts.compactionThreads), Priority.LOW);
@@ -118,9 +128,14 @@ public final class RocksStorage implements Storage, BulkLoader {
     }
 
     public static RocksStorage open(Path dir, StorageOptions opts) throws StorageException {
+        return open(dir, opts, EventSink.NONE);
+    }
+
+    /** @param events where flush, compaction, write_stall and (batch) wal_sync events go */
+    public static RocksStorage open(Path dir, StorageOptions opts, EventSink events) throws StorageException {
         DirectoryLock lock = DirectoryLock.acquire(dir);
         try {
-            return new RocksStorage(dir, lock, opts);
+            return new RocksStorage(dir, lock, opts, events);
         } catch (StorageException | RuntimeException e) {
             lock.close();
             throw e;
@@ -133,7 +148,17 @@ public final class RocksStorage implements Storage, BulkLoader {
         }
         unsynced = false;
         try {
+            long start = System.nanoTime();
             db.syncWal();
+            long duration = System.nanoTime() - start;
+            if (eventSink.enabled()) {
+                long walBytes = statistics.getTickerCount(TickerType.WAL_FILE_BYTES);
+                if (duration >= slowSyncNanos) {
+                    eventSink.emit(Event.of(EventList.WAL_SYNC, start, duration, walBytes - walBytesAtSync, null,
+                            "batch"));
+                }
+                walBytesAtSync = walBytes;
+            }
         } catch (RocksDBException e) {
             System.err.println("rocksdb: WAL sync failed in " + dir + ": " + e.getMessage());
         }
