@@ -4,6 +4,7 @@ mod cli;
 mod clock;
 mod collector;
 mod event_loop;
+mod flags;
 mod hdr_log;
 mod histogram;
 mod http;

@@ -32,6 +32,10 @@ pub fn main_with_args(args: &[String]) -> i32 {
             print!("{}", cli::usage());
             0
         }
+        Ok(Command::OptionsJson) => {
+            print!("{}", cli::options_json());
+            0
+        }
         Ok(Command::Version) => {
             println!("perflab-load {} (wrk2-compatible open-loop load generator, LuaJIT)", cli::VERSION);
             0
