@@ -2,6 +2,7 @@
 //! options after the URL work as in wrk2) plus perflab's extensions, all from one
 //! table (`FLAGS`), and the checks that relate flags to each other.
 
+use crate::batching::Slack;
 use crate::flags;
 use crate::units::{parse_duration_us, parse_metric};
 use std::path::PathBuf;
@@ -15,8 +16,18 @@ pub enum RateShape {
     Constant(f64),
     /// `--rate-steps A:B:S`: rates A, A+S, … up to B, each held for `step_us`.
     Steps { rates: Vec<f64>, step_us: u64 },
-    /// `--ramp A:B`: linear growth from A to B over the duration.
-    Ramp { from: f64, to: f64 },
+    /// `--ramp A:B`: growth from A to B over the duration.
+    Ramp { from: f64, to: f64, curve: Curve },
+}
+
+/// `--ramp-curve`: how a ramp goes from A to B.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Curve {
+    /// A constant increase per second.
+    #[default]
+    Linear,
+    /// A constant factor per second: rate(t) = A·(B/A)^(t/d).
+    Exp,
 }
 
 #[derive(Clone, Debug)]
@@ -40,8 +51,12 @@ pub struct Config {
     pub json: Option<PathBuf>,
     pub hdr_log: Option<PathBuf>,
     pub hdr_interval_us: u64,
-    /// How late a request may go out so that one wake-up sends several (0: on time).
-    pub send_slack_us: u64,
+    /// How late a request may go out so that one wake-up sends several.
+    pub slack: Slack,
+    /// `--stop-on-p99`: end the window once `stop_intervals` intervals in a row have a
+    /// corrected p99 above this (µs).
+    pub stop_on_p99_us: Option<u64>,
+    pub stop_intervals: u32,
 }
 
 impl Config {
@@ -91,7 +106,10 @@ struct Opts {
     steps: Option<[f64; 3]>,
     step_us: Option<u64>,
     ramp: Option<[f64; 2]>,
-    send_slack_us: u64,
+    ramp_curve: Curve,
+    slack: Option<Slack>,
+    stop_on_p99_us: Option<u64>,
+    stop_intervals: u32,
 }
 
 impl Opts {
@@ -372,9 +390,56 @@ const FLAGS: &[Spec<Opts>] = &[
         group: Perflab,
         default: D::None,
         choices: &[],
-        help: "rate grows linearly from A to B over -d",
+        help: "rate grows from A to B over -d (see --ramp-curve)",
         apply: |o, f, v| {
             o.ramp = Some(parse_rate_list::<2>(f, v, "A:B (start rate, end rate)")?);
+            Ok(())
+        },
+    },
+    Spec {
+        long: "ramp-curve",
+        short: None,
+        value: Some("CURVE"),
+        kind: Choice,
+        group: Perflab,
+        default: D::Value("linear"),
+        choices: &["linear", "exp"],
+        help: "shape of --ramp: linear, or exp (the rate grows by a constant factor per second)",
+        apply: |o, f, v| {
+            o.ramp_curve = match v {
+                "linear" => Curve::Linear,
+                "exp" => Curve::Exp,
+                _ => return Err(err(f, format!("expected linear or exp, got '{v}'"))),
+            };
+            Ok(())
+        },
+    },
+    Spec {
+        long: "stop-on-p99",
+        short: None,
+        value: Some("DUR"),
+        kind: Duration,
+        group: Perflab,
+        default: D::None,
+        choices: &[],
+        help: "end the measured window early (then drain as usual) once --stop-intervals consecutive \
+               hdr-log intervals have a corrected p99 above DUR",
+        apply: |o, f, v| {
+            o.stop_on_p99_us = Some(parse_time(f, v, false)?);
+            Ok(())
+        },
+    },
+    Spec {
+        long: "stop-intervals",
+        short: None,
+        value: Some("N"),
+        kind: Count,
+        group: Perflab,
+        default: D::Value("2"),
+        choices: &[],
+        help: "consecutive intervals above --stop-on-p99 that end the window",
+        apply: |o, f, v| {
+            o.stop_intervals = parse_count(f, v)? as u32;
             Ok(())
         },
     },
@@ -384,15 +449,21 @@ const FLAGS: &[Spec<Opts>] = &[
         value: Some("DUR"),
         kind: Duration,
         group: Perflab,
-        default: D::Value("0"),
+        default: D::Value("auto"),
         choices: &[],
         help: "a request may go out this late (at most 10ms) so that one wake-up sends several; \
-               the lateness stays in the corrected latency",
+               auto: 1/8 of a connection's interval between requests up to 100us; the lateness \
+               stays in the corrected latency",
         apply: |o, f, v| {
-            o.send_slack_us = parse_time(f, v, true)?;
-            if o.send_slack_us > 10_000 {
+            if v == "auto" {
+                o.slack = Some(Slack::Auto);
+                return Ok(());
+            }
+            let us = parse_time(f, v, true).map_err(|e| format!("{e} (or auto)"))?;
+            if us > 10_000 {
                 return Err(err(f, format!("must be at most 10ms (it delays requests), got '{v}'")));
             }
+            o.slack = Some(Slack::Fixed(us * 1000));
             Ok(())
         },
     },
@@ -533,6 +604,12 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
     if o.step_us.is_some() && o.steps.is_none() {
         return Err("--step-duration: only meaningful with --rate-steps".into());
     }
+    if o.given("ramp-curve") && o.ramp.is_none() {
+        return Err("--ramp-curve: only meaningful with --ramp".into());
+    }
+    if o.given("stop-intervals") && o.stop_on_p99_us.is_none() {
+        return Err("--stop-intervals: only meaningful with --stop-on-p99".into());
+    }
 
     let mut duration_us = o.duration_us;
     let shape = if let Some([a, b, s]) = o.steps {
@@ -578,7 +655,7 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
         {
             return Err(format!("-R/--rate ({r}) differs from the start of --ramp ({a})"));
         }
-        RateShape::Ramp { from: a, to: b }
+        RateShape::Ramp { from: a, to: b, curve: o.ramp_curve }
     } else {
         match o.rate {
             Some(r) => RateShape::Constant(r),
@@ -603,7 +680,9 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
         json: o.json,
         hdr_log: o.hdr_log,
         hdr_interval_us: o.hdr_interval_us,
-        send_slack_us: o.send_slack_us,
+        slack: o.slack.unwrap_or(Slack::Auto),
+        stop_on_p99_us: o.stop_on_p99_us,
+        stop_intervals: o.stop_intervals,
     })))
 }
 
@@ -659,7 +738,13 @@ mod tests {
         assert_eq!(c.shape, RateShape::Steps { rates: vec![1000.0, 1500.0, 2000.0], step_us: 10_000_000 });
         assert!(run(&["--rate-steps", "1k:2k", "http://h/"]).is_err());
         let c = run(&["--ramp", "100:200", "-d", "4s", "http://h/"]).unwrap();
-        assert_eq!(c.shape, RateShape::Ramp { from: 100.0, to: 200.0 });
+        assert_eq!(c.shape, RateShape::Ramp { from: 100.0, to: 200.0, curve: Curve::Linear });
+        let c = run(&["--ramp", "1k:1M", "--ramp-curve", "exp", "http://h/"]).unwrap();
+        assert_eq!(c.shape, RateShape::Ramp { from: 1000.0, to: 1e6, curve: Curve::Exp });
+        assert!(run(&["-R1", "--ramp-curve", "exp", "http://h/"]).unwrap_err().contains("only meaningful with --ramp"));
+        assert!(
+            run(&["--ramp", "1:2", "--ramp-curve", "log", "http://h/"]).unwrap_err().contains("--ramp-curve: expected")
+        );
         assert!(run(&["--ramp", "100:200", "-R", "300", "http://h/"]).is_err());
     }
 

@@ -17,6 +17,8 @@ pub enum Kind {
     Text,
     /// Rates separated by colons (`A:B`).
     Rates,
+    /// One of `Spec::choices`.
+    Choice,
     /// Takes no value.
     Switch,
 }
@@ -30,6 +32,7 @@ impl Kind {
             Kind::Path => "path",
             Kind::Text => "text",
             Kind::Rates => "rates",
+            Kind::Choice => "choice",
             Kind::Switch => "switch",
         }
     }
