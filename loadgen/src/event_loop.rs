@@ -172,6 +172,8 @@ struct Worker<'a> {
     /// responses may wait to be read.
     stamped: bool,
     stamps_missing: bool,
+    /// The last wait skipped epoll: responses may sit unread on any connection.
+    unread: bool,
     /// Realtime → monotonic conversion for the current batch of reads.
     offset: Option<RealtimeOffset>,
     /// Schedule start, measured window start and end (absolute monotonic ns).
@@ -296,6 +298,7 @@ impl<'a> Worker<'a> {
             slack: s.slack,
             stamped: false,
             stamps_missing: false,
+            unread: false,
             offset: None,
             t0: 0,
             w0: 0,
@@ -433,6 +436,7 @@ impl<'a> Worker<'a> {
     /// Reads everything that arrived on any connection (and notices closes).
     fn sweep(&mut self, t: u64) -> Result<(), String> {
         let n = self.poller.wait(&mut self.events, 0).map_err(|e| format!("epoll_wait: {e}"))?;
+        self.unread = false;
         self.handle_events(n, t)
     }
 
@@ -455,13 +459,16 @@ impl<'a> Worker<'a> {
                     || (c.ready && c.state != State::Idle)
             });
         if prompt {
+            self.unread = false;
             return self.poller.wait(&mut self.events, timeout).map_err(|e| format!("epoll_wait: {e}"));
         }
         // Responses carry their arrival time: each is read when its connection's next
         // request is due (or by a sweep), so no wake-up and no epoll call is spent on it.
         if timeout > 0 {
             clock::sleep_until(wake);
+            self.unread = true;
         }
+        // (With nothing to wait for, go round again: more is due already.)
         Ok(0)
     }
 
@@ -673,7 +680,7 @@ impl<'a> Worker<'a> {
             }
         }
         self.conns[i].ready = true;
-        if self.conns[i].state == State::Awaiting && self.stamped {
+        if self.conns[i].state == State::Awaiting && self.unread {
             // Its response has most likely arrived and waits to be read.
             self.offset = None;
             self.on_readable(i, clock::now_ns())?;
