@@ -390,7 +390,7 @@ impl<'a> Worker<'a> {
             self.offset = None;
             self.handle_events(ready_events, clock::now_ns())?;
             let now = clock::now_ns();
-            if stop.load(Ordering::Relaxed) || thread_stop.load(Ordering::Relaxed) {
+            if stop.load(Ordering::Acquire) || thread_stop.load(Ordering::Relaxed) {
                 return Ok(());
             }
             if now >= self.next_tick || (now >= self.seg_end && self.seg_idx + 1 < self.segments.len()) {
@@ -491,6 +491,7 @@ impl<'a> Worker<'a> {
 
     /// Closes every connection and hands the last segment and totals to main.
     fn finish(&mut self) {
+        self.sync_window_end();
         let now = clock::now_ns();
         if now >= self.w0 && self.sample_count > 0 && self.totals.rates.hist.is_empty() {
             // A run shorter than one sampling period still gets a rate (never "nan").
@@ -510,7 +511,7 @@ impl<'a> Worker<'a> {
     fn unsent(&self) -> u64 {
         let c_total = self.total_conns;
         let first_in_window = self.plan.due_before(self.plan.window_start_ns);
-        // An interrupted run's window ends now: later requests were never due.
+        // A worker that stops itself (thread:stop()) ends its window now.
         let end = self.w1.min(clock::now_ns());
         let end_in_window = self.plan.due_before(end.saturating_sub(self.t0));
         self.conns

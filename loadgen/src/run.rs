@@ -225,7 +225,7 @@ fn run(cfg: &Config) -> Result<i32, String> {
                 running -= 1;
                 collector.failed(worker);
                 runtime_error.get_or_insert(error);
-                stop.store(true, Ordering::Relaxed);
+                stop.store(true, Ordering::Release);
             }
             Ok(WorkerMsg::Ready) => {}
             Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -243,7 +243,9 @@ fn run(cfg: &Config) -> Result<i32, String> {
         if signals::received() && interrupted_at.is_none() {
             let t = clock::now_ns();
             interrupted_at = Some(t);
-            stop.store(true, Ordering::Relaxed);
+            // The window ends here: what was due later was never offered.
+            window_end.store(t.min(window_end.load(Ordering::Relaxed)), Ordering::Relaxed);
+            stop.store(true, Ordering::Release);
             collector.window_end_rel_ns = collector.window_end_rel_ns.min(t.saturating_sub(w0));
         }
     }
