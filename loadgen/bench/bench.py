@@ -14,16 +14,18 @@ so that a noisy shared machine hits both tools alike, and reports medians and sp
 wrk2 is optional (WRK2=/path/to/wrk); without it only perflab-load's columns are filled.
 perflab-load's corrected p50 comes from its JSON summary, wrk2's from its -L output.
 
+  mid0    20k/s, -t2 -c16 --send-slack 0 (perflab-load only): the cost of sending every request
+          exactly on time
+
 Usage: WRK2=/path/to/wrk loadgen/bench/bench.py [-r ROUNDS] [-d SECONDS] [--warmup SECONDS]
-           [--server-cpus 0] [--load-cpus 1] [-o OUTDIR] [--cases mid,low,over,warm]
+           [--server-cpus 0] [--load-cpus 1] [-o OUTDIR] [--cases mid,mid0,low,over,warm]
+           [--server-install DIR]
 """
 
 import argparse
 import json
 import os
 import re
-import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -35,12 +37,14 @@ HERE = Path(__file__).resolve().parent.parent  # loadgen/
 ROOT = HERE.parent
 INSTALL = ROOT / "java-server" / "build" / "install" / "perflab-server"
 CASES = {
-    # name: (perflab-load / wrk2 arguments, needs wrk2 for its ratio)
+    # name: arguments shared by perflab-load and wrk2
     "mid": ["-t2", "-c16", "-R20000"],
+    "mid0": ["-t2", "-c16", "-R20000"],  # perflab-load only, --send-slack 0: precision first
     "low": ["-t1", "-c1", "-R2000"],
     "over": ["-t2", "-c16", "-R300000"],
-    "warm": ["-t2", "-c16", "-R300000"],
+    "warm": ["-t2", "-c16", "-R300000"],  # perflab-load only, with --warmup
 }
+OURS_ONLY = {"mid0", "warm"}
 
 
 def pinned(cpus, cmd):
@@ -70,9 +74,11 @@ def wrk_totals(text):
     return n, rps
 
 
-def start_server(out, cpus):
+def start_server(out, cpus, install):
+    if not (Path(install) / "lib").is_dir():
+        raise SystemExit(f"bench: no server build at {install} (build it, or give --server-install)")
     log = open(out / "server.out", "w")
-    cmd = pinned(cpus, ["java", "-cp", f"{INSTALL}/lib/*", "perflab.server.Main", "--backend", "memory",
+    cmd = pinned(cpus, ["java", "-cp", f"{install}/lib/*", "perflab.server.Main", "--backend", "memory",
                         "--mode", "async", "--port", "0"])
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     for _ in range(300):
@@ -94,7 +100,7 @@ def one_run(tool, case, rnd, a, url, out):
         text, cpu = run_child(pinned(a.load_cpus, [a.wrk2, *base, "-L", url]), out / f"{name}.txt")
         n, rps = wrk_totals(text)
         return {"requests": n, "rate": rps, "cpu_us_per_req": cpu / max(n, 1) * 1e6, "p50_ms": wrk_p50_ms(text)}
-    extra = ["--warmup", f"{a.warmup}s"] if case == "warm" else []
+    extra = {"warm": ["--warmup", f"{a.warmup}s"], "mid0": ["--send-slack", "0"]}.get(case, [])
     summary = out / f"{name}.json"
     cmd = [str(a.binary), *base, *extra, "-L", "--json", str(summary), url]
     _, cpu = run_child(pinned(a.load_cpus, cmd), out / f"{name}.txt")
@@ -122,8 +128,10 @@ def main():
     p.add_argument("--warmup", type=int, default=10, help="--warmup of the 'warm' case, seconds")
     p.add_argument("--server-cpus", default="", help="taskset CPU list for the server (e.g. 0)")
     p.add_argument("--load-cpus", default="", help="taskset CPU list for the generators (e.g. 1)")
-    p.add_argument("--cases", default="mid,low,over,warm")
+    p.add_argument("--cases", default="mid,mid0,low,over,warm")
     p.add_argument("-o", "--out", help="directory for raw outputs (default: a new temp dir)")
+    p.add_argument("--server-install", default=str(INSTALL),
+                   help="the server's install directory (java-server/build/install/perflab-server)")
     p.add_argument("--binary", default=str(HERE / "target" / "release" / "perflab-load"))
     a = p.parse_args()
     a.wrk2 = os.environ.get("WRK2")
@@ -134,7 +142,7 @@ def main():
     a.binary = Path(a.binary)
     tools = ["ours"] + (["wrk2"] if a.wrk2 else [])
     load_start = open("/proc/loadavg").read().split()[:3]
-    server, port = start_server(out, a.server_cpus)
+    server, port = start_server(out, a.server_cpus, a.server_install)
     url = f"http://127.0.0.1:{port}/v0/status"
     results = {}
     try:
@@ -144,8 +152,8 @@ def main():
             for case in cases:
                 order = tools if rnd % 2 else list(reversed(tools))
                 for tool in order:
-                    if case == "warm" and tool == "wrk2":
-                        continue  # wrk2 has no warm-up flag
+                    if case in OURS_ONLY and tool == "wrk2":
+                        continue
                     r = one_run(tool, case, rnd, a, url, out)
                     results.setdefault((case, tool), []).append(r)
                     print(f"round {rnd} {case:<5} {tool:<5} " + " ".join(
@@ -157,22 +165,23 @@ def main():
     (out / "results.json").write_text(json.dumps({f"{c}/{t}": v for (c, t), v in results.items()}, indent=1))
 
     def col(case, tool, key):
-        return spread([r[key] for r in results.get((case, tool), [])])
+        return spread([r.get(key, float("nan")) for r in results.get((case, tool), [])])
 
     def ratio(case, key):
         """Median of per-round ratios ours/wrk2 and their spread (rounds pair up in order)."""
         o, w = results.get((case, "ours"), []), results.get((case, "wrk2"), [])
-        return spread([x[key] / y[key] for x, y in zip(o, w) if y[key]])
+        return spread([x[key] / y[key] for x, y in zip(o, w) if y.get(key)])
 
     rows = []
 
     def row(label, case, key, unit, target=None, check=None):
         o_sp, o_med = col(case, "ours", key)
         w_sp, w_med = col(case, "wrk2", key)
-        r_sp, r_med = ratio(case, key) if a.wrk2 else ("–", float("nan"))
+        paired = a.wrk2 and case not in OURS_ONLY
+        r_sp, r_med = ratio(case, key) if paired else ("–", float("nan"))
         verdict = check(o_med, r_med) if check else ""
         rows.append(f"| {label} | {o_med:.4g} {unit} ({o_sp}) | "
-                    + (f"{w_med:.4g} {unit} ({w_sp}) | {r_med:.3g} ({r_sp}) |" if a.wrk2 else "– | – |")
+                    + (f"{w_med:.4g} {unit} ({w_sp}) | {r_med:.3g} ({r_sp}) |" if paired else "– | – |")
                     + f" {target or ''} | {verdict} |")
 
     ok = lambda b: "met" if b else "**not met**"  # noqa: E731
@@ -180,6 +189,10 @@ def main():
         row("20k/s -t2 -c16: CPU per request", "mid", "cpu_us_per_req", "µs", "≤ 0.8× wrk2",
             lambda o, r: ok(r <= 0.8) if r == r else "")
         row("20k/s -t2 -c16: corrected p50", "mid", "p50_ms", "ms", "≤ 0.1 ms", lambda o, r: ok(o <= 0.1))
+        row("20k/s -t2 -c16: schedule lag p50", "mid", "lag_p50_us", "µs")
+    if "mid0" in cases:
+        row("same, --send-slack 0: CPU per request", "mid0", "cpu_us_per_req", "µs")
+        row("same, --send-slack 0: corrected p50", "mid0", "p50_ms", "ms")
     if "low" in cases:
         row("2k/s -t1 -c1: corrected p50", "low", "p50_ms", "ms", "≤ 0.2 ms", lambda o, r: ok(o <= 0.2))
     if "over" in cases:
@@ -187,12 +200,13 @@ def main():
             lambda o, r: ok(r >= 1.1) if r == r else "")
     if "warm" in cases:
         row(f"same, --warmup {a.warmup}s: achieved rate", "warm", "rate", "/s")
+        warm = results.get(("warm", "ours"), [])
+        sizes = {x["per_response_bytes"] for x in warm} | {x["per_response_bytes"] for x in results.get(("over", "ours"), [])}
         row(f"same, --warmup {a.warmup}s: bytes_read / requests", "warm", "per_response_bytes", "B",
-            "= one response", lambda o, r: ok(all(
-                x["per_response_bytes"] == results[("warm", "ours")][0]["per_response_bytes"]
-                for x in results[("warm", "ours")])))
+            "one response's size", lambda o, r: ok(len(sizes) == 1))
     uname = os.uname()
-    print(f"\n{a.rounds} interleaved rounds of {a.duration} s, {os.cpu_count()} CPUs, {uname.sysname} "
+    print(f"\ncommand: {' '.join(sys.argv)} (WRK2={a.wrk2 or ''})")
+    print(f"{a.rounds} interleaved rounds of {a.duration} s, {os.cpu_count()} CPUs, {uname.sysname} "
           f"{uname.release}; load average {' '.join(load_start)} at the start, {' '.join(load_end)} at the end; "
           f"server CPUs: {a.server_cpus or 'any'}, generator CPUs: {a.load_cpus or 'any'}; "
           f"wrk2: {a.wrk2 or 'not given'}; raw outputs in {out}\n")

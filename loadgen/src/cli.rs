@@ -317,7 +317,7 @@ const FLAGS: &[Spec<Opts>] = &[
         group: Perflab,
         default: D::None,
         choices: &[],
-        help: "write the JSON summary (rates, counts, errors, status codes, percentiles in us, steps)",
+        help: "write the JSON summary: counts, rates, latencies in us, schedule lag, own CPU, steps, intervals",
         apply: |o, _, v| {
             o.json = Some(PathBuf::from(v));
             Ok(())
@@ -446,7 +446,7 @@ const FLAGS: &[Spec<Opts>] = &[
     Spec {
         long: "send-slack",
         short: None,
-        value: Some("DUR"),
+        value: Some("DUR|auto"),
         kind: Duration,
         group: Perflab,
         default: D::Value("auto"),

@@ -105,7 +105,7 @@ fn schedule_precision_beats_a_millisecond() {
     // wrk2's schedule has ~1 ms granularity (its corrected p50 is ~1 ms against a
     // 25 µs server). Ours must keep corrected p50 close to uncorrected p50. The
     // bound here is loose (1 ms) so a loaded machine cannot fail it; the real figure
-    // is measured by bench/precision.sh.
+    // is measured by bench/bench.py.
     let server = TestServer::start(Knobs::default());
     let (_, v) = json_run("precision", &["-t1", "-c1", "-d2s", "-R2000", "-U", &server.url()]);
     let c = v["latency_us"]["p50"].as_u64().unwrap();
