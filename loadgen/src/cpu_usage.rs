@@ -67,21 +67,24 @@ pub fn sample_thread() -> ThreadSample {
 
 impl ThreadSample {
     /// The CPU used between `self` and the later sample `end`. The total comes from
-    /// schedstat (ns) when present, split by the ticks' user/system ratio (the kernel's
-    /// own sampling); without schedstat, the ticks alone.
+    /// schedstat (ns) when present, split by the thread's user/system ratio so far
+    /// (the kernel keeps its utime/stime monotonic by shifting time between them, so
+    /// their differences over a short window can put everything on one side); without
+    /// schedstat, the ticks' differences alone.
     pub fn until(&self, end: &ThreadSample) -> ThreadCpu {
         let hz = ticks_per_s();
-        let du = end.utime_ticks.saturating_sub(self.utime_ticks) as f64;
-        let ds = end.stime_ticks.saturating_sub(self.stime_ticks) as f64;
         let (user_s, sys_s) = match (self.run_ns, end.run_ns) {
             (Some(a), Some(b)) => {
                 let total = b.saturating_sub(a) as f64 / 1e9;
-                // A short interval may hold no tick: use the thread's lifetime ratio then.
-                let (u, s) = if du + ds > 0.0 { (du, ds) } else { (end.utime_ticks as f64, end.stime_ticks as f64) };
+                let (u, s) = (end.utime_ticks as f64, end.stime_ticks as f64);
                 let user_share = if u + s > 0.0 { u / (u + s) } else { 0.0 };
                 (total * user_share, total * (1.0 - user_share))
             }
-            _ => (du / hz, ds / hz),
+            _ => {
+                let du = end.utime_ticks.saturating_sub(self.utime_ticks) as f64;
+                let ds = end.stime_ticks.saturating_sub(self.stime_ticks) as f64;
+                (du / hz, ds / hz)
+            }
         };
         let wait = match (self.wait_ns, end.wait_ns) {
             (Some(a), Some(b)) => Some(b.saturating_sub(a) as f64 / 1e9),
