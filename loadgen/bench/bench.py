@@ -110,15 +110,8 @@ def one_run(tool, case, rnd, a, url, out):
     return {"requests": n, "rate": j["achieved_rate"], "cpu_us_per_req": cpu / max(n, 1) * 1e6,
             "p50_ms": j["latency_us"]["p50"] / 1000.0, "per_response_bytes": per_response,
             "per_request_bytes": j["bytes_written"] / n if n else float("nan"),
-            "lag_p50_us": j["schedule_lag_us"]["p50"]}
-
-
-def spread(xs):
-    xs = [x for x in xs if x == x]
-    if not xs:
-        return "–", float("nan")
-    med = statistics.median(xs)
-    return f"{min(xs):.4g}–{max(xs):.4g}", med
+            "lag_p50_us": j["schedule_lag_us"]["p50"],
+            "rq_pct": 100 * max((t["runqueue_wait_s"] or 0) for t in j["cpu"]["threads"]) / j["duration_s"]}
 
 
 def main():
@@ -133,7 +126,13 @@ def main():
     p.add_argument("--server-install", default=str(INSTALL),
                    help="the server's install directory (java-server/build/install/perflab-server)")
     p.add_argument("--binary", default=str(HERE / "target" / "release" / "perflab-load"))
+    p.add_argument("--report", metavar="DIR", help="only print the table of an earlier run's results.json")
     a = p.parse_args()
+    if a.report:
+        saved = json.loads((Path(a.report) / "results.json").read_text())
+        runs = {tuple(k.split("/")): v for k, v in saved["runs"].items()}
+        print(report(saved["meta"], runs))
+        return
     a.wrk2 = os.environ.get("WRK2")
     cases = a.cases.split(",")
     out = Path(a.out or tempfile.mkdtemp(prefix="perflab-load-bench."))
@@ -161,35 +160,61 @@ def main():
     finally:
         server.terminate()
         server.wait()
-    load_end = open("/proc/loadavg").read().split()[:3]
-    (out / "results.json").write_text(json.dumps({f"{c}/{t}": v for (c, t), v in results.items()}, indent=1))
+    uname = os.uname()
+    meta = {"command": " ".join(sys.argv), "wrk2": a.wrk2, "rounds": a.rounds, "duration": a.duration,
+            "warmup": a.warmup, "cases": cases, "cpus": os.cpu_count(), "kernel": f"{uname.sysname} {uname.release}",
+            "load_start": load_start, "load_end": open("/proc/loadavg").read().split()[:3],
+            "server_cpus": a.server_cpus, "load_cpus": a.load_cpus, "out": str(out),
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    (out / "results.json").write_text(json.dumps(
+        {"meta": meta, "runs": {f"{c}/{t}": v for (c, t), v in results.items()}}, indent=1))
+    print(report(meta, results))
 
-    def col(case, tool, key):
-        return spread([r.get(key, float("nan")) for r in results.get((case, tool), [])])
 
-    def ratio(case, key):
-        """Median of per-round ratios ours/wrk2 and their spread (rounds pair up in order)."""
-        o, w = results.get((case, "ours"), []), results.get((case, "wrk2"), [])
-        return spread([x[key] / y[key] for x, y in zip(o, w) if y.get(key)])
+def fmt(x):
+    if x != x:
+        return "–"
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}"
+
+
+def report(meta, results):
+    """The Markdown table of one bench run (also re-rendered by --report DIR)."""
+    cases, paired_tools = meta["cases"], bool(meta["wrk2"])
+
+    def values(case, tool, key):
+        return [r.get(key, float("nan")) for r in results.get((case, tool), [])]
+
+    def med(xs):
+        xs = [x for x in xs if x == x]
+        return (statistics.median(xs), min(xs), max(xs)) if xs else (float("nan"),) * 3
+
+    def cell(xs, unit):
+        m, lo, hi = med(xs)
+        return "–" if m != m else f"{fmt(m)}{' ' + unit if unit else ''} ({fmt(lo)}–{fmt(hi)})"
 
     rows = []
 
-    def row(label, case, key, unit, target=None, check=None):
-        o_sp, o_med = col(case, "ours", key)
-        w_sp, w_med = col(case, "wrk2", key)
-        paired = a.wrk2 and case not in OURS_ONLY
-        r_sp, r_med = ratio(case, key) if paired else ("–", float("nan"))
-        verdict = check(o_med, r_med) if check else ""
-        rows.append(f"| {label} | {o_med:.4g} {unit} ({o_sp}) | "
-                    + (f"{w_med:.4g} {unit} ({w_sp}) | {r_med:.3g} ({r_sp}) |" if paired else "– | – |")
-                    + f" {target or ''} | {verdict} |")
+    def row(label, case, key, unit, target="", check=None):
+        ours, theirs = values(case, "ours", key), values(case, "wrk2", key)
+        if not any(o == o for o in ours):
+            return
+        paired = paired_tools and case not in OURS_ONLY and any(t == t for t in theirs)
+        ratios = [o / t for o, t in zip(ours, theirs) if t] if paired else []
+        r = med(ratios)[0] if ratios else float("nan")
+        verdict = check(med(ours)[0], r) if check else ""
+        rows.append(f"| {label} | {cell(ours, unit)} | {cell(theirs, unit) if paired else '–'} | "
+                    f"{cell(ratios, '') if ratios else '–'} | {target} | {verdict} |")
 
-    ok = lambda b: "met" if b else "**not met**"  # noqa: E731
+    def ok(b):
+        return "met" if b else "**not met**"
+
+    w = meta["warmup"]
     if "mid" in cases:
         row("20k/s -t2 -c16: CPU per request", "mid", "cpu_us_per_req", "µs", "≤ 0.8× wrk2",
             lambda o, r: ok(r <= 0.8) if r == r else "")
         row("20k/s -t2 -c16: corrected p50", "mid", "p50_ms", "ms", "≤ 0.1 ms", lambda o, r: ok(o <= 0.1))
         row("20k/s -t2 -c16: schedule lag p50", "mid", "lag_p50_us", "µs")
+        row("20k/s -t2 -c16: busiest thread's run-queue wait", "mid", "rq_pct", "% of the run")
     if "mid0" in cases:
         row("same, --send-slack 0: CPU per request", "mid0", "cpu_us_per_req", "µs")
         row("same, --send-slack 0: corrected p50", "mid0", "p50_ms", "ms")
@@ -198,22 +223,19 @@ def main():
     if "over" in cases:
         row("-R300k -t2 -c16: achieved rate", "over", "rate", "/s", "≥ 1.1× wrk2",
             lambda o, r: ok(r >= 1.1) if r == r else "")
+        row("-R300k -t2 -c16: CPU per request", "over", "cpu_us_per_req", "µs")
     if "warm" in cases:
-        row(f"same, --warmup {a.warmup}s: achieved rate", "warm", "rate", "/s")
-        warm = results.get(("warm", "ours"), [])
-        sizes = {x["per_response_bytes"] for x in warm} | {x["per_response_bytes"] for x in results.get(("over", "ours"), [])}
-        row(f"same, --warmup {a.warmup}s: bytes_read / requests", "warm", "per_response_bytes", "B",
+        row(f"same, --warmup {w}s: achieved rate", "warm", "rate", "/s")
+        sizes = {x for case in ("warm", "over") for x in values(case, "ours", "per_response_bytes")}
+        row(f"same, --warmup {w}s: bytes_read / requests", "warm", "per_response_bytes", "B",
             "one response's size", lambda o, r: ok(len(sizes) == 1))
-    uname = os.uname()
-    print(f"\ncommand: {' '.join(sys.argv)} (WRK2={a.wrk2 or ''})")
-    print(f"{a.rounds} interleaved rounds of {a.duration} s, {os.cpu_count()} CPUs, {uname.sysname} "
-          f"{uname.release}; load average {' '.join(load_start)} at the start, {' '.join(load_end)} at the end; "
-          f"server CPUs: {a.server_cpus or 'any'}, generator CPUs: {a.load_cpus or 'any'}; "
-          f"wrk2: {a.wrk2 or 'not given'}; raw outputs in {out}\n")
-    print("| case | perflab-load median (min–max) | wrk2 median (min–max) | ratio, median of rounds "
-          "(min–max) | target | |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    print("\n".join(rows))
+    head = (f"{meta['date']}: `{meta['command']}` (WRK2={meta['wrk2'] or 'unset'}); {meta['rounds']} interleaved "
+            f"rounds of {meta['duration']} s; {meta['cpus']} CPUs, {meta['kernel']}; load average "
+            f"{' '.join(meta['load_start'])} at the start, {' '.join(meta['load_end'])} at the end; server CPUs: "
+            f"{meta['server_cpus'] or 'any'}, generator CPUs: {meta['load_cpus'] or 'any'}; raw outputs in {meta['out']}")
+    table = ["| case | perflab-load median (min–max) | wrk2 median (min–max) | ratio ours/wrk2, median of "
+             "rounds (min–max) | target | |", "| --- | --- | --- | --- | --- | --- |"] + rows
+    return "\n" + head + "\n\n" + "\n".join(table)
 
 
 if __name__ == "__main__":

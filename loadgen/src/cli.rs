@@ -446,7 +446,7 @@ const FLAGS: &[Spec<Opts>] = &[
     Spec {
         long: "send-slack",
         short: None,
-        value: Some("DUR|auto"),
+        value: Some("DUR/auto"),
         kind: Duration,
         group: Perflab,
         default: D::Value("auto"),
