@@ -393,7 +393,7 @@ impl<'a> Worker<'a> {
             if stop.load(Ordering::Acquire) || thread_stop.load(Ordering::Relaxed) {
                 return Ok(());
             }
-            if now >= self.next_tick || (now >= self.seg_end && self.seg_idx + 1 < self.segments.len()) {
+            if now >= self.next_tick || (now >= self.seg_end && self.can_roll()) {
                 // Responses left unread belong to the interval they arrived in, and a
                 // timeout must not be counted for an answer that is merely unread.
                 self.sweep(now)?;
@@ -443,7 +443,7 @@ impl<'a> Worker<'a> {
     /// Sleeps until the next thing to do and returns how many socket events are ready.
     fn wait(&mut self, now: u64) -> Result<usize, String> {
         let mut wake = self.next_tick.min(if now < self.w1 { self.w1 } else { self.drain_end });
-        if self.seg_idx + 1 < self.segments.len() {
+        if self.can_roll() {
             wake = wake.min(self.seg_end);
         }
         if let Some(&Reverse((first, _))) = self.heap.peek() {
@@ -531,11 +531,16 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// Another interval follows the current one in the window (after the window's end,
+    /// the last one takes the drain's answers).
+    fn can_roll(&self) -> bool {
+        self.seg_idx + 1 < self.segments.len() && self.seg_end < self.w1
+    }
+
     fn roll_segments(&mut self, t: u64) {
         // Never past the interval that holds the window's end, even a just-shortened one.
         self.sync_window_end();
-        // After the window, the last interval takes the drain's answers.
-        while t >= self.seg_end && self.seg_idx + 1 < self.segments.len() && self.seg_end < self.w1 {
+        while t >= self.seg_end && self.can_roll() {
             self.seg.oldest_pending_us = self.oldest_pending(self.seg_end) / 1000;
             let data = std::mem::replace(&mut self.seg, Box::new(SegmentData::new(self.u_latency)));
             let _ = self.tx.send(WorkerMsg::Segment { worker: self.id, index: self.seg_idx, data });
