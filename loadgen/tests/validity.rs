@@ -241,6 +241,9 @@ fn a_server_that_cannot_keep_up_stops_the_window_early() {
     assert!(duration >= at && duration <= at + 1.5, "duration {duration} s, stop at {at} s");
     let offered = u(&v["offered"]);
     assert!((offered as f64 - at * 200.0).abs() <= 2.0, "offered {offered} by {at} s at 200/s");
+    // Waiting out the drain costs nothing: no spinning at the interval the window ended in.
+    let cpu = f(&v["cpu"]["user_s"]) + f(&v["cpu"]["sys_s"]);
+    assert!(cpu < 0.25 * duration, "{cpu} s of CPU in {duration} s at 50 answers/s");
     let intervals = v["intervals"].as_array().unwrap();
     let last = intervals.last().unwrap();
     assert!(f(&last["start_s"]) <= at && f(&last["end_s"]) >= at, "last interval {last} vs stop at {at}");
