@@ -1,14 +1,18 @@
 //! The main thread's side of recording: merges the workers' segments in order,
 //! writes each finished interval to the hdr log as soon as every worker has moved
-//! past it, and keeps the run totals and per-step summaries.
+//! past it, keeps the run totals, per-step and per-interval summaries, and checks
+//! the early-stop rule on each finished interval.
 
+use crate::cpu_usage::ThreadCpu;
+use crate::early_stop::StopRule;
 use crate::hdr_log::HdrLog;
 use crate::histogram::Histogram;
-use crate::json_summary::StepSummary;
-use crate::recording::{RateSamples, Segment, SegmentData};
-use crate::schedule::Step;
+use crate::json_summary::{IntervalSummary, StepSummary};
+use crate::recording::{RateSamples, Segment, SegmentData, WorkerTotals};
+use crate::schedule::Plan;
 use std::collections::BTreeMap;
 use std::io;
+use std::sync::Arc;
 
 struct StepAcc {
     requests: u64,
@@ -18,44 +22,69 @@ struct StepAcc {
 
 pub struct Collector {
     segments: Vec<Segment>,
-    steps: Vec<Step>,
+    plan: Arc<Plan>,
     u_latency: bool,
     /// Highest segment each worker has completed and moved past (sent while
     /// running), and the index of its final, possibly partial, segment.
     rolled: Vec<Option<usize>>,
     last: Vec<Option<usize>>,
-    finished: Vec<bool>,
     pending: BTreeMap<usize, SegmentData>,
     next: usize,
     pub total: SegmentData,
     pub rates: RateSamples,
     pub status: Vec<u64>,
+    pub lag: Histogram,
+    pub unsent: u64,
+    pub last_done: u64,
+    /// Each worker's CPU over the window, in worker order.
+    pub worker_cpu: Vec<Option<ThreadCpu>>,
     step_acc: Option<(usize, StepAcc)>,
     pub step_summaries: Vec<StepSummary>,
+    pub intervals: Vec<IntervalSummary>,
+    stop_rule: Option<StopRule>,
+    /// The rule fired: the reason, until the main thread acts on it.
+    stop_request: Option<String>,
     log: Option<HdrLog>,
     log_error: Option<io::Error>,
     /// End of the measured data, ns relative to the window start (for the last
-    /// interval's length when a run is cut short).
+    /// interval's length when a run is cut short or drains).
     pub end_rel_ns: u64,
+    /// End of the schedule, ns relative to the window start: nothing is offered after
+    /// it (the window's length, or less after an early stop or an interruption).
+    pub window_end_rel_ns: u64,
 }
 
 impl Collector {
-    pub fn new(workers: usize, segments: Vec<Segment>, steps: Vec<Step>, u_latency: bool, log: Option<HdrLog>) -> Self {
+    pub fn new(
+        workers: usize,
+        segments: Vec<Segment>,
+        plan: Arc<Plan>,
+        u_latency: bool,
+        log: Option<HdrLog>,
+        stop_rule: Option<StopRule>,
+    ) -> Self {
         let end_rel_ns = segments.last().map_or(0, |s| s.end_ns);
         Collector {
             segments,
-            steps,
+            window_end_rel_ns: plan.window_end_ns - plan.window_start_ns,
+            plan,
             u_latency,
             rolled: vec![None; workers],
             last: vec![None; workers],
-            finished: vec![false; workers],
             pending: BTreeMap::new(),
             next: 0,
             total: SegmentData::new(u_latency),
             rates: RateSamples::default(),
             status: vec![0; 1000],
+            lag: Histogram::new(),
+            unsent: 0,
+            last_done: 0,
+            worker_cpu: vec![None; workers],
             step_acc: None,
             step_summaries: Vec::new(),
+            intervals: Vec::new(),
+            stop_rule,
+            stop_request: None,
             log,
             log_error: None,
             end_rel_ns,
@@ -74,20 +103,26 @@ impl Collector {
 
     /// A worker's last segment and totals. Its last segment is finalized by
     /// `drain(true)`, once the run's end (and so that interval's length) is known.
-    pub fn finished(&mut self, worker: usize, index: usize, data: &SegmentData, status: &[u64], rates: &RateSamples) {
+    pub fn finished(&mut self, worker: usize, index: usize, data: &SegmentData, totals: &WorkerTotals) {
         self.last[worker] = Some(index);
         self.pending.entry(index).or_insert_with(|| SegmentData::new(self.u_latency)).add(data);
-        self.finished[worker] = true;
-        for (a, b) in self.status.iter_mut().zip(status) {
+        for (a, b) in self.status.iter_mut().zip(&totals.status) {
             *a += b;
         }
-        self.rates.add(rates);
+        self.rates.add(&totals.rates);
+        self.lag.add(&totals.lag);
+        self.unsent += totals.unsent;
+        self.last_done = self.last_done.max(totals.last_done);
+        self.worker_cpu[worker] = totals.cpu.clone();
+    }
+
+    /// The early-stop rule fired on the last interval: its reason, once.
+    pub fn take_stop_request(&mut self) -> Option<String> {
+        self.stop_request.take()
     }
 
     /// A worker that failed sends nothing more.
-    pub fn failed(&mut self, worker: usize) {
-        self.finished[worker] = true;
-    }
+    pub fn failed(&mut self, _worker: usize) {}
 
     /// Every worker has moved past segment `index`, or finished after it.
     fn complete(&self, index: usize) -> bool {
@@ -118,14 +153,26 @@ impl Collector {
         }
     }
 
+    /// Requests the schedule offers in [a, b) (ns relative to the window start).
+    fn offered_between(&self, a: u64, b: u64) -> u64 {
+        let ws = self.plan.window_start_ns;
+        let (a, b) = (a.min(self.window_end_rel_ns), b.min(self.window_end_rel_ns));
+        self.plan.due_before(ws + b) - self.plan.due_before(ws + a)
+    }
+
+    /// All requests the schedule offered in the measured window.
+    pub fn offered(&self) -> u64 {
+        self.offered_between(0, self.window_end_rel_ns)
+    }
+
     fn finalize(&mut self, index: usize, data: SegmentData) {
         let seg = self.segments[index];
         if self.step_acc.as_ref().is_none_or(|(s, _)| *s != seg.step) {
             self.close_step();
             self.step_acc = Some((seg.step, StepAcc { requests: 0, errors: 0, latency: Histogram::new() }));
             if let Some(log) = &mut self.log {
-                let st = &self.steps[seg.step];
-                if self.steps.len() > 1 {
+                let st = &self.plan.steps[seg.step];
+                if self.plan.steps.len() > 1 {
                     let r = log.step(st.index, st.target_rate, st.start_ns as f64 / 1e9, st.end_ns as f64 / 1e9);
                     if let Err(e) = r {
                         self.log_error.get_or_insert(e);
@@ -138,9 +185,9 @@ impl Collector {
             acc.errors += data.errors.total();
             acc.latency.add(&data.corrected);
         }
-        let end = self.end_of(seg.start_ns, seg.end_ns, index + 1 == self.segments.len()) as f64 / 1e9;
+        let end_ns = self.end_of(seg.start_ns, seg.end_ns, index + 1 == self.segments.len());
+        let (start, end) = (seg.start_ns as f64 / 1e9, end_ns as f64 / 1e9);
         if let Some(log) = &mut self.log {
-            let start = seg.start_ns as f64 / 1e9;
             let mut r = log.interval(start, end - start, &data.corrected, None);
             if let (Ok(()), Some(u)) = (&r, &data.uncorrected) {
                 r = log.interval(start, end - start, u, Some("uncorrected"));
@@ -153,13 +200,35 @@ impl Collector {
                 self.log_error.get_or_insert(e);
             }
         }
+        self.intervals.push(IntervalSummary {
+            start_s: start,
+            end_s: end,
+            offered: self.offered_between(seg.start_ns, seg.end_ns),
+            completed: data.requests,
+            errors: data.errors.total(),
+        });
+        if let Some(rule) = &mut self.stop_rule
+            && let Some(reason) =
+                rule.observe(data.corrected.value_at_percentile(99.0), data.requests, data.oldest_pending_us)
+        {
+            self.stop_request = Some(reason);
+        }
         self.total.add(&data);
+    }
+
+    /// Writes the early stop's comment into the hdr log (after the interval that fired).
+    pub fn note_stop(&mut self, at_s: f64, rate: f64, reason: &str) {
+        if let Some(log) = &mut self.log
+            && let Err(e) = log.stopped(at_s, rate, reason).and_then(|()| log.flush())
+        {
+            self.log_error.get_or_insert(e);
+        }
     }
 
     fn close_step(&mut self) {
         if let Some((idx, acc)) = self.step_acc.take() {
-            let st = &self.steps[idx];
-            let end = self.end_of(st.start_ns, st.end_ns, idx + 1 == self.steps.len());
+            let st = &self.plan.steps[idx];
+            let end = self.end_of(st.start_ns, st.end_ns, idx + 1 == self.plan.steps.len());
             self.step_summaries.push(StepSummary {
                 index: st.index,
                 target_rate: st.target_rate,
@@ -178,7 +247,7 @@ impl Collector {
     /// extends over the drain after the window.
     fn end_of(&self, start: u64, end: u64, last: bool) -> u64 {
         let cut = self.end_rel_ns.max(start);
-        if last { cut } else { end.min(cut) }
+        if last || end >= self.window_end_rel_ns { cut } else { end.min(cut) }
     }
 
     pub fn take_log_error(&mut self) -> Option<io::Error> {

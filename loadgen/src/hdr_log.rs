@@ -5,7 +5,8 @@
 //! Layout: version comment, `#[StartTime: …]`, `#[BaseTime: …]` (both the start of
 //! the measured window, so interval timestamps are relative to it), the legend, then
 //! intervals. Corrected latency is untagged; `-U` adds `Tag=uncorrected` lines.
-//! Each rate step is introduced by `#[Step n: rate=r start=s end=s]`.
+//! Each rate step is introduced by `#[Step n: rate=r start=s end=s]`; an early stop
+//! is noted as `#[Stopped early at s s: rate=r reason=...]`.
 
 use crate::histogram::{HIGHEST_TRACKABLE, Histogram, SIGNIFICANT_FIGURES};
 use base64::Engine;
@@ -69,6 +70,13 @@ impl HdrLog {
 
     pub fn step(&mut self, index: usize, rate: f64, start_s: f64, end_s: f64) -> io::Result<()> {
         writeln!(self.out, "#[Step {index}: rate={} start={start_s:.3} end={end_s:.3}]", fmt_rate(rate))
+    }
+
+    /// `--stop-on-p99` ended the window `at_s` seconds in, at the offered `rate`.
+    pub fn stopped(&mut self, at_s: f64, rate: f64, reason: &str) -> io::Result<()> {
+        // Comment lines must not contain commas (readers would parse them as intervals).
+        let reason = reason.replace(',', ";");
+        writeln!(self.out, "#[Stopped early at {at_s:.3} s: rate={} reason={reason}]", fmt_rate(rate))
     }
 
     /// One interval line; times in seconds relative to the StartTime. The max column

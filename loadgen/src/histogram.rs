@@ -157,6 +157,11 @@ impl Histogram {
         self.recorded().last().map_or(0, |b| b.lowest)
     }
 
+    /// How many recorded values exceed `v` (exactly, for v < 2048; else to bucket precision).
+    pub fn count_above(&self, v: u64) -> u64 {
+        self.recorded().filter(|b| b.lowest > v).map(|b| b.count).sum()
+    }
+
     /// wrk2's `hdr_value_at_percentile`: highest equivalent value of the bucket holding
     /// the rank `round(p/100 * total)` (at least 1).
     pub fn value_at_percentile(&self, percentile: f64) -> u64 {

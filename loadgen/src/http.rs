@@ -110,6 +110,11 @@ impl ResponseParser {
         }
     }
 
+    /// Part of a response has been read, not all of it.
+    pub fn in_progress(&self) -> bool {
+        self.state != State::StatusLine || !self.carry.is_empty()
+    }
+
     /// The peer closed the connection: completes a read-until-close body.
     pub fn finish_on_eof(&mut self) -> bool {
         self.state == State::UntilClose

@@ -17,6 +17,26 @@ pub struct StepSummary {
     pub max: u64,
 }
 
+/// One hdr-log interval: what the schedule offered in it and what completed in it.
+pub struct IntervalSummary {
+    pub start_s: f64,
+    pub end_s: f64,
+    /// Requests scheduled (due) in [start, end).
+    pub offered: u64,
+    /// Counted responses that arrived in it.
+    pub completed: u64,
+    pub errors: u64,
+}
+
+/// `stopped_early`: when and why `--stop-on-p99` ended the window.
+pub struct StoppedEarly {
+    /// Seconds into the window.
+    pub at_s: f64,
+    /// The offered rate at that moment.
+    pub rate: f64,
+    pub reason: String,
+}
+
 pub struct Summary<'a> {
     pub url: &'a str,
     pub script: Option<String>,
@@ -39,6 +59,14 @@ pub struct Summary<'a> {
     pub uncorrected: Option<&'a Histogram>,
     pub steps: Vec<StepSummary>,
     pub interrupted: bool,
+    pub send_slack_auto: bool,
+    pub offered: u64,
+    pub unsent: u64,
+    pub lag: &'a Histogram,
+    /// The generator's CPU (`cpu_usage::to_json`).
+    pub cpu: Value,
+    pub intervals: &'a [IntervalSummary],
+    pub stopped_early: Option<&'a StoppedEarly>,
 }
 
 /// min/max follow wrk2 (`Max` is the lowest value of the highest bucket, like the
@@ -63,6 +91,28 @@ pub fn latency_object(h: &Histogram) -> Value {
         m.insert(k.into(), json!(h.value_at_percentile(p)));
     }
     Value::Object(m)
+}
+
+/// `schedule_lag_us`: how late requests left for the generator's own reasons.
+fn lag_object(h: &Histogram) -> Value {
+    json!({
+        "mean": round3(h.mean()),
+        "p50": h.value_at_percentile(50.0),
+        "p99": h.value_at_percentile(99.0),
+        "p999": h.value_at_percentile(99.9),
+        "max": h.max(),
+        "late_1ms": h.count_above(1000),
+    })
+}
+
+/// wrk2's "Detailed Percentile spectrum": `[value_us, percentile (0..1), total_count]` rows.
+pub fn spectrum(h: &Histogram) -> Value {
+    let rows: Vec<Value> = h
+        .percentile_spectrum(5)
+        .iter()
+        .map(|r| json!([r.value, (r.percentile / 100.0 * 1e12).round() / 1e12, r.total_count]))
+        .collect();
+    Value::Array(rows)
 }
 
 fn round3(x: f64) -> f64 {
@@ -97,6 +147,19 @@ pub fn render(s: &Summary) -> String {
             })
         })
         .collect();
+    let intervals: Vec<Value> = s
+        .intervals
+        .iter()
+        .map(|i| {
+            json!({
+                "start_s": round3(i.start_s),
+                "end_s": round3(i.end_s),
+                "offered": i.offered,
+                "completed": i.completed,
+                "errors": i.errors,
+            })
+        })
+        .collect();
     let v = json!({
         "tool": "perflab-load",
         "version": crate::cli::VERSION,
@@ -128,6 +191,19 @@ pub fn render(s: &Summary) -> String {
         "latency_uncorrected_us": s.uncorrected.map(latency_object),
         "steps": steps,
         "interrupted": s.interrupted,
+        "send_slack_auto": s.send_slack_auto,
+        "offered": s.offered,
+        "unsent": s.unsent,
+        "schedule_lag_us": lag_object(s.lag),
+        "cpu": s.cpu,
+        "spectrum": spectrum(s.latency),
+        "spectrum_uncorrected": s.uncorrected.map(spectrum),
+        "intervals": intervals,
+        "stopped_early": s.stopped_early.map(|e| json!({
+            "at_s": round3(e.at_s),
+            "rate": round3(e.rate),
+            "reason": e.reason,
+        })),
     });
     let mut text = serde_json::to_string_pretty(&v).expect("JSON values always serialize");
     text.push('\n');
@@ -144,6 +220,9 @@ mod tests {
         h.record_n(100, 10);
         let mut codes = vec![0u64; 1000];
         codes[200] = 10;
+        let mut lag = Histogram::new();
+        lag.record_n(3, 9);
+        lag.record(1500);
         let s = Summary {
             url: "http://h/",
             script: None,
@@ -166,6 +245,13 @@ mod tests {
             uncorrected: None,
             steps: vec![],
             interrupted: false,
+            send_slack_auto: true,
+            offered: 10,
+            unsent: 0,
+            lag: &lag,
+            cpu: Value::Null,
+            intervals: &[],
+            stopped_early: None,
         };
         let text = render(&s);
         let v: Value = serde_json::from_str(&text).unwrap();
@@ -173,6 +259,10 @@ mod tests {
         assert_eq!(v["status_codes"]["200"], json!(10));
         assert_eq!(v["latency_us"]["p50"], json!(100));
         assert!(v["latency_uncorrected_us"].is_null());
+        assert_eq!(v["schedule_lag_us"]["late_1ms"], json!(1));
+        assert_eq!(v["schedule_lag_us"]["p50"], json!(3));
+        assert_eq!(v["spectrum"], json!([[100, 0.0, 10], [100, 1.0, 10]]));
+        assert!(v["spectrum_uncorrected"].is_null() && v["stopped_early"].is_null());
         let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
         assert_eq!(keys[0], "tool");
         assert_eq!(keys[1], "version");

