@@ -23,6 +23,7 @@ RUST_SOURCES := $(shell find loadgen/src loadgen/Cargo.toml loadgen/Cargo.lock -
 
 help:
 	@echo "make report   run the default experiment plan (PLAN=quick|full) and write an HTML report under report/"
+	@echo "              SERVER_CMD='cmd ... {port} ...' tests your server instead (READY_PATH=/health, SCRIPT_ARGS='path=/kv param=key')"
 	@echo "make test     run every test suite: Gradle (java-server), cargo (loadgen), pytest (perflab, notebooks, report)"
 	@echo "make jupyter  JupyterLab on the project's environment"
 	@echo "make clean    remove build outputs and the venv (keeps data/ and report/)"
@@ -30,7 +31,7 @@ help:
 setup: $(STAMPS)/venv $(SERVER)/.built $(LOADGEN)
 
 report: setup
-	$(PY) -m perflab report --plan $(PLAN)
+	$(PY) -m perflab report --plan $(PLAN) $(if $(SERVER_CMD),--server-cmd '$(SERVER_CMD)' --ready-path '$(or $(READY_PATH),/)' --script-args '$(SCRIPT_ARGS)')
 
 test: setup $(STAMPS)/browser
 	$(MAKE) --no-print-directory test-java test-rust test-python
@@ -82,7 +83,8 @@ JAVA ?= $(if $(JAVA_HOME),$(JAVA_HOME)/bin/java,java)
 $(SERVER)/.built: $(STAMPS)/gradle $(JAVA_SOURCES)
 	cd java-server && $(GRADLE) installDist
 	$(JAVA) -cp '$(SERVER)/lib/*' perflab.server.Main --options-json > $(OPTIONS_JSON).tmp
-	mv $(OPTIONS_JSON).tmp $(OPTIONS_JSON)
+	python3 -m json.tool --indent 1 $(OPTIONS_JSON).tmp > $(OPTIONS_JSON)
+	rm $(OPTIONS_JSON).tmp
 	touch $@
 
 $(LOADGEN): $(RUST_SOURCES)

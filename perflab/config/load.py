@@ -55,8 +55,10 @@ class LoadParams(Params):
     tool: str = option("perflab-load", "enum", "the generator", choices=LOAD_TOOLS)
     wrk_binary: str | None = option(None, "path", "a real wrk2 binary (with tool='wrk2')", optional=True,
                                     flag="--wrk")
-    send_slack: float = option(0.0, "duration", "perflab-load may send a request this late so one wake-up "
-                               "sends several; the lateness stays in the corrected latency", min=0, max=0.01)
+    send_slack: float | None = option(None, "duration", "perflab-load may send a request this late so one "
+                                      "wake-up sends several; the lateness stays in the corrected latency "
+                                      "(unset: the generator's auto, 1/8 of a connection's interval up to "
+                                      "100us)", min=0, max=0.01, optional=True)
 
     def _check(self):
         if self.connections < self.threads:
@@ -97,7 +99,7 @@ class LoadParams(Params):
         for name in ("rate_steps", "ramp", "stop_on_p99"):
             if getattr(self, name) is not None:
                 raise ValueError(f"{name}: needs perflab-load; wrk2 has no rate schedule")
-        if self.send_slack:
+        if self.send_slack is not None:
             raise ValueError("send_slack: needs perflab-load; wrk2's timer has ~1 ms granularity anyway")
         for name in ("duration", "warmup"):
             v = getattr(self, name)
@@ -134,7 +136,7 @@ class LoadParams(Params):
                     a += ["--ramp-curve", self.ramp_curve]
             if self.stop_on_p99 is not None:
                 a += ["--stop-on-p99", fmt_duration(self.stop_on_p99)]
-            if self.send_slack:
+            if self.send_slack is not None:
                 a += ["--send-slack", fmt_duration(self.send_slack)]
         a.append(url.rstrip("/") + self.path)
         if self.script_args:

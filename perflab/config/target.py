@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from .fields import Params, option
 
@@ -25,6 +26,8 @@ class ForeignServer(Params):
                              optional=True)
     pid: int | None = option(None, "int", "pid of the server at --url (default: found from its listening socket)",
                              optional=True, min=1)
+    workdir: str | None = option(None, "path", "directory the command runs in (default: the current one)",
+                                 optional=True, flag="--server-dir")
     ready_path: str = option("/", "text", "path polled until the server answers (any HTTP status counts)")
     startup_timeout: float = option(60.0, "duration", "how long a started server may take to answer", min=0.5)
 
@@ -38,6 +41,12 @@ class ForeignServer(Params):
             if not re.fullmatch(r"http://[^/\s:]+:\d+/?", self.url):
                 raise ValueError(f"url: expected http://HOST:PORT, got {self.url!r}")
             self._set("url", self.url.rstrip("/"))
+        if self.workdir is not None:
+            if self.command is None:
+                raise ValueError("workdir: only with command (a running server has its own)")
+            if not Path(self.workdir).is_dir():
+                raise ValueError(f"workdir: {self.workdir} is not a directory")
+            self._set("workdir", str(Path(self.workdir).resolve()))
         if self.pid is not None and self.url is None:
             raise ValueError("pid: only with url (perflab knows the pid of a server it starts)")
         if not self.ready_path.startswith("/"):

@@ -138,15 +138,29 @@ class IntervalComparison:
     @property
     def evidence(self) -> str:
         rel = "do not overlap" if self.significant else "overlap"
-        return f"intervals [{self.a[0]:,.0f}, {self.a[1]:,.0f}] and [{self.b[0]:,.0f}, {self.b[1]:,.0f}] {rel}"
+        def show(iv):
+            return f"[{iv[0]:,.0f}, {iv[1]:,.0f}]" if math.isfinite(iv[1]) else f"[{iv[0]:,.0f}, open)"
+        return f"intervals {show(self.a)} and {show(self.b)} {rel}"
+
+
+def _open_ended(iv):
+    """``(lo, hi)`` with a missing end (``None`` or NaN, as a search that found no failing rate above, or
+    no passing one below, reports it) as 0 or infinity."""
+    if iv is None or len(iv) != 2:
+        return iv
+    missing = [v is None or (isinstance(v, float) and math.isnan(v)) for v in iv]
+    return (0.0 if missing[0] else iv[0], math.inf if missing[1] else iv[1])
 
 
 def compare_intervals(a: tuple[float, float], b: tuple[float, float]) -> IntervalComparison:
-    """Compare estimate ``b`` with ``a`` by their intervals ``(lo, hi)``."""
+    """Compare estimate ``b`` with ``a`` by their intervals ``(lo, hi)``; an open end (``None``/NaN)
+    reaches 0 or infinity, so it never supports a difference on that side."""
+    given = {"a": a, "b": b}
+    a, b = _open_ended(a), _open_ended(b)
     for name, iv in (("a", a), ("b", b)):
-        if iv is None or len(iv) != 2 or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in iv) \
-                or iv[0] > iv[1]:
-            raise ValueError(f"{name} must be an interval (lo, hi) with lo <= hi, got {iv!r}")
+        if iv is None or len(iv) != 2 or not all(isinstance(v, (int, float)) and not math.isnan(v) for v in iv) \
+                or iv[0] > iv[1] or iv[0] < 0:
+            raise ValueError(f"{name} must be an interval (lo, hi) with 0 <= lo <= hi, got {given[name]!r}")
     if b[0] > a[1]:
         verdict = "higher"
     elif b[1] < a[0]:

@@ -35,6 +35,12 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--no-browser", dest="browser", action="store_false", help="skip the chromium check")
     p.add_argument("--no-progress", action="store_true", help="no per-cell progress bars")
     p.add_argument("--cell-timeout", type=float, default=None, help="seconds a single cell may run (default: no limit)")
+    p.add_argument("--server-cmd", default=None, metavar="COMMAND",
+                   help="test your server instead of the built-in one: a command with {port}; notebooks that only "
+                        "apply to the built-in server are marked not applicable")
+    p.add_argument("--ready-path", default="/", help="with --server-cmd: a path that answers once it is up (default: /)")
+    p.add_argument("--script-args", default="", metavar="ARGS",
+                   help="with --server-cmd: workload script arguments for your API, e.g. 'path=/kv param=key'")
     p.add_argument("--list", action="store_true", help="list the built-in plans and exit")
     return p
 
@@ -51,6 +57,10 @@ def main(argv: list[str] | None = None) -> int:
         plan = load_plan(args.plan)
         if args.only:
             plan = plan.only(args.only.split(","))
+        if args.server_cmd:
+            plan = plan.for_server(args.server_cmd, args.ready_path, tuple(shlex.split(args.script_args)))
+        elif args.ready_path != "/" or args.script_args:
+            raise ValueError("--ready-path and --script-args go with --server-cmd")
         if args.cell_timeout is not None and args.cell_timeout <= 0:
             raise ValueError(f"--cell-timeout must be > 0, got {args.cell_timeout}")
     except ValueError as e:

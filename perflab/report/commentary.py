@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..measure.significance import compare_samples, trend
+from ..server import metrics
 
 #: the percentile levels a commentary talks about (wrk2's "Latency Distribution" block)
 LEVELS = (50.0, 75.0, 90.0, 99.0, 99.9, 99.99, 100.0)
@@ -180,7 +181,7 @@ def intervals_with_events(intervals: pd.DataFrame, stats: pd.DataFrame, counter:
 
 
 def describe_event_effect(intervals: pd.DataFrame, stats: pd.DataFrame, event: str = "flush",
-                          counter: str = "storage.flushes", active: str | None = "storage.flush_active",
+                          counter: str = metrics.FLUSHES, active: str | None = metrics.FLUSH_ACTIVE,
                           column: str = "p99_ms") -> str:
     """'p99 is higher in the 12 intervals during which a flush ran: median 14.2 ms vs 1.1 ms in the 38
     without (n = 12 vs 38, Mann-Whitney p < 0.001, ratio 12.9x (95% CI ...)).' -- or 'no difference

@@ -238,7 +238,11 @@ def _read_search(run: RunRecord) -> RecordedSearch:
 
 
 def _profiles(run: RunRecord) -> dict[str, Path]:
-    return {p.stem.split("-", 1)[1]: p for p in sorted(run.dir.glob("profile-*.collapsed")) if p.stat().st_size}
+    """event -> the run's whole-window profile (not the spike/rest split that sits beside it)."""
+    from ..config.profile import PROFILE_EVENTS
+
+    found = {p.stem.split("-", 1)[1]: p for p in sorted(run.dir.glob("profile-*.collapsed")) if p.stat().st_size}
+    return {e: p for e, p in found.items() if e in PROFILE_EVENTS}
 
 
 def compare_pair(name: str, a: RunRecord, b: RunRecord, label_a: str, label_b: str, files_dir: Path | None,

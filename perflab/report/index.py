@@ -49,7 +49,7 @@ img.shot { max-width: 240px; border: 1px solid #ccc; }
 </head>
 <body>
 <h1>perflab lab report</h1>
-<div class="muted">plan <b>{{ r.plan }}</b>{% if r.plan_description %} &mdash; {{ r.plan_description }}{% endif %}
+<div class="muted">plan <b>{{ r.plan }}</b>{% if r.plan_description %} &mdash; {{ r.plan_description }}{% endif %}{% if r.target %} &middot; target: <span class="mono">{{ r.target }}</span>{% endif %}
 &middot; started {{ r.started }} UTC &middot; {{ "%.0f"|format(r.seconds) }} s in total
 &middot; commit <span class="mono">{{ (r.git.commit or "unknown")[:10] }}</span>{% if r.git.dirty %} (with uncommitted changes){% endif %}
 &middot; {{ r.machine.cores }} cores{% if r.load_start %} &middot; load average {{ r.load_start[0] }} at the start, {{ (r.load_end or ["?"])[0] }} at the end{% endif %}</div>
@@ -59,7 +59,11 @@ img.shot { max-width: 240px; border: 1px solid #ccc; }
 {% for n in failed %}<b>{{ n.notebook }}</b>{% if not loop.last %}, {% endif %}{% endfor %}. Their pages show the
 outputs up to the failing cell; the other notebooks are complete.</div>
 {% else %}
-<div class="banner ok">All {{ r.notebooks|length }} notebooks ran to the end.</div>
+<div class="banner ok">All {{ r.notebooks|length - skipped|length }} notebooks {% if skipped %}that apply {% endif %}ran to the end.</div>
+{% endif %}
+{% if skipped %}
+<div class="banner">{{ skipped|length }} of {{ r.notebooks|length }} notebooks do not apply to {{ r.target or "this target" }}
+and were not run: {% for n in skipped %}<b>{{ n.notebook }}</b>{% if not loop.last %}, {% endif %}{% endfor %}.</div>
 {% endif %}
 
 <h2 id="findings">Findings</h2>
@@ -68,7 +72,7 @@ outputs up to the failing cell; the other notebooks are complete.</div>
 {% for n in r.notebooks %}
 <tr>
 <td>{% if n.html %}<a href="{{ n.html }}">{{ n.title }}</a>{% else %}{{ n.title }}{% endif %}<br><span class="muted mono">{{ n.notebook }}</span></td>
-<td class="answer">{% if n.finding %}{{ n.finding.answer }}{% elif n.status != "ok" %}<span class="failed">failed</span>
+<td class="answer">{% if n.finding %}{{ n.finding.answer }}{% elif n.status == "not applicable" %}<span class="muted">{{ n.error }}</span>{% elif n.status != "ok" %}<span class="failed">failed</span>
  before its finding{% if n.error %}: <span class="err">{{ n.error }}</span>{% endif %}{% else %}<span class="muted">the notebook states no finding</span>{% endif %}</td>
 <td class="key">{% if n.finding and n.finding.key_number %}<span class="muted small">{{ n.finding.key_number.label }}</span><br>
 <b>{{ key_text(n.finding.key_number) }}</b>{% endif %}</td>
@@ -112,7 +116,7 @@ outputs up to the failing cell; the other notebooks are complete.</div>
 <td>{% if n.html %}<a href="{{ n.html }}">{{ n.title }}</a>{% else %}{{ n.title }}{% endif %}<br>
 <span class="muted mono">{{ n.notebook }}</span>{% if n.ipynb %} &middot; <a class="mono" href="{{ n.ipynb }}">.ipynb</a>{% endif %}</td>
 <td>{{ n.question|inline_code }}</td>
-<td>{% if n.status == "ok" and not n.export_error %}<span class="ok">ok</span>{% else %}<span class="failed">failed</span>{% endif %}
+<td>{% if n.status == "ok" and not n.export_error %}<span class="ok">ok</span>{% elif n.status == "not applicable" %}<span class="muted">not applicable</span>{% else %}<span class="failed">failed</span>{% endif %}
 {% if n.error %}<div class="err">{{ n.error }}{% if n.error_cell is not none %} (cell {{ n.error_cell }}){% endif %}</div>{% endif %}
 {% if n.export_error %}<div class="err">export: {{ n.export_error }}</div>{% endif %}
 {% if n.missing_files %}<div class="err">files not found for the page: {{ n.missing_files|join(", ") }}</div>{% endif %}
@@ -223,7 +227,7 @@ def render(report, plotly_js: str | None = "assets/plotly.min.js") -> str:
             previews.append({"title": n.title, "href": n.html or "#"})
             figures[f"preview-{len(previews)}"] = prev
     return env.from_string(TEMPLATE).render(
-        r=report, failed=report.failed, shots=shots, breakpoints=breakpoints, previews=previews,
+        r=report, failed=report.failed, skipped=[n for n in report.notebooks if n.status == "not applicable"], shots=shots, breakpoints=breakpoints, previews=previews,
         overview="breakpoint-overview" in figures, overview_height=overview_height,
         figures=_script_json(figures) if figures else None, plotly_js=plotly_js if figures else None,
         key_text=fnd.key_number_text, num=lambda v: fnd.fmt_number(v), interval=fnd.fmt_interval,

@@ -52,13 +52,22 @@ def param(name: str, value, kind: str, **spec):
     return convert(name, Spec(kind, "", **spec), value)
 
 
-def server(server_cmd: str | None = None, ready_path: str = "/", **built_in):
-    """The target of a notebook: your server (``server_cmd``, with ``{port}``) or the built-in one
-    configured by ``built_in`` (``ServerConfig`` fields)."""
+def build(what: str, make):
+    """``make()``, with ``what`` (e.g. "PUT load") in front of the config layer's error, so a bad notebook
+    parameter is named by the part of the experiment it configures."""
+    try:
+        return make()
+    except ValueError as e:
+        raise ValueError(f"{what}: {e}") from None
+
+
+def server(server_cmd: str | None = None, ready_path: str = "/", server_dir: str | None = None, **built_in):
+    """The target of a notebook: your server (``server_cmd``, with ``{port}``, run in ``server_dir``) or
+    the built-in one configured by ``built_in`` (``ServerConfig`` fields)."""
     from ..config import ForeignServer, ServerConfig
 
     if server_cmd:
-        return ForeignServer(command=server_cmd, ready_path=ready_path)
+        return ForeignServer(command=server_cmd, ready_path=ready_path, workdir=server_dir)
     return ServerConfig(**built_in)
 
 

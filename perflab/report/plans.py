@@ -16,7 +16,8 @@ A plan can also be a JSON file: ``{"name": "...", "notebooks": [{"notebook": "01
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .. import paths
@@ -28,6 +29,7 @@ class NotebookSpec:
     parameters: dict = field(default_factory=dict)
     title: str | None = None           # defaults to the notebook's first heading
     output: str | None = None          # name of the executed copy and its page (default: notebook)
+    not_applicable: str | None = None  # why the batch skips it (e.g. for your own server), shown on the index
 
     @property
     def name(self) -> str:
@@ -45,6 +47,7 @@ class Plan:
     name: str
     notebooks: tuple[NotebookSpec, ...]
     description: str = ""
+    target: str = ""                   # what the notebooks test when it is not the built-in server
 
     def only(self, names: list[str]) -> "Plan":
         wanted = [n.strip() for n in names if n.strip()]
@@ -54,7 +57,45 @@ class Plan:
             raise ValueError(f"--only: no notebook named {', '.join(unknown)} in plan {self.name} "
                              f"(has: {', '.join(sorted(known))})")
         picked = tuple(s for s in self.notebooks if any(s.notebook == n or s.notebook.startswith(n) for n in wanted))
-        return Plan(self.name, picked, self.description)
+        return Plan(self.name, picked, self.description, self.target)
+
+    def for_server(self, command: str, ready_path: str = "/", script_args: tuple[str, ...] = ()) -> "Plan":
+        """This plan aimed at your server (``command`` with ``{port}``): a notebook whose parameters cell
+        has ``server_cmd`` gets it (and ``script_args``, e.g. ``path=/kv``, for your API); every other one
+        is marked not applicable with the reason its own metadata gives (``perflab.foreign_server``)."""
+        from ..config import ForeignServer
+
+        ForeignServer(command=command, ready_path=ready_path)   # a bad command fails before anything runs
+        nb_dir = notebooks_dir()
+        out = []
+        for spec in self.notebooks:
+            src = spec.path(nb_dir)
+            if "server_cmd" in notebook_parameters(src):
+                extra = {"script_args": list(script_args)} if script_args else {}
+                # the notebooks run in notebooks/: the command keeps the directory it was given in
+                out.append(replace(spec, parameters={**spec.parameters, "server_cmd": command,
+                                                     "ready_path": ready_path, "server_dir": os.getcwd(), **extra}))
+            else:
+                why = foreign_server_note(src)
+                if not why:
+                    raise ValueError(f"{src.name}: has no server_cmd parameter and its metadata does not say why "
+                                     f"it cannot test your server (perflab.foreign_server)")
+                out.append(replace(spec, not_applicable=why))
+        return Plan(self.name, tuple(out), self.description, f"your server ({command})")
+
+
+def notebook_parameters(path: Path) -> set[str]:
+    """The names its ``parameters`` cell assigns."""
+    import papermill
+
+    return set(papermill.inspect_notebook(str(path)))
+
+
+def foreign_server_note(path: Path) -> str | None:
+    """Why a notebook cannot run against your server, as the notebook's metadata says."""
+    import nbformat
+
+    return (nbformat.read(str(path), as_version=4).metadata.get("perflab") or {}).get("foreign_server")
 
 
 def notebooks_dir() -> Path:

@@ -27,6 +27,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..profiling import flame
+from ..server import metrics
 
 CATEGORY_COLORS = {
     "GC": "#8c564b", "JIT": "#c49c94", "executor queue": "#9467bd", "locks": "#d62728",
@@ -137,9 +138,9 @@ def latency_over_time(result, stats: pd.DataFrame | None = None, title: str | No
                          hovertemplate="t=%{x:.1f} s<br>%{y:.0f} responses/s<extra></extra>"), 2, 1)
     if s is not None:
         step = float(s["t_s"].diff().median()) if len(s) > 1 else 1.0
-        events = [(c, n, col) for c, n, col in (("storage.flushes_delta", "flushes", "#ff7f0e"),
-                                                 ("storage.compactions_delta", "compactions", "#9467bd"),
-                                                 ("executor.rejected_delta", "rejected (503)", "#d62728"))
+        events = [(c, n, col) for c, n, col in ((metrics.FLUSHES + "_delta", "flushes", "#ff7f0e"),
+                                                 (metrics.COMPACTIONS + "_delta", "compactions", "#9467bd"),
+                                                 (metrics.REJECTED + "_delta", "rejected (503)", "#d62728"))
                   if c in s and s[c].fillna(0).sum() > 0]
         for k, (col, name, color) in enumerate(events):
             w = step * 0.8 / max(1, len(events))
@@ -151,12 +152,12 @@ def latency_over_time(result, stats: pd.DataFrame | None = None, title: str | No
             xd, yd = fig.layout.xaxis3.domain, fig.layout.yaxis3.domain
             fig.add_annotation(text="no flushes, compactions or rejections in the window", showarrow=False,
                                xref="paper", yref="paper", x=sum(xd) / 2, y=sum(yd) / 2)
-        if "jvm.gc_ms_delta" in s:
-            fig.add_trace(go.Bar(x=s["t_s"], y=s["jvm.gc_ms_delta"], name="GC ms", marker_color="#8c564b",
+        if metrics.GC_MS + "_delta" in s:
+            fig.add_trace(go.Bar(x=s["t_s"], y=s[metrics.GC_MS + "_delta"], name="GC ms", marker_color="#8c564b",
                                  width=step * 0.8, opacity=0.7,
                                  hovertemplate="t=%{x:.1f} s<br>GC %{y} ms<extra></extra>"), 4, 1)
-        if "executor.queue_depth" in s:
-            fig.add_trace(go.Scatter(x=s["t_s"], y=s["executor.queue_depth"], name="queue depth",
+        if metrics.QUEUE_DEPTH in s:
+            fig.add_trace(go.Scatter(x=s["t_s"], y=s[metrics.QUEUE_DEPTH], name="queue depth",
                                      line=dict(color="#17becf"), mode="lines+markers",
                                      hovertemplate="t=%{x:.1f} s<br>queue %{y}<extra></extra>"), 4, 1, secondary_y=True)
         fig.update_yaxes(title_text="per sample", row=3, col=1)

@@ -59,7 +59,7 @@ class NotebookResult:
     notebook: str
     title: str
     question: str
-    status: str = "pending"                 # ok | failed
+    status: str = "pending"                 # ok | failed | not applicable
     error: str | None = None                # "ename: evalue" of the failing cell, or the runner's error
     error_cell: int | None = None
     seconds: float = 0.0
@@ -95,6 +95,7 @@ class Report:
     plan_description: str
     folder: str
     started: str
+    target: str = ""                        # empty: the built-in server
     finished: str = ""
     seconds: float = 0.0
     command: str = ""
@@ -110,7 +111,7 @@ class Report:
 
     @property
     def failed(self) -> list[NotebookResult]:
-        return [n for n in self.notebooks if n.status != "ok" or n.export_error]
+        return [n for n in self.notebooks if n.status not in ("ok", "not applicable") or n.export_error]
 
     @property
     def breakpoints(self) -> list[dict]:
@@ -241,7 +242,7 @@ def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_na
 
     nb_dir = notebooks_dir()
     report = Report(
-        plan=plan.name, plan_description=plan.description, folder=str(folder),
+        plan=plan.name, plan_description=plan.description, folder=str(folder), target=plan.target,
         started=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), command=command,
         data_root=str(paths.data_root()), machine=machine.machine(),
         versions=machine.versions(paths.repo_root(), paths.loadgen_binary(check=False)), git=git,
@@ -259,6 +260,10 @@ def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_na
         res.effective_parameters = _effective(src, spec.parameters)
         report.notebooks.append(res)
         _say(f"[{i}/{total}] {spec.name}: {res.title}")
+        if spec.not_applicable:
+            res.status, res.error = "not applicable", spec.not_applicable
+            _say(f"[{i}/{total}] {spec.name}: skipped, {spec.not_applicable}")
+            continue
         before = _list_runs()
         out = folder / "notebooks" / f"{spec.name}.ipynb"
         res.started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")

@@ -119,7 +119,8 @@ class ForeignProcess:
             log.flush()
             try:
                 self.proc = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT,
-                                             stdin=subprocess.DEVNULL, start_new_session=True)
+                                             stdin=subprocess.DEVNULL, start_new_session=True,
+                                             cwd=self.config.workdir)
             except OSError as e:
                 raise ServerStartError(f"cannot start the server command {argv[0]!r}: {e.strerror}") from None
         procs.register(self.proc)

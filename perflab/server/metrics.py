@@ -52,10 +52,11 @@ def is_counter(name: str) -> bool:
 
 
 # The metrics the lab itself reads, each checked against the server's list once.
-QUEUE_DEPTH = metric("executor.queue_depth") if specs() else "executor.queue_depth"
-REJECTED = metric("executor.rejected") if specs() else "executor.rejected"
-FLUSHES = metric("storage.flushes") if specs() else "storage.flushes"
-COMPACTIONS = metric("storage.compactions") if specs() else "storage.compactions"
-GC_MS = metric("jvm.gc_ms") if specs() else "jvm.gc_ms"
-MEMTABLE_BYTES = metric("storage.memtable_bytes") if specs() else "storage.memtable_bytes"
-SSTABLES = metric("storage.sstables") if specs() else "storage.sstables"
+QUEUE_DEPTH = metric("executor.queue_depth")
+REJECTED = metric("executor.rejected")
+FLUSHES = metric("storage.flushes")
+FLUSH_ACTIVE = metric("storage.flush_active")
+COMPACTIONS = metric("storage.compactions")
+GC_MS = metric("jvm.gc_ms")
+MEMTABLE_BYTES = metric("storage.memtable_bytes")
+SSTABLES = metric("storage.sstables")

@@ -64,3 +64,12 @@ def test_intervals_differ_only_when_disjoint():
     assert overlap.verdict == "no difference detectable" and "overlap" in overlap.evidence
     with pytest.raises(ValueError):
         compare_intervals((5, 1), (1, 2))
+
+
+def test_an_open_interval_never_supports_a_difference_on_its_open_side():
+    above = compare_intervals((31_000, None), (20_000, 25_000))        # a search that never failed
+    assert above.verdict == "lower" and above.evidence == "intervals [31,000, open) and [20,000, 25,000] do not overlap"
+    assert compare_intervals((31_000, float("nan")), (40_000, 45_000)).verdict == "no difference detectable"
+    assert compare_intervals((None, 1_250), (2_000, 2_400)).verdict == "higher"   # nothing passed: (0, 1250)
+    with pytest.raises(ValueError, match=r"0 <= lo <= hi, got \(-1, 2\)"):
+        compare_intervals((-1, 2), (1, 2))

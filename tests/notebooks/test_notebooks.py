@@ -31,7 +31,7 @@ def test_committed_clean(name):
             assert cell.get("execution_count") is None, f"{name} cell {i} has an execution count"
         assert "papermill" not in cell.get("metadata", {}), f"{name} cell {i} has papermill metadata"
         assert "execution" not in cell.get("metadata", {}), f"{name} cell {i} has execution timing"
-    assert set(raw["metadata"]) <= {"kernelspec", "language_info"}, raw["metadata"].keys()
+    assert set(raw["metadata"]) <= {"kernelspec", "language_info", "perflab"}, raw["metadata"].keys()
     nbformat.validate(nbformat.reads(json.dumps(raw), as_version=4))
 
 

@@ -10,30 +10,24 @@ from perflab import paths
 from perflab.report import notebook as nb
 
 
-def test_checks_return_messages_and_check_raises_all_of_them():
-    assert nb.positive("rate", 5) is None
-    assert nb.positive("rate", 0) == "rate must be a number > 0, got 0"
-    assert nb.positive("rate", True) == "rate must be a number > 0, got True"
-    assert nb.positive("rate", float("nan")).startswith("rate must be a number > 0")
-    assert nb.integer("threads", 2.5) == "threads must be an integer >= 1, got 2.5"
-    assert nb.fraction("precision", 1) == "precision must be a number in (0, 1), got 1"
-    assert nb.choice("mode", "fast", ("sync", "async")) == "mode must be one of 'sync', 'async', got 'fast'"
-    assert nb.choices("modes", "sync", ("sync",)).startswith("modes must be a non-empty list")
-    assert nb.positive_list("workers", [1, -2]) == "workers: every element must be an integer > 0, got -2"
-    assert nb.duration("d", 5, warmup_s=2) is None
-    assert nb.duration("d", 0.5) == "d=0.5 s is too short to measure anything (minimum 1 s)"
-    assert "shorter than the warm-up" in nb.duration("d", 2, warmup_s=3)
-    assert nb.size("m", "4m") is None and nb.size("m", "4q").startswith("m:")
-    assert nb.script("s", "get.lua") is None and nb.script("s", "ycsb-a") is None
-    assert "not found" in nb.script("s", "nope.lua")
-    nb.check(None, None)
-    with pytest.raises(nb.ParameterError, match=r"^bad parameters: rate must be a number > 0, got 0; mode must"):
-        nb.check(nb.positive("rate", 0), None, nb.choice("mode", "x", ("sync",)))
+def test_param_checks_a_notebook_parameter_with_the_config_layers_words():
+    assert nb.param("max_rows", "12", "int", min=1) == 12
+    assert nb.param("workers", [1, 4], "ints", min=1) == (1, 4)
+    with pytest.raises(ValueError, match=r"^max_rows: must be >= 1, got 0"):
+        nb.param("max_rows", 0, "int", min=1)
+    with pytest.raises(ValueError, match=r"^workers\[1\]: expected an integer, got 'x'"):
+        nb.param("workers", [1, "x"], "ints", min=1)
+
+
+def test_removed_checks_name_their_replacement():
+    for name in ("check", "positive", "duration", "ParameterError"):
+        with pytest.raises(AttributeError, match=rf"nb\.{name} was removed|notebook\.{name} was removed in perflab 0.2"):
+            getattr(nb, name)
 
 
 def test_script_arguments_match_the_headers_and_filter_values():
-    assert nb.script_arguments("put.lua") == ["start", "count", "threads", "value", "seed"]
-    assert nb.script_arguments("status.lua") == []
+    assert nb.script_arguments("put.lua") == ["start", "count", "threads", "value", "seed", "path", "param", "prefix"]
+    assert nb.script_arguments("status.lua") == ["path"]
     assert nb.workload_args("get.lua", threads=2, keys=100, value=10, seed=3) == ("threads=2", "count=100")
     assert nb.workload_args("get-random.lua", threads=2, keys=100, seed=3, scramble=False, dist=None) == (
         "keys=100", "seed=3", "scramble=0")

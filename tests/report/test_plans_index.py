@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 
 import pytest
 
@@ -130,3 +131,33 @@ def test_index_leads_with_findings_validity_and_breakpoints(tmp_path):
     data = json.loads((tmp_path / "report.json").read_text())
     assert data["breakpoints"][0]["notebook"] == "02-x" and "preview" not in data["notebooks"][0]["finding"]
     assert data["notebooks"][0]["validity"] == "suspect"
+
+
+def test_a_plan_for_your_server_runs_the_notebooks_that_take_one_and_says_why_not_the_others():
+    cmd = "python3 tests/servers/tiny_kv.py {port}"
+    plan = plans.QUICK.for_server(cmd, ready_path="/health")
+    by = {s.notebook: s for s in plan.notebooks}
+    for name in ("01-stable-load", "02-breakpoint"):
+        assert by[name].not_applicable is None
+        assert by[name].parameters["server_cmd"] == cmd and by[name].parameters["ready_path"] == "/health"
+        assert by[name].parameters["duration_s" if name == "01-stable-load" else "max_probes"]  # plan's own kept
+    for name in ("03-sync-vs-async", "04-executor-tuning", "05-storage", "06-summary"):
+        assert by[name].not_applicable.startswith("not applicable: it ")
+        assert "server_cmd" not in by[name].parameters
+    assert plan.target == f"your server ({cmd})"
+    with pytest.raises(ValueError, match=r"command: must contain \{port\}"):
+        plans.QUICK.for_server("python3 tests/servers/tiny_kv.py 8080")
+
+
+def test_index_marks_not_applicable_notebooks_without_calling_them_failures(tmp_path):
+    ok = runner.NotebookResult(notebook="01-stable-load", title="Stable load", question="q", status="ok")
+    na = runner.NotebookResult(notebook="05-storage", title="Storage", question="q", status="not applicable",
+                               error="not applicable: it compares the built-in server's storage backends")
+    rep = runner.Report(plan="quick", plan_description="", folder=str(tmp_path), started="now", target="your server (x {port})",
+                        machine={"cores": 2}, versions={}, git={}, notebooks=[ok, na])
+    page = index.write(rep, tmp_path).read_text()
+    assert rep.failed == []
+    assert "1 of 2 notebooks do not apply to your server (x {port})" in page
+    assert "compares the built-in server&#39;s storage backends" in page
+    assert "failed" not in re.sub(r"\.failed|class=\"[^\"]*failed[^\"]*\"", "", page)
+    assert json.loads((tmp_path / "report.json").read_text())["failed"] == []

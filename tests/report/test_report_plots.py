@@ -14,7 +14,8 @@ def search(points, rate, hi, stop="max_probes reached while bisecting"):
     probes = [Probe(i, r, Verdict(ok, ["ok" if ok else "p99 42 ms > SLA 10 ms"],
                                   {"achieved_rate": r, "p50_ms": p / 5, "p99_ms": p, "p999_ms": p * 2}), "bracket")
               for i, (r, ok, p) in enumerate(points)]
-    return BreakpointResult(rate, rate, hi, False, probes, BreakpointParams(), BreakpointCriteria(), stop)
+    verdict = "resolved" if hi is not None else "above-range"
+    return BreakpointResult(rate, (rate, hi), verdict, probes, BreakpointParams(), BreakpointCriteria(), stop)
 
 
 SEARCH = search([(1000, True, 2.0), (2000, True, 3.0), (4000, False, 80.0), (3000, False, 30.0)], 2000, 3000)
@@ -38,9 +39,9 @@ def test_breakpoint_curve_shows_percentiles_probes_sla_and_interval():
 
 
 def test_breakpoint_curve_marks_probes_the_lab_doubts():
-    """Probes carrying the coming ``validity`` dict: suspect ones get a ring and their reason in the hover."""
+    """Probes carrying a ``validity`` record: suspect ones get a ring and their reason in the hover."""
     res = search([(1000, True, 2.0), (2000, True, 3.0), (3000, False, 30.0)], 2000, 3000)
-    res.probes[1].validity = {"verdict": "suspect", "reasons": ["generator 5% late"], "checks": {}}
+    res.probes[1].verdict.validity = {"verdict": "suspect", "reasons": ["generator 5% late"], "checks": {}}
     p99 = plots.breakpoint_curve(res).data[0]
     assert list(p99.marker.line.width) == [1, 3, 1] and p99.marker.line.color[1] == "#e6a700"
     assert "validity: suspect (generator 5% late)" in p99.hovertext[1] and "validity" not in p99.hovertext[0]
