@@ -1,0 +1,80 @@
+"""The server's timed events as the lab records them: flush spans where the flush counter moved, a
+forced GC and a debug pause at known moments, and the pause on the latency timeline's clock."""
+
+from __future__ import annotations
+
+import time
+import urllib.request
+
+import pandas as pd
+
+from perflab import LoadParams, ServerConfig, run_experiment
+from perflab.experiment import Session
+from perflab.server import metrics
+from perflab.server.events import read_events
+
+
+def _post(url: str) -> tuple[float, float]:
+    """(epoch s before, epoch s after) a POST to ``url``."""
+    before = time.time()
+    with urllib.request.urlopen(urllib.request.Request(url, data=b"", method="POST"), timeout=10) as r:
+        assert r.status == 200, r.status
+    return before, time.time()
+
+
+def test_flush_events_end_where_the_flush_counter_moved(server_build, loadgen_binary, data_root):
+    # a 64k memtable: random 100-byte PUTs at 2000/s fill it about every 0.3 s
+    res = run_experiment(ServerConfig(backend="lsm", memtable_size="64k"),
+                         LoadParams(rate=2000, duration=3, warmup=1, threads=1, connections=4,
+                                    script="put-random.lua", script_args=("keys=100000",)),
+                         stats_interval=0.25, data_root=data_root, name="events-flush")
+    ev = read_events(res.run_dir / "server-events.jsonl", None)
+    flushes = ev[ev["event"] == "flush"]
+    stats = res.stats.sort_values("timestamp_ms")
+    ts = stats["timestamp_ms"].to_numpy() / 1e3
+    counter = stats[metrics.FLUSHES].to_numpy()
+    ends = ((flushes["ts_us"] + flushes["dur_us"]) / 1e6).to_numpy()
+    assert counter[-1] >= 3, f"only {counter[-1]} flushes: the test needs several"
+    # every flush the counter shows by a sample has its event ending by then (a flush finishing while
+    # the sample is taken may fall on either side: 10 ms of slack)
+    for t, n in zip(ts, counter):
+        done = int((ends <= t + 0.010).sum())
+        assert abs(done - n) <= 1, f"at {t:.3f}: counter {n}, flush events ended {done}"
+        assert int((ends <= t - 0.010).sum()) <= n
+    assert (flushes["dur_us"] > 0).all() and (flushes["details"].map(lambda d: d.get("bytes", 0)) > 0).all()
+    # the run's events.csv (0 = start of the measured window) has every flush up to the last sample; the
+    # one the server runs as it stops comes after the record
+    recorded = pd.read_csv(res.run_dir / "events.csv")
+    assert set(recorded.loc[recorded["event"] == "flush", "ts_us"]) >= set(flushes["ts_us"][ends <= ts[-1]])
+
+
+def test_a_forced_gc_and_a_pause_land_on_the_latency_timeline(server_build, loadgen_binary, data_root):
+    load = LoadParams(rate=2000, duration=3, warmup=1, threads=1, connections=8, script="status.lua",
+                      hdr_interval=0.01)
+    with Session("experiment", "events-clock", ServerConfig(backend="memory", debug_endpoints="on"),
+                 data_root=data_root) as sess:
+        lp = sess.start_load(load, out_dir=sess.run.dir)
+        time.sleep(2.0)                         # about 1 s into the measured window
+        pause = _post(sess.server.url + "/v0/debug/pause?ms=300")
+        time.sleep(0.8)
+        gc = _post(sess.server.url + "/v0/debug/gc")
+        res = lp.wait()
+        run_dir = sess.run.dir
+    t0 = res.measure_start
+    ev = read_events(run_dir / "server-events.jsonl", t0)
+    (p,) = ev[ev["event"] == "debug_pause"].itertuples()
+    assert p.dur_us == 300_000
+    assert pause[0] - 0.001 <= p.ts_us / 1e6 <= pause[1] + 0.001, "the pause starts while we ask for it"
+    gcs = ev[(ev["event"] == "gc") & (ev["ts_us"] / 1e6 >= gc[0] - 0.001) & (ev["ts_us"] / 1e6 <= gc[1] + 0.001)]
+    assert len(gcs) >= 1 and (gcs["dur_us"] > 0).all(), ev[ev["event"] == "gc"]
+    assert any("System.gc" in str(d.get("cause", "")) for d in gcs["details"]), gcs["details"].tolist()
+    # The hdr log's intervals hold the responses that completed in them: every request that waited out
+    # the pause completes at its end, so the first interval with one is the one the pause ended in,
+    # on the server's clock mapped to the log's axis (10 ms intervals, 1 ms of slack).
+    iv = res.intervals
+    iv = iv[iv["tag"] == "corrected"] if "tag" in iv else iv
+    stuck = iv[iv["max_ms"] > 150]
+    assert len(stuck), "no request waited for the pause"
+    first = stuck.iloc[0]
+    assert first["start_s"] - 0.001 <= p.end_s <= first["end_s"] + 0.001, (p.end_s, first.to_dict())
+    assert 280 <= first["max_ms"] <= 400, first.to_dict()       # sent as the pause began
