@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from ..config import BreakpointCriteria
+from ..measure.validity import OVERLOAD_SYMPTOMS
 
 
 @dataclass
@@ -86,5 +87,8 @@ def evaluate(result, criteria: BreakpointCriteria | None = None, validity=None) 
     if trend:
         reasons.append("latency trend: " + desc)
     if reasons:
+        if validity is not None:
+            # the shortfall, trend or errors the probe failed on are its finding, not a doubt about it
+            vd = validity.ignoring(OVERLOAD_SYMPTOMS).to_dict()
         return Verdict(False, reasons, metrics, vd)
     return Verdict(True, [f"ok: achieved {ratio:.1%}, p99 {p99:.2f} ms, errors {errs}"], metrics, vd)

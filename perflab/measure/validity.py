@@ -25,6 +25,9 @@ from .significance import trend
 VERDICTS = ("valid", "suspect", "invalid")
 #: checks that, when they fail, mean the generator was the bottleneck
 GENERATOR_CHECKS = ("schedule_lag", "generator_cpu")
+#: what an overloaded server shows by itself: in a breakpoint probe that failed, these are what the probe
+#: found, not doubts about the measurement (which the other checks, the generator's above all, still raise)
+OVERLOAD_SYMPTOMS = ("achieved_rate", "stationarity", "errors")
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,10 @@ class Validity:
     def badge(self) -> str:
         """'valid', or 'suspect: <first reason>' / 'invalid: <first reason>'."""
         return self.verdict if not self.reasons else f"{self.verdict}: {self.reasons[0]}"
+
+    def ignoring(self, names) -> "Validity":
+        """This record with the checks ``names`` kept but left out of the verdict and the reasons."""
+        return _judge({k: c for k, c in self.checks.items() if k not in names}, self.checks)
 
     def to_dict(self) -> dict:
         return {"verdict": self.verdict, "reasons": list(self.reasons),
@@ -213,7 +220,12 @@ def assess(load, server=None, placement=None, thresholds: ValidityThresholds | N
         "stationarity": _stationarity(load, t),
         "errors": _errors(load, t),
     }
-    fails = [c.note for c in checks.values() if c.status == "fail"]
-    warns = [c.note for c in checks.values() if c.status == "warn"]
+    return _judge(checks, checks)
+
+
+def _judge(counted: dict, checks: dict) -> Validity:
+    """The verdict from the ``counted`` checks (a failed check: invalid; a warning: suspect)."""
+    fails = [c.note for c in counted.values() if c.status == "fail"]
+    warns = [c.note for c in counted.values() if c.status == "warn"]
     verdict = "invalid" if fails else "suspect" if warns else "valid"
     return Validity(verdict, fails + warns, checks)

@@ -114,3 +114,25 @@ def test_thresholds_are_parameters_and_the_record_round_trips():
     assert again.verdict == v.verdict and again.reasons == v.reasons and again.generator_bound
     with pytest.raises(ValueError, match="thresholds must be a ValidityThresholds"):
         assess(result(), window(), thresholds={"generator_cpu_fail": 0.5})
+
+
+def test_a_failing_probe_s_overload_is_its_finding_not_a_doubt():
+    from perflab.breakpoint.criteria import evaluate
+
+    # over capacity: 82% achieved and p50 climbing, the generator fine -> fails, and its measurement is valid
+    over = result(rate=2300, achieved=1890, p50s=[1.0 + i for i in range(100)], p99s=[20.0 + i for i in range(100)])
+    v = assess(over, window(), Placement.of("shared"))
+    assert v.verdict == "suspect" and {"achieved_rate", "stationarity"} <= {k for k, c in v.checks.items() if c.status == "warn"}
+    verdict = evaluate(over, validity=v)
+    assert verdict.passed is False and verdict.validity["verdict"] == "valid" and verdict.validity["reasons"] == []
+    assert verdict.validity["checks"]["achieved_rate"]["status"] == "warn"      # kept in the record
+    # a doubt about the machine stays a doubt
+    busy = evaluate(over, validity=assess(over, window(busy=0.99), Placement.of("shared")))
+    assert busy.passed is False and busy.validity["verdict"] == "suspect"
+    # and a saturated generator still makes it inconclusive, never the server failing
+    gen = evaluate(result(rate=2300, achieved=1890, threads_cpu=(0.99, 0.5)), validity=assess(
+        result(rate=2300, achieved=1890, threads_cpu=(0.99, 0.5)), window()))
+    assert gen.passed is None
+    # a passing probe's record is left alone
+    ok = result()
+    assert evaluate(ok, validity=assess(ok, window(busy=0.99))).validity["verdict"] == "suspect"
