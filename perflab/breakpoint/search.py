@@ -9,7 +9,9 @@
    verdict flips. Then bisect until ``hi - lo <= precision × lo``.
 2. **Edges**: probe ``L`` and ``H`` (below) again until each has ``repeats`` unanimous probes. A probe
    that disagrees makes its rate *mixed*, which moves that edge outwards to the next unanimous rate
-   (or ``precision`` beyond the last probed one).
+   (or ``precision`` beyond the last probed one); when that leaves a gap wider than ``precision``
+   between an edge and the nearest probed rate inside ``[L, H]``, the search probes half-way
+   (*refine*) and establishes the edges again, until the budget runs out.
 
 What the probes establish is computed from all of them, whatever the path: ``L`` is the highest rate
 below which every probe passed, ``H`` the lowest rate above which every probe failed; the result is the
@@ -17,8 +19,9 @@ interval ``[L, H]`` widened by ``precision`` on each side (a bisection cannot pl
 step, so two searches on different grids would otherwise exclude each other's points) and the point
 estimate, the highest rate below ``H`` that passed at least half of its probes. So the interval covers
 what repeated probes show, not the precision of one bisection. (Simulated with a capacity that varies
-per probe by a normal 2% / 4%: three searches lie within ±5% of their median with each interval
-holding the other two points in 94% / 76% of triples; the median half-width is 7% / 8%.)
+per probe by a normal 2% / 4% / 8%, 300 triples of searches with the default 14 probes: three searches
+lie within ±5% of their median with each interval holding the other two points in 96% / 73% / 38% of
+triples; the median half-width is 6.4% / 6.9% / 8.4%, the 90th percentile 8.1% / 9.6% / 14.3%.)
 An inconclusive probe (invalid: the generator was the bottleneck) is retried ``retries`` times and
 otherwise marks the rate where measuring stops (verdict ``generator-limited``); it never counts as the
 server failing. Rates are whole requests/s and the sequence of probes depends only on the verdicts.
@@ -219,6 +222,8 @@ def search(probe: Callable[[float, str], Verdict], params: BreakpointParams | No
                         bisect(probed[-1], r)
                 elif len(seen[hi_e]) < p.repeats:
                     run(hi_e, "edge")
+                elif (gap := _widest_gap(seen, lo_e, hi_e, p.precision)) is not None:
+                    run(_round(sum(gap) / 2), "refine")
                 else:
                     stop = "converged"
                     break
@@ -235,6 +240,16 @@ def search(probe: Callable[[float, str], Verdict], params: BreakpointParams | No
     if lo_e is not None:
         lo_e = _round(max(lo_e * (1 - p.precision), 1))
     return Outcome(point, (lo_e, hi_e), verdict, stop, history, lim, edges)
+
+
+def _widest_gap(seen, lo: float, hi: float, precision: float) -> tuple[float, float] | None:
+    """Between ``L`` and the lowest rate above it that was probed, or between ``H`` and the highest one
+    below it: the wider of the two gaps if it exceeds ``precision`` (a mixed rate moved an edge far out,
+    and probing half-way can bring it back), else ``None``."""
+    inner = sorted(r for r, v in seen.items() if v and lo < r < hi)
+    gaps = [(lo, inner[0] if inner else hi), (inner[-1] if inner else lo, hi)]
+    a, b = max(gaps, key=lambda g: (g[1] - g[0]) / g[0])
+    return (a, b) if b - a > precision * a and _round((a + b) / 2) not in (a, b) else None
 
 
 def _verdict(p: BreakpointParams, seen, lo, hi, limit, stop) -> str:

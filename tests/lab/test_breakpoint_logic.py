@@ -168,3 +168,23 @@ def test_an_invalid_probe_below_passing_rates_is_a_stall_not_a_limit():
     assert o.verdict == "resolved" and o.limit is None, (o.verdict, o.interval)
     lo, hi = o.interval
     assert lo <= 20_000 < hi
+
+
+def test_a_one_off_failure_at_an_edge_is_refined_not_left_as_a_wide_interval():
+    # capacity 50k, but the first repeat at the lower edge hits a stall (a GC, a neighbour): that rate is
+    # mixed, L falls back to the bracket's low end, and the search probes half-way to win the range back
+    calls, stalled = [], []
+
+    def probe(rate, phase):
+        calls.append((rate, phase))
+        if phase == "edge" and rate <= 50_000 and not stalled:
+            stalled.append(rate)
+            return Verdict(False, ["p99 30 ms > SLA 10 ms (a stall)"])
+        return Verdict(rate <= 50_000, ["ok" if rate <= 50_000 else "over"])
+
+    o = search(probe, BreakpointParams(max_probes=16), 50_000)
+    assert stalled and any(ph == "refine" for _, ph in calls)
+    lo, hi = o.interval
+    assert lo <= o.rate <= 50_000 < hi
+    assert lo >= 50_000 * 0.85, (o.interval, calls)        # without refining: the bracket's 40,000
+    assert o.verdict == "resolved"
