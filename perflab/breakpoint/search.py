@@ -110,6 +110,11 @@ def search(probe: Callable[[float, str], Verdict], params: BreakpointParams | No
         above = [r for r in inconclusive if r > top]
         return min(above) if above else None
 
+    def extension() -> float:
+        """How far beyond the probed range a bracket that proved too narrow reaches: the ramp's margin,
+        doubling with each extension (a mixed edge is usually near; a far-off estimate is not)."""
+        return min(1 + p.ramp_margin * 2 ** state["extended"], p.growth)
+
     def clip(r: float) -> float:
         return _round(min(max(r, p.min_rate), p.max_rate))
 
@@ -203,7 +208,7 @@ def search(probe: Callable[[float, str], Verdict], params: BreakpointParams | No
                     if probed[0] <= p.min_rate:
                         stop = f"mixed verdicts down to min_rate {p.min_rate:g}"
                         break
-                    r = clip(probed[0] / (p.growth if state["extended"] else 1 + p.ramp_margin))
+                    r = clip(probed[0] / extension())
                     state["extended"] += 1
                     if run(r, "bracket"):
                         bisect(r, probed[0])
@@ -216,8 +221,8 @@ def search(probe: Callable[[float, str], Verdict], params: BreakpointParams | No
                     if probed[-1] >= p.max_rate:
                         stop = f"passed at max_rate {p.max_rate:g}"
                         break
-                    r = clip(probed[-1] * (p.growth if state["extended"] else 1 + p.ramp_margin))
-                    state["extended"] += 1  # a second extension in a row: the first bracket was far off
+                    r = clip(probed[-1] * extension())
+                    state["extended"] += 1
                     if run(r, "bracket") is False:
                         bisect(probed[-1], r)
                 elif len(seen[hi_e]) < p.repeats:
