@@ -32,6 +32,7 @@ TARGETS = {
 class Row:
     target: str
     placement: str
+    round: int = 1
     rate: float | None = None
     interval: tuple = (None, None)
     verdict: str = ""
@@ -94,7 +95,8 @@ def _fmt(v, spec=",.0f"):
 
 
 def table(rows: list[Row], fixed: bool = False) -> str:
-    ceilings = {r.placement: r.rate for r in rows if r.target == "ceiling" and r.rate}
+    # each row against the ceiling of its own round and placement: the host's speed drifts between rounds
+    ceilings = {(r.round, r.placement): r.rate for r in rows if r.target == "ceiling" and r.rate}
     if fixed:
         head = "| rate | target | placement | validity | server CPU us/req | generator CPU us/req | p99 ms | run |"
         lines = [head, "|---:|---|---|---|---:|---:|---:|---|"]
@@ -102,13 +104,14 @@ def table(rows: list[Row], fixed: bool = False) -> str:
             lines.append(f"| {_fmt(r.rate)} | {r.target} | {r.placement} | {r.validity} | {_fmt(r.server_us, '.1f')} | "
                          f"{_fmt(r.generator_us, '.1f')} | {_fmt(r.p99_ms, '.2f')} | {r.run_id} |")
         return "\n".join(lines)
-    head = ("| target | placement | breakpoint req/s | interval | verdict | probes' validity | x ceiling | "
+    head = ("| round | target | placement | breakpoint req/s | interval | verdict | probes' validity | x ceiling | "
             "server CPU us/req | generator CPU us/req | search s |")
-    lines = [head, "|---|---|---:|---|---|---|---:|---:|---:|---:|"]
+    lines = [head, "|---:|---|---|---:|---|---|---|---:|---:|---:|---:|"]
     for r in rows:
         lo, hi = r.interval
-        ratio = r.rate / ceilings[r.placement] if r.rate and ceilings.get(r.placement) and r.target != "ceiling" else None
-        lines.append(f"| {r.target} | {r.placement} | {_fmt(r.rate)} | {_fmt(lo)}-{_fmt(hi) or '?'} | {r.verdict} | "
+        c = ceilings.get((r.round, r.placement))
+        ratio = r.rate / c if r.rate and c and r.target != "ceiling" else None
+        lines.append(f"| {r.round} | {r.target} | {r.placement} | {_fmt(r.rate)} | {_fmt(lo)}-{_fmt(hi) or '?'} | {r.verdict} | "
                      f"{r.validity} | {_fmt(ratio, '.2f')} | {_fmt(r.server_us, '.1f')} | "
                      f"{_fmt(r.generator_us, '.1f')} | {_fmt(r.seconds, '.0f')} |")
     return "\n".join(lines)
@@ -152,16 +155,18 @@ def main(args) -> int:
     if args.rounds < 1:
         raise ValueError(f"--rounds: must be >= 1, got {args.rounds}")
     rows = []
-    for _ in range(args.rounds):
+    for n in range(1, args.rounds + 1):
         for placement in placements:
             for t in targets:
                 if rates:
                     for r in rates:
                         rows.append(rate_row(t, placement, r, args, args.data))
+                        rows[-1].round = n
                         print(table(rows[-1:], fixed=True).splitlines()[-1], flush=True)
                 else:
                     rows.append(search_row(t, placement, args, args.data))
-                    print(table(rows[-1:]).splitlines()[-1], flush=True)
+                    rows[-1].round = n
+                    print(table(rows).splitlines()[-1], flush=True)
     print()
     print(table(rows, fixed=bool(rates)))
     return 0

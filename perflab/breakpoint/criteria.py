@@ -5,8 +5,10 @@ measured from the scheduled send time) is within the SLA, socket errors and 5xx 
 ``max_error_ratio`` of requests, and latency shows no upward trend within the probe (a queue that
 builds up means the rate is over the limit even while p99 still looks fine).
 
-A probe whose validity record says ``invalid`` (the generator was the bottleneck) neither passes nor
-fails: its verdict is *inconclusive*, and the search never counts it as the server failing.
+A failing probe whose validity record says ``invalid`` (the generator was the bottleneck) neither passes
+nor fails: its verdict is *inconclusive*, and the search never counts it as the server failing. A probe
+that meets every criterion passes whatever the generator's checks say: its lateness is inside the
+corrected latency, so it can only have made the server look worse.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from ..config import BreakpointCriteria
-from ..measure.validity import OVERLOAD_SYMPTOMS
+from ..measure.validity import GENERATOR_CHECKS, OVERLOAD_SYMPTOMS
 
 
 @dataclass
@@ -75,8 +77,6 @@ def evaluate(result, criteria: BreakpointCriteria | None = None, validity=None) 
                "p99_ms": p99, "p999_ms": result.p999_ms, "max_ms": result.max_ms, "errors": errs,
                "error_ratio": err, "requests": n, "trend": trend, "trend_desc": desc}
     vd = validity.to_dict() if validity is not None else None
-    if validity is not None and validity.verdict == "invalid":
-        return Verdict(None, ["inconclusive, the probe is invalid: " + "; ".join(validity.reasons)], metrics, vd)
     reasons = []
     if not (ratio >= c.min_achieved):
         reasons.append(f"achieved {result.achieved_rate:.1f}/s = {ratio:.1%} of target < {c.min_achieved:.0%}")
@@ -87,8 +87,14 @@ def evaluate(result, criteria: BreakpointCriteria | None = None, validity=None) 
     if trend:
         reasons.append("latency trend: " + desc)
     if reasons:
+        if validity is not None and validity.verdict == "invalid":
+            return Verdict(None, ["inconclusive, the probe is invalid: " + "; ".join(validity.reasons)], metrics, vd)
         if validity is not None:
             # the shortfall, trend or errors the probe failed on are its finding, not a doubt about it
             vd = validity.ignoring(OVERLOAD_SYMPTOMS).to_dict()
         return Verdict(False, reasons, metrics, vd)
+    if validity is not None:
+        # the rate was achieved and p99 met the SLA with the generator's lateness inside it: a slow or
+        # late generator can only have made the server look worse, so it does not void a pass
+        vd = validity.ignoring(GENERATOR_CHECKS).to_dict()
     return Verdict(True, [f"ok: achieved {ratio:.1%}, p99 {p99:.2f} ms, errors {errs}"], metrics, vd)

@@ -133,6 +133,12 @@ def test_a_failing_probe_s_overload_is_its_finding_not_a_doubt():
     gen = evaluate(result(rate=2300, achieved=1890, threads_cpu=(0.99, 0.5)), validity=assess(
         result(rate=2300, achieved=1890, threads_cpu=(0.99, 0.5)), window()))
     assert gen.passed is None
-    # a passing probe's record is left alone
+    # a passing probe keeps its doubts about the machine, but a late generator does not void the pass:
+    # its lateness is inside the corrected latency that met the SLA
     ok = result()
     assert evaluate(ok, validity=assess(ok, window(busy=0.99))).validity["verdict"] == "suspect"
+    late = result(p99_us=2000, lag_p99_us=1500)
+    assert assess(late, window()).verdict == "invalid"
+    passed = evaluate(late, validity=assess(late, window()))
+    assert passed.passed is True and passed.validity["verdict"] == "valid"
+    assert passed.validity["checks"]["schedule_lag"]["status"] == "fail"          # kept in the record
