@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from ..measure.significance import compare_samples, trend
+from ..measure.significance import compare_intervals, compare_samples, trend
 from ..server import metrics
 
 #: the percentile levels a commentary talks about (wrk2's "Latency Distribution" block)
@@ -340,7 +339,7 @@ def compare_breakpoints(results: Mapping[str, object], what: str = "breakpoint")
     parts = [f"{order[0]} {fmt_rate(best.rate)} ({_span(best)})"]
     for k in order[1:]:
         r = vals[k]
-        c = compare_breakpoint_intervals(best.interval, r.interval)
+        c = compare_intervals(best.interval, r.interval)
         parts.append(f"{k} {fmt_rate(r.rate)} ({_span(r)}), {c.verdict} ({c.evidence})")
     return f"{what[0].upper() + what[1:]}: " + "; ".join(parts) + "."
 
@@ -403,40 +402,6 @@ def answer_breakpoints(rows: list[dict]) -> str:
     return "; ".join(parts) + "."
 
 
-@dataclass(frozen=True)
-class OpenIntervalComparison:
-    """Like :class:`perflab.measure.significance.IntervalComparison` for intervals that may lack an
-    upper end (a search that never failed above its breakpoint)."""
-
-    a: tuple
-    b: tuple
-    verdict: str
-
-    @property
-    def significant(self) -> bool:
-        return self.verdict in ("higher", "lower")
-
-    @property
-    def evidence(self) -> str:
-        rel = "do not overlap" if self.significant else "overlap"
-        return f"intervals {_interval_text(self.a)} and {_interval_text(self.b)} {rel}"
-
-
-def compare_breakpoint_intervals(a, b):
-    """:func:`perflab.measure.significance.compare_intervals` (different only when disjoint), with an
-    open upper end (``None``) read as unbounded and a missing lower end as 0."""
-    from ..measure.significance import compare_intervals
-
-    a = (a[0] if a[0] is not None else 0.0, a[1])
-    b = (b[0] if b[0] is not None else 0.0, b[1])
-    if a[1] is not None and b[1] is not None:
-        return compare_intervals(a, b)
-    a_hi = math.inf if a[1] is None else a[1]
-    b_hi = math.inf if b[1] is None else b[1]
-    verdict = "higher" if b[0] > a_hi else "lower" if b_hi < a[0] else "no difference detectable"
-    return OpenIntervalComparison(a, b, verdict)
-
-
 def compare_breakpoint_rows(a: str, row_a: dict, b: str, row_b: dict) -> str:
     """Whether ``b``'s breakpoint differs from ``a``'s, by their intervals (different only when they
     do not overlap; an open upper end reaches to infinity): 'async's breakpoint is higher than
@@ -444,7 +409,7 @@ def compare_breakpoint_rows(a: str, row_a: dict, b: str, row_b: dict) -> str:
     ia, ib = row_a.get("interval"), row_b.get("interval")
     if row_a.get("rate") is None or row_b.get("rate") is None or not ia or not ib:
         return f"{b} and {a} cannot be compared: one of the searches found no breakpoint."
-    c = compare_breakpoint_intervals(ia, ib)
+    c = compare_intervals(ia, ib)
     if c.verdict == "higher":
         return f"{b}'s breakpoint is higher than {a}'s: {c.evidence}."
     if c.verdict == "lower":

@@ -17,7 +17,7 @@ the last successful one of each name; plus each notebook's finding side by side.
 Every difference the page states comes with the verdict of the test the commentary uses
 (:mod:`perflab.measure.significance`): per-interval latencies by :func:`compare_samples` (Mann-Whitney
 U test and a bootstrap interval of the ratio of medians, with n), breakpoints by their intervals
-(different only when disjoint, :func:`.commentary.compare_breakpoint_intervals`). Single numbers
+(different only when disjoint, :func:`perflab.measure.significance.compare_intervals`). Single numbers
 (a run's p99) are shown for reading, marked as not tested.
 """
 
@@ -33,9 +33,8 @@ from pathlib import Path
 import pandas as pd
 
 from .. import paths
-from ..measure.significance import SAMPLE_TEST, compare_samples
+from ..measure.significance import SAMPLE_TEST, compare_intervals, compare_samples
 from . import findings
-from .commentary import compare_breakpoint_intervals
 
 
 class CompareError(ValueError):
@@ -259,7 +258,7 @@ def compare_pair(name: str, a: RunRecord, b: RunRecord, label_a: str, label_b: s
         sa, sb = _read_search(a), _read_search(b)
         ra, rb = findings.breakpoint_row_from_meta(a.meta), findings.breakpoint_row_from_meta(b.meta)
         if ra["rate"] is not None and rb["rate"] is not None:
-            c = compare_breakpoint_intervals(ra["interval"], rb["interval"])
+            c = compare_intervals(ra["interval"], rb["interval"])
             verdict, evidence = c.verdict, c.evidence
         else:
             verdict, evidence = "not tested", "a search found no breakpoint (no probed rate passed)"

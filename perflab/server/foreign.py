@@ -70,7 +70,23 @@ def _answers(url: str, path: str) -> bool:
         return False
 
 
-class ForeignProcess:
+class _Target:
+    """What the lab asks of a server it did not build: its pid (the process listening on the port) and
+    the JVM behind it, if any."""
+
+    _pid: int | None = None
+    jvm: dict | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._pid
+
+    @property
+    def java_version(self) -> str | None:
+        return (self.jvm or {}).get("java_version")
+
+
+class ForeignProcess(_Target):
     """A server started from ``ForeignServer.command`` (see the module docstring)."""
 
     def __init__(self, config: ForeignServer, log_dir: Path, cpu_prefix: list[str] | None = None,
@@ -93,14 +109,6 @@ class ForeignProcess:
     @property
     def log_path(self) -> Path:
         return self.log_dir / "server.log"
-
-    @property
-    def pid(self) -> int | None:
-        return self._pid
-
-    @property
-    def java_version(self) -> str | None:
-        return (self.jvm or {}).get("java_version")
 
     def log_tail(self, lines: int = 40) -> str:
         return procs.tail(self.log_path, lines)
@@ -154,7 +162,7 @@ class ForeignProcess:
                 "jvm": self.jvm, "exit_code": self.exit_code}
 
 
-class AttachedServer:
+class AttachedServer(_Target):
     """A server that is already running at ``ForeignServer.url``: measured, never started or stopped."""
 
     def __init__(self, config: ForeignServer):
@@ -168,14 +176,6 @@ class AttachedServer:
         if config.pid is not None and not psutil.pid_exists(config.pid):
             raise ValueError(f"pid: no process {config.pid}")
         self.jvm = jvm_of(self._pid) if self._pid else None
-
-    @property
-    def pid(self) -> int | None:
-        return self._pid
-
-    @property
-    def java_version(self) -> str | None:
-        return (self.jvm or {}).get("java_version")
 
     def log_tail(self, lines: int = 40) -> str:
         return ""

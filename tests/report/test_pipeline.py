@@ -150,10 +150,14 @@ def test_executed_notebooks_have_no_errors_and_show_their_results(report):
     page = (folder / "01-stable-load.html").read_text()
     data = next(n for n in report["json"]["notebooks"] if n["notebook"] == "01-stable-load")
     assert "<iframe" not in page
-    assert len(data["flamegraphs"]) == 4, "one async-profiler flame graph per profiled run"
+    # per profiled run (PUT and GET, 4 connections): its flame graph and heatmap, and the spikes against
+    # the rest of the window when the run had spikes
+    kinds = sorted(re.sub(r"^.*-profile-", "", h) for h in data["flamegraphs"])
+    assert kinds.count("cpu.html") == 2 and kinds.count("cpu-heatmap.html") == 2, kinds
+    assert set(kinds) <= {"cpu.html", "cpu-heatmap.html", "cpu-cpu-spikes-diff.html"}, kinds
     for href in data["flamegraphs"]:
         assert f'href="{href}"' in page and (folder / href).read_text().lstrip().lower().startswith("<!doctype html")
-    assert page.count('class="perflab-flame-preview"') == 4
+    assert page.count('class="perflab-flame-preview"') == len(data["flamegraphs"])
     assert page.count('<details class="perflab-console">') == 4      # every console output, folded
 
 
@@ -225,11 +229,11 @@ def test_every_page_renders_in_chromium(report):
 
 
 def test_compare_two_runs_of_the_report(report, tmp_path):
-    """Two profiled runs of notebook 1: the page, the differential flame graph, honest verdicts."""
+    """Two profiled runs of notebook 1 (PUT and GET): the page, the differential flame graph, honest verdicts."""
     folder = report["folder"]
     runs = next(n for n in report["json"]["notebooks"] if n["notebook"] == "01-stable-load")["runs"]
-    one = next(folder / r["path"] for r in runs if "put-1c" in r["id"])
-    many = next(folder / r["path"] for r in runs if "put-4c" in r["id"])
+    one = next(folder / r["path"] for r in runs if "put-4c" in r["id"])
+    many = next(folder / r["path"] for r in runs if "get-4c" in r["id"])
     c = compare(one, many, output=tmp_path / "cmp.html")
     rows = {r.metric: r for r in c.rows}
     # 1 s runs at the default 100 ms resolution: about ten intervals each, every one of them compared
