@@ -3,11 +3,13 @@ and the metric names are built from) against the built server: no stale copy. Th
 checked against each program's own list by that program's tests (java-server DocsMatchSpecTest,
 loadgen cli::architecture_doc_lists_the_extensions)."""
 
+import dataclasses
 import json
 import subprocess
 
 from perflab import paths
-from perflab.config import server_options
+from perflab.config import ServerConfig, server_options
+from perflab.config.fields import spec_of
 
 
 def test_the_labs_copy_of_the_server_option_list_is_the_built_servers(server_build):
@@ -18,10 +20,6 @@ def test_the_labs_copy_of_the_server_option_list_is_the_built_servers(server_bui
 
 
 def test_every_server_option_is_a_server_config_field_with_its_default():
-    from perflab.config import ServerConfig
-    from perflab.config.fields import spec_of
-    import dataclasses
-
     fields = {f.name: f for f in dataclasses.fields(ServerConfig)}
     for o in server_options()["options"]:
         if o["key"] in ("host", "port", "data-dir", "config"):   # the lab sets these per run

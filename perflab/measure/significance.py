@@ -138,9 +138,11 @@ class IntervalComparison:
     @property
     def evidence(self) -> str:
         rel = "do not overlap" if self.significant else "overlap"
-        def show(iv):
-            return f"[{iv[0]:,.0f}, {iv[1]:,.0f}]" if math.isfinite(iv[1]) else f"[{iv[0]:,.0f}, open)"
-        return f"intervals {show(self.a)} and {show(self.b)} {rel}"
+        return f"intervals {_interval_text(self.a)} and {_interval_text(self.b)} {rel}"
+
+
+def _interval_text(iv: tuple[float, float]) -> str:
+    return f"[{iv[0]:,.0f}, {iv[1]:,.0f}]" if math.isfinite(iv[1]) else f"[{iv[0]:,.0f}, open)"
 
 
 def _open_ended(iv):

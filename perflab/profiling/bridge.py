@@ -180,18 +180,21 @@ def collapsed_to_html(collapsed: str | os.PathLike, html: str | os.PathLike, tit
     out = Path(html)
     out.parent.mkdir(parents=True, exist_ok=True)
     Main = _jclass("one.convert.Main")
-    FileOutputStream = _jclass("java.io.FileOutputStream")
     try:
         args = _arguments(*_conv_args(title, reverse, minwidth))
-        fg = Main.parseFlameGraph(str(src), args)
-        stream = FileOutputStream(str(out))
-        try:
-            fg.dump(stream)
-        finally:
-            stream.close()
+        _dump(Main.parseFlameGraph(str(src), args), out)
     except Exception as e:
         raise BridgeError(f"flame graph conversion of {src} failed: {java_error_text(e)}") from None
     return out
+
+
+def _dump(fg, out: Path) -> None:
+    """Write a converter FlameGraph as HTML to ``out``."""
+    stream = _jclass("java.io.FileOutputStream")(str(out))
+    try:
+        fg.dump(stream)
+    finally:
+        stream.close()
 
 
 def diff_html(base: str | os.PathLike, new: str | os.PathLike, html: str | os.PathLike,
@@ -204,17 +207,12 @@ def diff_html(base: str | os.PathLike, new: str | os.PathLike, html: str | os.Pa
     out = Path(html)
     out.parent.mkdir(parents=True, exist_ok=True)
     Main = _jclass("one.convert.Main")
-    FileOutputStream = _jclass("java.io.FileOutputStream")
     try:
         args = _arguments(*_conv_args(title, False, minwidth, ["--diff"]))
         fg_base = Main.parseFlameGraph(str(base), args)
         fg_new = Main.parseFlameGraph(str(new), args)
         fg_new.diff(fg_base)  # same order as the converter's CLI: second input diffed against the first
-        stream = FileOutputStream(str(out))
-        try:
-            fg_new.dump(stream)
-        finally:
-            stream.close()
+        _dump(fg_new, out)
     except Exception as e:
         raise BridgeError(f"differential flame graph {base} vs {new} failed: {java_error_text(e)}") from None
     return out
