@@ -31,7 +31,7 @@ from .profiling import bridge
 from .profiling.profiler import Profile, Profiler, Recording
 from .records import Run, new_run
 from .server import Server
-from .server.events import events_frame, read_events
+from .server.events import await_delivery, events_frame, read_events
 from .server.foreign import AttachedServer, ForeignProcess, stats_available
 from .server.placement import Placement
 from .server.proc import ProcSampler
@@ -329,6 +329,7 @@ def run_experiment(server: ServerConfig, load: LoadParams, profile: ProfileParam
         t0 = res.measure_start or lp.started_at
         stats = sess.stats_frame(t0)
         validity = sess.validity(res, lp.started_at)
+        await_delivery(res.measure_end or res.ended_at or time.time())  # the window's last events too
         events = _events(run, prof, t0)
         attribution = attribute(res.intervals, events) if not res.intervals.empty else None
         diff = None

@@ -12,9 +12,13 @@ the latency timeline's axis. GC pauses of any HotSpot JVM also come from the pro
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pandas as pd
+
+#: the server's event writer delivers queued events five times a second (java-server EventWriter)
+DELIVERY_S = 0.2
 
 #: lines of the stdout protocol that are not timed events
 PROTOCOL = ("config", "ready", "stopped")
@@ -70,3 +74,11 @@ def busy_share(events: pd.DataFrame, kind: str, start_s: float, end_s: float) ->
     if cur_e is not None:
         covered += cur_e - cur_s
     return covered / (end_s - start_s)
+
+
+def await_delivery(until_epoch_s: float) -> None:
+    """Wait until the events of everything up to ``until_epoch_s`` have reached the run directory: two
+    delivery periods of the server's event writer after it."""
+    delay = until_epoch_s + 2 * DELIVERY_S - time.time()
+    if delay > 0:
+        time.sleep(delay)
