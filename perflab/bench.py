@@ -42,6 +42,7 @@ class Row:
     p99_ms: float | None = None
     seconds: float | None = None
     run_id: str | None = None
+    host: float | None = None
 
 
 def _cpu_per_request(res, validity: dict | None) -> tuple[float | None, float | None]:
@@ -70,7 +71,7 @@ def search_row(target: str, placement: str, args, data_root=None) -> Row:
                           prefill=PrefillParams(keys=args.keys) if prefilled else None, name=f"bench-{target}",
                           placement=placement, progress=not args.quiet, data_root=data_root)
     row = Row(target, placement, res.rate, res.interval, res.verdict, res.validity, seconds=res.seconds,
-              run_id=res.run_id)
+              run_id=res.run_id, host=res.host_spread)
     at = [p for p in res.probes if p.rate == res.edges[0] and p.verdict.passed]
     if at:
         row.server_us, row.generator_us = _cpu_per_request(at[-1].result, at[-1].validity)
@@ -105,15 +106,15 @@ def table(rows: list[Row], fixed: bool = False) -> str:
                          f"{_fmt(r.generator_us, '.1f')} | {_fmt(r.p99_ms, '.2f')} | {r.run_id} |")
         return "\n".join(lines)
     head = ("| round | target | placement | breakpoint req/s | interval | verdict | probes' validity | x ceiling | "
-            "server CPU us/req | generator CPU us/req | search s |")
-    lines = [head, "|---:|---|---|---:|---|---|---|---:|---:|---:|---:|"]
+            "server CPU us/req | generator CPU us/req | search s | host speed spread |")
+    lines = [head, "|---:|---|---|---:|---|---|---|---:|---:|---:|---:|---:|"]
     for r in rows:
         lo, hi = r.interval
         c = ceilings.get((r.round, r.placement))
         ratio = r.rate / c if r.rate and c and r.target != "ceiling" else None
         lines.append(f"| {r.round} | {r.target} | {r.placement} | {_fmt(r.rate)} | {_fmt(lo)}-{_fmt(hi) or '?'} | {r.verdict} | "
                      f"{r.validity} | {_fmt(ratio, '.2f')} | {_fmt(r.server_us, '.1f')} | "
-                     f"{_fmt(r.generator_us, '.1f')} | {_fmt(r.seconds, '.0f')} |")
+                     f"{_fmt(r.generator_us, '.1f')} | {_fmt(r.seconds, '.0f')} | {_fmt(r.host, '.2f')}{'x' if r.host else ''} |")
     return "\n".join(lines)
 
 

@@ -1,7 +1,7 @@
 """``python -m perflab`` (also the ``perflab`` script): the library's main calls from a shell.
 
 Subcommands: ``run`` (one experiment), ``breakpoint``, ``profile`` (an experiment with a profile),
-``prefill``, ``inspect``, ``runs`` (list recorded runs), ``index`` (rebuild the DuckDB index and
+``prefill``, ``inspect``, ``host`` (does the machine keep one speed?), ``runs`` (list recorded runs), ``index`` (rebuild the DuckDB index and
 optionally query it), ``bench`` (the server's standard benchmark: :mod:`perflab.bench`), ``compare`` (two
 runs or two reports side by side: :mod:`perflab.report.compare`), ``report`` (the HTML report:
 ``perflab.report.cli``).
@@ -132,13 +132,15 @@ def cmd_breakpoint(a):
     thresholds = from_arguments(ValidityThresholds, a, "validity_")
     res = find_breakpoint(_server(a), _load(a), crit, bp, name=a.name, data_root=a.data, prefill=_prefill(a),
                           progress=not a.quiet, placement=a.placement, thresholds=thresholds)
-    cols = [c for c in ("probe", "phase", "rate", "passed", "validity", "p99_ms", "reason") if c in res.table]
+    cols = [c for c in ("probe", "phase", "rate", "passed", "validity", "p99_ms", "host_slowdown", "reason") if c in res.table]
     if res.ramp:
         print(f"ramp: {res.ramp['reason']}")
     if len(res.table):
         print(res.table[cols].to_string(index=False))
     print(f"\nbreakpoint: {res.describe()}; probes' validity: {res.validity}; {res.stop_reason}; "
           f"{res.seconds:.0f} s")
+    if res.host_note():
+        print(res.host_note())
     print(f"run {res.run_id}: {res.run.dir}")
     return 0 if res.rate is not None else 1
 
@@ -180,6 +182,29 @@ def cmd_index(a):
         import pandas as pd
         with pd.option_context("display.width", 200, "display.max_columns", 30):
             print(query(a.sql, a.data, rebuild=False).to_string(index=False))
+    return 0
+
+
+def cmd_host(a):
+    from .measure import hostspeed
+    if not (a.seconds > 0):
+        raise ValueError(f"--seconds: must be > 0, got {a.seconds:g}")
+    if not (0 < a.sample <= a.every):
+        raise ValueError(f"--sample: must be within (0, --every={a.every:g}], got {a.sample:g}")
+    print(f"timing a fixed loop ({hostspeed.LOOP} iterations) on CPUs {hostspeed.cpus()} for {a.sample:g} s every "
+          f"{a.every:g} s, {a.seconds:g} s in all; keep the machine otherwise idle", flush=True)
+    cals = hostspeed.survey(a.seconds, a.every, a.sample)
+    summary = hostspeed.summarise(cals)
+    print(f"{'cpu':>4} {'n':>4} {'fastest us':>11} {'median us':>10} {'slowest us':>11} {'spread':>7} {'slow':>6}")
+    for c, r in summary["cpus"].items():
+        print(f"{c:>4} {r['n']:>4} {r['fastest_us']:>11.0f} {r['median_us']:>10.0f} {r['slowest_us']:>11.0f} "
+              f"{r['spread']:>6.2f}x {r['slow_share']:>6.0%}")
+    print(hostspeed.describe(summary))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({**summary, "cpus": {str(k): v for k, v in summary["cpus"].items()},
+                       "calibrations": [c.to_dict() for c in cals]}, f, indent=2)
+        print(f"calibrations: {a.json}")
     return 0
 
 
@@ -230,6 +255,11 @@ def build_parser() -> argparse.ArgumentParser:
     ix = sub.add_parser("index", help="rebuild the DuckDB index of runs; optionally run SQL on it")
     ix.add_argument("--data")
     ix.add_argument("sql", nargs="?")
+    h = sub.add_parser("host", help="does this machine keep one speed? time a fixed loop on every CPU for a while")
+    h.add_argument("--seconds", type=float, default=30.0, help="how long to survey (default 30)")
+    h.add_argument("--every", type=float, default=0.5, help="one calibration every this many seconds (default 0.5)")
+    h.add_argument("--sample", type=float, default=0.1, help="seconds each calibration times the loop (default 0.1)")
+    h.add_argument("--json", help="also write the summary and every calibration to this file")
     from .bench import add_parser as add_bench
     add_bench(sub)
     sub.add_parser("report", help="run the notebooks and export the HTML report (see `perflab report --help`)",
@@ -256,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     from .bench import main as cmd_bench
     handlers = {"run": cmd_run, "profile": cmd_profile, "breakpoint": cmd_breakpoint, "prefill": cmd_prefill,
                 "inspect": cmd_inspect, "runs": cmd_runs, "index": cmd_index, "bench": cmd_bench,
-                "compare": cmd_compare}
+                "compare": cmd_compare, "host": cmd_host}
     try:
         return handlers[a.cmd](a)
     except ValueError as e:

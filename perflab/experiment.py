@@ -26,6 +26,7 @@ from .config.target import ForeignServer
 from .config.validity import ValidityThresholds
 from .measure.load import LoadResult, start_load, tool_version
 from .measure.attribution import Attribution, attribute
+from .measure import hostspeed
 from .measure.validity import Validity, assess
 from .profiling import bridge
 from .profiling.profiler import Profile, Profiler, Recording
@@ -82,6 +83,7 @@ class Session:
         self._scratch: Path | None = None
         self._sig = None
         self._servers: list[dict] = []
+        self.calibrations: list[hostspeed.Calibration] = []
 
     def __enter__(self) -> "Session":
         params = {"server": self.config.to_dict(), "target": "foreign" if self.foreign else "built-in",
@@ -117,6 +119,7 @@ class Session:
             self.prefill_result["wall_s"] = round(time.monotonic() - t, 3)
             self.run.update(prefill=self.prefill_result)
         self.start_server()
+        self.calibrate()
 
     def start_server(self):
         if self.foreign:
@@ -152,12 +155,24 @@ class Session:
     def start_load(self, load: LoadParams, out_dir):
         return start_load(self.server.url, load, out_dir=out_dir, cpu_prefix=self.load_prefix)
 
+    def calibrate(self) -> hostspeed.Calibration:
+        """Time the fixed loop on every CPU (:mod:`perflab.measure.hostspeed`); call it while no load runs."""
+        cal = hostspeed.calibrate()
+        self.calibrations.append(cal)
+        return cal
+
     def validity(self, res: LoadResult, started_at: float | None = None) -> Validity:
-        """The validity record of a load that ran against this session's server."""
+        """The validity record of a load that ran against this session's server; its ``host_speed`` check
+        holds the last calibration before the load (and the first after it, if any) against the session's
+        fastest."""
         start = res.measure_start or started_at or res.started_at
         end = res.measure_end or res.ended_at
         window = self.proc.window(start, end) if self.proc is not None and end else None
-        return assess(res, window, self.placement, self.thresholds)
+        began = started_at or start or 0.0
+        before = [c for c in self.calibrations if c.at <= began][-1:]
+        after = [c for c in self.calibrations if end and c.at >= end][:1]
+        host = (before + after, self.calibrations) if before or after else None
+        return assess(res, window, self.placement, self.thresholds, host)
 
     def restart_server(self):
         """Stop and start the server again on the same data (a fresh process per probe)."""
@@ -187,6 +202,9 @@ class Session:
                 self.run.write_frame("stats.csv", self.sampler.frame(), artifact="stats")
             if self.run is not None:
                 self.run.meta["servers"] = self._servers
+                if self.calibrations:
+                    self.run.meta["host_speed"] = {"loop": hostspeed.LOOP, "spread": hostspeed.spread(self.calibrations),
+                                                   "calibrations": [c.to_dict() for c in self.calibrations]}
         finally:
             if self._scratch is not None and not self.keep_data:
                 shutil.rmtree(self._scratch, ignore_errors=True)
@@ -328,6 +346,7 @@ def run_experiment(server: ServerConfig, load: LoadParams, profile: ProfileParam
             raise
         t0 = res.measure_start or lp.started_at
         stats = sess.stats_frame(t0)
+        sess.calibrate()
         validity = sess.validity(res, lp.started_at)
         await_delivery(res.measure_end or res.ended_at or time.time())  # the window's last events too
         events = _events(run, prof, t0)

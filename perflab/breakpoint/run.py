@@ -16,6 +16,7 @@ import pandas as pd
 from ..config import BreakpointCriteria, BreakpointParams, LoadParams, PrefillParams, ServerConfig
 from ..config.target import ForeignServer
 from ..config.validity import ValidityThresholds
+from ..measure import hostspeed
 from ..measure.load import LoadResult
 from . import ramp as ramp_mod
 from .criteria import Verdict, evaluate
@@ -39,9 +40,10 @@ class Probe:
         return self.verdict.validity
 
     def row(self) -> dict:
+        host = (((self.verdict.validity or {}).get("checks") or {}).get("host_speed") or {}).get("value")
         return {"probe": self.index, "rate": self.rate, "phase": self.phase, "passed": self.verdict.passed,
                 "validity": (self.verdict.validity or {}).get("verdict"), "reason": self.verdict.reason,
-                **self.verdict.metrics}
+                **self.verdict.metrics, "host_slowdown": host}
 
 
 @dataclass
@@ -63,6 +65,8 @@ class BreakpointResult:
     run: object | None = None
     seconds: float | None = None
     edges: tuple[float | None, float | None] = (None, None)
+    host_spread: float | None = None
+    host_limit: float | None = None
 
     @property
     def lo(self) -> float | None:
@@ -107,6 +111,15 @@ class BreakpointResult:
         hi_s = f"{hi:,.0f}" if hi is not None else "?"
         lo_s = f"{lo:,.0f}" if lo is not None else "?"
         return f"{self.rate:,.0f} req/s (interval {lo_s}-{hi_s}, {self.verdict})"
+
+    def host_note(self) -> str | None:
+        """What the calibrations before the probes say about the machine's own speed during the search."""
+        if self.host_spread is None:
+            return None
+        s, limit = self.host_spread, self.host_limit or ValidityThresholds().host_speed_warn
+        word = "changed" if s > limit else "held"
+        return (f"the machine's speed {word} during the search: a fixed loop before each probe took up to {s:.2f}x its "
+                f"fastest time (warn above {limit:g}x)")
 
     def __repr__(self):
         return f"<BreakpointResult {self.describe()} probes={len(self.probes)}>"
@@ -162,11 +175,13 @@ def find_breakpoint(server: ServerConfig | ForeignServer | str, load: LoadParams
 
         def probe(rate: float, phase: str) -> Verdict:
             idx = len(probes)
-            if idx and params.cooldown:
-                time.sleep(params.cooldown)
+            t_idle = time.monotonic()
             if params.restart_server and idx:
                 sess.restart_server()
                 warm_server()
+            sess.calibrate()  # the machine's own speed, while the server is idle
+            if idx and params.cooldown:
+                time.sleep(max(0.0, params.cooldown - (time.monotonic() - t_idle)))
             out = run.path(f"probes/{idx:02d}-{int(rate)}/x").parent
             lp = sess.start_load(base.replace(rate=rate), out)
             res = lp.wait()
@@ -198,6 +213,8 @@ def find_breakpoint(server: ServerConfig | ForeignServer | str, load: LoadParams
             if bar is not None:
                 bar.close()
         result = _result(outcome, probes, params, criteria, estimate, run, time.monotonic() - t_start)
+        result.host_spread = hostspeed.spread(sess.calibrations)
+        result.host_limit = sess.thresholds.host_speed_warn
         _record(run, result, base, script)
     return result
 
@@ -222,7 +239,7 @@ def _record(run, result: BreakpointResult, base: LoadParams, script: str) -> Non
            "halfwidth": result.halfwidth, "validity": result.validity, "probes": len(result.probes),
            "stop_reason": result.stop_reason, "threads": base.threads, "connections": base.connections,
            "sla_p99_ms": result.criteria.sla_p99 * 1000, "precision": result.params.precision,
-           "search_s": result.seconds}
+           "search_s": result.seconds, "host_spread": result.host_spread}
     run.add_rows("breakpoints", [row])
     edges = [p for p in result.probes if p.rate in result.edges and p.validity]
     reasons = sorted({f"{p.rate:,.0f}/s: {r}" for p in edges for r in p.validity.get("reasons", [])})

@@ -41,6 +41,9 @@ class ValidityThresholds(Params):
                                 min=3)
     max_error_ratio: float = option(0.001, "float", "socket errors and 5xx per request: warn above", min=0,
                                     max=1)
+    host_speed_warn: float = option(1.25, "float", "a fixed loop timed on every CPU around the window took this "
+                                    "many times its fastest time in the session: warn (the machine itself slowed "
+                                    "down: see perflab.measure.hostspeed)", min=1, min_open=True)
 
     def _check(self):
         for a, b in (("lag_share_warn", "lag_share_fail"), ("generator_cpu_warn", "generator_cpu_fail")):

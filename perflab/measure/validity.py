@@ -7,7 +7,8 @@
   the server; a breakpoint probe that is invalid is never counted as the server failing.
 * ``suspect`` -- a check warned: the numbers stand, but something may have moved them (the offered rate
   was not delivered, the machine's CPUs were all busy, the first interval is a warm-up outlier,
-  latency trends during the window, errors).
+  latency trends during the window, errors, the machine itself ran slower than its best in the session:
+  :mod:`perflab.measure.hostspeed`).
 * ``valid`` -- nothing to report.
 
 The thresholds are the fields of :class:`perflab.config.ValidityThresholds`, documented there once.
@@ -201,10 +202,24 @@ def _errors(load, t: ValidityThresholds) -> Check:
     return Check("warn" if ratio > t.max_error_ratio else "ok", ratio, t.max_error_ratio, note)
 
 
-def assess(load, server=None, placement=None, thresholds: ValidityThresholds | None = None) -> Validity:
+def _host_speed(host, t: ValidityThresholds) -> Check:
+    if host is None or not host[0] or not host[1]:
+        return Check("n/a", note="the machine's speed was not calibrated")
+    around, session = host
+    ratio = max(c.slowest for c in around) / min(c.fastest for c in session)
+    note = (f"a fixed loop on each CPU took up to {ratio:.2f}x its fastest time of the session around the window "
+            f"({min(c.fastest for c in session):.0f} us)")
+    if ratio > t.host_speed_warn:
+        note += ": the machine itself ran slower (another tenant or its frequency), and the numbers with it"
+    return Check("warn" if ratio > t.host_speed_warn else "ok", ratio, t.host_speed_warn, note)
+
+
+def assess(load, server=None, placement=None, thresholds: ValidityThresholds | None = None,
+           host=None) -> Validity:
     """The validity record of one load (a :class:`~perflab.measure.load.LoadResult`); ``server``: the
     server's :class:`~perflab.server.proc.CpuWindow` over the measured window; ``placement``: the
-    :class:`~perflab.server.placement.Placement` used."""
+    :class:`~perflab.server.placement.Placement` used; ``host``: ``(calibrations around the window, all
+    of the session's)`` (:class:`~perflab.measure.hostspeed.Calibration`)."""
     t = thresholds or ValidityThresholds()
     if not isinstance(t, ValidityThresholds):
         raise ValueError(f"thresholds must be a ValidityThresholds, got {type(t).__name__}")
@@ -219,6 +234,7 @@ def assess(load, server=None, placement=None, thresholds: ValidityThresholds | N
         "first_interval": _first_interval(load, t),
         "stationarity": _stationarity(load, t),
         "errors": _errors(load, t),
+        "host_speed": _host_speed(host, t),
     }
     return _judge(checks, checks)
 

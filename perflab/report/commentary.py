@@ -322,7 +322,11 @@ def describe_breakpoint(label: str, result) -> str:
     invalid = [p for p in result.probes if p.verdict.passed is None]
     if invalid:
         text += f"; {len(invalid)} probe(s) were invalid (the generator was the limit) and not counted"
-    return text + f" ({len(result.probes)} probes)."
+    text += f" ({len(result.probes)} probes)."
+    host = getattr(result, "host_spread", None)
+    if host is not None and host > (result.host_limit or 0):
+        text += f" {result.host_note()[0].upper()}{result.host_note()[1:]}, so a repeat moves with it."
+    return text
 
 
 def compare_breakpoints(results: Mapping[str, object], what: str = "breakpoint") -> str:

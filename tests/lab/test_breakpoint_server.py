@@ -44,4 +44,9 @@ def test_the_search_finds_a_known_capacity_with_an_interval(server_build, loadge
     loads = query("SELECT probe, target_rate, passed, validity, reason FROM loads ORDER BY probe")
     assert loads["target_rate"].tolist() == t["rate"].tolist() and set(loads["validity"]) <= {"valid", "suspect",
                                                                                              "invalid"}
+    # the machine's speed was timed once at the start and before every probe; the result says what it did
+    assert len(meta["host_speed"]["calibrations"]) == len(t) + 1
+    assert res.host_spread == pytest.approx(meta["host_speed"]["spread"]) and res.host_spread >= 1.0
+    assert "the machine's speed" in res.host_note()
+    assert query("SELECT host_spread FROM breakpoints")["host_spread"].item() == pytest.approx(res.host_spread)
     assert res.run.status == "ok"

@@ -56,6 +56,12 @@ def test_experiment_with_prefill_profile_stats(server_build, loadgen_binary, pro
     assert meta["validity"]["verdict"] == res.validity.verdict in ("valid", "suspect", "invalid")
     assert meta["validity"]["checks"]["server_cpu"]["value"] > 0 and meta["placement"]["mode"] == "shared"
     assert query("SELECT validity FROM runs")["validity"].item() == res.validity.verdict
+    # the machine's own speed was timed before and after the window, on every CPU, and judged
+    host = meta["host_speed"]
+    assert len(host["calibrations"]) == 2 and host["spread"] >= 1.0
+    assert all(set(c["us"]) == {str(x) for x in sorted(os.sched_getaffinity(0))} for c in host["calibrations"])
+    assert meta["validity"]["checks"]["host_speed"]["status"] in ("ok", "warn")
+    assert meta["validity"]["checks"]["host_speed"]["value"] >= 1.0
     # the figures a notebook draws from this result build from the real data
     from perflab import plots
     assert len(plots.percentile_spectrum({"get": res.load}).data) == 1

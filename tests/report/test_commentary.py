@@ -150,6 +150,13 @@ def test_breakpoint_sentence_gives_the_interval_and_the_first_failing_probe():
     assert text == ("**GET, 64 connections** keeps up to 2,000 req/s (interval 1,920 req/s-2,184 req/s, resolved; "
                     "probes valid); the lowest failing probe, 2,100 req/s, failed because achieved 91% < 99%; "
                     "1 probe(s) were invalid (the generator was the limit) and not counted (5 probes).")
+    # the machine's own speed: said when it changed beyond the threshold, not otherwise
+    r.host_spread, r.host_limit = 2.31, 1.25
+    assert c.describe_breakpoint("GET", r).endswith(
+        "(5 probes). The machine's speed changed during the search: a fixed loop before each probe took up to "
+        "2.31x its fastest time (warn above 1.25x), so a repeat moves with it.")
+    r.host_spread = 1.1
+    assert c.describe_breakpoint("GET", r).endswith("(5 probes).")
     none = c.describe_breakpoint("PUT", _bp(None, (None, 10), [(10, False, "p99")], "none-passed"))
     assert none.startswith("**PUT**: no probed rate met the criteria (none-passed)")
 
