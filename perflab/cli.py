@@ -187,10 +187,7 @@ def cmd_index(a):
 
 def cmd_host(a):
     from .measure import hostspeed
-    if not (a.seconds > 0):
-        raise ValueError(f"--seconds: must be > 0, got {a.seconds:g}")
-    if not (0 < a.sample <= a.every):
-        raise ValueError(f"--sample: must be within (0, --every={a.every:g}], got {a.sample:g}")
+    hostspeed.check_survey(a.seconds, a.every, a.sample, prefix="--")  # before the banner
     print(f"timing a fixed loop ({hostspeed.LOOP} iterations) on CPUs {hostspeed.cpus()} for {a.sample:g} s every "
           f"{a.every:g} s, {a.seconds:g} s in all; keep the machine otherwise idle", flush=True)
     cals = hostspeed.survey(a.seconds, a.every, a.sample)

@@ -104,13 +104,18 @@ def spread(calibrations) -> float | None:
     return max(c.slowest for c in cals) / min(c.fastest for c in cals)
 
 
+def check_survey(seconds: float, every: float, sample: float, prefix: str = "") -> None:
+    """The bounds of :func:`survey`'s arguments (``prefix``: ``"--"`` names them as command-line flags)."""
+    if not (seconds > 0):
+        raise ValueError(f"{prefix}seconds: must be > 0, got {seconds:g}")
+    if not (0 < sample <= every):
+        raise ValueError(f"{prefix}sample: must be within (0, {prefix}every={every:g}], got {sample:g}")
+
+
 def survey(seconds: float = 30.0, every: float = 0.5, sample: float = 0.1, on: list[int] | None = None,
            progress=None) -> list[Calibration]:
     """Calibrate for ``sample`` seconds every ``every`` seconds during ``seconds``."""
-    if not (seconds > 0):
-        raise ValueError(f"seconds: must be > 0, got {seconds!r}")
-    if not (0 < sample <= every):
-        raise ValueError(f"sample: must be within (0, every={every:g}], got {sample!r}")
+    check_survey(seconds, every, sample)
     end, out = time.monotonic() + seconds, []
     while time.monotonic() < end:
         t = time.monotonic()

@@ -325,7 +325,8 @@ def describe_breakpoint(label: str, result) -> str:
     text += f" ({len(result.probes)} probes)."
     host = getattr(result, "host_spread", None)
     if host is not None and host > (result.host_limit or 0):
-        text += f" {result.host_note()[0].upper()}{result.host_note()[1:]}, so a repeat moves with it."
+        note = result.host_note()
+        text += f" {note[0].upper()}{note[1:]}, so a repeat moves with it."
     return text
 
 
