@@ -1,56 +1,48 @@
 """perflab: a reproducible performance lab for a Java key-value server.
 
-The main calls, importable from here::
+The public surface, what a notebook or a script needs::
 
     import perflab as pl
     srv = pl.ServerConfig(mode="async", workers=2, backend="lsm")
-    res = pl.run_experiment(srv, pl.LoadParams(rate=5000, duration=10, script="get.lua"),
-                            profile=pl.ProfileParams("cpu"), prefill=pl.PrefillParams(keys=1_000_000))
-    pl.plots.percentile_spectrum({"async": res.load})
-    bp = pl.find_breakpoint(srv, pl.LoadParams(script="get.lua", connections=64, threads=2))
-    pl.query("SELECT * FROM breakpoints")
+    get = pl.workload("get-random.lua", connections=64, keys=1_000_000, rate=5000, duration=10)
+    res = pl.run_experiment(srv, get, profile=pl.ProfileParams("cpu"), prefill=pl.PrefillParams(keys=1_000_000))
+    bp = pl.find_breakpoint(srv, get, params=pl.BreakpointParams(max_probes=10))
+    pl.query("SELECT workload, breakpoint_rate, lo, hi FROM breakpoints")
 
-The package, grouped by job (each subpackage's docstring says more):
+and, for the notebooks, :mod:`perflab.analysis` (plots, commentary, findings, notebook helpers). The
+package inside, grouped by job (each subpackage's docstring says more):
 
-* ``config``     parameters of every run (server, load, profile, prefill, breakpoint search)
-* ``server``     the server under test: start/stop, ``/v0/stats`` sampling
-* ``measure``    the load generator and its results (JSON summary, hdr interval log)
+* ``config``     parameters of every run, validated once (server, load, profile, prefill, search, validity)
+* ``server``     the server under test: the built-in one or yours, ``/v0/stats``, events, CPU, placement
+* ``measure``    the load generator and its results, validity, the machine's speed, significance tests
 * ``profiling``  async-profiler through the in-process JVM, flame graph analysis
-* ``breakpoint`` the breakpoint search; ``experiment`` one recorded measurement
-* ``records``    run directories and the DuckDB index
-* ``report``     notebooks' helpers, commentary, plots, the HTML report; ``cli`` the command line
+* ``breakpoint`` the breakpoint search; ``session`` one recorded run; ``experiment`` one measurement
+* ``records``    run directories (``Run``: the one way to read a run) and the DuckDB index
+* ``analysis``   what notebooks call; ``report`` the batch, its pages and ``perflab compare``
+* ``fmt``        numbers as people read them; ``units`` as the tools' command lines take them
 """
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
-from . import _moved  # noqa: E402
+from . import fmt
+from .breakpoint import find_breakpoint
+from .config import (BreakpointCriteria, BreakpointParams, ForeignServer, LoadParams, PrefillParams, ProfileParams,
+                     ServerConfig, ValidityThresholds)
+from .errors import PerflabError, ProfilerError
+from .experiment import run_experiment
+from .records import open_run, query, recorded
+from .workloads import workload
 
-_moved.install()
-
-from .profiling import flame  # noqa: E402  (light modules that notebooks use as namespaces)
-from .report import plots  # noqa: E402
-from .breakpoint import BreakpointResult, Verdict, evaluate, find_breakpoint, latency_trend  # noqa: E402
-from .config import (BreakpointCriteria, BreakpointParams, ForeignServer, LoadParams, PrefillParams,  # noqa: E402
-                     ProfileParams, ServerConfig, ValidityThresholds)
-from .errors import (BridgeError, LoadError, NotBuiltError, PerflabError, ProfilerError, RunInterrupted,  # noqa: E402
-                     ServerStartError)
-from .experiment import ExperimentResult, run_experiment  # noqa: E402
-from .measure.hdrlog import HdrLog, read_hdr_log  # noqa: E402
-from .measure.load import LoadResult, load_result_from_dir, run_load, start_load  # noqa: E402
-from .profiling.profiler import Profile, Profiler, profile_for  # noqa: E402
-from .records import Run, list_runs, load_run, new_run, query, rebuild_index  # noqa: E402
-from .server import Server, start_server  # noqa: E402
-from .server.stats import StatsSampler, fetch_stats, stats_frame  # noqa: E402
-from .measure.wrk_output import WrkOutput, parse_wrk_output, parse_wrk_outputs  # noqa: E402
-
-
-def prefill(data_dir, keys, value_size=100, seed=0, key_prefix="key", backend="lsm"):
-    """Fill a data directory in-process (see :func:`perflab.profiling.bridge.prefill`)."""
-    from .profiling.bridge import prefill as _p
-    return _p(data_dir, keys, value_size, seed, key_prefix, backend)
-
-
-def inspect(data_dir):
-    """Describe a data directory (see :func:`perflab.profiling.bridge.inspect`)."""
-    from .profiling.bridge import inspect as _i
-    return _i(data_dir)
+__all__ = [
+    # what a run measures and how
+    "ServerConfig", "ForeignServer", "LoadParams", "PrefillParams", "ProfileParams", "BreakpointCriteria",
+    "BreakpointParams", "ValidityThresholds", "workload",
+    # measuring
+    "run_experiment", "find_breakpoint",
+    # what was recorded
+    "open_run", "query", "recorded",
+    # errors a caller may handle
+    "PerflabError", "ProfilerError",
+    # numbers as text
+    "fmt",
+]

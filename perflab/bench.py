@@ -15,7 +15,9 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
+from . import fmt
 from .config import BreakpointParams, LoadParams, PrefillParams, ServerConfig
+from .workloads import workload
 
 #: name -> (backend, script, needs a prefilled database)
 TARGETS = {
@@ -35,7 +37,7 @@ class Row:
     round: int = 1
     rate: float | None = None
     interval: tuple = (None, None)
-    verdict: str = ""
+    outcome: str = ""
     validity: str = ""
     server_us: float | None = None
     generator_us: float | None = None
@@ -58,9 +60,7 @@ def _cpu_per_request(res, validity: dict | None) -> tuple[float | None, float | 
 
 
 def _load(script: str, args, keys: int) -> LoadParams:
-    from .report.notebook import workload_args
-    return LoadParams(script=script, threads=args.threads, connections=args.connections,
-                      script_args=workload_args(script, keys=keys, seed=1))
+    return workload(script, args.connections, threads=args.threads, keys=keys, seed=1)
 
 
 def search_row(target: str, placement: str, args, data_root=None) -> Row:
@@ -70,12 +70,12 @@ def search_row(target: str, placement: str, args, data_root=None) -> Row:
     res = find_breakpoint(server, _load(script, args, args.keys), params=BreakpointParams(),
                           prefill=PrefillParams(keys=args.keys) if prefilled else None, name=f"bench-{target}",
                           placement=placement, progress=not args.quiet, data_root=data_root)
-    row = Row(target, placement, res.rate, res.interval, res.verdict, res.validity, seconds=res.seconds,
+    row = Row(target, placement, res.rate, res.interval, str(res.outcome), res.validity or "not assessed", seconds=res.seconds,
               run_id=res.run_id, host=res.host_spread)
-    at = [p for p in res.probes if p.rate == res.edges[0] and p.verdict.passed]
+    at = [p for p in res.probes if p.rate == res.edges[0] and p.judgement.passed]
     if at:
         row.server_us, row.generator_us = _cpu_per_request(at[-1].result, at[-1].validity)
-        row.p99_ms = at[-1].verdict.metrics.get("p99_ms")
+        row.p99_ms = at[-1].judgement.metrics.get("p99_ms")
     return row
 
 
@@ -87,7 +87,7 @@ def rate_row(target: str, placement: str, rate: float, args, data_root=None) -> 
                          prefill=PrefillParams(keys=args.keys) if prefilled else None, name=f"bench-{target}",
                          placement=placement, data_root=data_root)
     server_us, gen_us = _cpu_per_request(res.load, res.validity.to_dict())
-    return Row(target, placement, rate, (None, None), "fixed rate", res.validity.verdict, server_us, gen_us,
+    return Row(target, placement, rate, (None, None), "fixed rate", res.validity.level, server_us, gen_us,
                res.load.p99_ms, run_id=res.run_id)
 
 
@@ -105,14 +105,13 @@ def table(rows: list[Row], fixed: bool = False) -> str:
             lines.append(f"| {_fmt(r.rate)} | {r.target} | {r.placement} | {r.validity} | {_fmt(r.server_us, '.1f')} | "
                          f"{_fmt(r.generator_us, '.1f')} | {_fmt(r.p99_ms, '.2f')} | {r.run_id} |")
         return "\n".join(lines)
-    head = ("| round | target | placement | breakpoint req/s | interval | verdict | probes' validity | x ceiling | "
+    head = ("| round | target | placement | breakpoint req/s | interval | outcome | probes' validity | x ceiling | "
             "server CPU us/req | generator CPU us/req | search s | host speed spread |")
     lines = [head, "|---:|---|---|---:|---|---|---|---:|---:|---:|---:|---:|"]
     for r in rows:
-        lo, hi = r.interval
         c = ceilings.get((r.round, r.placement))
         ratio = r.rate / c if r.rate and c and r.target != "ceiling" else None
-        lines.append(f"| {r.round} | {r.target} | {r.placement} | {_fmt(r.rate)} | {_fmt(lo)}-{_fmt(hi) or '?'} | {r.verdict} | "
+        lines.append(f"| {r.round} | {r.target} | {r.placement} | {_fmt(r.rate)} | {fmt.interval(r.interval)} | {r.outcome} | "
                      f"{r.validity} | {_fmt(ratio, '.2f')} | {_fmt(r.server_us, '.1f')} | "
                      f"{_fmt(r.generator_us, '.1f')} | {_fmt(r.seconds, '.0f')} | {_fmt(r.host, '.2f')}{'x' if r.host else ''} |")
     return "\n".join(lines)

@@ -95,7 +95,7 @@ def _prefill(a):
 def _print_validity(v) -> None:
     if v is None:
         return
-    print(f"validity: {v.verdict}")
+    print(f"validity: {v.level}")
     for r in v.reasons:
         print(f"  - {r}")
 
@@ -213,11 +213,7 @@ def cmd_compare(a):
 
 
 def cmd_report(argv):
-    try:
-        from .report.cli import main as report_main
-    except ImportError as e:
-        print(f"perflab report is not available: perflab.report.cli could not be imported ({e})", file=sys.stderr)
-        return 2
+    from .report.cli import main as report_main
     return report_main(argv)
 
 

@@ -3,16 +3,15 @@
 ``run_experiment(ServerConfig(...), LoadParams(...), profile=ProfileParams("cpu"))`` does what an
 engineer does by hand in four terminals: fill a fresh data directory (in-process, deterministic),
 start the server, sample ``/v0/stats``, hold the load, profile exactly the measured window (after
-warm-up), stop everything, and record every number and artifact in a run directory. Any exception,
-Ctrl-C or SIGTERM stops the server, the generator and the profiler and leaves the run marked
-``failed``/``interrupted``.
+warm-up), stop everything, and record every number and artifact in a run directory (a
+:class:`perflab.session.Session`). Any exception, Ctrl-C or SIGTERM stops the server, the generator and
+the profiler and leaves the run marked ``failed``/``interrupted``.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 import warnings
 from dataclasses import dataclass
@@ -20,217 +19,24 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import paths, procs
+from . import paths
 from .config import LoadParams, PrefillParams, ProfileParams, ServerConfig
-from .config.target import ForeignServer
-from .config.validity import ValidityThresholds
-from .measure.load import LoadResult, start_load, tool_version
 from .measure.attribution import Attribution, attribute
-from .measure import hostspeed
-from .measure.validity import Validity, assess
-from .profiling import bridge
+from .measure.generator import LoadTool
+from .measure.result import CONSOLE, HDR_LOG, STDERR, SUMMARY, LoadResult
+from .measure.validity import Validity
 from .profiling.profiler import Profile, Profiler, Recording
-from .records import Run, new_run
-from .server import Server
+from .records import Run
 from .server.events import await_delivery, events_frame, read_events
-from .server.foreign import AttachedServer, ForeignProcess, stats_available
-from .server.placement import Placement
-from .server.proc import ProcSampler
-from .server.stats import StatsSampler
-
-
-class Session:
-    """A recorded run around one server (used by :func:`run_experiment` and the breakpoint search).
-
-    Creates the run, the data directory (``<data root>/scratch/<run id>/db``, deleted at the end
-    unless ``keep_data`` or given as ``data_dir``), prefills it, starts the server with its logs in
-    the run directory and a stats sampler; on exit stops everything and marks the run.
-    """
-
-    def __init__(self, kind: str, name: str, server: ServerConfig | ForeignServer | str,
-                 prefill: PrefillParams | None = None, data_root=None, data_dir=None, keep_data: bool = False,
-                 stats_interval: float = 1.0, params: dict | None = None, placement: Placement | str | None = None,
-                 thresholds: ValidityThresholds | None = None):
-        server = as_target(server)
-        self.foreign = isinstance(server, ForeignServer)
-        if prefill is not None and not isinstance(prefill, PrefillParams):
-            raise ValueError(f"prefill must be a PrefillParams, got {type(prefill).__name__}")
-        if prefill is not None and self.foreign:
-            raise ValueError("prefill: it writes the built-in server's storage files; your server loads its own data")
-        if prefill is not None and server.backend == "memory":
-            raise ValueError("prefill needs a persistent backend (lsm or rocksdb); backend='memory' starts empty")
-        if not (stats_interval > 0):
-            raise ValueError(f"stats_interval must be > 0, got {stats_interval!r}")
-        self.kind, self.name, self.config = kind, name, server
-        self.placement = Placement.of(placement)
-        if self.foreign and server.url is not None and self.placement.server_cpus is not None:
-            raise ValueError("placement: a server that is already running (url) cannot be placed; use 'shared', or "
-                             "a command (--server-cmd) that perflab starts")
-        self.thresholds = thresholds or ValidityThresholds()
-        self.proc: ProcSampler | None = None
-        self.prefill_params = prefill
-        self.data_root = paths.data_root(data_root)
-        self.given_data_dir = Path(data_dir) if data_dir is not None else None
-        self.keep_data = keep_data
-        self.stats_interval = stats_interval
-        self.extra_params = params or {}
-        self.run: Run | None = None
-        self.server = None
-        self.sampler: StatsSampler | None = None
-        self.stats_unavailable: str | None = None
-        self.prefill_result: dict | None = None
-        self.data_dir: Path | None = None
-        self._scratch: Path | None = None
-        self._sig = None
-        self._servers: list[dict] = []
-        self.calibrations: list[hostspeed.Calibration] = []
-
-    def __enter__(self) -> "Session":
-        params = {"server": self.config.to_dict(), "target": "foreign" if self.foreign else "built-in",
-                  **self.extra_params,
-                  "prefill": self.prefill_params.to_dict() if self.prefill_params else None,
-                  "stats_interval": self.stats_interval, "validity": self.thresholds.to_dict()}
-        self.run = new_run(self.kind, self.name, params, self.data_root)
-        self.run.meta["placement"] = self.placement.to_dict()
-        self.run.meta["environment"]["tools"]["perflab-load"] = tool_version(self.extra_params.get("_load"))
-        self.run.save()
-        self._sig = procs.sigterm_as_exception()
-        self._sig.__enter__()
-        try:
-            self._setup()
-        except BaseException as e:
-            self.__exit__(type(e), e, e.__traceback__)
-            raise
-        return self
-
-    def _setup(self):
-        if not self.foreign and self.config.needs_data_dir:
-            if self.given_data_dir is not None:
-                self.data_dir = self.given_data_dir
-            else:
-                self._scratch = self.data_root / "scratch" / self.run.id
-                self.data_dir = self._scratch / "db"
-            self.data_dir.mkdir(parents=True, exist_ok=True)
-        if self.prefill_params is not None:
-            p = self.prefill_params
-            t = time.monotonic()
-            self.prefill_result = bridge.prefill(self.data_dir, p.keys, p.value_size, p.seed, p.key_prefix,
-                                                 backend=self.config.backend)
-            self.prefill_result["wall_s"] = round(time.monotonic() - t, 3)
-            self.run.update(prefill=self.prefill_result)
-        self.start_server()
-        self.calibrate()
-
-    def start_server(self):
-        if self.foreign:
-            if self.config.command is not None:
-                self.server = ForeignProcess(self.config, self.run.dir, self.placement.prefix("server")).start()
-            else:
-                self.server = AttachedServer(self.config)
-            info = self.server.info()
-            self.run.update(server={"java_version": self.server.java_version, "command": self.server.command,
-                                    "foreign": info})
-            if self.config.command is not None:
-                self.run.meta["artifacts"]["server_log"] = "server.log"
-        else:
-            self.server = Server(self.config, data_dir=self.data_dir, log_dir=self.run.dir, keep_data=True,
-                                 cpu_prefix=self.placement.prefix("server")).start()
-            self.run.update(server={"java_version": self.server.java_version, "command": self.server.command,
-                                    "jvm_flags": self.config.jvm_args(),
-                                    "effective_config": self.server.effective_config, "ready": self.server.ready})
-            self.run.meta["artifacts"].update({"server_log": "server.log", "server_events": "server-events.jsonl"})
-        self._servers.append({"pid": self.server.pid, "started_at": time.time()})
-        self.stats_unavailable = stats_available(self.server.url)
-        if self.stats_unavailable is None:
-            self.sampler = StatsSampler(self.server.url, self.stats_interval).start()
-        else:
-            self.run.update(stats_unavailable=self.stats_unavailable)
-        self.proc = ProcSampler(self.server.pid).start() if self.server.pid else None
-
-    @property
-    def load_prefix(self) -> list[str]:
-        """The command prefix that places the generator (see :mod:`perflab.server.placement`)."""
-        return self.placement.prefix("load")
-
-    def start_load(self, load: LoadParams, out_dir):
-        return start_load(self.server.url, load, out_dir=out_dir, cpu_prefix=self.load_prefix)
-
-    def calibrate(self) -> hostspeed.Calibration:
-        """Time the fixed loop on every CPU (:mod:`perflab.measure.hostspeed`); call it while no load runs."""
-        cal = hostspeed.calibrate()
-        self.calibrations.append(cal)
-        return cal
-
-    def validity(self, res: LoadResult, started_at: float | None = None) -> Validity:
-        """The validity record of a load that ran against this session's server; its ``host_speed`` check
-        holds the last calibration before the load (and the first after it, if any) against the session's
-        fastest."""
-        start = res.measure_start or started_at or res.started_at
-        end = res.measure_end or res.ended_at
-        window = self.proc.window(start, end) if self.proc is not None and end else None
-        began = started_at or start or 0.0
-        before = [c for c in self.calibrations if c.at <= began][-1:]
-        after = [c for c in self.calibrations if end and c.at >= end][:1]
-        host = (before + after, self.calibrations) if before or after else None
-        return assess(res, window, self.placement, self.thresholds, host)
-
-    def restart_server(self):
-        """Stop and start the server again on the same data (a fresh process per probe)."""
-        if self.foreign and self.config.url is not None:
-            raise ValueError("restart_server: a server that is already running (url) cannot be restarted")
-        self._stop_server()
-        self.start_server()
-
-    def _stop_server(self):
-        if self.sampler is not None:
-            self.sampler.stop()
-        if self.proc is not None:
-            self.proc.stop()
-        if self.server is not None:
-            self.server.stop()
-            info = self.server.info()
-            self._servers[-1].update(exit_code=info.get("exit_code"), stopped=info.get("stopped"))
-
-    def stats_frame(self, t0: float | None = None) -> pd.DataFrame:
-        return self.sampler.frame(t0) if self.sampler is not None else pd.DataFrame()
-
-    def __exit__(self, et, ev, tb):
-        try:
-            samples = list(self.sampler.samples) if self.sampler is not None else []
-            self._stop_server()
-            if samples and self.run is not None and not (self.run.dir / "stats.csv").exists():
-                self.run.write_frame("stats.csv", self.sampler.frame(), artifact="stats")
-            if self.run is not None:
-                self.run.meta["servers"] = self._servers
-                if self.calibrations:
-                    self.run.meta["host_speed"] = {"loop": hostspeed.LOOP, "spread": hostspeed.spread(self.calibrations),
-                                                   "calibrations": [c.to_dict() for c in self.calibrations]}
-        finally:
-            if self._scratch is not None and not self.keep_data:
-                shutil.rmtree(self._scratch, ignore_errors=True)
-            if self._sig is not None:
-                self._sig.__exit__(None, None, None)
-            if self.run is not None:
-                self.run.__exit__(et, ev, tb)
-        return False
-
-
-def as_target(server) -> ServerConfig | ForeignServer:
-    """``server`` as a target: a ``ServerConfig`` (the built-in server), a ``ForeignServer``, or a URL
-    string (shorthand for ``ForeignServer(url=...)``)."""
-    if isinstance(server, str):
-        return ForeignServer(url=server)
-    if not isinstance(server, (ServerConfig, ForeignServer)):
-        raise ValueError(f"server must be a ServerConfig, a ForeignServer or the URL of a running server, "
-                         f"got {type(server).__name__}")
-    return server
+from .server.foreign import AttachedServer, ForeignProcess
+from .session import Session, SessionOptions, as_target
 
 
 @dataclass
 class ExperimentResult:
     """What :func:`run_experiment` returns.
 
-    ``load``: the :class:`~perflab.measure.load.LoadResult`; ``stats``: ``/v0/stats`` samples (``t_s`` on the hdr
+    ``load``: the :class:`~perflab.measure.result.LoadResult`; ``stats``: ``/v0/stats`` samples (``t_s`` on the hdr
     log's time axis: 0 = start of the measured window); ``profile``: the first event's
     :class:`~perflab.profiling.profiler.Profile` or ``None`` (``profiles``: every event's, ``recording``: the
     JFR recording they come from); ``run``: the record (``run.id``, ``run.dir``); ``prefill``: the prefill
@@ -279,22 +85,17 @@ class ExperimentResult:
         return self.profile.frames() if self.profile else None
 
     def __repr__(self):
-        return f"<ExperimentResult {self.run.id} {self.validity.verdict if self.validity else ''} {self.load!r}{' +profile ' + self.profile.event if self.profile else ''}>"
+        return f"<ExperimentResult {self.run.id} {self.validity.level if self.validity else ''} {self.load!r}{' +profile ' + self.profile.event if self.profile else ''}>"
 
 
 def run_experiment(server: ServerConfig, load: LoadParams, profile: ProfileParams | None = None,
-                   prefill: PrefillParams | None = None, name: str | None = None, data_root=None,
-                   stats_interval: float = 1.0, data_dir=None, keep_data: bool = False,
-                   placement: Placement | str | None = None,
-                   thresholds: ValidityThresholds | None = None) -> ExperimentResult:
+                   prefill: PrefillParams | None = None, name: str | None = None, **options) -> ExperimentResult:
     """Start a server with ``server``, optionally prefill, run ``load`` against it, profile the
     measured window with ``profile``, record everything, stop. See the module docstring.
 
-    ``stats_interval``: seconds between ``/v0/stats`` samples (e.g. 0.25 to pin flushes to latency
-    intervals). ``data_dir``: use (and keep) this storage directory instead of a fresh one.
-    ``placement``: ``"shared"`` or ``"split"`` CPUs for server and generator
-    (:mod:`perflab.server.placement`). The run's validity record (:mod:`perflab.measure.validity`)
-    lands in ``meta.json`` and on the result. ``server`` may also be a
+    ``options``: :class:`~perflab.session.SessionOptions` (``data_root``, ``placement``,
+    ``stats_interval``, ``data_dir``, ``keep_data``, ``thresholds``). The run's validity record
+    (:mod:`perflab.measure.validity`) lands in ``meta.json`` and on the result. ``server`` may also be a
     :class:`~perflab.config.target.ForeignServer` (or a URL): a server perflab did not build; a profile of
     it needs a HotSpot JVM, otherwise the run records everything else and says why there is no profile.
     """
@@ -307,15 +108,12 @@ def run_experiment(server: ServerConfig, load: LoadParams, profile: ProfileParam
         raise ValueError(f"name must be a non-empty string, got {name!r}")
     script = Path(load.script).stem if load.script else "path"
     name = name or f"{script}-{server.mode}-{load.rate:g}rps"
-    params = {"load": load.to_dict(), "profile": profile.to_dict() if profile else None, "_load": load}
+    options = SessionOptions(**options)
+    params = {"load": load.to_dict(), "profile": profile.to_dict() if profile else None}
     if profile is not None:
         paths.async_profiler_lib()  # fail before starting anything when the profiler is not built
-    with Session("experiment", name, server, prefill=prefill, data_root=data_root, data_dir=data_dir,
-                 keep_data=keep_data, stats_interval=stats_interval, params=params, placement=placement,
-                 thresholds=thresholds) as sess:
+    with Session("experiment", name, server, LoadTool.of(load), options, prefill=prefill, params=params) as sess:
         run = sess.run
-        run.meta["params"].pop("_load", None)
-        run.save()
         profiler = None
         if profile is not None:
             why_not = profiling_unavailable(sess.server)
@@ -395,8 +193,6 @@ def _window(res: LoadResult, lp, load: LoadParams) -> tuple[float, float]:
 
 def _record(run: Run, res: LoadResult, stats: pd.DataFrame, rec, validity: Validity, events: pd.DataFrame,
             attribution: Attribution | None, diff: dict | None) -> None:
-    from .measure.load import CONSOLE, HDR_LOG, STDERR, SUMMARY
-
     for art, f in (("console", CONSOLE), ("load_stderr", STDERR), ("summary", SUMMARY), ("hdr_log", HDR_LOG)):
         if (run.dir / f).exists():
             run.meta["artifacts"][art] = f
@@ -414,7 +210,7 @@ def _record(run: Run, res: LoadResult, stats: pd.DataFrame, rec, validity: Valid
     if not res.spectrum.empty:
         run.write_frame("spectrum.csv", res.spectrum, artifact="spectrum")
     run.meta["validity"] = validity.to_dict()
-    run.add_rows("loads", [{**res.record(), "validity": validity.verdict}])
+    run.add_rows("loads", [{**res.record(), "validity": str(validity.level)}])
     results = dict(res.record())
     results["status_codes"] = res.status_counts
     results["measure_start"] = res.measure_start

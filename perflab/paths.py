@@ -1,4 +1,4 @@
-"""Where things are: the repository, build outputs, the data root.
+"""Where things are: the repository, build outputs, the data, runs and report roots.
 
 The build layout is fixed by docs/architecture.md (section 1). Every accessor checks that the
 artifact exists and raises :class:`~perflab.errors.NotBuiltError` telling how to build it, so a
@@ -8,7 +8,6 @@ missing build never shows up later as an obscure ``FileNotFoundError`` from a su
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 from .errors import NotBuiltError
@@ -95,26 +94,28 @@ def resolve_script(script: str | os.PathLike) -> Path:
     raise ValueError(f"script: {script!s} not found (neither a file nor a script in {wrk_scripts_dir()})")
 
 
-def java_home(explicit: str | os.PathLike | None = None) -> Path:
-    """The JDK to use: ``explicit``, else ``$JAVA_HOME``, else the JDK of ``java`` on PATH."""
-    if explicit:
-        p = Path(explicit)
-        if not (p / "bin" / "java").exists():
-            raise ValueError(f"java_home: {p} has no bin/java")
-        return p
-    env = os.environ.get("JAVA_HOME")
-    if env and (Path(env) / "bin" / "java").exists():
-        return Path(env)
-    java = shutil.which("java")
-    if not java:
-        raise NotBuiltError("no JDK found: set JAVA_HOME or put java on PATH (Debian: apt-get install openjdk-17-jdk)")
-    return Path(java).resolve().parent.parent
-
-
 def data_root(explicit: str | os.PathLike | None = None) -> Path:
     """Where runs are recorded: ``explicit``, else ``$PERFLAB_DATA``, else ``<repo>/data``."""
     if explicit is not None and str(explicit).strip() == "":
         raise ValueError("data_root must be a directory path, got empty")
     p = Path(explicit) if explicit is not None else Path(os.environ.get(DATA_ENV) or repo_root() / "data")
+    p.mkdir(parents=True, exist_ok=True)
+    return p.resolve()
+
+
+def runs_root(root: str | os.PathLike | None = None) -> Path:
+    """``<data root>/runs`` (``root``: the data root, default :func:`data_root`): one directory per run."""
+    p = data_root(root) / "runs"
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+#: Environment variable that overrides the report root.
+REPORT_ENV = "PERFLAB_REPORT"
+
+
+def report_root(explicit: str | os.PathLike | None = None) -> Path:
+    """Where reports go: ``explicit``, else ``$PERFLAB_REPORT``, else ``<repo>/report``."""
+    p = Path(explicit) if explicit else Path(os.environ.get(REPORT_ENV) or repo_root() / "report")
     p.mkdir(parents=True, exist_ok=True)
     return p.resolve()

@@ -1,8 +1,10 @@
-"""Parsing and formatting of sizes, durations and rates as the tools write them.
+"""Sizes, durations and rates as the tools write them: parsed from what a user may type (``parse_*``) and
+written as the tools' command lines take them (``arg_*``).
 
 The server takes ``4m``/``512k`` sizes and ``5ms``/``2s`` durations; wrk2 and perflab-load take
 ``10s``/``1m``/``2h`` durations and ``10k``/``1M`` rates. Python-side values are plain numbers
-(bytes, seconds, requests per second) so arithmetic in notebooks stays simple.
+(bytes, seconds, requests per second) so arithmetic in notebooks stays simple. Text for people is
+:mod:`perflab.fmt`.
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ def parse_rate(value, name: str = "rate") -> float:
     return v
 
 
-def fmt_duration(seconds: float) -> str:
+def arg_duration(seconds: float) -> str:
     """Seconds as the tools accept them: whole ms when below 1 s or fractional, else whole s."""
     if seconds >= 1 and abs(seconds - round(seconds)) < 1e-9:
         return f"{int(round(seconds))}s"
@@ -72,7 +74,7 @@ def fmt_duration(seconds: float) -> str:
     return f"{int(round(seconds * 1e6))}us"
 
 
-def fmt_size(nbytes: int) -> str:
+def arg_size(nbytes: int) -> str:
     """Bytes as the server accepts them, exact (``4m`` only when divisible)."""
     for suffix, mul in (("g", 1024**3), ("m", 1024**2), ("k", 1024)):
         if nbytes >= mul and nbytes % mul == 0:
@@ -80,6 +82,6 @@ def fmt_size(nbytes: int) -> str:
     return str(nbytes)
 
 
-def fmt_rate(rate: float) -> str:
+def arg_rate(rate: float) -> str:
     """A rate for ``-R`` (integer when whole)."""
     return str(int(rate)) if float(rate).is_integer() else f"{rate:.3f}".rstrip("0").rstrip(".")

@@ -7,13 +7,13 @@ import dataclasses
 import json
 import subprocess
 
-from perflab import paths
+from perflab import jdk
 from perflab.config import ServerConfig, server_options
 from perflab.config.fields import spec_of
 
 
 def test_the_labs_copy_of_the_server_option_list_is_the_built_servers(server_build):
-    java = paths.java_home() / "bin" / "java"
+    java = jdk.home() / "bin" / "java"
     out = subprocess.run([str(java), "-cp", str(server_build / "lib" / "*"), "perflab.server.Main",
                           "--options-json"], capture_output=True, text=True, timeout=120, check=True).stdout
     assert json.loads(out) == server_options(), "perflab/config/server_options.json is stale: run make setup"

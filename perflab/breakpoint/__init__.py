@@ -7,6 +7,6 @@ interval that repeated probes support.
 * :mod:`.run`      -- ``find_breakpoint`` against a real server, recorded as one run
 """
 
-from .criteria import Verdict, evaluate, latency_trend  # noqa: F401
+from .criteria import Judgement, evaluate, latency_trend  # noqa: F401
 from .run import BreakpointResult, Probe, find_breakpoint  # noqa: F401
-from .search import VERDICTS, Outcome, establish, search  # noqa: F401
+from .search import Estimate, Outcome, establish, search  # noqa: F401

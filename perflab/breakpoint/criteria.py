@@ -6,7 +6,7 @@ measured from the scheduled send time) is within the SLA, socket errors and 5xx 
 builds up means the rate is over the limit even while p99 still looks fine).
 
 A failing probe whose validity record says ``invalid`` (the generator was the bottleneck) neither passes
-nor fails: its verdict is *inconclusive*, and the search never counts it as the server failing. A probe
+nor fails: it is *inconclusive*, and the search never counts it as the server failing. A probe
 that meets every criterion passes whatever the generator's checks say: its lateness is inside the
 corrected latency, so it can only have made the server look worse.
 """
@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from ..config import BreakpointCriteria
-from ..measure.validity import GENERATOR_CHECKS, OVERLOAD_SYMPTOMS
+from ..measure.validity import GENERATOR_CHECKS, OVERLOAD_SYMPTOMS, Level
 
 
 @dataclass
-class Verdict:
-    """The outcome of one probe: ``passed`` (``None``: inconclusive, the probe was invalid) and the
+class Judgement:
+    """What one probe showed: ``passed`` (``None``: inconclusive, the probe was invalid) and the
     reasons (every failed criterion, or "ok: ..."); ``validity``: the probe's validity record (dict)."""
 
     passed: bool | None
@@ -65,9 +65,9 @@ def latency_trend(intervals: pd.DataFrame, criteria: BreakpointCriteria | None =
     return rising, desc
 
 
-def evaluate(result, criteria: BreakpointCriteria | None = None, validity=None) -> Verdict:
+def evaluate(result, criteria: BreakpointCriteria | None = None, validity=None) -> Judgement:
     """Judge one probe (a :class:`~perflab.measure.load.LoadResult`) against ``criteria``; with a
-    ``validity`` record (:class:`~perflab.measure.validity.Validity`) that is ``invalid``, the verdict
+    ``validity`` record (:class:`~perflab.measure.validity.Validity`) that is ``invalid``, the probe
     is inconclusive."""
     c = criteria or BreakpointCriteria()
     ratio, p99, errs, n = result.achieved_ratio, result.p99_ms, result.server_errors, result.requests
@@ -87,14 +87,14 @@ def evaluate(result, criteria: BreakpointCriteria | None = None, validity=None) 
     if trend:
         reasons.append("latency trend: " + desc)
     if reasons:
-        if validity is not None and validity.verdict == "invalid":
-            return Verdict(None, ["inconclusive, the probe is invalid: " + "; ".join(validity.reasons)], metrics, vd)
+        if validity is not None and validity.level is Level.INVALID:
+            return Judgement(None, ["inconclusive, the probe is invalid: " + "; ".join(validity.reasons)], metrics, vd)
         if validity is not None:
             # the shortfall, trend or errors the probe failed on are its finding, not a doubt about it
             vd = validity.ignoring(OVERLOAD_SYMPTOMS).to_dict()
-        return Verdict(False, reasons, metrics, vd)
+        return Judgement(False, reasons, metrics, vd)
     if validity is not None:
         # the rate was achieved and p99 met the SLA with the generator's lateness inside it: a slow or
         # late generator can only have made the server look worse, so it does not void a pass
         vd = validity.ignoring(GENERATOR_CHECKS).to_dict()
-    return Verdict(True, [f"ok: achieved {ratio:.1%}, p99 {p99:.2f} ms, errors {errs}"], metrics, vd)
+    return Judgement(True, [f"ok: achieved {ratio:.1%}, p99 {p99:.2f} ms, errors {errs}"], metrics, vd)

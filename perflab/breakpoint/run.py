@@ -17,10 +17,13 @@ from ..config import BreakpointCriteria, BreakpointParams, LoadParams, PrefillPa
 from ..config.target import ForeignServer
 from ..config.validity import ValidityThresholds
 from ..measure import hostspeed
-from ..measure.load import LoadResult
+from ..measure.generator import LoadTool
+from ..measure.result import LoadResult
 from . import ramp as ramp_mod
-from .criteria import Verdict, evaluate
-from .search import Outcome, search
+from .. import fmt
+from ..measure.validity import Level
+from .criteria import Judgement, evaluate
+from .search import Estimate, Outcome, search
 
 #: a resolved interval narrower than this (half-width / point) is what the reports call "tight"
 TIGHT = 0.10
@@ -28,35 +31,38 @@ TIGHT = 0.10
 
 @dataclass
 class Probe:
+    """One fixed-rate probe of a search: its rate, what it showed (``judgement``), the search phase that
+    asked for it, its load and where its files are."""
+
     index: int
     rate: float
-    verdict: Verdict
+    judgement: Judgement
     phase: str
     result: LoadResult | None = None
     run_dir: Path | None = None
 
     @property
     def validity(self) -> dict | None:
-        return self.verdict.validity
+        return self.judgement.validity
 
     def row(self) -> dict:
-        host = (((self.verdict.validity or {}).get("checks") or {}).get("host_speed") or {}).get("value")
-        return {"probe": self.index, "rate": self.rate, "phase": self.phase, "passed": self.verdict.passed,
-                "validity": (self.verdict.validity or {}).get("verdict"), "reason": self.verdict.reason,
-                **self.verdict.metrics, "host_slowdown": host}
+        host = (((self.validity or {}).get("checks") or {}).get("host_speed") or {}).get("value")
+        return {"probe": self.index, "rate": self.rate, "phase": self.phase, "passed": self.judgement.passed,
+                "validity": (self.validity or {}).get("verdict"), "reason": self.judgement.reason,
+                **self.judgement.metrics, "host_slowdown": host}
 
 
 @dataclass
 class BreakpointResult:
     """``rate``: the breakpoint (point estimate; ``None`` if nothing passed); ``interval``: ``(lo, hi)``
-    that the repeated probes support (``hi`` ``None`` when nothing above failed); ``verdict``: see
-    :data:`perflab.breakpoint.search.VERDICTS`; ``probes``: every probe with its verdict and validity
+    that the repeated probes support (``hi`` ``None`` when nothing above failed); ``outcome``: how far the
+    search got (:class:`~perflab.breakpoint.search.Outcome`); ``probes``: every probe with its judgement and validity
     (also as a DataFrame via :attr:`table`); ``ramp``: what the bracketing ramp estimated; ``edges``: the
     probed rates the interval rests on (all probes passed up to the first, all failed from the second)."""
 
     rate: float | None
     interval: tuple[float | None, float | None]
-    verdict: str
+    outcome: Outcome
     probes: list[Probe]
     params: BreakpointParams
     criteria: BreakpointCriteria
@@ -85,15 +91,12 @@ class BreakpointResult:
     @property
     def converged(self) -> bool:
         """Resolved, with an interval within ±10% (:data:`TIGHT`)."""
-        return self.verdict == "resolved" and self.halfwidth is not None and self.halfwidth <= TIGHT
+        return self.outcome is Outcome.RESOLVED and self.halfwidth is not None and self.halfwidth <= TIGHT
 
     @property
-    def validity(self) -> str:
+    def validity(self) -> Level | None:
         """The worst validity among the probes at the interval's edges (what the result rests on)."""
-        edges = [p for p in self.probes if p.rate in self.edges and p.validity]
-        order = {"valid": 0, "suspect": 1, "invalid": 2}
-        worst = max((p.validity["verdict"] for p in edges), key=lambda v: order.get(v, 1), default=None)
-        return worst or "n/a"
+        return Level.worst(p.validity["verdict"] for p in self.probes if p.rate in self.edges and p.validity)
 
     @property
     def table(self) -> pd.DataFrame:
@@ -104,13 +107,10 @@ class BreakpointResult:
         return self.run.id if self.run is not None else None
 
     def describe(self) -> str:
-        """'50,000 req/s (interval 48,000-52,000, resolved)'."""
+        """'50,000 req/s (interval [48,000, 52,000], resolved)'."""
         if self.rate is None:
-            return f"none ({self.verdict})"
-        lo, hi = self.interval
-        hi_s = f"{hi:,.0f}" if hi is not None else "?"
-        lo_s = f"{lo:,.0f}" if lo is not None else "?"
-        return f"{self.rate:,.0f} req/s (interval {lo_s}-{hi_s}, {self.verdict})"
+            return f"none ({self.outcome})"
+        return f"{fmt.rate(self.rate)} (interval {fmt.interval(self.interval)}, {self.outcome})"
 
     def host_note(self) -> str | None:
         """What the calibrations before the probes say about the machine's own speed during the search."""
@@ -126,21 +126,21 @@ class BreakpointResult:
 
 
 def find_breakpoint(server: ServerConfig | ForeignServer | str, load: LoadParams, criteria: BreakpointCriteria | None = None,
-                    params: BreakpointParams | None = None, name: str | None = None, data_root=None,
-                    prefill: PrefillParams | None = None, progress: bool = True, stats_interval: float = 1.0,
-                    data_dir=None, placement=None, thresholds: ValidityThresholds | None = None) -> BreakpointResult:
+                    params: BreakpointParams | None = None, name: str | None = None,
+                    prefill: PrefillParams | None = None, progress: bool = True, **options) -> BreakpointResult:
     """Find the breakpoint of the server started with ``server`` (a ``ServerConfig``, or a
     ``ForeignServer``: your own server's command, or the URL of a running one) under the workload
     ``load`` (its rate, duration and warm-up are the probes').
 
     Records one run (kind ``breakpoint``) with ``ramp/`` (the bracketing ramp, if any) and a
     ``probes/NN-<rate>/`` directory per probe (raw generator outputs), ``probes.csv``, and index rows in
-    ``loads`` (one per probe, with verdict, validity and reason) and ``breakpoints``. Shows a progress
-    bar when ``progress``.
+    ``loads`` (one per probe, with its judgement, validity and reason) and ``breakpoints``. Shows a
+    progress bar when ``progress``. ``options``: :class:`~perflab.session.SessionOptions`.
     """
-    from ..experiment import Session, as_target
+    from ..session import Session, SessionOptions, as_target
 
     server = as_target(server)
+    options = SessionOptions(**options)
     criteria = criteria or BreakpointCriteria()
     params = params or BreakpointParams()
     for n, v, t in (("load", load, LoadParams), ("criteria", criteria, BreakpointCriteria),
@@ -159,8 +159,7 @@ def find_breakpoint(server: ServerConfig | ForeignServer | str, load: LoadParams
         bar = tqdm(total=params.max_probes + int(use_ramp), desc=f"breakpoint {script}", unit="probe")
     t_start = time.monotonic()
     probes: list[Probe] = []
-    with Session("breakpoint", name, server, prefill=prefill, data_root=data_root, data_dir=data_dir,
-                 stats_interval=stats_interval, placement=placement, thresholds=thresholds,
+    with Session("breakpoint", name, server, LoadTool.of(base), options, prefill=prefill,
                  params={"load": base.to_dict(), "criteria": criteria.to_dict(),
                          "breakpoint": params.to_dict()}) as sess:
         run = sess.run
@@ -173,7 +172,7 @@ def find_breakpoint(server: ServerConfig | ForeignServer | str, load: LoadParams
                 out = run.path("server-warmup/x").parent
                 sess.start_load(base.replace(rate=params.start_rate, duration=warm_s, warmup=0), out).wait()
 
-        def probe(rate: float, phase: str) -> Verdict:
+        def probe(rate: float, phase: str) -> Judgement:
             idx = len(probes)
             t_idle = time.monotonic()
             if params.restart_server and idx:
@@ -189,7 +188,7 @@ def find_breakpoint(server: ServerConfig | ForeignServer | str, load: LoadParams
             v = evaluate(res, criteria, validity)
             probes.append(Probe(idx, rate, v, phase, res, out))
             run.add_rows("loads", [{**res.record(), "probe": idx, "phase": phase, "passed": v.passed,
-                                    "validity": validity.verdict, "reason": v.reason,
+                                    "validity": str(validity.level), "reason": v.reason,
                                     "dir": str(out.relative_to(run.dir))}])
             iv = res.intervals
             if not iv.empty:
@@ -208,11 +207,11 @@ def find_breakpoint(server: ServerConfig | ForeignServer | str, load: LoadParams
                 run.update(ramp=estimate.to_dict())
                 if bar is not None:
                     bar.update(1)
-            outcome = search(probe, params, estimate.rate if estimate else None)
+            found = search(probe, params, estimate.rate if estimate else None)
         finally:
             if bar is not None:
                 bar.close()
-        result = _result(outcome, probes, params, criteria, estimate, run, time.monotonic() - t_start)
+        result = _result(found, probes, params, criteria, estimate, run, time.monotonic() - t_start)
         result.host_spread = hostspeed.spread(sess.calibrations)
         result.host_limit = sess.thresholds.host_speed_warn
         _record(run, result, base, script)
@@ -225,17 +224,18 @@ def _run_ramp(sess, base: LoadParams, params: BreakpointParams, criteria: Breakp
     return ramp_mod.estimate(res, criteria)
 
 
-def _result(outcome: Outcome, probes, params, criteria, estimate, run, seconds) -> BreakpointResult:
-    return BreakpointResult(outcome.rate, outcome.interval, outcome.verdict, probes, params, criteria,
-                            outcome.stop_reason, estimate.to_dict() if estimate else None, run, round(seconds, 1),
-                            outcome.edges)
+def _result(found: Estimate, probes, params, criteria, ramp, run, seconds) -> BreakpointResult:
+    return BreakpointResult(found.rate, found.interval, found.outcome, probes, params, criteria,
+                            found.stop_reason, ramp.to_dict() if ramp else None, run, round(seconds, 1),
+                            found.edges)
 
 
 def _record(run, result: BreakpointResult, base: LoadParams, script: str) -> None:
     run.write_frame("probes.csv", result.table, artifact="probes")
     lo, hi = result.interval
     row = {"workload": script, "method": _method_of(script), "breakpoint_rate": result.rate, "lo": lo, "hi": hi,
-           "interval": [lo, hi], "edges": list(result.edges), "verdict": result.verdict, "converged": result.converged,
+           "interval": [lo, hi], "edges": list(result.edges), "verdict": str(result.outcome),
+           "converged": result.converged,
            "halfwidth": result.halfwidth, "validity": result.validity, "probes": len(result.probes),
            "stop_reason": result.stop_reason, "threads": base.threads, "connections": base.connections,
            "sla_p99_ms": result.criteria.sla_p99 * 1000, "precision": result.params.precision,
@@ -244,7 +244,7 @@ def _record(run, result: BreakpointResult, base: LoadParams, script: str) -> Non
     edges = [p for p in result.probes if p.rate in result.edges and p.validity]
     reasons = sorted({f"{p.rate:,.0f}/s: {r}" for p in edges for r in p.validity.get("reasons", [])})
     run.meta["validity"] = {"verdict": result.validity, "reasons": reasons,
-                            "checks": {"edge_probes": {"status": "ok" if result.validity == "valid" else "warn",
+                            "checks": {"edge_probes": {"status": "ok" if result.validity is Level.VALID else "warn",
                                                        "value": len(edges), "limit": None,
                                                        "note": "validity of the probes at the interval's edges"}}}
     run.set_result(**row)

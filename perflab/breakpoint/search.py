@@ -1,12 +1,12 @@
 """The search logic alone: which rate to probe next, and what the probes establish.
 
-``search(probe, params, estimate)`` calls ``probe(rate, phase) -> Verdict`` and returns an
-:class:`Outcome`. Two phases:
+``search(probe, params, estimate)`` calls ``probe(rate, phase) -> Judgement`` and returns an
+:class:`Estimate` whose :class:`Outcome` says how far it got. Two phases:
 
 1. **Bracket and bisect**, one probe per rate. From a ramp's ``estimate`` the bracket is
    ``estimate × (1 ± ramp_margin)``, both ends probed (and widened by ``growth`` while the estimate
    proves wrong); without one, the rate grows (or shrinks) by ``growth`` from ``start_rate`` until the
-   verdict flips. Then bisect until ``hi - lo <= precision × lo``.
+   judgement flips. Then bisect until ``hi - lo <= precision × lo``.
 2. **Edges**: probe ``L`` and ``H`` (below) again until each has ``repeats`` unanimous probes. A probe
    that disagrees makes its rate *mixed*, which moves that edge outwards to the next unanimous rate
    (or ``precision`` beyond the last probed one); when that leaves a gap wider than ``precision``
@@ -23,32 +23,46 @@ per probe by a normal 2% / 4% / 8%, 300 triples of searches with the default 14 
 lie within ±5% of their median with each interval holding the other two points in 96% / 73% / 38% of
 triples; the median half-width is 6.4% / 6.9% / 8.4%, the 90th percentile 8.1% / 9.6% / 14.3%.)
 An inconclusive probe (invalid: the generator was the bottleneck) is retried ``retries`` times and
-otherwise marks the rate where measuring stops (verdict ``generator-limited``); it never counts as the
-server failing. Rates are whole requests/s and the sequence of probes depends only on the verdicts.
+otherwise marks the rate where measuring stops (outcome ``generator-limited``); it never counts as the
+server failing. Rates are whole requests/s and the sequence of probes depends only on the judgements.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Callable
 
 from ..config import BreakpointParams
-from .criteria import Verdict
+from .criteria import Judgement
 
-VERDICTS = ("resolved", "unresolved", "generator-limited", "above-range", "none-passed")
+
+class Outcome(StrEnum):
+    """How far a search got."""
+
+    #: both edges of the interval were probed ``repeats`` times, unanimously
+    RESOLVED = "resolved"
+    #: the probe budget ran out before both edges were unanimous
+    UNRESOLVED = "unresolved"
+    #: probes above a rate were invalid (the generator, not the server, was the limit)
+    GENERATOR_LIMITED = "generator-limited"
+    #: every rate up to ``max_rate`` passed
+    ABOVE_RANGE = "above-range"
+    #: no rate passed, down to ``min_rate``
+    NONE_PASSED = "none-passed"
 
 
 @dataclass
-class Outcome:
-    """``rate``: the point estimate (``None`` if nothing passed); ``interval``: ``(L, H)`` (``H`` is
-    ``None`` when no rate above ``L`` failed); ``verdict``: one of :data:`VERDICTS`; ``history``:
-    every probe as ``(rate, phase, Verdict)``; ``edges``: the probed rates ``L`` and ``H`` themselves
-    (the interval adds the search's step to them)."""
+class Estimate:
+    """What a search established: ``rate``, the point estimate (``None`` if nothing passed); ``interval``:
+    ``(L, H)`` (``H`` is ``None`` when no rate above ``L`` failed); ``outcome``; ``history``: every probe
+    as ``(rate, phase, Judgement)``; ``edges``: the probed rates ``L`` and ``H`` themselves (the interval
+    adds the search's step to them)."""
 
     rate: float | None
     interval: tuple[float | None, float | None]
-    verdict: str
+    outcome: Outcome
     stop_reason: str
     history: list = field(default_factory=list)
     limit: float | None = None
@@ -72,7 +86,7 @@ def _round(r: float) -> float:
 
 
 def establish(seen: dict[float, list[bool]]) -> tuple[float | None, float | None, float | None]:
-    """``(L, H, point)`` from the conclusive verdicts per rate (see the module docstring)."""
+    """``(L, H, point)`` from the conclusive judgements per rate (see the module docstring)."""
     rates = sorted(r for r, v in seen.items() if v)
     lo = None
     for r in rates:
@@ -93,8 +107,8 @@ def establish(seen: dict[float, list[bool]]) -> tuple[float | None, float | None
     return lo, hi, point
 
 
-def search(probe: Callable[[float, str], Verdict], params: BreakpointParams | None = None,
-           estimate: float | None = None, on_probe: Callable[[float, Verdict], None] | None = None) -> Outcome:
+def search(probe: Callable[[float, str], Judgement], params: BreakpointParams | None = None,
+           estimate: float | None = None, on_probe: Callable[[float, Judgement], None] | None = None) -> Estimate:
     """Run the search (see the module docstring). ``estimate``: the ramp's breakpoint estimate."""
     p = params or BreakpointParams()
     history: list = []
@@ -133,7 +147,7 @@ def search(probe: Callable[[float, str], Verdict], params: BreakpointParams | No
         return None
 
     def grow_bracket() -> tuple[float, float | None]:
-        """Phase 1 without an estimate: multiply by ``growth`` until the verdict flips."""
+        """Phase 1 without an estimate: multiply by ``growth`` until the judgement flips."""
         r = clip(p.start_rate)
         lo = hi = None
         while True:
@@ -206,7 +220,7 @@ def search(probe: Callable[[float, str], Verdict], params: BreakpointParams | No
                 probed = sorted(r for r, v in seen.items() if v)
                 if lo_e is None:  # even the lowest probed rate failed once: bracket again below it
                     if probed[0] <= p.min_rate:
-                        stop = f"mixed verdicts down to min_rate {p.min_rate:g}"
+                        stop = f"mixed judgements down to min_rate {p.min_rate:g}"
                         break
                     r = clip(probed[0] / extension())
                     state["extended"] += 1
@@ -237,14 +251,14 @@ def search(probe: Callable[[float, str], Verdict], params: BreakpointParams | No
     lo_e, hi_e, point = establish(seen)
     edges = (lo_e, hi_e)
     lim = limit()
-    verdict = _verdict(p, seen, lo_e, hi_e, lim, stop)
-    if verdict == "generator-limited":
+    outcome = _outcome(p, seen, lo_e, hi_e, lim, stop)
+    if outcome is Outcome.GENERATOR_LIMITED:
         hi_e = lim if hi_e is None else min(hi_e, lim)
     elif hi_e is not None:
         hi_e = _round(hi_e * (1 + p.precision))  # the bisection cannot place an edge better than its step
     if lo_e is not None:
         lo_e = _round(max(lo_e * (1 - p.precision), 1))
-    return Outcome(point, (lo_e, hi_e), verdict, stop, history, lim, edges)
+    return Estimate(point, (lo_e, hi_e), outcome, stop, history, lim, edges)
 
 
 def _widest_gap(seen, lo: float, hi: float, precision: float) -> tuple[float, float] | None:
@@ -257,13 +271,14 @@ def _widest_gap(seen, lo: float, hi: float, precision: float) -> tuple[float, fl
     return (a, b) if b - a > precision * a and _round((a + b) / 2) not in (a, b) else None
 
 
-def _verdict(p: BreakpointParams, seen, lo, hi, limit, stop) -> str:
+def _outcome(p: BreakpointParams, seen, lo, hi, limit, stop) -> Outcome:
     if lo is None and not any(any(v) for v in seen.values()):
-        return "none-passed"
+        return Outcome.NONE_PASSED
     if limit is not None and (hi is None or hi > limit):
-        return "generator-limited"
+        return Outcome.GENERATOR_LIMITED
     if hi is None:
-        return "above-range" if any(r >= p.max_rate and all(v) for r, v in seen.items() if v) else "unresolved"
+        return Outcome.ABOVE_RANGE if any(r >= p.max_rate and all(v) for r, v in seen.items() if v) \
+            else Outcome.UNRESOLVED
     if lo is not None and len(seen[lo]) >= p.repeats and len(seen[hi]) >= p.repeats:
-        return "resolved"
-    return "unresolved"
+        return Outcome.RESOLVED
+    return Outcome.UNRESOLVED

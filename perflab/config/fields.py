@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..units import fmt_duration, fmt_rate, fmt_size, parse_duration, parse_rate, parse_size
+from ..units import arg_duration, arg_rate, arg_size, parse_duration, parse_rate, parse_size
 
 KINDS = ("int", "float", "size", "duration", "rate", "rates", "enum", "bool", "text", "texts", "path")
 
@@ -58,13 +58,13 @@ class Spec:
         if isinstance(v, str):
             return v
         if self.kind == "size":
-            return fmt_size(int(v))
+            return arg_size(int(v))
         if self.kind == "duration":
-            return fmt_duration(float(v))
+            return arg_duration(float(v))
         if self.kind == "rate":
-            return fmt_rate(float(v))
+            return arg_rate(float(v))
         if self.kind == "rates":
-            return ":".join(fmt_rate(float(x)) for x in v)
+            return ":".join(arg_rate(float(x)) for x in v)
         if self.kind == "float":
             return f"{v:g}"
         if self.kind == "bool":

@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..units import fmt_duration, fmt_rate
+from ..units import arg_duration, arg_rate
 from .fields import Params, option
 
 LOAD_TOOLS = ("perflab-load", "wrk2")
@@ -108,8 +108,8 @@ class LoadParams(Params):
 
     def args(self, url: str, json_path=None, hdr_log_path=None) -> list[str]:
         """The generator's command-line arguments (without the binary)."""
-        a = ["-t", str(self.threads), "-c", str(self.connections), "-d", fmt_duration(self.duration),
-             "-R", fmt_rate(self.rate)]
+        a = ["-t", str(self.threads), "-c", str(self.connections), "-d", arg_duration(self.duration),
+             "-R", arg_rate(self.rate)]
         if self.script:
             a += ["-s", self.script]
         for h in self.headers:
@@ -119,25 +119,25 @@ class LoadParams(Params):
         if self.u_latency:
             a.append("-U")
         if self.timeout is not None:
-            a += ["--timeout", fmt_duration(self.timeout)]
+            a += ["--timeout", arg_duration(self.timeout)]
         if self.tool == "perflab-load":
             if self.warmup:
-                a += ["--warmup", fmt_duration(self.warmup)]
+                a += ["--warmup", arg_duration(self.warmup)]
             if json_path:
                 a += ["--json", str(json_path)]
             if hdr_log_path:
-                a += ["--hdr-log", str(hdr_log_path), "--hdr-interval", fmt_duration(self.hdr_interval)]
+                a += ["--hdr-log", str(hdr_log_path), "--hdr-interval", arg_duration(self.hdr_interval)]
             if self.rate_steps:
-                a += ["--rate-steps", ":".join(fmt_rate(x) for x in self.rate_steps),
-                      "--step-duration", fmt_duration(self.step_duration)]
+                a += ["--rate-steps", ":".join(arg_rate(x) for x in self.rate_steps),
+                      "--step-duration", arg_duration(self.step_duration)]
             if self.ramp:
-                a += ["--ramp", ":".join(fmt_rate(x) for x in self.ramp)]
+                a += ["--ramp", ":".join(arg_rate(x) for x in self.ramp)]
                 if self.ramp_curve != "linear":
                     a += ["--ramp-curve", self.ramp_curve]
             if self.stop_on_p99 is not None:
-                a += ["--stop-on-p99", fmt_duration(self.stop_on_p99)]
+                a += ["--stop-on-p99", arg_duration(self.stop_on_p99)]
             if self.send_slack is not None:
-                a += ["--send-slack", fmt_duration(self.send_slack)]
+                a += ["--send-slack", arg_duration(self.send_slack)]
         a.append(url.rstrip("/") + self.path)
         if self.script_args:
             a += ["--", *self.script_args]

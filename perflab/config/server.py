@@ -26,7 +26,7 @@ import json
 import os
 from pathlib import Path
 
-from ..units import fmt_size
+from ..units import arg_size
 from .fields import Params, option, spec_of
 
 OPTIONS_FILE = Path(__file__).with_name("server_options.json")
@@ -99,7 +99,7 @@ def _needs_data_dir(self) -> bool:
 
 def _jvm_args(self) -> list[str]:
     """JVM flags in the order they are passed (heap, GC, the lab's, then the user's so they win)."""
-    args = [f"-Xmx{fmt_size(self.heap)}"] + ([f"-Xms{fmt_size(self.heap)}"] if self.fixed_heap else [])
+    args = [f"-Xmx{arg_size(self.heap)}"] + ([f"-Xms{arg_size(self.heap)}"] if self.fixed_heap else [])
     if self.gc is not None:
         args.append(GC_FLAGS[self.gc])
     # async-profiler attaches later: without DebugNonSafepoints its Java stacks are skewed to safepoints;

@@ -17,8 +17,25 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
+
+from .. import fmt
+
+class Direction(StrEnum):
+    """What a comparison of B with A found."""
+
+    HIGHER = "higher"
+    LOWER = "lower"
+    NONE = "no difference detectable"
+    TOO_FEW = "too few samples"
+    NOT_TESTED = "not tested"
+
+    @property
+    def significant(self) -> bool:
+        return self in (Direction.HIGHER, Direction.LOWER)
+
 
 #: the test named in every sentence that claims a difference between samples
 SAMPLE_TEST = "two-sided Mann-Whitney U test and a bootstrap interval of the ratio of medians"
@@ -31,8 +48,8 @@ N_BOOT = 2000
 class Difference:
     """The outcome of comparing sample ``a`` with sample ``b``.
 
-    ``verdict``: ``"higher"`` / ``"lower"`` (b compared with a), ``"no difference detectable"`` or
-    ``"too few samples"``. ``ratio`` is median(b) / median(a); ``ratio_ci`` its bootstrap interval
+    ``direction``: b compared with a (:class:`Direction`: higher, lower, no difference detectable, too few
+    samples). ``ratio`` is median(b) / median(a); ``ratio_ci`` its bootstrap interval
     at ``1 - alpha``; ``p_value`` the Mann-Whitney U test's.
     """
 
@@ -44,37 +61,26 @@ class Difference:
     ratio_ci: tuple[float, float]
     p_value: float
     alpha: float
-    verdict: str
+    direction: Direction
 
     @property
     def significant(self) -> bool:
-        return self.verdict in ("higher", "lower")
+        return self.direction.significant
 
     @property
     def evidence(self) -> str:
-        """'n = 12 vs 40, Mann-Whitney p = 0.003, ratio 2.1x (95% CI 1.4-3.0x)'."""
-        if self.verdict == "too few samples":
+        """'n = 12 vs 40, Mann-Whitney p = 0.003, ratio 2.10x (95% CI 1.40x-3.00x)'."""
+        if self.direction is Direction.TOO_FEW:
             return f"n = {self.n_a} vs {self.n_b}"
         lo, hi = self.ratio_ci
         conf = f"{100 * (1 - self.alpha):g}%"
-        return (f"n = {self.n_a} vs {self.n_b}, Mann-Whitney {_fmt_p(self.p_value)}, ratio "
-                f"{_fmt_x(self.ratio)} ({conf} CI {_fmt_x(lo)}-{_fmt_x(hi)})")
+        return (f"n = {self.n_a} vs {self.n_b}, Mann-Whitney {fmt.p_value(self.p_value)}, ratio "
+                f"{fmt.ratio(self.ratio)} ({conf} CI {fmt.ratio(lo)}-{fmt.ratio(hi)})")
 
     def to_dict(self) -> dict:
         return {"n_a": self.n_a, "n_b": self.n_b, "median_a": self.median_a, "median_b": self.median_b,
                 "ratio": self.ratio, "ratio_ci": list(self.ratio_ci), "p_value": self.p_value,
-                "alpha": self.alpha, "verdict": self.verdict, "test": SAMPLE_TEST}
-
-
-def _fmt_p(p: float) -> str:
-    """'p < 0.001' or 'p = 0.034'."""
-    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
-
-
-def _fmt_x(r: float) -> str:
-    if not math.isfinite(r):
-        return "inf"
-    return f"{r:.2f}x" if r < 10 else f"{r:.0f}x"
+                "alpha": self.alpha, "direction": str(self.direction), "test": SAMPLE_TEST}
 
 
 def _clean(values) -> np.ndarray:
@@ -100,7 +106,7 @@ def compare_samples(a, b, alpha: float = ALPHA, min_n: int = MIN_N, n_boot: int 
     mb = float(np.median(y)) if len(y) else math.nan
     ratio = mb / ma if len(x) and len(y) and ma > 0 else (math.inf if len(y) and mb > 0 else math.nan)
     if len(x) < min_n or len(y) < min_n:
-        return Difference(len(x), len(y), ma, mb, ratio, (math.nan, math.nan), math.nan, alpha, "too few samples")
+        return Difference(len(x), len(y), ma, mb, ratio, (math.nan, math.nan), math.nan, alpha, Direction.TOO_FEW)
     from scipy.stats import mannwhitneyu
 
     if np.ptp(np.concatenate([x, y])) == 0:
@@ -114,35 +120,31 @@ def compare_samples(a, b, alpha: float = ALPHA, min_n: int = MIN_N, n_boot: int 
         ratios = np.where(bx > 0, by / bx, np.where(by > 0, np.inf, 1.0))
     lo, hi = (float(v) for v in np.quantile(ratios, [alpha / 2, 1 - alpha / 2]))
     if p < alpha and lo > 1:
-        verdict = "higher"
+        direction = Direction.HIGHER
     elif p < alpha and hi < 1:
-        verdict = "lower"
+        direction = Direction.LOWER
     else:
-        verdict = "no difference detectable"
-    return Difference(len(x), len(y), ma, mb, ratio, (lo, hi), p, alpha, verdict)
+        direction = Direction.NONE
+    return Difference(len(x), len(y), ma, mb, ratio, (lo, hi), p, alpha, direction)
 
 
 @dataclass(frozen=True)
 class IntervalComparison:
-    """Two estimates with intervals: ``verdict`` ``"higher"`` / ``"lower"`` (b compared with a) only
-    when the intervals are disjoint, else ``"no difference detectable"``."""
+    """Two estimates with intervals: ``direction`` higher or lower (b compared with a) only when the
+    intervals are disjoint, else no difference detectable."""
 
     a: tuple[float, float]
     b: tuple[float, float]
-    verdict: str
+    direction: Direction
 
     @property
     def significant(self) -> bool:
-        return self.verdict in ("higher", "lower")
+        return self.direction.significant
 
     @property
     def evidence(self) -> str:
         rel = "do not overlap" if self.significant else "overlap"
-        return f"intervals {_interval_text(self.a)} and {_interval_text(self.b)} {rel}"
-
-
-def _interval_text(iv: tuple[float, float]) -> str:
-    return f"[{iv[0]:,.0f}, {iv[1]:,.0f}]" if math.isfinite(iv[1]) else f"[{iv[0]:,.0f}, open)"
+        return f"intervals {fmt.interval(self.a)} and {fmt.interval(self.b)} {rel}"
 
 
 def _open_ended(iv):
@@ -164,12 +166,12 @@ def compare_intervals(a: tuple[float, float], b: tuple[float, float]) -> Interva
                 or iv[0] > iv[1] or iv[0] < 0:
             raise ValueError(f"{name} must be an interval (lo, hi) with 0 <= lo <= hi, got {given[name]!r}")
     if b[0] > a[1]:
-        verdict = "higher"
+        direction = Direction.HIGHER
     elif b[1] < a[0]:
-        verdict = "lower"
+        direction = Direction.LOWER
     else:
-        verdict = "no difference detectable"
-    return IntervalComparison(tuple(a), tuple(b), verdict)
+        direction = Direction.NONE
+    return IntervalComparison(tuple(a), tuple(b), direction)
 
 
 #: the test named in every sentence about a trend over time
@@ -192,7 +194,7 @@ class Trend:
 
     @property
     def evidence(self) -> str:
-        return f"n = {self.n}, Kendall {_fmt_p(self.p_value)}, Theil-Sen change {self.change:+.0%}"
+        return f"n = {self.n}, Kendall {fmt.p_value(self.p_value)}, Theil-Sen change {self.change:+.0%}"
 
 
 def trend(values) -> Trend:

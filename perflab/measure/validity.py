@@ -1,6 +1,8 @@
 """How valid a run is as a measure of the server: the validity record of every run and probe.
 
-``assess(load, server, placement)`` runs the checks below and gives a verdict:
+``assess(load, server, placement)`` runs the checks below and gives a level:
+
+The level (:class:`Level`):
 
 * ``invalid`` -- a check failed: the generator, not the server, set the numbers (its own schedule lag
   is most of the measured latency, or one of its threads was saturated). Such a run says nothing about
@@ -18,12 +20,29 @@ Checks that need data a tool does not give (wrk2 reports neither its lag nor its
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from ..config.validity import ValidityThresholds
 from .significance import trend
 
-VERDICTS = ("valid", "suspect", "invalid")
+
+
+class Level(StrEnum):
+    """How far a run can be trusted as a measure of the server, best first."""
+
+    VALID = "valid"
+    SUSPECT = "suspect"
+    INVALID = "invalid"
+
+    @classmethod
+    def worst(cls, levels: Iterable) -> "Level | None":
+        """The worst of ``levels`` (strings or levels; anything else is ignored), ``None`` if none is one."""
+        order = list(cls)
+        known = [cls(v) for v in levels if v in cls._value2member_map_]
+        return max(known, key=order.index) if known else None
+
 #: checks that, when they fail, mean the generator was the bottleneck
 GENERATOR_CHECKS = ("schedule_lag", "generator_cpu")
 #: what an overloaded server shows by itself: in a breakpoint probe that failed, these are what the probe
@@ -50,7 +69,10 @@ class Check:
 
 @dataclass
 class Validity:
-    verdict: str
+    """The validity record: its ``level``, the ``reasons`` (failed checks first) and every check.
+    Stored in ``meta.json`` as ``{"verdict": level, "reasons": [...], "checks": {...}}``."""
+
+    level: Level
     reasons: list[str]
     checks: dict[str, Check] = field(default_factory=dict)
 
@@ -62,14 +84,14 @@ class Validity:
     @property
     def badge(self) -> str:
         """'valid', or 'suspect: <first reason>' / 'invalid: <first reason>'."""
-        return self.verdict if not self.reasons else f"{self.verdict}: {self.reasons[0]}"
+        return str(self.level) if not self.reasons else f"{self.level}: {self.reasons[0]}"
 
     def ignoring(self, names) -> "Validity":
-        """This record with the checks ``names`` kept but left out of the verdict and the reasons."""
+        """This record with the checks ``names`` kept but left out of the level and the reasons."""
         return _judge({k: c for k, c in self.checks.items() if k not in names}, self.checks)
 
     def to_dict(self) -> dict:
-        return {"verdict": self.verdict, "reasons": list(self.reasons),
+        return {"verdict": str(self.level), "reasons": list(self.reasons),
                 "checks": {k: c.to_dict() for k, c in self.checks.items()}}
 
     @classmethod
@@ -78,7 +100,7 @@ class Validity:
             return None
         checks = {k: Check(c.get("status", "n/a"), c.get("value"), c.get("limit"), c.get("note", ""))
                   for k, c in (d.get("checks") or {}).items()}
-        return cls(d.get("verdict", "suspect"), list(d.get("reasons") or []), checks)
+        return cls(Level(d.get("verdict", "suspect")), list(d.get("reasons") or []), checks)
 
 
 def _fmt_ms(ms: float) -> str:
@@ -240,8 +262,8 @@ def assess(load, server=None, placement=None, thresholds: ValidityThresholds | N
 
 
 def _judge(counted: dict, checks: dict) -> Validity:
-    """The verdict from the ``counted`` checks (a failed check: invalid; a warning: suspect)."""
+    """The level from the ``counted`` checks (a failed check: invalid; a warning: suspect)."""
     fails = [c.note for c in counted.values() if c.status == "fail"]
     warns = [c.note for c in counted.values() if c.status == "warn"]
-    verdict = "invalid" if fails else "suspect" if warns else "valid"
-    return Validity(verdict, fails + warns, checks)
+    level = Level.INVALID if fails else Level.SUSPECT if warns else Level.VALID
+    return Validity(level, fails + warns, checks)

@@ -28,7 +28,7 @@ import os
 import threading
 from pathlib import Path
 
-from .. import paths
+from .. import jdk, paths
 from ..errors import BridgeError, ProfilerError
 
 _lock = threading.RLock()
@@ -62,7 +62,7 @@ def start_jvm(java_home: str | os.PathLike | None = None, max_heap: str = "2g") 
         if jpype.isJVMStarted():
             _check_classes()
             return
-        jh = paths.java_home(java_home)
+        jh = jdk.home(java_home)
         cp = classpath()
         try:
             # attachTimeout: a target busy under load may take longer than the default 10 s to answer.

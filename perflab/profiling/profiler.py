@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import bridge, flame, jfr_events
-from .. import paths, procs
+from .. import children, paths
 from ..config import ProfileParams
 from ..errors import ProfilerError
 
@@ -132,7 +132,7 @@ class Profiler:
         try:
             bridge.load_agent(self.pid, self.agent, f"{options},log={self.log_path}")
         except ProfilerError as e:
-            raise ProfilerError(e.cause, procs.tail(self.log_path, 20)) from None
+            raise ProfilerError(e.cause, children.tail(self.log_path, 20)) from None
 
     def prepare(self) -> "Profiler":
         """Start the in-process JVM and load the agent into the target now (a ``status`` command), so
@@ -146,7 +146,7 @@ class Profiler:
         """Start recording. Raises :class:`ProfilerError` (cause + profiler log tail) on failure."""
         if self.active:
             raise RuntimeError("profiler already started")
-        if procs.tail(self.log_path):
+        if children.tail(self.log_path):
             self.log_path.unlink()
         if len(self.params.events) > 1:
             raise ValueError(f"params: start() records one event to collapsed stacks, got {self.params.event!r}; "
@@ -162,7 +162,7 @@ class Profiler:
                 self._cmd(self.params.agent_start_options((ev,)))
             else:
                 raise
-        log = procs.tail(self.log_path, 50)
+        log = children.tail(self.log_path, 50)
         if ev == "cpu" and ("perf_event" in log.lower() and "warn" in log.lower()):
             self.warnings.append("async-profiler: " + log.strip().splitlines()[-1])
         self.event = ev
@@ -229,7 +229,7 @@ class Profiler:
         finally:
             self.active = False
         if not self.jfr_path.exists() or not self.jfr_path.stat().st_size:
-            raise ProfilerError(f"async-profiler wrote no JFR to {self.jfr_path}", procs.tail(self.log_path))
+            raise ProfilerError(f"async-profiler wrote no JFR to {self.jfr_path}", children.tail(self.log_path))
         rec = Recording(self.jfr_path, from_s, to_s, self.out_dir, self.name, self.params, self.title, self.pid,
                         list(self.warnings))
         for ev in self.recorded_events:
@@ -267,7 +267,7 @@ class Profiler:
             self.active = False
         stopped = time.time()
         if not collapsed.exists():
-            raise ProfilerError(f"async-profiler wrote no output to {collapsed}", procs.tail(self.log_path))
+            raise ProfilerError(f"async-profiler wrote no output to {collapsed}", children.tail(self.log_path))
         html = None
         if self.html:
             html = self.out_dir / f"{self.name}.html"

@@ -1,5 +1,5 @@
-"""Run records: one directory per run with ``meta.json`` and raw outputs, and the DuckDB index over them
-(:mod:`.store`); what is recorded about the machine and tools (:mod:`.environment`)."""
+"""Run records: one directory per run (:mod:`.run`: :class:`Run`, the one way to read a run), the DuckDB
+index across them (:mod:`.index`), and what a run records about where it ran (:mod:`.environment`)."""
 
-from .store import (INDEX_FILE, STATUSES, Run, connect, delete_run, dump_json, iter_runs, list_runs,  # noqa: F401
-                    load_run, new_run, query, rebuild_index, run_row, runs_dir, tables)
+from .index import list_runs, query, rebuild_index, recorded, tables  # noqa: F401
+from .run import STATUSES, RecordedSearch, Run, iter_runs, new_run, open_run, run_names  # noqa: F401

@@ -1,16 +1,12 @@
-"""The lab report: papermill batch, offline HTML export, index page, browser check, commentary.
+"""The lab report, made on the host: the batch that runs the notebooks, the pages it writes, comparisons.
 
-* :mod:`perflab.report.cli` -- ``python -m perflab report --plan quick|full`` (``make report``).
-* :mod:`perflab.report.plans` -- the built-in plans.
-* :mod:`perflab.report.runner` -- run a plan, export, index, ``report/latest``.
-* :mod:`perflab.report.export` -- offline pages: code folded, one shared plotly.js, flame graphs linked.
-* :mod:`perflab.report.index` -- the index page: findings first, then the record.
-* :mod:`perflab.report.findings` -- ``show_finding``: a notebook's answer, for the index page.
-* :mod:`perflab.report.compare` / :mod:`perflab.report.compare_page` -- ``perflab compare A B``.
-* :mod:`perflab.report.browser` / :mod:`perflab.report.cdp` -- headless chromium over the DevTools pipe:
-  plots drawn, toggles clicked, no network, screenshots.
-* :mod:`perflab.report.notebook` -- what the notebooks call: setup, parameter checks, display helpers.
-* :mod:`perflab.report.flamepreview` -- the static preview of a linked flame graph.
-* :mod:`perflab.report.commentary` -- sentences generated from measured facts.
-* :mod:`perflab.report.plots` -- the figures.
+* :mod:`.cli`        ``python -m perflab report --plan quick|full`` (``make report``)
+* :mod:`.plans`      the built-in plans and plan files
+* :mod:`.batch`      run a plan's notebooks with papermill, export them, write the index, ``report/latest``
+* :mod:`.export`     offline pages: code folded, one shared plotly.js, flame graphs linked
+* :mod:`.index_page` the index page: findings first, then the record
+* :mod:`.compare` / :mod:`.compare_page`  ``perflab compare A B``: two runs or two reports side by side
+* :mod:`.browser`    headless chromium checks the pages (plots drawn, toggles, no network, screenshots)
+
+What the notebooks themselves call (plots, commentary, findings) is :mod:`perflab.analysis`.
 """

@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     except NotBuiltError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    from .runner import run_plan
+    from .batch import run_plan
 
     command = "python -m perflab report " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
     report, folder = run_plan(plan, progress=not args.no_progress, browser=args.browser,

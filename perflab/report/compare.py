@@ -14,7 +14,7 @@ searches by their breakpoints with intervals, their probes, and the probe at eac
 **report folders** are compared run by run: runs with the same name (``nb01-put-1c-cpu``...) in both,
 the last successful one of each name; plus each notebook's finding side by side.
 
-Every difference the page states comes with the verdict of the test the commentary uses
+Every difference the page states comes with the finding of the test the commentary uses
 (:mod:`perflab.measure.significance`): per-interval latencies by :func:`compare_samples` (Mann-Whitney
 U test and a bootstrap interval of the ratio of medians, with n), breakpoints by their intervals
 (different only when disjoint, :func:`perflab.measure.significance.compare_intervals`). Single numbers
@@ -24,7 +24,6 @@ U test and a bootstrap interval of the ratio of medians, with n), breakpoints by
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 from dataclasses import asdict, dataclass, field
@@ -33,8 +32,8 @@ from pathlib import Path
 import pandas as pd
 
 from .. import paths
-from ..measure.significance import SAMPLE_TEST, compare_intervals, compare_samples
-from . import findings
+from ..measure.significance import SAMPLE_TEST, Direction, compare_intervals, compare_samples
+from ..records import Run, open_run
 
 
 class CompareError(ValueError):
@@ -42,31 +41,6 @@ class CompareError(ValueError):
 
 
 # --- the inputs -----------------------------------------------------------------------------------
-
-@dataclass
-class RunRecord:
-    """A recorded run read back from its directory."""
-
-    dir: Path
-    meta: dict
-
-    @property
-    def id(self) -> str:
-        return self.meta.get("id") or self.dir.name
-
-    @property
-    def name(self) -> str:
-        return self.meta.get("name") or self.meta.get("kind") or self.id
-
-    @property
-    def kind(self) -> str:
-        return self.meta.get("kind") or "?"
-
-    @property
-    def validity(self) -> str | None:
-        v = self.meta.get("validity")
-        return v.get("verdict") if isinstance(v, dict) else None
-
 
 @dataclass
 class Side:
@@ -88,7 +62,7 @@ class Side:
         if self.report:
             return (self.report.get("git") or {}).get("commit")
         run = next(iter(self.runs.values()), None)
-        return ((run.meta.get("environment") or {}).get("git") or {}).get("commit") if run else None
+        return run.commit if run else None
 
 
 def _read_json(path: Path, what: str) -> dict:
@@ -103,11 +77,6 @@ def _read_json(path: Path, what: str) -> dict:
     return data
 
 
-def _runs_root(data_root) -> Path:
-    root = Path(data_root) if data_root else Path(os.environ.get(paths.DATA_ENV) or paths.repo_root() / "data")
-    return root / "runs"
-
-
 def open_side(spec: str | os.PathLike, data_root=None, what: str = "A") -> Side:
     """A run directory (``meta.json``), a run id under the data root, or a report folder
     (``report.json``; its ``index.html`` or ``report.json`` also name it)."""
@@ -115,12 +84,12 @@ def open_side(spec: str | os.PathLike, data_root=None, what: str = "A") -> Side:
     if p.is_file() and p.name in ("index.html", "report.json", "meta.json"):
         p = p.parent
     if not p.exists():
-        by_id = _runs_root(data_root) / str(spec)
+        by_id = paths.runs_root(data_root) / str(spec)
         if str(spec) and "/" not in str(spec) and (by_id / "meta.json").is_file():
             p = by_id
         else:
             raise CompareError(f"{what}: {spec} does not exist (and is not the id of a run under "
-                               f"{_runs_root(data_root)})")
+                               f"{paths.runs_root(data_root)})")
     if p.is_file():
         raise CompareError(f"{what}: {spec} is a file; give a run directory (with meta.json) or a report "
                            f"folder (with report.json)")
@@ -133,19 +102,22 @@ def open_side(spec: str | os.PathLike, data_root=None, what: str = "A") -> Side:
         for nb in report["notebooks"]:
             for r in nb.get("runs") or []:
                 d = (p / r.get("path", "")).resolve() if r.get("path") else None
-                if d is None or not (d / "meta.json").is_file():
-                    d = _runs_root(data_root) / str(r.get("id"))
-                if not (d / "meta.json").is_file():
+                try:
+                    run = open_run(d if d is not None and (d / "meta.json").is_file() else str(r.get("id")),
+                                   data_root)
+                except ValueError:
                     side.missing.append(str(r.get("id")))
                     continue
-                run = RunRecord(d, _read_json(d / "meta.json", what))
                 prev = side.runs.get(run.name)
                 # the last successful run of a name (a failed attempt followed by a retry keeps the retry)
-                if prev is None or run.meta.get("status") == "ok" or prev.meta.get("status") != "ok":
+                if prev is None or run.status == "ok" or prev.status != "ok":
                     side.runs[run.name] = run
         return side
     if (p / "meta.json").is_file():
-        run = RunRecord(p, _read_json(p / "meta.json", what))
+        try:
+            run = open_run(p)
+        except ValueError as e:
+            raise CompareError(f"{what}: {e}") from None
         return Side(str(spec), "run", p, runs={run.name: run})
     raise CompareError(f"{what}: {spec} is neither a run directory (no meta.json) nor a report folder "
                        f"(no report.json)")
@@ -155,14 +127,14 @@ def open_side(spec: str | os.PathLike, data_root=None, what: str = "A") -> Side:
 
 @dataclass
 class Row:
-    """One compared quantity: B against A, with the test's verdict and evidence."""
+    """One compared quantity: B against A, with what the test found (``direction``) and its evidence."""
 
     pair: str
     metric: str
     a: float | None
     b: float | None
     unit: str
-    verdict: str          # higher / lower (B vs A) / no difference detectable / too few samples / not tested
+    direction: Direction
     evidence: str
     test: str
 
@@ -172,8 +144,8 @@ class Pair:
     """Two runs set side by side, and what came of it."""
 
     name: str
-    a: RunRecord
-    b: RunRecord
+    a: Run
+    b: Run
     rows: list = field(default_factory=list)
     breakpoints: list = field(default_factory=list)      # (row A, row B, comparison) for breakpoint runs
     figures: dict = field(default_factory=dict)          # title -> plotly figure
@@ -188,82 +160,43 @@ def _intervals_rows(name: str, la, lb, where: str = "") -> list[Row]:
         if col not in ia or col not in ib:
             continue
         d = compare_samples(ia[col], ib[col])
-        rows.append(Row(name, f"{metric} per interval{where}", d.median_a, d.median_b, "ms (median)", d.verdict,
+        rows.append(Row(name, f"{metric} per interval{where}", d.median_a, d.median_b, "ms (median)", d.direction,
                         d.evidence, SAMPLE_TEST))
     if "count" in ia and "count" in ib:
         ra = ia["count"] / (ia["end_s"] - ia["start_s"]).where(lambda s: s > 0)
         rb = ib["count"] / (ib["end_s"] - ib["start_s"]).where(lambda s: s > 0)
         d = compare_samples(ra, rb)
         rows.append(Row(name, f"throughput per interval{where}", d.median_a, d.median_b, "responses/s (median)",
-                        d.verdict, d.evidence, SAMPLE_TEST))
+                        d.direction, d.evidence, SAMPLE_TEST))
     for metric, fa in (("p99 of the whole run", lambda r: r.p99_ms), ("max of the whole run", lambda r: r.max_ms)):
-        rows.append(Row(name, metric + where, fa(la), fa(lb), "ms", "not tested",
+        rows.append(Row(name, metric + where, fa(la), fa(lb), "ms", Direction.NOT_TESTED,
                         "one value per run: no test possible", "none"))
-    rows.append(Row(name, "achieved rate" + where, la.achieved_rate, lb.achieved_rate, "req/s", "not tested",
+    rows.append(Row(name, "achieved rate" + where, la.achieved_rate, lb.achieved_rate, "req/s", Direction.NOT_TESTED,
                     f"target {la.target_rate:,.0f} vs {lb.target_rate:,.0f} req/s; errors {la.errors_total} vs "
                     f"{lb.errors_total}", "none"))
     return rows
 
 
-@dataclass
-class RecordedSearch:
-    """A breakpoint search read back from its run: what :func:`.plots.breakpoint_curve` draws."""
-
-    rate: float | None
-    interval: list | None
-    table: pd.DataFrame
-    sla_ms: float | None
-    at_breakpoint: object | None      # LoadResult of the highest passing probe at the breakpoint
-
-
-def _read_search(run: RunRecord) -> RecordedSearch:
-    from ..measure.load import load_result_from_dir
-
-    row = findings.breakpoint_row_from_meta(run.meta)
-    table = pd.read_csv(run.dir / "probes.csv") if (run.dir / "probes.csv").is_file() else pd.DataFrame(
-        columns=["probe", "rate", "passed", "p99_ms"])
-    p999, at = [], None
-    for r in table.itertuples():
-        d = run.dir / "probes" / f"{int(r.probe):02d}-{int(r.rate)}"
-        lr = load_result_from_dir(d) if (d / "load-console.txt").is_file() else None
-        p999.append(lr.p999_ms if lr is not None else math.nan)
-        if lr is not None and bool(r.passed) and row["rate"] is not None and float(r.rate) == row["rate"]:
-            at = lr
-    if "p999_ms" not in table:
-        table["p999_ms"] = p999
-    crit = (run.meta.get("params") or {}).get("criteria") or {}
-    sla = crit.get("sla_p99") * 1000 if isinstance(crit.get("sla_p99"), (int, float)) else None
-    return RecordedSearch(row["rate"], row["interval"], table, sla, at)
-
-
-def _profiles(run: RunRecord) -> dict[str, Path]:
-    """event -> the run's whole-window profile (not the spike/rest split that sits beside it)."""
-    from ..config.profile import PROFILE_EVENTS
-
-    found = {p.stem.split("-", 1)[1]: p for p in sorted(run.dir.glob("profile-*.collapsed")) if p.stat().st_size}
-    return {e: p for e, p in found.items() if e in PROFILE_EVENTS}
-
-
-def compare_pair(name: str, a: RunRecord, b: RunRecord, label_a: str, label_b: str, files_dir: Path | None,
+def compare_pair(name: str, a: Run, b: Run, label_a: str, label_b: str, files_dir: Path | None,
                  page_dir: Path | None) -> Pair:
     """Compare run ``b`` with run ``a`` (see the module docstring)."""
-    from . import plots
+    from ..analysis import plots
 
     pair = Pair(name, a, b)
     for side, run in (("A", a), ("B", b)):
-        if run.meta.get("status") != "ok":
-            pair.notes.append(f"{side} ({run.id}) has status {run.meta.get('status')!r}: its numbers may be partial")
+        if run.status != "ok":
+            pair.notes.append(f"{side} ({run.id}) has status {run.status!r}: its numbers may be partial")
     la = lb = None
     if a.kind == "breakpoint" and b.kind == "breakpoint":
-        sa, sb = _read_search(a), _read_search(b)
-        ra, rb = findings.breakpoint_row_from_meta(a.meta), findings.breakpoint_row_from_meta(b.meta)
+        sa, sb = a.search(), b.search()
+        ra, rb = sa.row, sb.row
         if ra["rate"] is not None and rb["rate"] is not None:
             c = compare_intervals(ra["interval"], rb["interval"])
-            verdict, evidence = c.verdict, c.evidence
+            direction, evidence = c.direction, c.evidence
         else:
-            verdict, evidence = "not tested", "a search found no breakpoint (no probed rate passed)"
-        pair.breakpoints.append((ra, rb, verdict, evidence))
-        pair.rows.append(Row(name, "breakpoint", ra["rate"], rb["rate"], "req/s", verdict, evidence,
+            direction, evidence = Direction.NOT_TESTED, "a search found no breakpoint (no probed rate passed)"
+        pair.breakpoints.append((ra, rb, direction, evidence))
+        pair.rows.append(Row(name, "breakpoint", ra["rate"], rb["rate"], "req/s", direction, evidence,
                              "intervals compared: different only when disjoint"))
         pair.figures["Breakpoint searches"] = plots.breakpoint_curve(
             {label_a: sa, label_b: sb}, title=f"{name}: latency against the offered rate, {label_a} and {label_b}")
@@ -274,11 +207,11 @@ def compare_pair(name: str, a: RunRecord, b: RunRecord, label_a: str, label_b: s
     elif a.kind == "breakpoint" or b.kind == "breakpoint":
         pair.notes.append(f"A is a {a.kind} run and B a {b.kind} run: only the load at the breakpoint and the "
                           "fixed-rate load are compared")
-        la = _read_search(a).at_breakpoint if a.kind == "breakpoint" else _load(a.dir)
-        lb = _read_search(b).at_breakpoint if b.kind == "breakpoint" else _load(b.dir)
+        la = a.search().at_breakpoint if a.kind == "breakpoint" else a.load()
+        lb = b.search().at_breakpoint if b.kind == "breakpoint" else b.load()
         where = ""
     else:
-        la, lb = _load(a.dir), _load(b.dir)
+        la, lb = a.load(), b.load()
         where = ""
         if la is None or lb is None:
             pair.notes.append("one of the runs recorded no load (no load-console.txt): nothing to compare")
@@ -290,25 +223,19 @@ def compare_pair(name: str, a: RunRecord, b: RunRecord, label_a: str, label_b: s
         if not la.intervals.empty and not lb.intervals.empty:
             pair.figures["Latency over time"] = plots.latency_timelines(
                 {label_a: la, label_b: lb}, title=f"{name}: latency over time{where}")
-    for event in sorted(set(_profiles(a)) & set(_profiles(b))):
+    for event in sorted(set(a.profiles()) & set(b.profiles())):
         pair.flamegraphs.append(_flame_diff(name, a, b, event, files_dir, page_dir))
     return pair
 
 
-def _load(d: Path):
-    from ..measure.load import load_result_from_dir
-
-    return load_result_from_dir(d) if (d / "load-console.txt").is_file() else None
-
-
-def _flame_diff(name: str, a: RunRecord, b: RunRecord, event: str, files_dir: Path | None,
+def _flame_diff(name: str, a: Run, b: Run, event: str, files_dir: Path | None,
                 page_dir: Path | None) -> dict:
     """async-profiler's differential flame graph of ``event`` (B's shape coloured by growth against A),
     our static preview of it, and the categories' shares side by side."""
+    from ..analysis.flamepreview import preview_svg, top_frames_html
     from ..profiling import flame
-    from .flamepreview import preview_svg, top_frames_html
 
-    ca, cb = _profiles(a)[event], _profiles(b)[event]
+    ca, cb = a.profiles()[event], b.profiles()[event]
     sa, sb = flame.read_collapsed(ca), flame.read_collapsed(cb)
     out = {"event": event, "preview_html": preview_svg(sb, event, base=sa) + top_frames_html(sb)}
     cat_a = flame.categorize(sa, event).set_index("category")["share"]
@@ -374,9 +301,7 @@ class Comparison:
 
 
 def default_output(a: Side, b: Side) -> Path:
-    from .runner import report_root
-
-    return report_root() / "compare" / f"{a.label}-vs-{b.label}.html"
+    return paths.report_root() / "compare" / f"{a.label}-vs-{b.label}.html"
 
 
 def compare(a: str | os.PathLike, b: str | os.PathLike, output: str | os.PathLike | None = None,

@@ -1,4 +1,4 @@
-"""The page of a comparison (:mod:`.compare`): the differences first, each with its test's verdict;
+"""The page of a comparison (:mod:`.compare`): the differences first, each with what its test found;
 then breakpoints, findings side by side, and each pair of runs with its figures and flame graphs.
 
 Figures are drawn from JSON with the page's ``assets/plotly.min.js`` when their section is opened, so
@@ -13,28 +13,29 @@ import json
 import jinja2
 from markupsafe import Markup
 
-from ..measure.significance import ALPHA, MIN_N, SAMPLE_TEST
-from . import findings as fnd
+from .. import fmt
+from ..analysis import findings as fnd
+from ..measure.significance import ALPHA, MIN_N, SAMPLE_TEST, Direction
 
-VERDICT_STYLE = {"higher": ("#b35900", "#fff1e0"), "lower": ("#0b5cad", "#e6f0fb"),
-                 "no difference detectable": ("#1a7f37", "#e8f5e9"), "too few samples": ("#666", "#f0f0f0"),
-                 "not tested": ("#888", "#fafafa")}
-_ORDER = {"higher": 0, "lower": 0, "no difference detectable": 1, "too few samples": 2, "not tested": 3}
+DIRECTION_STYLE = {Direction.HIGHER: ("#b35900", "#fff1e0"), Direction.LOWER: ("#0b5cad", "#e6f0fb"),
+                   Direction.NONE: ("#1a7f37", "#e8f5e9"), Direction.TOO_FEW: ("#666", "#f0f0f0"),
+                   Direction.NOT_TESTED: ("#888", "#fafafa")}
+_ORDER = {Direction.HIGHER: 0, Direction.LOWER: 0, Direction.NONE: 1, Direction.TOO_FEW: 2, Direction.NOT_TESTED: 3}
 
 
-def verdict_badge(v: str) -> str:
-    fg, bg = VERDICT_STYLE.get(v, ("#444", "#eee"))
-    text = {"higher": "B higher", "lower": "B lower"}.get(v, v)
-    return (f"<span class='verdict verdict-{html.escape(v.replace(' ', '-'))}' style='color:{fg};background:{bg};"
-            f"border-radius:3px;padding:0 6px;white-space:nowrap;font-weight:600'>{html.escape(text)}</span>")
+def direction_badge(d: Direction) -> str:
+    fg, bg = DIRECTION_STYLE.get(d, ("#444", "#eee"))
+    text = {Direction.HIGHER: "B higher", Direction.LOWER: "B lower"}.get(d, str(d))
+    return (f"<span class='direction direction-{html.escape(str(d).replace(' ', '-'))}' style='color:{fg};"
+            f"background:{bg};border-radius:3px;padding:0 6px;white-space:nowrap;font-weight:600'>"
+            f"{html.escape(text)}</span>")
 
 
 def _num(v, unit: str = "") -> str:
+    """A table cell: the unit is in its own column, so milliseconds stay milliseconds here."""
     if v is None or (isinstance(v, float) and v != v):
         return "n/a"
-    if "ms" in unit:
-        return f"{v:,.3f}" if v < 10 else f"{v:,.1f}"
-    return f"{v:,.1f}" if abs(v) < 100 else f"{v:,.0f}"
+    return f"{v:,.3f}" if "ms" in unit and v < 10 else fmt.number(v)
 
 
 def summary_table(rows, pair_column: bool = True) -> str:
@@ -42,12 +43,12 @@ def summary_table(rows, pair_column: bool = True) -> str:
     if not rows:
         return "<p class='muted'>nothing to compare</p>"
     head = ("<tr>" + ("<th>runs</th>" if pair_column else "") +
-            "<th>what</th><th>A</th><th>B</th><th>unit</th><th>verdict (B against A)</th><th>evidence</th></tr>")
+            "<th>what</th><th>A</th><th>B</th><th>unit</th><th>B against A</th><th>evidence</th></tr>")
     body = "".join(
         "<tr>" + (f"<td class='mono'>{html.escape(r.pair)}</td>" if pair_column else "")
         + f"<td>{html.escape(r.metric)}</td><td class='num'>{_num(r.a, r.unit)}</td>"
           f"<td class='num'>{_num(r.b, r.unit)}</td><td class='muted'>{html.escape(r.unit)}</td>"
-          f"<td>{verdict_badge(r.verdict)}</td><td class='small'>{html.escape(r.evidence)}</td></tr>" for r in rows)
+          f"<td>{direction_badge(r.direction)}</td><td class='small'>{html.escape(r.evidence)}</td></tr>" for r in rows)
     return f"<table class='rows'>{head}{body}</table>"
 
 
@@ -98,10 +99,10 @@ had too few samples to test){% endif %}; every pair of runs is below.</p>
 {% if breakpoints %}
 <h2>Breakpoints</h2>
 <table>
-<tr><th>runs</th><th>workload, connections, mode</th><th>A</th><th>B</th><th>verdict (B against A)</th><th>evidence</th></tr>
-{% for name, ra, rb, verdict, evidence in breakpoints %}
+<tr><th>runs</th><th>workload, connections, mode</th><th>A</th><th>B</th><th>B against A</th><th>evidence</th></tr>
+{% for name, ra, rb, direction, evidence in breakpoints %}
 <tr><td class="mono">{{ name }}</td><td>{{ what(ra) }}{% if what(rb) != what(ra) %} (A)<br>{{ what(rb) }} (B){% endif %}</td>
-<td class="num">{{ bp(ra) }}</td><td class="num">{{ bp(rb) }}</td><td>{{ badge(verdict) }}</td><td class="small">{{ evidence }}</td></tr>
+<td class="num">{{ bp(ra) }}</td><td class="num">{{ bp(rb) }}</td><td>{{ badge(direction) }}</td><td class="small">{{ evidence }}</td></tr>
 {% endfor %}
 </table>
 {% endif %}
@@ -182,16 +183,17 @@ def _side_text(s) -> str:
 def _counts(p) -> str:
     c: dict = {}
     for r in p.rows:
-        if r.verdict != "not tested":
-            c[r.verdict] = c.get(r.verdict, 0) + 1
-    parts = [f"{n} {'B higher' if v == 'higher' else 'B lower' if v == 'lower' else v}" for v, n in c.items()]
+        if r.direction is not Direction.NOT_TESTED:
+            c[r.direction] = c.get(r.direction, 0) + 1
+    parts = [f"{n} {'B higher' if d is Direction.HIGHER else 'B lower' if d is Direction.LOWER else d}"
+             for d, n in c.items()]
     return "(" + ", ".join(parts) + ")" if parts else ""
 
 
 def _bp(r: dict) -> Markup:
     if r.get("rate") is None:
         return Markup("none passed")
-    return Markup(f"<b>{fnd.fmt_number(r['rate'])}</b> {html.escape(fnd.fmt_interval(r.get('interval')))}")
+    return Markup(f"<b>{fmt.number(r['rate'])}</b> {html.escape(fmt.interval(r.get('interval')))}")
 
 
 def render(c) -> str:
@@ -202,17 +204,17 @@ def render(c) -> str:
             key = f"f{k}-{len(fig_ids[p.name])}"
             fig_ids[p.name][title] = key
             figures[key] = json.loads(fig.to_json())
-    tested = [r for r in c.rows if r.verdict not in ("not tested", "too few samples")]
-    found = sorted([r for r in tested if r.verdict in ("higher", "lower")], key=lambda r: _ORDER.get(r.verdict, 9))
+    tested = [r for r in c.rows if r.direction not in (Direction.NOT_TESTED, Direction.TOO_FEW)]
+    found = sorted([r for r in tested if r.direction.significant], key=lambda r: _ORDER[r.direction])
     env = jinja2.Environment(autoescape=True, undefined=jinja2.ChainableUndefined)
     return env.from_string(TEMPLATE).render(
         c=c, single=len(c.pairs) == 1 and c.a.kind == "run", found=found, tested=len(tested),
-        too_few=sum(r.verdict == "too few samples" for r in c.rows),
+        too_few=sum(r.direction is Direction.TOO_FEW for r in c.rows),
         breakpoints=[(p.name, *b) for p in c.pairs for b in p.breakpoints], fig_ids=fig_ids,
         figures=Markup(json.dumps(figures, separators=(",", ":")).replace("</", "<\\/")),
-        table=lambda rows, pair_column: Markup(summary_table(sorted(rows, key=lambda r: _ORDER.get(r.verdict, 9))
+        table=lambda rows, pair_column: Markup(summary_table(sorted(rows, key=lambda r: _ORDER[r.direction])
                                                              if pair_column else rows, pair_column)),
-        badge=lambda v: Markup(verdict_badge(v)), vbadge=lambda v: Markup(fnd.validity_badge(v)),
+        badge=lambda d: Markup(direction_badge(d)), vbadge=lambda v: Markup(fnd.validity_badge(v)),
         raw=Markup, side_text=_side_text, what=lambda r: f"{r['workload']}, {r['connections']} conn, {r['mode']}", counts=_counts, bp=_bp, key_text=fnd.key_number_text,
         pct=lambda v: f"{100 * v:.1f}%", pp=lambda v: f"{100 * v:+.1f} pp",
         test=SAMPLE_TEST, alpha=ALPHA, min_n=MIN_N)

@@ -32,7 +32,7 @@ import nbformat
 from nbconvert import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
 
-from . import findings
+from ..analysis import findings
 
 TEMPLATES = Path(__file__).parent / "templates"
 TEMPLATE_NAME = "perflab_offline"
@@ -187,7 +187,7 @@ class FlameGraphLinks(Preprocessor):
     page_dir: Path | None = None
 
     def preprocess_cell(self, cell, resources, index):
-        from .notebook import FLAMEGRAPH_MIME, flamegraph_html
+        from ..analysis.notebook import FLAMEGRAPH_MIME, flamegraph_html
 
         for out in cell.get("outputs", []):
             data = out.get("data") or {}

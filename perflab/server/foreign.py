@@ -18,10 +18,10 @@ from pathlib import Path
 
 import psutil
 
-from .. import procs
+from .. import children
 from ..config.target import ForeignServer
 from ..errors import ServerStartError
-from .process import http_get
+from .http import http_get
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -111,7 +111,7 @@ class ForeignProcess(_Target):
         return self.log_dir / "server.log"
 
     def log_tail(self, lines: int = 40) -> str:
-        return procs.tail(self.log_path, lines)
+        return children.tail(self.log_path, lines)
 
     def start(self) -> "ForeignProcess":
         self.port = free_port(self.host)
@@ -131,7 +131,7 @@ class ForeignProcess(_Target):
                                              cwd=self.config.workdir)
             except OSError as e:
                 raise ServerStartError(f"cannot start the server command {argv[0]!r}: {e.strerror}") from None
-        procs.register(self.proc)
+        children.register(self.proc)
         deadline = time.monotonic() + self.config.startup_timeout
         try:
             while not _answers(self.url, self.config.ready_path):
@@ -154,7 +154,7 @@ class ForeignProcess(_Target):
     def stop(self, grace_s: float = 10.0) -> int | None:
         if self.proc is None:
             return None
-        self.exit_code = procs.kill_group(self.proc, grace_s)
+        self.exit_code = children.kill_group(self.proc, grace_s)
         return self.exit_code
 
     def info(self) -> dict:

@@ -16,7 +16,7 @@ import time
 
 import pandas as pd
 
-from .process import http_get
+from .http import http_get
 
 def fetch_stats(url: str, timeout: float = 2.0) -> dict:
     """One ``/v0/stats`` sample from the server at ``url`` (``http://host:port``)."""

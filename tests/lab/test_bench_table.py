@@ -11,7 +11,7 @@ def test_each_row_is_compared_with_the_ceiling_of_its_round_and_placement():
             Row("lsm-put", "split", 2, 40_000, (30_000, 45_000), "resolved", "valid")]
     lines = table(rows).splitlines()
     assert lines[0].startswith("| round | target | placement |")
-    assert "| 1 | lsm-get | shared | 54,000 | 44,000-57,000 | resolved | valid | 0.90 |" in lines[3]
+    assert "| 1 | lsm-get | shared | 54,000 | [44,000, 57,000] | resolved | valid | 0.90 |" in lines[3]
     assert lines[0].endswith("| search s | host speed spread |") and lines[3].endswith("| 70 | 2.04x |")
-    assert "| 2 | lsm-get | shared | 54,000 | 44,000-? | unresolved | suspect | 0.60 |" in lines[5]
-    assert "| 2 | lsm-put | split | 40,000 | 30,000-45,000 | resolved | valid |  |" in lines[6]   # no split ceiling
+    assert "| 2 | lsm-get | shared | 54,000 | [44,000, open) | unresolved | suspect | 0.60 |" in lines[5]
+    assert "| 2 | lsm-put | split | 40,000 | [30,000, 45,000] | resolved | valid |  |" in lines[6]   # no split ceiling

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from perflab import BreakpointCriteria, BreakpointParams, LoadParams
-from perflab.breakpoint import Verdict, establish, latency_trend, search
+from perflab.breakpoint import Judgement, establish, latency_trend, search
 from perflab.breakpoint import ramp as ramp_mod
-from perflab.measure.load import LoadResult
+from perflab.measure.result import LoadResult
 
 
 def capacity_probe(capacity, calls=None, noise=0.0, seed=0, invalid_above=None):
@@ -22,9 +22,9 @@ def capacity_probe(capacity, calls=None, noise=0.0, seed=0, invalid_above=None):
         if calls is not None:
             calls.append((rate, phase))
         if invalid_above is not None and rate > invalid_above:
-            return Verdict(None, ["inconclusive: the generator was the bottleneck"])
+            return Judgement(None, ["inconclusive: the generator was the bottleneck"])
         ok = rate <= capacity * (1 + rng.gauss(0, noise))
-        return Verdict(ok, ["ok" if ok else f"over capacity {capacity}"])
+        return Judgement(ok, ["ok" if ok else f"over capacity {capacity}"])
     return probe
 
 
@@ -34,7 +34,7 @@ def test_a_steady_capacity_is_found_with_repeated_edges(capacity, estimate):
     calls = []
     p = BreakpointParams(start_rate=min(1000, capacity), precision=0.04, repeats=2, max_probes=16)
     o = search(capacity_probe(capacity, calls), p, estimate)
-    assert o.verdict == "resolved" and o.stop_reason == "converged"
+    assert o.outcome == "resolved" and o.stop_reason == "converged"
     lo, hi = o.interval
     assert lo <= o.rate <= capacity < hi
     assert (capacity - o.rate) / capacity <= 0.04
@@ -64,18 +64,18 @@ def test_three_noisy_searches_agree_within_their_intervals():
 
 def test_bounds_and_verdicts():
     o = search(capacity_probe(10**9), BreakpointParams(start_rate=1000, max_rate=5000, bracket="growth"))
-    assert o.verdict == "above-range" and o.interval == (4800.0, None) and "above the search range" in o.stop_reason
+    assert o.outcome == "above-range" and o.interval == (4800.0, None) and "above the search range" in o.stop_reason
     o = search(capacity_probe(1), BreakpointParams(start_rate=100, min_rate=10))
-    assert o.verdict == "none-passed" and o.rate is None and "no rate passes" in o.stop_reason
+    assert o.outcome == "none-passed" and o.rate is None and "no rate passes" in o.stop_reason
     o = search(capacity_probe(4321), BreakpointParams(start_rate=1000, max_probes=4, repeats=2))
-    assert len(o.history) == 4 and o.verdict == "unresolved" and "max_probes" in o.stop_reason
+    assert len(o.history) == 4 and o.outcome == "unresolved" and "max_probes" in o.stop_reason
 
 
 def test_an_invalid_probe_is_never_the_server_failing():
     # The generator cannot measure above 100k/s: the search says so instead of calling it the server's limit.
     calls = []
     o = search(capacity_probe(10**9, calls, invalid_above=100_000), BreakpointParams(retries=1), 150_000)
-    assert o.verdict == "generator-limited" and "the generator" in o.stop_reason
+    assert o.outcome == "generator-limited" and "the generator" in o.stop_reason
     assert o.limit is not None and o.limit > 100_000 and o.interval[1] == o.limit
     assert o.rate <= 100_000
     # each inconclusive probe was retried once before giving up on the rate
@@ -160,12 +160,12 @@ def test_an_invalid_probe_below_passing_rates_is_a_stall_not_a_limit():
     def probe(rate, phase):
         if phase.startswith("edge") and stalls["left"]:  # the first edge probe and its retry
             stalls["left"] -= 1
-            return Verdict(None, ["inconclusive: a stall"])
-        return Verdict(rate <= 20_000, ["ok" if rate <= 20_000 else "over"])
+            return Judgement(None, ["inconclusive: a stall"])
+        return Judgement(rate <= 20_000, ["ok" if rate <= 20_000 else "over"])
 
     o = search(probe, BreakpointParams(retries=1, max_probes=20), 19_000)
     assert any(v.passed is None for _, _, v in o.history), "the scenario must contain a stall"
-    assert o.verdict == "resolved" and o.limit is None, (o.verdict, o.interval)
+    assert o.outcome == "resolved" and o.limit is None, (o.outcome, o.interval)
     lo, hi = o.interval
     assert lo <= 20_000 < hi
 
@@ -179,12 +179,12 @@ def test_a_one_off_failure_at_an_edge_is_refined_not_left_as_a_wide_interval():
         calls.append((rate, phase))
         if phase == "edge" and rate <= 50_000 and not stalled:
             stalled.append(rate)
-            return Verdict(False, ["p99 30 ms > SLA 10 ms (a stall)"])
-        return Verdict(rate <= 50_000, ["ok" if rate <= 50_000 else "over"])
+            return Judgement(False, ["p99 30 ms > SLA 10 ms (a stall)"])
+        return Judgement(rate <= 50_000, ["ok" if rate <= 50_000 else "over"])
 
     o = search(probe, BreakpointParams(max_probes=16), 50_000)
     assert stalled and any(ph == "refine" for _, ph in calls)
     lo, hi = o.interval
     assert lo <= o.rate <= 50_000 < hi
     assert lo >= 50_000 * 0.85, (o.interval, calls)        # without refining: the bracket's 40,000
-    assert o.verdict == "resolved"
+    assert o.outcome == "resolved"

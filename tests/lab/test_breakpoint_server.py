@@ -21,7 +21,7 @@ def test_the_search_finds_a_known_capacity_with_an_interval(server_build, loadge
                           progress=False)
     t = res.table
     lo, hi = res.interval
-    assert res.verdict == "resolved", t.to_string()
+    assert res.outcome == "resolved", t.to_string()
     assert 0.85 * CAPACITY <= res.rate <= CAPACITY, t.to_string()
     assert lo <= res.rate < hi and lo <= CAPACITY and hi >= 0.85 * CAPACITY
     assert res.halfwidth <= 0.10  # what the reports call a resolved, tight breakpoint

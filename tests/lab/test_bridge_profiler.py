@@ -6,9 +6,13 @@ import time
 
 import pytest
 
-from perflab import (BridgeError, LoadParams, ProfileParams, Profiler, ProfilerError, ServerConfig, flame, inspect,
-                     prefill, profile_for, start_load, start_server)
-from perflab.profiling import bridge
+from perflab import LoadParams, ProfileParams, ProfilerError, ServerConfig
+from perflab.errors import BridgeError
+from perflab.measure.generator import start_load
+from perflab.profiling import bridge, flame
+from perflab.profiling.bridge import inspect, prefill
+from perflab.profiling.profiler import Profiler, profile_for
+from perflab.server import start_server
 
 
 @pytest.fixture(scope="module")

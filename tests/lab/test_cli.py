@@ -4,7 +4,7 @@ import subprocess
 import sys
 
 from conftest import REPO
-from perflab import list_runs
+from perflab.records import list_runs
 from perflab.cli import main
 
 

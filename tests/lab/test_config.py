@@ -8,7 +8,7 @@ from perflab import (BreakpointCriteria, BreakpointParams, LoadParams, PrefillPa
                      ServerConfig)
 from perflab.config import ValidityThresholds, server_options
 from perflab.config.fields import spec_of
-from perflab.units import fmt_duration, fmt_size, parse_duration, parse_rate, parse_size
+from perflab.units import arg_duration, arg_size, parse_duration, parse_rate, parse_size
 
 
 def _re(text):
@@ -173,9 +173,9 @@ def test_several_profile_events_share_one_recording():
 
 
 def test_units_round_trip():
-    assert parse_size("4m") == 4 << 20 and fmt_size(4 << 20) == "4m" and fmt_size(1000) == "1000"
-    assert parse_duration("500ms") == 0.5 and fmt_duration(0.5) == "500ms" and fmt_duration(2) == "2s"
-    assert fmt_duration(0.0001) == "100us"
+    assert parse_size("4m") == 4 << 20 and arg_size(4 << 20) == "4m" and arg_size(1000) == "1000"
+    assert parse_duration("500ms") == 0.5 and arg_duration(0.5) == "500ms" and arg_duration(2) == "2s"
+    assert arg_duration(0.0001) == "100us"
     assert parse_rate("10k") == 10000 and parse_rate("1.5M") == 1.5e6
 
 

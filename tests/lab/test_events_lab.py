@@ -9,7 +9,8 @@ import urllib.request
 import pandas as pd
 
 from perflab import LoadParams, ServerConfig, run_experiment
-from perflab.experiment import Session
+from perflab.measure.generator import LoadTool
+from perflab.session import Session, SessionOptions
 from perflab.server import metrics
 from perflab.server.events import read_events
 
@@ -55,7 +56,7 @@ def test_a_forced_gc_and_a_pause_land_on_the_latency_timeline(server_build, load
     load = LoadParams(rate=2000, duration=3, warmup=1, threads=1, connections=8, script="status.lua",
                       hdr_interval=0.01)
     with Session("experiment", "events-clock", ServerConfig(backend="memory", debug_endpoints="on"),
-                 data_root=data_root) as sess:
+                 LoadTool.of(load), SessionOptions(data_root=data_root)) as sess:
         lp = sess.start_load(load, out_dir=sess.run.dir)
         time.sleep(2.0)                         # about 1 s into the measured window
         pause = _post(sess.server.url + "/v0/debug/pause?ms=300")

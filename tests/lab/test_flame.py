@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from perflab import flame
+from perflab.profiling import flame
 
 SEL = "[NIO Selector #0 tid=10];one/nio/server/SelectorThread.run;one/nio/net/Session.process;one/nio/http/HttpSession.processRead"
 WORK = "[worker-1 tid=11];java/lang/Thread.run;java/util/concurrent/ThreadPoolExecutor.runWorker;perflab/server/ApiHandler.handle"

@@ -13,7 +13,9 @@ import psutil
 import pytest
 
 from conftest import REPO, free_port, processes_mentioning
-from perflab import ForeignServer, LoadParams, ProfileParams, ServerStartError, run_experiment, run_load
+from perflab import ForeignServer, LoadParams, ProfileParams, run_experiment
+from perflab.errors import ServerStartError
+from perflab.measure.generator import run_load
 from perflab.cli import main
 
 PY_SERVER = f"{sys.executable} {REPO}/tests/servers/tiny_kv.py {{port}}"
@@ -45,12 +47,14 @@ def test_a_non_jvm_server_is_measured_without_profile_or_stats(server_build, loa
 def test_a_jvm_server_started_as_a_command_is_profiled(server_build, loadgen_binary, profiler_lib, data_root):
     server = ForeignServer(command=JAVA_SERVER, ready_path="/health")
     load = LoadParams(rate=1000, duration=3, warmup=2, connections=4, script="put-random.lua", script_args=KV_ARGS)
-    res = run_experiment(server, load, profile=ProfileParams("cpu"), name="tiny-java")
+    # sampled every 0.5 ms: hundreds of samples, so the handler cannot be missed by chance
+    res = run_experiment(server, load, profile=ProfileParams("cpu", interval="500us"), name="tiny-java")
     assert res.load.status_counts == {"201": res.load.requests}
     assert res.run.meta["server"]["foreign"]["jvm"]["java_version"]
-    assert res.profile is not None and res.profile.samples > 0
+    assert res.profile is not None and res.profile.samples >= 100, res.profile
     assert "TinyKv.kv" in res.profile.collapsed  # the user's own handler shows in the flame graph
-    assert res.validity.verdict in ("valid", "suspect")
+    # judged like any run (how valid depends on how busy the machine was: not asserted)
+    assert res.validity.checks["server_cpu"].value > 0 and res.run.meta["validity"]["verdict"] == res.validity.level
     assert processes_mentioning("TinyKv.java") == []
 
 

@@ -5,7 +5,11 @@ import json
 import pytest
 
 from conftest import processes_mentioning
-from perflab import LoadError, LoadParams, ServerConfig, load_result_from_dir, run_load, start_load, start_server
+from perflab import LoadParams, ServerConfig
+from perflab.errors import LoadError
+from perflab.measure.generator import run_load, start_load
+from perflab.measure.result import load_result_from_dir
+from perflab.server import start_server
 
 
 @pytest.fixture(scope="module")

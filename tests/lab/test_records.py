@@ -40,12 +40,12 @@ def test_context_marks_status(data_root):
     with pytest.raises(RunInterrupted):
         with records.new_run("experiment", "sigterm") as term:
             raise RunInterrupted("received signal SIGTERM")
-    assert records.load_run(ok.id).status == "ok"
-    b = records.load_run(bad.id)
+    assert records.open_run(ok.id).status == "ok"
+    b = records.open_run(bad.id)
     assert b.status == "failed" and b.meta["error"]["type"] == "ZeroDivisionError"
     assert "1 / 0" in b.meta["error"]["traceback"]
-    assert records.load_run(intr.dir).status == "interrupted"
-    assert records.load_run(term.id).status == "interrupted"
+    assert records.open_run(intr.dir).status == "interrupted"
+    assert records.open_run(term.id).status == "interrupted"
 
 
 def test_index_query_breakpoints_by_mode(data_root):
@@ -82,7 +82,7 @@ def test_bad_arguments(data_root):
     with pytest.raises(ValueError, match="params must be a dict"):
         records.new_run("experiment", params=[1, 2])
     with pytest.raises(ValueError, match="run: no run nope"):
-        records.load_run("nope")
+        records.open_run("nope")
     r = records.new_run("experiment")
     with pytest.raises(ValueError, match="status must be one of"):
         r.finish("done")

@@ -6,8 +6,11 @@ import time
 import pytest
 
 from conftest import live_descendants, processes_mentioning
-from perflab import ServerConfig, ServerStartError, StatsSampler, fetch_stats, start_server
-from perflab.server import Server, http_get
+from perflab import ServerConfig
+from perflab.errors import ServerStartError
+from perflab.server import Server, start_server
+from perflab.server.http import http_get
+from perflab.server.stats import StatsSampler, fetch_stats
 
 
 def test_start_stop_memory_server(server_build):

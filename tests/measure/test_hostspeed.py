@@ -68,7 +68,7 @@ def test_the_validity_check_holds_the_window_against_the_session():
     assert calm.status == "ok" and calm.value == pytest.approx(305 / 300)
     slow = assess(result(), host=(session[1:], session))
     assert slow.checks["host_speed"].status == "warn" and slow.checks["host_speed"].value == pytest.approx(2.0)
-    assert slow.verdict == "suspect" and any("machine itself ran slower" in r for r in slow.reasons)
+    assert slow.level == "suspect" and any("machine itself ran slower" in r for r in slow.reasons)
     # a looser threshold lets it pass; without calibrations the check is n/a, not ok
     assert assess(result(), host=(session[1:], session),
                   thresholds=t.replace(host_speed_warn=2.5)).checks["host_speed"].status == "ok"

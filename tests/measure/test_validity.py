@@ -5,10 +5,10 @@ import pytest
 
 from perflab import LoadParams
 from perflab.config import ValidityThresholds
-from perflab.measure.load import LoadResult
+from perflab.measure.result import LoadResult
 from perflab.measure.validity import Validity, assess
 from perflab.server.placement import Placement
-from perflab.server.proc import CpuWindow
+from perflab.server.cpu import CpuWindow
 
 
 class _Hdr:
@@ -46,7 +46,7 @@ def window(cores=0.8, busy=0.5):
 
 def test_a_clean_run_is_valid():
     v = assess(result(), window(), Placement.of("shared"))
-    assert v.verdict == "valid" and v.reasons == [] and not v.generator_bound
+    assert v.level == "valid" and v.reasons == [] and not v.generator_bound
     assert {c.status for c in v.checks.values()} <= {"ok", "n/a"}
     assert set(v.checks) >= {"achieved_rate", "schedule_lag", "generator_cpu", "generator_runqueue", "server_cpu",
                              "machine_cpu", "cpu_sharing", "first_interval", "stationarity", "errors"}
@@ -54,15 +54,15 @@ def test_a_clean_run_is_valid():
 
 def test_a_saturated_generator_thread_makes_the_run_invalid():
     v = assess(result(threads_cpu=(0.97, 0.4)), window())
-    assert v.verdict == "invalid" and v.generator_bound
+    assert v.level == "invalid" and v.generator_bound
     assert v.checks["generator_cpu"].status == "fail" and "97% of a core" in v.reasons[0]
 
 
 def test_generator_lag_that_is_most_of_the_latency_is_invalid():
     v = assess(result(p99_us=2000, lag_p99_us=1500), window())
-    assert v.verdict == "invalid" and v.checks["schedule_lag"].status == "fail"
+    assert v.level == "invalid" and v.checks["schedule_lag"].status == "fail"
     warn = assess(result(p99_us=2000, lag_p99_us=400), window())
-    assert warn.verdict == "suspect" and warn.checks["schedule_lag"].status == "warn"
+    assert warn.level == "suspect" and warn.checks["schedule_lag"].status == "warn"
     tiny = assess(result(p99_us=100, lag_p99_us=90), window())  # below the floor: never matters
     assert tiny.checks["schedule_lag"].status == "ok"
 
@@ -78,7 +78,7 @@ def test_generator_lag_that_is_most_of_the_latency_is_invalid():
 ])
 def test_each_warning_makes_the_run_suspect(kw, check):
     v = assess(result(**kw), window())
-    assert v.verdict == "suspect" and v.checks[check].status == "warn", v.to_dict()
+    assert v.level == "suspect" and v.checks[check].status == "warn", v.to_dict()
     assert [c for c, x in v.checks.items() if x.status == "warn"] == [check]
 
 
@@ -109,9 +109,9 @@ def test_missing_data_is_not_applicable_not_ok():
 def test_thresholds_are_parameters_and_the_record_round_trips():
     strict = ValidityThresholds(generator_cpu_warn=0.2, generator_cpu_fail=0.25)
     v = assess(result(threads_cpu=(0.3, 0.1)), window(), thresholds=strict)
-    assert v.verdict == "invalid"
+    assert v.level == "invalid"
     again = Validity.from_dict(v.to_dict())
-    assert again.verdict == v.verdict and again.reasons == v.reasons and again.generator_bound
+    assert again.level == v.level and again.reasons == v.reasons and again.generator_bound
     with pytest.raises(ValueError, match="thresholds must be a ValidityThresholds"):
         assess(result(), window(), thresholds={"generator_cpu_fail": 0.5})
 
@@ -122,7 +122,7 @@ def test_a_failing_probe_s_overload_is_its_finding_not_a_doubt():
     # over capacity: 82% achieved and p50 climbing, the generator fine -> fails, and its measurement is valid
     over = result(rate=2300, achieved=1890, p50s=[1.0 + i for i in range(100)], p99s=[20.0 + i for i in range(100)])
     v = assess(over, window(), Placement.of("shared"))
-    assert v.verdict == "suspect" and {"achieved_rate", "stationarity"} <= {k for k, c in v.checks.items() if c.status == "warn"}
+    assert v.level == "suspect" and {"achieved_rate", "stationarity"} <= {k for k, c in v.checks.items() if c.status == "warn"}
     verdict = evaluate(over, validity=v)
     assert verdict.passed is False and verdict.validity["verdict"] == "valid" and verdict.validity["reasons"] == []
     assert verdict.validity["checks"]["achieved_rate"]["status"] == "warn"      # kept in the record
@@ -138,7 +138,7 @@ def test_a_failing_probe_s_overload_is_its_finding_not_a_doubt():
     ok = result()
     assert evaluate(ok, validity=assess(ok, window(busy=0.99))).validity["verdict"] == "suspect"
     late = result(p99_us=2000, lag_p99_us=1500)
-    assert assess(late, window()).verdict == "invalid"
+    assert assess(late, window()).level == "invalid"
     passed = evaluate(late, validity=assess(late, window()))
     assert passed.passed is True and passed.validity["verdict"] == "valid"
     assert passed.validity["checks"]["schedule_lag"]["status"] == "fail"          # kept in the record

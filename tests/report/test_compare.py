@@ -15,7 +15,7 @@ from markupsafe import escape
 
 from perflab import LoadParams, ServerConfig, paths, run_experiment
 from perflab.records import new_run
-from perflab.report import browser
+from perflab.report.browser import check as browser
 from perflab.report.compare import CompareError, compare
 
 
@@ -85,13 +85,13 @@ def test_compare_two_runs_judges_the_known_difference(two_runs, tmp_path):
     c = compare(a.run_dir, b.run_dir, output=out)
     rows = {r.metric: r for r in c.rows}
     p50 = rows["p50 per interval"]
-    assert p50.verdict == "higher", p50
+    assert p50.direction == "higher", p50
     m = re.match(r"n = (\d+) vs (\d+), Mann-Whitney p [<=] ", p50.evidence)
     assert m and "95% CI" in p50.evidence, p50.evidence
     assert (int(m.group(1)), int(m.group(2))) == (len(a.load.intervals), len(b.load.intervals))   # every interval
     assert int(m.group(1)) >= 12
     assert p50.b > p50.a + 2.0                              # at least the 3 ms park, in ms
-    assert rows["p99 of the whole run"].verdict == "not tested"
+    assert rows["p99 of the whole run"].direction == "not tested"
     html = out.read_text()
     assert "B higher" in html and escape(p50.evidence) in html
     assert (out.parent / "assets" / "plotly.min.js").is_file()

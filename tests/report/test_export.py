@@ -7,7 +7,9 @@ import nbformat
 import papermill
 import pytest
 
-from perflab.report import browser, export, findings
+from perflab.analysis import findings
+from perflab.report import export
+from perflab.report.browser import check as browser
 
 COLLAPSED = ("[selector-1 tid=1];one/nio/net/SelectorThread.run;one/nio/net/NativeSocket.read 60\n"
              "[selector-1 tid=1];one/nio/net/SelectorThread.run;one/nio/http/HttpSession.processRead;"

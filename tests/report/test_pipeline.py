@@ -19,7 +19,8 @@ from markupsafe import escape
 from nbclient import NotebookClient
 
 from perflab import paths
-from perflab.report import commentary, export
+from perflab.analysis import commentary
+from perflab.report import export
 from perflab.report.compare import compare
 
 # The pipeline is under test here, not the server: 1 s probes of a cold JVM on a machine shared with
@@ -239,7 +240,7 @@ def test_compare_two_runs_of_the_report(report, tmp_path):
     # 1 s runs at the default 100 ms resolution: about ten intervals each, every one of them compared
     m = re.match(r"n = (\d+) vs (\d+)\b", rows["p99 per interval"].evidence)
     assert m and min(int(m.group(1)), int(m.group(2))) >= 8, rows["p99 per interval"].evidence
-    assert rows["p99 per interval"].verdict in ("higher", "lower", "no difference detectable")
+    assert rows["p99 per interval"].direction in ("higher", "lower", "no difference detectable")
     (flame,) = c.pairs[0].flamegraphs
     assert flame["event"] == "cpu" and "error" not in flame, flame
     diff = (tmp_path / flame["href"]).read_text()
@@ -254,7 +255,7 @@ def test_compare_a_report_with_a_copy_of_itself(report):
     c = compare(report["folder"], copy, output=report["base"] / "self.html")
     names = {r["label"] for n in report["json"]["notebooks"] for r in n["runs"]}
     assert {p.name for p in c.pairs} == names and c.only_a == c.only_b == []
-    verdicts = {r.verdict for r in c.rows}
+    verdicts = {r.direction for r in c.rows}
     assert verdicts <= {"no difference detectable", "too few samples", "not tested"}, verdicts
     assert [f["a"] for f in c.findings] == [f["b"] for f in c.findings]
     assert any(r.metric == "breakpoint" for r in c.rows)

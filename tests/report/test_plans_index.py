@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from perflab.report import index, plans, runner
+from perflab.report import batch, index_page, plans
 
 
 def test_builtin_plans_cover_the_six_notebooks_with_their_real_parameters():
@@ -99,7 +99,7 @@ def test_latest_is_a_relative_symlink_replaced_atomically(tmp_path):
 def test_index_leads_with_findings_validity_and_breakpoints(tmp_path):
     import plotly.graph_objects as go
 
-    from perflab.report import findings
+    from perflab.analysis import findings
 
     rows = [{"workload": "GET", "connections": 64, "mode": "async", "rate": 50000, "interval": [48000, 52000],
              "verdict": "resolved", "validity": "valid", "run_id": "run-1"},

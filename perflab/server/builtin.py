@@ -14,46 +14,21 @@ Typical use::
 
 from __future__ import annotations
 
-import functools
 import json
 import os
-import re
 import shutil
 import subprocess
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
-from .. import paths, procs
+from .. import children, jdk, paths
 from ..config import ServerConfig
 from ..errors import ServerStartError
+from .http import http_get
 
 MAIN_CLASS = "perflab.server.Main"
-
-
-@functools.lru_cache(maxsize=8)
-def java_version(java_home: str) -> tuple[int, str]:
-    """``(major, full version string)`` of the JDK at ``java_home``."""
-    out = subprocess.run([str(Path(java_home) / "bin" / "java"), "-version"], capture_output=True, text=True, timeout=60)
-    text = out.stderr + out.stdout
-    m = re.search(r'version "([^"]+)"', text)
-    if not m:
-        raise ServerStartError(f"cannot read the Java version of {java_home}", text)
-    full = m.group(1)
-    major = int(full.split(".")[1]) if full.startswith("1.") else int(re.match(r"\d+", full).group(0))
-    return major, full
-
-
-def http_get(url: str, timeout: float = 2.0) -> tuple[int, bytes]:
-    """A plain GET: ``(status, body)``; HTTP errors return their status, network errors raise ``OSError``."""
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as r:
-            return r.status, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()
 
 
 class Server:
@@ -132,7 +107,7 @@ class Server:
         """The last lines of the server's stderr (plus any non-JSON stdout lines)."""
         if self.log_dir is None and getattr(self, "_final_tail", None):
             return self._final_tail
-        t = procs.tail(self.log_path, lines)
+        t = children.tail(self.log_path, lines)
         if self.stdout_noise:
             t += "\n" + "\n".join(self.stdout_noise[-lines:])
         return t
@@ -146,10 +121,10 @@ class Server:
         if self.proc is not None:
             raise RuntimeError("this Server was already started; make a new one")
         cfg = self.config
-        jh = paths.java_home(cfg.java_home)
+        jh = jdk.home(cfg.java_home)
         classpath = paths.server_install_dir() / "lib" / "*"
         paths.server_classpath()  # fails early with "run make setup" when the build is missing
-        major, _ = java_version(str(jh))
+        major, _ = jdk.version(str(jh))
         if self.log_dir is None:
             self._tmp = Path(tempfile.mkdtemp(prefix="perflab-server-"))
             self.log_dir = self._tmp
@@ -181,7 +156,7 @@ class Server:
                                          env=env, start_new_session=True)
         finally:
             log.close()
-        procs.register(self.proc)
+        children.register(self.proc)
         self._reader = threading.Thread(target=self._read_stdout, name=f"server-{self.proc.pid}-stdout", daemon=True)
         self._reader.start()
         try:
@@ -250,7 +225,7 @@ class Server:
             time.sleep(0.05)
 
     def _exit_cause(self, rc: int) -> str:
-        errors = [ln for ln in procs.tail(self.log_path, 200).splitlines() if ln.lower().startswith("error")]
+        errors = [ln for ln in children.tail(self.log_path, 200).splitlines() if ln.lower().startswith("error")]
         what = {2: "bad configuration", 1: "start-up failure"}.get(rc, "exited")
         msg = f"server exited with status {rc} ({what})"
         if errors:
@@ -261,7 +236,7 @@ class Server:
         """SIGTERM (graceful, flushes), then SIGKILL after ``grace_s``. Idempotent. Returns the exit status."""
         if self.proc is None:
             return None
-        self.exit_code = procs.kill_group(self.proc, grace_s)
+        self.exit_code = children.kill_group(self.proc, grace_s)
         if self._reader is not None:
             self._reader.join(timeout=5)
         if self.proc.stdout is not None and not self._reader.is_alive():

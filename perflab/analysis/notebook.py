@@ -9,9 +9,7 @@ runs. A parameter that is no config's field is checked by the same layer with :f
 from __future__ import annotations
 
 import html
-import math
 import os
-from collections.abc import Iterable
 from pathlib import Path
 
 #: The plotly renderer of the lab's notebooks: the figure's JSON only. JupyterLab draws it
@@ -69,18 +67,6 @@ def server(server_cmd: str | None = None, ready_path: str = "/", server_dir: str
     if server_cmd:
         return ForeignServer(command=server_cmd, ready_path=ready_path, workdir=server_dir)
     return ServerConfig(**built_in)
-
-
-_REMOVED = ("check", "positive", "non_negative", "integer", "fraction", "choice", "choices", "positive_list",
-            "duration", "script", "size", "ParameterError")
-
-
-def __getattr__(name):
-    if name in _REMOVED:
-        raise AttributeError(f"perflab.report.notebook.{name} was removed in perflab 0.2: build the configs "
-                             f"(pl.ServerConfig, pl.LoadParams, ...) from the parameters in the first cell; they "
-                             f"validate every field, and nb.param(name, value, kind) checks any other parameter")
-    raise AttributeError(f"module 'perflab.report.notebook' has no attribute {name!r}")
 
 
 # --- display helpers ---------------------------------------------------------------------------------
@@ -149,15 +135,15 @@ def flamegraph_html(info: dict, href: str | None) -> str:
 
 
 def show_flamegraph(path: str | os.PathLike, title: str | None = None, collapsed: str | os.PathLike | None = None,
-                    base: str | os.PathLike | None = None, event: str | None = None, height: int | None = None) -> None:
+                    base: str | os.PathLike | None = None, event: str | None = None) -> None:
     """Show async-profiler's HTML flame graph as a link with a preview, instead of embedding it.
 
     The page stays a separate file: the report copies it next to the notebook's page and links it
     (:mod:`perflab.report.export`); in JupyterLab the link opens the file itself. The preview is a
     small static flame graph and the hottest frames, drawn from ``collapsed`` (default: the
     ``.collapsed`` file next to ``path``, as async-profiler's runs record it); ``base`` (collapsed
-    stacks) colours it by the change against a base profile, for differential graphs. ``height`` is
-    accepted for old callers and ignored. Returns nothing (no ``Out[...]`` under the cell)."""
+    stacks) colours it by the change against a base profile, for differential graphs. Returns nothing
+    (no ``Out[...]`` under the cell)."""
     from IPython.display import display
 
     from ..profiling import flame
@@ -200,82 +186,6 @@ def load_table(runs: dict):
                      "max, ms": r.load.max_ms, "errors": r.load.server_errors,
                      "validity": v.badge if v is not None else "not assessed"})
     return pd.DataFrame(rows).set_index("run")
-
-
-# --- workload scripts ----------------------------------------------------------------------------------
-
-def script_arguments(script_name: str) -> list[str]:
-    """The arguments a workload script documents in its header (``--   name=default  help``)."""
-    import re
-
-    from .. import paths
-
-    text = paths.resolve_script(script_name).read_text()
-    names = []
-    for line in text.splitlines():
-        if not line.startswith("--"):
-            break
-        m = re.match(r"^--\s+(\w+)=\S*\s", line + " ")
-        if m and m.group(1) not in names:
-            names.append(m.group(1))
-    return names
-
-
-def workload_args(script_name: str, **values) -> tuple[str, ...]:
-    """``name=value`` arguments for ``script_name``, keeping only those the script takes.
-
-    ``keys`` also feeds a sequential script's ``count`` (wrap within the prefilled keys). ``None``
-    values are left out (the script's default applies)."""
-    accepted = script_arguments(script_name)
-    values = dict(values)
-    if "keys" in values and "count" in accepted and "count" not in values:
-        values["count"] = values["keys"]
-    out = []
-    for name, value in values.items():
-        if value is None or name not in accepted:
-            continue
-        if isinstance(value, bool):
-            value = int(value)
-        out.append(f"{name}={value}")
-    return tuple(out)
-
-
-# --- JDKs ---------------------------------------------------------------------------------------------
-
-def jdk_major(java_home: str | os.PathLike | None) -> int:
-    """The major version of the JDK the server would run on (``None``: the default JDK)."""
-    from .. import paths
-    from ..server import java_version
-
-    return java_version(str(paths.java_home(java_home)))[0]
-
-
-def find_jdk(min_major: int, preferred: str | os.PathLike | None = None,
-             search: Iterable[str] = ("/usr/lib/jvm",)) -> str | None:
-    """A JDK home of at least ``min_major``: ``preferred`` (or the default JDK) if new enough, else the
-    newest one found under ``search``; ``None`` if there is none (virtual threads need 21+)."""
-    from .. import paths
-
-    try:
-        if jdk_major(preferred) >= min_major:
-            return str(paths.java_home(preferred))
-    except Exception:  # noqa: BLE001 - a broken default JDK just means: look elsewhere
-        pass
-    found = []
-    for root in search:
-        r = Path(root)
-        if not r.is_dir():
-            continue
-        for home in sorted(r.iterdir()):
-            if home.is_symlink() or not (home / "bin" / "java").exists():
-                continue
-            try:
-                major = jdk_major(str(home))
-            except Exception:  # noqa: BLE001
-                continue
-            if major >= min_major:
-                found.append((major, str(home)))
-    return max(found)[1] if found else None
 
 
 # --- flaky infrastructure -------------------------------------------------------------------------------

@@ -6,10 +6,10 @@ import nbformat
 import plotly.graph_objects as go
 import pytest
 
-from perflab.breakpoint import BreakpointResult, Probe, Verdict
+from perflab.breakpoint import BreakpointResult, Judgement, Outcome, Probe
 from perflab.config import BreakpointCriteria, BreakpointParams
 from perflab.records import new_run
-from perflab.report import commentary, findings
+from perflab.analysis import commentary, findings
 
 
 def test_make_finding_normalises_and_keeps_extra_breakpoint_keys():
@@ -76,27 +76,32 @@ def test_read_takes_the_last_finding_of_an_executed_notebook():
     assert findings.read(nb) is None
 
 
-def test_validity_is_the_worst_verdict_of_the_runs_that_have_one():
-    valid = {"validity": {"verdict": "valid", "reasons": []}}
-    suspect = {"validity": {"verdict": "suspect", "reasons": ["generator lagged"]}}
-    assert findings.validity_of(valid, suspect, {}) == "suspect"
-    assert findings.validity_of(valid, {"validity": {"verdict": "invalid"}}, suspect) == "invalid"
-    assert findings.validity_of({}, {"status": "ok"}) is None                 # runs recorded before verdicts
-    assert findings.worst([None, "valid"]) == "valid"
+def test_validity_is_the_worst_level_of_the_results_that_have_one(tmp_path):
+    from perflab.measure.validity import Level, Validity
+
+    suspect = Validity(Level.SUSPECT, ["generator lagged"], {})
+    run = new_run("experiment", "x", data_root=tmp_path, environment={})
+    assert findings.validity_of(run) is None                                  # a run that recorded none
+    run.update(validity={"verdict": "invalid", "reasons": [], "checks": {}})
+    assert findings.validity_of("valid", suspect) == "suspect"
+    assert findings.validity_of("valid", run, suspect) == "invalid"
+    assert findings.validity_of(None, object()) is None
 
 
 def probe(i, rate, ok, p99, validity="valid"):
-    return Probe(i, rate, Verdict(ok, ["ok" if ok else "p99 too high"], {"p50_ms": p99 / 4, "p99_ms": p99},
-                                  {"verdict": validity, "reasons": []}), "edge")
+    return Probe(i, rate, Judgement(ok, ["ok" if ok else "p99 too high"], {"p50_ms": p99 / 4, "p99_ms": p99},
+                                    {"verdict": validity, "reasons": []}), "edge")
 
 
 def test_breakpoint_row_from_a_search(tmp_path):
-    """The search's interval, verdict and the validity of its edge probes; workload and connections from
-    the run's record."""
+    """The row is what the search's run recorded (interval, outcome, the validity of its edge probes,
+    workload and connections); the notebook may name the workload and mode."""
     run = new_run("breakpoint", "nb02-GET", params={"server": {"mode": "async"}, "load": {"connections": 64}},
                   data_root=tmp_path, environment={})
-    run.set_result(method="GET", connections=64, breakpoint_rate=2000.0, interval=[1920.0, 2496.0])
-    res = BreakpointResult(2000.0, (1920.0, 2496.0), "resolved",
+    run.set_result(method="GET", connections=64, breakpoint_rate=2000.0, interval=[1920.0, 2496.0],
+                   verdict="resolved")
+    run.update(validity={"verdict": "suspect", "reasons": [], "checks": {}})
+    res = BreakpointResult(2000.0, (1920.0, 2496.0), Outcome.RESOLVED,
                            [probe(0, 2000, True, 3), probe(1, 2400, False, 30, "suspect")],
                            BreakpointParams(), BreakpointCriteria(), "converged", run=run, edges=(2000.0, 2400.0))
     row = findings.breakpoint_row(res)
@@ -105,31 +110,12 @@ def test_breakpoint_row_from_a_search(tmp_path):
     assert findings.breakpoint_row(res, workload="GET /v0/entity", mode="sync")["mode"] == "sync"
 
 
-def test_breakpoint_row_from_meta_reads_old_and_new_records(tmp_path):
-    old = {"id": "r1", "results": {"method": "PUT", "breakpoint_rate": 5000.0, "lo": 5000.0, "hi": 6000.0,
-                                   "converged": False, "stop_reason": "max_probes reached while bisecting"}}
-    assert findings.breakpoint_row_from_meta(old)["verdict"] == "wide"
-    new = {"id": "r2", "results": {"method": "PUT", "breakpoint_rate": 5000.0, "interval": [4800.0, 5600.0],
-                                   "verdict": "resolved"}, "validity": {"verdict": "suspect"}}
-    row = findings.breakpoint_row_from_meta(new)
-    assert row["interval"] == [4800.0, 5600.0] and row["verdict"] == "resolved" and row["validity"] == "suspect"
-
-
-def test_bracket_verdicts():
-    assert findings.bracket_verdict(None, 100, False, "failed at min_rate 10: no rate passes") == "none-passed"
-    assert findings.bracket_verdict(5e5, None, False, "passed at max_rate 500000: the breakpoint is above the search range") == "above-range"
-    assert findings.bracket_verdict(1000, 1040, True, "converged") == "resolved"
-    assert findings.bracket_verdict(1000, 2000, False, "max_probes reached while bisecting") == "wide"
-    assert findings.bracket_verdict(1000, None, False, "max_probes reached while bracketing") == "above-range"
-
-
 def test_numbers_and_intervals_read_well():
     assert findings.key_number_text({"label": "x", "value": 50000, "unit": "req/s", "interval": [48000, 52000]}) == \
         "50,000 req/s (interval [48,000, 52,000])"
     assert findings.key_number_text({"label": "x", "value": 1.234, "unit": "ms", "interval": None}) == "1.23 ms"
     assert findings.key_number_text({"label": "x", "value": None, "unit": "req/s", "interval": [None, 250]}) == \
         "none passed (below 250 req/s)"
-    assert findings.fmt_interval([1000, None]) == "[1,000, open)"
 
 
 def test_answers_follow_the_rows():

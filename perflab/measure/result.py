@@ -1,9 +1,8 @@
-"""Running the load generator (perflab-load, or a user's real wrk2) and reading its results.
+"""What one load run produced, read from the generator's files: :class:`LoadResult`.
 
-``run_load(url, LoadParams(...))`` starts the generator in its own process group, waits for it,
-and returns a :class:`LoadResult`: perflab-load's JSON summary (the one source of its numbers) and
-its HdrHistogram interval log; for a real wrk2, a summary of the same shape read from its console. ``start_load`` does the same without
-waiting, so a caller can act at the start of the measured window (the profiler does).
+perflab-load's JSON summary is the one source of a run's numbers; its HdrHistogram interval log gives
+latency over time. For a real wrk2 a summary of the same shape is read from its console output
+(:func:`perflab.measure.wrk_output.summary_from_wrk`, the only place console text is parsed).
 """
 
 from __future__ import annotations
@@ -11,17 +10,12 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
-import subprocess
-import tempfile
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .. import paths, procs
 from ..config import LoadParams
 from ..errors import LoadError
 from .hdrlog import HdrLog, read_hdr_log
@@ -217,134 +211,6 @@ def spectrum_frame(rows) -> pd.DataFrame:
     return df[cols]
 
 
-class LoadProcess:
-    """A running load generator (see :func:`start_load`)."""
-
-    def __init__(self, url: str, params: LoadParams, out_dir: str | os.PathLike | None = None,
-                 cpu_prefix: list[str] | None = None):
-        self.url = url
-        self.cpu_prefix = list(cpu_prefix or [])
-        self.params = params
-        self._tmp = out_dir is None
-        self.out_dir = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="perflab-load-"))
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        self.proc: subprocess.Popen | None = None
-        self.command: list[str] = []
-        self.started_at = 0.0
-        self.measure_start_monotonic = 0.0
-
-    @property
-    def binary(self) -> Path:
-        return Path(self.params.wrk_binary) if self.params.tool == "wrk2" else paths.loadgen_binary()
-
-    def start(self) -> "LoadProcess":
-        p = self.params
-        binary = self.binary
-        if p.tool == "wrk2" and p.warmup:
-            # wrk2 has no warm-up flag: an unrecorded run at the same rate plays that role.
-            self._run_wrk2_warmup(binary)
-        self.command = [*self.cpu_prefix, str(binary), *p.args(self.url, self.out_dir / SUMMARY, self.out_dir / HDR_LOG)]
-        self._stdout = open(self.out_dir / CONSOLE, "wb")
-        self._stderr = open(self.out_dir / STDERR, "wb")
-        self.started_at = time.time()
-        t = time.monotonic()
-        self.proc = subprocess.Popen(self.command, stdout=self._stdout, stderr=self._stderr, stdin=subprocess.DEVNULL,
-                                     start_new_session=True, cwd=str(paths.repo_root()))
-        procs.register(self.proc)
-        self.measure_start_monotonic = t + (p.warmup if p.tool == "perflab-load" else 0.0)
-        return self
-
-    def _run_wrk2_warmup(self, binary: Path):
-        wp = self.params.replace(duration=self.params.warmup, warmup=0, latency=False, u_latency=False)
-        cmd = [*self.cpu_prefix, str(binary), *wp.args(self.url)]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-        procs.register(proc)
-        try:
-            out, _ = proc.communicate(timeout=self.params.warmup + 60)
-        except BaseException:
-            procs.kill_group(proc, 1)
-            raise
-        procs.unregister(proc)
-        if proc.returncode != 0:
-            raise LoadError(f"wrk2 warm-up run exited with status {proc.returncode}",
-                            out.decode("utf-8", "replace")[-4000:])
-
-    @property
-    def expected_seconds(self) -> float:
-        p = self.params
-        total = p.duration
-        if p.rate_steps and p.step_duration:
-            a, b, s = p.rate_steps
-            total = max(total, (math.floor((b - a) / s + 1e-9) + 1) * p.step_duration)
-        return total + (p.warmup if p.tool == "perflab-load" else 0)
-
-    def poll(self) -> int | None:
-        return self.proc.poll() if self.proc else None
-
-    def stop(self, grace_s: float = 5.0) -> None:
-        """Interrupt the generator (SIGINT: it prints results so far), then kill its group."""
-        if self.proc is not None:
-            import signal
-            procs.kill_group(self.proc, grace_s, sig=signal.SIGINT)
-        self._close()
-
-    def _close(self):
-        for f in (getattr(self, "_stdout", None), getattr(self, "_stderr", None)):
-            if f is not None and not f.closed:
-                f.close()
-
-    def wait(self, timeout: float | None = None) -> LoadResult:
-        """Wait for the generator and parse its outputs. Raises :class:`LoadError` on a non-zero exit
-        (with the stderr tail) or when it overruns ``timeout`` (default: expected time + 60 s)."""
-        if self.proc is None:
-            raise RuntimeError("start() first")
-        limit = timeout if timeout is not None else self.expected_seconds + 60
-        try:
-            rc = self.proc.wait(timeout=limit)
-        except subprocess.TimeoutExpired:
-            self.stop(1)
-            raise LoadError(f"{self.binary.name} did not finish within {limit:g} s; killed",
-                            procs.tail(self.out_dir / STDERR) + "\n" + procs.tail(self.out_dir / CONSOLE))
-        except BaseException:
-            self.stop(2)
-            raise
-        procs.unregister(self.proc)
-        self._close()
-        ended = time.time()
-        console = (self.out_dir / CONSOLE).read_text(errors="replace")
-        err_tail = procs.tail(self.out_dir / STDERR)
-        if rc != 0:
-            lines = [ln for ln in err_tail.splitlines() if ln.strip()]
-            cause = f"{self.binary.name} exited with status {rc}" + (f": {lines[-1]}" if lines else "")
-            raise LoadError(cause, err_tail + ("\n" + procs.tail(self.out_dir / CONSOLE, 15) if console else ""))
-        summary, hdr = read_outputs(self.out_dir, self.params, console, self.binary.name, err_tail)
-        res = LoadResult(params=self.params, url=self.url, command=self.command, returncode=rc, console=console,
-                         summary=summary, hdr=hdr, out_dir=None if self._tmp else self.out_dir,
-                         started_at=self.started_at, ended_at=ended, stderr_tail=err_tail,
-                         tool_version=summary.get("version"))
-        if self._tmp:
-            shutil.rmtree(self.out_dir, ignore_errors=True)
-        return res
-
-
-def start_load(url: str, params: LoadParams, out_dir: str | os.PathLike | None = None,
-               cpu_prefix: list[str] | None = None) -> LoadProcess:
-    """Start the generator without waiting; ``.wait()`` returns the :class:`LoadResult`."""
-    return LoadProcess(url, params, out_dir, cpu_prefix).start()
-
-
-def run_load(url: str, params: LoadParams, out_dir: str | os.PathLike | None = None,
-             cpu_prefix: list[str] | None = None) -> LoadResult:
-    """Run one load against ``url`` and return its parsed result.
-
-    ``out_dir`` keeps the raw files (``load-console.txt``, ``load-stderr.txt``, ``load-summary.json``,
-    ``load-hdr.log``); without it they are read and deleted.
-    """
-    lp = LoadProcess(url, params, out_dir, cpu_prefix)
-    lp.start()
-    return lp.wait()
-
-
 def read_outputs(out_dir: Path, params: LoadParams, console: str, tool: str = "perflab-load",
                  err_tail: str = "") -> tuple[dict, HdrLog | None]:
     """The run's summary and interval log from ``out_dir``: perflab-load's JSON summary and hdr log;
@@ -382,12 +248,3 @@ def load_result_from_dir(out_dir: str | os.PathLike, params: LoadParams | None =
                       summary=summary, hdr=hdr, out_dir=d, tool_version=summary.get("version"))
 
 
-def tool_version(params: LoadParams | None = None) -> str | None:
-    """``-v`` output's first line of the generator (for the run's meta.json)."""
-    try:
-        binary = Path(params.wrk_binary) if params is not None and params.tool == "wrk2" else paths.loadgen_binary()
-        out = subprocess.run([str(binary), "-v"], capture_output=True, text=True, timeout=10)
-        text = (out.stdout + out.stderr).strip().splitlines()
-        return text[0] if text else None
-    except Exception:
-        return None

@@ -18,51 +18,12 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from ..measure.significance import compare_intervals, compare_samples, trend
+from .. import fmt
+from ..measure.significance import Direction, compare_intervals, compare_samples, trend
 from ..server import metrics
 
 #: the percentile levels a commentary talks about (wrk2's "Latency Distribution" block)
 LEVELS = (50.0, 75.0, 90.0, 99.0, 99.9, 99.99, 100.0)
-
-
-# --- formatting ------------------------------------------------------------------------------------
-
-def fmt_ms(ms: float | None) -> str:
-    """A latency in a readable unit: 38 us, 0.92 ms, 12.4 ms, 2.45 s."""
-    if ms is None or (isinstance(ms, float) and math.isnan(ms)):
-        return "n/a"
-    if ms < 0.1:
-        return f"{ms * 1000:.0f} us"
-    if ms < 10:
-        return f"{ms:.2f} ms"
-    if ms < 1000:
-        return f"{ms:.1f} ms"
-    return f"{ms / 1000:.2f} s"
-
-
-def fmt_rate(rate: float | None) -> str:
-    if rate is None or (isinstance(rate, float) and math.isnan(rate)):
-        return "n/a"
-    return f"{rate:,.0f} req/s"
-
-
-def fmt_pct(share: float) -> str:
-    """A share in [0, 1] as a percentage: 0.342 -> '34%', 0.004 -> '0.4%'."""
-    p = 100.0 * share
-    if p != 0 and abs(p) < 1:
-        return f"{p:.1f}%"
-    return f"{p:.0f}%"
-
-
-def fmt_level(p: float) -> str:
-    """50 -> 'p50', 99.9 -> 'p99.9', 100 -> 'max'."""
-    if p >= 100:
-        return "max"
-    return "p" + (f"{p:g}")
-
-
-def fmt_ratio(r: float) -> str:
-    return f"{r:.1f}x" if r < 10 else f"{r:.0f}x"
 
 
 # --- percentile spectra ----------------------------------------------------------------------------
@@ -103,17 +64,17 @@ def describe_spectrum(label: str, spectrum: pd.DataFrame, sla_ms: float | None =
     steepest step is from p90 (1.6 ms) to p99 (1.9 ms), 1.2x.'"""
     lv = levels(spectrum)
     n = requests_in(spectrum)
-    text = (f"**{label}**: p50 {fmt_ms(lv[50])}, p99 {fmt_ms(lv[99])}, p99.9 {fmt_ms(lv[99.9])}, "
-            f"max {fmt_ms(lv[100])} ({n:,} requests recorded)")
+    text = (f"**{label}**: p50 {fmt.ms(lv[50])}, p99 {fmt.ms(lv[99])}, p99.9 {fmt.ms(lv[99.9])}, "
+            f"max {fmt.ms(lv[100])} ({n:,} requests recorded)")
     # only levels the sample resolves: p99.99 needs ~10^4 samples to mean anything
     usable = tuple(p for p in LEVELS[:-1] if n >= 10 / max(1e-9, 1 - p / 100.0))
     if len(usable) >= 2:
         a, va, b, vb = largest_step(spectrum, usable)
         ratio = vb / va if va > 0 else math.inf
-        text += f"; the steepest step is from {fmt_level(a)} ({fmt_ms(va)}) to {fmt_level(b)} ({fmt_ms(vb)}), {fmt_ratio(ratio)}"
+        text += f"; the steepest step is from {fmt.level(a)} ({fmt.ms(va)}) to {fmt.level(b)} ({fmt.ms(vb)}), {fmt.ratio(ratio)}"
     if sla_ms is not None:
         verdict = "within" if lv[99] <= sla_ms else "above"
-        text += f"; p99 is {verdict} the {fmt_ms(sla_ms)} SLA"
+        text += f"; p99 is {verdict} the {fmt.ms(sla_ms)} SLA"
     return text + "."
 
 
@@ -136,16 +97,11 @@ def compare_latency(runs: Mapping[str, object], column: str = "p99_ms") -> str:
     level = column.replace("_ms", "").replace("p999", "p99.9")
     order = sorted(samples, key=lambda k: float(pd.Series(samples[k]).median()))
     base = order[0]
-    parts = [f"{base} median {fmt_ms(float(pd.Series(samples[base]).median()))} (n = {len(samples[base])})"]
+    parts = [f"{base} median {fmt.ms(float(pd.Series(samples[base]).median()))} (n = {len(samples[base])})"]
     for k in order[1:]:
         d = compare_samples(samples[base], samples[k])
-        parts.append(f"{k} {fmt_ms(d.median_b)}, {d.verdict} ({d.evidence})")
+        parts.append(f"{k} {fmt.ms(d.median_b)}, {d.direction} ({d.evidence})")
     return f"{level} per interval: " + "; ".join(parts) + "."
-
-
-def compare_spectra(*args, **kwargs):  # noqa: D401 - removed in 0.2
-    raise AttributeError("compare_spectra was removed in perflab 0.2: two spectra are two numbers, not a test. "
-                         "Use compare_latency(runs), which compares per-interval latency with a stated test")
 
 
 # --- latency over time vs server events ------------------------------------------------------------
@@ -225,10 +181,10 @@ def _effect_sentence(iv: pd.DataFrame, flags, event: str, column: str, why_none:
     d = compare_samples(without[column], with_ev[column])
     worst = float(with_ev[column].max())
     if d.significant:
-        return (f"{level} is {d.verdict} in the {d.n_b} intervals during which a {event} ran: median {fmt_ms(d.median_b)} "
-                f"(worst {fmt_ms(worst)}) vs {fmt_ms(d.median_a)} in the {d.n_a} without ({d.evidence}).")
+        return (f"{level} is {d.direction} in the {d.n_b} intervals during which a {event} ran: median {fmt.ms(d.median_b)} "
+                f"(worst {fmt.ms(worst)}) vs {fmt.ms(d.median_a)} in the {d.n_a} without ({d.evidence}).")
     return (f"No difference in {level} detectable between the {d.n_b} intervals with a {event} (median "
-            f"{fmt_ms(d.median_b)}, worst {fmt_ms(worst)}) and the {d.n_a} without ({fmt_ms(d.median_a)}; "
+            f"{fmt.ms(d.median_b)}, worst {fmt.ms(worst)}) and the {d.n_a} without ({fmt.ms(d.median_a)}; "
             f"{d.evidence}).")
 
 
@@ -244,10 +200,10 @@ def describe_trend(intervals: pd.DataFrame, column: str = "p99_ms", alpha: float
     level = column.replace("_ms", "").replace("p999", "p99.9")
     if tr.significant(alpha, min_change):
         if tr.change > 0:
-            return (f"{level} grows during the run ({fmt_ms(tr.first)} in the first third, {fmt_ms(tr.last)} in the last; "
+            return (f"{level} grows during the run ({fmt.ms(tr.first)} in the first third, {fmt.ms(tr.last)} in the last; "
                     f"{tr.evidence}): requests queue up, the rate is above what the server sustains.")
-        return f"{level} falls during the run ({fmt_ms(tr.first)} to {fmt_ms(tr.last)}; {tr.evidence}): a warm-up effect."
-    return f"{level} shows no trend over the run ({fmt_ms(tr.first)} in the first third, {fmt_ms(tr.last)} in the last; {tr.evidence})."
+        return f"{level} falls during the run ({fmt.ms(tr.first)} to {fmt.ms(tr.last)}; {tr.evidence}): a warm-up effect."
+    return f"{level} shows no trend over the run ({fmt.ms(tr.first)} in the first third, {fmt.ms(tr.last)} in the last; {tr.evidence})."
 
 
 # --- profiles --------------------------------------------------------------------------------------
@@ -264,7 +220,7 @@ def describe_categories(shares: Mapping[str, float] | pd.Series, event: str = "c
     if total > 1.5:  # percentages or sample counts: normalise
         s = s / total
     names = list(s.index[:top]) + [f for f in focus if f in s.index and f not in s.index[:top]]
-    parts = [f"{fmt_pct(float(s[n]))} {n}" for n in names]
+    parts = [f"{fmt.pct(float(s[n]))} {n}" for n in names]
     what = {"cpu": "CPU samples", "alloc": "allocated bytes", "lock": "lock wait time",
             "wall": "wall-clock samples"}.get(event, f"{event} samples")
     return f"Of the {what}, " + ", ".join(parts) + "."
@@ -275,7 +231,7 @@ def describe_top_frames(frames: pd.DataFrame, n: int = 3, name_col: str = "frame
     if frames is None or len(frames) == 0 or name_col not in frames or share_col not in frames:
         return ""
     top = frames.sort_values(share_col, ascending=False).head(n)
-    parts = [f"`{_short(r[name_col])}` {fmt_pct(float(r[share_col]))}" for _, r in top.iterrows()]
+    parts = [f"`{_short(r[name_col])}` {fmt.pct(float(r[share_col]))}" for _, r in top.iterrows()]
     return "The hottest frames by self time: " + ", ".join(parts) + "."
 
 
@@ -294,9 +250,9 @@ def describe_diff(diff: pd.DataFrame, a: str, b: str, n: int = 3, name_col: str 
     shrank = d[d[delta_col] < -0.005].head(n)
     parts = []
     if len(grew):
-        parts.append("grew: " + ", ".join(f"{r[name_col]} (+{fmt_pct(float(r[delta_col]))[:-1]} points)" for _, r in grew.iterrows()))
+        parts.append("grew: " + ", ".join(f"{r[name_col]} (+{fmt.pct(float(r[delta_col]))[:-1]} points)" for _, r in grew.iterrows()))
     if len(shrank):
-        parts.append("shrank: " + ", ".join(f"{r[name_col]} ({fmt_pct(float(r[delta_col]))[:-1]} points)" for _, r in shrank.iterrows()))
+        parts.append("shrank: " + ", ".join(f"{r[name_col]} ({fmt.pct(float(r[delta_col]))[:-1]} points)" for _, r in shrank.iterrows()))
     if not parts:
         return f"From {a} to {b} no category moved by more than half a point."
     return f"From {a} to {b}, " + "; ".join(parts) + "."
@@ -309,17 +265,15 @@ def describe_breakpoint(label: str, result) -> str:
     valid); the lowest rate that failed every probe, 52,000 req/s, failed because p99 12.1 ms > 10 ms
     (11 probes).' from a :class:`~perflab.breakpoint.BreakpointResult`."""
     if result.rate is None:
-        text = f"**{label}**: no probed rate met the criteria ({result.verdict})"
+        text = f"**{label}**: no probed rate met the criteria ({result.outcome})"
     else:
-        lo, hi = result.interval
-        span = (f"{fmt_rate(lo)}-{fmt_rate(hi)}" if lo is not None and hi is not None
-                else f"above {fmt_rate(lo)}" if lo is not None else f"below {fmt_rate(hi)}")
-        text = f"**{label}** keeps up to {fmt_rate(result.rate)} (interval {span}, {result.verdict}; probes {result.validity})"
-    failing = [p for p in result.probes if p.verdict.passed is False and (result.rate is None or p.rate > result.rate)]
+        text = (f"**{label}** keeps up to {fmt.rate(result.rate)} (interval {fmt.interval(result.interval, 'req/s')}, "
+                f"{result.outcome}; probes {result.validity or 'not assessed'})")
+    failing = [p for p in result.probes if p.judgement.passed is False and (result.rate is None or p.rate > result.rate)]
     if failing:
         first = min(failing, key=lambda p: p.rate)
-        text += f"; the lowest failing probe, {fmt_rate(first.rate)}, failed because {first.verdict.reason}"
-    invalid = [p for p in result.probes if p.verdict.passed is None]
+        text += f"; the lowest failing probe, {fmt.rate(first.rate)}, failed because {first.judgement.reason}"
+    invalid = [p for p in result.probes if p.judgement.passed is None]
     if invalid:
         text += f"; {len(invalid)} probe(s) were invalid (the generator was the limit) and not counted"
     text += f" ({len(result.probes)} probes)."
@@ -341,22 +295,12 @@ def compare_breakpoints(results: Mapping[str, object], what: str = "breakpoint")
     order = sorted(vals, key=lambda k: vals[k].rate, reverse=True)
     best = vals[order[0]]
 
-    parts = [f"{order[0]} {fmt_rate(best.rate)} ({_span(best)})"]
+    parts = [f"{order[0]} {fmt.rate(best.rate)} ({fmt.interval(best.interval)})"]
     for k in order[1:]:
         r = vals[k]
         c = compare_intervals(best.interval, r.interval)
-        parts.append(f"{k} {fmt_rate(r.rate)} ({_span(r)}), {c.verdict} ({c.evidence})")
+        parts.append(f"{k} {fmt.rate(r.rate)} ({fmt.interval(r.interval)}), {c.direction} ({c.evidence})")
     return f"{what[0].upper() + what[1:]}: " + "; ".join(parts) + "."
-
-
-def _span(r) -> str:
-    lo, hi = r.interval
-    return f"{lo:,.0f}-{hi:,.0f}" if hi is not None else f">= {lo:,.0f}"
-
-
-def compare_values(*args, **kwargs):  # noqa: D401 - removed in 0.2
-    raise AttributeError("compare_values was removed in perflab 0.2: ratios of single numbers claimed differences "
-                         "without a test. Use compare_breakpoints(results), which compares intervals")
 
 
 # --- one-sentence answers (the findings the index page leads with) ----------------------------------
@@ -371,23 +315,16 @@ def answer_fixed_rate(loads: Mapping[str, object], sla_ms: float) -> str:
     worst = max(p99, key=p99.get)
     above = [k for k in loads if p99[k] > sla_ms]
     short = [k for k, r in loads.items() if r.achieved_ratio < 0.99]
-    where = f"{worst} at {fmt_rate(loads[worst].target_rate)}"
+    where = f"{worst} at {fmt.rate(loads[worst].target_rate)}"
     if not above:
-        text = (f"All {len(loads)} runs kept p99 within the {fmt_ms(sla_ms)} SLA at their fixed rates; the highest "
-                f"p99 is {fmt_ms(p99[worst])} ({where})")
+        text = (f"All {len(loads)} runs kept p99 within the {fmt.ms(sla_ms)} SLA at their fixed rates; the highest "
+                f"p99 is {fmt.ms(p99[worst])} ({where})")
     else:
-        text = (f"{len(above)} of {len(loads)} runs had p99 above the {fmt_ms(sla_ms)} SLA; the highest is "
-                f"{fmt_ms(p99[worst])} ({where})")
+        text = (f"{len(above)} of {len(loads)} runs had p99 above the {fmt.ms(sla_ms)} SLA; the highest is "
+                f"{fmt.ms(p99[worst])} ({where})")
     if short:
         text += f"; {', '.join(short)} fell short of the offered rate (below 99%)"
     return text + "."
-
-
-def _interval_text(iv) -> str:
-    if not iv:
-        return ""
-    lo, hi = iv
-    return f"[{fmt_rate(lo)[:-6] if lo is not None else '0'}, {fmt_rate(hi)[:-6] + ']' if hi is not None else 'open)'}"
 
 
 def answer_breakpoints(rows: list[dict]) -> str:
@@ -402,8 +339,8 @@ def answer_breakpoints(rows: list[dict]) -> str:
         if r.get("rate") is None:
             parts.append(f"{who}: no probed rate passed")
         else:
-            iv = _interval_text(r.get("interval"))
-            parts.append(f"{who} keeps up to {fmt_rate(r['rate'])}" + (f" (interval {iv})" if iv else ""))
+            iv = fmt.interval(r.get("interval"))
+            parts.append(f"{who} keeps up to {fmt.rate(r['rate'])}" + (f" (interval {iv})" if iv else ""))
     return "; ".join(parts) + "."
 
 
@@ -415,8 +352,8 @@ def compare_breakpoint_rows(a: str, row_a: dict, b: str, row_b: dict) -> str:
     if row_a.get("rate") is None or row_b.get("rate") is None or not ia or not ib:
         return f"{b} and {a} cannot be compared: one of the searches found no breakpoint."
     c = compare_intervals(ia, ib)
-    if c.verdict == "higher":
+    if c.direction is Direction.HIGHER:
         return f"{b}'s breakpoint is higher than {a}'s: {c.evidence}."
-    if c.verdict == "lower":
+    if c.direction is Direction.LOWER:
         return f"{b}'s breakpoint is lower than {a}'s: {c.evidence}."
     return f"No difference between the breakpoints of {a} and {b} is detectable: {c.evidence}."

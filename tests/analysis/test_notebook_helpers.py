@@ -1,13 +1,11 @@
-"""The helpers the notebooks call: parameter checks, script arguments, JDK lookup, flame graph embedding."""
+"""The helpers the notebooks call: parameter checks, console outputs and flame graphs folded and linked."""
 
 import html
-import re
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell  # noqa: F401  (display() needs IPython)
 
-from perflab import paths
-from perflab.report import notebook as nb
+from perflab.analysis import notebook as nb
 
 
 def test_param_checks_a_notebook_parameter_with_the_config_layers_words():
@@ -17,36 +15,6 @@ def test_param_checks_a_notebook_parameter_with_the_config_layers_words():
         nb.param("max_rows", 0, "int", min=1)
     with pytest.raises(ValueError, match=r"^workers\[1\]: expected an integer, got 'x'"):
         nb.param("workers", [1, "x"], "ints", min=1)
-
-
-def test_removed_checks_name_their_replacement():
-    for name in ("check", "positive", "duration", "ParameterError"):
-        with pytest.raises(AttributeError, match=rf"nb\.{name} was removed|notebook\.{name} was removed in perflab 0.2"):
-            getattr(nb, name)
-
-
-def test_script_arguments_match_the_headers_and_filter_values():
-    assert nb.script_arguments("put.lua") == ["start", "count", "threads", "value", "seed", "path", "param", "prefix"]
-    assert nb.script_arguments("status.lua") == ["path"]
-    assert nb.workload_args("get.lua", threads=2, keys=100, value=10, seed=3) == ("threads=2", "count=100")
-    assert nb.workload_args("get-random.lua", threads=2, keys=100, seed=3, scramble=False, dist=None) == (
-        "keys=100", "seed=3", "scramble=0")
-
-
-def test_every_script_header_lists_what_its_usage_accepts():
-    """The same header parsing the notebooks rely on, across all scripts (usage itself: tests/scripts)."""
-    for script in sorted((paths.repo_root() / "wrk-scripts").glob("*.lua")):
-        names = nb.script_arguments(script.name)
-        body = script.read_text()
-        for n in names:
-            assert re.search(rf"^--\s+{n}=", body, re.M), (script.name, n)
-
-
-def test_find_jdk():
-    major = nb.jdk_major(None)
-    assert major >= 17
-    assert nb.find_jdk(major) is not None
-    assert nb.find_jdk(999) is None
 
 
 def capture_display(monkeypatch) -> list:

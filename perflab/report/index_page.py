@@ -1,7 +1,7 @@
 """The report's index page (``index.html``) and its machine-readable twin (``report.json``).
 
 The page leads with the results: each notebook's finding (its answer in one sentence, the key
-number with its interval, the validity verdict, a link), the breakpoints of all notebooks in one
+number with its interval, the validity level, a link), the breakpoints of all notebooks in one
 table and one chart, and small previews of the notebooks' figures. The record follows: status and
 time of each notebook, its runs, its parameters, the machine, versions and git commit, screenshots.
 """
@@ -15,7 +15,8 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup, escape
 
-from . import findings as fnd
+from .. import fmt
+from ..analysis import findings as fnd
 
 TEMPLATE = r"""<!DOCTYPE html>
 <html lang="en">
@@ -80,13 +81,13 @@ and were not run: {% for n in skipped %}<b>{{ n.notebook }}</b>{% if not loop.la
 </tr>
 {% endfor %}
 </table>
-<p class="muted small">Validity: the lab's verdict on the runs behind a finding (valid, suspect, invalid);
-"not assessed" when the runs recorded none. Hover a verdict for its reasons.</p>
+<p class="muted small">Validity: the lab's judgement of the runs behind a finding (valid, suspect, invalid);
+"not assessed" when the runs recorded none. Hover a level for its reasons.</p>
 
 {% if breakpoints %}
 <h2 id="breakpoints">Breakpoints</h2>
 <table>
-<tr><th>workload</th><th>connections</th><th>mode</th><th>breakpoint</th><th>interval</th><th>verdict</th><th>validity</th><th>from</th></tr>
+<tr><th>workload</th><th>connections</th><th>mode</th><th>breakpoint</th><th>interval</th><th>outcome</th><th>validity</th><th>from</th></tr>
 {% for b in breakpoints %}
 <tr><td>{{ b.workload }}</td><td class="num">{{ b.connections or "" }}</td><td>{{ b.mode or "" }}</td>
 <td class="num">{% if b.rate is not none %}<b>{{ num(b.rate) }}</b> req/s{% else %}<span class="failed">none passed</span>{% endif %}</td><td class="num">{{ interval(b.interval) }}</td>
@@ -144,11 +145,11 @@ and were not run: {% for n in skipped %}<b>{{ n.notebook }}</b>{% if not loop.la
 <h2>Where and with what it ran</h2>
 <table>
 <tr><th>git commit</th><td class="mono">{{ r.git.commit }}{% if r.git.branch %} ({{ r.git.branch }}){% endif %}{% if r.git.dirty %} <b>with uncommitted changes</b>{% endif %}</td></tr>
-<tr><th>machine</th><td>{{ r.machine.cores }} cores, {{ r.machine.cpu_model }}, {{ r.machine.memory_gib }} GiB,
+<tr><th>machine</th><td>{{ r.machine.cores }} cores, {{ r.machine.cpu_model }}, {{ gib(r.machine.memory_bytes) }} GiB,
 {{ r.machine.os }}, kernel {{ r.machine.kernel }} ({{ r.machine.arch }}), host {{ r.machine.hostname }}</td></tr>
 {% if r.load_start %}<tr><th>machine load</th><td>load average (1, 5, 15 min) {{ r.load_start|join(", ") }} when the batch
 started, {{ (r.load_end or [])|join(", ") }} when it ended: other processes on the machine share its cores with the experiments</td></tr>{% endif %}
-<tr><th>versions</th><td class="mono">{% for k, v in r.versions.items() %}{{ k }} {{ v }}{% if not loop.last %}<br>{% endif %}{% endfor %}</td></tr>
+<tr><th>versions</th><td class="mono">python {{ r.python.python }}{% for k, v in r.tools.items() if v %}<br>{{ k }} {{ v }}{% endfor %}{% for k, v in r.python.packages.items() if v %}<br>{{ k }} {{ v }}{% endfor %}</td></tr>
 <tr><th>command</th><td class="mono">{{ r.command }}</td></tr>
 <tr><th>raw data</th><td class="mono">{{ r.data_root }} (runs linked above, relative to this folder)</td></tr>
 <tr><th>browser check</th><td>{{ r.browser_check }}</td></tr>
@@ -207,7 +208,7 @@ def _breakpoint_rows(report) -> list[dict]:
 
 
 def render(report, plotly_js: str | None = "assets/plotly.min.js") -> str:
-    from .plots import breakpoint_overview, thumbnail
+    from ..analysis.plots import breakpoint_overview, thumbnail
 
     env = jinja2.Environment(autoescape=True, undefined=jinja2.ChainableUndefined)
     env.filters["inline_code"] = _inline_code
@@ -230,7 +231,8 @@ def render(report, plotly_js: str | None = "assets/plotly.min.js") -> str:
         r=report, failed=report.failed, skipped=[n for n in report.notebooks if n.status == "not applicable"], shots=shots, breakpoints=breakpoints, previews=previews,
         overview="breakpoint-overview" in figures, overview_height=overview_height,
         figures=_script_json(figures) if figures else None, plotly_js=plotly_js if figures else None,
-        key_text=fnd.key_number_text, num=lambda v: fnd.fmt_number(v), interval=fnd.fmt_interval,
+        key_text=fnd.key_number_text, num=fmt.number, interval=fmt.interval,
+        gib=lambda b: f"{b / 2**30:.1f}" if b else "?",
         badge=lambda v, reasons=(): Markup(fnd.validity_badge(v, reasons)),
         runs_validity_text=_runs_validity_text, validity_reasons=_validity_reasons)
 

@@ -23,7 +23,6 @@ directory, as in JupyterLab, so an interactive run and a batch run behave the sa
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import sys
 import time
@@ -32,27 +31,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .. import paths
-from . import export, findings, machine
+from ..analysis import findings
+from ..measure.validity import Level
+from ..records import environment, iter_runs, run_names
+from . import export
 from .plans import NotebookSpec, Plan, notebooks_dir
-
-REPORT_ENV = "PERFLAB_REPORT"
-
-
-def report_root(explicit: str | os.PathLike | None = None) -> Path:
-    """``explicit``, else ``$PERFLAB_REPORT``, else ``<repo>/report``."""
-    p = Path(explicit) if explicit else Path(os.environ.get(REPORT_ENV) or paths.repo_root() / "report")
-    p.mkdir(parents=True, exist_ok=True)
-    return p.resolve()
-
-
-def _runs_dir() -> Path:
-    return paths.data_root() / "runs"
-
-
-def _list_runs() -> set[str]:
-    d = _runs_dir()
-    return {p.name for p in d.iterdir() if p.is_dir()} if d.is_dir() else set()
-
 
 @dataclass
 class NotebookResult:
@@ -79,9 +62,8 @@ class NotebookResult:
 
     @property
     def runs_validity(self) -> str | None:
-        """The worst validity verdict among the runs this notebook recorded (None: none recorded one)."""
-        from .findings import worst
-        return worst(r.get("validity") for r in self.runs)
+        """The worst validity level among the runs this notebook recorded (None: none recorded one)."""
+        return Level.worst(r.get("validity") for r in self.runs)
 
     @property
     def validity(self) -> str | None:
@@ -100,9 +82,11 @@ class Report:
     seconds: float = 0.0
     command: str = ""
     data_root: str = ""
-    machine: dict = field(default_factory=dict)
-    versions: dict = field(default_factory=dict)
+    # the environment record (perflab.records.environment), field by field
     git: dict = field(default_factory=dict)
+    machine: dict = field(default_factory=dict)
+    python: dict = field(default_factory=dict)
+    tools: dict = field(default_factory=dict)
     notebooks: list[NotebookResult] = field(default_factory=list)
     browser_check: str = "not run"
     index_browser: dict | None = None
@@ -220,16 +204,15 @@ def run_plan(plan: Plan, *, root: str | os.PathLike | None = None, progress: boo
              browser: bool | None = None, cell_timeout: float | None = None,
              kernel_name: str | None = None, command: str = "") -> tuple[Report, Path]:
     """Run every notebook of ``plan``; write the report folder. Returns (report, folder)."""
-    root_dir = report_root(root)
+    root_dir = paths.report_root(root)
     folder = _new_folder(root_dir)
     t_start = time.monotonic()
-    git = machine.git_info(paths.repo_root())
     # Progress bars inside the notebooks have no one to watch them in a batch; in the executed
     # notebooks and the pages they would only leave their last frame behind.
     saved_tqdm = os.environ.get("TQDM_DISABLE")
     os.environ["TQDM_DISABLE"] = "1"
     try:
-        return _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_name, command, git, t_start)
+        return _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_name, command, t_start)
     finally:
         if saved_tqdm is None:
             os.environ.pop("TQDM_DISABLE", None)
@@ -237,16 +220,18 @@ def run_plan(plan: Plan, *, root: str | os.PathLike | None = None, progress: boo
             os.environ["TQDM_DISABLE"] = saved_tqdm
 
 
-def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_name, command, git, t_start):
-    from . import index as index_page
+def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_name, command, t_start):
+    from . import index_page
+    from ..measure.generator import LoadTool
 
     nb_dir = notebooks_dir()
+    loadgen = LoadTool("perflab-load", paths.loadgen_binary())
+    env = environment.environment({loadgen.name: loadgen.version(), "java": environment.java_version(),
+                                   "chromium": environment.chromium_version()})
     report = Report(
         plan=plan.name, plan_description=plan.description, folder=str(folder), target=plan.target,
         started=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), command=command,
-        data_root=str(paths.data_root()), machine=machine.machine(),
-        versions=machine.versions(paths.repo_root(), paths.loadgen_binary(check=False)), git=git,
-        load_start=machine.load_average(),
+        data_root=str(paths.data_root()), **env, load_start=environment.load_average(),
     )
     # resolve every notebook first: a plan naming a missing notebook fails before anything runs
     sources = [(spec, spec.path(nb_dir)) for spec in plan.notebooks]
@@ -264,7 +249,7 @@ def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_na
             res.status, res.error = "not applicable", spec.not_applicable
             _say(f"[{i}/{total}] {spec.name}: skipped, {spec.not_applicable}")
             continue
-        before = _list_runs()
+        before = run_names()
         out = folder / "notebooks" / f"{spec.name}.ipynb"
         res.started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
         t0 = time.monotonic()
@@ -290,13 +275,14 @@ def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_na
         _say(f"[{i}/{total}] {spec.name}: {state} in {res.seconds:.0f} s, {len(res.runs)} runs recorded")
     report.finished = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     report.seconds = round(time.monotonic() - t_start, 1)
-    report.load_end = machine.load_average()
+    report.load_end = environment.load_average()
     index_page.write(report, folder)
 
-    from . import browser as br
+    from .browser import check as br
 
     if browser is None:
-        browser = br.find_chromium() is not None
+        from .browser.cdp import find_chromium
+        browser = find_chromium() is not None
     if browser:
         _say("checking the pages in headless chromium ...")
         report.browser_check = _browser_check(report, folder)
@@ -307,25 +293,10 @@ def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_na
 
 
 def _new_runs(before: set[str], folder: Path) -> list[dict]:
-    out = []
-    runs_dir = _runs_dir()
-    for name in sorted(_list_runs() - before):
-        run = runs_dir / name
-        status = label = kind = validity = None
-        reasons: list = []
-        meta = run / "meta.json"
-        if meta.is_file():
-            try:
-                m = json.loads(meta.read_text())
-                status, kind = m.get("status"), m.get("kind")
-                label = m.get("name") or kind
-                v = m.get("validity") if isinstance(m.get("validity"), dict) else {}
-                validity, reasons = v.get("verdict"), list(v.get("reasons") or [])
-            except (OSError, json.JSONDecodeError):
-                pass
-        out.append({"id": name, "path": os.path.relpath(run, folder), "status": status, "label": label,
-                    "kind": kind, "validity": validity, "validity_reasons": reasons})
-    return out
+    """The runs a notebook recorded (those that were not there before it ran), as the index page lists them."""
+    return [{"id": run.id, "path": os.path.relpath(run.dir, folder), "status": run.status, "label": run.name,
+             "kind": run.kind, "validity": run.validity, "validity_reasons": run.validity_reasons}
+            for run in iter_runs(names=sorted(run_names() - before))]
 
 
 def _nav(sources: list, index: int) -> str:
@@ -345,8 +316,8 @@ def _browser_check(report: Report, folder: Path) -> str:
     """Render every page in headless chromium (two at a time), screenshots in ``screenshots/``."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from . import browser as br
-    from . import index as index_page
+    from . import index_page
+    from .browser import check as br
 
     def check(page: Path, name: str) -> dict:
         try:

@@ -2,14 +2,12 @@
 
 * :func:`percentile_spectrum` — the HdrHistogram plot: latency vs percentile on the ``1/(1-p)``
   log axis labelled 90%, 99%, 99.9%..., several runs overlaid.
-* :func:`latency_over_time` — per-interval percentile bands with throughput and the server's
-  stats (flushes, compactions, GC, queue depth) on the same time axis.
-* :func:`latency_timelines` — p50/p99 per interval of several runs on one time axis.
+* :func:`timeline` — one run's latency per interval with the server's events as spans
+  (:mod:`.timeline`); :func:`latency_timelines` — p50/p99 per interval of several runs on one axis.
 * :func:`breakpoint_curve` — the breakpoint search: p50/p99/p99.9 of each probe against the offered
   rate, passing and failing probes, the SLA line, the breakpoint and its interval.
 * :func:`breakpoint_overview` — every breakpoint with its interval, by workload, connections, mode.
-* :func:`flame_icicle` / :func:`flame_diff` — interactive flame graphs (icicles) of a profile and of
-  the difference between two profiles.
+* :func:`flame_diff` — an interactive differential flame graph (icicle) of two profiles.
 * :func:`category_bars` — where the time goes, by category, for several configurations.
 * :func:`thumbnail` — a figure made small and static for the report's index page.
 
@@ -24,10 +22,9 @@ import math
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
+from .. import fmt
 from ..profiling import flame
-from ..server import metrics
 
 CATEGORY_COLORS = {
     "GC": "#8c564b", "JIT": "#c49c94", "executor queue": "#9467bd", "locks": "#d62728",
@@ -41,7 +38,7 @@ _PCT_TICKS = [(1, "0%"), (2, "50%"), (10, "90%"), (100, "99%"), (1e3, "99.9%"), 
 
 
 def _spectrum_of(obj, uncorrected: bool = False) -> pd.DataFrame:
-    from ..measure.load import LoadResult
+    from ..measure.result import LoadResult
     from ..measure.wrk_output import WrkOutput
     if isinstance(obj, LoadResult):
         return obj.spectrum_uncorrected if uncorrected else obj.spectrum
@@ -98,92 +95,16 @@ def _sla_line(fig: go.Figure, sla_ms: float, text: str, log_y: bool, dash: str) 
                        y=math.log10(sla_ms) if log_y else sla_ms, font=dict(color="red"))
 
 
-def latency_over_time(result, stats: pd.DataFrame | None = None, title: str | None = None) -> go.Figure:
-    """Per-interval latency (p50..max band) and throughput over the measured window, with the
-    server's stats below on the same time axis: storage events per sample (flushes, compactions,
-    rejected requests) and the JVM/executor (GC ms per sample, queue depth).
-
-    ``result``: a LoadResult (its hdr log) or an intervals DataFrame (``start_s, end_s, count,
-    p50_ms, p90_ms, p99_ms, max_ms``). ``stats``: a stats frame with ``t_s`` on the same origin
-    (``ExperimentResult.stats``); samples outside the measured window (±1 interval) are not drawn."""
-    from ..measure.load import LoadResult
-    iv = result.intervals if isinstance(result, LoadResult) else result
-    if not isinstance(iv, pd.DataFrame):
-        raise ValueError("result must be a LoadResult or an intervals DataFrame")
-    if iv.empty:
-        raise ValueError("no intervals to plot: the run has no hdr log (perflab-load --hdr-log)")
-    t_lo, t_hi = float(iv["start_s"].min()), float(iv["end_s"].max())
-    span = float((iv["end_s"] - iv["start_s"]).median()) or 1.0
-    s = None
-    if stats is not None and not stats.empty and "t_s" in stats:
-        s = stats[(stats["t_s"] >= t_lo - span) & (stats["t_s"] <= t_hi + span)]
-        if s.empty:
-            s = None
-    rows = 4 if s is not None else 2
-    heights = [0.46, 0.16, 0.19, 0.19] if s is not None else [0.7, 0.3]
-    titles = ["latency per interval (corrected)", "throughput"] + (["storage events", "JVM and executor"] if s is not None else [])
-    specs = [[{}], [{}]] + ([[{}], [{"secondary_y": True}]] if s is not None else [])
-    fig = make_subplots(rows=rows, cols=1, shared_xaxes=True, vertical_spacing=0.05, row_heights=heights,
-                        subplot_titles=titles, specs=specs)
-    t = (iv["start_s"] + iv["end_s"]) / 2
-    fig.add_trace(go.Scatter(x=t, y=iv["p50_ms"], name="p50", line=dict(color="#1f77b4"),
-                             hovertemplate="t=%{x:.1f} s<br>p50 %{y:.3f} ms<extra></extra>"), 1, 1)
-    for col, name, color, fill in (("p90_ms", "p90", "#2ca02c", "tonexty"), ("p99_ms", "p99", "#ff7f0e", "tonexty"),
-                                   ("max_ms", "max", "#d62728", None)):
-        if col in iv:
-            fig.add_trace(go.Scatter(x=t, y=iv[col], name=name, line=dict(color=color), fill=fill,
-                                     hovertemplate=f"t=%{{x:.1f}} s<br>{name} %{{y:.3f}} ms<extra></extra>"), 1, 1)
-    length = (iv["end_s"] - iv["start_s"]).replace(0, np.nan)
-    fig.add_trace(go.Bar(x=t, y=iv["count"] / length, name="responses/s", marker_color="#7f7f7f", width=span * 0.8,
-                         hovertemplate="t=%{x:.1f} s<br>%{y:.0f} responses/s<extra></extra>"), 2, 1)
-    if s is not None:
-        step = float(s["t_s"].diff().median()) if len(s) > 1 else 1.0
-        events = [(c, n, col) for c, n, col in ((metrics.FLUSHES + "_delta", "flushes", "#ff7f0e"),
-                                                 (metrics.COMPACTIONS + "_delta", "compactions", "#9467bd"),
-                                                 (metrics.REJECTED + "_delta", "rejected (503)", "#d62728"))
-                  if c in s and s[c].fillna(0).sum() > 0]
-        for k, (col, name, color) in enumerate(events):
-            w = step * 0.8 / max(1, len(events))
-            fig.add_trace(go.Bar(x=s["t_s"] + (k - (len(events) - 1) / 2) * w, y=s[col], name=name, width=w,
-                                 marker_color=color,
-                                 hovertemplate=f"t=%{{x:.1f}} s<br>{name}: %{{y}}<extra></extra>"), 3, 1)
-        if not events:
-            # paper coordinates: plotly.js resolves "y3 domain" of an axis without traces to the first row
-            xd, yd = fig.layout.xaxis3.domain, fig.layout.yaxis3.domain
-            fig.add_annotation(text="no flushes, compactions or rejections in the window", showarrow=False,
-                               xref="paper", yref="paper", x=sum(xd) / 2, y=sum(yd) / 2)
-        if metrics.GC_MS + "_delta" in s:
-            fig.add_trace(go.Bar(x=s["t_s"], y=s[metrics.GC_MS + "_delta"], name="GC ms", marker_color="#8c564b",
-                                 width=step * 0.8, opacity=0.7,
-                                 hovertemplate="t=%{x:.1f} s<br>GC %{y} ms<extra></extra>"), 4, 1)
-        if metrics.QUEUE_DEPTH in s:
-            fig.add_trace(go.Scatter(x=s["t_s"], y=s[metrics.QUEUE_DEPTH], name="queue depth",
-                                     line=dict(color="#17becf"), mode="lines+markers",
-                                     hovertemplate="t=%{x:.1f} s<br>queue %{y}<extra></extra>"), 4, 1, secondary_y=True)
-        fig.update_yaxes(title_text="per sample", row=3, col=1)
-        fig.update_yaxes(title_text="GC ms", row=4, col=1)
-        fig.update_yaxes(title_text="queue depth", row=4, col=1, secondary_y=True, rangemode="tozero")
-    fig.update_yaxes(title_text="latency, ms", row=1, col=1, rangemode="tozero")
-    fig.update_yaxes(title_text="responses/s", row=2, col=1)
-    fig.update_xaxes(title_text="time since the start of the measured window, s", row=rows, col=1,
-                     range=[t_lo - span * 0.6, t_hi + span * 0.6])
-    fig.update_layout(title=title or "Latency over time, with the server's events", template="plotly_white",
-                      barmode="overlay", height=800 if s is not None else 500, hovermode="x unified")
-    return fig
-
-
 def _probe_rows(pr) -> pd.DataFrame:
     """Probes of one search as rows ``rate, passed, p50_ms, p99_ms, p999_ms, achieved_rate, reason,
-    validity`` (the probe's validity verdict when it records one, else None)."""
+    validity`` (the probe's validity level when it records one, else None)."""
     from ..breakpoint import BreakpointResult
     if isinstance(pr, BreakpointResult):
         rows = []
         for p in pr.probes:
-            m = dict(p.verdict.metrics or {})
-            if m.get("p999_ms") is None and getattr(p, "result", None) is not None:
-                m["p999_ms"] = p.result.p999_ms   # runs before p99.9 joined the verdict's metrics
-            v = getattr(p, "validity", None)
-            rows.append({"rate": p.rate, "passed": p.verdict.passed, "reason": p.verdict.reason,
+            m = p.judgement.metrics or {}
+            v = p.validity
+            rows.append({"rate": p.rate, "passed": p.judgement.passed, "reason": p.judgement.reason,
                          "p50_ms": m.get("p50_ms"), "p99_ms": m.get("p99_ms"), "p999_ms": m.get("p999_ms"),
                          "achieved_rate": m.get("achieved_rate", p.rate),
                          "validity": v.get("verdict") if isinstance(v, dict) else None,
@@ -201,21 +122,12 @@ def _probe_rows(pr) -> pd.DataFrame:
     return df.sort_values("rate", kind="stable")
 
 
-def _search_interval(pr, bp: float | None) -> tuple[float | None, float | None] | None:
-    """The breakpoint's interval: ``pr.interval`` when the search reports one, else its bracket."""
-    iv = getattr(pr, "interval", None)
-    if iv is not None:
-        return tuple(iv)
-    if hasattr(pr, "lo"):
-        return (pr.lo, pr.hi)
-    return (bp, None) if bp else None
-
-
 def breakpoint_curve(probes, breakpoint: float | None = None, sla_ms: float | None = None,
                      title: str | None = None) -> go.Figure:
-    """The breakpoint curve: p50, p99 and p99.9 of every probe against its offered rate (log latency),
-    passing probes as filled circles and failing ones as crosses (hover: the reason; a thick amber or
-    black ring: a probe whose validity verdict is suspect or invalid), the SLA line,
+    """The breakpoint curve: p99 of every probe against its offered rate (log latency), passing probes as
+    filled circles, failing ones as crosses, inconclusive ones as open diamonds (hover: the reason; a thick
+    amber or black ring: a probe whose validity is suspect or invalid); lines through the median p50, p99
+    and p99.9 at each rate (a rate probed several times has one point per line), the SLA line,
     and each search's breakpoint with its interval (a diamond with a horizontal bar from the highest
     passing to the lowest failing rate; an open end when nothing failed above it).
 
@@ -246,32 +158,37 @@ def breakpoint_curve(probes, breakpoint: float | None = None, sla_ms: float | No
         validity = [v if isinstance(v, str) else None for v in (df["validity"] if "validity" in df else [None] * len(df))]
         why_valid = [v if isinstance(v, str) else "" for v in (df["validity_reasons"] if "validity_reasons" in df
                                                               else [""] * len(df))]
-        hover = [f"{prefix}{r:,.0f} req/s offered<br>achieved {a:,.1f}/s<br>p99 {p:.3f} ms<br>"
-                 f"{'PASS' if ok else 'FAIL'}: {why}" + (f"<br>validity: {v}" + (f" ({vr})" if vr else "") if v else "")
-                 for r, a, p, ok, why, v, vr in zip(df["rate"], achieved, df["p99_ms"], df["passed"], reasons,
-                                                    validity, why_valid)]
-        passed = df["passed"].astype(bool).tolist()
+        hover = [f"{prefix}{fmt.rate(r)} offered<br>achieved {a:,.1f}/s<br>p99 {fmt.ms(p)}<br>{why}"
+                 + (f"<br>validity: {v}" + (f" ({vr})" if vr else "") if v else "")
+                 for r, a, p, why, v, vr in zip(df["rate"], achieved, df["p99_ms"], reasons, validity, why_valid)]
+        # passed: True, False, or empty (an inconclusive probe, read back as NaN)
+        state = ["pass" if v is True or v == 1 else "fail" if v is False or v == 0 else "inconclusive"
+                 for v in df["passed"]]
         # a probe the lab judged suspect or invalid gets a thick amber or black ring: look twice at it
         ring = [{"suspect": "#e6a700", "invalid": "#000"}.get(v, colour) for v in validity]
         width = [3 if v in ("suspect", "invalid") else 1 for v in validity]
         fig.add_trace(go.Scatter(
-            x=df["rate"], y=df["p99_ms"], mode="lines+markers", name=f"{prefix}p99", legendgroup=str(n),
-            marker=dict(size=11, symbol=["circle" if ok else "x" for ok in passed],
-                        color=["#2ca02c" if ok else "#d62728" for ok in passed], line=dict(width=width, color=ring)),
-            line=dict(color=colour), hovertext=hover, hoverinfo="text"))
-        for col, name, dash in (("p50_ms", "p50", "dot"), ("p999_ms", "p99.9", "dash")):
-            if col in df and df[col].notna().any():
-                fig.add_trace(go.Scatter(x=df["rate"], y=df[col], mode="lines", name=f"{prefix}{name}",
+            x=df["rate"], y=df["p99_ms"], mode="markers", name=f"{prefix}p99 of each probe", legendgroup=str(n),
+            marker=dict(size=11, symbol=[{"pass": "circle", "fail": "x"}.get(k, "diamond-open") for k in state],
+                        color=[{"pass": "#2ca02c", "fail": "#d62728"}.get(k, "#7f7f7f") for k in state],
+                        line=dict(width=width, color=ring)),
+            hovertext=hover, hoverinfo="text"))
+        # one point per rate (the median of its probes), in rate order: repeated probes do not zigzag
+        medians = df.groupby("rate", sort=True)[[c for c in ("p50_ms", "p99_ms", "p999_ms") if c in df]].median()
+        for col, name, dash in (("p50_ms", "p50", "dot"), ("p99_ms", "p99", "solid"), ("p999_ms", "p99.9", "dash")):
+            if col in medians and medians[col].notna().any():
+                fig.add_trace(go.Scatter(x=medians.index, y=medians[col], mode="lines", name=f"{prefix}{name}",
                                          legendgroup=str(n), line=dict(dash=dash, color=colour, width=1.5),
-                                         hovertemplate=f"{prefix}%{{x:,.0f}} req/s<br>{name} %{{y:.3f}} ms<extra></extra>"))
+                                         hovertemplate=f"{prefix}%{{x:,.0f}} req/s<br>{name} %{{y:.3f}} ms "
+                                                       f"(median of the rate's probes)<extra></extra>"))
         if bp:
-            iv = _search_interval(pr, bp)
-            at = df.loc[df["rate"] == bp, "p99_ms"]
-            y = float(at.iloc[-1]) if len(at) else (sla_ms or float(df["p99_ms"].median()))
+            iv = getattr(pr, "interval", None)
+            at = medians["p99_ms"].get(bp)
+            y = float(at) if at is not None and at == at else (sla_ms or float(df["p99_ms"].median()))
             lo = iv[0] if iv and iv[0] is not None else bp
             hi = iv[1] if iv and iv[1] is not None else None
             right = (hi if hi is not None else max(max_rate, bp) * 1.15) - bp
-            text = f"{prefix}breakpoint {bp:,.0f} req/s, interval [{lo:,.0f}, " + (f"{hi:,.0f}]" if hi is not None else "open)")
+            text = f"{prefix}breakpoint {fmt.rate(bp)}, interval {fmt.interval((lo, hi))}"
             fig.add_trace(go.Scatter(
                 x=[bp], y=[y], mode="markers", name=f"{prefix}breakpoint", legendgroup=str(n),
                 marker=dict(symbol="diamond", size=14, color=colour, line=dict(width=1, color="#000")),
@@ -283,7 +200,7 @@ def breakpoint_curve(probes, breakpoint: float | None = None, sla_ms: float | No
                               line_width=0, layer="below")
             if single:
                 fig.add_vline(x=bp, line_dash="dash", line_color="#2ca02c", opacity=0.7,
-                              annotation_text=f"breakpoint {bp:,.0f} req/s", annotation_position="top left")
+                              annotation_text=f"breakpoint {fmt.rate(bp)}", annotation_position="top left")
             else:   # labels of several searches would pile up at one rate: the legend and hover name them
                 fig.add_vline(x=bp, line_dash="dash", line_color=colour, opacity=0.5)
     if sla_ms:
@@ -291,15 +208,9 @@ def breakpoint_curve(probes, breakpoint: float | None = None, sla_ms: float | No
     fig.update_xaxes(title="offered rate, requests/s", rangemode="tozero")
     fig.update_yaxes(title="latency, ms (log scale)", type="log")
     fig.update_layout(title=title or "Breakpoint search: latency against the offered rate "
-                      "(circles passed, crosses failed)", template="plotly_white", hovermode="closest",
+                      "(circles passed, crosses failed, diamonds inconclusive)", template="plotly_white", hovermode="closest",
                       legend=dict(groupclick="togglegroup"), height=520)
     return fig
-
-
-def throughput_latency(probes, breakpoint: float | None = None, sla_ms: float | None = None,
-                       title: str | None = None) -> go.Figure:
-    """The older name of :func:`breakpoint_curve`."""
-    return breakpoint_curve(probes, breakpoint, sla_ms, title)
 
 
 def breakpoint_overview(rows: list[dict], title: str | None = None) -> go.Figure:
@@ -326,7 +237,7 @@ def breakpoint_overview(rows: list[dict], title: str | None = None) -> go.Figure
                 fig.add_trace(go.Scatter(x=[below], y=[lab], mode="markers+text", text=["none passed"],
                                          textposition="middle right", showlegend=False,
                                          marker=dict(symbol="x", size=10, color="#d62728"),
-                                         hovertext=[f"{lab}: no probed rate passed (lowest tried {below:,.0f} req/s)"],
+                                         hovertext=[f"{lab}: no probed rate passed (lowest tried {fmt.rate(below)})"],
                                          hoverinfo="text"))
                 continue
             lo = iv[0] if iv[0] is not None else r["rate"]
@@ -335,8 +246,7 @@ def breakpoint_overview(rows: list[dict], title: str | None = None) -> go.Figure
             ys.append(lab)
             minus.append(r["rate"] - lo)
             plus.append(hi - r["rate"])
-            hover.append(f"{lab}<br>breakpoint {r['rate']:,.0f} req/s<br>interval [{lo:,.0f}, "
-                         + (f"{iv[1]:,.0f}]" if iv[1] is not None else "open)")
+            hover.append(f"{lab}<br>breakpoint {fmt.rate(r['rate'])}<br>interval {fmt.interval((lo, iv[1]))}"
                          + (f"<br>{r['verdict']}" if r.get("verdict") else "") + (f"<br>{group}" if group else ""))
         if xs:
             fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers", name=group or "breakpoint",
@@ -364,7 +274,7 @@ def _row_label(r: dict) -> str:
 def latency_timelines(runs: dict, title: str | None = None) -> go.Figure:
     """p50 (dotted) and p99 (solid) per interval of several runs on one time axis (seconds since each
     run's measured window began). ``runs``: label -> LoadResult or intervals DataFrame."""
-    from ..measure.load import LoadResult
+    from ..measure.result import LoadResult
     if not isinstance(runs, dict) or not runs:
         raise ValueError("runs must be a non-empty dict of label -> LoadResult or intervals")
     palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf"]
@@ -430,43 +340,9 @@ def _stacks_of(obj) -> tuple[pd.DataFrame, str]:
 
 def _short_ids(nodes: pd.DataFrame) -> tuple[list[str], list[str]]:
     """Node ids as short numbers: the tree's path ids repeat every ancestor's name, which made a deep
-    profile's figure megabytes large. :func:`icicle_path` maps a figure's node back to its path."""
+    profile's figure megabytes large."""
     index = {pid: f"n{k}" for k, pid in enumerate(nodes["id"])}
     return [index[i] for i in nodes["id"]], [index.get(p, "") for p in nodes["parent"]]
-
-
-def icicle_path(trace, node_id: str) -> str:
-    """The ``all;frame;frame...`` path of node ``node_id`` of an icicle trace made here."""
-    ids, parents, labels = list(trace.ids), list(trace.parents), list(trace.labels)
-    parts, cur = [], node_id
-    while cur:
-        k = ids.index(cur)
-        parts.append(labels[k])
-        cur = parents[k]
-    return ";".join(reversed(parts))
-
-
-def flame_icicle(profile, min_share: float = 0.005, title: str | None = None, max_depth: int = 60) -> go.Figure:
-    """An interactive flame graph (plotly icicle, root at the bottom), coloured by category; click a
-    frame to zoom. ``profile``: a Profile or a stacks DataFrame."""
-    stacks, event = _stacks_of(profile)
-    nodes = flame.icicle_nodes(stacks, min_share=min_share, max_depth=max_depth)
-    if nodes.empty:
-        raise ValueError("the profile has no samples")
-    # Colour a node by the category of its heaviest stack prefix (its own path).
-    colors = [CATEGORY_COLORS.get(flame.classify_stack([f for f in i.split(";")[1:] if not f.startswith("[")], event)
-                                  if i != "all" else "other", "#c7c7c7") for i in nodes["id"]]
-    unit = {"alloc": "bytes", "lock": "ns"}.get(event, "samples")
-    ids, parents = _short_ids(nodes)
-    fig = go.Figure(go.Icicle(ids=ids, parents=parents, labels=nodes["label"], values=nodes["value"],
-                              branchvalues="total", marker=dict(colors=colors),
-                              customdata=np.stack([nodes["share"] * 100, nodes["self"]], axis=1),
-                              hovertemplate="%{label}<br>%{value:,} " + unit + " (%{customdata[0]:.2f}% of all)"
-                                            "<br>self %{customdata[1]:,}<extra></extra>",
-                              tiling=dict(orientation="v", flip="y"), maxdepth=max_depth))
-    fig.update_layout(title=title or f"{event} flame graph (click to zoom; colours = categories)",
-                      margin=dict(t=50, l=5, r=5, b=5), height=700)
-    return fig
 
 
 def flame_diff(base, new, min_share: float = 0.005, title: str | None = None) -> go.Figure:

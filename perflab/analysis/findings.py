@@ -1,23 +1,22 @@
-"""A notebook's finding: its answer in one sentence, the key number, the validity verdict, the
+"""A notebook's finding: its answer in one sentence, the key number, the validity level, the
 breakpoints it measured. Notebooks end with::
 
-    from perflab.report import findings
+    from perflab.analysis import findings, plots
     findings.show_finding(
         "GET keeps up to 50,000 req/s with 64 connections.",
         key_number={"label": "GET breakpoint, 64 connections", "value": 50000, "unit": "req/s",
                     "interval": [48000, 52000]},
         validity=findings.validity_of(*results.values()),
         breakpoints=[findings.breakpoint_row(r, workload="GET") for r in results.values()],
-        preview=pl.plots.breakpoint_curve(results))
+        preview=plots.breakpoint_curve(results))
 
 :func:`show_finding` shows a highlighted box in the notebook and leaves the same facts machine-readable
 in the cell's output (mimetype :data:`MIME`); :func:`read` takes them back from an executed notebook,
-which is how the report's index page (:mod:`.index`) leads with every notebook's answer.
+which is how the report's index page (:mod:`perflab.report.index_page`) leads with every notebook's answer.
 
-Validity comes from the runs: each run's ``meta.json`` may carry ``"validity": {"verdict": "valid" |
-"suspect" | "invalid", "reasons": [...], "checks": {...}}``; :func:`validity_of` takes the worst verdict
-of the runs behind a finding, or ``None`` when no run carries one (runs recorded before the lab judged
-validity), which pages show as "not assessed".
+Validity comes from the runs (:class:`perflab.measure.validity.Level`); :func:`validity_of` takes the
+worst level of the results behind a finding, or ``None`` when none records one, which pages show as
+"not assessed".
 """
 
 from __future__ import annotations
@@ -27,11 +26,11 @@ import math
 import numbers
 from collections.abc import Iterable
 
+from .. import fmt
+from ..measure.validity import Level, Validity
+
 #: the output mimetype a finding travels in (JSON)
 MIME = "application/vnd.perflab.finding+json"
-VALIDITY = ("valid", "suspect", "invalid")
-_RANK = {v: i for i, v in enumerate(VALIDITY)}
-BREAKPOINT_KEYS = ("workload", "connections", "mode", "rate", "interval", "verdict", "validity")
 
 
 # --- checking what a notebook passes --------------------------------------------------------------
@@ -53,9 +52,9 @@ def _interval(name: str, iv) -> list | None:
 
 
 def _validity(name: str, v) -> str | None:
-    if v is not None and v not in VALIDITY:
-        raise ValueError(f"{name} must be one of {', '.join(VALIDITY)} or None, got {v!r}")
-    return v
+    if v is not None and v not in Level._value2member_map_:
+        raise ValueError(f"{name} must be one of {', '.join(Level)} or None, got {v!r}")
+    return None if v is None else str(v)
 
 
 def check_key_number(k: dict | None) -> dict | None:
@@ -117,38 +116,13 @@ def make_finding(answer: str, key_number: dict | None = None, validity: str | No
 
 # --- showing it ------------------------------------------------------------------------------------
 
-def fmt_number(v: float | None, unit: str = "") -> str:
-    if v is None:
-        return "n/a"
-    if unit == "ms":
-        from .commentary import fmt_ms
-
-        return fmt_ms(v)
-    text = f"{v:,.0f}" if abs(v) >= 100 or float(v).is_integer() else f"{v:,.3g}"
-    return f"{text} {unit}".strip()
-
-
-def fmt_interval(iv: list | None, unit: str = "") -> str:
-    """'[48,000, 52,000] req/s'; '[48,000, open)' without an upper end; '< 1,250' without a lower one."""
-    if not iv:
-        return ""
-    if iv[0] is None and iv[1] is not None:      # nothing passed: the limit is below the lowest rate tried
-        return f"< {fmt_number(iv[1])} {unit}".strip()
-    lo = fmt_number(iv[0]) if iv[0] is not None else "0"
-    if iv[1] is None:
-        return f"[{lo}, open) {unit}".strip()
-    return f"[{lo}, {fmt_number(iv[1])}] {unit}".strip()
-
-
 def key_number_text(k: dict | None) -> str:
+    """'50,000 req/s (interval [48,000, 52,000])'."""
     if not k:
         return ""
-    iv = k.get("interval")
-    if k.get("value") is None and iv and iv[1] is not None:
-        return f"none passed (below {fmt_number(iv[1], k.get('unit', ''))})"
-    text = fmt_number(k.get("value"), k.get("unit", ""))
-    iv = fmt_interval(k.get("interval"))
-    return text + (f" (interval {iv})" if iv else "")
+    if k.get("value") is None and not (k.get("interval") and k["interval"][1] is not None):
+        return "n/a"
+    return fmt.estimate(k.get("value"), k.get("interval"), k.get("unit", ""))
 
 
 VALIDITY_STYLE = {"valid": ("#1a7f37", "#e8f5e9"), "suspect": ("#9a6700", "#fff8c5"),
@@ -157,7 +131,7 @@ VALIDITY_STYLE = {"valid": ("#1a7f37", "#e8f5e9"), "suspect": ("#9a6700", "#fff8
 
 def validity_badge(v: str | None, reasons: Iterable[str] = ()) -> str:
     fg, bg = VALIDITY_STYLE.get(v, VALIDITY_STYLE[None])
-    tip = "; ".join(reasons) if reasons else ("no run recorded a validity verdict" if v is None else v)
+    tip = "; ".join(reasons) if reasons else ("no run recorded a validity level" if v is None else v)
     return (f"<span class='perflab-validity perflab-validity-{v or 'none'}' title='{html.escape(tip)}' "
             f"style='color:{fg};background:{bg};border-radius:3px;padding:0 6px;font-weight:600'>"
             f"{html.escape(v or 'not assessed')}</span>")
@@ -172,11 +146,11 @@ def box_html(f: dict, element_id: str | None = "finding") -> str:
     if f.get("breakpoints"):
         rows = "".join(
             f"<tr><td>{html.escape(str(b['workload']))}</td><td>{b['connections'] or ''}</td>"
-            f"<td>{html.escape(str(b.get('mode') or ''))}</td><td style='text-align:right'>{fmt_number(b['rate'])}</td>"
-            f"<td>{html.escape(fmt_interval(b.get('interval')))}</td><td>{html.escape(str(b.get('verdict') or ''))}</td>"
+            f"<td>{html.escape(str(b.get('mode') or ''))}</td><td style='text-align:right'>{fmt.number(b['rate'])}</td>"
+            f"<td>{html.escape(fmt.interval(b.get('interval')))}</td><td>{html.escape(str(b.get('verdict') or ''))}</td>"
             f"<td>{validity_badge(b.get('validity'))}</td></tr>" for b in f["breakpoints"])
         bps = ("<table style='font-size:12px;margin-top:6px'><tr><th>workload</th><th>connections</th><th>mode</th>"
-               "<th>breakpoint, req/s</th><th>interval</th><th>verdict</th><th>validity</th></tr>" + rows + "</table>")
+               "<th>breakpoint, req/s</th><th>interval</th><th>outcome</th><th>validity</th></tr>" + rows + "</table>")
     ident = f" id='{element_id}'" if element_id else ""
     return (f"<div class='perflab-finding'{ident} style='border-left:4px solid #1f77b4;background:#f3f8fc;"
             f"padding:8px 12px;margin:8px 0;border-radius:3px'>"
@@ -200,7 +174,7 @@ def show_finding(answer: str, key_number: dict | None = None, validity: str | No
 
     ``key_number``: ``{"label", "value", "unit", "interval": [lo, hi] (optional)}``; ``validity``:
     ``"valid"``, ``"suspect"``, ``"invalid"`` or ``None`` (not assessed); ``breakpoints``: rows
-    ``{"workload", "connections", "mode", "rate", "interval", "verdict", "validity"}`` (see
+    ``{"workload", "connections", "mode", "rate", "interval", "verdict" (the search's outcome), "validity"}`` (see
     :func:`breakpoint_row`); ``preview``: a plotly figure for the index page's thumbnail.
     Returns nothing, so that as a cell's last line it adds no ``Out[...]`` (:func:`make_finding`
     gives the stored form)."""
@@ -236,66 +210,26 @@ def read(nb) -> dict | None:
 
 # --- from results to rows --------------------------------------------------------------------------
 
-def run_validity(obj) -> dict | None:
-    """The validity dict of a run behind ``obj`` (a result with ``.validity`` or ``.run``, a Run,
-    or a meta dict), or ``None`` when it has none."""
-    v = getattr(obj, "validity", None)
-    if isinstance(v, dict):
-        return v
-    run = getattr(obj, "run", obj)
-    meta = getattr(run, "meta", run if isinstance(run, dict) else None)
-    v = (meta or {}).get("validity") if isinstance(meta, dict) else None
-    return v if isinstance(v, dict) else None
-
-
-def worst(verdicts: Iterable[str | None]) -> str | None:
-    """The worst of some validity verdicts (``invalid`` > ``suspect`` > ``valid``); ``None`` if none."""
-    known = [v for v in verdicts if v in _RANK]
-    return max(known, key=_RANK.get) if known else None
+def _level(obj) -> str | None:
+    """The validity level behind ``obj``: a result with a validity record or level, a run, or a level."""
+    v = getattr(obj, "validity", obj)
+    if isinstance(v, Validity):
+        return v.level
+    return v if isinstance(v, str) else None
 
 
 def validity_of(*results) -> str | None:
-    """The worst validity verdict of the runs behind ``results`` (experiment or breakpoint results,
-    runs, meta dicts); ``None`` when none of them records one."""
-    return worst((run_validity(r) or {}).get("verdict") for r in results)
-
-
-def bracket_verdict(rate, hi, converged: bool, stop_reason: str) -> str:
-    """A short word for a search that did not say one itself (runs recorded before breakpoint
-    verdicts existed): ``none-passed``; ``above-range`` when no probe failed above the breakpoint (the
-    limit is above every rate tried); ``resolved`` (bracket within the precision) or ``wide``."""
-    if rate is None:
-        return "none-passed"
-    if hi is None or "above the search range" in (stop_reason or ""):
-        return "above-range"
-    return "resolved" if converged else "wide"
+    """The worst validity level of the results behind a finding (experiment or breakpoint results, runs,
+    levels); ``None`` when none of them records one."""
+    return Level.worst(_level(r) for r in results)
 
 
 def breakpoint_row(result, workload: str | None = None, connections: int | None = None,
                    mode: str | None = None, **extra) -> dict:
-    """One breakpoints row from a :class:`perflab.BreakpointResult` (its ``interval``, ``verdict`` and the
-    validity of the probes it rests on); workload, connections and mode default to what the search's run
-    recorded."""
-    meta = getattr(getattr(result, "run", None), "meta", None) or {}
-    row = breakpoint_row_from_meta(meta)
-    validity = result.validity if result.validity in ("valid", "suspect", "invalid") else row["validity"]
-    row.update({"rate": result.rate, "interval": list(result.interval), "verdict": result.verdict,
-                "validity": validity, "run_id": result.run_id or row["run_id"]})
+    """One breakpoints row from a :class:`perflab.breakpoint.BreakpointResult`: what its run recorded
+    (:meth:`perflab.records.Run.breakpoint_row`), with workload, connections and mode overridden when
+    given and any ``extra`` descriptive keys."""
+    row = result.run.breakpoint_row()
     row.update({k: v for k, v in (("workload", workload), ("connections", connections), ("mode", mode)) if v})
     row.update(extra)
     return check_breakpoint(row)
-
-
-def breakpoint_row_from_meta(meta: dict) -> dict:
-    """The breakpoints row a breakpoint run's ``meta.json`` supports (its ``results`` and ``params``)."""
-    res, params = meta.get("results") or {}, meta.get("params") or {}
-    rate = res.get("breakpoint_rate")
-    iv = res.get("interval") or [res.get("lo", rate), res.get("hi")]
-    verdict = res.get("verdict") if isinstance(res.get("verdict"), str) else bracket_verdict(
-        rate, res.get("hi"), bool(res.get("converged")), res.get("stop_reason") or "")
-    return check_breakpoint({
-        "workload": res.get("method") or res.get("workload") or "?",
-        "connections": res.get("connections") or (params.get("load") or {}).get("connections"),
-        "mode": (params.get("server") or {}).get("mode"), "rate": rate, "interval": list(iv), "verdict": verdict,
-        "validity": ((meta.get("validity") or {}) if isinstance(meta.get("validity"), dict) else {}).get("verdict"),
-        "run_id": meta.get("id")})

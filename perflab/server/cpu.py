@@ -1,7 +1,7 @@
 """CPU and memory of a process and of the machine, from /proc, sampled over a run.
 
 The validity of a run needs the server's CPU over exactly the measured window, which is known only when
-the generator reports it; so a background thread samples every ``interval_s`` and :meth:`ProcSampler.window`
+the generator reports it; so a background thread samples every ``interval_s`` and :meth:`CpuSampler.window`
 interpolates the counters at the window's edges. Works for any process (the built-in server or a server
 the user brings), needs nothing from it.
 """
@@ -65,7 +65,7 @@ class CpuWindow:
                 "window": [self.start, self.end]}
 
 
-class ProcSampler:
+class CpuSampler:
     """Samples process ``pid`` and the machine every ``interval_s`` in a daemon thread."""
 
     def __init__(self, pid: int, interval_s: float = 0.25):
@@ -86,7 +86,7 @@ class ProcSampler:
         busy, total = machine_cpu()
         self.samples.append((time.time(), cpu, process_rss(self.pid) or 0, busy, total))
 
-    def start(self) -> "ProcSampler":
+    def start(self) -> "CpuSampler":
         self.sample()
         self._thread = threading.Thread(target=self._run, name=f"perflab-proc-{self.pid}", daemon=True)
         self._thread.start()
@@ -96,7 +96,7 @@ class ProcSampler:
         while not self._stop.wait(self.interval_s):
             self.sample()
 
-    def stop(self) -> "ProcSampler":
+    def stop(self) -> "CpuSampler":
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=self.interval_s + 2)

@@ -20,7 +20,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .cdp import BrowserError, Chromium, find_chromium  # noqa: F401  (find_chromium: the runner's probe)
+from .cdp import BrowserError, Chromium
 
 # Figures drawn: plotly marks a div it has drawn with js-plotly-plot and gives it an svg.main-svg.
 _FIGURES = r"""(() => {

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from perflab.measure.attribution import attribute
-from perflab.report.timeline import timeline
+from perflab.analysis.timeline import timeline
 from perflab.server.events import events_frame
 
 
