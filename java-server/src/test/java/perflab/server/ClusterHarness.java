@@ -116,6 +116,10 @@ final class ClusterHarness implements AutoCloseable {
         return new RawHttp(ports[i]);
     }
 
+    Storage storage(int i) {
+        return nodes[i].storage();
+    }
+
     /** What node i holds for the key in its own storage (null: nothing); the node must be running. */
     Record local(int i, String key) throws IOException {
         byte[] stored = nodes[i].storage().get(key.getBytes(StandardCharsets.UTF_8));

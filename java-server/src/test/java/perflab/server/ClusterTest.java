@@ -407,6 +407,20 @@ public class ClusterTest {
     }
 
     @Test
+    public void aPlainValueInAClusterNodesStorageFailsThatReplicaNamingTheCause() throws Exception {
+        try (ClusterHarness c = ClusterHarness.start(1, null)) { // a cluster of one node is legal
+            c.storage(0).put(utf8("plain"), utf8("written without --cluster"));
+            try (RawHttp http = c.http(0)) {
+                RawHttp.Response r = http.call("GET", "/v0/entity?id=plain");
+                assertEquals(504, r.status);
+                assertTrue(r.text(), r.text().contains("not in the cluster encoding"));
+                assertEquals(201, http.call("PUT", "/v0/entity?id=k", utf8("v")).status);
+                assertEquals("v", http.call("GET", "/v0/entity?id=k").text());
+            }
+        }
+    }
+
+    @Test
     public void concurrentClientsThroughEveryCoordinatorGetConsistentAnswers() throws Exception {
         try (ClusterHarness c = ClusterHarness.start(3, null, "--mode", "async", "--workers", "2")) {
             AtomicReference<Throwable> failure = new AtomicReference<>();
