@@ -98,6 +98,9 @@ public final class ClusterNode implements AutoCloseable {
     /** An internal request from another node: this node's own storage, never passed on. */
     public ReplicaAnswer serveInternal(Op op, byte[] key, long timestamp, byte[] value) {
         internalServed.increment();
+        if (op != Op.GET) {
+            clock.observe(timestamp);
+        }
         return local(op, key, timestamp, value);
     }
 

@@ -8,8 +8,8 @@ import java.util.function.LongSupplier;
  * (12 bits) orders writes of one coordinator within a millisecond and the node index breaks ties between
  * coordinators, so two different writes never carry the same timestamp and "newest wins" is a total order.
  * Strictly increasing per node even if the wall clock steps back (then it runs ahead until the clock
- * catches up). Across nodes the order is the wall clocks' order: last write wins, as precise as the
- * clocks are synchronised.
+ * catches up), and ahead of every write this node has stored as a replica ({@link #observe}). Otherwise
+ * the order across nodes is the wall clocks' order: last write wins, as precise as the clocks agree.
  */
 public final class WriteClock {
     private static final int NODE_BITS = 8;
@@ -36,6 +36,16 @@ public final class WriteClock {
         long now = millis.getAsLong() << SEQUENCE_BITS;
         long tick = last.accumulateAndGet(now, (prev, wall) -> Math.max(prev + 1, wall));
         return tick << NODE_BITS | node;
+    }
+
+    /**
+     * Moves this clock past a timestamp seen from another node (a write this node stores as a replica), so
+     * that a write coordinated here after it, in the same millisecond or with this node's clock slightly
+     * behind, still gets a newer timestamp (a hybrid logical clock's receive rule).
+     */
+    public void observe(long timestamp) {
+        long tick = timestamp >>> NODE_BITS;
+        last.accumulateAndGet(tick, Math::max);
     }
 
     /** The wall-clock milliseconds of a timestamp. */

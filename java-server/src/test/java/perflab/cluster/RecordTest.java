@@ -89,6 +89,14 @@ public class RecordTest {
         }
         wall.set(1_800_000_000_000L);
         assertEquals(1_800_000_000_000L, WriteClock.millisOf(clock.next()));
+        // a timestamp seen from another node moves the clock past it, even one from the future
+        long foreign = (1_900_000_000_000L << 20) | (7 << 8) | 3;
+        clock.observe(foreign);
+        long after = clock.next();
+        assertTrue(Long.compareUnsigned(after, foreign) > 0);
+        assertEquals(5, after & 0xff);
+        clock.observe(1); // an old one changes nothing
+        assertTrue(Long.compareUnsigned(clock.next(), after) > 0);
         // two coordinators in the same millisecond never produce the same timestamp
         assertTrue(new WriteClock(1, wall::get).next() != new WriteClock(2, wall::get).next());
     }
