@@ -78,6 +78,11 @@ final class ClusterHarness implements AutoCloseable {
 
     /** Starts node i (again): same port, same data directory. */
     void start(int i) throws Exception {
+        startWith(i);
+    }
+
+    /** Starts node i (again) with flags of its own after the harness's. */
+    void startWith(int i, String... own) throws Exception {
         List<String> args = new ArrayList<>(Arrays.asList("--port", Integer.toString(ports[i]), "--cluster", list,
                 "--self-url", url(i), "--cluster-timeout", "10s", "--selectors", "2"));
         if (root != null) {
@@ -86,6 +91,7 @@ final class ClusterHarness implements AutoCloseable {
             args.addAll(Arrays.asList("--backend", "memory"));
         }
         args.addAll(Arrays.asList(flags));
+        args.addAll(Arrays.asList(own));
         Settings s = Settings.parse(args.toArray(new String[0]));
         long deadline = System.currentTimeMillis() + 15_000;
         while (true) {
@@ -135,6 +141,20 @@ final class ClusterHarness implements AutoCloseable {
             }
         }
         return out;
+    }
+
+    /**
+     * The holders of a key once they are {@code expected} (within 10 s): a write is answered after ack
+     * replicas, the others' copies may still be on their way.
+     */
+    List<Integer> awaitHolders(String key, List<Integer> expected) throws Exception {
+        long deadline = System.currentTimeMillis() + 10_000;
+        List<Integer> found = holders(key);
+        while (!found.equals(expected) && System.currentTimeMillis() < deadline) {
+            Thread.sleep(20);
+            found = holders(key);
+        }
+        return found;
     }
 
     Map<String, Object> stats(int i) throws IOException {
