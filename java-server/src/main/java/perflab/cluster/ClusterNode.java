@@ -6,6 +6,7 @@ import perflab.storage.RangeIterator;
 import perflab.storage.Storage;
 
 import java.io.IOException;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.TreeMap;
@@ -184,7 +185,7 @@ public final class ClusterNode implements AutoCloseable {
         into.put("mismatches", mismatches.sum());
         for (Peer p : peers) {
             if (p != null) {
-                Map<String, Object> m = new java.util.HashMap<>();
+                Map<String, Object> m = new HashMap<>();
                 p.stats(m);
                 peerStats.put(p.index, m);
             }

@@ -135,11 +135,6 @@ final class InternalClient implements AutoCloseable {
                 + (body.isEmpty() ? "" : ": " + (body.length() > 200 ? body.substring(0, 200) : body)));
     }
 
-    /** Runs a completion on the client's threads (answers that were ready before any peer was asked). */
-    java.util.concurrent.Executor executor() {
-        return executor;
-    }
-
     @Override
     public void close() {
         executor.shutdown(); // idle threads end; a late completion still runs (the JDK client falls back to its own pool)
