@@ -28,9 +28,12 @@ final class ApiHandler {
     /** Both null unless --debug-endpoints on. */
     private final DebugEndpoints debug;
     private final DebugPause pause;
+    /** Null for a single node; otherwise /v0/entity goes through the cluster and ranges decode records. */
+    private final ClusterHandler cluster;
 
     ApiHandler(Storage storage, RequestStats requests, StatsReport stats, long debugDelayNanos,
-               DebugEndpoints debug, DebugPause pause) {
+               DebugEndpoints debug, DebugPause pause, ClusterHandler cluster) {
+        this.cluster = cluster;
         this.storage = storage;
         this.requests = requests;
         this.stats = stats;
@@ -159,6 +162,10 @@ final class ApiHandler {
             respond(request, session, HttpResponses.BAD_REQUEST, id == null ? "missing id" : "empty id");
             return;
         }
+        if (cluster != null) {
+            cluster.entity(request, session, uri, id);
+            return;
+        }
         switch (method) {
             case Request.METHOD_GET: {
                 byte[] value = storage.get(id);
@@ -204,7 +211,8 @@ final class ApiHandler {
             end = null; // "&end=" means no upper bound
         }
         boolean keepAlive = KvSession.keepAlive(request);
-        RangeIterator range = storage.range(start, end);
+        // a cluster node's range is its own live records (a range over the whole cluster is not implemented)
+        RangeIterator range = cluster != null ? cluster.liveRange(start, end) : storage.range(start, end);
         byte[] head = keepAlive ? HttpResponses.CHUNKED_OK_KEEP_ALIVE : HttpResponses.CHUNKED_OK_CLOSE;
         String what = "GET " + uri;
         ChunkedRangeStream stream = new ChunkedRangeStream(head, range,

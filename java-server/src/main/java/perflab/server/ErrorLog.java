@@ -8,6 +8,11 @@ final class ErrorLog {
     private final AtomicLong suppressed = new AtomicLong();
 
     void report(String what, Throwable e) {
+        line(what + ": " + e);
+    }
+
+    /** Prints "error: " + message unless another line was printed less than a second ago. */
+    void line(String message) {
         long now = System.currentTimeMillis();
         long last = lastPrint.get();
         if (now - last < 1000 || !lastPrint.compareAndSet(last, now)) {
@@ -15,7 +20,7 @@ final class ErrorLog {
             return;
         }
         long skipped = suppressed.getAndSet(0);
-        System.err.println("error: " + what + ": " + e
+        System.err.println("error: " + message
                 + (skipped > 0 ? " (" + skipped + " similar errors suppressed)" : ""));
     }
 }

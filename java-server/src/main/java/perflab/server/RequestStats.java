@@ -8,7 +8,7 @@ import perflab.util.StripedCounters;
 /** Responses counted by request method and status, in per-thread stripes so threads never contend. */
 final class RequestStats {
     private static final String[] METHODS = {"GET", "PUT", "DELETE", "POST", "HEAD", "OTHER"};
-    private static final int[] STATUSES = {200, 201, 202, 400, 404, 405, 413, 500, 503};
+    private static final int[] STATUSES = {200, 201, 202, 400, 404, 405, 413, 421, 500, 503, 504};
     private static final int COLUMNS = STATUSES.length + 1;
 
     private final StripedCounters counts = new StripedCounters(METHODS.length * COLUMNS);

@@ -1,5 +1,6 @@
 package perflab.server;
 
+import perflab.cluster.ClusterNode;
 import perflab.events.EventSink;
 import perflab.events.EventWriter;
 import perflab.events.GcEvents;
@@ -21,10 +22,14 @@ final class RunningServer {
     private final StatsReport stats;
     private final EventWriter events;
     private final GcEvents gc;
+    /** Null for a single node. */
+    private final ClusterNode cluster;
     private boolean stopped;
 
     private RunningServer(Settings settings, Storage storage, KvServer server, Dispatcher dispatcher,
-                          RequestStats requests, StatsReport stats, EventWriter events, GcEvents gc) {
+                          RequestStats requests, StatsReport stats, EventWriter events, GcEvents gc,
+                          ClusterNode cluster) {
+        this.cluster = cluster;
         this.settings = settings;
         this.storage = storage;
         this.server = server;
@@ -40,6 +45,11 @@ final class RunningServer {
         return start(settings, storage, null, null);
     }
 
+    /** A server whose timed events go to {@code events} (in-process tests of events); no gc events. */
+    static RunningServer start(Settings settings, Storage storage, EventWriter events) throws IOException {
+        return start(settings, storage, events, null);
+    }
+
     /**
      * Binds and starts serving {@code storage}, which the server then owns (closed on stop), as it owns
      * {@code events} and {@code gc} (null when events are off).
@@ -49,10 +59,13 @@ final class RunningServer {
         KvServer server = KvServer.bind(settings.host, settings.port, settings.selectors);
         EventSink sink = events != null ? events : EventSink.NONE;
         RequestStats requests = new RequestStats();
-        StatsReport stats = new StatsReport(requests, storage, events);
+        ClusterNode cluster = settings.cluster == null ? null
+                : new ClusterNode(settings.cluster, storage, settings.clusterTimeoutMillis, sink);
+        StatsReport stats = new StatsReport(requests, storage, events, cluster);
         DebugPause pause = settings.debugEndpoints ? new DebugPause() : null;
         DebugEndpoints debug = settings.debugEndpoints ? new DebugEndpoints(pause, sink, gc) : null;
-        ApiHandler handler = new ApiHandler(storage, requests, stats, settings.debugDelayNanos, debug, pause);
+        ApiHandler handler = new ApiHandler(storage, requests, stats, settings.debugDelayNanos, debug, pause,
+                cluster == null ? null : new ClusterHandler(cluster, requests));
         QueueFullEpisodes episodes = null;
         if (events != null && settings.mode != Mode.SYNC) {
             episodes = new QueueFullEpisodes(events);
@@ -62,7 +75,7 @@ final class RunningServer {
         stats.setDispatcher(dispatcher);
         server.setDispatcher(dispatcher, handler, settings.debugEndpoints);
         server.start();
-        return new RunningServer(settings, storage, server, dispatcher, requests, stats, events, gc);
+        return new RunningServer(settings, storage, server, dispatcher, requests, stats, events, gc, cluster);
     }
 
     private static Dispatcher newDispatcher(Settings s, ApiHandler handler, QueueFullEpisodes episodes) {
@@ -105,6 +118,9 @@ final class RunningServer {
         }
         server.stop();
         dispatcher.shutdown();
+        if (cluster != null) {
+            cluster.close();
+        }
         String error = null;
         try {
             storage.close();

@@ -1,5 +1,6 @@
 package perflab.server;
 
+import perflab.cluster.Topology;
 import perflab.spec.OptionException;
 import perflab.spec.OptionKind;
 import perflab.spec.OptionList;
@@ -44,6 +45,9 @@ final class Settings {
     final long debugDelayNanos;
     final Path configFile;
     final StorageOptions storage;
+    /** Null for a single node (no --cluster). */
+    final Topology cluster;
+    final long clusterTimeoutMillis;
 
     private Settings(OptionValues v) throws ConfigException {
         this.values = v;
@@ -70,6 +74,36 @@ final class Settings {
         if (dataDir == null && !backend.equals("memory")) {
             throw ConfigException.forFlag("data-dir", "required for --backend " + backend);
         }
+        this.cluster = cluster(v, port);
+        this.clusterTimeoutMillis = v.getLong(OptionList.CLUSTER_TIMEOUT);
+    }
+
+    /** --cluster and --self-url: a list of distinct http://host:port URLs that contains this node's. */
+    private static Topology cluster(OptionValues v, int port) throws ConfigException {
+        String list = v.getString(OptionList.CLUSTER);
+        String self = v.getString(OptionList.SELF_URL);
+        if (list == null) {
+            if (self != null) {
+                throw ConfigException.forFlag("self-url", "only meaningful with --cluster");
+            }
+            return null;
+        }
+        if (self == null) {
+            throw ConfigException.forFlag("self-url", "required with --cluster (this node's URL in that list)");
+        }
+        Topology t;
+        try {
+            t = Topology.parse(list, self);
+        } catch (OptionException e) {
+            throw ConfigException.forFlag(e.key(), e.detail());
+        }
+        int selfPort = java.net.URI.create(t.url(t.self())).getPort();
+        if (port != selfPort) {
+            // other nodes will call this node at the URL's port: a different one would be a dead replica
+            throw ConfigException.forFlag("port", port + " differs from the port of --self-url " + t.url(t.self())
+                    + (port == 0 ? " (a cluster node needs the fixed port the others call it at)" : ""));
+        }
+        return t;
     }
 
     private static Path path(OptionValues v, OptionSpec spec) {
@@ -94,10 +128,9 @@ final class Settings {
             } else if (i + 1 < args.length && !args[i + 1].startsWith("--")) {
                 value = args[++i];
             } else {
-                checkKnown(name);
-                throw ConfigException.forFlag(name, "missing value");
+                throw ConfigException.forFlag(canonical(name), "missing value");
             }
-            checkKnown(name);
+            name = canonical(name);
             if (flags.containsKey(name)) {
                 throw ConfigException.forFlag(name, "given twice");
             }
@@ -115,10 +148,13 @@ final class Settings {
         }
     }
 
-    private static void checkKnown(String name) throws ConfigException {
-        if (OptionList.byKey(name) == null) {
+    /** The option key a flag name stands for (itself, or the key of which it is the alias). */
+    private static String canonical(String name) throws ConfigException {
+        OptionSpec spec = OptionList.byFlag(name);
+        if (spec == null) {
             throw new ConfigException("unknown flag --" + name + " (see --help)");
         }
+        return spec.key;
     }
 
     private static Map<String, String> readProperties(Path file) throws ConfigException {
@@ -131,10 +167,15 @@ final class Settings {
         }
         Map<String, String> m = new LinkedHashMap<>();
         for (String key : p.stringPropertyNames()) {
-            if (key.equals("config") || OptionList.byKey(key) == null) {
+            OptionSpec spec = OptionList.byFlag(key);
+            if (key.equals("config") || spec == null) {
                 throw ConfigException.forFlag("config", file + ": unknown key '" + key + "'");
             }
-            m.put(key, p.getProperty(key).trim());
+            if (m.containsKey(spec.key)) {
+                throw ConfigException.forFlag("config", file + ": " + spec.key + " given twice (also as "
+                        + spec.alias + ")");
+            }
+            m.put(spec.key, p.getProperty(key).trim());
         }
         return m;
     }

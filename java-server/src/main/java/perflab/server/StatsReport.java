@@ -1,5 +1,6 @@
 package perflab.server;
 
+import perflab.cluster.ClusterNode;
 import perflab.events.EventWriter;
 import perflab.spec.MetricList;
 import perflab.spec.MetricSpec;
@@ -13,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * Renders GET /v0/stats from {@link MetricList}: the sources fill one map per group, and only values with
@@ -27,12 +29,15 @@ final class StatsReport {
     /** Null when events are off. */
     private final EventWriter events;
     private final List<GarbageCollectorMXBean> gcs = ManagementFactory.getGarbageCollectorMXBeans();
+    /** Null for a single node. */
+    private final ClusterNode cluster;
     private volatile Dispatcher dispatcher;
 
-    StatsReport(RequestStats requests, Storage storage, EventWriter events) {
+    StatsReport(RequestStats requests, Storage storage, EventWriter events, ClusterNode cluster) {
         this.requests = requests;
         this.storage = storage;
         this.events = events;
+        this.cluster = cluster;
     }
 
     void setDispatcher(Dispatcher dispatcher) {
@@ -44,7 +49,7 @@ final class StatsReport {
     }
 
     /** Every group's values by leaf name ("" holds the top-level ones). */
-    private Map<String, Map<String, Object>> collect(long now) {
+    private Map<String, Map<String, Object>> collect(long now, TreeMap<Integer, Map<String, Object>> peers) {
         Map<String, Map<String, Object>> g = new HashMap<>();
         Map<String, Object> top = new HashMap<>();
         top.put("timestamp_ms", now);
@@ -73,16 +78,31 @@ final class StatsReport {
         ev.put("written", events == null ? 0L : events.written());
         ev.put("dropped", events == null ? 0L : events.dropped());
         g.put("events", ev);
+        if (cluster != null) {
+            Map<String, Object> c = new HashMap<>();
+            cluster.stats(c, peers);
+            g.put("cluster", c);
+        }
         return g;
     }
 
     byte[] json() {
-        Map<String, Map<String, Object>> values = collect(System.currentTimeMillis());
+        TreeMap<Integer, Map<String, Object>> peers = new TreeMap<>();
+        Map<String, Map<String, Object>> values = collect(System.currentTimeMillis(), peers);
         String backend = String.valueOf(values.get("storage").get("backend"));
+        List<MetricSpec> specs = MetricList.reported(backend, cluster != null);
         Json j = new Json(new StringBuilder(1024)).beginObject();
         String open = "";
-        for (MetricSpec m : MetricList.forBackend(backend)) {
+        boolean peersWritten = false;
+        for (MetricSpec m : specs) {
             String group = m.group();
+            if (m.isPattern() && group.equals(open)) { // cluster.peers.<PEER>.*: one object per peer, all leaves
+                if (!peersWritten) {
+                    writePeers(j, specs, peers);
+                    peersWritten = true;
+                }
+                continue;
+            }
             if (!group.equals(open)) {
                 if (!open.isEmpty()) {
                     j.endObject();
@@ -102,5 +122,21 @@ final class StatsReport {
             j.endObject();
         }
         return j.endObject().toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** "peers": {"1": {"url": ..., "requests": ...}, ...}, leaves in the list's order, peers by index. */
+    private static void writePeers(Json j, List<MetricSpec> specs, TreeMap<Integer, Map<String, Object>> peers) {
+        j.key("peers").beginObject();
+        for (Map.Entry<Integer, Map<String, Object>> p : peers.entrySet()) {
+            j.key(Integer.toString(p.getKey())).beginObject();
+            for (MetricSpec m : specs) {
+                if (m.isPattern() && m.name.startsWith("cluster.peers.<PEER>.")) {
+                    String leaf = m.name.substring("cluster.peers.<PEER>.".length());
+                    j.field(leaf, p.getValue().get(leaf));
+                }
+            }
+            j.endObject();
+        }
+        j.endObject();
     }
 }

@@ -37,6 +37,15 @@ public final class EventList {
             "heap_after", "bytes", "source", "text");
     public static final EventSpec DEBUG_PAUSE = EventSpec.timed("debug_pause",
             "POST /v0/debug/pause: /v0/entity and /v0/status requests arriving in this window waited until its end");
+    public static final EventSpec PEER_DOWN = EventSpec.timed("peer_down",
+            "cluster: the first failed internal request to another node after a success (or since start); ts_us"
+                    + " and dur_us are that request's; reason is timeout, error or mismatch, detail says what failed",
+            "peer", "text", "reason", "text", "detail", "text");
+    public static final EventSpec PEER_UP = EventSpec.timed("peer_up",
+            "cluster: the first answered internal request to a node after failures; ts_us and dur_us are that"
+                    + " request's; down_us runs from the first failed request's start to this answer, failures"
+                    + " counts the requests that failed in between",
+            "peer", "text", "down_us", "us", "failures", "count");
 
     public static final EventSpec CONFIG = EventSpec.untimed("config",
             "right after parsing: every option's effective value (sizes in bytes, durations in ms) and the runtime",
@@ -48,7 +57,8 @@ public final class EventList {
             "uptime_ms", "ms", "requests", "count", "shutdown_ms", "ms", "flushed", "bool", "error", "text");
 
     public static final List<EventSpec> ALL = Collections.unmodifiableList(Arrays.asList(
-            CONFIG, READY, FLUSH, COMPACTION, WRITE_STALL, WAL_SYNC, QUEUE_FULL, GC, DEBUG_PAUSE, STOPPED));
+            CONFIG, READY, FLUSH, COMPACTION, WRITE_STALL, WAL_SYNC, QUEUE_FULL, GC, DEBUG_PAUSE, PEER_DOWN, PEER_UP,
+            STOPPED));
 
     private EventList() {
     }

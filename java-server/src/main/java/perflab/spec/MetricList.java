@@ -20,8 +20,9 @@ public final class MetricList {
             gauge("uptime_ms", "ms", "time since the server started"),
 
             counter("requests.<METHOD>.<STATUS>", "count", "responses by request method (GET, PUT, DELETE, POST,"
-                    + " HEAD, OTHER) and status code (200, 201, 202, 400, 404, 405, 413, 500, 503, other); only"
-                    + " non-zero cells are present"),
+                    + " HEAD, OTHER) and status code (200, 201, 202, 400, 404, 405, 413, 421, 500, 503, 504, other);"
+                    + " only non-zero cells are present; in cluster mode internal requests from other nodes count"
+                    + " too"),
 
             label("executor.mode", "request handling mode: sync, async or virtual"),
             gauge("executor.pool_size", "count", "threads handling requests (sync: selectors; virtual: requests"
@@ -57,6 +58,38 @@ public final class MetricList {
             counter("storage.tombstones_purged", "count", "deletes dropped by compactions that reached the"
                     + " oldest run").only("lsm"),
 
+            gauge("cluster.nodes", "count", "nodes in --cluster").inCluster(),
+            gauge("cluster.self", "id", "this node's index in the --cluster list (the <PEER> index of the others)")
+                    .inCluster(),
+            counter("cluster.coordinated", "count", "client /v0/entity requests this node coordinated (asked the"
+                    + " key's replicas for)").inCluster(),
+            counter("cluster.replicas_asked", "count", "replica operations started by coordinated requests (from per"
+                    + " request, this node's own included)").inCluster(),
+            counter("cluster.replicas_answered", "count", "replica operations that succeeded, also those that"
+                    + " arrived after the client was answered").inCluster(),
+            counter("cluster.replicas_failed", "count", "replica operations that failed: timeout, refused"
+                    + " connection, an error status, a cluster mismatch").inCluster(),
+            counter("cluster.gateway_timeouts", "count", "client requests answered 504 because fewer than ack"
+                    + " replicas answered (also in requests.<METHOD>.504)").inCluster(),
+            counter("cluster.internal_served", "count", "internal requests from other nodes served from this node's"
+                    + " storage").inCluster(),
+            counter("cluster.mismatches", "count", "internal requests refused with 421 because the sender's"
+                    + " --cluster list differs from this node's").inCluster(),
+            label("cluster.peers.<PEER>.url", "another node's URL; <PEER> is its index in the --cluster list")
+                    .inCluster(),
+            gauge("cluster.peers.<PEER>.up", "bool", "1 unless the last internal request to it failed (see the"
+                    + " peer_down and peer_up events)").inCluster(),
+            counter("cluster.peers.<PEER>.requests", "count", "internal requests sent to it (proxied reads and"
+                    + " writes)").inCluster(),
+            counter("cluster.peers.<PEER>.answered", "count", "internal requests it answered within protocol")
+                    .inCluster(),
+            counter("cluster.peers.<PEER>.errors", "count", "internal requests that failed other than by timeout"
+                    + " (refused connection, error status, cluster mismatch)").inCluster(),
+            counter("cluster.peers.<PEER>.timeouts", "count", "internal requests without an answer within"
+                    + " --cluster-timeout").inCluster(),
+            counter("cluster.peers.<PEER>.latency_us", "us", "summed latency of its answered requests (divide the"
+                    + " change by that of answered for the mean)").inCluster(),
+
             gauge("jvm.heap_used", "bytes", "heap in use"),
             gauge("jvm.heap_committed", "bytes", "heap committed"),
             gauge("jvm.heap_max", "bytes", "heap limit (-Xmx)"),
@@ -70,11 +103,16 @@ public final class MetricList {
     private MetricList() {
     }
 
-    /** The metrics a server with this backend reports. */
+    /** The metrics a single node (no --cluster) with this backend reports. */
     public static List<MetricSpec> forBackend(String backend) {
+        return reported(backend, false);
+    }
+
+    /** The metrics a server with this backend reports, in cluster mode or not. */
+    public static List<MetricSpec> reported(String backend, boolean cluster) {
         List<MetricSpec> out = new ArrayList<>();
         for (MetricSpec m : ALL) {
-            if (m.reportedBy(backend)) {
+            if (m.reportedBy(backend, cluster)) {
                 out.add(m);
             }
         }

@@ -25,33 +25,42 @@ public final class MetricSpec {
     public final String help;
     /** Backends that report it; null when every backend does (storage metrics) or it is not a storage metric. */
     public final List<String> backends;
+    /** Reported only by a node started with --cluster. */
+    public final boolean clusterOnly;
     private final Pattern pattern;
 
-    private MetricSpec(String name, Kind kind, String unit, String help, List<String> backends) {
+    private MetricSpec(String name, Kind kind, String unit, String help, List<String> backends, boolean clusterOnly) {
         this.name = name;
         this.kind = kind;
         this.unit = unit;
         this.help = help;
         this.backends = backends;
+        this.clusterOnly = clusterOnly;
         this.pattern = name.contains("<") ? Pattern.compile(name.replace(".", "\\.").replaceAll("<[A-Z]+>", "[^.]+"))
                 : null;
     }
 
     static MetricSpec counter(String name, String unit, String help) {
-        return new MetricSpec(name, Kind.COUNTER, unit, help, null);
+        return new MetricSpec(name, Kind.COUNTER, unit, help, null, false);
     }
 
     static MetricSpec gauge(String name, String unit, String help) {
-        return new MetricSpec(name, Kind.GAUGE, unit, help, null);
+        return new MetricSpec(name, Kind.GAUGE, unit, help, null, false);
     }
 
     static MetricSpec label(String name, String help) {
-        return new MetricSpec(name, Kind.LABEL, "text", help, null);
+        return new MetricSpec(name, Kind.LABEL, "text", help, null, false);
     }
 
     /** The same metric, reported only by these backends. */
     MetricSpec only(String... backendNames) {
-        return new MetricSpec(name, kind, unit, help, Collections.unmodifiableList(Arrays.asList(backendNames)));
+        return new MetricSpec(name, kind, unit, help, Collections.unmodifiableList(Arrays.asList(backendNames)),
+                clusterOnly);
+    }
+
+    /** The same metric, reported only in cluster mode. */
+    MetricSpec inCluster() {
+        return new MetricSpec(name, kind, unit, help, backends, true);
     }
 
     public boolean isPattern() {
@@ -65,6 +74,11 @@ public final class MetricSpec {
 
     public boolean reportedBy(String backend) {
         return backends == null || backends.contains(backend);
+    }
+
+    /** Whether a server with this backend, in cluster mode or not, reports it. */
+    public boolean reportedBy(String backend, boolean cluster) {
+        return reportedBy(backend) && (cluster || !clusterOnly);
     }
 
     /** "storage" for "storage.flushes"; "" for top-level values. */

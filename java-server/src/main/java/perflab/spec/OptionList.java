@@ -40,6 +40,16 @@ public final class OptionList {
             words("array", "linked", "lifo"),
             "async: the executor's bounded queue: array (ArrayBlockingQueue), linked (LinkedBlockingQueue) or lifo"
                     + " (a deque that serves the newest request first)");
+    public static final OptionSpec CLUSTER = OptionSpec.optionalString("cluster", SERVER, "none",
+            "the URLs of every node of a cluster, http://host:port separated by commas, the same list on every"
+                    + " node; enables sharding and replication (the cluster protocol in docs/architecture.md); none: a single"
+                    + " node");
+    public static final OptionSpec SELF_URL = OptionSpec.optionalString("self-url", SERVER, "none",
+            "with --cluster: this node's URL as written in that list (its port must be --port); --self is the"
+                    + " same flag").withAlias("self");
+    public static final OptionSpec CLUSTER_TIMEOUT = OptionSpec.duration("cluster-timeout", SERVER, "1s", "1ms",
+            "60s", "with --cluster: how long a node waits for another node's answer to an internal request,"
+                    + " connecting included, before counting that replica as failed");
 
     public static final OptionSpec MEMTABLE_SIZE = OptionSpec.size("memtable-size", STORAGE, "4m", "64k", "1g",
             "memtable byte threshold: bytes of its write-ahead log (keys, values, ~10 B per record) at which it is"
@@ -69,7 +79,8 @@ public final class OptionList {
                     + " machine; 0 leaves them alone (rocksdb: any value above 0 lowers both pools' CPU priority)");
 
     public static final OptionSpec EVENTS = OptionSpec.choice("events", SERVER, "on", words("on", "off"),
-            "timed server events (flush, compaction, write_stall, wal_sync, queue_full, gc, debug_pause) as JSON"
+            "timed server events (flush, compaction, write_stall, wal_sync, queue_full, gc, debug_pause, peer_down,"
+                    + " peer_up) as JSON"
                     + " lines on stdout, written by a background thread from a bounded queue (dropped and counted"
                     + " in events.dropped when it is full)");
     public static final OptionSpec GC_EVENTS = OptionSpec.choice("gc-events", SERVER, "jfr",
@@ -87,11 +98,22 @@ public final class OptionList {
 
     public static final List<OptionSpec> ALL = Collections.unmodifiableList(Arrays.asList(
             HOST, PORT, DATA_DIR, BACKEND, MODE, SELECTORS, WORKERS, QUEUE, QUEUE_KIND,
+            CLUSTER, SELF_URL, CLUSTER_TIMEOUT,
             MEMTABLE_SIZE, MAX_IMMUTABLE, FLUSH_THREADS, COMPACTION_THREADS, WAL, WAL_BATCH_DELAY,
             SLOW_SYNC_THRESHOLD, TABLE_SIZE, BLOCK_SIZE, BLOOM_BITS, BACKGROUND_NICE,
             EVENTS, GC_EVENTS, DEBUG_ENDPOINTS, DEBUG_DELAY, CONFIG));
 
     private OptionList() {
+    }
+
+    /** The spec whose key or alias is {@code flag} (without "--"), or null. */
+    public static OptionSpec byFlag(String flag) {
+        for (OptionSpec s : ALL) {
+            if (s.key.equals(flag) || flag.equals(s.alias)) {
+                return s;
+            }
+        }
+        return null;
     }
 
     /** The spec for {@code key}, or null. */

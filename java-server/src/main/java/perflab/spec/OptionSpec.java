@@ -28,10 +28,13 @@ public final class OptionSpec {
     /** Enum choices, in the order --help lists them; null for other kinds. */
     public final List<String> choices;
     public final String help;
+    /** Another flag name accepted for this option (e.g. "self" for "self-url"), or null. */
+    public final String alias;
     private final Supplier<Object> computedDefault;
 
     private OptionSpec(String key, OptionScope scope, OptionKind kind, Object defaultValue, String defaultText,
-                       Long min, Long max, List<String> choices, String help, Supplier<Object> computedDefault) {
+                       Long min, Long max, List<String> choices, String help, Supplier<Object> computedDefault,
+                       String alias) {
         if (help.contains("|") || help.contains("\n")) {
             throw new IllegalArgumentException(key + ": help must be one line without '|' (it is a table cell)");
         }
@@ -45,28 +48,29 @@ public final class OptionSpec {
         this.choices = choices;
         this.help = help;
         this.computedDefault = computedDefault;
+        this.alias = alias;
     }
 
     static OptionSpec integer(String key, OptionScope scope, long def, long min, long max, String help) {
-        return new OptionSpec(key, scope, OptionKind.INT, def, Long.toString(def), min, max, null, help, null);
+        return new OptionSpec(key, scope, OptionKind.INT, def, Long.toString(def), min, max, null, help, null, null);
     }
 
     /** An int whose default is computed at start; {@code defaultText} says how. */
     static OptionSpec integer(String key, OptionScope scope, String defaultText, Supplier<Object> def, long min,
                               long max, String help) {
-        return new OptionSpec(key, scope, OptionKind.INT, null, defaultText, min, max, null, help, def);
+        return new OptionSpec(key, scope, OptionKind.INT, null, defaultText, min, max, null, help, def, null);
     }
 
     static OptionSpec size(String key, OptionScope scope, String def, String min, String max, String help) {
         long d = Units.parseBytes(def);
         return new OptionSpec(key, scope, OptionKind.SIZE, d, Units.formatBytes(d), Units.parseBytes(min),
-                Units.parseBytes(max), null, help, null);
+                Units.parseBytes(max), null, help, null, null);
     }
 
     static OptionSpec duration(String key, OptionScope scope, String def, String min, String max, String help) {
         long d = Units.parseMillis(def);
         return new OptionSpec(key, scope, OptionKind.DURATION, d, Units.formatMillis(d), Units.parseMillis(min),
-                Units.parseMillis(max), null, help, null);
+                Units.parseMillis(max), null, help, null, null);
     }
 
     /** An enum; the first choice listed is not necessarily the default. */
@@ -75,16 +79,30 @@ public final class OptionSpec {
             throw new IllegalArgumentException(key + ": default " + def + " is not a choice");
         }
         return new OptionSpec(key, scope, OptionKind.ENUM, def, def, null, null,
-                Collections.unmodifiableList(choices), help, null);
+                Collections.unmodifiableList(choices), help, null, null);
     }
 
     static OptionSpec string(String key, OptionScope scope, String def, String help) {
-        return new OptionSpec(key, scope, OptionKind.STRING, def, def, null, null, null, help, null);
+        return new OptionSpec(key, scope, OptionKind.STRING, def, def, null, null, null, help, null, null);
+    }
+
+    /** Text without a default; {@code absentText} says what its absence means (the default column). */
+    static OptionSpec optionalString(String key, OptionScope scope, String absentText, String help) {
+        return new OptionSpec(key, scope, OptionKind.STRING, null, absentText, null, null, null, help, null, null);
+    }
+
+    /**
+     * The same option, also accepted as {@code --alias} (a name the course uses that would map badly onto
+     * the lab's field names, e.g. "self"); the key stays the canonical name everywhere else.
+     */
+    OptionSpec withAlias(String aliasName) {
+        return new OptionSpec(key, scope, kind, defaultValue, defaultText, min, max, choices, help, computedDefault,
+                aliasName);
     }
 
     /** A path without a default; {@code absentText} says what its absence means (the default column). */
     static OptionSpec path(String key, OptionScope scope, String absentText, String help) {
-        return new OptionSpec(key, scope, OptionKind.PATH, null, absentText, null, null, null, help, null);
+        return new OptionSpec(key, scope, OptionKind.PATH, null, absentText, null, null, null, help, null, null);
     }
 
     static List<String> words(String... choices) {

@@ -37,7 +37,7 @@ public final class SpecJson {
                 }
                 j.endArray();
             }
-            j.field("help", o.help).endObject();
+            j.field("help", o.help).field("alias", o.alias).endObject();
         }
         j.endArray();
         j.key("metrics").beginArray();
@@ -57,7 +57,7 @@ public final class SpecJson {
                 }
                 j.endArray();
             }
-            j.field("help", m.help).endObject();
+            j.field("cluster_only", m.clusterOnly).field("help", m.help).endObject();
         }
         j.endArray();
         j.key("events").beginArray();

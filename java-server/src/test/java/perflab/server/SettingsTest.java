@@ -79,6 +79,13 @@ public class SettingsTest {
                 }
                 throw new AssertionError(s + " has a single choice");
             case STRING:
+                // a cluster of this node (at the largest port, the one this test gives --port) and another
+                if (s == OptionList.CLUSTER) {
+                    return "http://localhost:" + OptionList.PORT.max + ",http://127.0.0.1:2";
+                }
+                if (s == OptionList.SELF_URL) {
+                    return "http://localhost:" + OptionList.PORT.max;
+                }
                 return "localhost";
             default:
                 if (s == OptionList.CONFIG) {
@@ -236,6 +243,45 @@ public class SettingsTest {
         assertEquals(3L, line.get("debug-delay"));
         assertEquals("127.0.0.1", line.get("host"));
         assertEquals(8080L, line.get("port"));
+    }
+
+    @Test
+    public void clusterFlagsAreCheckedTogether() throws Exception {
+        String two = "http://127.0.0.1:8080,http://127.0.0.1:8081";
+        assertEquals("--self-url: only meaningful with --cluster",
+                error("--backend", "memory", "--self-url", "http://127.0.0.1:8080"));
+        assertEquals("--self-url: required with --cluster (this node's URL in that list)",
+                error("--backend", "memory", "--cluster", two));
+        assertEquals("--cluster: duplicate URL http://127.0.0.1:8080", error("--backend", "memory", "--cluster",
+                two + ",http://127.0.0.1:8080/", "--self", "http://127.0.0.1:8080"));
+        assertEquals("--cluster: 'http://127.0.0.1' is not of the form http://host:port", error("--backend", "memory",
+                "--cluster", "http://127.0.0.1", "--self", "http://127.0.0.1"));
+        assertEquals("--self-url: http://127.0.0.1:9 is not in --cluster (" + two + ")",
+                error("--backend", "memory", "--cluster", two, "--self", "http://127.0.0.1:9"));
+        assertEquals("--port: 8080 differs from the port of --self-url http://127.0.0.1:8081",
+                error("--backend", "memory", "--cluster", two, "--self", "http://127.0.0.1:8081"));
+        assertEquals("--port: 0 differs from the port of --self-url http://127.0.0.1:8080 (a cluster node needs the"
+                + " fixed port the others call it at)", error("--backend", "memory", "--port", "0", "--cluster", two,
+                "--self", "http://127.0.0.1:8080"));
+        assertEquals("--self-url: given twice", error("--backend", "memory", "--cluster", two, "--self",
+                "http://127.0.0.1:8080", "--self-url", "http://127.0.0.1:8080"));
+        assertEquals("--cluster-timeout: must be between 1ms and 60s, got '0'", error("--cluster-timeout", "0"));
+
+        // --self is the name for --self-url; the key (config line, properties, Python) is self-url
+        Settings s = Settings.parse(new String[]{"--backend", "memory", "--cluster", two + "/", "--self=http://127.0.0.1:8080"});
+        assertEquals(0, s.cluster.self());
+        assertEquals(2, s.cluster.size());
+        assertEquals(1000L, s.clusterTimeoutMillis);
+        Map<String, Object> line = MiniJson.object(s.toJson());
+        assertEquals("http://127.0.0.1:8080", line.get("self-url"));
+        assertEquals(two + "/", line.get("cluster"));
+        Path props = temp.dir("cluster.properties");
+        Files.write(props, ("backend=memory\nport=8081\ncluster=" + two + "\nself=http://127.0.0.1:8081\n")
+                .getBytes(StandardCharsets.UTF_8));
+        assertEquals(1, Settings.parse(new String[]{"--config", props.toString()}).cluster.self());
+        // a single node has no cluster at all
+        assertEquals(null, Settings.parse(new String[]{"--backend", "memory"}).cluster);
+        assertTrue(OptionList.SELF_URL.help.contains("--" + OptionList.SELF_URL.alias));
     }
 
     @Test

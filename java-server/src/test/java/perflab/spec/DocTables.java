@@ -52,7 +52,8 @@ final class DocTables {
         rows.add("| --- | --- | --- | --- | --- |");
         for (MetricSpec m : MetricList.ALL) {
             rows.add("| `" + m.name + "` | " + m.kind.label() + " | " + m.unit + " | "
-                    + (m.backends == null ? "all" : String.join(", ", m.backends)) + " | " + m.help + " |");
+                    + (m.backends == null ? "all" : String.join(", ", m.backends))
+                    + (m.clusterOnly ? ", with --cluster" : "") + " | " + m.help + " |");
         }
         return rows;
     }

@@ -55,8 +55,16 @@ public final class RawHttp implements AutoCloseable {
     }
 
     public static byte[] request(String method, String target, byte[] body) {
+        return request(method, target, body, new String[0]);
+    }
+
+    /** @param headers extra header lines, "Name: value" each */
+    public static byte[] request(String method, String target, byte[] body, String... headers) {
         StringBuilder sb = new StringBuilder();
         sb.append(method).append(' ').append(target).append(" HTTP/1.1\r\nHost: localhost\r\n");
+        for (String h : headers) {
+            sb.append(h).append("\r\n");
+        }
         if (body != null) {
             sb.append("Content-Length: ").append(body.length).append("\r\n");
         }
@@ -78,6 +86,12 @@ public final class RawHttp implements AutoCloseable {
 
     public Response call(String method, String target, byte[] body) throws IOException {
         send(request(method, target, body));
+        return read(null);
+    }
+
+    /** A request with extra header lines ("Name: value"). */
+    public Response call(String method, String target, byte[] body, String... headers) throws IOException {
+        send(request(method, target, body, headers));
         return read(null);
     }
 
