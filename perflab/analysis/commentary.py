@@ -80,7 +80,7 @@ def describe_spectrum(label: str, spectrum: pd.DataFrame, sla_ms: float | None =
 
 def compare_latency(runs: Mapping[str, object], column: str = "p99_ms") -> str:
     """Per-interval latency (e.g. p99 of each 100 ms interval) of two or more runs
-    (label -> :class:`~perflab.measure.load.LoadResult` or an intervals DataFrame), each compared with
+    (label -> :class:`~perflab.measure.result.LoadResult` or an intervals DataFrame), each compared with
     the run of lowest median by :func:`~perflab.measure.significance.compare_samples`:
     'p99 per interval: async median 1.20 ms (n = 50); sync 3.40 ms, higher (n = 50 vs 50, Mann-Whitney
     p < 0.001, ratio 2.83x (95% CI 2.5x-3.1x)); virtual 1.25 ms, no difference detectable (...).'"""

@@ -66,7 +66,7 @@ def latency_trend(intervals: pd.DataFrame, criteria: BreakpointCriteria | None =
 
 
 def evaluate(result, criteria: BreakpointCriteria | None = None, validity=None) -> Judgement:
-    """Judge one probe (a :class:`~perflab.measure.load.LoadResult`) against ``criteria``; with a
+    """Judge one probe (a :class:`~perflab.measure.result.LoadResult`) against ``criteria``; with a
     ``validity`` record (:class:`~perflab.measure.validity.Validity`) that is ``invalid``, the probe
     is inconclusive."""
     c = criteria or BreakpointCriteria()

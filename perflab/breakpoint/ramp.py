@@ -44,7 +44,7 @@ def ramp_load(base: LoadParams, params: BreakpointParams, criteria: BreakpointCr
 
 
 def estimate(result, criteria: BreakpointCriteria) -> RampEstimate:
-    """The breakpoint estimate from a ramp's :class:`~perflab.measure.load.LoadResult`: its hdr-log
+    """The breakpoint estimate from a ramp's :class:`~perflab.measure.result.LoadResult`: its hdr-log
     intervals (latency) and the generator's per-interval counts (``summary["intervals"]``: what the
     schedule offered and what completed in each)."""
     load = result.params

@@ -238,8 +238,8 @@ def _host_speed(host, t: ValidityThresholds) -> Check:
 
 def assess(load, server=None, placement=None, thresholds: ValidityThresholds | None = None,
            host=None) -> Validity:
-    """The validity record of one load (a :class:`~perflab.measure.load.LoadResult`); ``server``: the
-    server's :class:`~perflab.server.proc.CpuWindow` over the measured window; ``placement``: the
+    """The validity record of one load (a :class:`~perflab.measure.result.LoadResult`); ``server``: the
+    server's :class:`~perflab.server.cpu.CpuWindow` over the measured window; ``placement``: the
     :class:`~perflab.server.placement.Placement` used; ``host``: ``(calibrations around the window, all
     of the session's)`` (:class:`~perflab.measure.hostspeed.Calibration`)."""
     t = thresholds or ValidityThresholds()

@@ -181,6 +181,21 @@ def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+def _kernel_manager_class():
+    """A kernel manager whose kernels talk to the batch over local IPC sockets: the batch and its kernels
+    share one machine, so no TCP port is opened (and the kernel does not warn about TCP without
+    encryption once per notebook)."""
+    from jupyter_client.manager import AsyncKernelManager
+    from traitlets import default
+
+    class IpcKernelManager(AsyncKernelManager):
+        @default("transport")
+        def _default_transport(self):
+            return "ipc"
+
+    return IpcKernelManager
+
+
 def execute(spec: NotebookSpec, src: Path, out: Path, progress: bool, cell_timeout: float | None,
             kernel_name: str | None) -> tuple[str, str | None, int | None]:
     """Run one notebook with papermill: (status, error, failing cell index)."""
@@ -192,6 +207,7 @@ def execute(spec: NotebookSpec, src: Path, out: Path, progress: bool, cell_timeo
             str(src), str(out), parameters=dict(spec.parameters), cwd=str(src.parent),
             progress_bar=progress, log_output=False, kernel_name=kernel_name,
             execution_timeout=cell_timeout, request_save_on_cell_execute=True,
+            kernel_manager_class=_kernel_manager_class(),
         )
         return "ok", None, None
     except PapermillExecutionError as e:

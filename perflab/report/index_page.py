@@ -149,7 +149,7 @@ and were not run: {% for n in skipped %}<b>{{ n.notebook }}</b>{% if not loop.la
 {{ r.machine.os }}, kernel {{ r.machine.kernel }} ({{ r.machine.arch }}), host {{ r.machine.hostname }}</td></tr>
 {% if r.load_start %}<tr><th>machine load</th><td>load average (1, 5, 15 min) {{ r.load_start|join(", ") }} when the batch
 started, {{ (r.load_end or [])|join(", ") }} when it ended: other processes on the machine share its cores with the experiments</td></tr>{% endif %}
-<tr><th>versions</th><td class="mono">python {{ r.python.python }}{% for k, v in r.tools.items() if v %}<br>{{ k }} {{ v }}{% endfor %}{% for k, v in r.python.packages.items() if v %}<br>{{ k }} {{ v }}{% endfor %}</td></tr>
+<tr><th>versions</th><td class="mono">python {{ r.python.python }}{% for k, v in (r.tools or {}).items() if v %}<br>{{ k }} {{ v }}{% endfor %}{% for k, v in (r.python.packages or {}).items() if v %}<br>{{ k }} {{ v }}{% endfor %}</td></tr>
 <tr><th>command</th><td class="mono">{{ r.command }}</td></tr>
 <tr><th>raw data</th><td class="mono">{{ r.data_root }} (runs linked above, relative to this folder)</td></tr>
 <tr><th>browser check</th><td>{{ r.browser_check }}</td></tr>

@@ -1,6 +1,6 @@
 """A server perflab did not build: started from the user's command, or already running at a URL.
 
-Both stand in for :class:`perflab.server.process.Server` in a session (``url``, ``pid``, ``stop``,
+Both stand in for :class:`perflab.server.builtin.Server` in a session (``url``, ``pid``, ``stop``,
 ``info``, ``log_tail``). A started command runs in its own process group with stdout and stderr in
 ``server.log``; perflab waits until its port answers HTTP (any status) and stops the whole group
 afterwards (SIGTERM, then SIGKILL), so no orphan survives a run. The pid that matters (for CPU and

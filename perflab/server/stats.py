@@ -107,7 +107,8 @@ class StatsSampler:
         next_t = time.monotonic()
         while not self._stop.is_set():
             try:
-                s = fetch_stats(self.url, timeout=max(0.5, self.interval_s))
+                # a busy server may answer late; a late sample still carries the server's own timestamp
+                s = fetch_stats(self.url, timeout=max(2.0, self.interval_s))
                 s.setdefault("timestamp_ms", int(time.time() * 1000))
                 self.samples.append(s)
             except Exception as e:  # sampling is best effort

@@ -3,7 +3,7 @@
 import subprocess
 import sys
 
-from conftest import REPO
+from support import REPO
 from perflab.records import list_runs
 from perflab.cli import main
 

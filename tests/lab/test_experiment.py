@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, live_descendants, processes_mentioning
+from support import REPO, live_descendants, processes_mentioning
 from perflab import LoadParams, PrefillParams, ProfileParams, ServerConfig, open_run, query, run_experiment
 from perflab.errors import LoadError, ServerStartError
 from perflab.records import list_runs

@@ -12,7 +12,7 @@ import time
 import psutil
 import pytest
 
-from conftest import REPO, free_port, processes_mentioning
+from support import REPO, free_port, processes_mentioning
 from perflab import ForeignServer, LoadParams, ProfileParams, run_experiment
 from perflab.errors import ServerStartError
 from perflab.measure.generator import run_load

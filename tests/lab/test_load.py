@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from conftest import processes_mentioning
+from support import processes_mentioning
 from perflab import LoadParams, ServerConfig
 from perflab.errors import LoadError
 from perflab.measure.generator import run_load, start_load

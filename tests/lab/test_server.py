@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from conftest import live_descendants, processes_mentioning
+from support import live_descendants, processes_mentioning
 from perflab import ServerConfig
 from perflab.errors import ServerStartError
 from perflab.server import Server, start_server
