@@ -2,7 +2,7 @@
 
 For each target (workload × backend) and each CPU placement it runs :func:`perflab.find_breakpoint`
 (one recorded run per search) and prints one Markdown table: the breakpoint with its interval and
-verdict, the validity of the probes it rests on, the ratio to the ``/v0/status`` ceiling of the same
+outcome, the validity of the probes it rests on, the ratio to the ``/v0/status`` ceiling of the same
 placement, and where the CPU went at the highest passing rate (server and generator, per request).
 ``--rates`` skips the searches and holds every target at the same fixed rates instead (one recorded
 experiment each), for a table of CPU per request at equal rates.

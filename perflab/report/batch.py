@@ -67,7 +67,7 @@ class NotebookResult:
 
     @property
     def validity(self) -> str | None:
-        """The finding's verdict, else the runs'."""
+        """The finding's validity level, else the runs'."""
         return (self.finding or {}).get("validity") or self.runs_validity
 
 

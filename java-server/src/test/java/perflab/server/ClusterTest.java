@@ -477,26 +477,13 @@ public class ClusterTest {
         }
     }
 
-    /** Dotted names of every leaf of a JSON object. */
-    private static void leaves(String prefix, Map<String, Object> object, Map<String, Object> out) {
-        for (Map.Entry<String, Object> e : object.entrySet()) {
-            String name = prefix.isEmpty() ? e.getKey() : prefix + "." + e.getKey();
-            if (e.getValue() instanceof Map) {
-                leaves(name, MiniJson.object(e.getValue()), out);
-            } else {
-                out.put(name, e.getValue());
-            }
-        }
-    }
-
     @Test
     public void clusterStatsAreExactlyTheSpecifiedMetrics() throws Exception {
         try (ClusterHarness c = ClusterHarness.start(3, temp.dir("stats"))) {
             try (RawHttp http = c.http(0)) {
                 assertEquals(201, http.call("PUT", "/v0/entity?id=m", utf8("x")).status);
             }
-            Map<String, Object> leaves = new TreeMap<>();
-            leaves("", c.stats(0), leaves);
+            Map<String, Object> leaves = new TreeMap<>(MiniJson.leaves(c.stats(0)));
             List<MetricSpec> specs = MetricList.reported("lsm", true);
             for (Map.Entry<String, Object> leaf : leaves.entrySet()) {
                 MetricSpec spec = null;

@@ -214,25 +214,12 @@ public class HttpApiTest {
         }
     }
 
-    /** Dotted names of every leaf of a JSON object ("storage.flushes", "requests.GET.200"). */
-    private static void leaves(String prefix, Map<String, Object> object, Map<String, Object> out) {
-        for (Map.Entry<String, Object> e : object.entrySet()) {
-            String name = prefix.isEmpty() ? e.getKey() : prefix + "." + e.getKey();
-            if (e.getValue() instanceof Map) {
-                leaves(name, MiniJson.object(e.getValue()), out);
-            } else {
-                out.put(name, e.getValue());
-            }
-        }
-    }
-
     @Test
     public void statsLeavesAreExactlyTheSpecifiedMetrics() throws Exception {
         http.call("PUT", "/v0/entity?id=m1", utf8("x"));
         http.call("GET", "/v0/entity?id=m1");
         http.call("GET", "/v0/entity?id=absent");
-        Map<String, Object> leaves = new java.util.TreeMap<>();
-        leaves("", MiniJson.object(http.call("GET", "/v0/stats").text()), leaves);
+        Map<String, Object> leaves = new java.util.TreeMap<>(MiniJson.leaves(MiniJson.object(http.call("GET", "/v0/stats").text())));
         List<MetricSpec> specs = MetricList.forBackend(backend);
         for (Map.Entry<String, Object> leaf : leaves.entrySet()) {
             MetricSpec spec = null;

@@ -34,6 +34,24 @@ public final class MiniJson {
         return (Map<String, Object>) value;
     }
 
+    /** The leaves of a JSON object by their dotted names ("storage.flushes", "requests.GET.200"). */
+    public static Map<String, Object> leaves(Map<String, Object> object) {
+        Map<String, Object> out = new java.util.LinkedHashMap<>();
+        leaves("", object, out);
+        return out;
+    }
+
+    private static void leaves(String prefix, Map<String, Object> object, Map<String, Object> out) {
+        for (Map.Entry<String, Object> e : object.entrySet()) {
+            String name = prefix.isEmpty() ? e.getKey() : prefix + "." + e.getKey();
+            if (e.getValue() instanceof Map) {
+                leaves(name, object(e.getValue()), out);
+            } else {
+                out.put(name, e.getValue());
+            }
+        }
+    }
+
     public static long number(Object v) {
         return ((Number) v).longValue();
     }
