@@ -13,6 +13,7 @@ mod histogram;
 mod http;
 mod json_summary;
 mod net;
+mod options;
 mod poller;
 mod recording;
 mod run;

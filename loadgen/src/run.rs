@@ -1,7 +1,7 @@
 //! The whole run: check every input, prepare the Lua states, start the workers at
 //! one common time, collect, and print/write the results.
 
-use crate::cli::{self, Command, Config, RateShape};
+use crate::cli::{self, Command};
 use crate::clock;
 use crate::collector::Collector;
 use crate::cpu_usage;
@@ -10,6 +10,7 @@ use crate::event_loop::{WorkerMsg, WorkerSetup, run_worker};
 use crate::hdr_log::HdrLog;
 use crate::http;
 use crate::json_summary::{self, StoppedEarly, Summary};
+use crate::options::{Config, RateShape};
 use crate::recording::segments;
 use crate::schedule::Plan;
 use crate::script::{DoneSummary, LuaStats, ScriptSpec, Scripts, ThreadHooks};
