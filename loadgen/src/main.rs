@@ -6,7 +6,6 @@ mod clock;
 mod collector;
 mod cpu_usage;
 mod early_stop;
-mod event_loop;
 mod flags;
 mod hdr_log;
 mod histogram;
@@ -22,6 +21,7 @@ mod script;
 mod signals;
 mod units;
 mod url;
+mod worker;
 mod wrk_format;
 
 fn main() {

@@ -6,16 +6,16 @@ use crate::clock;
 use crate::collector::Collector;
 use crate::cpu_usage;
 use crate::early_stop::StopRule;
-use crate::event_loop::{WorkerMsg, WorkerSetup, run_worker};
 use crate::hdr_log::HdrLog;
 use crate::http;
 use crate::json_summary::{self, StoppedEarly, Summary};
 use crate::options::{Config, RateShape};
-use crate::recording::segments;
+use crate::recording::intervals;
 use crate::schedule::Plan;
 use crate::script::{DoneSummary, LuaStats, ScriptSpec, Scripts, ThreadHooks};
 use crate::signals;
 use crate::url::Url;
+use crate::worker::{WorkerMsg, WorkerSetup, run_worker};
 use crate::wrk_format::{self, Report};
 use std::fs::File;
 use std::io::Write;
@@ -119,9 +119,9 @@ fn run(cfg: &Config) -> Result<i32, String> {
     };
 
     let plan = Arc::new(Plan::from_config(cfg));
-    let segs = segments(&plan, cfg.hdr_interval_us * 1000);
+    let grid = intervals(&plan, cfg.hdr_interval_us * 1000);
     let stop_rule = cfg.stop_on_p99_us.map(|us| StopRule::new(us, cfg.stop_intervals));
-    let mut collector = Collector::new(cfg.threads, segs.clone(), plan.clone(), cfg.u_latency, hdr_log, stop_rule);
+    let mut collector = Collector::new(cfg.threads, grid.clone(), plan.clone(), cfg.u_latency, hdr_log, stop_rule);
 
     print!("{}", wrk_format::header(cfg.duration_us as f64 / 1e6, &cfg.url, cfg.threads, cfg.connections));
     let _ = std::io::stdout().flush();
@@ -130,7 +130,7 @@ fn run(cfg: &Config) -> Result<i32, String> {
     let stop = Arc::new(AtomicBool::new(false));
     let window_end = Arc::new(AtomicU64::new(u64::MAX));
     let (tx, rx) = mpsc::channel();
-    let segs = Arc::new(segs);
+    let grid = Arc::new(grid);
     let mut starts = Vec::new();
     let mut joins = Vec::new();
     let mut first_conn = 0u64;
@@ -145,7 +145,7 @@ fn run(cfg: &Config) -> Result<i32, String> {
             conns,
             total_conns: cfg.connections as u64,
             plan: plan.clone(),
-            segments: segs.clone(),
+            intervals: grid.clone(),
             timeout_ns: cfg.timeout_us * 1000,
             slack: cfg.slack,
             u_latency: cfg.u_latency,
@@ -216,7 +216,7 @@ fn run(cfg: &Config) -> Result<i32, String> {
         }
         let wait = if cpu_start.is_none() { (w0 - now).min(20_000_000) } else { 20_000_000 };
         match rx.recv_timeout(Duration::from_nanos(wait)) {
-            Ok(WorkerMsg::Segment { worker, index, data }) => collector.segment(worker, index, &data),
+            Ok(WorkerMsg::Interval { worker, index, data }) => collector.interval(worker, index, &data),
             Ok(WorkerMsg::Finished { worker, index, data, totals }) => {
                 running -= 1;
                 last_finish = clock::now_ns();
@@ -333,7 +333,7 @@ fn run(cfg: &Config) -> Result<i32, String> {
             unsent: collector.unsent,
             lag: &collector.lag,
             cpu,
-            intervals: &collector.intervals,
+            intervals: &collector.summaries,
             stopped_early: stopped_early.as_ref(),
         };
         f.write_all(json_summary::render(&summary).as_bytes()).map_err(|e| format!("--json: {e}"))?;
