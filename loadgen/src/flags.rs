@@ -188,66 +188,70 @@ pub struct Tokens<'a, O> {
 
 pub fn tokenize<'a, O>(table: &'a [Spec<O>], args: &[String]) -> Result<Tokens<'a, O>, String> {
     let mut out = Tokens { flags: Vec::new(), positional: Vec::new() };
-    let mut i = 0;
-    let mut only_positional = false;
-    while i < args.len() {
-        let a = &args[i];
-        i += 1;
-        if only_positional || a == "-" || !a.starts_with('-') {
-            out.positional.push(a.clone());
-            continue;
-        }
+    let mut rest = args.iter();
+    while let Some(a) = rest.next() {
         if a == "--" {
-            only_positional = true;
-            continue;
+            out.positional.extend(rest.cloned());
+            break;
         }
-        if let Some(long) = a.strip_prefix("--") {
-            let (name, inline) = match long.split_once('=') {
-                Some((n, v)) => (n, Some(v.to_string())),
-                None => (long, None),
-            };
-            let spec = find_long(table, name).ok_or_else(|| format!("unknown flag '--{name}'"))?;
-            if spec.takes_value() {
-                let v = match inline {
-                    Some(v) => v,
-                    None => {
-                        let v = args.get(i).ok_or_else(|| format!("--{}: missing value", spec.long))?;
-                        i += 1;
-                        v.clone()
-                    }
-                };
-                out.flags.push((spec, v));
-            } else {
-                if inline.is_some() {
-                    return Err(format!("--{}: takes no value", spec.long));
-                }
-                out.flags.push((spec, String::new()));
-            }
-            continue;
-        }
-        // Short options, possibly clustered (-LU) or with an attached value (-t2).
-        let chars: Vec<char> = a[1..].chars().collect();
-        let mut j = 0;
-        while j < chars.len() {
-            let c = chars[j];
-            j += 1;
-            let spec = find_short(table, c).ok_or_else(|| format!("unknown flag '-{c}'"))?;
-            if spec.takes_value() {
-                let rest: String = chars[j..].iter().collect();
-                let v = if !rest.is_empty() {
-                    rest
-                } else {
-                    let v = args.get(i).ok_or_else(|| format!("-{c} (--{}): missing value", spec.long))?;
-                    i += 1;
-                    v.clone()
-                };
-                out.flags.push((spec, v));
-                break;
-            }
-            out.flags.push((spec, String::new()));
+        if a == "-" || !a.starts_with('-') {
+            out.positional.push(a.clone());
+        } else if let Some(long) = a.strip_prefix("--") {
+            out.flags.push(long_flag(table, long, &mut rest)?);
+        } else {
+            short_flags(table, &a[1..], &mut rest, &mut out.flags)?;
         }
     }
     Ok(out)
+}
+
+/// `--name`, `--name=value` or `--name value` (the value taken from `rest`).
+fn long_flag<'a, 'r, O>(
+    table: &'a [Spec<O>],
+    arg: &str,
+    rest: &mut impl Iterator<Item = &'r String>,
+) -> Result<(&'a Spec<O>, String), String> {
+    let (name, inline) = match arg.split_once('=') {
+        Some((n, v)) => (n, Some(v.to_string())),
+        None => (arg, None),
+    };
+    let spec = find_long(table, name).ok_or_else(|| format!("unknown flag '--{name}'"))?;
+    if !spec.takes_value() {
+        return match inline {
+            Some(_) => Err(format!("--{}: takes no value", spec.long)),
+            None => Ok((spec, String::new())),
+        };
+    }
+    let value = match inline {
+        Some(v) => v,
+        None => rest.next().ok_or_else(|| format!("--{}: missing value", spec.long))?.clone(),
+    };
+    Ok((spec, value))
+}
+
+/// Short options, possibly clustered (`-LU`) or with an attached value (`-t2`).
+fn short_flags<'a, 'r, O>(
+    table: &'a [Spec<O>],
+    cluster: &str,
+    rest: &mut impl Iterator<Item = &'r String>,
+    out: &mut Vec<(&'a Spec<O>, String)>,
+) -> Result<(), String> {
+    for (at, c) in cluster.char_indices() {
+        let spec = find_short(table, c).ok_or_else(|| format!("unknown flag '-{c}'"))?;
+        if !spec.takes_value() {
+            out.push((spec, String::new()));
+            continue;
+        }
+        let attached = &cluster[at + c.len_utf8()..];
+        let value = if !attached.is_empty() {
+            attached.to_string()
+        } else {
+            rest.next().ok_or_else(|| format!("-{c} (--{}): missing value", spec.long))?.clone()
+        };
+        out.push((spec, value));
+        return Ok(());
+    }
+    Ok(())
 }
 
 const HELP_COLUMN: usize = 30;
