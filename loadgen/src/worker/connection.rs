@@ -176,7 +176,8 @@ impl Conn {
             timed_out: false,
             counted: false,
             request_bytes: bytes.len() as u64,
-            // Not reset: bytes of a response lost half-way stay (as they always have).
+            // Kept as before the split: the bytes of a response lost half-way are not
+            // dropped by close() and go to the next response (an open question).
             response_bytes: self.flight.response_bytes,
         };
         self.written = 0;
