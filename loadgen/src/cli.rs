@@ -5,7 +5,8 @@
 
 use crate::batching::{self, Slack};
 use crate::flags::{self, Default::*, Kind::*, Spec, flag};
-use crate::options::{Config, Curve};
+use crate::options::{Config, Curve, Segment};
+use crate::start_at;
 use crate::units::{parse_duration_us, parse_metric};
 use std::path::PathBuf;
 
@@ -51,6 +52,9 @@ pub struct FlagValues {
     pub slack: Option<Slack>,
     pub stop_on_p99_us: Option<u64>,
     pub stop_intervals: u32,
+    pub segment: Option<Segment>,
+    /// `--start-at`, nanoseconds since the Unix epoch.
+    pub start_at_ns: Option<u128>,
 }
 
 impl FlagValues {
@@ -125,6 +129,14 @@ const FLAGS: &[Spec<FlagValues>] = &[
          auto: 1/8 of a connection's interval between requests up to 100us; the lateness \
          stays in the corrected latency",
         |o, v| o.slack = Some(slack(v)?)),
+    flag!(Perflab, "", "--segment", "I/N", Part, Absent,
+        "run part I of N of the run that -t/-c/-R and the rate flags describe: its threads t with t mod N = I, \
+         with their connections and requests (the N parts together send exactly that run's schedule)",
+        |o, v| o.segment = Some(segment(v)?)),
+    flag!(Perflab, "", "--start-at", "EPOCH", Epoch, Absent,
+        "connect and run setup/init, print 'perflab-load: ready' on stderr, then start the schedule \
+         (warm-up included) at this wall-clock time (epoch seconds, e.g. 1764000000.250)",
+        |o, v| o.start_at_ns = Some(start_at::parse(v)?)),
     flag!(Perflab, "", "--options-json", "", Switch, Absent, "print this list of flags as JSON and exit",
         |o, _| o.options_json = true),
 ];
@@ -165,6 +177,12 @@ pub fn options_json() -> String {
 #[cfg(test)]
 pub fn extension_rows() -> Vec<String> {
     FLAGS.iter().filter(|s| s.group == flags::Group::Perflab).map(flags::markdown_row).collect()
+}
+
+/// The rows of loadgen/README.md's usage table: every flag.
+#[cfg(test)]
+pub fn usage_rows() -> Vec<String> {
+    FLAGS.iter().map(flags::usage_row).collect()
 }
 
 /// Parses the arguments after the program name.
@@ -274,6 +292,21 @@ fn slack(v: &str) -> Result<Slack, String> {
     Ok(Slack::Fixed(us * 1000))
 }
 
+/// `I/N` with 0 ≤ I < N.
+fn segment(v: &str) -> Result<Segment, String> {
+    let malformed = || format!("expected I/N (this process's part I of N, 0 <= I < N), got '{v}'");
+    let (i, n) = v.split_once('/').ok_or_else(malformed)?;
+    let whole = |s: &str| s.parse::<usize>().ok().filter(|_| s.bytes().all(|b| b.is_ascii_digit()));
+    let (Some(index), Some(count)) = (whole(i), whole(n)) else { return Err(malformed()) };
+    if count == 0 {
+        return Err(format!("the number of parts must be at least 1, got '{v}'"));
+    }
+    if index >= count {
+        return Err(format!("the part must be below {count} (parts are numbered 0 to {}), got '{v}'", count - 1));
+    }
+    Ok(Segment { index, count })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -365,6 +398,42 @@ mod tests {
         assert!(
             run(&["-R1", "--json=x", "--latency=1", "http://h/"]).unwrap_err().contains("--latency: takes no value")
         );
+    }
+
+    #[test]
+    fn segment_and_start_at_values() {
+        let c = run(&["-R1", "-t4", "--segment", "1/3", "--start-at", "1764000000.25", "http://h/"]).unwrap();
+        assert_eq!(c.segment, Some(Segment { index: 1, count: 3 }));
+        assert_eq!(c.start_at_ns, Some(1_764_000_000_250_000_000));
+        for (bad, needle) in [
+            ("3/3", "--segment: the part must be below 3 (parts are numbered 0 to 2), got '3/3'"),
+            ("0/0", "--segment: the number of parts must be at least 1, got '0/0'"),
+            ("1", "--segment: expected I/N"),
+            ("-1/2", "--segment: expected I/N"),
+            ("1/2/3", "--segment: expected I/N"),
+            ("a/b", "--segment: expected I/N"),
+            ("+1/2", "--segment: expected I/N"),
+        ] {
+            let e = run(&["-R1", "-t4", "--segment", bad, "http://h/"]).unwrap_err();
+            assert!(e.contains(needle), "{bad}: {e}");
+        }
+        let e = run(&["-R1", "-t2", "--segment", "2/3", "http://h/"]).unwrap_err();
+        assert_eq!(e, "--segment 2/3: needs at least 3 threads (-t) so every segment runs one, got -t2");
+        let e = run(&["-R1", "-t2", "--segment", "0/2", "--stop-on-p99", "1s", "http://h/"]).unwrap_err();
+        assert!(e.starts_with("--stop-on-p99: cannot be combined with --segment"), "{e}");
+        let e = run(&["-R1", "--start-at", "noon", "http://h/"]).unwrap_err();
+        assert!(e.starts_with("--start-at: expected seconds since the Unix epoch"), "{e}");
+    }
+
+    /// loadgen/README.md's usage table lists every flag, as the table defines it.
+    #[test]
+    fn readme_lists_every_flag() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+        let readme = std::fs::read_to_string(&path).expect("loadgen/README.md");
+        let usage = readme.split("\n## Usage").nth(1).expect("a Usage section").split("\n## ").next().unwrap();
+        let rows: Vec<&str> = usage.lines().filter(|l| l.starts_with("| `-")).collect();
+        let expected = usage_rows();
+        assert_eq!(rows, expected, "loadgen/README.md's usage table should read:\n{}", expected.join("\n"));
     }
 
     /// docs/architecture.md §5 lists exactly the extensions, as the table defines them.

@@ -8,6 +8,7 @@ use crate::early_stop::StopRule;
 use crate::hdr_log::HdrLog;
 use crate::histogram::Histogram;
 use crate::json_summary::{IntervalSummary, StepSummary};
+use crate::partition::Share;
 use crate::recording::{Interval, IntervalData, RateSamples, WorkerTotals};
 use crate::schedule::Plan;
 use std::collections::BTreeMap;
@@ -23,6 +24,8 @@ struct StepAcc {
 pub struct Collector {
     intervals: Vec<Interval>,
     plan: Arc<Plan>,
+    /// The part of the run this process runs: offered counts and target rates are its.
+    share: Share,
     u_latency: bool,
     /// Highest interval each worker has completed and moved past (sent while
     /// running), and the index of its final, possibly partial, interval.
@@ -59,6 +62,7 @@ impl Collector {
         workers: usize,
         intervals: Vec<Interval>,
         plan: Arc<Plan>,
+        share: Share,
         u_latency: bool,
         log: Option<HdrLog>,
         stop_rule: Option<StopRule>,
@@ -68,6 +72,7 @@ impl Collector {
             intervals,
             window_end_rel_ns: plan.window_end_ns - plan.window_start_ns,
             plan,
+            share,
             u_latency,
             rolled: vec![None; workers],
             last: vec![None; workers],
@@ -153,11 +158,17 @@ impl Collector {
         }
     }
 
-    /// Requests the schedule offers in [a, b) (ns relative to the window start).
+    /// Requests the schedule offers this process in [a, b) (ns relative to the window start).
     fn offered_between(&self, a: u64, b: u64) -> u64 {
         let ws = self.plan.window_start_ns;
         let (a, b) = (a.min(self.window_end_rel_ns), b.min(self.window_end_rel_ns));
-        self.plan.due_before(ws + b) - self.plan.due_before(ws + a)
+        let owned_before = |t: u64| self.share.owned_before(self.plan.due_before(ws + t));
+        owned_before(b) - owned_before(a)
+    }
+
+    /// This process's share of a rate of the whole run.
+    pub fn share_of(&self, rate: f64) -> f64 {
+        rate * self.share.fraction()
     }
 
     /// All requests the schedule offered in the measured window.
@@ -173,7 +184,8 @@ impl Collector {
             if let Some(log) = &mut self.log {
                 let st = &self.plan.steps[interval.step];
                 if self.plan.steps.len() > 1 {
-                    let r = log.step(st.index, st.target_rate, st.start_ns as f64 / 1e9, st.end_ns as f64 / 1e9);
+                    let rate = st.target_rate * self.share.fraction();
+                    let r = log.step(st.index, rate, st.start_ns as f64 / 1e9, st.end_ns as f64 / 1e9);
                     if let Err(e) = r {
                         self.log_error.get_or_insert(e);
                     }
@@ -231,7 +243,7 @@ impl Collector {
             let end = self.end_of(st.start_ns, st.end_ns, idx + 1 == self.plan.steps.len());
             self.step_summaries.push(StepSummary {
                 index: st.index,
-                target_rate: st.target_rate,
+                target_rate: self.share_of(st.target_rate),
                 start_s: st.start_ns as f64 / 1e9,
                 end_s: end as f64 / 1e9,
                 requests: acc.requests,

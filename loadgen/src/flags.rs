@@ -19,6 +19,10 @@ pub enum Kind {
     Rates,
     /// One of these words.
     Choice(&'static [&'static str]),
+    /// `I/N`: part I of N.
+    Part,
+    /// Seconds since the Unix epoch, with a fraction (`1764000000.250`).
+    Epoch,
     /// Takes no value.
     Switch,
 }
@@ -33,6 +37,8 @@ impl Kind {
             Kind::Text => "text",
             Kind::Rates => "rates",
             Kind::Choice(_) => "choice",
+            Kind::Part => "part",
+            Kind::Epoch => "epoch",
             Kind::Switch => "switch",
         }
     }
@@ -348,6 +354,19 @@ pub fn options_json<O>(program: &str, table: &[Spec<O>]) -> Value {
 pub fn markdown_row<O>(s: &Spec<O>) -> String {
     let default = s.default.text().map_or("–".to_string(), |d| format!("`{d}`"));
     format!("| `--{}` | {default} | {} |", s.long, s.help)
+}
+
+#[cfg(test)]
+/// The README's usage row of a flag: `| \`-c, --connections N\` | help | default |`.
+pub fn usage_row<O>(s: &Spec<O>) -> String {
+    let mut names = match s.short {
+        Some(c) => format!("-{c}, --{}", s.long),
+        None => format!("--{}", s.long),
+    };
+    if let Some(v) = s.value {
+        names = format!("{names} {v}");
+    }
+    format!("| `{names}` | {} | {} |", s.help, s.default.text().unwrap_or("–"))
 }
 
 #[cfg(test)]

@@ -28,8 +28,16 @@ pub enum Curve {
     Exp,
 }
 
+/// `--segment I/N`: this process runs part `index` of `count` of the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub index: usize,
+    pub count: usize,
+}
+
 #[derive(Clone, Debug)]
 pub struct Config {
+    /// `-t`, `-c` and the rate are the whole run's, also with `--segment`.
     pub threads: usize,
     pub connections: usize,
     /// Length of the measured window (after warm-up), microseconds.
@@ -55,6 +63,10 @@ pub struct Config {
     /// corrected p99 above this (µs).
     pub stop_on_p99_us: Option<u64>,
     pub stop_intervals: u32,
+    /// `--segment`: run only this part of the run.
+    pub segment: Option<Segment>,
+    /// `--start-at`: when the schedule starts, nanoseconds since the Unix epoch.
+    pub start_at_ns: Option<u128>,
 }
 
 impl Config {
@@ -96,6 +108,8 @@ impl Config {
             slack: f.slack.unwrap_or(Slack::Auto),
             stop_on_p99_us: f.stop_on_p99_us,
             stop_intervals: f.stop_intervals,
+            segment: f.segment,
+            start_at_ns: f.start_at_ns,
         })
     }
 }
@@ -119,6 +133,18 @@ fn check_combinations(f: &FlagValues) -> Result<(), String> {
     }
     if f.given("stop-intervals") && f.stop_on_p99_us.is_none() {
         return Err("--stop-intervals: only meaningful with --stop-on-p99".into());
+    }
+    if let Some(Segment { index, count }) = f.segment {
+        if threads < count {
+            return Err(format!(
+                "--segment {index}/{count}: needs at least {count} threads (-t) so every segment runs one, got -t{threads}"
+            ));
+        }
+        if f.stop_on_p99_us.is_some() {
+            // Each part would end its window on its own share: the union would no
+            // longer be the run's schedule.
+            return Err("--stop-on-p99: cannot be combined with --segment (each part would stop on its own)".into());
+        }
     }
     Ok(())
 }
