@@ -345,7 +345,10 @@ fn hdr_log_has_the_standard_layout() {
     assert_eq!(rows.len(), 8, "4 intervals of 500 ms, corrected and uncorrected:\n{text}");
     let starts: Vec<&str> = rows.iter().filter(|c| c.get(1).is_none()).map(|c| c.get(2).unwrap().as_str()).collect();
     assert_eq!(starts, ["0.000", "0.500", "1.000", "1.500"]);
-    assert!(rows.iter().all(|c| &c[3] == "0.500"));
+    // Every interval is 500 ms long but the last, which also holds the drain (the wait for the
+    // window's last responses: longer on a busy machine).
+    let lengths: Vec<f64> = rows.iter().filter(|c| c.get(1).is_none()).map(|c| c[3].parse().unwrap()).collect();
+    assert!(lengths[..3].iter().all(|&l| l == 0.5) && lengths[3] >= 0.5, "{lengths:?}");
     // Comment lines carry no comma (readers try to parse comma lines as intervals).
     assert!(lines.iter().filter(|l| l.starts_with("#[") && !l.starts_with("#[StartTime")).all(|l| !l.contains(',')));
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();

@@ -176,9 +176,8 @@ impl Conn {
             timed_out: false,
             counted: false,
             request_bytes: bytes.len() as u64,
-            // Kept as before the split: the bytes of a response lost half-way are not
-            // dropped by close() and go to the next response (an open question).
-            response_bytes: self.flight.response_bytes,
+            // A response lost half-way belongs to no counted request: its bytes go with it.
+            response_bytes: 0,
         };
         self.written = 0;
         self.state = State::Writing;
