@@ -73,12 +73,12 @@ def test_missing_notebook_is_reported_before_running():
 
 
 def test_index_escapes_what_it_shows_and_marks_failures(tmp_path):
-    nbres = runner.NotebookResult(notebook="01-x", title="T <script>", question="why `async`?", status="failed",
+    nbres = batch.NotebookResult(notebook="01-x", title="T <script>", question="why `async`?", status="failed",
                                   error="ValueError: <b>bad</b>", parameters={"rate": -1},
                                   effective_parameters={"rate": "-1", "mode": "'sync'"})
-    rep = runner.Report(plan="p", plan_description="", folder=str(tmp_path), started="now",
-                        machine={"cores": 2}, versions={"plotly": "7"}, git={"commit": "abc"}, notebooks=[nbres])
-    page = index.write(rep, tmp_path).read_text()
+    rep = batch.Report(plan="p", plan_description="", folder=str(tmp_path), started="now",
+                        machine={"cores": 2}, python={"python": "3.11", "packages": {"plotly": "7"}}, git={"commit": "abc"}, notebooks=[nbres])
+    page = index_page.write(rep, tmp_path).read_text()
     assert "T &lt;script&gt;" in page and "<script>" not in page
     assert "ValueError: &lt;b&gt;bad&lt;/b&gt;" in page
     assert "why <code>async</code>?" in page
@@ -90,8 +90,8 @@ def test_index_escapes_what_it_shows_and_marks_failures(tmp_path):
 def test_latest_is_a_relative_symlink_replaced_atomically(tmp_path):
     a, b = tmp_path / "20260101-000000", tmp_path / "20260102-000000"
     a.mkdir(), b.mkdir()
-    runner.point_latest(tmp_path, a)
-    runner.point_latest(tmp_path, b)
+    batch.point_latest(tmp_path, a)
+    batch.point_latest(tmp_path, b)
     assert os.readlink(tmp_path / "latest") == b.name
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".latest")] == []
 
@@ -109,15 +109,16 @@ def test_index_leads_with_findings_validity_and_breakpoints(tmp_path):
                               {"label": "GET breakpoint, 64 connections", "value": 50000, "unit": "req/s",
                                "interval": [48000, 52000]}, breakpoints=rows,
                               preview=go.Figure(go.Scatter(x=[1, 2], y=[3, 4]), layout=dict(title="p")))
-    ok = runner.NotebookResult(notebook="02-x", title="Breakpoint", question="q", status="ok", html="02-x.html",
+    ok = batch.NotebookResult(notebook="02-x", title="Breakpoint", question="q", status="ok", html="02-x.html",
                                finding=f, runs=[{"id": "run-1", "path": "../../data/runs/run-1", "status": "ok",
                                                  "validity": "suspect", "validity_reasons": ["generator lagged"]},
                                                 {"id": "run-2", "path": "../../data/runs/run-2", "status": "ok",
                                                  "validity": "valid", "validity_reasons": []}])
-    bad = runner.NotebookResult(notebook="03-y", title="Other", question="q", status="failed", error="ValueError: x")
-    rep = runner.Report(plan="p", plan_description="", folder=str(tmp_path), started="now", machine={"cores": 2},
-                        versions={}, git={"commit": "abc"}, notebooks=[ok, bad], load_start=[1.5, 1.0, 0.5])
-    page = index.write(rep, tmp_path).read_text()
+    bad = batch.NotebookResult(notebook="03-y", title="Other", question="q", status="failed", error="ValueError: x")
+    rep = batch.Report(plan="p", plan_description="", folder=str(tmp_path), started="now", machine={"cores": 2},
+                        python={"python": "3.11", "packages": {}}, git={"commit": "abc"}, notebooks=[ok, bad],
+                        load_start=[1.5, 1.0, 0.5])
+    page = index_page.write(rep, tmp_path).read_text()
     assert page.index('id="findings"') < page.index('id="breakpoints"') < page.index('id="previews"') \
         < page.index('id="record"')
     assert "GET &lt;fast&gt; keeps up to 50,000 req/s." in page
@@ -150,12 +151,12 @@ def test_a_plan_for_your_server_runs_the_notebooks_that_take_one_and_says_why_no
 
 
 def test_index_marks_not_applicable_notebooks_without_calling_them_failures(tmp_path):
-    ok = runner.NotebookResult(notebook="01-stable-load", title="Stable load", question="q", status="ok")
-    na = runner.NotebookResult(notebook="05-storage", title="Storage", question="q", status="not applicable",
+    ok = batch.NotebookResult(notebook="01-stable-load", title="Stable load", question="q", status="ok")
+    na = batch.NotebookResult(notebook="05-storage", title="Storage", question="q", status="not applicable",
                                error="not applicable: it compares the built-in server's storage backends")
-    rep = runner.Report(plan="quick", plan_description="", folder=str(tmp_path), started="now", target="your server (x {port})",
-                        machine={"cores": 2}, versions={}, git={}, notebooks=[ok, na])
-    page = index.write(rep, tmp_path).read_text()
+    rep = batch.Report(plan="quick", plan_description="", folder=str(tmp_path), started="now", target="your server (x {port})",
+                        machine={"cores": 2}, python={"python": "3.11", "packages": {}}, git={}, notebooks=[ok, na])
+    page = index_page.write(rep, tmp_path).read_text()
     assert rep.failed == []
     assert "1 of 2 notebooks do not apply to your server (x {port})" in page
     assert "compares the built-in server&#39;s storage backends" in page
