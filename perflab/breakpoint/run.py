@@ -103,6 +103,14 @@ class BreakpointResult:
         return pd.DataFrame([p.row() for p in self.probes])
 
     @property
+    def at_breakpoint(self) -> LoadResult | None:
+        """The load of the last probe that passed at the breakpoint's rate (what keeping up looks like right
+        below the limit; :attr:`perflab.records.RecordedSearch.at_breakpoint` when read back); ``None`` when
+        nothing passed."""
+        passing = [p for p in self.probes if p.judgement.passed and p.rate == self.rate and p.result is not None]
+        return passing[-1].result if passing else None
+
+    @property
     def run_id(self) -> str | None:
         return self.run.id if self.run is not None else None
 
