@@ -294,8 +294,6 @@ def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_na
     report.load_end = environment.load_average()
     index_page.write(report, folder)
 
-    from .browser import check as br
-
     if browser is None:
         from .browser.cdp import find_chromium
         browser = find_chromium() is not None
