@@ -70,17 +70,25 @@ def value_at(spectrum: pd.DataFrame, p: float) -> float:
     return float(hit["latency_ms"].iloc[0] if len(hit) else spec["latency_ms"].iloc[-1])
 
 
-def levels(spectrum: pd.DataFrame, at: tuple[float, ...] = LEVELS) -> dict[float, float]:
-    return {p: value_at(spectrum, p) for p in at}
+def levels(latency, at: tuple[float, ...] = LEVELS) -> dict[float, float]:
+    """Latency (ms) at each of ``at``: from a load's own percentiles (:meth:`LoadResult.percentile_ms`, the
+    numbers every table shows) when given a load or an experiment's result, else from a spectrum table."""
+    load = _load(latency)
+    if hasattr(load, "percentile_ms"):
+        return {p: load.percentile_ms(p) for p in at}
+    return {p: value_at(latency, p) for p in at}
 
 
-def requests_in(spectrum: pd.DataFrame) -> int:
-    return int(spectrum["total_count"].max()) if "total_count" in spectrum and len(spectrum) else 0
+def requests_in(latency) -> int:
+    load = _load(latency)
+    if hasattr(load, "requests"):
+        return int(load.requests)
+    return int(latency["total_count"].max()) if "total_count" in latency and len(latency) else 0
 
 
-def largest_step(spectrum: pd.DataFrame, at: tuple[float, ...] = LEVELS[:-1]) -> tuple[float, float, float, float]:
+def largest_step(latency, at: tuple[float, ...] = LEVELS[:-1]) -> tuple[float, float, float, float]:
     """The pair of adjacent levels with the largest latency ratio: (p_low, v_low, p_high, v_high)."""
-    lv = levels(spectrum, at)
+    lv = levels(latency, at)
     ps = list(lv)
     best = None
     for a, b in zip(ps, ps[1:]):
@@ -92,17 +100,18 @@ def largest_step(spectrum: pd.DataFrame, at: tuple[float, ...] = LEVELS[:-1]) ->
     return a, va, b, vb
 
 
-def describe_spectrum(label: str, spectrum: pd.DataFrame, sla_ms: float | None = None) -> str:
+def describe_spectrum(label: str, latency, sla_ms: float | None = None) -> str:
     """'**PUT, 1 connection**: p50 0.42 ms, p99 1.9 ms, p99.9 4.5 ms, max 6.4 ms (23,997 requests); the
-    steepest step is from p90 (1.6 ms) to p99 (1.9 ms), 1.2x.'"""
-    lv = levels(spectrum)
-    n = requests_in(spectrum)
+    steepest step is from p90 (1.6 ms) to p99 (1.9 ms), 1.2x.' ``latency``: a load (or an experiment's
+    result), or a spectrum table."""
+    lv = levels(latency)
+    n = requests_in(latency)
     text = (f"**{label}**: p50 {fmt.ms(lv[50])}, p99 {fmt.ms(lv[99])}, p99.9 {fmt.ms(lv[99.9])}, "
             f"max {fmt.ms(lv[100])} ({n:,} requests recorded)")
     # only levels the sample resolves: p99.99 needs ~10^4 samples to mean anything
     usable = tuple(p for p in LEVELS[:-1] if n >= 10 / max(1e-9, 1 - p / 100.0))
     if len(usable) >= 2:
-        a, va, b, vb = largest_step(spectrum, usable)
+        a, va, b, vb = largest_step(latency, usable)
         ratio = vb / va if va > 0 else math.inf
         text += f"; the steepest step is from {fmt.level(a)} ({fmt.ms(va)}) to {fmt.level(b)} ({fmt.ms(vb)}), {fmt.ratio(ratio)}"
     if sla_ms is not None:
@@ -149,7 +158,7 @@ def describe_spectra(runs: Mapping[str, object], sla_ms: float | None = None,
     """Every run's spectrum (:func:`describe_spectrum`), then their per-interval latencies compared
     (:func:`compare_latencies` on ``compare``), as Markdown paragraphs. ``runs``: label ->
     ExperimentResult or LoadResult."""
-    parts = [describe_spectrum(k, _load(r).spectrum, sla_ms=sla_ms) for k, r in runs.items()]
+    parts = [describe_spectrum(k, r, sla_ms=sla_ms) for k, r in runs.items()]
     return "\n\n".join(parts + [t for t in [compare_latencies(runs, compare)] if t])
 
 
@@ -160,7 +169,7 @@ def describe_runs(runs: Mapping[str, object], sla_ms: float | None = None) -> li
     lines = []
     for label, r in runs.items():
         validity = r.validity.badge if r.validity is not None else "not assessed"
-        lines.append(f"{describe_spectrum(label, r.load.spectrum, sla_ms=sla_ms)} Achieved "
+        lines.append(f"{describe_spectrum(label, r, sla_ms=sla_ms)} Achieved "
                      f"{fmt.rate(r.load.achieved_rate)} of {fmt.rate(r.load.target_rate)}, {r.load.server_errors} "
                      f"errors; validity: {validity}.")
     return lines
@@ -565,12 +574,12 @@ def describe_overload(table: pd.DataFrame, rate: float) -> str:
 
 def answer_fixed_rate(loads: Mapping[str, object], sla_ms: float) -> str:
     """'All 4 runs kept p99 within the 10.0 ms SLA at their fixed rates; the highest p99 is 1.20 ms (GET,
-    32 connections at 3,000 req/s).' ``loads``: label -> ExperimentResult or LoadResult; p99 is read from
-    each run's spectrum, like every other sentence here."""
+    32 connections at 3,000 req/s).' ``loads``: label -> ExperimentResult or LoadResult; p99 is each load's
+    own, like every other sentence here."""
     if not loads:
         return "No fixed-rate run was measured."
     loads = {k: _load(r) for k, r in loads.items()}
-    p99 = {k: value_at(r.spectrum, 99) for k, r in loads.items()}
+    p99 = {k: r.p99_ms for k, r in loads.items()}
     worst = max(p99, key=p99.get)
     above = [k for k in loads if p99[k] > sla_ms]
     short = [k for k, r in loads.items() if r.achieved_ratio < 0.99]

@@ -341,3 +341,15 @@ def test_the_records_of_every_run_in_sentences():
     means = {"sync / lsm": pd.DataFrame({"category": ["network read", "GC"], "share": [0.8, 0.2], "profiles": [3, 3]})}
     assert c.describe_mean_categories(means) == "**sync / lsm** (3 profiles): Of the CPU samples, 80% network read, 20% GC."
     assert c.describe_mean_categories({}) == "No cpu profile is recorded yet (notebooks 1 and 3 record them)."
+
+
+def test_a_loads_spectrum_sentence_uses_the_loads_own_percentiles():
+    """The sentence about a load reads the same p50/p99/p99.9/max as every table (the generator's exact
+    percentiles), not the nearest row of the spectrum drawn from them."""
+    from synthetic import load
+
+    lr = load(p99=2.0, requests=20_000)
+    lr.summary["latency_us"]["p99"] = 2_104.0           # between the spectrum's rows
+    text = c.describe_spectrum("GET", lr, sla_ms=10)
+    assert text.startswith("**GET**: p50 0.50 ms, p99 2.10 ms, p99.9 4.00 ms, max 6.00 ms (20,000 requests recorded)")
+    assert c.answer_fixed_rate({"GET": lr}, 2.1).startswith("1 of 1 runs had p99 above the 2.10 ms SLA")
