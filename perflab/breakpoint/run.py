@@ -241,7 +241,7 @@ def _result(found: Estimate, probes, params, criteria, ramp, run, seconds) -> Br
 def _record(run, result: BreakpointResult, base: LoadParams, script: str) -> None:
     run.write_frame("probes.csv", result.table, artifact="probes")
     lo, hi = result.interval
-    row = {"workload": script, "method": _method_of(script), "breakpoint_rate": result.rate, "lo": lo, "hi": hi,
+    row = {"workload": _method_of(script) or script, "script": script, "breakpoint_rate": result.rate, "lo": lo, "hi": hi,
            "interval": [lo, hi], "edges": list(result.edges), "verdict": str(result.outcome),
            "converged": result.converged,
            "halfwidth": result.halfwidth, "validity": result.validity, "probes": len(result.probes),
@@ -259,6 +259,7 @@ def _record(run, result: BreakpointResult, base: LoadParams, script: str) -> Non
 
 
 def _method_of(script: str) -> str | None:
+    """What a script sends, as the reports name a workload: GET, PUT, DELETE, status, range, mixed, ycsb."""
     s = script.lower()
     for m in ("get", "put", "delete", "status", "range", "mixed", "ycsb"):
         if m in s:

@@ -99,7 +99,7 @@ def test_breakpoint_row_from_a_search(tmp_path):
     workload and connections); the notebook may name the workload and mode."""
     run = new_run("breakpoint", "nb02-GET", params={"server": {"mode": "async"}, "load": {"connections": 64}},
                   data_root=tmp_path, environment={})
-    run.set_result(method="GET", connections=64, breakpoint_rate=2000.0, interval=[1920.0, 2496.0],
+    run.set_result(workload="GET", connections=64, breakpoint_rate=2000.0, interval=[1920.0, 2496.0],
                    verdict="resolved")
     run.update(validity={"verdict": "suspect", "reasons": [], "checks": {}})
     res = BreakpointResult(2000.0, (1920.0, 2496.0), Outcome.RESOLVED,
