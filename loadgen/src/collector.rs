@@ -217,7 +217,8 @@ impl Collector {
             end_s: end,
             offered: self.offered_between(interval.start_ns, interval.end_ns),
             completed: data.requests,
-            errors: data.errors.total(),
+            errors: data.errors,
+            status_codes: data.status.clone(),
         });
         if let Some(rule) = &mut self.stop_rule
             && let Some(reason) =

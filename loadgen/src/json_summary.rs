@@ -2,7 +2,7 @@
 //! Latencies are microseconds, times are epoch milliseconds.
 
 use crate::histogram::Histogram;
-use crate::recording::Errors;
+use crate::recording::{Errors, StatusTally};
 use serde_json::{Map, Value, json};
 
 pub struct StepSummary {
@@ -25,7 +25,9 @@ pub struct IntervalSummary {
     pub offered: u64,
     /// Counted responses that arrived in it.
     pub completed: u64,
-    pub errors: u64,
+    pub errors: Errors,
+    /// Those responses by status code.
+    pub status_codes: StatusTally,
 }
 
 /// `stopped_early`: when and why `--stop-on-p99` ended the window.
@@ -95,6 +97,11 @@ pub struct Summary<'a> {
     pub stopped_early: Option<&'a StoppedEarly>,
     pub segment: Option<SegmentSummary>,
     pub start_at: Option<StartAtSummary>,
+}
+
+/// Errors by kind, as the summary's `errors` and each interval's `error_kinds` write them.
+fn errors_object(e: &Errors) -> Value {
+    json!({"connect": e.connect, "read": e.read, "write": e.write, "timeout": e.timeout, "status": e.status})
 }
 
 /// min/max follow wrk2 (`Max` is the lowest value of the highest bucket, like the
@@ -184,7 +191,9 @@ pub fn render(s: &Summary) -> String {
                 "end_s": round3(i.end_s),
                 "offered": i.offered,
                 "completed": i.completed,
-                "errors": i.errors,
+                "errors": i.errors.total(),
+                "error_kinds": errors_object(&i.errors),
+                "status_codes": Map::from_iter(i.status_codes.sorted().into_iter().map(|(c, n)| (c.to_string(), json!(n)))),
             })
         })
         .collect();
@@ -207,13 +216,7 @@ pub fn render(s: &Summary) -> String {
         "requests": s.requests,
         "bytes_read": s.bytes_read,
         "bytes_written": s.bytes_written,
-        "errors": {
-            "connect": s.errors.connect,
-            "read": s.errors.read,
-            "write": s.errors.write,
-            "timeout": s.errors.timeout,
-            "status": s.errors.status,
-        },
+        "errors": errors_object(&s.errors),
         "status_codes": status,
         "latency_us": latency_object(s.latency),
         "latency_uncorrected_us": s.uncorrected.map(latency_object),

@@ -54,6 +54,37 @@ impl Errors {
     }
 }
 
+/// Counted responses by status code, for one interval: the few codes a run answers with, in
+/// a short list (a counted response costs one step through it).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StatusTally(pub Vec<(u16, u64)>);
+
+impl StatusTally {
+    #[inline]
+    pub fn count(&mut self, code: u16) {
+        match self.0.iter_mut().find(|(c, _)| *c == code) {
+            Some((_, n)) => *n += 1,
+            None => self.0.push((code, 1)),
+        }
+    }
+
+    pub fn add(&mut self, o: &StatusTally) {
+        for &(code, n) in &o.0 {
+            match self.0.iter_mut().find(|(c, _)| *c == code) {
+                Some((_, m)) => *m += n,
+                None => self.0.push((code, n)),
+            }
+        }
+    }
+
+    /// The codes in ascending order.
+    pub fn sorted(&self) -> Vec<(u16, u64)> {
+        let mut v = self.0.clone();
+        v.sort_unstable();
+        v
+    }
+}
+
 /// A slice of the measured window: intervals of `--hdr-interval`, restarted at each
 /// rate step so no interval mixes two rates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,6 +117,8 @@ pub struct IntervalData {
     pub bytes_read: u64,
     pub bytes_written: u64,
     pub errors: Errors,
+    /// The counted responses by status code.
+    pub status: StatusTally,
     /// At the interval's end: how long the oldest counted request not yet answered had
     /// been waiting since it was due (µs); a latency the histogram cannot show yet.
     pub oldest_pending_us: u64,
@@ -105,6 +138,7 @@ impl IntervalData {
         self.bytes_read += o.bytes_read;
         self.bytes_written += o.bytes_written;
         self.errors.add(&o.errors);
+        self.status.add(&o.status);
         self.oldest_pending_us = self.oldest_pending_us.max(o.oldest_pending_us);
     }
 }

@@ -434,7 +434,23 @@ fn json_summary_has_the_documented_schema() {
     assert_eq!(keys_of(&v["cpu"]), ["user_s", "sys_s", "threads", "cpus_allowed"]);
     assert_eq!(keys_of(&v["cpu"]["threads"][0]), ["tid", "name", "user_s", "sys_s", "runqueue_wait_s"]);
     let interval = &v["intervals"][0];
-    assert_eq!(keys_of(interval), ["start_s", "end_s", "offered", "completed", "errors"]);
+    assert_eq!(keys_of(interval), ["start_s", "end_s", "offered", "completed", "errors", "error_kinds", "status_codes"]);
+    assert_eq!(keys_of(&interval["error_kinds"]), errs);
+    // Per interval, by the same arrival-time attribution as `completed`: the run's codes and errors, split.
+    let intervals = v["intervals"].as_array().unwrap();
+    let mut codes = std::collections::BTreeMap::<String, u64>::new();
+    for i in intervals {
+        let by_code: u64 = i["status_codes"].as_object().unwrap().values().map(|n| n.as_u64().unwrap()).sum();
+        assert_eq!(by_code, i["completed"].as_u64().unwrap(), "{i}");
+        let kinds: u64 = i["error_kinds"].as_object().unwrap().values().map(|n| n.as_u64().unwrap()).sum();
+        assert_eq!(kinds, i["errors"].as_u64().unwrap(), "{i}");
+        for (c, n) in i["status_codes"].as_object().unwrap() {
+            *codes.entry(c.clone()).or_default() += n.as_u64().unwrap();
+        }
+    }
+    let run: std::collections::BTreeMap<String, u64> =
+        v["status_codes"].as_object().unwrap().iter().map(|(c, n)| (c.clone(), n.as_u64().unwrap())).collect();
+    assert_eq!(codes, run);
     assert!(v["stopped_early"].is_null() && v["spectrum_uncorrected"].is_null());
     assert_eq!(v["offered"].as_u64().unwrap(), 400);
     assert_eq!(v["unsent"].as_u64().unwrap(), 0);

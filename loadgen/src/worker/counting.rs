@@ -104,6 +104,7 @@ impl Tally {
     /// One consistent set: a counted response's count, bytes, status and latencies.
     pub fn response(&mut self, a: &Answer) {
         self.totals.status[(a.status as usize).min(999)] += 1;
+        self.current.status.count(a.status);
         self.current.requests += 1;
         self.current.bytes_read += a.bytes_read;
         self.current.bytes_written += a.bytes_written;
