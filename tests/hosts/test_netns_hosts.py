@@ -1,0 +1,153 @@
+"""perflab on real hosts: network namespaces on this machine, a Dask scheduler and a real ``dask worker`` in
+each (tests/hosts/netns.py), the coordinator being this test process. Skipped, with the reason printed,
+only where namespaces cannot be made.
+
+Hosts: ``srv1`` (server), ``gen1``, ``gen2`` (generators) and ``gen3`` (both roles: the server of a sweep's
+second host set, and the generator killed in the fault test, which therefore runs last). Namespace hosts
+share this machine's CPUs: these tests check counts, structure, exact merges and records, never speed.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+
+import perflab as pl
+from perflab.hosts.load import HostLost
+from perflab.hosts.sweep import sweep
+from perflab.records import list_runs, open_run
+
+import netns
+
+WORKERS = {"srv1": "server=1", "gen1": "generator=1", "gen2": "generator=1", "gen3": "generator=1,server=1"}
+SERVER = pl.ServerConfig(backend="memory")
+#: 4 threads so a run splits over 2 hosts with 2 threads each; 100 ms intervals on the common grid
+LOAD = pl.LoadParams(rate=2000, duration=2, warmup=0.5, threads=4, connections=8, path="/v0/status", hdr_interval=0.1)
+
+
+@pytest.fixture(scope="module")
+def hosts():
+    reason = netns.why_not()
+    if reason:
+        print(f"\nskipping the namespace host tests: {reason}")
+        pytest.skip(reason)
+    c = netns.make(WORKERS)
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+def _on(hosts, **kw):
+    return dict(cluster=hosts.address, **kw)
+
+
+def test_hosts_are_listed_with_roles_versions_and_clocks(hosts, capsys):
+    from perflab.cli import main
+    assert main(["hosts", "--scheduler", hosts.address]) == 0
+    out = capsys.readouterr().out
+    for name, roles in (("srv1", "server"), ("gen1", "generator"), ("gen3", "server,generator")):
+        line = next(ln for ln in out.splitlines() if ln.startswith(name + " "))
+        assert roles in line and "0.3.0" in line and "perflab-load 0.1.0" in line and " ms ±" in line
+
+
+def test_a_two_host_run_is_one_run_merged_exactly(hosts, data_root):
+    # the same load from one host, then split over two: the split run's hosts offer, between them, exactly
+    # the one-host schedule interval by interval, and their merge adds up exactly
+    one = pl.run_experiment(SERVER, LOAD, **_on(hosts, generators="gen1", server_host="srv1"), name="one")
+    two = pl.run_experiment(SERVER, LOAD, **_on(hosts, generators="gen1,gen2", server_host="srv1"), name="two")
+    d = two.run.dir
+    parts = {n: json.loads((d / "hosts" / n / "load-summary.json").read_text()) for n in ("gen1", "gen2")}
+    merged = json.loads((d / "load-summary.json").read_text())
+    # the schedule union: per-interval offered of the parts add up to the unsplit run's
+    unsplit = [iv["offered"] for iv in one.load.summary["intervals"]]
+    added = [a["offered"] + b["offered"] for a, b in zip(parts["gen1"]["intervals"], parts["gen2"]["intervals"])]
+    assert added == unsplit and sum(unsplit) == LOAD.rate * LOAD.duration
+    assert {p["segment"]["index"] for p in parts.values()} == {0, 1}
+    assert sum(p["threads"] for p in parts.values()) == 4 and sum(p["connections"] for p in parts.values()) == 8
+    # the offered rate of the merged run is the plan's, its counts the sum of the hosts'
+    assert merged["target_rate"] == LOAD.rate and merged["offered"] == LOAD.rate * LOAD.duration
+    for k in ("requests", "offered", "bytes_read"):
+        assert merged[k] == parts["gen1"][k] + parts["gen2"][k]
+    assert two.load.requests == merged["requests"] and two.load.intervals["count"].sum() == merged["requests"]
+    assert merged["latency_us"]["max"] == max(p["latency_us"]["max"] for p in parts.values())
+    # what meta.json records: every host, its clock, the start skew, per-host validity, the bottleneck
+    meta = two.run.meta
+    assert meta["hosts"]["cluster"] == hosts.address and meta["hosts"]["server"]["name"] == "srv1"
+    assert [g["name"] for g in meta["hosts"]["generators"]] == ["gen1", "gen2"]
+    load = meta["hosts"]["load"]
+    assert load["start_skew_us"] is not None and load["start_at"] > 0
+    assert set(load["generators"]) == {"gen1", "gen2"} and load["bottleneck"]["host"] in ("gen1", "gen2")
+    for g in load["generators"].values():
+        assert g["validity"]["verdict"] in ("valid", "suspect", "invalid") and g["start_skew_us"] is not None
+        assert g["clock_offset_us"] == 0.0          # one machine: one clock
+    assert "generator_hosts" in two.validity.checks
+    # the server listened on its host's own address, which the generator hosts reached
+    assert meta["server"]["effective_config"]["host"] == hosts.hosts["srv1"].ip
+    assert not hosts.processes(), "a process started for a run is still running"
+
+
+def test_a_breakpoint_search_from_two_generator_hosts(hosts, data_root):
+    # a server of known capacity: async, one worker, each request parked 2 ms: at most 500 req/s
+    srv = pl.ServerConfig(backend="memory", mode="async", workers=1, debug_delay="2ms")
+    load = pl.LoadParams(threads=2, connections=8, path="/v0/status")
+    res = pl.find_breakpoint(srv, load, criteria=pl.BreakpointCriteria(sla_p99=1.0), params=pl.BreakpointParams(
+        start_rate=150, probe_duration=1, warmup=0.2, max_probes=5, repeats=1, precision=0.25, cooldown=0),
+        progress=False, **_on(hosts, generators="gen1,gen2", server_host="srv1"))
+    t = res.table
+    assert res.run.status == "ok" and 2 <= len(t) <= 5, t.to_string()
+    assert res.run.meta["bracket"].startswith("growth")     # no ramp: it cannot stop early over two hosts
+    assert (t.loc[t["passed"] == True, "rate"] <= 500 / 0.99).all(), t.to_string()  # noqa: E712
+    assert res.rate is None or res.rate <= 500 / 0.99
+    for p in res.probes:
+        assert (p.run_dir / "hosts" / "gen1" / "load-summary.json").is_file() and (p.run_dir / "hosts.json").is_file()
+        assert p.result.summary["offered"] == round(p.rate * 1)          # the whole probe's plan, both hosts
+    rows = [json.loads(ln) for ln in (res.run.dir / "tables" / "loads.jsonl").read_text().splitlines()]
+    assert all(r["generator_hosts"] == 2 and r["bottleneck"] in ("gen1", "gen2") for r in rows), rows
+
+
+def test_a_sweep_runs_points_on_disjoint_host_sets_and_queues_the_rest(hosts, data_root):
+    # two disjoint sets (srv1 + a generator, gen3 + a generator): three points, the third waits for a set
+    rates = [1000, 1500, 800]
+    out = sweep(lambda rate, **h: pl.run_experiment(SERVER, LOAD.replace(rate=rate, threads=1, connections=2),
+                                                    name=f"sweep-{rate}", **h),
+                rates, cluster=hosts.address, generators=1)
+    assert [p.ok for p in out] == [True, True, True], [p.error for p in out]
+    runs = [p.result.run for p in out]
+    sets = [frozenset([r.meta["hosts"]["server"]["name"], *(g["name"] for g in r.meta["hosts"]["generators"])])
+            for r in runs]
+    assert len(set(sets)) >= 2                          # both host sets were used
+    # never two measurements on one host at once: runs that share a host never overlap in time
+    span = [(r.meta["created_at"], r.meta["finished_at"]) for r in runs]
+    for i in range(3):
+        for j in range(i + 1, 3):
+            if sets[i] & sets[j]:
+                assert span[i][1] <= span[j][0] or span[j][1] <= span[i][0], (sets, span)
+    failing = sweep(lambda rate, **h: pl.run_experiment(SERVER, LOAD.replace(rate=rate, threads=1, connections=1),
+                                                        **h, generators="nohost"), [500], cluster=hosts.address)
+    assert not failing[0].ok and "no host named 'nohost'" in failing[0].error
+
+
+def test_a_generator_worker_killed_mid_run_makes_the_run_invalid_and_leaves_no_orphans(hosts, data_root):
+    # gen3's worker is killed while its half of the run is being sent (this test runs last: gen3 stays dead)
+    load = LOAD.replace(duration=6, warmup=0)
+    before = {p: p.stat().st_mtime_ns for p in data_root.rglob("*") if p.is_file() and p.name != "index.duckdb"}
+    killer = threading.Thread(target=lambda: (time.sleep(4.0), hosts.kill("gen3")))
+    killer.start()
+    with pytest.raises(HostLost, match="gen3"):
+        pl.run_experiment(SERVER, load, **_on(hosts, generators="gen1,gen3", server_host="srv1"), name="killed")
+    killer.join()
+    (run_id,) = [r for r in list_runs()["run_id"] if "killed" in r]
+    run = open_run(run_id)
+    assert run.status == "failed" and run.validity == "invalid"
+    assert any("gen3" in r for r in run.validity_reasons)
+    kept = json.loads((run.dir / "hosts" / "gen1" / "load-summary.json").read_text())
+    assert kept["requests"] > 0 and kept["interrupted"] is True      # gen1 was stopped and wrote what it had
+    assert not (run.dir / "load-summary.json").exists()               # no merged result from half a run
+    time.sleep(1.0)
+    assert not hosts.processes(), [p.cmdline() for p in hosts.processes()]
+    # nothing else in data/ changed: every file that was there is untouched
+    assert {p: p.stat().st_mtime_ns for p in before} == before
