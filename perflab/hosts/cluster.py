@@ -129,7 +129,7 @@ def _remote(addr: str, timeout: float) -> Cluster:
     from distributed import Client
 
     try:
-        client = Client(addr, timeout=timeout, set_as_default=False)
+        client = Client(addr, timeout=timeout, set_as_default=False, direct_to_workers=True)
     except (OSError, TimeoutError) as e:
         raise HostsError(f"cannot reach the Dask scheduler at {addr} within {timeout:g} s ({type(e).__name__}: "
                          f"{e}); start one there (`dask scheduler`), or leave out --cluster/{ENV} to measure on "

@@ -206,10 +206,15 @@ class HostSet:
                                                           allow_other_workers=False, pure=False)
         for key, f in self._futures.items():
             try:
-                self._agents[key] = f.result(timeout=60)
+                agent = f.result(timeout=60)
             except Exception as e:  # noqa: BLE001
                 raise HostsError(f"could not start perflab's {key[0]} agent on host {key[1]}: {type(e).__name__}: "
                                  f"{e}") from None
+            if agent._client is None:
+                # the proxy binds to Dask's default client, and ours is not the default (a notebook's own
+                # Dask work must not land on the lab's hosts): bind it to ours
+                agent._client, agent._future = client, f
+            self._agents[key] = agent
         self._beat = threading.Thread(target=self._heartbeat, name="perflab-hosts-heartbeat", daemon=True)
         self._beat.start()
 

@@ -67,13 +67,16 @@ def survey(cluster: Cluster, clocks: bool = True) -> list[HostInfo]:
         raise HostsError(f"{cluster.describe()} has no workers: start some with `dask worker {cluster.address} "
                          f"--name gen1 --resources generator=1`")
     facts = cluster.client.run(host_facts, workers=list(workers))
+    from .hostset import _boot_id
+    mine = _boot_id()
     out = []
     for addr, w in workers.items():
         f = facts.get(addr) or {}
         h = HostInfo(name=str(w.get("name", addr)), address=addr, roles=roles_of(w), cpus=f.get("cpus"),
                      hostname=f.get("hostname"), boot_id=f.get("boot_id"), versions=f.get("versions") or {},
                      perflab_load_error=f.get("perflab_load_error"), repo=f.get("repo"))
-        if clocks and not cluster.local:
+        # a worker on this machine (the in-process one, a namespace) reads this machine's one clock
+        if clocks and not cluster.local and not (mine is not None and h.boot_id == mine):
             h.clock_offset_s, h.clock_uncertainty_s = clock_offset(
                 lambda a=addr: cluster.client.run(time.time, workers=[a])[a])
         out.append(h)

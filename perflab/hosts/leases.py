@@ -54,7 +54,7 @@ def _update(cluster: Cluster, change):
     from distributed import Lock, Variable
 
     client = cluster.client
-    with Lock(TABLE, client=client):
+    with Lock(TABLE, scheduler_rpc=client.scheduler, loop=client.loop):
         var = Variable(TABLE, client=client)
         try:
             table = json.loads(var.get(timeout=0.5))

@@ -78,16 +78,23 @@ class DistributedLoad:
             if self.split:
                 extra = ["--segment", f"{i}/{n}", "--start-at", f"{self.start_at + h.clock_offset_s:.6f}"]
             out = str(self.out_dir) if self.hosts.shares_files and not self.split else None
-            futures[h.name] = self.hosts.generator(h.name).start(self.url, p, extra, out, self.cpu_prefix)
+            try:
+                futures[h.name] = self.hosts.generator(h.name).start(self.url, p, extra, out, self.cpu_prefix)
+            except Exception as e:  # noqa: BLE001 - a worker Dask already knows is lost
+                futures[h.name] = HostLost(f"generator host {h.name} ({h.address}) is gone: {e}")
         errors = {}
         for name, f in futures.items():
             try:
+                if isinstance(f, Exception):
+                    raise f
                 self.commands[name] = f.result()["command"]
             except Exception as e:  # noqa: BLE001 - one host failing to start stops all of them
                 errors[name] = e
         if errors:
             self.stop(1)
             name, e = next(iter(errors.items()))
+            if isinstance(e, HostLost):
+                raise e
             if isinstance(e, (ValueError, FileNotFoundError)):
                 raise ValueError(f"generator host {name}: {e}") from None
             raise LoadError(f"generator host {name} could not start perflab-load: {type(e).__name__}: {e}")
@@ -96,11 +103,15 @@ class DistributedLoad:
     # --- watching ---------------------------------------------------------------------------------
     def _states(self) -> dict:
         """name -> state dict, or the exception that stands for a lost host."""
-        futures = {h.name: self.hosts.generator(h.name).state() for h in self.gens}
-        out = {}
+        futures, out = {}, {}
+        for h in self.gens:
+            try:
+                futures[h.name] = self.hosts.generator(h.name).state()
+            except Exception as e:  # noqa: BLE001 - Dask knows the worker is gone before anyone asks
+                futures[h.name] = e
         alive = set(self.hosts.live_workers())
         for h in self.gens:
-            if h.address not in alive:
+            if h.address not in alive or isinstance(futures[h.name], Exception):
                 out[h.name] = HostLost(f"generator host {h.name} ({h.address}) left the cluster during the run")
                 continue
             try:

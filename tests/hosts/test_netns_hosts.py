@@ -126,8 +126,11 @@ def test_a_sweep_runs_points_on_disjoint_host_sets_and_queues_the_rest(hosts, da
         for j in range(i + 1, 3):
             if sets[i] & sets[j]:
                 assert span[i][1] <= span[j][0] or span[j][1] <= span[i][0], (sets, span)
+    # a point that fails is listed with its error; the sweep goes on with the others
     failing = sweep(lambda rate, **h: pl.run_experiment(SERVER, LOAD.replace(rate=rate, threads=1, connections=1),
-                                                        **h, generators="nohost"), [500], cluster=hosts.address)
+                                                        **{**h, "generators": "nohost" if rate == 1 else h["generators"]}),
+                    [1, 500], cluster=hosts.address)
+    assert failing[1].ok and failing[1].result.load.requests > 0
     assert not failing[0].ok and "no host named 'nohost'" in failing[0].error
 
 
@@ -135,7 +138,14 @@ def test_a_generator_worker_killed_mid_run_makes_the_run_invalid_and_leaves_no_o
     # gen3's worker is killed while its half of the run is being sent (this test runs last: gen3 stays dead)
     load = LOAD.replace(duration=6, warmup=0)
     before = {p: p.stat().st_mtime_ns for p in data_root.rglob("*") if p.is_file() and p.name != "index.duckdb"}
-    killer = threading.Thread(target=lambda: (time.sleep(4.0), hosts.kill("gen3")))
+    def kill_once_sending():
+        deadline = time.monotonic() + 60
+        while not hosts.processes("gen3") and time.monotonic() < deadline:   # gen3's perflab-load is running
+            time.sleep(0.05)
+        time.sleep(1.5)
+        hosts.kill("gen3")
+
+    killer = threading.Thread(target=kill_once_sending)
     killer.start()
     with pytest.raises(HostLost, match="gen3"):
         pl.run_experiment(SERVER, load, **_on(hosts, generators="gen1,gen3", server_host="srv1"), name="killed")
