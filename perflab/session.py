@@ -104,6 +104,8 @@ def host_options(source) -> dict:
 
 
 GENERATORS_ENV = "PERFLAB_GENERATORS"
+#: set by the report batch for each notebook it runs side by side with others
+RUN_TAG_ENV = "PERFLAB_RUN_TAG"
 SERVER_HOST_ENV = "PERFLAB_SERVER_HOST"
 
 
@@ -207,6 +209,8 @@ class Session:
             raise
         self.run.meta["placement"] = self.placement.to_dict()
         self.run.meta["hosts"] = self.hosts.record()
+        if os.environ.get(RUN_TAG_ENV):
+            self.run.meta["tag"] = os.environ[RUN_TAG_ENV]   # which notebook of a parallel report made it
         self.run.save()
         self._sig = children.sigterm_as_exception()
         self._sig.__enter__()
@@ -382,10 +386,14 @@ class Session:
                                                  "checks": {"hosts": {"status": "fail", "value": None,
                                                                       "limit": None, "note": ev.cause}}}
         finally:
-            if self.hosts is not None:
-                self.hosts.close(keep_data=self.options.keep_data)
-            if self._sig is not None:
-                self._sig.__exit__(None, None, None)
-            if self.run is not None:
-                self.run.__exit__(et, ev, tb)
+            try:
+                if self.hosts is not None:
+                    self.hosts.close(keep_data=self.options.keep_data, release=False)
+                if self._sig is not None:
+                    self._sig.__exit__(None, None, None)
+                if self.run is not None:
+                    self.run.__exit__(et, ev, tb)
+            finally:
+                if self.hosts is not None and self.hosts.lease is not None:
+                    self.hosts.lease.release()
         return False

@@ -68,7 +68,11 @@ class Cluster:
 
     def workers(self) -> dict[str, dict]:
         """address -> the scheduler's record of each worker (``name``, ``resources``, ``nthreads``...)."""
-        return dict(self.client.scheduler_info(n_workers=-1)["workers"])
+        try:
+            info = self.client.scheduler_info(n_workers=-1)   # newer Dask lists only a few workers by default
+        except TypeError:
+            info = self.client.scheduler_info()
+        return dict(info["workers"])
 
     def describe(self) -> str:
         return "the in-process cluster (this machine)" if self.local else f"the Dask scheduler at {self.address}"

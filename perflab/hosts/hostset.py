@@ -236,8 +236,9 @@ class HostSet:
                 except Exception:  # noqa: BLE001 - a lost host is noticed by whoever waits on it
                     continue
 
-    def close(self, keep_data: bool = False) -> None:
-        """Stop every agent (and what it runs), give the hosts back."""
+    def close(self, keep_data: bool = False, release: bool = True) -> None:
+        """Stop every agent (and what it runs) and, with ``release``, give the hosts back (a session does that
+        itself once its run is marked finished, so the next holder's run starts after this one ended)."""
         self._stop.set()
         calls = []
         for (kind, name), a in self._agents.items():
@@ -258,5 +259,5 @@ class HostSet:
             except Exception:  # noqa: BLE001
                 continue
         self._futures.clear()
-        if self.lease is not None:
+        if release and self.lease is not None:
             self.lease.release()

@@ -291,7 +291,8 @@ def merge(parts: list[Part], reference: str = "the server host's clock") -> tupl
         "threads": seg.get("threads", s0.get("threads")), "connections": seg.get("connections", s0.get("connections")),
         "duration_s": duration,
         "target_rate": seg.get("target_rate", sum(float(p.summary.get("target_rate") or 0) for p in parts)),
-        "achieved_rate": _round3(requests / duration) if duration > 0 else 0.0,
+        "achieved_rate": (s0.get("achieved_rate") if len(parts) == 1 else
+                          _round3(requests / duration) if duration > 0 else 0.0),
         "start_ms": start_ms, "end_ms": end_ms, "warmup_start_ms": min(warm) if warm else s0.get("warmup_start_ms"),
         "requests": requests,
         "bytes_read": _sum(parts, "bytes_read"), "bytes_written": _sum(parts, "bytes_written"),
@@ -377,9 +378,11 @@ def _steps(parts, intervals: dict, log_text: str) -> list[dict]:
         keys = {f"{s:.3f}" for s in starts}
         counts = [c for (tag, s), (_, c) in intervals.items() if tag == "" and s in keys]
         st = Stats(np.sum(counts, axis=0) if counts else np.zeros(COUNTS_LEN, dtype=np.int64))
+        # one host: its own rate (from its unrounded times); several: from the summaries' times (ms precision)
+        achieved = mine[0].get("achieved_rate") if len(mine) == 1 else \
+            (_round3(req / (end - start)) if end > start else 0.0)
         out.append({"index": k, "target_rate": _round3(sum(float(x.get("target_rate") or 0) for x in mine)),
-                    "start_s": start, "end_s": end, "requests": req,
-                    "achieved_rate": _round3(req / (end - start)) if end > start else 0.0,
+                    "start_s": start, "end_s": end, "requests": req, "achieved_rate": achieved,
                     "errors": sum(int(x.get("errors") or 0) for x in mine),
                     "latency_us": {"p50": st.value_at_percentile(50.0), "p99": st.value_at_percentile(99.0),
                                    "max": st.max()}})

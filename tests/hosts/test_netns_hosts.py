@@ -1,5 +1,5 @@
 """perflab on real hosts: network namespaces on this machine, a Dask scheduler and a real ``dask worker`` in
-each (tests/hosts/netns.py), the coordinator being this test process. Skipped, with the reason printed,
+each (perflab.hosts.netns), the coordinator being this test process. Skipped, with the reason printed,
 only where namespaces cannot be made.
 
 Hosts: ``srv1`` (server), ``gen1``, ``gen2`` (generators) and ``gen3`` (both roles: the server of a sweep's
@@ -20,7 +20,7 @@ from perflab.hosts.load import HostLost
 from perflab.hosts.sweep import sweep
 from perflab.records import list_runs, open_run
 
-import netns
+from perflab.hosts import netns
 
 WORKERS = {"srv1": "server=1", "gen1": "generator=1", "gen2": "generator=1", "gen3": "generator=1,server=1"}
 SERVER = pl.ServerConfig(backend="memory")

@@ -1,4 +1,6 @@
-"""Hosts for the tests: network namespaces on this machine, each with a real ``dask worker`` process.
+"""Hosts on one machine: network namespaces, each with a real ``dask worker`` process (the tests' hosts and
+the benchmark's, :mod:`perflab.hosts.bench`; they share this machine's CPUs, so they show correctness and
+overhead, not speed).
 
 A Linux bridge ``plbr0`` in the root namespace (10.77.0.1/24, a private range traffic never leaves: the
 bridge is this machine's) and one namespace per host (``plns-<name>``, a veth pair into the bridge,
@@ -21,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[2]   # the checkout: the workers run its perflab
 PREFIX = "plns-"
 BRIDGE = "plbr0"
 SUBNET = "10.77.0"
