@@ -180,8 +180,6 @@ class Session:
         self.calibrations: list[hostspeed.Calibration] = []
         self._sig = None
         self._servers: list[dict] = []
-        self._lead: float | None = None
-        self._last_load = None
 
     @property
     def thresholds(self) -> ValidityThresholds:
@@ -269,18 +267,13 @@ class Session:
     def start_load(self, load: LoadParams, out_dir):
         """Start ``load`` against the session's server with the session's tool, on its generator hosts
         (split over them when there are several; placed on its CPUs)."""
-        from .hosts.load import FIRST_LEAD_S, DistributedLoad
+        from .hosts.load import DistributedLoad, lead_for
 
         if LoadTool.of(load) != self.tool:
             raise ValueError(f"load: this session measures with {self.tool.name} ({self.tool.binary}), "
                              f"the load asks for {load.tool}")
-        last = self._last_load
-        if last is not None and last.ready_s:
-            # the next start time only needs to be as far ahead as the hosts took to get ready, with margin
-            self._lead = min(FIRST_LEAD_S, max(0.3, 3 * last.ready_s))
         lp = DistributedLoad(self.hosts, self.server.url, load, Path(out_dir), self.placement.prefix("load"),
-                             self._lead or FIRST_LEAD_S)
-        self._last_load = lp
+                             lead_for(self.hosts))
         return lp.start()
 
     def profiler(self, params, title: str):

@@ -75,11 +75,15 @@ def split_runs(cluster: str, server_host: str, generators: tuple[str, str], repe
     load = pl.LoadParams(rate=rate, duration=3, warmup=1, threads=4, connections=16, path="/v0/status")
     with tempfile.TemporaryDirectory() as data:
         hosts = dict(cluster=cluster, server_host=server_host, data_root=data)
-        single = pl.run_experiment(srv, load, generators=generators[:1], name="bench-one", **hosts)
-        runs = [pl.run_experiment(srv, load, generators=generators, name="bench-two", **hosts) for _ in range(repeat)]
+        singles, runs = [], []
+        for _ in range(repeat):     # alternately, so that both see the same machine
+            singles.append(pl.run_experiment(srv, load, generators=generators[:1], name="bench-one", **hosts))
+            runs.append(pl.run_experiment(srv, load, generators=generators, name="bench-two", **hosts))
     skews = [r.run.meta["hosts"]["load"]["start_skew_us"] for r in runs]
     leads = [(r.run.meta["hosts"]["load"]["lead_s"], r.run.meta["hosts"]["load"]["ready_s"]) for r in runs]
-    return {"skews_us": skews, "leads": leads, "single": single, "split": runs[-1], "rate": rate}
+    # the split run's extra coordination: its elapsed time against the one-host run's (same server start-up)
+    extra = _median([b.run.meta["elapsed_s"] - a.run.meta["elapsed_s"] for a, b in zip(singles, runs)])
+    return {"skews_us": skews, "leads": leads, "singles": singles, "splits": runs, "rate": rate, "extra_s": extra}
 
 
 def _row(label, r) -> str:
@@ -99,8 +103,10 @@ def main(argv=None) -> int:
     p.add_argument("--repeat", type=int, default=5, help="runs per figure (default 5)")
     p.add_argument("--rate", type=float, default=4000.0, help="total rate of the merged-vs-one comparison")
     a = p.parse_args(argv)
-    print(f"# perflab hosts benchmark, {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC, {platform.node()}, "
-          f"{__import__('os').cpu_count()} CPUs")
+    from ..records.environment import load_average, machine_info
+    m = machine_info()
+    print(f"# perflab hosts benchmark, {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC, {platform.node()}: "
+          f"{m['cores']} x {m['cpu_model']}, {m['os']}; load average {load_average()}")
     o = overhead(a.repeat)
     print(f"\n## 1. coordination overhead on one machine (in-process cluster), median of {o['repeat']}")
     print(f"- in-process cluster start, once per Python process: {o['cluster_start_s']:.2f} s")
@@ -127,15 +133,18 @@ def main(argv=None) -> int:
     where = "namespace hosts on this machine (they share its CPUs)" if netc else cluster
     sk = s["skews_us"]
     print(f"\n## 2. start skew between {gens[0]} and {gens[1]} ({where}), {len(sk)} runs")
-    print(f"- start_skew_us: median {_median(sk):.1f} us, max {max(sk):.1f} us (goal <= 1000 us); each run: "
-          + ", ".join(f"{x:.1f}" for x in sk))
+    print(f"- start_skew_us: median {_median(sk):.3f} us, max {max(sk):.3f} us (goal <= 1000 us); each run: "
+          + ", ".join(f"{x:.3f}" for x in sk))
     print("- lead (start time set ahead) / all hosts ready after: "
           + ", ".join(f"{l:.2f}/{r:.2f} s" for l, r in s["leads"]))
-    print(f"\n## 3. one generator host against two at {s['rate']:,.0f} req/s in all ({where})")
+    print(f"- a split run took {s['extra_s'] * 1e3:+.0f} ms longer than the same run from one host (median; the "
+          f"lead, the barrier, collecting and merging)")
+    print(f"\n## 3. one generator host against two at {s['rate']:,.0f} req/s in all ({where}), each pair in turn")
     print("| run | offered | achieved | p50 ms | p99 ms | p99.9 ms | max ms | verdict | per host |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    print(_row(f"{gens[0]} alone", s["single"]))
-    print(_row(f"{gens[0]} + {gens[1]}, merged", s["split"]))
+    for a_, b_ in zip(s["singles"], s["splits"]):
+        print(_row(f"{gens[0]} alone", a_))
+        print(_row(f"{gens[0]} + {gens[1]}, merged", b_))
     return 0
 
 

@@ -25,8 +25,21 @@ from ..measure.result import CONSOLE, HDR_LOG, STDERR, SUMMARY, LoadResult, read
 from .cluster import HostsError
 from .sweep import CANCEL
 
-#: first lead between picking the start time and the start (later loads: from the session's own start-ups)
+#: first lead between picking the start time and the start; later loads on the same hosts: 3x the time their
+#: hosts last took to get ready, at least MIN_LEAD_S (this process remembers it per host set)
 FIRST_LEAD_S = 1.0
+MIN_LEAD_S = 0.3
+_ready_s: dict[tuple, float] = {}
+
+
+def _key(hosts) -> tuple:
+    return (hosts.cluster.address, tuple(sorted(g.name for g in hosts.generators)))
+
+
+def lead_for(hosts) -> float:
+    """How far ahead to set the next start on these hosts (see :data:`FIRST_LEAD_S`)."""
+    seen = _ready_s.get(_key(hosts))
+    return FIRST_LEAD_S if seen is None else min(FIRST_LEAD_S, max(MIN_LEAD_S, 3 * seen))
 #: seconds a host may take to answer one status call before it counts as cut off
 ANSWER_S = 10.0
 #: how often the coordinator looks at every host while a load runs
@@ -135,6 +148,7 @@ class DistributedLoad:
                 return  # a host failed before its ready line: collect() reports its error
             if all(s["ready"] for s in states.values()):
                 self.ready_s = time.time() - self.started_at
+                _ready_s[_key(self.hosts)] = self.ready_s
                 return
             if time.time() > deadline:
                 late = sorted(n for n, s in states.items() if not s["ready"])

@@ -57,11 +57,15 @@ def test_hosts_are_listed_with_roles_versions_and_clocks(hosts, capsys):
 def test_a_two_host_run_is_one_run_merged_exactly(hosts, data_root):
     # the same load from one host, then split over two: the split run's hosts offer, between them, exactly
     # the one-host schedule interval by interval, and their merge adds up exactly
-    one = pl.run_experiment(SERVER, LOAD, **_on(hosts, generators="gen1", server_host="srv1"), name="one")
+    one = pl.run_experiment(SERVER, LOAD, **_on(hosts, generators="gen1", server_host="srv1"), name="one",
+                            profile=pl.ProfileParams("cpu"))
     two = pl.run_experiment(SERVER, LOAD, **_on(hosts, generators="gen1,gen2", server_host="srv1"), name="two")
     d = two.run.dir
     parts = {n: json.loads((d / "hosts" / n / "load-summary.json").read_text()) for n in ("gen1", "gen2")}
     merged = json.loads((d / "load-summary.json").read_text())
+    # the profile was recorded in the server's JVM on srv1 and came back: JFR in the run, cut to the window here
+    assert one.profile is not None and one.profile.samples > 0 and (one.run.dir / "profile-cpu.jfr").is_file()
+    assert (one.run.dir / "server-events.jsonl").read_text().count('"event":"ready"') == 1
     # the schedule union: per-interval offered of the parts add up to the unsplit run's
     unsplit = [iv["offered"] for iv in one.load.summary["intervals"]]
     added = [a["offered"] + b["offered"] for a, b in zip(parts["gen1"]["intervals"], parts["gen2"]["intervals"])]
