@@ -10,6 +10,9 @@ share this machine's CPUs: these tests check counts, structure, exact merges and
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -136,6 +139,37 @@ def test_a_sweep_runs_points_on_disjoint_host_sets_and_queues_the_rest(hosts, da
                     [1, 500], cluster=hosts.address)
     assert failing[1].ok and failing[1].result.load.requests > 0
     assert not failing[0].ok and "no host named 'nohost'" in failing[0].error
+
+
+CHILD = """
+import sys, perflab as pl
+pl.run_experiment(pl.ServerConfig(backend='memory'), pl.LoadParams(rate=500, duration=60, threads=2, connections=4,
+                  path='/v0/status'), cluster=sys.argv[1], generators='gen1,gen2', server_host='srv1',
+                  data_root=sys.argv[2], name='long')
+"""
+
+
+def test_sigterm_on_the_coordinator_stops_every_remote_process(hosts, tmp_path):
+    data = tmp_path / "data"
+    child = subprocess.Popen([sys.executable, "-c", CHILD, hosts.address, str(data)], stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, cwd=str(netns.REPO))
+    try:
+        deadline = time.monotonic() + 90
+        # the server JVM on srv1 and a perflab-load on each generator host are running
+        while not all(hosts.processes(h) for h in ("srv1", "gen1", "gen2")):
+            assert child.poll() is None, child.stdout.read().decode()[-3000:]
+            assert time.monotonic() < deadline, "the run did not start on every host within 90 s"
+            time.sleep(0.1)
+        time.sleep(1.0)
+        child.send_signal(signal.SIGTERM)
+        out, _ = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    (run,) = [open_run(d) for d in (data / "runs").iterdir()]
+    assert run.status == "interrupted", out.decode()[-3000:]
+    time.sleep(1.0)
+    assert not hosts.processes(), [p.cmdline() for p in hosts.processes()]
 
 
 def test_a_generator_worker_killed_mid_run_makes_the_run_invalid_and_leaves_no_orphans(hosts, data_root):
