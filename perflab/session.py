@@ -14,7 +14,6 @@ hosts included: the server runs on the session's server host and every load on i
 from __future__ import annotations
 
 import os
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 

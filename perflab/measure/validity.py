@@ -306,7 +306,6 @@ def with_hosts(merged: Validity, hosts: dict[str, Validity], sharing: str | None
         checks[name] = Check(c.status, c.value, c.limit, f"{h}: {c.note}")
     levels = {h: v.level for h, v in hosts.items()}
     worst_level = Level.worst(levels.values())
-    status = {Level.VALID: "ok", Level.SUSPECT: "warn", Level.INVALID: "fail"}[worst_level]
     note = "generator hosts: " + "; ".join(f"{h} {lv}" + (f" ({hosts[h].reasons[0]})" if hosts[h].reasons else "")
                                            for h, lv in levels.items())
     # counted only through the checks above: its own status would repeat their reasons

@@ -97,7 +97,7 @@ def test_a_real_split_run_merges_into_the_whole_runs_numbers(server_build, loadg
     """Two perflab-load segments of one run, started together: each summary is reproduced from its own log;
     their merge holds exactly the sum of their counts and one histogram of all their latencies."""
     with _serve() as srv:
-        start = time.time() + 1.0
+        start = time.time() + 3.0   # both must be connected by then, on a busy machine too
         procs = []
         for i in range(2):
             procs.append(subprocess.Popen(
