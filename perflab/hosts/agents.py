@@ -16,6 +16,7 @@ coordinator is killed or cut off.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import signal
@@ -41,6 +42,12 @@ def pdeathsig_prefix() -> list[str]:
 def host_facts() -> dict:
     """What a host is: name, CPUs, versions of perflab, perflab-load and the JDK, its boot id (two workers
     with one boot id share one machine's CPUs) and its clock."""
+    return {**_static_facts(), "time": time.time()}
+
+
+@functools.lru_cache(maxsize=1)
+def _static_facts() -> dict:
+    # asked at every session's start: the versions (two subprocesses) are read once per worker process
     import platform
     import sys
 
@@ -65,7 +72,7 @@ def host_facts() -> dict:
     return {"hostname": platform.node(), "cpus": os.cpu_count(), "pid": os.getpid(), "boot_id": boot,
             "versions": {"perflab": __version__, "perflab-load": loadgen, "java": java_version(),
                          "python": sys.version.split()[0], "distributed": distributed.__version__},
-            "perflab_load_error": loadgen_error, "repo": str(paths.repo_root()), "time": time.time()}
+            "perflab_load_error": loadgen_error, "repo": str(paths.repo_root())}
 
 
 class Agent:

@@ -67,11 +67,13 @@ class Cluster:
         return f"http://{host}:{port}/status"
 
     def workers(self) -> dict[str, dict]:
-        """address -> the scheduler's record of each worker (``name``, ``resources``, ``nthreads``...)."""
+        """address -> the scheduler's record of each worker (``name``, ``resources``, ``nthreads``...), asked
+        of the scheduler now: ``Client.scheduler_info()`` returns a cache that a periodic refresh may have
+        just replaced with one holding no workers (which would read as every host lost)."""
         try:
-            info = self.client.scheduler_info(n_workers=-1)   # newer Dask lists only a few workers by default
-        except TypeError:
-            info = self.client.scheduler_info()
+            info = self.client.sync(self.client.scheduler.identity, n_workers=-1)
+        except TypeError:   # a Dask whose identity() lists every worker anyway
+            info = self.client.sync(self.client.scheduler.identity)
         return dict(info["workers"])
 
     def describe(self) -> str:
