@@ -170,7 +170,7 @@ def test_a_report_runs_its_notebooks_side_by_side_on_disjoint_host_sets(hosts, d
               "import perflab as pl\nfrom perflab.analysis import notebook as nb\nnb.setup()\nfor i in range(2):\n"
               "    pl.run_experiment(pl.ServerConfig(backend='memory'), pl.LoadParams(rate=rate, duration=1, "
               "path='/v0/status'))")
-    _notebook(root / "notebooks" / "summary.ipynb", "import perflab as pl\nprint('loads', len(pl.recorded('loads')))")
+    _notebook(root / "notebooks" / "summary.ipynb", "import perflab as pl\nprint('loads', len(pl.recorded('loads', include_invalid=True)))")
     monkeypatch.setenv("PERFLAB_ROOT", str(root))
     plan = Plan("side-by-side", (NotebookSpec("measure", {"rate": 500}, output="ma"),
                                  NotebookSpec("measure", {"rate": 400}, output="mb"),
