@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import signal
 import tempfile
 import threading
 import time
@@ -354,19 +353,3 @@ class ServerAgent(Agent):
         if self._scratch is not None and not keep_data:
             shutil.rmtree(self._scratch, ignore_errors=True)
         super().close()
-
-
-def kill_marked(marker: str) -> int:
-    """Kill every process of this host whose command line holds ``marker`` (a test's cleanup)."""
-    import psutil
-
-    n = 0
-    for p in psutil.process_iter(["pid", "cmdline"]):
-        try:
-            if marker in " ".join(p.info["cmdline"] or []) and p.pid != os.getpid():
-                p.send_signal(signal.SIGKILL)
-                n += 1
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            continue
-    return n
-

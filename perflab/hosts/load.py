@@ -28,7 +28,9 @@ from .sweep import CANCEL
 #: first lead between picking the start time and the start; later loads on the same hosts: 3x the time their
 #: hosts last took to get ready, at least MIN_LEAD_S (this process remembers it per host set)
 FIRST_LEAD_S = 1.0
-MIN_LEAD_S = 0.3
+MIN_LEAD_S = 0.5
+#: every host must be ready this long before the start time (else all are stopped before it)
+BARRIER_MARGIN_S = 0.1
 _ready_s: dict[tuple, float] = {}
 
 
@@ -135,8 +137,9 @@ class DistributedLoad:
         return out
 
     def _barrier(self) -> None:
-        """Every host ready before the start time, or all stopped before any load is sent."""
-        deadline = self.start_at + 0.05
+        """Every host ready before the start time, or all stopped before any load is sent: the last look is
+        :data:`BARRIER_MARGIN_S` before the start, so that the stop reaches every host in time."""
+        deadline = self.start_at - BARRIER_MARGIN_S
         while True:
             states = self._states()
             lost = {n: s for n, s in states.items() if isinstance(s, Exception)}
@@ -154,8 +157,8 @@ class DistributedLoad:
                 late = sorted(n for n, s in states.items() if not s["ready"])
                 self.stop(1)
                 raise LoadError(f"generator host{'s' if len(late) > 1 else ''} {', '.join(late)} not ready "
-                                f"{self.lead_s:.2f} s after the start was set; every host was stopped before "
-                                f"the start, nothing was sent")
+                                f"{self.lead_s - BARRIER_MARGIN_S:.2f} s after the start was set; every host was "
+                                f"stopped before the start")
             time.sleep(0.01)
 
     def wait(self, timeout: float | None = None) -> LoadResult:

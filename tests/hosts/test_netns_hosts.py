@@ -197,6 +197,26 @@ def test_a_report_runs_its_notebooks_side_by_side_on_disjoint_host_sets(hosts, d
     assert hosts.address in json.dumps(shown)           # setup() showed the scheduler (and its dashboard link)
 
 
+def test_hosts_not_ready_before_the_start_are_all_stopped_before_it(hosts, data_root, tmp_path):
+    # a script whose init takes longer than the lead: no host prints its ready line in time; its requests are
+    # PUTs, which the server counts apart from the samplers' GETs
+    slow = tmp_path / "slow-init.lua"
+    slow.write_text("init = function(args)\n  local t = os.clock()\n  while os.clock() - t < 2 do end\nend\n"
+                    "request = function() return wrk.format('PUT', '/v0/entity?id=k', nil, 'v') end\n")
+    with pytest.raises(pl.PerflabError, match="not ready .* every host was stopped before the start"):
+        pl.run_experiment(SERVER, LOAD.replace(script=str(slow)), **_on(hosts, generators="gen1,gen2",
+                                                                        server_host="srv1"), name="late")
+    (run_id,) = [r for r in list_runs()["run_id"] if "late" in r]
+    run = open_run(run_id)
+    import pandas as pd
+    for g in ("gen1", "gen2"):     # the ready line comes before the schedule starts: neither got there
+        assert "perflab-load: ready" not in (run.dir / "hosts" / g / "load-stderr.txt").read_text()
+    stats = pd.read_csv(run.dir / "stats.csv")
+    assert len(stats) and not [c for c in stats.columns if c.startswith("requests.PUT")], stats.columns  # none sent
+    assert not (run.dir / "load-summary.json").exists() and run.status == "failed"
+    assert not hosts.processes()
+
+
 CHILD = """
 import sys, perflab as pl
 pl.run_experiment(pl.ServerConfig(backend='memory'), pl.LoadParams(rate=500, duration=60, threads=2, connections=4,
