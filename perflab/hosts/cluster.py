@@ -108,6 +108,19 @@ def connect(address: str | None = None, timeout: float = CONNECT_TIMEOUT) -> Clu
         return c
 
 
+def disconnect(address: str | None = None) -> None:
+    """Close this process's connection to ``address`` (before its scheduler goes away: a client left
+    behind keeps polling a dead address)."""
+    key = address_of(address) or LOCAL
+    with _lock:
+        c = _clusters.pop(key, None)
+    if c is not None:
+        try:
+            c.client.close()
+        except Exception:  # noqa: BLE001 - closing a connection to a scheduler that is gone
+            pass
+
+
 def _quiet():
     # the in-process cluster's start-up and shutdown chatter would land in every notebook's output
     for name in ("distributed", "distributed.scheduler", "distributed.worker", "distributed.core",

@@ -167,6 +167,8 @@ class NetnsCluster:
         self.hosts[name].proc.wait(timeout=10)
 
     def close(self) -> None:
+        from .cluster import disconnect
+        disconnect(self.address)
         for h in self.hosts.values():
             if h.proc is not None and h.proc.poll() is None:
                 try:

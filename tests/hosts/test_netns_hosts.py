@@ -243,9 +243,9 @@ def test_sigterm_on_the_coordinator_stops_every_remote_process(hosts, tmp_path):
         if child.poll() is None:
             child.kill()
     (run,) = [open_run(d) for d in (data / "runs").iterdir()]
-    assert run.status == "interrupted", out.decode()[-3000:]
+    assert run.status == "interrupted", (run.meta.get("error"), out.decode()[-3000:])
     time.sleep(1.0)
-    assert not hosts.processes(), [p.cmdline() for p in hosts.processes()]
+    assert not hosts.processes(), ([p.cmdline() for p in hosts.processes()], out.decode()[-3000:])
 
 
 def test_a_generator_worker_killed_mid_run_makes_the_run_invalid_and_leaves_no_orphans(hosts, data_root):
