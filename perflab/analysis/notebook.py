@@ -43,6 +43,27 @@ def setup() -> None:
     pd.set_option("display.max_columns", 40)
     pd.set_option("display.width", 160)
     pd.set_option("display.float_format", lambda v: f"{v:,.3f}")
+    show_hosts()
+
+
+def show_hosts() -> None:
+    """Where this notebook's runs measure: on a Dask cluster ($PERFLAB_CLUSTER, as ``perflab report
+    --scheduler`` sets it), its scheduler, hosts and dashboard link; on this machine alone, nothing (the
+    in-process cluster starts with the first run and has no dashboard)."""
+    from ..hosts.cluster import ENV
+
+    if not os.environ.get(ENV):
+        return
+    from ..hosts.cluster import connect
+    from ..hosts.inventory import survey
+
+    c = connect()
+    hosts = survey(c, clocks=False)
+    link = c.dashboard_link
+    text = (f"Hosts: the Dask scheduler at `{c.address}`, "
+            + ", ".join(f"{h.name} ({'+'.join(h.roles) or 'no role'})" for h in hosts)
+            + (f"; dashboard: [{link}]({link})" if link else "; no dashboard (install bokeh where the scheduler runs)"))
+    show_markdown(text)
 
 
 # --- parameters that are no config's field ---------------------------------------------------------

@@ -30,6 +30,7 @@ class NotebookSpec:
     title: str | None = None           # defaults to the notebook's first heading
     output: str | None = None          # name of the executed copy and its page (default: notebook)
     not_applicable: str | None = None  # why the batch skips it (e.g. for your own server), shown on the index
+    after: bool = False                # runs after every other notebook (it reads what they recorded)
 
     @property
     def name(self) -> str:
@@ -139,7 +140,7 @@ QUICK = Plan(
             "backends": ["lsm", "rocksdb", "memory"], "flush_threads": [1, 2], "memtable_sizes": ["256k", "4m"],
             "compaction_memtable": "256k",
         }),
-        NotebookSpec("06-summary", {}),
+        NotebookSpec("06-summary", {}, after=True),
     ),
     "short durations (about ten minutes in total on a 2-core machine)",
 )
@@ -171,7 +172,7 @@ FULL = Plan(
             "backends": ["lsm", "rocksdb", "memory"], "flush_threads": [1, 2, 4],
             "memtable_sizes": ["1m", "4m", "16m", "64m"], "compaction_memtable": "1m",
         }),
-        NotebookSpec("06-summary", {}),
+        NotebookSpec("06-summary", {}, after=True),
     ),
     "course-length durations (the seeds' minute-long runs), repeated edges, both CPU placements",
 )
@@ -202,7 +203,7 @@ def load_plan(name_or_path: str) -> Plan:
         out = item.get("output")
         if out is not None and (not isinstance(out, str) or not out.replace("-", "").replace("_", "").isalnum()):
             raise ValueError(f"--plan: {p}: notebooks[{i}].output must be a simple name, got {out!r}")
-        specs.append(NotebookSpec(item["notebook"], params, item.get("title"), out))
+        specs.append(NotebookSpec(item["notebook"], params, item.get("title"), out, after=bool(item.get("after"))))
     names = [s.name for s in specs]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
