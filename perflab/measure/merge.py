@@ -157,11 +157,18 @@ class Stats:
                     break
                 i += 1
             pos = i
-        return [[v, round(p / 100.0 * 1e12) / 1e12, c] for v, p, c in rows]
+        return [[v, _round_to(p / 100.0, 1e12), c] for v, p, c in rows]
+
+
+def _round_to(x: float, scale: float) -> float:
+    """``x`` rounded to ``1/scale`` as perflab-load rounds (Rust's ``f64::round``: halves away from zero;
+    Python's ``round`` takes halves to even, and an exact half is common: a mean is a sum of integers over
+    a count)."""
+    return math.copysign(math.floor(abs(x) * scale + 0.5), x) / scale
 
 
 def _round3(x: float) -> float:
-    return round(x * 1000.0) / 1000.0
+    return _round_to(x, 1000.0)
 
 
 # --- interval logs ----------------------------------------------------------------------------------
@@ -354,10 +361,12 @@ def _json_intervals(parts) -> list[dict]:
         for iv in p.summary.get("intervals") or []:
             k = round(float(iv["start_s"]), 6)
             cur = by_start.setdefault(k, {"start_s": iv["start_s"], "end_s": iv["end_s"], "offered": 0,
-                                          "completed": 0, "errors": 0})
+                                          "completed": 0, "errors": 0, "error_kinds": {}, "status_codes": {}})
             cur["end_s"] = max(cur["end_s"], iv["end_s"])
             for key in ("offered", "completed", "errors"):
                 cur[key] += int(iv.get(key) or 0)
+            for key in ("error_kinds", "status_codes"):
+                cur[key] = _sum_dicts([cur[key], iv.get(key)])
     return [by_start[k] for k in sorted(by_start)]
 
 

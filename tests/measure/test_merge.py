@@ -123,3 +123,11 @@ def test_a_real_split_run_merges_into_the_whole_runs_numbers(server_build, loadg
                     for p in parts for line in p.log.splitlines() if line[:1].isdigit()))
     assert summary["latency_us"] == one.latency_object() and summary["spectrum"] == one.spectrum()
     assert "segment" not in summary and summary["merged"]["hosts"] == ["h0", "h1"]
+
+
+def test_three_decimals_are_rounded_as_perflab_load_rounds_them():
+    from perflab.measure.merge import _round3
+
+    # a mean of 169.5025 us (a sum of integers over a count) is 169.503 in perflab-load's JSON
+    assert _round3(339005 / 2000) == 169.503 and _round3(0.0005) == 0.001 and _round3(-0.0005) == -0.001
+    assert _round3(2.0004) == 2.0 and _round3(0.0) == 0.0
