@@ -20,6 +20,7 @@ import pandas as pd
 
 from . import children, paths
 from .config import LoadParams, PrefillParams, ServerConfig
+from .config.cluster import ClusterConfig
 from .config.target import ForeignServer
 from .config.validity import ValidityThresholds
 from .measure import hostspeed
@@ -63,14 +64,21 @@ class SessionOptions:
 
 
 def as_target(server) -> ServerConfig | ForeignServer:
-    """``server`` as a target: a ``ServerConfig`` (the built-in server), a ``ForeignServer``, or a URL
-    string (shorthand for ``ForeignServer(url=...)``)."""
+    """``server`` as a target: a ``ServerConfig`` (the built-in server), a ``ForeignServer``, a URL
+    string (shorthand for ``ForeignServer(url=...)``), or a cluster: a ``ClusterConfig`` (N nodes started
+    for the run) or a running :class:`~perflab.cluster.nodes.Cluster` (measured, left running)."""
+    from .cluster.nodes import Cluster
     if isinstance(server, str):
         return ForeignServer(url=server)
-    if not isinstance(server, (ServerConfig, ForeignServer)):
-        raise ValueError(f"server must be a ServerConfig, a ForeignServer or the URL of a running server, "
-                         f"got {type(server).__name__}")
+    if not isinstance(server, (ServerConfig, ForeignServer, ClusterConfig, Cluster)):
+        raise ValueError(f"server must be a ServerConfig, a ForeignServer, a ClusterConfig, a running Cluster or "
+                         f"the URL of a running server, got {type(server).__name__}")
     return server
+
+
+def is_cluster(target) -> bool:
+    from .cluster.nodes import Cluster
+    return isinstance(target, (ClusterConfig, Cluster))
 
 
 class Session:
@@ -85,10 +93,14 @@ class Session:
         server = as_target(server)
         self.options = options or SessionOptions()
         self.foreign = isinstance(server, ForeignServer)
+        self.clustered = is_cluster(server)
         if prefill is not None and not isinstance(prefill, PrefillParams):
             raise ValueError(f"prefill must be a PrefillParams, got {type(prefill).__name__}")
         if prefill is not None and self.foreign:
             raise ValueError("prefill: it writes the built-in server's storage files; your server loads its own data")
+        if prefill is not None and self.clustered:
+            raise ValueError("prefill: it writes plain values, and a cluster node stores timestamped records; a "
+                             "cluster starts empty or is filled through its API (run_cluster's fill=)")
         if prefill is not None and server.backend == "memory":
             raise ValueError("prefill needs a persistent backend (lsm or rocksdb); backend='memory' starts empty")
         if not isinstance(tool, LoadTool):
@@ -112,13 +124,15 @@ class Session:
         self._scratch: Path | None = None
         self._sig = None
         self._servers: list[dict] = []
+        self._owns_server = True    # False for a running cluster the session only measures
 
     @property
     def thresholds(self) -> ValidityThresholds:
         return self.options.thresholds
 
     def __enter__(self) -> "Session":
-        params = {"server": self.config.to_dict(), "target": "foreign" if self.foreign else "built-in",
+        target = "cluster" if self.clustered else "foreign" if self.foreign else "built-in"
+        params = {"server": self.config.to_dict(), "target": target,
                   **self.extra_params,
                   "prefill": self.prefill_params.to_dict() if self.prefill_params else None,
                   "stats_interval": self.options.stats_interval, "validity": self.thresholds.to_dict()}
@@ -137,7 +151,7 @@ class Session:
         return self
 
     def _setup(self):
-        if not self.foreign and self.config.needs_data_dir:
+        if not self.foreign and not self.clustered and self.config.needs_data_dir:
             if self.options.data_dir is not None:
                 self.data_dir = Path(self.options.data_dir)
             else:
@@ -155,6 +169,10 @@ class Session:
         self.calibrate()
 
     def start_server(self):
+        if self.clustered:
+            from .cluster.session import start_cluster_target
+            start_cluster_target(self)
+            return
         if self.foreign:
             if self.config.command is not None:
                 self.server = ForeignProcess(self.config, self.run.dir, self.placement.prefix("server")).start()
@@ -184,6 +202,9 @@ class Session:
         if LoadTool.of(load) != self.tool:
             raise ValueError(f"load: this session measures with {self.tool.name} ({self.tool.binary}), "
                              f"the load asks for {load.tool}")
+        if self.clustered:
+            from .cluster.load import ClusterLoadProcess
+            return ClusterLoadProcess(self.server, load, out_dir, self.placement.prefix("load")).start()
         return start_load(self.server.url, load, out_dir=out_dir, cpu_prefix=self.placement.prefix("load"))
 
     def calibrate(self) -> hostspeed.Calibration:
@@ -207,8 +228,9 @@ class Session:
 
     def restart_server(self):
         """Stop and start the server again on the same data (a fresh process per probe)."""
-        if self.foreign and self.config.url is not None:
-            raise ValueError("restart_server: a server that is already running (url) cannot be restarted")
+        if (self.foreign and self.config.url is not None) or (self.clustered and not self._owns_server):
+            raise ValueError("restart_server: a server that is already running (url, a started cluster) cannot be "
+                             "restarted")
         self._stop_server()
         self.start_server()
 
@@ -217,7 +239,7 @@ class Session:
             self.sampler.stop()
         if self.cpu is not None:
             self.cpu.stop()
-        if self.server is not None:
+        if self.server is not None and self._owns_server:
             self.server.stop()
             info = self.server.info()
             self._servers[-1].update(exit_code=info.get("exit_code"), stopped=info.get("stopped"))
