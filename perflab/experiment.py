@@ -29,7 +29,7 @@ from .profiling.profiler import Profile, Profiler, Recording
 from .records import Run
 from .server.events import await_delivery, events_frame, read_events
 from .server.foreign import AttachedServer, ForeignProcess
-from .session import Session, SessionOptions, as_target
+from .session import Session, SessionOptions, as_target, is_cluster
 
 
 @dataclass
@@ -100,6 +100,12 @@ def run_experiment(server: ServerConfig, load: LoadParams, profile: ProfileParam
     it needs a HotSpot JVM, otherwise the run records everything else and says why there is no profile.
     """
     server = as_target(server)
+    if is_cluster(server):   # N nodes: perflab.cluster.experiment.run_cluster (faults, checker: call it directly)
+        from .cluster.experiment import run_cluster
+        if prefill is not None:
+            raise ValueError("prefill: it writes plain values, and a cluster node stores timestamped records; fill a "
+                             "cluster through its API (run_cluster's fill=)")
+        return run_cluster(server, load, profile=profile, name=name, **options)
     if not isinstance(load, LoadParams):
         raise ValueError(f"load must be a LoadParams, got {type(load).__name__}")
     if profile is not None and not isinstance(profile, ProfileParams):
