@@ -16,7 +16,7 @@ Every read is judged against the key's history before it was sent:
 * "absent" when the last acknowledged operation wrote a value: a **missed write**;
 * a value older than the last acknowledged write: a **stale read**; older than an acknowledged delete:
   a **resurrected delete**;
-* a value it never wrote: **unknown**;
+* a value it never wrote, or whose write was refused outright (no connection, a 4xx): **unknown**;
 * no answer with ``ack`` replicas (504, timeout, refused connection, another status): **unavailable**.
 
 The invariant it holds the cluster to: a read quorum and a write quorum of the same ``from`` replicas share
@@ -296,7 +296,7 @@ def judge(history: list, observed) -> str:
         return "ok"
     if observed is ABSENT:
         return "missed"
-    if observed not in {s for s, _ in history}:
+    if observed not in {s for s, a in history if a is not False}:   # a refused write cannot be there
         return "unknown"
     return "resurrected" if history[last][0] is ABSENT else "stale"
 

@@ -34,7 +34,7 @@ def _sum_matching(row_cols: list[str], status_ok) -> list[str]:
     out = []
     for c in row_cols:
         parts = c.split(".")
-        if len(parts) == 3 and parts[0] == "requests" and status_ok(parts[2]):
+        if len(parts) == 3 and parts[0] == "requests" and parts[2].isdigit() and status_ok(parts[2]):
             out.append(c)
     return out
 

@@ -58,6 +58,12 @@ class ClusterConfig(Params):
     startup_timeout: float = option(90.0, "duration", "how long the nodes may take to answer", min=0.5, flag="")
     server: object = field(default=None, metadata={})
 
+    def __post_init__(self):
+        if isinstance(self.entry, (list, tuple, int)) and not isinstance(self.entry, bool):
+            # a list of node indexes (or one) is as good as its text
+            self._set("entry", ",".join(map(str, self.entry)) if isinstance(self.entry, (list, tuple)) else str(self.entry))
+        super().__post_init__()
+
     def _check(self):
         if self.from_ is not None and self.from_ > self.nodes:
             raise ValueError(f"from_: {self.from_} replicas cannot be asked of {self.nodes} node"
@@ -136,11 +142,9 @@ class ClusterConfig(Params):
         return d
 
 
-def _entry_text(entry, nodes: int) -> str:
+def _entry_text(entry: str, nodes: int) -> str:
     """``entry`` as ``all`` or a comma-separated list of distinct node indexes, checked against ``nodes``."""
-    if isinstance(entry, (list, tuple)):
-        entry = ",".join(str(x) for x in entry)
-    text = str(entry).strip().lower()
+    text = entry.strip().lower()
     if text == "all":
         return "all"
     parts = [p.strip() for p in text.split(",")]

@@ -1,0 +1,269 @@
+"""The cluster parts that need no cluster: configuration and its errors, the fault grammar and schedule, the
+checker's judgement of one read and the invariant's prediction, the merge of a split load, the answers by
+status per interval, per-incarnation stats, the key distribution's numbers."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from hdrh.histogram import HdrHistogram
+
+import perflab as pl
+from perflab.cluster.checker import ABSENT, judge, predict
+from perflab.cluster.distribution import KeyDistribution, cv
+from perflab.cluster.faults import Fault, parse_fault, schedule
+from perflab.cluster.load import check_entries, cluster_load
+from perflab.cluster.sampling import node_stats_frame
+from perflab.cluster.statuses import status_intervals
+from perflab.cluster.topology import Topology, free_ports, node_command
+from perflab.measure.merge import merge_parts
+from perflab.measure.result import load_result_from_dir
+
+# --- ClusterConfig ---------------------------------------------------------------------------------------
+
+
+def test_defaults_are_the_servers_every_node_and_a_majority():
+    c = pl.ClusterConfig(nodes=5)
+    assert (c.replicas_ack, c.replicas_from) == (3, 5) and c.entries == (0,)
+    assert pl.ClusterConfig(nodes=3, from_=2).replicas_ack == 2
+    assert c.replica_args() == ("ack=3", "from=5")
+    assert pl.ClusterConfig(nodes=3, ack=1, api="replicas").replica_args() == ("replicas=1/3",)
+    assert pl.ClusterConfig(nodes=3, entry="all").entries == (0, 1, 2)
+    assert pl.ClusterConfig(nodes=3, entry=[2, 0]).entries == (2, 0)
+    per_node = pl.ClusterConfig(nodes=2, server=[pl.ServerConfig(mode="async"), pl.ServerConfig()])
+    assert per_node.node_config(0).mode == "async" and per_node.node_config(1).mode == "sync"
+
+
+@pytest.mark.parametrize("kw,message", [
+    ({"nodes": 3, "ack": 4}, "ack: must not exceed from (3), got 4"),
+    ({"nodes": 3, "from_": 4}, "from_: 4 replicas cannot be asked of 3 nodes"),
+    ({"nodes": 2, "ack": 2, "from_": 1}, "ack: must not exceed from (1), got 2"),
+    ({"nodes": 0}, "nodes: must be between 1 and 256, got 0"),
+    ({"nodes": 3, "ack": 0}, "ack: must be between 1 and 256, got 0"),
+    ({"nodes": 3, "entry": "3"}, "entry: node 3 is out of range: the cluster has nodes 0..2"),
+    ({"nodes": 3, "entry": "0,0"}, "entry: names a node twice"),
+    ({"nodes": 3, "entry": "first"}, "entry: expected a node index (0..2), a list like 0,2, or all"),
+    ({"nodes": 3, "api": "quorum"}, "api: expected one of ack-from, replicas"),
+    ({"nodes": 2, "server": [pl.ServerConfig()]}, "server: one ServerConfig for every node, or a list of 2"),
+    ({"nodes": 2, "server": pl.ServerConfig(port=8080)}, "server[0].port: the lab sets each node's --port"),
+    ({"nodes": 2, "server": pl.ServerConfig(cluster="http://a:1")}, "server[0].cluster: the lab sets"),
+    ({"nodes": 2, "server_cmd": "kv --port {port}"}, "server_cmd: must contain {cluster}"),
+    ({"nodes": 2, "server_cmd": "kv --nodes {cluster}"}, "server_cmd: must contain {port}"),
+    ({"nodes": 2, "server_cmd": "kv {ports} {port}"}, "{port} is a per-node placeholder, but {ports}"),
+    ({"nodes": 2, "server_cmd": "kv {port} {cluster}", "server": pl.ServerConfig()}, "server: your own nodes"),
+    ({"nodes": 2, "workdir": "/tmp"}, "workdir: only with server_cmd"),
+])
+def test_bad_cluster_configs_are_named(kw, message):
+    with pytest.raises(ValueError) as e:
+        pl.ClusterConfig(**kw)
+    assert message in str(e.value)
+
+
+def test_the_commands_placeholders_and_the_picked_ports():
+    ports = free_ports(3)
+    assert len(set(ports)) == 3
+    topo = Topology("127.0.0.1", (8000, 8001, 8002))
+    assert topo.cluster == "http://127.0.0.1:8000,http://127.0.0.1:8001,http://127.0.0.1:8002"
+    argv = node_command("kv --port {port} --peers {cluster} --me {self} --i {index} --dir {dir}", topo, 1, "/d/1")
+    assert argv == ["kv", "--port", "8001", "--peers", topo.cluster, "--me", "http://127.0.0.1:8001", "--i", "1",
+                    "--dir", "/d/1"]
+    assert node_command("kv --ports {ports}", topo, 0, None) == ["kv", "--ports", "8000,8001,8002"]
+
+
+def test_the_load_gets_the_clusters_ack_and_from_only_where_the_script_takes_them():
+    c = pl.ClusterConfig(nodes=3, ack=1, api="replicas")
+    put = cluster_load(pl.LoadParams(script="put.lua"), c)
+    assert put.script_args[-1] == "replicas=1/3"
+    assert cluster_load(pl.LoadParams(script="status.lua"), c).script_args == ()
+    with pytest.raises(ValueError, match="script_args: from= is set by the cluster"):
+        cluster_load(pl.LoadParams(script="put.lua", script_args=("from=2",)), c)
+    with pytest.raises(ValueError, match="needs at least 3 threads"):
+        check_entries(pl.LoadParams(threads=2, connections=2), (0, 1, 2))
+    with pytest.raises(ValueError, match="tool: a cluster run needs perflab-load"):
+        cluster_load(pl.LoadParams(tool="wrk2", wrk_binary="/bin/true"), c)
+
+
+# --- faults ----------------------------------------------------------------------------------------------
+
+
+def test_fault_grammar():
+    assert parse_fault("at=10s node=2 kill") == [Fault(10.0, 2, "kill", "at=10s node=2 kill")]
+    assert parse_fault("pause node=1 at=500ms")[0] == Fault(0.5, 1, "pause", "pause node=1 at=500ms")
+    two = parse_fault("at=1s node=0 stop for=2s")
+    assert [(f.at, f.action) for f in two] == [(1.0, "stop"), (3.0, "restart")]
+    assert parse_fault("at=2s node=1 pause for=1s")[1].action == "resume"
+
+
+@pytest.mark.parametrize("text,message", [
+    ("at=1s node=2", "needs exactly one action"),
+    ("at=1s node=2 kill stop", "needs exactly one action (kill, stop, pause, resume, restart), got kill, stop"),
+    ("at=1s node=2 explode", "unknown word 'explode'"),
+    ("node=2 kill", "missing at="),
+    ("at=1s kill", "missing node="),
+    ("at=soon node=1 kill", "at=soon is not a time"),
+    ("at=1s node=one kill", "node=one is not a node index"),
+    ("at=1s node=1 restart for=2s", "for= undoes kill, stop or pause"),
+    ("at=1s at=2s node=1 kill", "at= given twice"),
+])
+def test_bad_faults_are_named(text, message):
+    with pytest.raises(ValueError) as e:
+        parse_fault(text)
+    assert message in str(e.value) and text in str(e.value)
+
+
+@pytest.mark.parametrize("faults,message", [
+    (["at=1s node=3 kill"], "node 3 is out of range: the cluster has nodes 0..2"),
+    (["at=20s node=1 kill"], "at 20 s is not inside the measured window (10 s)"),
+    (["at=1s node=1 resume"], "node 1 is running then; resume needs it paused"),
+    (["at=1s node=1 kill", "at=2s node=1 pause"], "node 1 is down then; pause needs it running"),
+    (["at=1s node=1 pause", "at=2s node=1 stop"], "node 1 is paused then; stop needs it running"),
+    (["at=1s node=1 kill", "at=2s node=1 kill"], "node 1 is down then; kill needs it running or paused"),
+])
+def test_schedules_that_cannot_happen_are_refused(faults, message):
+    with pytest.raises(ValueError) as e:
+        schedule(faults, 3, 10.0)
+    assert message in str(e.value)
+
+
+def test_a_schedule_in_time_order_and_restarts_of_one_command_refused():
+    s = schedule(["at=3s node=1 restart", "at=1s node=1 kill", "at=2s node=0 pause for=500ms"], 3, 10.0)
+    assert [(f.at, f.node, f.action) for f in s] == [(1, 1, "kill"), (2, 0, "pause"), (2.5, 0, "resume"),
+                                                       (3, 1, "restart")]
+    with pytest.raises(ValueError, match="one command .* cannot be restarted"):
+        schedule(["at=1s node=1 kill for=1s"], 3, 10.0, one_command=True)
+
+
+# --- the checker's judgement and prediction ------------------------------------------------------------
+
+A, B, C = "k#1", "k#2", "k#3"
+
+
+@pytest.mark.parametrize("history,observed,outcome", [
+    ([], ABSENT, "ok"),
+    ([(A, True)], A, "ok"),
+    ([(A, True)], ABSENT, "missed"),
+    ([(A, True), (B, True)], A, "stale"),
+    ([(A, True), (ABSENT, True)], A, "resurrected"),
+    ([(A, True), (ABSENT, True)], ABSENT, "ok"),
+    ([(A, True), (B, "maybe")], B, "ok"),             # a 504'd write may have been stored
+    ([(A, True), (B, "maybe")], A, "ok"),
+    ([(A, True), (B, False)], B, "unknown"),         # refused outright: its value cannot be there
+    ([(A, True), (B, "maybe"), (C, True)], B, "stale"),
+    ([(A, "maybe")], ABSENT, "ok"),
+    ([(A, True)], "k#9", "unknown"),
+])
+def test_judging_one_read(history, observed, outcome):
+    assert judge(history, observed) == outcome
+
+
+def test_what_ack_and_from_predict():
+    assert predict(2, 2, 3).never and not predict(1, 1, 3).never and not predict(1, 2, 3).never
+    assert predict(3, 1, 3).never and predict(1, 1, 1).never
+    lost = predict(2, 2, 3, keeps_data=False, restarts=True)
+    assert not lost.never and "memory" in lost.reason
+    assert "unknown for your own nodes" in predict(2, 2, 3, keeps_data=None, restarts=True).reason
+
+
+# --- merging a split load ----------------------------------------------------------------------------------
+
+
+def _part(d, values_by_interval, codes, url, seg):
+    d.mkdir(parents=True)
+    lines = ["#[Histogram log format version 1.3]", "#[StartTime: 1000.000 (seconds since epoch), x]",
+             "#[BaseTime: 1000.000 (seconds since epoch)]", f"#[Segment {seg}/2: threads]",
+             '"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"']
+    intervals = []
+    for i, vals in enumerate(values_by_interval):
+        h = HdrHistogram(1, 3_600_000_000, 3)
+        for v in vals:
+            h.record_value(v)
+        lines.append(f"{i:.3f},1.000,{h.get_max_value() / 1000:.3f},{h.encode().decode()}")
+        intervals.append({"start_s": float(i), "end_s": float(i + 1), "offered": len(vals), "completed": len(vals),
+                          "errors": 0})
+    (d / "load-hdr.log").write_text("\n".join(lines) + "\n")
+    n = sum(len(v) for v in values_by_interval)
+    summary = {"tool": "perflab-load", "version": "0.1.0", "url": url, "script": None, "script_args": [],
+               "threads": 1, "connections": 1, "duration_s": 2.0, "warmup_s": 0.0, "target_rate": n / 2,
+               "achieved_rate": n / 2, "start_ms": 1000000, "end_ms": 1002000, "warmup_start_ms": 1000000,
+               "requests": n, "bytes_read": 0, "bytes_written": 0,
+               "errors": {"connect": 0, "read": 0, "write": 0, "timeout": 0, "status": codes.get("504", 0)},
+               "status_codes": codes, "latency_us": {}, "steps": [], "offered": n, "unsent": 0,
+               "schedule_lag_us": {"mean": 1.0, "p50": 1, "p99": 5 * (seg + 1), "p999": 9, "max": 9, "late_1ms": seg},
+               "cpu": {"user_s": 0.1, "sys_s": 0.1, "cpus_allowed": [seg], "threads": [{"tid": seg}]},
+               "intervals": intervals}
+    (d / "load-summary.json").write_text(json.dumps(summary))
+    (d / "load-console.txt").write_text("console\n")
+
+
+def test_a_split_load_merges_into_one_exact_result(tmp_path):
+    a = [[100, 200, 300], [400]]
+    b = [[1000, 2000], [3000, 4000, 5000]]
+    _part(tmp_path / "p0", a, {"201": 4}, "http://n0", 0)
+    _part(tmp_path / "p1", b, {"201": 3, "504": 2}, "http://n1", 1)
+    merged = merge_parts([tmp_path / "p0", tmp_path / "p1"], tmp_path, ["node 0", "node 1"])
+    assert merged["requests"] == 9 and merged["status_codes"] == {"201": 7, "504": 2}
+    assert merged["errors"]["status"] == 2 and merged["achieved_rate"] == pytest.approx(4.5)
+    assert [iv["completed"] for iv in merged["intervals"]] == [5, 4]
+    assert merged["schedule_lag_us"]["p99"] == 10 and merged["schedule_lag_us"]["late_1ms"] == 1
+    assert [p["label"] for p in merged["parts"]] == ["node 0", "node 1"]
+    res = load_result_from_dir(tmp_path)
+    every = HdrHistogram(1, 3_600_000_000, 3)
+    for v in sum(a + b, []):
+        every.record_value(v)
+    assert res.summary["latency_us"]["p50"] == every.get_value_at_percentile(50)
+    assert res.summary["latency_us"]["p100"] == every.get_max_value()
+    assert list(res.intervals["count"]) == [5, 4]
+    assert res.spectrum["total_count"].iloc[-1] == 9
+
+
+# --- answers by status, per-incarnation counters ---------------------------------------------------------
+
+
+def _sample(t, up, coordinated, c504, c201):
+    return {"timestamp_ms": int(t * 1000), "uptime_ms": up, "requests": {"PUT": {"201": c201, "504": c504}},
+            "cluster": {"coordinated": coordinated, "gateway_timeouts": c504}}
+
+
+def test_a_restarted_nodes_counters_start_a_new_incarnation():
+    s = [_sample(100, 5000, 10, 0, 10), _sample(101, 6000, 20, 0, 20), _sample(103, 500, 4, 0, 4),
+         _sample(104, 1500, 9, 0, 9)]
+    f = node_stats_frame(s, 100.0)
+    assert list(f["incarnation"]) == [0, 0, 1, 1]
+    assert list(f["cluster.coordinated_delta"].fillna(-1)) == [-1, 10, 4, 5]
+
+
+class _Load:
+    def __init__(self, intervals, codes):
+        self.summary = {"intervals": intervals}
+        self.status_counts = codes
+        self.duration_s = 2.0
+
+
+def test_answers_by_status_per_interval_from_the_nodes_and_the_generator():
+    stats = node_stats_frame([_sample(100, 1000, 0, 0, 0), _sample(101, 2000, 100, 0, 100),
+                              _sample(102, 3000, 200, 60, 140)], 100.0).assign(node=0)
+    ivs = [{"start_s": 0.0, "end_s": 1.0, "offered": 100, "completed": 100, "errors": 0},
+           {"start_s": 1.0, "end_s": 2.0, "offered": 100, "completed": 90, "errors": 70}]
+    df, note = status_intervals(_Load(ivs, {"201": 130, "504": 60}), stats, 1.0)
+    assert list(df["504"]) == [0, 60] and list(df["answered"]) == [100, 40]
+    assert list(df["no_answer"]) == [0, 10], "errors the nodes did not answer: timeouts, refused connections"
+    df, note = status_intervals(_Load(ivs, {"200": 100, "404": 30}), stats, 1.0)
+    assert df["no_answer"].isna().all() and "404" in note
+    df, note = status_intervals(_Load(ivs, {"201": 100}), None, 1.0)
+    assert list(df["answered"]) == [100, 20] and df["504"].isna().all() and "no /v0/stats" in note
+
+
+# --- the key distribution's numbers ------------------------------------------------------------------------
+
+
+def test_coefficient_of_variation_and_the_everywhere_warning():
+    assert cv([100, 100, 100]) == 0 and cv([90, 110]) == pytest.approx(0.1)
+    d = KeyDistribution(["a", "b", "c"], 300, "key", 3, [90, 100, 110], [300, 300, 300], [300, 300, 300])
+    assert d.everywhere and "every node holds every key" in d.warning()
+    assert d.cvs()["replicas"] == 0 and d.cvs()["owners"] == pytest.approx(np.std([90, 100, 110]) / 100)
+    assert KeyDistribution(["a", "b", "c"], 300, "key", 2, [90, 100, 110], [200, 200, 200]).warning() is None
+    assert list(d.frame().columns) == ["node", "url", "owners", "replicas", "stored"]
+    assert isinstance(d.frame(), pd.DataFrame)
