@@ -26,8 +26,8 @@ from ..measure.result import CONSOLE, HDR_LOG, STDERR, SUMMARY, LoadResult, read
 from ..workloads import script_arguments
 
 #: seconds between starting the generator processes and the schedule: connect, run setup/init, print ready
-LEAD_S = 2.0
-LEAD_PER_PART_S = 0.5
+LEAD_S = 1.5
+LEAD_PER_PART_S = 0.25
 _REPLICA_ARGS = ("ack", "from", "replicas")
 
 
@@ -47,13 +47,19 @@ def cluster_load(load: LoadParams, config) -> LoadParams:
     return load.replace(script_args=tuple(load.script_args) + config.replica_args())
 
 
-def check_entries(load: LoadParams, entries) -> None:
+def check_entries(load: LoadParams, entries) -> LoadParams:
+    """``load`` as it runs over ``entries`` entry nodes (one generator process each): enough threads, and a
+    ramp's early stop dropped when split (each part would stop on its own; the ramp then runs its whole
+    length, which a ramp's estimate handles). Any other early stop split over several nodes is an error."""
     if len(entries) > load.threads:
         raise ValueError(f"threads: the load is split over {len(entries)} entry nodes, one generator process "
                          f"each, so it needs at least {len(entries)} threads (-t), got {load.threads}")
     if load.stop_on_p99 is not None and len(entries) > 1:
-        raise ValueError("stop_on_p99: each entry node's part would stop on its own; send the load to one "
-                         "entry node (entry=0) to stop early")
+        if load.ramp is None:
+            raise ValueError("stop_on_p99: each entry node's part would stop on its own; send the load to one "
+                             "entry node (entry=0) to stop early")
+        return load.replace(stop_on_p99=None)
+    return load
 
 
 class ClusterLoadProcess:
@@ -64,8 +70,7 @@ class ClusterLoadProcess:
                  entries=None):
         self.cluster = cluster
         self.entries = tuple(entries if entries is not None else cluster.config.entries)
-        self.params = cluster_load(load, cluster.config)
-        check_entries(self.params, self.entries)
+        self.params = check_entries(cluster_load(load, cluster.config), self.entries)
         self.out_dir = Path(out_dir)
         self.cpu_prefix = list(cpu_prefix or [])
         self.procs: list[subprocess.Popen] = []
@@ -143,17 +148,20 @@ class ClusterLoadProcess:
         labels = [f"node {n}" for n in self.entries]
         if len(self.entries) > 1:
             merge_parts(self.part_dirs, self.out_dir, labels)
-            for d, node in zip(self.part_dirs, self.entries):
-                self.parts[node] = self._result(d, self.cluster.nodes[node].url, ended)
+            for d, node in zip(self.part_dirs, self.entries):   # each part's rates (its latency is in the merge)
+                self.parts[node] = self._result(d, self.cluster.nodes[node].url, ended, with_log=False)
         res = self._result(self.out_dir, ",".join(self.cluster.nodes[n].url for n in self.entries), ended)
         if len(self.entries) == 1:
             self.parts[self.entries[0]] = res
         return res
 
-    def _result(self, d: Path, url: str, ended: float) -> LoadResult:
+    def _result(self, d: Path, url: str, ended: float, with_log: bool = True) -> LoadResult:
         console = (d / CONSOLE).read_text(errors="replace")
         err_tail = children.tail(d / STDERR)
-        summary, hdr = read_outputs(d, self.params, console, "perflab-load", err_tail)
+        if with_log:
+            summary, hdr = read_outputs(d, self.params, console, "perflab-load", err_tail)
+        else:
+            summary, hdr = json.loads((d / SUMMARY).read_text()), None
         return LoadResult(params=self.params, url=url, command=self.command, returncode=0, console=console,
                           summary=summary, hdr=hdr, out_dir=d, started_at=self.started_at, ended_at=ended,
                           stderr_tail=err_tail, tool_version=summary.get("version"))
@@ -167,6 +175,3 @@ class ClusterLoadProcess:
                          "status_codes": r.status_counts})
         return rows
 
-
-def write_entry_rates(path: Path, rows: list[dict]) -> None:
-    path.write_text(json.dumps(rows, indent=2) + "\n")

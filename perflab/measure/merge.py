@@ -21,7 +21,7 @@ from pathlib import Path
 
 from hdrh.histogram import HdrHistogram
 
-from .hdrlog import mean_value, read_hdr_log, spectrum_from_histogram
+from .hdrlog import RE_LINE, mean_value, spectrum_from_histogram
 from .result import CONSOLE, HDR_LOG, STDERR, SUMMARY
 
 #: the percentiles of the summary's ``latency_us`` (name -> percentile)
@@ -29,8 +29,12 @@ _LEVELS = {"p50": 50, "p75": 75, "p90": 90, "p99": 99, "p99.9": 99.9, "p99.99": 
 _HIGHEST = 3_600_000_000
 
 
-def _new_hist() -> HdrHistogram:
-    return HdrHistogram(1, _HIGHEST, 3)
+def _new_hist(like: HdrHistogram | None = None) -> HdrHistogram:
+    """An empty histogram; shaped like ``like`` so adding it takes hdrh's fast path (one array addition,
+    not a loop over every bucket in Python)."""
+    if like is None:
+        return HdrHistogram(1, _HIGHEST, 3)
+    return HdrHistogram(like.lowest_trackable_value, like.highest_trackable_value, like.significant_figures)
 
 
 def latency_block(h: HdrHistogram | None) -> dict | None:
@@ -52,16 +56,29 @@ def _spectrum_rows(h: HdrHistogram | None) -> list | None:
     return [[int(v), float(p), int(c)] for v, p, c in zip(sp["latency_ms"], sp["percentile"], sp["total_count"])]
 
 
+def _histograms(path: Path):
+    """``(tag, start_s, end_s, histogram)`` of each interval line of an hdr log, nothing computed from them
+    (:func:`~perflab.measure.hdrlog.read_hdr_log` also takes each interval's percentiles: seconds per log)."""
+    for n, raw in enumerate(Path(path).read_text().splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#") or line.startswith('"StartTimestamp"'):
+            continue
+        m = RE_LINE.match(line)
+        if not m:
+            raise ValueError(f"{path}:{n}: not an interval line: {line[:80]!r}")
+        s, length = float(m.group(2)), float(m.group(3))
+        yield m.group(1) or "corrected", s, s + length, HdrHistogram.decode(m.group(5))
+
+
 def merge_hdr_logs(paths: list[Path], out: Path) -> dict[str, HdrHistogram | None]:
     """Add the parts' hdr logs interval by interval (same start, same tag) into ``out``; returns the whole
     run's ``corrected`` and ``uncorrected`` histograms."""
-    logs = [read_hdr_log(p) for p in paths]
     merged: dict[tuple[str, float], list] = {}
-    for log in logs:
-        for (tag, s, e), h in log._hists.items():
+    for path in paths:
+        for tag, s, e, h in _histograms(path):
             key = (tag, round(s, 3))
             if key not in merged:
-                merged[key] = [e, _new_hist()]
+                merged[key] = [e, _new_hist(h)]
             merged[key][0] = max(merged[key][0], e)
             merged[key][1].add(h)
     head = [ln for ln in Path(paths[0]).read_text().splitlines() if ln.startswith("#[")
@@ -84,7 +101,7 @@ def merge_hdr_logs(paths: list[Path], out: Path) -> dict[str, HdrHistogram | Non
         mx = h.get_lowest_equivalent_value(h.max_value) / 1000.0 if h.get_total_count() else 0.0
         lines.append(f"{prefix}{s:.3f},{e - s:.3f},{mx:.3f},{h.encode().decode()}")
         if totals[tag] is None:
-            totals[tag] = _new_hist()
+            totals[tag] = _new_hist(h)
         totals[tag].add(h)
     out.write_text("\n".join(lines) + "\n")
     return totals
