@@ -1,0 +1,257 @@
+"""Sentences about cluster runs, generated from what they recorded (:class:`~perflab.cluster.ClusterResult`),
+and the few helpers notebook 07 needs to build its runs from its parameters.
+
+Like :mod:`.commentary`, a sentence claims a difference only with a test (it calls
+:func:`.commentary.compare_latency` and :func:`.commentary.compare_breakpoints`) and gives n; the
+consistency verdict is the checker's own (:meth:`perflab.cluster.checker.Verdict.sentence`): exact counts
+against what the ack/from invariants predict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .. import fmt
+from ..config import ServerConfig
+from ..config.cluster import ClusterConfig
+from . import commentary
+
+
+# --- building the runs (notebook 07) ---------------------------------------------------------------------
+
+def cluster(cluster_cmd: str | None = None, ready_path: str = "/", server_dir: str | None = None, nodes: int = 3,
+            ack: int | None = None, from_: int | None = None, entry="all", api: str = "ack-from", **built_in) -> ClusterConfig:
+    """The cluster of a notebook: your nodes (``cluster_cmd`` with ``{port}`` and ``{cluster}``, or
+    ``{ports}``; run in ``server_dir``) or the built-in server on every node, configured by ``built_in``
+    (``ServerConfig`` fields)."""
+    if cluster_cmd:
+        return ClusterConfig(nodes=nodes, ack=ack, from_=from_, entry=entry, api=api, server_cmd=cluster_cmd,
+                             ready_path=ready_path, workdir=server_dir)
+    return ClusterConfig(nodes=nodes, ack=ack, from_=from_, entry=entry, api=api, server=ServerConfig(**built_in))
+
+
+def single_node(cfg: ClusterConfig):
+    """What "one node" means next to ``cfg``: the built-in server alone (no ``--cluster``, the configuration
+    of node 0), or, for your nodes, a cluster of one (your command with one URL in ``{cluster}``)."""
+    if cfg.foreign:
+        return cfg.replace(nodes=1, ack=None, from_=None, entry="0")
+    return cfg.node_config(0)
+
+
+def quorums(target, pairs) -> dict:
+    """``{"1/3": ..., "2/3": ...}`` for ``pairs`` like ``[[1, 3], [2, 3], [3, 3]]``, each checked against the
+    cluster (ack <= from <= nodes): ``ClusterConfig`` variants of a configuration, or views of a running
+    :class:`~perflab.cluster.nodes.Cluster` with those settings (``Cluster.using``)."""
+    cfg = target if isinstance(target, ClusterConfig) else target.config
+    out = {}
+    for i, p in enumerate(pairs):
+        if not isinstance(p, (list, tuple)) or len(p) != 2:
+            raise ValueError(f"quorums[{i}]: expected [ack, from], got {p!r}")
+        try:
+            c = cfg.replace(ack=p[0], from_=p[1])
+        except ValueError as e:
+            raise ValueError(f"quorums[{i}]: {e}") from None
+        out[c.quorum()] = c if target is cfg else target.using(ack=c.ack, from_=c.from_)
+    return out
+
+
+def check_load(load, cfg: ClusterConfig):
+    """``load`` checked against the cluster (its ack/from arguments, enough threads for the entry nodes)."""
+    from ..cluster.load import check_entries, cluster_load
+    check_entries(cluster_load(load, cfg), cfg.entries)
+    return load
+
+
+def ramp_load(load, search, criteria):
+    """The bracketing ramp of a breakpoint search (notebook 2's), as one load: the rate grows exponentially
+    from ``search.start_rate`` over ``search.ramp_duration`` and stops once p99 is far over the SLA (when the
+    load goes to one entry node). Its estimate (:func:`ramp_estimate`) is where a search would start probing."""
+    from ..breakpoint.ramp import ramp_load as _ramp
+    return _ramp(load, search, criteria)
+
+
+def ramp_estimate(res, criteria):
+    """The ramp's breakpoint estimate (:class:`~perflab.breakpoint.ramp.RampEstimate`) of a run of
+    :func:`ramp_load`: the offered rate of the last interval before p99 missed the SLA in two in a row."""
+    from ..breakpoint.ramp import estimate
+    return estimate(res.load, criteria)
+
+
+def describe_ramps(ramps: Mapping[str, object], criteria) -> str:
+    """Ramp estimates in words ('1 node: the ramp kept up until 4.1 s (2,300/s offered)...'), said to be
+    estimates: a ramp is not a steady state, and only probes at fixed rates (the full plan's search) give a
+    breakpoint with an interval a difference can be claimed on."""
+    parts = [f"{k}: {ramp_estimate(r, criteria).reason}" for k, r in ramps.items()]
+    return ("Ramp estimates (one exponential ramp each, no fixed-rate probes, so no interval and no claimed "
+            "difference): " + "; ".join(parts) + ".")
+
+
+def ramp_rows(ramps: Mapping[str, object], criteria, workload: str) -> list[dict]:
+    """Breakpoint rows of ramp estimates for a finding (rate, no interval, verdict ``ramp estimate``)."""
+    rows = []
+    for k, r in ramps.items():
+        est = ramp_estimate(r, criteria)
+        rows.append({"workload": workload, "connections": r.load.params.connections, "mode": k, "rate": est.rate,
+                     "interval": None, "verdict": "ramp estimate", "validity": str(r.validity.level),
+                     "run_id": r.run.id})
+    return rows
+
+
+def node_profiles(res, event: str = "cpu") -> dict:
+    """``{"node i": Profile}`` of the nodes profiled with ``event`` (empty when none could be)."""
+    return {f"node {i}": rec.profiles[event] for i, rec in res.node_profiles.items() if event in rec.profiles}
+
+
+def check_faults(faults, cfg: ClusterConfig, duration_s: float) -> list:
+    """The fault strings, checked against the cluster and the window (an error names the fault)."""
+    from ..cluster.faults import schedule
+    schedule(list(faults), cfg.nodes, duration_s, cfg.one_command)
+    return list(faults)
+
+
+# --- sentences ------------------------------------------------------------------------------------------
+
+def answers_note(res) -> str:
+    """What the clients got, beside a latency figure: 'Every one of 12,345 answers was a success.' or
+    '**Not every answer served the request**: 2,010 x 504, 35 timeouts of 12,345: the latency above
+    includes them.'"""
+    a = res.answers or {}
+    n = a.get("requests") or 0
+    bad = {"504": a.get("504", 0), "other 4xx": a.get("4xx", 0), "other 5xx": a.get("5xx", 0),
+           "timeouts": a.get("timeout", 0), "refused or failed connections": a.get("connect", 0),
+           "read errors": a.get("read", 0) + a.get("write", 0)}
+    bad = {k: v for k, v in bad.items() if v}
+    if not bad:
+        extra = f" ({a.get('404', 0):,} of them a GET's 404)" if a.get("404") else ""
+        return f"Every one of {n:,} answers was a success{extra}."
+    what = ", ".join(f"{v:,} {k}" for k, v in bad.items())
+    return (f"**Not every answer served the request**: {what}, against {n:,} answers; the latency figures include "
+            f"the answers that failed, so they do not read as the load being held.")
+
+
+def describe_entries(res) -> str:
+    """'Entry nodes: node 0 achieved 998/s of 1,000/s offered, node 1 ...'."""
+    if not res.entries:
+        return ""
+    parts = [f"node {e['node']} {fmt.rate(e['achieved_rate'])} of {fmt.rate(e['offered_rate'])} offered "
+             f"({fmt.pct(e['achieved_ratio'])})" for e in res.entries]
+    return "Achieved against offered, per entry node: " + "; ".join(parts) + "."
+
+
+def describe_cost(runs: Mapping[str, object]) -> str:
+    """The same load on one node and on the cluster (``{label: result}``, the single node first): p50 and p99
+    of each, the difference per interval by test, and what the cluster's answers were."""
+    parts = []
+    for label, r in runs.items():
+        lv = commentary.levels(r.load.spectrum, (50.0, 99.0))
+        parts.append(f"{label}: p50 {fmt.ms(lv[50.0])}, p99 {fmt.ms(lv[99.0])}, achieved "
+                     f"{fmt.rate(r.load.achieved_rate)} of {fmt.rate(r.load.target_rate)}")
+    cmp = commentary.compare_latency({k: r.load for k, r in runs.items()})
+    notes = [f"{k}: {answers_note(r)}" for k, r in runs.items() if hasattr(r, "answers")]
+    return "At the same rate, " + "; ".join(parts) + ". " + cmp + " " + " ".join(notes)
+
+
+def describe_quorums(runs: Mapping[str, object]) -> str:
+    """The ack/from matrix: p99 per interval compared by test, and any run whose answers failed."""
+    cmp = commentary.compare_latency({k: r.load for k, r in runs.items()})
+    failing = [f"{k}: {answers_note(r)}" for k, r in runs.items() if "Not every" in answers_note(r)]
+    return " ".join([cmp] + failing)
+
+
+def _window_share(res, s: float, e: float) -> tuple[int, int]:
+    st = res.statuses
+    sub = st[(st["start_s"] >= s - 1e-9) & (st["end_s"] <= e + 1e-9)]
+    return int(sub["answered"].sum()), int(sub["offered"].sum())
+
+
+def describe_fault_run(res) -> str:
+    """Availability and tail around the faults, when the clients were served again, how long the other
+    nodes saw the node down (their ``peer_up`` events), and the consistency verdict."""
+    out = []
+    ev = res.events
+    spans = ev[ev["event"].isin(["node_down", "node_paused"])] if ev is not None and len(ev) else ev
+    iv = res.load.intervals
+    iv = iv[iv["count"] > 0]
+    for r in (spans.itertuples() if spans is not None and len(spans) else []):
+        kind = "down" if r.event == "node_down" else "paused"
+        ok, offered = _window_share(res, r.start_s, r.end_s)
+        inside = iv[(iv["start_s"] >= r.start_s) & (iv["end_s"] <= r.end_s)]
+        before = iv[iv["end_s"] <= r.start_s]
+        p99_in = float(inside["p99_ms"].max()) if len(inside) else float("nan")
+        p99_before = float(before["p99_ms"].median()) if len(before) else float("nan")
+        out.append(f"While node {int(r.node)} was {kind} ({r.start_s:.1f}-{r.end_s:.1f} s), "
+                   f"{fmt.pct(ok / offered) if offered else 'n/a'} of the {offered:,} requests due in whole bins were "
+                   f"answered with a success (the rest: 504s, errors or late); the worst interval p99 was "
+                   f"{fmt.ms(p99_in)} against a median {fmt.ms(p99_before)} before it.")
+    for rec in res.recovery:
+        when = (f"{rec['recovery_s']:.1f} s after it" if rec["recovery_s"] is not None
+                else "not before the window ended")
+        out.append(f"After '{rec['fault']}' the clients were served as before (no error in a bin, p99 within "
+                   f"{fmt.ms(rec['p99_limit_ms'])}) {when}.")
+    if ev is not None and len(ev):
+        ups = ev[ev["event"] == "peer_up"]
+        for r in ups.itertuples():
+            d = r.details or {}
+            if d.get("down_us") is not None:
+                out.append(f"Node {int(r.node)} saw {d.get('peer')} back at {r.start_s:.1f} s, "
+                           f"{d['down_us'] / 1e6:.1f} s after its first failed request to it "
+                           f"({d.get('failures')} failed requests in between).")
+    out.append(answers_note(res))
+    if res.consistency is not None:
+        out.append(res.consistency.sentence())
+    return " ".join(out)
+
+
+def describe_distribution(dist) -> str:
+    """Keys per node by the routing function and as stored, with the coefficient of variation and the
+    warning when from = the cluster size."""
+    if dist is None:
+        return "The key distribution was not measured."
+    cv = dist.cvs()
+    text = (f"Of {dist.keys:,} keys, the routing function makes the nodes owners of {', '.join(f'{n:,}' for n in dist.owners)} "
+            f"(coefficient of variation {cv['owners']:.3f})")
+    if dist.frm > 1:
+        text += f" and replicas (from = {dist.frm}) of {', '.join(f'{n:,}' for n in dist.replicas)}"
+    if dist.stored is not None:
+        text += (f"; the nodes themselves store {', '.join('n/a' if s is None else f'{s:,}' for s in dist.stored)} "
+                 f"of them" + (f" (CV {cv['stored']:.3f})" if cv.get("stored") is not None else ""))
+    text += "."
+    if dist.warning():
+        text += f" Warning: {dist.warning()}."
+    if dist.note:
+        text += f" ({dist.note}.)"
+    return text
+
+
+def describe_node_profile(res, node: int, event: str = "cpu") -> str:
+    """Where one node's samples went, with the cluster's own category named."""
+    rec = res.node_profiles.get(node)
+    if rec is None or event not in rec.profiles:
+        why = (res.run.results.get("profiles") or {}).get(str(node), {}).get("unavailable", "not recorded")
+        return f"No {event} profile of node {node}: {why}."
+    p = rec.profiles[event]
+    cats = p.categories()
+    shares = dict(zip(cats["category"], cats["share"]))
+    return (f"**Node {node}** ({p.samples:,} {event} samples): "
+            + commentary.describe_categories(shares, event, top=4, focus=("cluster: internal requests",))
+            + f" The category 'cluster: internal requests' is the coordination and the HTTP client that asks the "
+              f"other nodes (their socket I/O included): {fmt.pct(shares.get('cluster: internal requests', 0))}.")
+
+
+def answer_cluster(cost: Mapping[str, object], fault=None) -> str:
+    """The notebook's answer in one sentence: what the cluster did to p99 at the same rate, and what the
+    fault run showed (availability and the verdict)."""
+    parts = []
+    if len(cost) == 2:
+        (a, ra), (b, rb) = cost.items()
+        pa, pb = commentary.value_at(ra.load.spectrum, 99), commentary.value_at(rb.load.spectrum, 99)
+        parts.append(f"at {fmt.rate(ra.load.target_rate)} p99 went from {fmt.ms(pa)} ({a}) to {fmt.ms(pb)} ({b})")
+    if fault is not None:
+        a = fault.answers or {}
+        n = a.get("requests") or 0
+        ok = a.get("2xx/3xx", 0) + a.get("404", 0)
+        parts.append(f"with a node killed and restarted {fmt.pct(ok / n) if n else 'n/a'} of the answers were a "
+                     f"success")
+        if fault.consistency is not None:
+            parts.append(f"the consistency checker found the run {fault.consistency.level}")
+    return ("The cluster: " + "; ".join(parts) + ".") if parts else "No cluster run was measured."
