@@ -140,8 +140,16 @@ QUICK = Plan(
             "compaction_memtable": "256k",
         }),
         NotebookSpec("06-summary", {}),
+        # one start of the three nodes serves every run; the breakpoints are the ramps' estimates (a probed
+        # search of both targets alone would take longer than the rest of the notebook)
+        NotebookSpec("07-cluster", {
+            "rate": 300, "duration_s": 4, "warmup_s": 2, "threads": 3, "connections": 6, "keys": 5000,
+            "fill_keys": 1000, "search": "ramp", "search_start_rate": 100, "ramp_duration_s": 5,
+            "fault_at_s": 2.5, "fault_down_s": 3, "fault_duration_s": 9, "check_keys": 100, "check_rate": 60,
+            "profile_duration_s": 4,
+        }),
     ),
-    "short durations (about ten minutes in total on a 2-core machine)",
+    "short durations (about twelve minutes in total on a 2-core machine)",
 )
 
 FULL = Plan(
@@ -172,6 +180,12 @@ FULL = Plan(
             "memtable_sizes": ["1m", "4m", "16m", "64m"], "compaction_memtable": "1m",
         }),
         NotebookSpec("06-summary", {}),
+        NotebookSpec("07-cluster", {
+            "rate": 1000, "duration_s": 60, "warmup_s": 10, "threads": 3, "connections": 48, "keys": 200_000,
+            "fill_keys": 20_000, "search": "probes", "search_start_rate": 200, "ramp_duration_s": 20,
+            "probe_duration_s": 10, "search_max_probes": 16, "search_repeats": 2, "fault_at_s": 20, "fault_down_s": 15,
+            "fault_duration_s": 60, "check_keys": 1000, "check_rate": 200, "profile_duration_s": 30,
+        }),
     ),
     "course-length durations (the seeds' minute-long runs), repeated edges, both CPU placements",
 )

@@ -17,8 +17,8 @@ NB_DIR = paths.repo_root() / "notebooks"
 NOTEBOOKS = sorted(p.name for p in NB_DIR.glob("*.ipynb"))
 
 
-def test_the_six_notebooks_exist():
-    assert [n[:2] for n in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06"]
+def test_the_seven_notebooks_exist():
+    assert [n[:2] for n in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06", "07"]
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -70,6 +70,11 @@ BAD = [
     ("05-storage.ipynb", {"rate": 0}, "rate: must be > 0, got 0"),
     ("05-storage.ipynb", {"memtable_sizes": ["1q"]}, "--memtable-size: expected a size like 4m, 512k or 1048576, got '1q'"),
     ("06-summary.ipynb", {"max_rows": 0}, "max_rows: must be >= 1, got 0"),
+    ("07-cluster.ipynb", {"ack": 4}, "cluster: ack: must not exceed from (3), got 4"),
+    ("07-cluster.ipynb", {"fault_node": 3}, "node 3 is out of range: the cluster has nodes 0..2"),
+    ("07-cluster.ipynb", {"threads": 2}, "needs at least 3 threads (-t), got 2"),
+    ("07-cluster.ipynb", {"quorums": [[1, 4]]}, "quorums[0]: from_: 4 replicas cannot be asked of 3 nodes"),
+    ("07-cluster.ipynb", {"cluster_cmd": "python3 kv.py {port}"}, "server_cmd: must contain {cluster}"),
 ]
 
 

@@ -9,12 +9,13 @@ import pytest
 from perflab.report import batch, index_page, plans
 
 
-def test_builtin_plans_cover_the_six_notebooks_with_their_real_parameters():
+def test_builtin_plans_cover_the_seven_notebooks_with_their_real_parameters():
     import papermill
 
     for plan in plans.BUILTIN.values():
         assert [s.notebook for s in plan.notebooks] == [
-            "01-stable-load", "02-breakpoint", "03-sync-vs-async", "04-executor-tuning", "05-storage", "06-summary"]
+            "01-stable-load", "02-breakpoint", "03-sync-vs-async", "04-executor-tuning", "05-storage", "06-summary",
+            "07-cluster"]
         for spec in plan.notebooks:
             declared = papermill.inspect_notebook(str(spec.path(plans.notebooks_dir())))
             unknown = set(spec.parameters) - set(declared)
@@ -143,6 +144,7 @@ def test_a_plan_for_your_server_runs_the_notebooks_that_take_one_and_says_why_no
         assert by[name].parameters["duration_s" if name == "01-stable-load" else "max_probes"]  # plan's own kept
     for name in ("03-sync-vs-async", "04-executor-tuning", "05-storage", "06-summary"):
         assert by[name].not_applicable.startswith("not applicable: it ")
+    assert by["07-cluster"].not_applicable.startswith("needs a cluster: give cluster_cmd")
         assert "server_cmd" not in by[name].parameters
     assert plan.target == f"your server ({cmd})"
     with pytest.raises(ValueError, match=r"command: must contain \{port\}"):
