@@ -138,6 +138,15 @@ def describe_entries(res) -> str:
     return "Achieved against offered, per entry node: " + "; ".join(parts) + "."
 
 
+def describe_warmup(res) -> str:
+    """The warm-up run in words: the fill, and how p50 per interval moved while the nodes' JIT compiled."""
+    fill = (res.run.results.get("fill") or {})
+    text = (f"Filled {fill['keys']:,} keys through the cluster in {fill['seconds']:.1f} s ({fmt.rate(fill['rate'])}, "
+            f"{fill['retries']} writes retried). " if fill else "")
+    trend = commentary.describe_trend(res.load.intervals, "p50_ms")
+    return text + (f"Warm-up load: {trend}" if trend else "") + " " + answers_note(res)
+
+
 def describe_cost(runs: Mapping[str, object]) -> str:
     """The same load on one node and on the cluster (``{label: result}``, the single node first): p50 and p99
     of each, the difference per interval by test, and what the cluster's answers were."""
@@ -159,8 +168,9 @@ def describe_quorums(runs: Mapping[str, object]) -> str:
 
 
 def _window_share(res, s: float, e: float) -> tuple[int, int]:
+    """Answered and offered in the bins that overlap ``[s, e]``."""
     st = res.statuses
-    sub = st[(st["start_s"] >= s - 1e-9) & (st["end_s"] <= e + 1e-9)]
+    sub = st[(st["end_s"] > s) & (st["start_s"] < e)]
     return int(sub["answered"].sum()), int(sub["offered"].sum())
 
 
@@ -180,14 +190,14 @@ def describe_fault_run(res) -> str:
         p99_in = float(inside["p99_ms"].max()) if len(inside) else float("nan")
         p99_before = float(before["p99_ms"].median()) if len(before) else float("nan")
         out.append(f"While node {int(r.node)} was {kind} ({r.start_s:.1f}-{r.end_s:.1f} s), "
-                   f"{fmt.pct(ok / offered) if offered else 'n/a'} of the {offered:,} requests due in whole bins were "
-                   f"answered with a success (the rest: 504s, errors or late); the worst interval p99 was "
-                   f"{fmt.ms(p99_in)} against a median {fmt.ms(p99_before)} before it.")
+                   f"{fmt.pct(ok / offered) if offered else 'n/a'} of the {offered:,} requests due in the seconds it "
+                   f"overlaps got a successful answer (the rest: 504s, errors, or answered later); the worst interval "
+                   f"p99 was {fmt.ms(p99_in)} against a median {fmt.ms(p99_before)} before it.")
     for rec in res.recovery:
         when = (f"{rec['recovery_s']:.1f} s after it" if rec["recovery_s"] is not None
-                else "not before the window ended")
-        out.append(f"After '{rec['fault']}' the clients were served as before (no error in a bin, p99 within "
-                   f"{fmt.ms(rec['p99_limit_ms'])}) {when}.")
+                else "not within the window")
+        out.append(f"After '{rec['fault']}' the clients were served as before it (no error, 504 or missing answer "
+                   f"in any later second, every p99 within {fmt.ms(rec['p99_limit_ms'])}) {when}.")
     if ev is not None and len(ev):
         ups = ev[ev["event"] == "peer_up"]
         for r in ups.itertuples():
@@ -216,6 +226,12 @@ def describe_distribution(dist) -> str:
         text += (f"; the nodes themselves store {', '.join('n/a' if s is None else f'{s:,}' for s in dist.stored)} "
                  f"of them" + (f" (CV {cv['stored']:.3f})" if cv.get("stored") is not None else ""))
     text += "."
+    known = [s for s in (dist.stored or []) if s is not None]
+    if dist.everywhere and len(known) > 1 and min(known) < max(known):
+        low = dist.stored.index(min(known))
+        text += (f" With from = {dist.frm} every written key belongs on every node: node {low} holds "
+                 f"{max(known) - min(known):,} fewer than the fullest, writes it did not get (nothing repairs a "
+                 f"replica that missed them).")
     if dist.warning():
         text += f" Warning: {dist.warning()}."
     if dist.note:
@@ -248,10 +264,10 @@ def answer_cluster(cost: Mapping[str, object], fault=None) -> str:
         parts.append(f"at {fmt.rate(ra.load.target_rate)} p99 went from {fmt.ms(pa)} ({a}) to {fmt.ms(pb)} ({b})")
     if fault is not None:
         a = fault.answers or {}
-        n = a.get("requests") or 0
+        tried = (a.get("requests") or 0) + sum(a.get(k, 0) for k in ("timeout", "connect", "read", "write"))
         ok = a.get("2xx/3xx", 0) + a.get("404", 0)
-        parts.append(f"with a node killed and restarted {fmt.pct(ok / n) if n else 'n/a'} of the answers were a "
-                     f"success")
+        parts.append(f"with a node killed and restarted {fmt.pct(ok / tried) if tried else 'n/a'} of the requests "
+                     f"got a successful answer (the rest: error statuses, timeouts, refused connections)")
         if fault.consistency is not None:
             parts.append(f"the consistency checker found the run {fault.consistency.level}")
     return ("The cluster: " + "; ".join(parts) + ".") if parts else "No cluster run was measured."

@@ -52,7 +52,7 @@ def _fault_marks(fig: go.Figure, events: pd.DataFrame | None, rows: list[int]) -
         for r in events[events["event"] == kind].itertuples():
             for row in rows:
                 fig.add_vrect(x0=r.start_s, x1=max(r.end_s, r.start_s + 0.01), fillcolor=colour, line_width=0,
-                              row=row, col=1)
+                              layer="below", row=row, col=1)
     for r in events[events["event"].isin(_FAULTS)].itertuples():
         node = r.node if hasattr(r, "node") else (r.details or {}).get("node")
         for row in rows:
@@ -94,12 +94,22 @@ def status_timeline(res, title: str | None = None) -> go.Figure:
 
 
 def _per_second(stats: pd.DataFrame, column: str) -> pd.DataFrame:
+    """``node, part, t_s, rate``: a counter's change per second; ``part`` is the incarnation (a node that
+    restarted is a new line, not one drawn across the time it was down)."""
     if column not in stats:
-        return pd.DataFrame(columns=["node", "t_s", "rate"])
+        return pd.DataFrame(columns=["node", "part", "t_s", "rate"])
     df = stats[["node", "t_s", column]].copy()
-    dt = stats.groupby(["node", "incarnation"] if "incarnation" in stats else ["node"])["t_s"].diff()
-    df["rate"] = df[column] / dt
+    df["part"] = stats["incarnation"] if "incarnation" in stats else 0
+    df["rate"] = df[column] / df.groupby(["node", "part"])["t_s"].diff()
     return df.dropna(subset=["rate"])
+
+
+def _segments(df: pd.DataFrame, part: str) -> pd.DataFrame:
+    """``df`` with a NaN row between ``part`` groups of a node, so a line breaks where a node was down."""
+    out = []
+    for _, g in df.groupby(part, sort=False):
+        out += [g, pd.DataFrame([{c: (g[c].iloc[-1] if c == "node" else float("nan")) for c in g.columns}])]
+    return pd.concat(out[:-1], ignore_index=True) if out else df
 
 
 def node_panels(res, title: str | None = None) -> go.Figure:
@@ -117,6 +127,7 @@ def node_panels(res, title: str | None = None) -> go.Figure:
         for col in ("cluster.coordinated_delta", "cluster.internal_served_delta"):
             per = _per_second(stats, col)
             for n, g in per.groupby("node"):
+                g = _segments(g.sort_values("t_s"), "part")
                 fig.add_trace(go.Scatter(x=g["t_s"], y=g["rate"], mode="lines", name=f"node {n}",
                                          legendgroup=f"node {n}", showlegend=r == 1,
                                          line={"color": _node_colour(n)},
@@ -125,6 +136,7 @@ def node_panels(res, title: str | None = None) -> go.Figure:
             r += 1
     if cpu is not None and len(cpu):
         for n, g in cpu.groupby("node"):
+            g = _segments(g.sort_values("t_s"), "pid")
             fig.add_trace(go.Scatter(x=g["t_s"], y=g["cores"], mode="lines", name=f"node {n}", legendgroup=f"node {n}",
                                      showlegend=not has_stats, line={"color": _node_colour(n)},
                                      hovertemplate=f"node {n}: %{{y:.2f}} cores<extra></extra>"), row=r, col=1)

@@ -118,7 +118,8 @@ def print_cluster_result(res) -> None:
     print(f"answers: {a['2xx/3xx']:,} 2xx/3xx, {a['404']:,} 404, {a['4xx']:,} other 4xx, {a['504']:,} 504, "
           f"{a['5xx']:,} other 5xx; errors: {a['timeout']:,} timeouts, {a['connect']:,} connect, {a['read']:,} read")
     for f in res.faults:
-        print(f"fault {f['fault']!r}: {f['action']} node {f['node']} at {f['at_s']:g} s (took {f['dur_us'] / 1e6:.2f} s)"
+        print(f"fault {f['fault']!r}: {f['action']} node {f['node']} at {f['at_s']:g} s"
+              + (f" (took {f['dur_us'] / 1e6:.2f} s)" if f["ts_us"] is not None else "")
               + (f" FAILED: {f['error']}" if f["error"] else ""))
     for r in res.recovery:
         when = f"{r['recovery_s']:.1f} s after it" if r["recovery_s"] is not None else "not within the window"

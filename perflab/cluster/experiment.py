@@ -248,7 +248,7 @@ def _measure(sess, load, schedule, consistency, profile, prof_nodes, fill, keys,
     verdict = None
     if checker is not None:
         keeps = None if cfg.foreign else all(cfg.node_config(i).backend != "memory" for i in range(cfg.nodes))
-        restarts = any(a["action"] in ("restart", "kill", "stop") for a in applied)
+        restarts = any(a["action"] in ("restart", "kill", "stop") and not a["error"] for a in applied)
         verdict = checker.verdict(keeps_data=keeps, restarts=restarts)
     dist = None
     if keys:
@@ -302,6 +302,7 @@ def _events(cl, t0: float, since: float, applied: list[dict], resumed: list[dict
             ev = ev[ev["ts_us"] + ev["dur_us"] >= since * 1e6]   # not the nodes' start-up, nor earlier runs
             frames.append(ev.assign(node=n.index))
     rows = []
+    applied = [a for a in applied if a["ts_us"] is not None]   # a fault that never happened is no event
     for a in applied:
         rows.append({"event": a["action"], "ts_us": a["ts_us"], "dur_us": a["dur_us"], "node": a["node"],
                      "fault": a["fault"], "error": a["error"]})
@@ -338,30 +339,34 @@ def _events(cl, t0: float, since: float, applied: list[dict], resumed: list[dict
 
 
 def _recovery(applied: list[dict], intervals: pd.DataFrame, statuses: pd.DataFrame, factor: float = 3.0) -> list[dict]:
-    """After each fault: when the clients were served again as before it (every later bin without errors,
-    504s or a missing answer, and every later latency interval's p99 within ``factor`` x the median p99
-    before the first fault); ``None`` when that never happened in the window."""
+    """After each disruption (a kill, stop or pause): when the clients were served as before it, i.e. from then
+    on no bin had an error, a 504 or a missing answer and no latency interval's p99 was above the worse of
+    ``factor`` x the median interval p99 before the first fault and the worst one before it; ``None`` when
+    that did not happen within the window."""
+    applied = [a for a in applied if a["ts_us"] is not None and not a["error"]]
     if not applied or intervals is None or intervals.empty:
         return []
     first = min(a["at_s"] for a in applied)
     iv = intervals[intervals["count"] > 0]
     before = iv[iv["end_s"] <= first]
-    base = float(before["p99_ms"].median()) if len(before) else float(iv["p99_ms"].median())
-    limit = factor * base
+    base = before if len(before) else iv
+    limit = max(factor * float(base["p99_ms"].median()), float(base["p99_ms"].max()) if len(before) else 0.0)
     bad_bins = statuses[(statuses["generator_errors"] > 0) | (statuses["504"].fillna(0) > 0)]
+    window_end = float(iv["end_s"].max())
     out = []
     for a in applied:
+        if a["action"] not in ("kill", "stop", "pause"):
+            continue
         at = a["at_s"]
         late_iv = iv[(iv["start_s"] >= at) & (iv["p99_ms"] > limit)]
         late_bins = bad_bins[bad_bins["end_s"] > at]
-        last_bad = max([float(late_iv["end_s"].max()) if len(late_iv) else at,
-                        float(late_bins["end_s"].max()) if len(late_bins) else at])
-        window_end = float(iv["end_s"].max()) if len(iv) else at
-        recovered = last_bad < window_end - 1e-9 or (not len(late_iv) and not len(late_bins))
+        last_bad = max([at] + ([float(late_iv["end_s"].max())] if len(late_iv) else [])
+                       + ([float(late_bins["end_s"].max())] if len(late_bins) else []))
+        recovered = last_bad < window_end - 1e-9
         out.append({"fault": a["fault"], "node": a["node"], "action": a["action"], "at_s": at,
-                    "recovered_at_s": last_bad if recovered else None,
+                    "recovered_at_s": round(last_bad, 3) if recovered else None,
                     "recovery_s": round(last_bad - at, 3) if recovered else None,
-                    "p99_limit_ms": round(limit, 3), "baseline_p99_ms": round(base, 3)})
+                    "p99_limit_ms": round(limit, 3)})
     return out
 
 

@@ -132,30 +132,46 @@ def _bad(f):
 
 
 class FaultRunner:
-    """Applies a checked schedule on a background thread, each fault at ``window_start + at`` (epoch
+    """Applies a checked schedule on background threads, each fault at ``window_start + at`` (epoch
     seconds), and records what happened: ``applied`` rows ``{fault, node, action, at_s, ts_us, dur_us,
-    error}`` (``ts_us`` when the action began, ``dur_us`` how long it took: a restart until the node
-    answers again)."""
+    late_s, error}`` (``ts_us`` when the action began, ``dur_us`` how long it took: a restart until the node
+    answers again). One thread per node: a node's faults follow each other in order (a pause after a restart
+    waits for it), another node's are not held up by them. A fault that never happened (the window ended
+    while the node's previous one was still under way) is recorded with ``error`` saying so."""
 
     def __init__(self, cluster, faults: list[Fault], window_start: float):
         self.cluster = cluster
         self.faults = list(faults)
         self.window_start = window_start
         self.applied: list[dict] = []
+        self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
 
     def start(self) -> "FaultRunner":
-        if self.faults:
-            self._thread = threading.Thread(target=self._run, name="perflab-faults", daemon=True)
-            self._thread.start()
+        for node in sorted({f.node for f in self.faults}):
+            mine = [f for f in self.faults if f.node == node]
+            th = threading.Thread(target=self._run, args=(mine,), name=f"perflab-faults-{node}", daemon=True)
+            th.start()
+            self._threads.append(th)
         return self
 
-    def _run(self):
-        for f in self.faults:
+    def _run(self, faults: list[Fault]):
+        for i, f in enumerate(faults):
             if self._stop.wait(max(0.0, self.window_start + f.at - time.time())):
+                for g in faults[i:]:
+                    self._record(g, None, 0, "not applied: the measured window ended first (the node's previous "
+                                             "fault was still under way)")
                 return
             self.apply(f)
+
+    def _record(self, f: Fault, t0: float | None, dur_us: int, error: str | None) -> dict:
+        row = {"fault": str(f), "node": f.node, "action": f.action, "at_s": f.at,
+               "ts_us": int(t0 * 1e6) if t0 is not None else None, "dur_us": dur_us,
+               "late_s": round(t0 - (self.window_start + f.at), 4) if t0 is not None else None, "error": error}
+        with self._lock:
+            self.applied.append(row)
+        return row
 
     def apply(self, f: Fault) -> dict:
         node = self.cluster.node(f.node)
@@ -166,15 +182,14 @@ class FaultRunner:
             getattr(node, f.action)()
         except Exception as e:   # a fault that could not be applied is recorded, the run goes on
             error = f"{type(e).__name__}: {e}"
-        row = {"fault": str(f), "node": f.node, "action": f.action, "at_s": f.at, "ts_us": int(t0 * 1e6),
-               "dur_us": int((time.monotonic() - m0) * 1e6), "late_s": round(t0 - (self.window_start + f.at), 4),
-               "error": error}
-        self.applied.append(row)
-        return row
+        return self._record(f, t0, int((time.monotonic() - m0) * 1e6), error)
 
     def stop(self, timeout: float = 120.0) -> list[dict]:
-        """Stop scheduling (faults not yet due never happen) and wait for one being applied (a restart)."""
+        """Stop scheduling (faults not yet due never happen, and say so) and wait for one being applied (a
+        restart); returns every fault's row in time order."""
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-        return self.applied
+        end = time.monotonic() + timeout
+        for th in self._threads:
+            th.join(max(0.1, end - time.monotonic()))
+        with self._lock:
+            return sorted(self.applied, key=lambda r: (r["ts_us"] is None, r["ts_us"] or 0, r["at_s"]))

@@ -105,8 +105,9 @@ class ClusterCpu:
         for n in self.cluster.nodes:
             pid = n.pid
             cpu = process_cpu_s(pid) if pid else None
-            if cpu is not None:
-                self.samples.append((t, n.index, pid, cpu, process_rss(pid) or 0, busy, total))
+            rss = process_rss(pid) if cpu is not None else None
+            if rss:   # no resident memory: a process that is gone (a zombie until reaped)
+                self.samples.append((t, n.index, pid, cpu, rss, busy, total))
 
     def start(self) -> "ClusterCpu":
         self.sample()

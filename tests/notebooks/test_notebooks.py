@@ -72,8 +72,6 @@ BAD = [
     ("06-summary.ipynb", {"max_rows": 0}, "max_rows: must be >= 1, got 0"),
     ("07-cluster.ipynb", {"ack": 4}, "cluster: ack: must not exceed from (3), got 4"),
     ("07-cluster.ipynb", {"fault_node": 3}, "node 3 is out of range: the cluster has nodes 0..2"),
-    ("07-cluster.ipynb", {"threads": 2}, "needs at least 3 threads (-t), got 2"),
-    ("07-cluster.ipynb", {"quorums": [[1, 4]]}, "quorums[0]: from_: 4 replicas cannot be asked of 3 nodes"),
     ("07-cluster.ipynb", {"cluster_cmd": "python3 kv.py {port}"}, "server_cmd: must contain {cluster}"),
 ]
 
