@@ -167,3 +167,54 @@ def test_your_own_cluster_through_the_placeholders(data_root, mode):
     ops = res.checker_ops
     assert ops["key"].str.startswith("chk1-").all()
     assert not processes_mentioning(str(TINY)), "every node, and the one command's children, are gone"
+
+
+INTERRUPTED = """
+import sys, perflab as pl
+cfg = pl.ClusterConfig(nodes=3, entry="all", server=pl.ServerConfig(backend="memory", cluster_timeout=0.3))
+load = pl.workload("put.lua", connections=3, threads=3, rate=30, duration=30)
+pl.run_cluster(cfg, load, faults=["at=1s node=1 pause"], data_root=sys.argv[1], name="long")
+"""
+
+
+def test_sigterm_mid_run_with_a_node_paused_leaves_nothing_behind(tmp_path):
+    """SIGTERM while node 1 is stopped (SIGSTOP): the run is marked interrupted, and no node, generator
+    process or stopped process outlives it (the paused node is resumed, then stopped with the others)."""
+    import signal
+    import subprocess
+    import time
+
+    import psutil
+
+    from perflab import open_run
+    root = tmp_path / "interrupted"
+    child = subprocess.Popen([sys.executable, "-c", INTERRUPTED, str(root)], cwd=REPO, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            stopped = []
+            for p in processes_mentioning(str(root)):
+                try:
+                    stopped += [p] if p.status() == psutil.STATUS_STOPPED else []
+                except psutil.NoSuchProcess:
+                    continue
+            if stopped:
+                break
+            assert child.poll() is None, child.stdout.read().decode()[-3000:]
+            time.sleep(0.2)
+        else:
+            pytest.fail("node 1 was not paused within 120 s")
+        child.send_signal(signal.SIGTERM)
+        out, _ = child.communicate(timeout=90)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        left = processes_mentioning(str(root))
+        for p in left:
+            p.kill()
+    assert child.returncode != 0
+    run = open_run(next((root / "runs").iterdir()))
+    assert run.status == "interrupted", out.decode()[-2000:]
+    assert not left, f"left behind: {[(p.pid, p.status()) for p in left]}"
