@@ -139,6 +139,7 @@ class ClusterConfig(Params):
         d = super().to_dict()
         d["server"] = [c.to_dict() for c in self.server] if self.server is not None else None
         d["ack_effective"], d["from_effective"] = self.replicas_ack, self.replicas_from
+        d["mode"] = self.mode   # runs listed next to single servers: server_mode "cluster3"
         return d
 
 
