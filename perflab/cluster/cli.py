@@ -126,6 +126,15 @@ def print_cluster_result(res) -> None:
         print(f"  clients served as before {r['fault']!r}: {when}")
     if res.consistency is not None:
         print(res.consistency.sentence())
+    for i, rec in sorted(res.node_profiles.items()):
+        for ev, prof in rec.profiles.items():
+            cats = prof.categories()
+            top = ", ".join(f"{c} {v:.0%}" for c, v in zip(cats["category"], cats["share"]) if v >= 0.05)
+            print(f"profile of node {i} ({ev}, {prof.samples:,} samples): {prof.html_path or prof.collapsed_path}"
+                  + (f"\n  {top}" if top else ""))
+    for i, entry in sorted((res.run.results.get("profiles") or {}).items()):
+        if "unavailable" in entry:
+            print(f"no profile of node {i}: {entry['unavailable']}")
     if res.distribution is not None:
         d = res.distribution
         print(f"keys per node ({d.keys:,} keys): owners {d.owners} (CV {d.cvs()['owners']:.3f}), replicas {d.replicas}, "
