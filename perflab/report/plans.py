@@ -143,8 +143,8 @@ QUICK = Plan(
         # one start of the three nodes serves every run; the breakpoints are the ramps' estimates (a probed
         # search of both targets alone would take longer than the rest of the notebook)
         NotebookSpec("07-cluster", {
-            "rate": 300, "duration_s": 3, "warmup_s": 2, "threads": 3, "connections": 6, "keys": 5000,
-            "fill_keys": 1000, "cluster_warmup_s": 8, "search": "ramp", "search_start_rate": 100,
+            "rate": 200, "duration_s": 3, "warmup_s": 2, "threads": 3, "connections": 6, "keys": 5000,
+            "fill_keys": 500, "cluster_warmup_s": 8, "search": "ramp", "search_start_rate": 100,
             "search_max_rate": 20_000, "ramp_duration_s": 4, "fault_at_s": 1.5, "fault_down_s": 1,
             "fault_duration_s": 12, "check_keys": 100, "check_rate": 60,
         }),
