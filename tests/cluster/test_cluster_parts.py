@@ -267,3 +267,27 @@ def test_coefficient_of_variation_and_the_everywhere_warning():
     assert KeyDistribution(["a", "b", "c"], 300, "key", 2, [90, 100, 110], [200, 200, 200]).warning() is None
     assert list(d.frame().columns) == ["node", "url", "owners", "replicas", "stored"]
     assert isinstance(d.frame(), pd.DataFrame)
+
+
+# --- the command line ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--nodes", "3", "--ack", "4"], "ack: must not exceed from (3), got 4"),
+    (["--ack", "2"], "--ack: cluster option; give --nodes N to start a cluster"),
+    (["--fault", "at=1s node=1 kill"], "--fault: cluster option"),
+    (["--nodes", "3", "--fault", "at=1s node=3 kill"], "node 3 is out of range: the cluster has nodes 0..2"),
+    (["--nodes", "3", "--fault", "at=1s node=1 resume"], "node 1 is running then; resume needs it paused"),
+    (["--nodes", "3", "--prefill", "100"], "--prefill: it writes plain values"),
+    (["--nodes", "3", "--server-cmd", "kv {port}"], "server_cmd: must contain {cluster}"),
+    (["--nodes", "3", "--server-cmd", "kv {port} {cluster}", "--mode", "async"], "--mode: option of the built-in server"),
+    (["--nodes", "3", "--url", "http://127.0.0.1:1"], "--url: a cluster is started by perflab"),
+    (["--nodes", "3", "--entry", "all", "-t", "2", "-c", "4"], "needs at least 3 threads (-t), got 2"),
+    (["--nodes", "3", "--check-keys", "10"], "--check-keys: give --check to run the consistency checker"),
+    (["--nodes", "3", "--check", "--check-read-ack", "4"], "consistency.read_ack: must not exceed from (3), got 4"),
+])
+def test_bad_cluster_options_fail_before_anything_starts(argv, message, capsys, data_root):
+    from perflab.cli import main
+    assert main(["run", "-R", "10", "-d", "5", "-s", "put.lua", *argv]) == 2
+    assert message in capsys.readouterr().err
+    assert not (data_root / "runs").exists() or not any((data_root / "runs").iterdir()), "no run may start"
