@@ -17,6 +17,7 @@ package inside, grouped by job (each subpackage's docstring says more):
 * ``measure``    the load generator and its results, validity, the machine's speed, significance tests
 * ``profiling``  async-profiler through the in-process JVM, flame graph analysis
 * ``breakpoint`` the breakpoint search; ``session`` one recorded run; ``experiment`` one measurement
+* ``cluster``    N nodes: starting and breaking them, loads through them, consistency, key distribution
 * ``records``    run directories (``Run``: the one way to read a run) and the DuckDB index
 * ``analysis``   what notebooks call; ``report`` the batch, its pages and ``perflab compare``
 * ``fmt``        numbers as people read them; ``units`` as the tools' command lines take them
@@ -26,19 +27,20 @@ __version__ = "0.3.0"
 
 from . import fmt
 from .breakpoint import find_breakpoint
-from .config import (BreakpointCriteria, BreakpointParams, ForeignServer, LoadParams, PrefillParams, ProfileParams,
-                     ServerConfig, ValidityThresholds)
+from .config import (BreakpointCriteria, BreakpointParams, ClusterConfig, ConsistencyParams, ForeignServer, LoadParams,
+                     PrefillParams, ProfileParams, ServerConfig, ValidityThresholds)
 from .errors import PerflabError, ProfilerError
 from .experiment import run_experiment
+from .cluster import run_cluster, start_cluster
 from .records import open_run, query, recorded
 from .workloads import workload
 
 __all__ = [
     # what a run measures and how
-    "ServerConfig", "ForeignServer", "LoadParams", "PrefillParams", "ProfileParams", "BreakpointCriteria",
-    "BreakpointParams", "ValidityThresholds", "workload",
+    "ServerConfig", "ForeignServer", "ClusterConfig", "ConsistencyParams", "LoadParams", "PrefillParams",
+    "ProfileParams", "BreakpointCriteria", "BreakpointParams", "ValidityThresholds", "workload",
     # measuring
-    "run_experiment", "find_breakpoint",
+    "run_experiment", "find_breakpoint", "run_cluster", "start_cluster",
     # what was recorded
     "open_run", "query", "recorded",
     # errors a caller may handle

@@ -24,6 +24,15 @@ _live: dict[int, subprocess.Popen] = {}
 _lock = threading.Lock()
 
 
+def pdeathsig_prefix() -> list[str]:
+    """A command prefix that kills the process when the thread that started it ends (its worker, its
+    Python process killed, even by SIGKILL: util-linux setpriv); nothing where setpriv is missing."""
+    import shutil
+
+    exe = shutil.which("setpriv")
+    return [exe, "--pdeathsig", "KILL", "--"] if exe else []
+
+
 def register(proc: subprocess.Popen) -> None:
     with _lock:
         _live[proc.pid] = proc

@@ -29,8 +29,9 @@ _PROFILE_HIDDEN = ("threads", "include", "exclude", "jstackdepth", "fallback")
 def _server_args(p: argparse.ArgumentParser):
     from .config import ForeignServer, ServerConfig
     from .config.fields import add_arguments
+    # the lab sets a node's --cluster and --self-url itself (with --nodes)
     add_arguments(p.add_argument_group("server (perflab.server.Main flags and the JVM)"), ServerConfig,
-                  exclude=("host", "port"), dest_prefix="server_")
+                  exclude=("host", "port", "cluster", "self_url"), dest_prefix="server_")
     add_arguments(p.add_argument_group("your own server instead of the built-in one"), ForeignServer,
                   dest_prefix="foreign_")
     p.add_argument("--placement", default="shared",
@@ -110,13 +111,34 @@ def _print_validity(v) -> None:
         print(f"  - {r}")
 
 
+def _target(a):
+    """The built-in server, yours, or with --nodes a cluster of either (:mod:`perflab.cluster.cli`)."""
+    from .cluster import cli as ccli
+    if not ccli.is_cluster_run(a):
+        ccli.check_cluster_only(a)
+        return _server(a)
+    from .session import check_prefill
+    target = ccli.cluster_from_args(a)
+    check_prefill(target, _prefill(a))    # --prefill is refused: --fill N writes through the cluster
+    return target
+
+
 def cmd_run(a, profile=None):
+    from .cluster import cli as ccli
     from .experiment import run_experiment
     from .session import host_options
-    res = run_experiment(_server(a), _load(a), profile=profile, prefill=_prefill(a), name=a.name,
-                         data_root=a.data, placement=a.placement, **host_options(a))
+    target, where = _target(a), dict(data_root=a.data, placement=a.placement, **host_options(a))
+    if ccli.is_cluster_run(a):
+        from .cluster import run_cluster
+        res = run_cluster(target, _load(a), faults=a.cluster_faults or (), consistency=ccli.consistency_from_args(a),
+                          profile=profile, profile_nodes=ccli.profile_nodes_from_args(a), fill=a.cluster_fill,
+                          keys=a.cluster_keys, name=a.name, **where)
+    else:
+        res = run_experiment(target, _load(a), profile=profile, prefill=_prefill(a), name=a.name, **where)
     print(res.load.console, end="")
     print()
+    if ccli.is_cluster_run(a):
+        ccli.print_cluster_result(res)
     _print_validity(res.validity)
     print(f"run {res.run.id}: {res.run.dir}")
     if res.profile is not None:
@@ -142,7 +164,7 @@ def cmd_breakpoint(a):
     bp = from_arguments(BreakpointParams, a, "search_")
     thresholds = from_arguments(ValidityThresholds, a, "validity_")
     from .session import host_options
-    res = find_breakpoint(_server(a), _load(a), crit, bp, name=a.name, data_root=a.data, prefill=_prefill(a),
+    res = find_breakpoint(_target(a), _load(a), crit, bp, name=a.name, data_root=a.data, prefill=_prefill(a),
                           progress=not a.quiet, placement=a.placement, thresholds=thresholds, **host_options(a))
     cols = [c for c in ("probe", "phase", "rate", "passed", "validity", "p99_ms", "host_slowdown", "reason") if c in res.table]
     if res.ramp:
@@ -255,13 +277,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="perflab", description="perflab: fixed-rate loads, profiles, breakpoints and "
                                 "records for the Java key-value server.")
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
-    r = sub.add_parser("run", help="start a server, (prefill,) hold one fixed-rate load, record it")
-    _server_args(r), _load_args(r), _prefill_args(r), _common(r)
+    from .cluster.cli import add_cluster_args
+    r = sub.add_parser("run", help="start a server (or --nodes N: a cluster), (prefill,) hold one fixed-rate load, "
+                       "record it")
+    _server_args(r), _load_args(r), _prefill_args(r), _common(r), add_cluster_args(r, run=True)
     pr = sub.add_parser("profile", help="like run, with async-profiler over the measured window")
-    _server_args(pr), _load_args(pr), _prefill_args(pr), _common(pr)
+    _server_args(pr), _load_args(pr), _prefill_args(pr), _common(pr), add_cluster_args(pr, run=True, profile=True)
     add_arguments(pr.add_argument_group("profile"), ProfileParams, exclude=_PROFILE_HIDDEN, dest_prefix="profile_")
     b = sub.add_parser("breakpoint", help="find the highest rate the server keeps up with, with its interval")
-    _server_args(b), _load_args(b, exclude=_SEARCH_OWNS), _prefill_args(b), _common(b)
+    _server_args(b), _load_args(b, exclude=_SEARCH_OWNS), _prefill_args(b), _common(b), add_cluster_args(b)
     add_arguments(b.add_argument_group("pass criteria of a probe"), BreakpointCriteria, dest_prefix="criteria_")
     add_arguments(b.add_argument_group("search"), BreakpointParams, dest_prefix="search_", exclude=("seed", "seed_arg"))
     add_arguments(b.add_argument_group("validity thresholds (see perflab.config.ValidityThresholds)"),

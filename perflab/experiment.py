@@ -29,7 +29,7 @@ from .profiling.profiler import Profile, Recording
 from .records import Run
 from .server.events import await_delivery, events_frame, read_events
 from .server.foreign import AttachedServer, ForeignProcess
-from .session import Session, SessionOptions, as_target
+from .session import Session, SessionOptions, as_target, check_load, check_prefill, target_kind
 
 
 @dataclass
@@ -100,6 +100,10 @@ def run_experiment(server: ServerConfig, load: LoadParams, profile: ProfileParam
     it needs a HotSpot JVM, otherwise the run records everything else and says why there is no profile.
     """
     server = as_target(server)
+    if target_kind(server) == "cluster":   # N nodes: run_cluster (faults, the checker, a fill: call it directly)
+        from .cluster.experiment import run_cluster
+        check_prefill(server, prefill)
+        return run_cluster(server, load, profile=profile, name=name, **options)
     if not isinstance(load, LoadParams):
         raise ValueError(f"load must be a LoadParams, got {type(load).__name__}")
     if profile is not None and not isinstance(profile, ProfileParams):
@@ -109,6 +113,7 @@ def run_experiment(server: ServerConfig, load: LoadParams, profile: ProfileParam
     script = Path(load.script).stem if load.script else "path"
     name = name or f"{script}-{server.mode}-{load.rate:g}rps"
     options = SessionOptions(**options)
+    check_load(server, load, options)
     params = {"load": load.to_dict(), "profile": profile.to_dict() if profile else None}
     if profile is not None:
         paths.async_profiler_lib()  # fail before starting anything when the profiler is not built

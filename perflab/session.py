@@ -1,10 +1,18 @@
-"""The measurement session: one recorded run around one server.
+"""The measurement session: one recorded run around one target.
 
-:class:`Session` creates the run, a fresh data directory (prefilled when asked), starts the server with
-its logs in the run directory, samples ``/v0/stats`` and the server's CPU, times the machine's own speed
+:class:`Session` creates the run, a fresh data directory (prefilled when asked), starts the target with
+its logs in the run directory, samples ``/v0/stats`` and its CPU, times the machine's own speed
 (:mod:`perflab.measure.hostspeed`), starts loads with the session's load tool and judges each one's
 validity; on exit it stops everything and marks the run. :func:`perflab.run_experiment` holds one load
-in a session, :func:`perflab.find_breakpoint` many probes.
+in a session, :func:`perflab.find_breakpoint` many probes, :func:`perflab.run_cluster` one load with faults.
+
+The target is one server (the built-in one, yours, or one already running) or a cluster of N nodes
+(:mod:`perflab.cluster`). Either runs on the server host under its agent
+(:class:`perflab.hosts.agents.ServerAgent`), which asks every kind of target the same things (start, stop,
+``/v0/stats``, CPU, logs, a process to profile); the session holds the coordinator's handle on it
+(:class:`perflab.hosts.remote.RemoteServer`, or :class:`perflab.cluster.remote.RemoteCluster` with the
+cluster's own operations) and sends every load to the handle's entries (one URL, or a cluster's entry
+nodes) through the one distributed-load path (:mod:`perflab.hosts.load`).
 
 How and where a session measures is one :class:`SessionOptions` (the keyword arguments both take),
 hosts included: the server runs on the session's server host and every load on its generator hosts
@@ -20,7 +28,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import children, paths
-from .config import LoadParams, PrefillParams, ServerConfig
+from .config import ClusterConfig, LoadParams, PrefillParams, ServerConfig
 from .config.target import ForeignServer
 from .config.validity import ValidityThresholds
 from .measure import hostspeed
@@ -29,7 +37,6 @@ from .measure.result import LoadResult
 from .measure.validity import Level, Validity, assess, with_hosts
 from .records import Run, new_run
 from .server.placement import Placement
-from .server.stats import stats_frame
 
 
 @dataclass(frozen=True)
@@ -131,19 +138,77 @@ def generators_of(value) -> tuple[str, ...] | int | None:
     return names
 
 
-def as_target(server) -> ServerConfig | ForeignServer:
-    """``server`` as a target: a ``ServerConfig`` (the built-in server), a ``ForeignServer``, or a URL
-    string (shorthand for ``ForeignServer(url=...)``)."""
+def as_target(server) -> ServerConfig | ForeignServer | ClusterConfig:
+    """``server`` as a target: a ``ServerConfig`` (the built-in server), a ``ForeignServer``, a URL string
+    (shorthand for ``ForeignServer(url=...)``), or a cluster: a ``ClusterConfig`` (N nodes started for the
+    run) or a running :class:`~perflab.cluster.nodes.Cluster` (``pl.start_cluster``: measured, left running)."""
+    from .cluster.nodes import Cluster
+
     if isinstance(server, str):
         return ForeignServer(url=server)
-    if not isinstance(server, (ServerConfig, ForeignServer)):
-        raise ValueError(f"server must be a ServerConfig, a ForeignServer or the URL of a running server, "
-                         f"got {type(server).__name__}")
+    if not isinstance(server, (ServerConfig, ForeignServer, ClusterConfig, Cluster)):
+        raise ValueError(f"server must be a ServerConfig, a ForeignServer, a ClusterConfig, a running Cluster or "
+                         f"the URL of a running server, got {type(server).__name__}")
     return server
 
 
+def target_kind(target) -> str:
+    """``built-in``, ``foreign`` or ``cluster`` (what a run records as its ``target``)."""
+    from .cluster.target import is_cluster
+
+    return "cluster" if is_cluster(target) else "foreign" if isinstance(target, ForeignServer) else "built-in"
+
+
+def already_running(target) -> bool:
+    """A target perflab measures but did not start (a URL, a started Cluster): never placed nor restarted."""
+    from .cluster.nodes import Cluster
+
+    return isinstance(target, Cluster) or (isinstance(target, ForeignServer) and target.url is not None)
+
+
+#: why prefill refuses a target that is not the built-in server
+_NO_PREFILL = {"foreign": "prefill: it writes the built-in server's storage files; your server loads its own data",
+               "cluster": "prefill: it writes plain values, and a cluster node stores timestamped records; a cluster "
+                          "starts empty or is filled through its API (run_cluster's fill=)"}
+
+
+def check_prefill(target, prefill) -> None:
+    """``prefill`` (a ``PrefillParams`` or ``None``) can prepare ``target``'s storage, or ``ValueError``."""
+    if prefill is None:
+        return
+    if not isinstance(prefill, PrefillParams):
+        raise ValueError(f"prefill must be a PrefillParams, got {type(prefill).__name__}")
+    kind = target_kind(target)
+    if kind in _NO_PREFILL:
+        raise ValueError(_NO_PREFILL[kind])
+    if target.backend == "memory":
+        raise ValueError("prefill needs a persistent backend (lsm or rocksdb); backend='memory' starts empty")
+
+
+def load_parts(target, options: SessionOptions) -> tuple[int, int]:
+    """(generator hosts, entry nodes) a load to ``target`` is split over, one perflab-load process per pair:
+    the hosts ``options`` asks for, and a cluster's entry nodes (one server: 1)."""
+    gens = options.generators
+    hosts = len(gens) if isinstance(gens, tuple) else gens or 1
+    if target_kind(target) != "cluster":
+        return hosts, 1
+    return hosts, len((target if isinstance(target, ClusterConfig) else target.config).entries)
+
+
+def check_load(target, load: LoadParams, options: SessionOptions) -> None:
+    """``load`` can be sent to ``target`` as the session will send it (a cluster's: with its ack/from), or
+    ``ValueError``, before anything starts: split over :func:`load_parts`, every part needs a thread of its
+    own and none can stop the others early (:func:`perflab.hosts.load.check_split`)."""
+    from .cluster.load import cluster_load
+    from .hosts.load import check_split
+
+    if target_kind(target) == "cluster":
+        load = cluster_load(load, target if isinstance(target, ClusterConfig) else target.config)
+    check_split(load, *load_parts(target, options))
+
+
 class Session:
-    """A recorded run around one server (see the module docstring).
+    """A recorded run around one target (see the module docstring).
 
     ``kind``/``name``: the run's; ``server``: the target; ``tool``: the load generator every load of the
     session runs with (its version is recorded); ``params``: what else the run records as parameters.
@@ -153,19 +218,14 @@ class Session:
                  prefill: PrefillParams | None = None, params: dict | None = None):
         server = as_target(server)
         self.options = options or SessionOptions()
-        self.foreign = isinstance(server, ForeignServer)
-        if prefill is not None and not isinstance(prefill, PrefillParams):
-            raise ValueError(f"prefill must be a PrefillParams, got {type(prefill).__name__}")
-        if prefill is not None and self.foreign:
-            raise ValueError("prefill: it writes the built-in server's storage files; your server loads its own data")
-        if prefill is not None and server.backend == "memory":
-            raise ValueError("prefill needs a persistent backend (lsm or rocksdb); backend='memory' starts empty")
+        self.target_kind = target_kind(server)
+        check_prefill(server, prefill)
         if not isinstance(tool, LoadTool):
             raise ValueError(f"tool must be a LoadTool, got {type(tool).__name__}")
         self.placement = self.options.placement
-        if self.foreign and server.url is not None and self.placement.server_cpus is not None:
-            raise ValueError("placement: a server that is already running (url) cannot be placed; use 'shared', or "
-                             "a command (--server-cmd) that perflab starts")
+        if already_running(server) and self.placement.server_cpus is not None:
+            raise ValueError("placement: a server that is already running (url, a started cluster) cannot be placed; "
+                             "use 'shared', or a command (--server-cmd) or configuration that perflab starts")
         self.kind, self.name, self.config, self.tool = kind, name, server, tool
         self.prefill_params = prefill
         self.extra_params = params or {}
@@ -194,7 +254,11 @@ class Session:
             if self.hosts.apart and self.placement.server_cpus is not None:
                 raise ValueError("placement: CPU sets place the server and the generator on one machine; with "
                                  "generator hosts apart from the server host use 'shared'")
-            params = {"server": self.config.to_dict(), "target": "foreign" if self.foreign else "built-in",
+            if already_running(self.config) and self.target_kind == "cluster" and not self.hosts.shares_files:
+                raise ValueError("server: a running Cluster (pl.start_cluster) lives in this Python process; measure "
+                                 "it on this machine alone (no scheduler), or give its ClusterConfig to start its "
+                                 "nodes on the server host")
+            params = {"server": self.config.to_dict(), "target": self.target_kind,
                       **self.extra_params,
                       "prefill": self.prefill_params.to_dict() if self.prefill_params else None,
                       "stats_interval": self.options.stats_interval, "validity": self.thresholds.to_dict()}
@@ -224,7 +288,7 @@ class Session:
 
     def _setup(self):
         shares = self.hosts.shares_files
-        needs = not self.foreign and self.config.needs_data_dir
+        needs = self.target_kind != "foreign" and self.config.needs_data_dir
         # on this machine the scratch storage is <data root>/scratch/<run id>/ as always; on another host, the
         # agent's own temporary directory there
         scratch = str(self.data_root / "scratch" / self.run.id) if shares and self.options.data_dir is None else None
@@ -240,46 +304,46 @@ class Session:
         self.calibrate()
 
     def start_server(self):
-        from .hosts.remote import RemoteServer
+        """Start the target on the server host (its agent) and record what it is."""
+        from .hosts.remote import handle
 
-        cfg, bind = self.config, self.hosts.server_address()
-        if bind is not None and not self.foreign and cfg.host == "127.0.0.1":
-            cfg = cfg.replace(host=bind)   # the generator hosts must reach it: its host's own address
-        desc = self._agent.start(cfg, self.placement.prefix("server"), self.options.stats_interval, bind).result()
-        self.server = RemoteServer(self.hosts, desc)
-        if self.foreign:
-            self.run.update(server={"java_version": self.server.java_version, "command": self.server.command,
-                                    "foreign": self.server.info()})
-            if self.config.command is not None:
-                self.run.meta["artifacts"]["server_log"] = "server.log"
-        else:
-            self.run.update(server={"java_version": self.server.java_version, "command": self.server.command,
-                                    "jvm_flags": self.config.jvm_args(),
-                                    "effective_config": self.server.effective_config, "ready": self.server.ready})
-            self.run.meta["artifacts"].update({"server_log": "server.log", "server_events": "server-events.jsonl"})
+        desc = self._agent.start(self.config, self.placement.prefix("server"), self.options.stats_interval,
+                                 self.hosts.server_address()).result()
+        self.server = handle(self.hosts, desc)
+        record, artifacts = self.server.record(self.config)
+        self.run.update(**record)
+        self.run.meta["artifacts"].update(artifacts)
         self._servers.append({"pid": self.server.pid, "started_at": desc["started_at"],
                               "host": self.hosts.server.name})
         self.stats_unavailable = self.server.stats_unavailable
         if self.stats_unavailable is not None:
             self.run.update(stats_unavailable=self.stats_unavailable)
 
-    def start_load(self, load: LoadParams, out_dir):
-        """Start ``load`` against the session's server with the session's tool, on its generator hosts
-        (split over them when there are several; placed on its CPUs)."""
+    @property
+    def split(self) -> bool:
+        """Every load runs as several generator processes (several generator hosts, or entry nodes)."""
+        return self.hosts.split or len(self.server.entries) > 1
+
+    def start_load(self, load: LoadParams, out_dir, timed: bool = False):
+        """Start ``load`` against the target's entries with the session's tool, on its generator hosts (split
+        over hosts and entry nodes when there are several; placed on its CPUs). ``timed``: with a start time
+        set ahead even when unsplit (``window_start``: faults and a checker run on it)."""
         from .hosts.load import DistributedLoad, lead_for
 
         if LoadTool.of(load) != self.tool:
             raise ValueError(f"load: this session measures with {self.tool.name} ({self.tool.binary}), "
                              f"the load asks for {load.tool}")
-        lp = DistributedLoad(self.hosts, self.server.url, load, Path(out_dir), self.placement.prefix("load"),
-                             lead_for(self.hosts))
+        lp = DistributedLoad(self.hosts, self.server.entries, self.server.load_for(load), Path(out_dir),
+                             self.placement.prefix("load"), lead_for(self.hosts), timed)
         return lp.start()
 
-    def profiler(self, params, title: str):
-        """async-profiler in the server's JVM on its host, writing into the run (window mode)."""
+    def profiler(self, params, title: str, node: int | None = None, out_dir=None):
+        """async-profiler in the target's JVM (a cluster's node ``node``) on its host, writing into the run
+        (or ``out_dir``; window mode)."""
         from .hosts.remote import RemoteProfiler
 
-        return RemoteProfiler(self.hosts, self.server.pid, params, self.run.dir, title)
+        return RemoteProfiler(self.hosts, params, Path(out_dir) if out_dir is not None else self.run.dir, title,
+                              node=node)
 
     def calibrate(self) -> hostspeed.Calibration:
         """Time the fixed loop on every CPU of the server host (:mod:`perflab.measure.hostspeed`); call it
@@ -324,9 +388,10 @@ class Session:
         return note
 
     def restart_server(self):
-        """Stop and start the server again on the same data (a fresh process per probe)."""
-        if self.foreign and self.config.url is not None:
-            raise ValueError("restart_server: a server that is already running (url) cannot be restarted")
+        """Stop and start the target again on the same data (fresh processes per probe)."""
+        if already_running(self.config):
+            raise ValueError("restart_server: a server that is already running (url, a started cluster) cannot be "
+                             "restarted")
         self._stop_server()
         self.start_server()
 
@@ -341,16 +406,18 @@ class Session:
         self.sync_files()
 
     def sync_files(self) -> None:
-        """Bring the server host's log and event lines into the run (nothing to do on this machine)."""
+        """Bring the server host's logs and event lines into the run (nothing to do on this machine)."""
         if self.hosts is None or self.hosts.shares_files or self.run is None:
             return
         for name, text in self._agent.files().result().items():
-            (self.run.dir / name).write_text(text)
+            path = self.run.dir / name
+            path.parent.mkdir(parents=True, exist_ok=True)   # a cluster's are under nodes/<i>/
+            path.write_text(text)
 
     def stats_frame(self, t0: float | None = None) -> pd.DataFrame:
         if self.server is None or self.stats_unavailable is not None:
             return pd.DataFrame()
-        return stats_frame(self._agent.samples().result(), t0)
+        return self.server.stats_frame(self._agent.samples().result(), t0)
 
     def __exit__(self, et, ev, tb):
         from .hosts.load import HostLost
@@ -361,7 +428,7 @@ class Session:
                     self._stop_server()
                     samples = self._agent.samples().result(timeout=60) if self.stats_unavailable is None else []
                     if samples and not (self.run.dir / "stats.csv").exists():
-                        self.run.write_frame("stats.csv", stats_frame(samples), artifact="stats")
+                        self.run.write_frame("stats.csv", self.server.stats_frame(samples), artifact="stats")
                     self.sync_files()
                 except Exception:  # noqa: BLE001 - a lost server host: the run says so below
                     if et is None:

@@ -9,7 +9,7 @@ from perflab import paths, workloads
 
 def test_script_arguments_match_the_headers_and_filter_values():
     assert workloads.script_arguments("put.lua") == ["start", "count", "threads", "value", "seed", "path", "param",
-                                                     "prefix"]
+                                                     "prefix", "ack", "from", "replicas"]
     assert workloads.script_arguments("status.lua") == ["path"]
     assert workloads.script_args("get.lua", threads=2, keys=100, value=10, seed=3) == ("threads=2", "count=100")
     assert workloads.script_args("get-random.lua", threads=2, keys=100, seed=3, scramble=False, dist=None) == (

@@ -13,6 +13,9 @@
 --   path=/v0/entity endpoint of one key (another server's API: e.g. path=/kv)
 --   param=id        query parameter that carries the key
 --   prefix=key      key prefix: keys are <prefix><index>
+--   ack=            cluster: replicas that must answer (&ack=A; none: the server's default, a majority)
+--   from=           cluster: replicas asked (&from=F; none: the server's default, every node)
+--   replicas=       cluster: the older style of both, A/F (&replicas=2/3); not with ack=/from=
 --
 -- Example: perflab-load -t2 -c16 -d30s -R5000 -s wrk-scripts/put.lua http://127.0.0.1:8080 threads=2 value=100
 local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"

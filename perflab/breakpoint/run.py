@@ -137,7 +137,8 @@ def find_breakpoint(server: ServerConfig | ForeignServer | str, load: LoadParams
                     params: BreakpointParams | None = None, name: str | None = None,
                     prefill: PrefillParams | None = None, progress: bool = True, **options) -> BreakpointResult:
     """Find the breakpoint of the server started with ``server`` (a ``ServerConfig``, or a
-    ``ForeignServer``: your own server's command, or the URL of a running one) under the workload
+    ``ForeignServer``: your own server's command, or the URL of a running one; or a cluster: a
+    ``ClusterConfig``, or a running ``Cluster``, its load split over its entry nodes) under the workload
     ``load`` (its rate, duration and warm-up are the probes').
 
     Records one run (kind ``breakpoint``) with ``ramp/`` (the bracketing ramp, if any) and a
@@ -145,7 +146,7 @@ def find_breakpoint(server: ServerConfig | ForeignServer | str, load: LoadParams
     ``loads`` (one per probe, with its judgement, validity and reason) and ``breakpoints``. Shows a
     progress bar when ``progress``. ``options``: :class:`~perflab.session.SessionOptions`.
     """
-    from ..session import Session, SessionOptions, as_target
+    from ..session import Session, SessionOptions, as_target, check_load
 
     server = as_target(server)
     options = SessionOptions(**options)
@@ -158,6 +159,7 @@ def find_breakpoint(server: ServerConfig | ForeignServer | str, load: LoadParams
     script_args = tuple(load.script_args) + ((f"seed={params.seed}",) if params.seed_arg else ())
     base = load.replace(duration=params.probe_duration, warmup=params.warmup, script_args=script_args,
                         rate_steps=None, step_duration=None, ramp=None, ramp_curve="linear", stop_on_p99=None)
+    check_load(server, base, options)
     want_ramp = params.bracket == "ramp" and base.tool == "perflab-load"
     script = Path(base.script).stem if base.script else base.path
     name = name or f"breakpoint-{script}-{server.mode}"
@@ -171,11 +173,12 @@ def find_breakpoint(server: ServerConfig | ForeignServer | str, load: LoadParams
                  params={"load": base.to_dict(), "criteria": criteria.to_dict(),
                          "breakpoint": params.to_dict()}) as sess:
         run = sess.run
-        # the ramp stops itself on p99, which one host of several cannot do for all: several generator hosts
-        # bracket by growth, as wrk2 does
-        use_ramp = want_ramp and not sess.hosts.split
+        # the ramp stops itself on p99, which one part of a split load cannot do for all: a load split over
+        # several generator hosts (or a cluster's entry nodes) brackets by growth, as wrk2 does
+        use_ramp = want_ramp and not sess.split
         if want_ramp and not use_ramp:
-            run.update(bracket="growth: the ramp cannot stop early over several generator hosts")
+            run.update(bracket="growth: the ramp cannot stop early when the load is split (several generator hosts "
+                               "or entry nodes)")
             if bar is not None:
                 bar.total -= 1
 

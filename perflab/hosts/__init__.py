@@ -2,10 +2,10 @@
 
 * :mod:`.cluster`    connecting: a Dask scheduler (``--cluster``/``$PERFLAB_CLUSTER``) or the in-process cluster
 * :mod:`.inventory`  the hosts: roles, CPUs, versions, clock offsets (``perflab hosts``); version checks
-* :mod:`.agents`     what runs on a host (Dask actors): a generator segment, the server and its samplers/profiler
+* :mod:`.agents`     what runs on a host (Dask actors): generator segments, the target (a server or a cluster's nodes)
 * :mod:`.hostset`    the hosts of one session: chosen, checked, leased, with their agents
-* :mod:`.load`       one load from N generator hosts: segments, ready barrier, start time, watch, exact merge
-* :mod:`.remote`     the coordinator's handles on the remote server and its profiler
+* :mod:`.load`       one load from N generator hosts to the target's entries: parts, ready barrier, start time, merge
+* :mod:`.remote`     the coordinator's handles on the target (``RemoteServer``) and its profilers
 * :mod:`.leases`     never two measurements on one host at once (queued while busy)
 * :mod:`.sweep`      points of a plan in parallel on disjoint host sets
 * :mod:`.bench`      coordination overhead, start skew, merged vs one host (README "Several machines")

@@ -1,10 +1,11 @@
 """What runs on a host: Dask actors that own the processes started there and hand back data, not paths.
 
-* :class:`GeneratorAgent` (on a generator host): one perflab-load segment at a time; its ready line, its
-  exit, and its files' contents (JSON summary, hdr log, console, stderr).
-* :class:`ServerAgent` (on the server host): the server process (built-in, your command, or one already
-  running), its data directory and prefill, ``/v0/stats`` samples, ``/proc`` CPU, timed events, the
-  machine's speed, and async-profiler's JFR recording.
+* :class:`GeneratorAgent` (on a generator host): the perflab-load segments of one load (one, or one per
+  entry node of a cluster); their ready lines, exits, and files' contents (JSON summary, hdr log, console,
+  stderr).
+* :class:`ServerAgent` (on the server host): the target of the run (one server: built-in, your command, or
+  one already running; or a cluster's N nodes), its data directory and prefill, ``/v0/stats`` samples,
+  ``/proc`` CPU, timed events, the machine's speed, and async-profiler's JFR recordings.
 
 The coordinator (:mod:`perflab.hosts.hostset`) drives them. Only the coordinator writes ``data/``: an
 agent works in a temporary directory of its host and returns what it recorded; the in-process agent of
@@ -25,17 +26,12 @@ import time
 from pathlib import Path
 
 from .. import children
+from ..children import pdeathsig_prefix
 
 #: an agent that hears nothing from its coordinator for this long stops what it runs
 WATCHDOG_S = 60.0
 #: the generator's ready line on stderr (docs/architecture.md section 5)
 READY_LINE = "perflab-load: ready"
-
-
-def pdeathsig_prefix() -> list[str]:
-    """A command prefix that kills the process when the worker that started it dies (util-linux setpriv)."""
-    exe = shutil.which("setpriv")
-    return [exe, "--pdeathsig", "KILL", "--"] if exe else []
 
 
 def host_facts() -> dict:
@@ -105,68 +101,71 @@ class Agent:
 
 
 class GeneratorAgent(Agent):
-    """One perflab-load process at a time on a generator host."""
+    """The perflab-load processes of one load on a generator host: one per *part* (one part; or, for a load
+    sent to several entry nodes of a cluster, one per entry node), each its own segment of one schedule."""
 
     def __init__(self, name: str, watchdog_s: float = WATCHDOG_S):
         super().__init__(name, watchdog_s)
-        self.lp = None
-        self.out_dir: Path | None = None
-        self._own_dir = False
+        self.parts: dict[int, tuple] = {}     # part -> (LoadProcess, its output directory, made here)
 
     def start(self, url: str, params, extra: list[str], out_dir: str | None = None,
-              cpu_prefix: list[str] | None = None) -> dict:
-        """Start perflab-load (``params``: the whole run's LoadParams, ``extra``: ``--segment``/``--start-at``)
-        writing into ``out_dir`` (a directory of this host; default a fresh temporary one)."""
+              cpu_prefix: list[str] | None = None, part: int = 0) -> dict:
+        """Start part ``part`` (perflab-load against ``url``; ``params``: the whole run's LoadParams,
+        ``extra``: ``--segment``/``--start-at``) writing into ``out_dir`` (a directory of this host; default
+        a fresh temporary one)."""
         from ..measure.generator import LoadProcess
 
-        if self.lp is not None and self.lp.poll() is None:
-            raise RuntimeError(f"{self.name}: a load is already running")
+        if part in self.parts and self.parts[part][0].poll() is None:
+            raise RuntimeError(f"{self.name}: part {part} of a load is already running")
         self._heard = time.monotonic()
-        self._own_dir = out_dir is None
-        self.out_dir = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="load-", dir=self._tmp))
-        params = _local_script(params)
-        self.lp = LoadProcess(url, params, self.out_dir, [*(cpu_prefix or []), *pdeathsig_prefix()], extra=extra)
-        self.lp.start()
-        return {"command": self.lp.command, "pid": self.lp.proc.pid, "started_at": self.lp.started_at}
+        own = out_dir is None
+        d = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="load-", dir=self._tmp))
+        lp = LoadProcess(url, _local_script(params), d, [*(cpu_prefix or []), *pdeathsig_prefix()], extra=extra)
+        self.parts[part] = (lp, d, own)
+        lp.start()
+        return {"command": lp.command, "pid": lp.proc.pid, "started_at": lp.started_at}
 
     async def state(self) -> dict:
-        """``ready`` (its ready line is on stderr), ``rc`` (exit status, ``None`` while it runs), the host's
-        clock. Cheap: the coordinator polls it, which also keeps the watchdog quiet."""
+        """Per part: ``ready`` (its ready line is on stderr), ``rc`` (exit status, ``None`` while it runs);
+        and the host's clock. Cheap: the coordinator polls it, which also keeps the watchdog quiet."""
         self._heard = time.monotonic()
         from ..measure.result import STDERR
 
-        ready = False
-        if self.out_dir is not None:
+        out = {}
+        for part, (lp, d, _) in list(self.parts.items()):
             try:
-                ready = READY_LINE in (self.out_dir / STDERR).read_text(errors="replace")
+                ready = READY_LINE in (d / STDERR).read_text(errors="replace")
             except OSError:
-                pass
-        return {"ready": ready, "rc": self.lp.poll() if self.lp is not None else None, "time": time.time()}
+                ready = False
+            out[part] = {"ready": ready, "rc": lp.poll()}
+        return {"parts": out, "time": time.time()}
 
     def stop(self, grace_s: float = 5.0) -> None:
         """SIGINT (perflab-load writes what it has), then SIGKILL of its group after ``grace_s``."""
-        if self.lp is not None:
-            self.lp.stop(grace_s)
+        for lp, _, _ in list(self.parts.values()):
+            lp.stop(grace_s)
 
     def collect(self, contents: bool = True) -> dict:
-        """Once it has exited: its exit status, start and end, and (``contents``) its files' text."""
+        """Once they have exited, per part: its exit status, start and end, and (``contents``) its files'
+        text."""
         from ..measure.result import CONSOLE, HDR_LOG, STDERR, SUMMARY
 
-        if self.lp is None:
+        if not self.parts:
             raise RuntimeError(f"{self.name}: no load was started")
-        rc = self.lp.proc.wait(timeout=30)
-        children.unregister(self.lp.proc)
-        self.lp._close()
-        out = {"rc": rc, "command": self.lp.command, "started_at": self.lp.started_at, "ended_at": time.time(),
-               "files": {}}
-        if contents:
-            for f in (CONSOLE, STDERR, SUMMARY, HDR_LOG):
-                p = self.out_dir / f
-                if p.is_file():
-                    out["files"][f] = p.read_text(errors="replace")
-        if self._own_dir:
-            shutil.rmtree(self.out_dir, ignore_errors=True)
-        self.lp = None
+        out = {}
+        for part, (lp, d, own) in self.parts.items():
+            rc = lp.proc.wait(timeout=30)
+            children.unregister(lp.proc)
+            lp._close()
+            got = {"rc": rc, "command": lp.command, "started_at": lp.started_at, "ended_at": time.time(), "files": {}}
+            if contents:
+                for f in (CONSOLE, STDERR, SUMMARY, HDR_LOG):
+                    if (d / f).is_file():
+                        got["files"][f] = (d / f).read_text(errors="replace")
+            if own:
+                shutil.rmtree(d, ignore_errors=True)
+            out[part] = got
+        self.parts = {}
         return out
 
     def _expire(self):
@@ -197,29 +196,28 @@ def _local_script(params):
 
 
 class ServerAgent(Agent):
-    """The server under test on its host (see the module docstring)."""
+    """The target of a run on the server host (see the module docstring): its storage, then one target
+    (:class:`perflab.server.target.ServerTarget`, or :class:`perflab.cluster.target.ClusterTarget` for N
+    nodes) that this agent starts, samples, profiles and stops; whatever else a target offers goes through
+    :meth:`call`."""
 
     def __init__(self, name: str, watchdog_s: float = WATCHDOG_S):
         super().__init__(name, watchdog_s)
-        self.server = None
-        self.sampler = None
-        self.cpu = None
-        self.profiler = None
+        self.target = None
+        self.profilers: dict = {}
         self.data_dir: Path | None = None
         self.log_dir: Path | None = None
         self._scratch: Path | None = None
-        self._own_log_dir = False
 
     # --- storage ------------------------------------------------------------------------------------
     def prepare(self, log_dir: str | None, data_dir: str | None, scratch: str | None, needs_data_dir: bool,
                 prefill=None, backend: str = "lsm") -> dict:
-        """Where the server's logs go (``log_dir``: the run directory when the coordinator shares this
+        """Where the target's logs go (``log_dir``: the run directory when the coordinator shares this
         host's files, else a temporary one) and its storage: ``data_dir`` as given, else a fresh
         ``scratch`` directory (deleted by :meth:`close`), prefilled with ``prefill`` (PrefillParams)."""
         from ..profiling import bridge
 
         self._heard = time.monotonic()
-        self._own_log_dir = log_dir is None
         self.log_dir = Path(log_dir) if log_dir else self._tmp / "logs"
         self.log_dir.mkdir(parents=True, exist_ok=True)
         out: dict = {"data_dir": None, "prefill": None}
@@ -240,59 +238,47 @@ class ServerAgent(Agent):
         self._heard = time.monotonic()
         return out
 
-    # --- the server -----------------------------------------------------------------------------------
+    # --- the target -----------------------------------------------------------------------------------
     def start(self, config, cpu_prefix: list[str] | None, stats_interval: float, host: str | None = None) -> dict:
-        """Start (or attach to) the server and its samplers; what the coordinator records about it."""
-        from ..config.target import ForeignServer
-        from ..server import Server
-        from ..server.cpu import CpuSampler
-        from ..server.foreign import AttachedServer, ForeignProcess, stats_available
-        from ..server.stats import StatsSampler
-
+        """Start the target (again, after :meth:`stop_server`: the same one, on the same storage) and its
+        samplers; what the coordinator records about it."""
         self._heard = time.monotonic()
-        prefix = [*(cpu_prefix or []), *pdeathsig_prefix()]
-        if isinstance(config, ForeignServer):
-            if config.command is not None:
-                self.server = ForeignProcess(config, self.log_dir, prefix, host=host or "127.0.0.1").start()
-            else:
-                self.server = AttachedServer(config)
-        else:
-            self.server = Server(config, data_dir=self.data_dir, log_dir=self.log_dir, keep_data=True,
-                                 cpu_prefix=prefix).start()
-        stats_unavailable = stats_available(self.server.url)
-        self.sampler = StatsSampler(self.server.url, stats_interval).start() if stats_unavailable is None else None
-        self.cpu = CpuSampler(self.server.pid).start() if self.server.pid else None
+        if self.target is None:
+            from ..cluster.target import ClusterTarget, is_cluster
+            from ..server.target import ServerTarget
+
+            cls = ClusterTarget if is_cluster(config) else ServerTarget
+            self.target = cls(config, self.data_dir, self.log_dir, [*(cpu_prefix or []), *pdeathsig_prefix()],
+                              stats_interval, host)
+        desc = self.target.start()
         self._heard = time.monotonic()
-        return self.describe(stats_unavailable)
-
-    def describe(self, stats_unavailable: str | None = None) -> dict:
-        from ..experiment import profiling_unavailable
-
-        s = self.server
-        return {"url": s.url, "pid": s.pid, "java_version": s.java_version, "command": list(s.command),
-                "info": s.info(), "effective_config": getattr(s, "effective_config", None),
-                "ready": getattr(s, "ready", None), "jvm": getattr(s, "jvm", None),
-                "profiling_unavailable": profiling_unavailable(s), "stats_unavailable": stats_unavailable,
-                "started_at": time.time()}
+        return desc
 
     def stop_server(self) -> dict | None:
-        """Stop the samplers and the server; its final record (``None`` if none ran)."""
-        if self.sampler is not None:
-            self.sampler.stop()
-        if self.cpu is not None:
-            self.cpu.stop()
-        if self.server is None:
-            return None
-        self.server.stop()
-        return self.server.info()
+        """Stop the target and its samplers; its final record (``None`` if none ran)."""
+        return self.target.stop() if self.target is not None else None
 
-    def samples(self) -> list[dict]:
-        """Every ``/v0/stats`` sample so far."""
-        return list(self.sampler.samples) if self.sampler is not None else []
+    def samples(self) -> list:
+        """Every ``/v0/stats`` sample so far (the target's shape: :meth:`RemoteServer.stats_frame` reads it)."""
+        return self.target.samples() if self.target is not None else []
 
     def cpu_window(self, start: float, end: float):
-        """The server's and this machine's CPU over ``[start, end]`` (this host's clock)."""
-        return self.cpu.window(start, end) if self.cpu is not None else None
+        """The target's and this machine's CPU over ``[start, end]`` (this host's clock)."""
+        return self.target.cpu_window(start, end) if self.target is not None else None
+
+    def files(self) -> dict[str, str]:
+        """The target's log and event lines so far, by their path in the run directory."""
+        return self.target.files() if self.target is not None else {}
+
+    def call(self, name: str, *args, **kwargs):
+        """One of the target's own operations (its ``CALLS``: a cluster's faults, checker, fill...)."""
+        self._heard = time.monotonic()
+        if self.target is None or name not in type(self.target).CALLS:
+            raise ValueError(f"{type(self.target).__name__} has no operation {name!r}")
+        try:
+            return getattr(self.target, name)(*args, **kwargs)
+        finally:
+            self._heard = time.monotonic()
 
     def calibrate(self):
         """The machine's own speed (:mod:`perflab.measure.hostspeed`), timed here, while the server idles."""
@@ -301,34 +287,34 @@ class ServerAgent(Agent):
         self._heard = time.monotonic()
         return hostspeed.calibrate()
 
-    def files(self) -> dict[str, str]:
-        """The server's log and event lines so far (``server.log``, ``server-events.jsonl``)."""
-        out = {}
-        for f in ("server.log", "server-events.jsonl"):
-            p = self.log_dir / f if self.log_dir is not None else None
-            if p is not None and p.is_file():
-                out[f] = p.read_text(errors="replace")
-        return out
-
-    # --- async-profiler -------------------------------------------------------------------------------
-    def profile_prepare(self, params, name: str, title: str, out_dir: str | None = None) -> None:
+    # --- async-profiler: one recording per slot (the server, or each node of a cluster) -----------------
+    def profile_prepare(self, params, name: str, title: str, out_dir: str | None = None,
+                        node: int | None = None) -> int:
+        """Attach to the target's process (a cluster's node ``node``); returns its pid."""
         from ..profiling.profiler import Profiler
 
         self._heard = time.monotonic()
-        d = Path(out_dir) if out_dir else self._tmp / "profile"
-        self.profiler = Profiler(self.server.pid, params, out_dir=d, name=name, title=title).prepare()
+        pid = self.target.pid_of(node)
+        d = Path(out_dir) if out_dir else self._tmp / "profile" / str(node if node is not None else "server")
+        self.profilers[node] = Profiler(pid, params, out_dir=d, name=name, title=title).prepare()
+        return pid
 
-    def profile_start(self) -> float:
+    def profile_start(self, node: int | None = None) -> float:
         self._heard = time.monotonic()
-        self.profiler.start_recording()
-        return self.profiler.started_at
+        p = self.profilers[node]
+        p.start_recording()
+        return p.started_at
 
-    def profile_stop(self, contents: bool = True) -> dict:
+    def profile_stop(self, contents: bool = True, node: int | None = None) -> dict:
         """Stop the JFR recording; what the coordinator needs to cut the window (the file's bytes, unless
         the coordinator shares this host's files)."""
         self._heard = time.monotonic()
-        p = self.profiler
-        p.stop_recording()
+        p = self.profilers.pop(node)
+        try:
+            p.stop_recording()
+        except BaseException:
+            p.abort()   # a node killed in the window took its JVM with it: nothing of this recording is left
+            raise
         out = {"jfr_name": p.jfr_path.name, "started_at": p.started_at, "warnings": list(p.warnings),
                "recorded_events": tuple(p.recorded_events), "gc_recorded": p.gc_recorded,
                "log": p.log_path.read_text(errors="replace") if p.log_path.is_file() else "", "jfr": None}
@@ -336,19 +322,24 @@ class ServerAgent(Agent):
             out["jfr"] = p.jfr_path.read_bytes()
         return out
 
-    def profile_abort(self) -> None:
-        if self.profiler is not None:
-            self.profiler.abort()
+    def profile_abort(self, node: int | None = None) -> None:
+        p = self.profilers.pop(node, None)
+        if p is not None:
+            p.abort()
+
+    def _abort_profiles(self) -> None:
+        for node in list(self.profilers):
+            self.profile_abort(node)
 
     # --- the end --------------------------------------------------------------------------------------
     def _expire(self):
-        self.profile_abort()
+        self._abort_profiles()
         self.stop_server()
         super()._expire()
 
     def close(self, keep_data: bool = False) -> None:
         """Stop everything; delete the scratch storage (unless ``keep_data``) and the temporary files."""
-        self.profile_abort()
+        self._abort_profiles()
         self.stop_server()
         if self._scratch is not None and not keep_data:
             shutil.rmtree(self._scratch, ignore_errors=True)

@@ -55,7 +55,7 @@ def overhead(repeat: int) -> dict:
                 start_load(srv.url, load, out_dir=Path(tmp) / f"p{i}").wait()
                 plain.append(time.perf_counter() - t)
                 t = time.perf_counter()
-                DistributedLoad(hs, srv.url, load, Path(tmp) / f"h{i}", [], 1.0).start().wait()
+                DistributedLoad(hs, {"server": srv.url}, load, Path(tmp) / f"h{i}", [], 1.0).start().wait()
                 hosted.append(time.perf_counter() - t)
             finally:
                 t = time.perf_counter()

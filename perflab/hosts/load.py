@@ -1,22 +1,25 @@
-"""One load from the session's generator hosts: start, barrier, watch, collect, merge.
+"""One load from the session's generator hosts to its entries: start, barrier, watch, collect, merge.
 
-With N generator hosts, every host runs ``--segment i/N`` of the same command (the whole run's ``-t -c
--R``: the union of the parts is exactly the one-host schedule) with one start time: the coordinator picks
-``T`` a little ahead (the *lead*), gives each host ``T`` on its own clock (``T`` + its measured offset), waits
-for every host's ready line (the barrier) and stops them all before ``T`` if one is missing. It then watches
-every host until its generator exits; a host whose worker leaves the cluster, or that stops answering, is
-*lost*: the others are stopped (they write what they have), everything returned is kept under
-``hosts/<name>/`` and :class:`HostLost` is raised. The parts are merged exactly
+A load has one *part* per generator host and entry (the server; or each entry node of a cluster, which gets
+its own share of the load): with N parts, part i runs ``--segment i/N`` of the same command (the whole
+run's ``-t -c -R``: the union of the parts is exactly the one-process schedule) with one start time: the
+coordinator picks ``T`` a little ahead (the *lead*), gives each host ``T`` on its own clock (``T`` + its
+measured offset), waits for every part's ready line (the barrier) and stops them all before ``T`` if one is
+missing. It then watches every host until its generators exit; a host whose worker leaves the cluster, or
+that stops answering, is *lost*: the others are stopped (they write what they have), everything returned is
+kept under ``hosts/<name>/`` and :class:`HostLost` is raised. The parts are merged exactly
 (:mod:`perflab.measure.merge`) into the load's own files, on the server host's clock.
 
-With one generator host there is nothing to split or synchronise: the generator runs as it always did (in
-the run directory itself on the in-process cluster).
+With one part there is nothing to split or synchronise: the generator runs as it always did (in the run
+directory itself on the in-process cluster), with a start time only when the caller needs to know when the
+window starts (``timed``).
 """
 
 from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import LoadError, RunInterrupted
@@ -52,59 +55,103 @@ class HostLost(HostsError):
     """A host's worker died or stopped answering during a load."""
 
 
-class DistributedLoad:
-    """A load running on ``hosts.generators`` against ``url`` (``.wait()`` returns the merged
-    :class:`~perflab.measure.result.LoadResult`, like :class:`~perflab.measure.generator.LoadProcess`)."""
+def check_split(params, hosts: int, entries: int = 1) -> None:
+    """A load may run as ``hosts`` x ``entries`` perflab-load processes (one per generator host and entry
+    node), or ``ValueError`` naming why not: every part needs a thread of its own, and a part cannot stop
+    the others early. Checked before anything starts (and again by :meth:`DistributedLoad.start`)."""
+    n = hosts * entries
+    if n == 1:
+        return
+    what = " and ".join(x for x in (f"{hosts} generator hosts" if hosts > 1 else "",
+                                    f"{entries} entry nodes" if entries > 1 else "") if x)
+    if params.tool != "perflab-load":
+        raise ValueError(f"tool: {params.tool} cannot split a run over {what}; use perflab-load (its parts share one "
+                         f"schedule: --segment, --start-at)")
+    if params.threads < n:
+        raise ValueError(f"threads: the load is split over {what}, one generator process each ({n}), so it needs "
+                         f"at least {n} threads (-t), got {params.threads}")
+    if params.stop_on_p99 is not None:
+        raise ValueError(f"stop_on_p99: each of the {n} generator processes ({what}) would stop on its own; send "
+                         f"the load from one host to one node to stop early")
 
-    def __init__(self, hosts, url: str, params, out_dir: Path, cpu_prefix: list[str], lead_s: float):
+
+@dataclass(frozen=True, eq=False)   # one object per part: parts key dicts by identity
+class _Part:
+    """One perflab-load process of a load: segment ``index`` on generator host ``host`` against entry
+    ``entry`` (its name) at ``url``; ``name`` labels it in hosts.json and the validity record."""
+
+    index: int
+    host: object
+    entry: str
+    url: str
+    name: str
+
+
+class DistributedLoad:
+    """A load running on ``hosts.generators`` against ``entries`` (name -> URL: the server, or a cluster's
+    entry nodes), one part per host and entry (``.wait()`` returns the merged
+    :class:`~perflab.measure.result.LoadResult`, like :class:`~perflab.measure.generator.LoadProcess`).
+    ``timed``: give every part one start time even when there is one (a cluster run's faults and checker
+    run on the window's clock, :attr:`window_start`)."""
+
+    def __init__(self, hosts, entries: dict[str, str], params, out_dir: Path, cpu_prefix: list[str], lead_s: float,
+                 timed: bool = False):
         self.hosts = hosts
-        self.url = url
+        self.entries = dict(entries)
         self.params = params
         self.out_dir = Path(out_dir)
         self.cpu_prefix = cpu_prefix
         self.lead_s = lead_s
         self.gens = list(hosts.generators)
-        self.split = len(self.gens) > 1
+        self.url = ",".join(self.entries.values())
+        several = len(self.entries) > 1
+        self.parts = [_Part(g * len(self.entries) + e, h, name, url,
+                            h.name if not several else name if len(self.gens) == 1 else f"{h.name} {name}")
+                      for g, h in enumerate(self.gens) for e, (name, url) in enumerate(self.entries.items())]
+        self.split = len(self.parts) > 1
+        self.timed = timed or self.split
         self.start_at: float | None = None
         self.started_at = 0.0
         self.commands: dict[str, list[str]] = {}
         self.ready_s: float | None = None
         self._done = False
 
+    @property
+    def window_start(self) -> float | None:
+        """When the measured window starts (after the warm-up), on the server host's clock; ``None`` unless
+        the start time was set."""
+        if self.start_at is None:
+            return None
+        return self.start_at + self.hosts.server.clock_offset_s + self.params.warmup
+
     # --- starting ---------------------------------------------------------------------------------
     def start(self) -> "DistributedLoad":
         p = self.params
-        n = len(self.gens)
-        if self.split:
-            if p.tool != "perflab-load":
-                raise ValueError(f"load: {p.tool} cannot split a run over {n} generator hosts; use perflab-load")
-            if p.threads < n:
-                raise ValueError(f"threads: a run over {n} generator hosts needs at least {n} threads (one per "
-                                 f"host), got {p.threads}")
-            if p.stop_on_p99 is not None:
-                raise ValueError("stop_on_p99: each generator host would stop on its own; not with several hosts")
+        check_split(p, len(self.gens), len(self.entries))
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.started_at = time.time()
-        if self.split:
+        if self.timed:
             self.start_at = time.time() + self.lead_s
         futures = {}
-        for i, h in enumerate(self.gens):
-            extra = []
-            if self.split:
-                extra = ["--segment", f"{i}/{n}", "--start-at", f"{self.start_at + h.clock_offset_s:.6f}"]
+        n = len(self.parts)
+        for part in self.parts:
+            h = part.host
+            extra = ["--start-at", f"{self.start_at + h.clock_offset_s:.6f}"] if self.timed else []
+            extra += ["--segment", f"{part.index}/{n}"] if self.split else []
             out = str(self.out_dir) if self.hosts.shares_files and not self.split else None
             try:
-                futures[h.name] = self.hosts.generator(h.name).start(self.url, p, extra, out, self.cpu_prefix)
+                futures[part] = self.hosts.generator(h.name).start(part.url, p, extra, out, self.cpu_prefix,
+                                                                   part.index)
             except Exception as e:  # noqa: BLE001 - a worker Dask already knows is lost
-                futures[h.name] = HostLost(f"generator host {h.name} ({h.address}) is gone: {e}")
+                futures[part] = HostLost(f"generator host {h.name} ({h.address}) is gone: {e}")
         errors = {}
-        for name, f in futures.items():
+        for part, f in futures.items():
             try:
                 if isinstance(f, Exception):
                     raise f
-                self.commands[name] = f.result()["command"]
-            except Exception as e:  # noqa: BLE001 - one host failing to start stops all of them
-                errors[name] = e
+                self.commands[part.name] = f.result()["command"]
+            except Exception as e:  # noqa: BLE001 - one part failing to start stops all of them
+                errors[part.host.name] = e
         if errors:
             self.stop(1)
             name, e = next(iter(errors.items()))
@@ -117,8 +164,8 @@ class DistributedLoad:
 
     # --- watching ---------------------------------------------------------------------------------
     def _states(self) -> dict:
-        """name -> state dict, or the exception that stands for a lost host."""
-        futures, out = {}, {}
+        """part -> state dict (``ready``, ``rc``), or the exception that stands for a lost host."""
+        futures, by_host = {}, {}
         for h in self.gens:
             try:
                 futures[h.name] = self.hosts.generator(h.name).state()
@@ -127,34 +174,37 @@ class DistributedLoad:
         alive = set(self.hosts.live_workers())
         for h in self.gens:
             if h.address not in alive or isinstance(futures[h.name], Exception):
-                out[h.name] = HostLost(f"generator host {h.name} ({h.address}) left the cluster during the run")
+                by_host[h.name] = HostLost(f"generator host {h.name} ({h.address}) left the cluster during the run")
                 continue
             try:
-                out[h.name] = futures[h.name].result(timeout=ANSWER_S)
+                by_host[h.name] = futures[h.name].result(timeout=ANSWER_S)["parts"]
             except Exception as e:  # noqa: BLE001 - a dead or cut-off worker, whatever the transport says
-                out[h.name] = HostLost(f"generator host {h.name} ({h.address}) stopped answering during the run "
-                                       f"({type(e).__name__}: {e})")
+                by_host[h.name] = HostLost(f"generator host {h.name} ({h.address}) stopped answering during the run "
+                                           f"({type(e).__name__}: {e})")
+        out = {}
+        for part in self.parts:
+            got = by_host[part.host.name]
+            out[part] = got if isinstance(got, Exception) else got.get(part.index, {"ready": False, "rc": None})
         return out
 
     def _barrier(self) -> None:
-        """Every host ready before the start time, or all stopped before any load is sent: the last look is
+        """Every part ready before the start time, or all stopped before any load is sent: the last look is
         :data:`BARRIER_MARGIN_S` before the start, so that the stop reaches every host in time."""
         deadline = self.start_at - BARRIER_MARGIN_S
         while True:
             states = self._states()
-            lost = {n: s for n, s in states.items() if isinstance(s, Exception)}
+            lost = [s for s in states.values() if isinstance(s, Exception)]
             if lost:
                 self.stop(1)
-                raise next(iter(lost.values()))
-            exited = {n: s["rc"] for n, s in states.items() if s["rc"] is not None and not s["ready"]}
-            if exited:
-                return  # a host failed before its ready line: collect() reports its error
+                raise lost[0]
+            if any(s["rc"] is not None and not s["ready"] for s in states.values()):
+                return  # a part failed before its ready line: collect() reports its error
             if all(s["ready"] for s in states.values()):
                 self.ready_s = time.time() - self.started_at
                 _ready_s[_key(self.hosts)] = self.ready_s
                 return
             if time.time() > deadline:
-                late = sorted(n for n, s in states.items() if not s["ready"])
+                late = sorted({p.host.name for p, s in states.items() if not s["ready"]})
                 self.stop(1)
                 raise LoadError(f"generator host{'s' if len(late) > 1 else ''} {', '.join(late)} not ready "
                                 f"{self.lead_s - BARRIER_MARGIN_S:.2f} s after the start was set; every host was "
@@ -162,19 +212,19 @@ class DistributedLoad:
             time.sleep(0.01)
 
     def wait(self, timeout: float | None = None) -> LoadResult:
-        """Wait for every host (default limit: the run's expected time + 60 s), collect and merge."""
+        """Wait for every part (default limit: the run's expected time + 60 s), collect and merge."""
         from ..measure.generator import LoadProcess
 
-        expected = LoadProcess(self.url, self.params).expected_seconds
-        limit = timeout if timeout is not None else expected + 60 + (self.lead_s if self.split else 0)
+        expected = LoadProcess(self.parts[0].url, self.params).expected_seconds
+        limit = timeout if timeout is not None else expected + 60 + (self.lead_s if self.timed else 0)
         deadline = time.monotonic() + limit
         lost: dict[str, Exception] = {}
         try:
-            if self.split:
+            if self.timed:
                 self._barrier()
             while True:
                 states = self._states()
-                lost = {n: s for n, s in states.items() if isinstance(s, Exception)}
+                lost = {p.host.name: s for p, s in states.items() if isinstance(s, Exception)}
                 if lost:
                     break
                 if all(s["rc"] is not None for s in states.values()):
@@ -184,7 +234,7 @@ class DistributedLoad:
                 if time.monotonic() > deadline:
                     self.stop(1)
                     raise LoadError(f"perflab-load did not finish within {limit:g} s on "
-                                    f"{', '.join(n for n, s in states.items() if s['rc'] is None)}; stopped")
+                                    f"{', '.join(p.name for p, s in states.items() if s['rc'] is None)}; stopped")
                 time.sleep(POLL_S)
         except BaseException:
             self.stop(2)
@@ -194,13 +244,14 @@ class DistributedLoad:
             self.stop(5)     # the others write what they have; it is kept under hosts/<name>/
             got = self._collect(partial=True)
             self.lost = {n: str(e) for n, e in lost.items()}
-            _write_json(self.out_dir / "hosts.json", {"lost": self.lost, "returned": sorted(got)})
+            _write_json(self.out_dir / "hosts.json", {"lost": self.lost,
+                                                      "returned": sorted({p.host.name for p in got})})
             raise next(iter(lost.values()))
         got = self._collect(partial=False)
         return self._result(got)
 
     def stop(self, grace_s: float = 5.0) -> None:
-        """Interrupt every host's generator (SIGINT: it writes what it has), then kill it."""
+        """Interrupt every part (SIGINT: it writes what it has), then kill it."""
         futures = []
         for h in self.gens:
             try:
@@ -209,14 +260,14 @@ class DistributedLoad:
                 continue
         for f in futures:
             try:
-                f.result(timeout=grace_s + ANSWER_S)
+                f.result(timeout=grace_s * len(self.entries) + ANSWER_S)
             except Exception:  # noqa: BLE001
                 continue
 
     # --- collecting ---------------------------------------------------------------------------------
-    def _collect(self, partial: bool) -> dict[str, dict]:
-        """Every reachable host's outputs, written to the run: top level with one host (as always), else under
-        ``hosts/<name>/``."""
+    def _collect(self, partial: bool) -> dict:
+        """Every reachable part's outputs (part -> what its host returned), written to the run: the load's
+        own directory when it ran alone, else its :meth:`part_dir`."""
         if self._done:
             return {}
         self._done = True
@@ -227,51 +278,57 @@ class DistributedLoad:
                 futures[h.name] = self.hosts.generator(h.name).collect(contents)
             except Exception:  # noqa: BLE001
                 continue
-        got = {}
+        by_host = {}
         for name, f in futures.items():
             try:
-                got[name] = f.result(timeout=ANSWER_S + 30)
+                by_host[name] = f.result(timeout=ANSWER_S + 30)
             except Exception:  # noqa: BLE001 - a lost host returns nothing
                 continue
-        for name, r in got.items():
-            target = self.host_dir(name)
+        got = {}
+        for part in self.parts:
+            r = by_host.get(part.host.name, {}).get(part.index)
+            if r is None:
+                continue
+            got[part] = r
+            target = self.part_dir(part)
             target.mkdir(parents=True, exist_ok=True)
             for f, text in r["files"].items():
                 (target / f).write_text(text)
         return got
 
-    def host_dir(self, name: str) -> Path:
-        """Where a host's own files are kept: the load's directory itself when it ran alone and its clock
-        is the server host's, else ``hosts/<name>/``."""
-        h = self.hosts.host(name)
-        if not self.split and self.hosts.shift_s(h) == 0:
-            return self.out_dir
-        return self.out_dir / "hosts" / name
+    def part_dir(self, part: _Part) -> Path:
+        """Where a part's own files are kept: the load's directory itself when it ran alone and its clock is
+        the server host's, else ``hosts/<name>/`` (several hosts, or another clock) and ``entries/<entry>/``
+        (several entry nodes)."""
+        d = self.out_dir
+        if len(self.gens) > 1 or self.hosts.shift_s(part.host) != 0:
+            d = d / "hosts" / part.host.name
+        return d / "entries" / part.entry if len(self.entries) > 1 else d
 
-    def _result(self, got: dict[str, dict]) -> LoadResult:
-        failed = {n: r for n, r in got.items() if r["rc"] != 0}
+    def _result(self, got: dict) -> LoadResult:
+        failed = {p: r for p, r in got.items() if r["rc"] != 0}
         if failed:
-            name, r = next(iter(failed.items()))
+            part, r = next(iter(failed.items()))
             from .. import children
-            err = children.tail(self.host_dir(name) / STDERR)
+            err = children.tail(self.part_dir(part) / STDERR)
             lines = [ln for ln in err.splitlines() if ln.strip()]
-            where = f" on {name}" if self.split or not self.hosts.shares_files else ""
+            where = f" on {part.name}" if self.split or not self.hosts.shares_files else ""
             raise LoadError(f"perflab-load exited with status {r['rc']}{where}" + (f": {lines[-1]}" if lines else ""),
                             err)
         parts, results = [], {}
-        for h in self.gens:
-            d = self.host_dir(h.name)
+        for part in self.parts:
+            d = self.part_dir(part)
             console = (d / CONSOLE).read_text(errors="replace") if (d / CONSOLE).is_file() else ""
             summary, hdr = read_outputs(d, self.params, console)
-            results[h.name] = LoadResult(params=self.params, url=self.url, command=got[h.name]["command"],
-                                         returncode=0, console=console, summary=summary, hdr=hdr, out_dir=d,
-                                         started_at=got[h.name]["started_at"], ended_at=got[h.name]["ended_at"],
-                                         stderr_tail=(d / STDERR).read_text(errors="replace")[-4000:]
-                                         if (d / STDERR).is_file() else "", tool_version=summary.get("version"))
+            results[part.name] = LoadResult(params=self.params, url=part.url, command=got[part]["command"],
+                                            returncode=0, console=console, summary=summary, hdr=hdr, out_dir=d,
+                                            started_at=got[part]["started_at"], ended_at=got[part]["ended_at"],
+                                            stderr_tail=(d / STDERR).read_text(errors="replace")[-4000:]
+                                            if (d / STDERR).is_file() else "", tool_version=summary.get("version"))
             if self.params.tool == "perflab-load":
                 log = (d / HDR_LOG).read_text() if (d / HDR_LOG).is_file() else ""
-                parts.append(Part(h.name, summary, log, self.hosts.shift_s(h)))
-        first = results[self.gens[0].name]
+                parts.append(Part(part.name, summary, log, self.hosts.shift_s(part.host)))
+        first = results[self.parts[0].name]
         if len(results) == 1 and (first.out_dir == self.out_dir or self.params.tool != "perflab-load"):
             res = first
         else:
@@ -291,29 +348,32 @@ class DistributedLoad:
         return res
 
     def record(self, results: dict[str, LoadResult]) -> dict:
-        """The load's hosts: each generator's segment, share, achieved rate, start skew and clock."""
+        """The load's parts: each one's host, entry, segment, share, achieved rate, start skew and clock
+        (``generators``, by part name)."""
         gens = {}
-        for h in self.gens:
-            s = results[h.name].summary
+        for part in self.parts:
+            h, s = part.host, results[part.name].summary
             seg, sa = s.get("segment") or {}, s.get("start_at") or {}
-            gens[h.name] = {
-                "address": h.address, "segment": f"{seg.get('index', 0)}/{seg.get('count', 1)}",
+            gens[part.name] = {
+                "host": h.name, "address": h.address, "url": part.url,
+                "entry": part.entry if len(self.entries) > 1 else None,
+                "segment": f"{seg.get('index', 0)}/{seg.get('count', 1)}",
                 "threads": s.get("threads"), "connections": s.get("connections"),
                 "target_rate": s.get("target_rate"), "achieved_rate": s.get("achieved_rate"),
                 "requests": s.get("requests"), "offered": s.get("offered"),
                 "clock_offset_us": round(h.clock_offset_s * 1e6, 1),
                 "clock_uncertainty_us": round(h.clock_uncertainty_s * 1e6, 1),
                 "start_at": sa.get("requested_s"), "start_skew_us": sa.get("skew_us"),
-                "ready_ahead_s": sa.get("ready_ahead_s"), "command": self.commands.get(h.name),
-                "dir": str(self.host_dir(h.name).relative_to(self.out_dir)) or ".",
+                "ready_ahead_s": sa.get("ready_ahead_s"), "command": self.commands.get(part.name),
+                "dir": str(self.part_dir(part).relative_to(self.out_dir)) or ".",
             }
         skews = [g["start_skew_us"] for g in gens.values() if g["start_skew_us"] is not None]
         unc = max((h.clock_uncertainty_s for h in self.gens), default=0.0)
         return {"generators": gens, "server": self.hosts.server.name,
-                "start_at": self.start_at, "lead_s": self.lead_s if self.split else None,
+                "start_at": self.start_at, "lead_s": self.lead_s if self.timed else None,
                 "ready_s": self.ready_s,
-                # the hosts' starts differ by their own skews plus what their measured offsets may be off by
-                "start_skew_us": round(max(skews) - min(skews), 3) if len(skews) > 1 else (0.0 if len(self.gens) == 1 else None),
+                # the parts' starts differ by their own skews plus what their measured offsets may be off by
+                "start_skew_us": round(max(skews) - min(skews), 3) if len(skews) > 1 else (0.0 if len(self.parts) == 1 else None),
                 "offset_uncertainty_us": round(unc * 1e6, 1),
                 "clock": "the server host's" if self.split or self.hosts.shift_s(self.gens[0]) else "the generator's"}
 
@@ -331,8 +391,8 @@ def _console(summary: dict, results: dict) -> str:
     def t(us):
         return f"{us / 1000:.2f}ms" if us >= 1000 else f"{us:.2f}us"
 
-    lines = [f"perflab: one run merged from {len(results)} generator hosts ({', '.join(results)}); each host's own "
-             f"output is in hosts/<name>/",
+    lines = [f"perflab: one run merged from {len(results)} generator processes ({', '.join(results)}); each one's "
+             f"own output is under hosts/<name>/ or entries/<node>/",
              f"Running {summary.get('duration_s', 0):.2f}s test @ {summary.get('url')}",
              f"  {summary.get('threads')} threads and {summary.get('connections')} connections",
              "  Latency Distribution (HdrHistogram - Recorded Latency)"]

@@ -1,7 +1,9 @@
-"""The coordinator's handles on what runs on the server host: the server and its profiler.
+"""The coordinator's handles on what runs on the server host: the target and its profilers.
 
-:class:`RemoteServer` stands in for :class:`perflab.server.builtin.Server` in a session (``url``, ``pid``,
-``java_version``, ``command``, ``info()``, ``stop()``); :class:`RemoteProfiler` for
+:class:`RemoteServer` stands for the target a session measures (``url``, ``entries``, ``pid``,
+``java_version``, ``command``, ``info()``, ``stop()``, what the run records about it, how its samples read);
+:func:`handle` gives the one a target's agent describes (a cluster's is
+:class:`perflab.cluster.remote.RemoteCluster`). :class:`RemoteProfiler` stands in for
 :class:`perflab.profiling.profiler.Profiler` in window mode (``prepare``, ``start_recording``,
 ``stop_window``, ``abort``): the recording is taken on the server host, its JFR file comes back and is cut
 to the measured window here, into the run directory.
@@ -11,8 +13,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
+
 #: seconds an agent call that should be quick may take
 CALL_S = 120.0
+
+
+def handle(hosts, desc: dict) -> "RemoteServer":
+    """The coordinator's handle on the target its agent started (``desc``: what the agent reported)."""
+    if desc["kind"] == "cluster":
+        from ..cluster.remote import RemoteCluster
+        return RemoteCluster(hosts, desc)
+    return RemoteServer(hosts, desc)
 
 
 class RemoteServer:
@@ -24,6 +36,8 @@ class RemoteServer:
         self._final: dict | None = None
 
     url = property(lambda self: self.desc["url"])
+    #: where loads go: entry name -> URL (one server: itself)
+    entries = property(lambda self: {"server": self.desc["url"]})
     pid = property(lambda self: self.desc["pid"])
     java_version = property(lambda self: self.desc["java_version"])
     command = property(lambda self: self.desc["command"])
@@ -46,17 +60,40 @@ class RemoteServer:
     def stop(self) -> None:
         self._final = self.hosts.server_agent.stop_server().result(timeout=CALL_S) or self.desc["info"]
 
+    def load_for(self, load):
+        """``load`` as it is sent to this target (unchanged)."""
+        return load
+
+    def stats_frame(self, samples: list, t0: float | None = None) -> pd.DataFrame:
+        """The agent's ``/v0/stats`` samples as the stats frame (:func:`perflab.server.stats.stats_frame`)."""
+        from ..server.stats import stats_frame
+        return stats_frame(samples, t0)
+
+    def record(self, config) -> tuple[dict, dict]:
+        """What the run records about the server (``meta.json`` fields) and its artifacts."""
+        from ..config.target import ForeignServer
+
+        if isinstance(config, ForeignServer):
+            return ({"server": {"java_version": self.java_version, "command": self.command, "foreign": self.info()}},
+                    {"server_log": "server.log"} if config.command is not None else {})
+        return ({"server": {"java_version": self.java_version, "command": self.command,
+                            "jvm_flags": config.jvm_args(), "effective_config": self.effective_config,
+                            "ready": self.ready}},
+                {"server_log": "server.log", "server_events": "server-events.jsonl"})
+
 
 class RemoteProfiler:
-    """async-profiler in the server host's JVM, recording one window (see the module docstring)."""
+    """async-profiler in a JVM on the server host (the server's, or node ``node``'s of a cluster), recording
+    one window (see the module docstring)."""
 
-    def __init__(self, hosts, pid: int, params, out_dir: Path, title: str, name: str | None = None):
+    def __init__(self, hosts, params, out_dir: Path, title: str, name: str | None = None, node: int | None = None):
         self.hosts = hosts
-        self.pid = pid
+        self.pid: int | None = None
         self.params = params
         self.out_dir = Path(out_dir)
         self.title = title
         self.name = name or f"profile-{params.event.replace(',', '-')}"
+        self.node = node
         self.active = False
 
     @property
@@ -65,11 +102,13 @@ class RemoteProfiler:
 
     def prepare(self) -> "RemoteProfiler":
         where = str(self.out_dir) if self.hosts.shares_files else None
-        self._agent.profile_prepare(self.params, self.name, self.title, where).result(timeout=CALL_S)
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.pid = self._agent.profile_prepare(self.params, self.name, self.title, where, self.node).result(
+            timeout=CALL_S)
         return self
 
     def start_recording(self) -> "RemoteProfiler":
-        self._agent.profile_start().result(timeout=CALL_S)
+        self._agent.profile_start(self.node).result(timeout=CALL_S)
         self.active = True
         return self
 
@@ -80,7 +119,7 @@ class RemoteProfiler:
         if not (to_s > from_s):
             raise ValueError(f"to_s must be after from_s, got [{from_s}, {to_s}]")
         self.active = False
-        got = self._agent.profile_stop(not self.hosts.shares_files).result(timeout=CALL_S)
+        got = self._agent.profile_stop(not self.hosts.shares_files, self.node).result(timeout=CALL_S)
         jfr = self.out_dir / got["jfr_name"]
         if got["jfr"] is not None:
             jfr.write_bytes(got["jfr"])
@@ -94,6 +133,6 @@ class RemoteProfiler:
             return
         self.active = False
         try:
-            self._agent.profile_abort().result(timeout=30)
+            self._agent.profile_abort(self.node).result(timeout=30)
         except Exception:  # noqa: BLE001 - cleanup after a failure must not mask it
             pass

@@ -14,8 +14,9 @@ summary and the interval log one generator would have written for the whole run:
   intervals with equal ``StartTimestamp`` (and tag) are added; nothing is shifted by a host's StartTime.
 * **Times** (``start_ms``, ``end_ms``, the log's StartTime) are put on one reference clock (the server
   host's: where stats, events, CPU and profiles are taken) with each host's measured clock offset.
-* Counts (requests, bytes, errors, status codes, offered, unsent, per-interval offered/completed/errors)
-  add up. The schedule lag has no histogram in the summary, so the merged one is the worst host's (and
+* Counts (requests, bytes, errors, status codes, offered, unsent, per-interval offered/completed/errors,
+  status codes and error kinds) add up. Parts sent to different URLs (the entry nodes of a cluster) give
+  the merged ``url`` as every URL, comma-separated. The schedule lag has no histogram in the summary, so the merged one is the worst host's (and
   each host is judged on its own lag: :mod:`perflab.measure.validity`).
 """
 
@@ -295,6 +296,8 @@ def merge(parts: list[Part], reference: str = "the server host's clock") -> tupl
 
     out = dict(s0)
     out.update({
+        # parts sent to several entry nodes of a cluster: every node's URL, in the parts' order, once each
+        "url": ",".join(dict.fromkeys(str(p.summary["url"]) for p in parts if p.summary.get("url"))) or s0.get("url"),
         "threads": seg.get("threads", s0.get("threads")), "connections": seg.get("connections", s0.get("connections")),
         "duration_s": duration,
         "target_rate": seg.get("target_rate", sum(float(p.summary.get("target_rate") or 0) for p in parts)),

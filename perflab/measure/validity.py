@@ -47,7 +47,7 @@ class Level(StrEnum):
 GENERATOR_CHECKS = ("schedule_lag", "generator_cpu")
 #: what an overloaded server shows by itself: in a breakpoint probe that failed, these are what the probe
 #: found, not doubts about the measurement (which the other checks, the generator's above all, still raise)
-OVERLOAD_SYMPTOMS = ("achieved_rate", "stationarity", "errors")
+OVERLOAD_SYMPTOMS = ("achieved_rate", "served", "stationarity", "errors")
 
 
 @dataclass(frozen=True)
@@ -113,6 +113,24 @@ def _achieved(load, t: ValidityThresholds) -> Check:
         return Check("n/a", note="no achieved rate reported")
     note = f"achieved {load.achieved_rate:,.0f}/s of {load.target_rate:,.0f}/s offered ({r:.1%})"
     return Check("warn" if r < t.min_achieved else "ok", r, t.min_achieved, note)
+
+
+def _served(load, t: ValidityThresholds) -> Check:
+    """How many answers served the request: a run answered with 504s (a cluster without its quorum) or
+    503s (a full queue) achieves its rate in answers, and its latency is of those answers."""
+    codes = load.status_counts
+    if not codes or set(codes) <= {"non-2xx/3xx"}:
+        return Check("n/a", note=f"{load.params.tool} does not count answers by status")
+    n = sum(codes.values())
+    bad = {k: v for k, v in codes.items() if not (k.isdigit() and (int(k) < 400 or k == "404"))}
+    ratio = sum(bad.values()) / n if n else 0.0
+    if not bad:
+        return Check("ok", 0.0, t.max_error_ratio, f"every one of {n:,} answers was 2xx/3xx (or a GET's 404)")
+    what = ", ".join(f"{v:,} x {k}" for k, v in sorted(bad.items(), key=lambda kv: -kv[1]))
+    served = (n - sum(bad.values())) / load.duration_s if load.duration_s else math.nan
+    note = (f"{ratio:.1%} of {n:,} answers were not a success ({what}): {served:,.0f}/s served of "
+            f"{load.target_rate:,.0f}/s offered, and the latency figures include those answers")
+    return Check("warn" if ratio > t.max_error_ratio else "ok", ratio, t.max_error_ratio, note)
 
 
 def _lag(load, t: ValidityThresholds) -> Check:
@@ -247,6 +265,7 @@ def assess(load, server=None, placement=None, thresholds: ValidityThresholds | N
         raise ValueError(f"thresholds must be a ValidityThresholds, got {type(t).__name__}")
     checks = {
         "achieved_rate": _achieved(load, t),
+        "served": _served(load, t),
         "schedule_lag": _lag(load, t),
         "generator_cpu": _generator_cpu(load, t),
         "generator_runqueue": _runqueue(load, t),
@@ -283,7 +302,8 @@ def _load_share(v: Validity) -> float:
 
 
 def with_hosts(merged: Validity, hosts: dict[str, Validity], sharing: str | None = None) -> tuple[Validity, dict]:
-    """The validity of one run from several generator hosts: ``merged`` (the merged load against the server's
+    """The validity of one run from several generator hosts (or, in general, a load's parts: one per host and
+    entry node of a cluster, :mod:`perflab.hosts.load`): ``merged`` (the merged load against the server's
     CPU, the machine's speed...) with each generator check replaced by the worst host's own (each host held
     to its own share of the rate, its own lag and CPU: :func:`assess` of its part), a ``generator_hosts``
     check (every host's verdict: the run is valid only if every host is) and ``cpu_sharing`` saying where

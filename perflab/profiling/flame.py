@@ -7,8 +7,9 @@ thread, ``[name tid=N]``.
 
 Categories answer the questions the lab reports ask of a flame graph (where does the time go:
 network read/write, HTTP parsing, request handling, storage: memtable / flush / SSTable read /
-compaction, WAL, executor queue, GC, JIT, locks). A stack gets the first category, in
-:data:`CATEGORY_ORDER`, for which any of its frames matches the category's pattern. The order
+compaction, WAL, executor queue, GC, JIT, locks, a cluster node's internal requests). A stack gets
+the first category, in :data:`CATEGORY_ORDER`, for which any of its frames matches the category's
+pattern. The order
 encodes nesting: e.g. in one-nio the request handler runs *inside* the HTTP parser's loop and the
 storage call inside the handler, so "storage" is tested before "request handling", which is tested
 before "HTTP parsing"; the selector's socket ``read``/``write`` calls sit under the same loop and win
@@ -50,6 +51,10 @@ CATEGORY_RULES: list[tuple[str, str]] = [
                               rf"BlockFetcher|FullFilterBlockReader)"),
     ("storage: memtable", rf"perflab{_S}storage{_S}\S*([Mm]em[Tt]able|MemoryStorage)|rocksdb::(MemTable|InlineSkipList|SkipList)"),
     ("storage: other", rf"perflab{_S}storage{_S}|org{_S}rocksdb{_S}|rocksdb::"),
+    # a cluster node's coordination and its HTTP client to the other nodes (their socket I/O included): what
+    # proxying costs; a replica's own storage work above stays storage
+    ("cluster: internal requests", rf"perflab{_S}cluster{_S}|jdk{_S}internal{_S}net{_S}http{_S}|"
+                                   rf"java{_S}net{_S}http{_S}"),
     ("network write", rf"NativeSocket{_S}write|NativeSocket{_S}writeRaw|JavaSocket{_S}write|Session{_S}write|"
                       rf"Session{_S}sendResponse|KvSession{_S}(send|sendStream|next)\b|"
                       rf"HttpSession{_S}(sendResponse|writeResponse)|Session{_S}flush|SocketChannelImpl{_S}write|"

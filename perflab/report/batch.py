@@ -325,20 +325,20 @@ def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_na
         state = "ok" if res.status == "ok" else f"FAILED ({res.error})"
         _say(f"[{i}/{total}] {spec.name}: {state} in {res.seconds:.0f} s, {len(res.runs)} runs recorded")
 
+    # notebooks that read what the others recorded (the summary) wait for them, one at a time or side by side
+    first = [r for r in results if not r[1].after]
     if width == 1:
-        for item in results:
+        for item in first:
             one(*item)
     else:
         from concurrent.futures import ThreadPoolExecutor
 
-        # notebooks that read what the others recorded (the summary) wait for them
-        first = [r for r in results if not r[1].after]
         with ThreadPoolExecutor(max_workers=width, thread_name_prefix="perflab-report") as pool:
             for f in [pool.submit(one, *item) for item in first]:
                 f.result()
-        for item in results:
-            if item[1].after:
-                one(*item)
+    for item in results:
+        if item[1].after:
+            one(*item)
     report.finished = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     report.seconds = round(time.monotonic() - t_start, 1)
     report.load_end = environment.load_average()

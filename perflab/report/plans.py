@@ -141,8 +141,16 @@ QUICK = Plan(
             "compaction_memtable": "256k",
         }),
         NotebookSpec("06-summary", {}, after=True),
+        # one start of the three nodes serves every run; the breakpoints are the ramps' estimates (a probed
+        # search of both targets alone would take longer than the rest of the notebook)
+        NotebookSpec("07-cluster", {
+            "rate": 200, "duration_s": 3, "warmup_s": 2, "threads": 3, "connections": 6, "keys": 5000,
+            "fill_keys": 500, "cluster_warmup_s": 8, "search": "ramp", "search_start_rate": 100,
+            "search_max_rate": 20_000, "ramp_duration_s": 4, "fault_at_s": 1.5, "fault_down_s": 1,
+            "fault_duration_s": 12, "check_rate": 60,
+        }),
     ),
-    "short durations (about ten minutes in total on a 2-core machine)",
+    "short durations (about twelve minutes in total on a 2-core machine)",
 )
 
 FULL = Plan(
@@ -173,6 +181,12 @@ FULL = Plan(
             "memtable_sizes": ["1m", "4m", "16m", "64m"], "compaction_memtable": "1m",
         }),
         NotebookSpec("06-summary", {}, after=True),
+        NotebookSpec("07-cluster", {
+            "rate": 1000, "duration_s": 60, "warmup_s": 10, "threads": 3, "connections": 48, "keys": 200_000,
+            "fill_keys": 20_000, "cluster_warmup_s": 60, "search": "probes", "search_start_rate": 200,
+            "search_max_rate": 100_000, "ramp_duration_s": 20, "probe_duration_s": 10,
+            "fault_at_s": 20, "fault_down_s": 15, "fault_duration_s": 60, "check_rate": 200,
+        }),
     ),
     "course-length durations (the seeds' minute-long runs), repeated edges, both CPU placements",
 )

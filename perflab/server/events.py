@@ -30,16 +30,21 @@ def read_events(path: str | Path, t0: float | None) -> pd.DataFrame:
     dur_us, details``), times relative to ``t0`` (epoch seconds: the measured window's start); an empty
     frame when the file is missing or has no timed event."""
     p = Path(path)
+    return events_frame(parse_events(p.read_text(errors="replace")) if p.is_file() else [], t0)
+
+
+def parse_events(text: str) -> list[dict]:
+    """The timed events among the lines of a ``server-events.jsonl`` (its protocol lines and anything else
+    left out)."""
     rows = []
-    if p.is_file():
-        for line in p.read_text(errors="replace").splitlines():
-            try:
-                ev = json.loads(line)
-            except ValueError:
-                continue  # a JVM warning on stdout, or a torn last line
-            if isinstance(ev, dict) and ev.get("event") not in PROTOCOL and "ts_us" in ev:
-                rows.append(ev)
-    return events_frame(rows, t0)
+    for line in text.splitlines():
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            continue  # a JVM warning on stdout, or a torn last line
+        if isinstance(ev, dict) and ev.get("event") not in PROTOCOL and "ts_us" in ev:
+            rows.append(ev)
+    return rows
 
 
 def events_frame(events: list[dict], t0: float | None) -> pd.DataFrame:

@@ -97,7 +97,11 @@ def test_bad_hosts_fail_before_a_run_exists(server_build, loadgen_binary, data_r
     with pytest.raises(HostsError, match="no host named 'gen1'"):
         pl.run_experiment(pl.ServerConfig(backend="memory"), LOAD, generators="gen1")
     with pytest.raises(HostsError, match="2 generator hosts asked for"):
-        pl.run_experiment(pl.ServerConfig(backend="memory"), LOAD, generators=2)
+        pl.run_experiment(pl.ServerConfig(backend="memory"), LOAD.replace(threads=2), generators=2)
+    # a load that cannot be split over the hosts asked for fails before any host is looked up
+    for run in (pl.run_experiment, lambda srv, load, **kw: pl.find_breakpoint(srv, load, progress=False, **kw)):
+        with pytest.raises(ValueError, match=r"split over 2 generator hosts, .* at least 2 threads \(-t\), got 1"):
+            run(pl.ServerConfig(backend="memory"), LOAD, generators=2)
     assert list_runs().empty
 
 

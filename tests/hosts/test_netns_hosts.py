@@ -118,6 +118,37 @@ def test_a_breakpoint_search_from_two_generator_hosts(hosts, data_root):
     assert all(r["generator_hosts"] == 2 and r["bottleneck"] in ("gen1", "gen2") for r in rows), rows
 
 
+def test_a_cluster_on_the_server_host_loaded_from_two_generator_hosts(hosts, data_root):
+    """Three nodes started by srv1's agent on its own address, the load split over gen1 and gen2 and the three
+    entry nodes (six parts of one schedule, merged exactly), a node killed and restarted with the checker
+    running next to the nodes: everything comes back to the coordinator, and nothing outlives the run."""
+    from perflab.config.cluster import ConsistencyParams
+
+    cfg = pl.ClusterConfig(nodes=3, ack=2, entry="all", server=pl.ServerConfig(backend="memory", cluster_timeout=0.3))
+    load = pl.workload("put.lua", connections=6, threads=6, rate=120, duration=3, warmup=0.5)
+    res = pl.run_cluster(cfg, load, faults=["at=1s node=2 kill for=1s"], fill=60,
+                         consistency=ConsistencyParams(keys=20, rate=40, threads=1),
+                         **_on(hosts, generators="gen1,gen2", server_host="srv1"))
+    run, meta = res.run, res.run.meta
+    assert run.status == "ok" and meta["hosts"]["server"]["name"] == "srv1"
+    assert {u.split("//")[1].rsplit(":", 1)[0] for u in meta["cluster"]["topology"]["urls"]} == {hosts.hosts["srv1"].ip}
+    parts = meta["hosts"]["load"]["generators"]
+    assert set(parts) == {f"{g} node{i}" for g in ("gen1", "gen2") for i in range(3)}
+    summaries = [json.loads((run.dir / p["dir"] / "load-summary.json").read_text()) for p in parts.values()]
+    assert sorted(s["segment"]["index"] for s in summaries) == list(range(6))
+    assert res.load.requests == sum(s["requests"] for s in summaries) > 0
+    assert [e["node"] for e in res.entries] == [0, 1, 2]
+    # the faults, the checker, the fill and the key count ran on srv1 and came back
+    assert [f["action"] for f in res.faults] == ["kill", "restart"] and not any(f["error"] for f in res.faults)
+    assert res.consistency.counts["acknowledged"] > 0 and not res.consistency.violated
+    assert meta["results"]["fill"]["keys"] == 60 and res.distribution.keys == 60
+    assert set(res.stats["node"]) == {0, 1, 2} and set(res.cpu["node"]) == {0, 1, 2}
+    # the nodes' logs and events were copied into the run (srv1 writes only its own temporary directory)
+    for i in range(3):
+        assert '"event":"ready"' in (run.dir / "nodes" / str(i) / "server-events.jsonl").read_text()
+    assert not hosts.processes(), "a node or generator started for the run is still running"
+
+
 def test_a_sweep_runs_points_on_disjoint_host_sets_and_queues_the_rest(hosts, data_root):
     # two disjoint sets (srv1 + a generator, gen3 + a generator): three points, the third waits for a set
     rates = [1000, 1500, 800]

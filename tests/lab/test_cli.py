@@ -61,7 +61,8 @@ def test_every_option_comes_from_a_parameter_field():
     from perflab.cli import build_parser
     from perflab.config.fields import cli_flag
     help_text = build_parser()._subparsers._group_actions[0].choices["breakpoint"].format_help()
-    for cls, skip in ((ServerConfig, {"host", "port"}), (BreakpointParams, {"seed", "seed_arg"}),
+    # host and port: the lab's; cluster and self_url: set per node by the lab with --nodes
+    for cls, skip in ((ServerConfig, {"host", "port", "cluster", "self_url"}), (BreakpointParams, {"seed", "seed_arg"}),
                       (LoadParams, {"rate", "duration", "warmup", "rate_steps", "step_duration", "ramp", "ramp_curve",
                                     "stop_on_p99", "tool", "script_args"})):
         for f in dataclasses.fields(cls):

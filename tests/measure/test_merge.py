@@ -131,3 +131,56 @@ def test_three_decimals_are_rounded_as_perflab_load_rounds_them():
     # a mean of 169.5025 us (a sum of integers over a count) is 169.503 in perflab-load's JSON
     assert _round3(339005 / 2000) == 169.503 and _round3(0.0005) == 0.001 and _round3(-0.0005) == -0.001
     assert _round3(2.0004) == 2.0 and _round3(0.0) == 0.0
+
+
+def _part_to(name: str, url: str, index: int, values_by_interval, codes_by_interval, kinds_by_interval) -> Part:
+    """One part of a load split over two entry nodes (``--segment index/2``), each sent to its own URL."""
+    lines = ["#[StartTime: 1000.000 (seconds since epoch), x]",
+             '"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"']
+    intervals = []
+    for i, vals in enumerate(values_by_interval):
+        lines.append(f"{i:.3f},1.000,{max(vals) / 1000:.3f},{_histogram(vals).encode().decode()}")
+        errors = sum(kinds_by_interval[i].values())
+        intervals.append({"start_s": float(i), "end_s": float(i + 1), "offered": len(vals), "completed": len(vals),
+                          "errors": errors, "error_kinds": kinds_by_interval[i], "status_codes": codes_by_interval[i]})
+    n = sum(len(v) for v in values_by_interval)
+    codes: dict = {}
+    for c in codes_by_interval:
+        for k, v in c.items():
+            codes[k] = codes.get(k, 0) + v
+    summary = {"tool": "perflab-load", "version": "0.1.0", "url": url, "threads": 1, "connections": 2,
+               "segment": {"index": index, "count": 2, "threads": 2, "connections": 4, "target_rate": 10.0},
+               "duration_s": 2.0, "target_rate": 5.0, "achieved_rate": n / 2, "start_ms": 1_000_000,
+               "end_ms": 1_002_000, "warmup_start_ms": 999_000, "requests": n, "bytes_read": 10 * n,
+               "bytes_written": 0, "errors": {"connect": 0, "read": 0, "write": 0, "timeout": 0,
+                                              "status": codes.get("504", 0)},
+               "status_codes": codes, "steps": [], "offered": n, "unsent": 0,
+               "schedule_lag_us": {"mean": 2.0, "p50": 1, "p99": 5 * (index + 1), "p999": 9, "max": 9,
+                                   "late_1ms": index},
+               "cpu": {"user_s": 0.1, "sys_s": 0.1, "cpus_allowed": [index], "threads": [{"tid": index}]},
+               "intervals": intervals}
+    return Part(name, summary, "\n".join(lines) + "\n")
+
+
+def test_parts_sent_to_several_entry_nodes_merge_into_one_exact_run():
+    """A cluster's load split over entry nodes: every URL kept, answers by status and errors by kind added
+    per interval (504s included), latency one histogram of every request, the worst part's schedule lag."""
+    a = [[100, 200, 300], [400]]
+    b = [[1000, 2000], [3000, 4000, 5000]]
+    pa = _part_to("node0", "http://127.0.0.1:1", 0, a, [{"201": 3}, {"201": 1}], [{}, {}])
+    pb = _part_to("node1", "http://127.0.0.1:2", 1, b, [{"201": 2}, {"201": 1, "504": 2}],
+                  [{}, {"status": 2, "timeout": 0}])
+    summary, log = merge([pa, pb])
+    assert summary["url"] == "http://127.0.0.1:1,http://127.0.0.1:2"
+    assert summary["requests"] == 9 and summary["status_codes"] == {"201": 7, "504": 2}
+    assert summary["errors"]["status"] == 2 and summary["target_rate"] == 10.0 and summary["threads"] == 2
+    assert [iv["completed"] for iv in summary["intervals"]] == [5, 4]
+    assert summary["intervals"][1]["status_codes"] == {"201": 2, "504": 2}
+    assert summary["intervals"][1]["error_kinds"] == {"status": 2, "timeout": 0}
+    assert summary["schedule_lag_us"]["p99"] == 10 and summary["schedule_lag_us"]["late_1ms"] == 1
+    assert summary["merged"]["hosts"] == ["node0", "node1"]
+    one = Stats(counts_of(_histogram(sum(a + b, []))))
+    assert summary["latency_us"] == one.latency_object() and summary["spectrum"] == one.spectrum()
+    # the same URL twice (two generator hosts to one server) is named once
+    again, _ = merge([pa, Part("gen2", {**pb.summary, "url": pa.summary["url"]}, pb.log)])
+    assert again["url"] == "http://127.0.0.1:1"

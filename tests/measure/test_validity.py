@@ -6,7 +6,7 @@ import pytest
 from perflab import LoadParams
 from perflab.config import ValidityThresholds
 from perflab.measure.result import LoadResult
-from perflab.measure.validity import Validity, assess
+from perflab.measure.validity import OVERLOAD_SYMPTOMS, Validity, assess
 from perflab.server.placement import Placement
 from perflab.server.cpu import CpuWindow
 
@@ -73,13 +73,28 @@ def test_generator_lag_that_is_most_of_the_latency_is_invalid():
     (dict(p50s=[10.0] + [1.0] * 99, p99s=[30.0] + [2.0] * 99), "first_interval"),
     (dict(p50s=[1.0 + i * 0.05 for i in range(100)]), "stationarity"),
     (dict(errors={"connect": 0, "read": 500, "write": 0, "timeout": 0, "status": 0}), "errors"),
+    # a 5xx is an error and an answer that did not serve the request
     (dict(codes={"200": 99000, "503": 1000}, errors={"connect": 0, "read": 0, "write": 0, "timeout": 0,
-                                                     "status": 1000}), "errors"),
+                                                     "status": 1000}), ("served", "errors")),
 ])
 def test_each_warning_makes_the_run_suspect(kw, check):
+    checks = check if isinstance(check, tuple) else (check,)
     v = assess(result(**kw), window())
-    assert v.level == "suspect" and v.checks[check].status == "warn", v.to_dict()
-    assert [c for c, x in v.checks.items() if x.status == "warn"] == [check]
+    assert v.level == "suspect" and all(v.checks[c].status == "warn" for c in checks), v.to_dict()
+    assert [c for c, x in v.checks.items() if x.status == "warn"] == list(checks)
+
+
+def test_a_run_answered_with_504s_says_so_and_never_reads_as_held():
+    """Every request answered, at the offered rate, in time: and every answer a 504 (a cluster without its
+    quorum). The rate is achieved; what was served is not, and the record says so first."""
+    v = assess(result(codes={"504": 100_000}, errors={"connect": 0, "read": 0, "write": 0, "timeout": 0,
+                                                      "status": 100_000}), window())
+    s = v.checks["served"]
+    assert v.checks["achieved_rate"].status == "ok" and s.status == "warn" and s.value == 1.0
+    assert "100,000 x 504" in s.note and "0/s served" in s.note and v.reasons[0] == s.note
+    ok = assess(result(codes={"200": 50000, "404": 50000}), window())
+    assert ok.checks["served"].status == "ok"
+    assert "served" in OVERLOAD_SYMPTOMS, "a probe answered with 504s fails; it is not inconclusive"
 
 
 def test_404s_are_answers_not_errors():

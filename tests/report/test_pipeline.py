@@ -45,10 +45,17 @@ TINY = {
             "backends": ["lsm", "memory"], "duration_s": 1, "warmup_s": 1, "rate": 500, "connections": 4,
             "prefill_keys": 5000, "memtable_sizes": ["256k"], "flush_threads": [1], "compaction_memtable": "64k"}},
         {"notebook": "06-summary", "parameters": {}},
+        # two nodes are enough to go through every section (the matrix is every ack of from = 2)
+        {"notebook": "07-cluster", "parameters": {
+            "nodes": 2, "ack": 1, "from_": 2, "rate": 100, "duration_s": 1, "warmup_s": 0.5, "threads": 2,
+            "connections": 2, "keys": 200, "fill_keys": 50, "cluster_warmup_s": 1, "search": "ramp",
+            "search_start_rate": 100, "search_max_rate": 2000, "ramp_duration_s": 2, "fault_node": 1,
+            "fault_at_s": 0.5, "fault_down_s": 0.5, "fault_duration_s": 2, "check_rate": 50, "sla_ms": SLA_MS}},
         {"notebook": "01-stable-load", "output": "01-bad-rate", "parameters": {"put_rate": -5}},
     ],
 }
-OK = ["01-stable-load", "02-breakpoint", "03-sync-vs-async", "04-executor-tuning", "05-storage", "06-summary"]
+OK = ["01-stable-load", "02-breakpoint", "03-sync-vs-async", "04-executor-tuning", "05-storage", "06-summary",
+      "07-cluster"]
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +75,7 @@ def report(tmp_path_factory):
 def test_failed_notebook_fails_the_command_but_not_the_report(report):
     proc = report["proc"]
     assert proc.returncode == 1, proc.stderr[-2000:]
-    assert "1 of 7 notebooks failed: 01-bad-rate (ValueError: PUT load: rate: must be > 0, got -5)" in proc.stderr
+    assert "1 of 8 notebooks failed: 01-bad-rate (ValueError: PUT load: rate: must be > 0, got -5)" in proc.stderr
     # the kernels talk to the batch over IPC: no warning about TCP without encryption, once per notebook
     assert "Kernel is running over TCP" not in proc.stderr
     assert report["index"].name == "index.html" and report["index"].is_file()
@@ -85,8 +92,8 @@ def test_failed_notebook_fails_the_command_but_not_the_report(report):
 def test_progress_is_shown(report):
     err = report["proc"].stderr
     for i, name in enumerate(OK, 1):
-        assert re.search(rf"\[{i}/7\] {name}: ok in \d+ s, \d+ runs recorded", err), name
-    assert "[7/7] 01-bad-rate: FAILED" in err
+        assert re.search(rf"\[{i}/8\] {name}: ok in \d+ s, \d+ runs recorded", err), name
+    assert "[8/8] 01-bad-rate: FAILED" in err
 
 
 def test_latest_points_at_the_report(report):
@@ -176,13 +183,16 @@ def test_index_leads_with_each_notebook_s_finding(report):
         assert str(escape(f["answer"])) in page, n["notebook"]
         assert n["validity"] is None or n["validity"] in ("valid", "suspect", "invalid")
     bps = data["breakpoints"]
-    assert {b["notebook"] for b in bps} == {"02-breakpoint", "03-sync-vs-async", "04-executor-tuning"}
-    for b in bps:   # each row is the search its run recorded
+    assert {b["notebook"] for b in bps} == {"02-breakpoint", "03-sync-vs-async", "04-executor-tuning", "07-cluster"}
+    ramps = [b for b in bps if b["notebook"] == "07-cluster"]
+    assert len(ramps) == 2 and all(b["verdict"] == "ramp estimate" and b["interval"] is None for b in ramps), \
+        "07's tiny plan compares the ramps' estimates: no interval is claimed"
+    for b in (b for b in bps if b not in ramps):   # each row is the search its run recorded
         meta = json.loads((folder / runs[b["run_id"]]["path"] / "meta.json").read_text())
         assert b["rate"] == meta["results"]["breakpoint_rate"]
         assert b["interval"][1] == meta["results"].get("hi") or b["interval"] == meta["results"].get("interval")
         assert f'href="{runs[b["run_id"]]["path"]}/"' in page
-    assert page.count('id="preview-') == 6 and 'id="breakpoint-overview"' in page
+    assert page.count('id="preview-') == 7 and 'id="breakpoint-overview"' in page
 
 
 def test_commentary_numbers_come_from_the_recorded_runs(report):
@@ -209,7 +219,7 @@ def test_every_page_renders_in_chromium(report):
     request leaves file://; a screenshot of every page."""
     folder, data = report["folder"], report["json"]
     idx = data["index_browser"]
-    assert idx["ok"] and idx["plots"] == idx["drawn"] == 7, idx     # 6 previews and the breakpoint overview
+    assert idx["ok"] and idx["plots"] == idx["drawn"] == 8, idx     # 7 previews and the breakpoint overview
     assert idx["network"] == [] and idx["untitled_plots"] == [] and idx["unlabelled_axes"] == []
     for n in data["notebooks"]:
         b = n["browser"]

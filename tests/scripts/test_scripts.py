@@ -289,3 +289,55 @@ def test_status_script_hits_only_status(loadgen, server, tmp_path):
     s, _ = run(loadgen, server.url, "status.lua", rate=2000, tmp=tmp_path)
     assert set(s["status_codes"]) == {"200"}
     assert keys_in(server.url) == set()
+
+
+# --- a cluster's replication arguments ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("args,message", [
+    (("ack=4", "from=3"), "ack=4 from=3: ack must not exceed from"),
+    (("replicas=2/3", "ack=1"), "replicas= and ack=/from= are two styles of the same thing"),
+    (("replicas=2-3",), "replicas=2-3: expected ACK/FROM"),
+    (("replicas=3/2",), "replicas=3/2: needs 1 <= ack <= from"),
+    (("ack=0",), "ack=0: must be >= 1"),
+])
+def test_bad_replication_arguments_stop_the_run(loadgen, args, message):
+    """Checked in init(), before any connection (nothing listens on port 9)."""
+    _, proc = run(loadgen, "http://127.0.0.1:9", "put.lua", *args, ok=False)
+    assert proc.returncode != 0
+    assert message in proc.stderr
+
+
+@pytest.mark.parametrize("script,args,suffix", [
+    ("get.lua", ("ack=2", "from=3"), "&ack=2&from=3"),
+    ("put-random.lua", ("replicas=1/3",), "&replicas=1/3"),
+    ("delete.lua", ("from=2",), "&from=2"),
+    ("mixed.lua", (), None),
+])
+def test_replication_arguments_follow_the_key_in_either_style(loadgen, tmp_path, script, args, suffix):
+    """Every request carries them after the key, in another server's API too (path=, param=)."""
+    import sys
+    import time
+    log = tmp_path / "requests.log"
+    port = socket.socket()
+    port.bind(("127.0.0.1", 0))
+    p = port.getsockname()[1]
+    port.close()
+    srv = subprocess.Popen([sys.executable, str(paths.repo_root() / "tests/servers/tiny_kv.py"), str(p), str(log)])
+    try:
+        for _ in range(200):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{p}/health", timeout=1).read()
+                break
+            except OSError:
+                time.sleep(0.05)
+        run(loadgen, f"http://127.0.0.1:{p}", script, "path=/kv", "param=key", *args, rate=200, duration="500ms",
+            tmp=tmp_path)
+    finally:
+        srv.terminate()
+        srv.wait(10)
+    lines = [ln for ln in log.read_text().splitlines() if "/kv?" in ln]
+    assert lines
+    for ln in lines:
+        m = re.fullmatch(r"(GET|PUT|DELETE) /kv\?key=key\d+(.*)", ln)
+        assert m, ln
+        assert m.group(2) == (suffix or ""), ln

@@ -15,6 +15,7 @@ local M = {}
 
 M.KEY_PREFIX = "key"             -- the server's Prefill writes key0 .. key<N-1> (architecture.md §4)
 M.ENTITY = "/v0/entity?id="      -- the course API; path=, param= and prefix= point the scripts elsewhere
+M.QUERY = ""                     -- after the key: a cluster's &ack=&from= or &replicas= (see replica_query)
 M.MAX_KEYS = 2 ^ 40              -- indexes stay exact integers and print without an exponent
 
 -- Arguments -------------------------------------------------------------------------------------
@@ -226,15 +227,15 @@ function M.key(i)
 end
 
 function M.get(i)
-   return wrk.format("GET", M.ENTITY .. M.KEY_PREFIX .. i)
+   return wrk.format("GET", M.ENTITY .. M.KEY_PREFIX .. i .. M.QUERY)
 end
 
 function M.put(i, body)
-   return wrk.format("PUT", M.ENTITY .. M.KEY_PREFIX .. i, nil, body)
+   return wrk.format("PUT", M.ENTITY .. M.KEY_PREFIX .. i .. M.QUERY, nil, body)
 end
 
 function M.delete(i)
-   return wrk.format("DELETE", M.ENTITY .. M.KEY_PREFIX .. i)
+   return wrk.format("DELETE", M.ENTITY .. M.KEY_PREFIX .. i .. M.QUERY)
 end
 
 -- Threads ----------------------------------------------------------------------------------------
@@ -253,12 +254,40 @@ function M.thread_index()
 end
 
 -- Where the keys go: the course API by default, any server's key-value endpoint with path=, param=
--- and prefix= (e.g. path=/kv param=key prefix=user: GET /kv?key=user17).
+-- and prefix= (e.g. path=/kv param=key prefix=user: GET /kv?key=user17). A cluster's replication
+-- parameters go after the key in either API style (docs/architecture.md section 7): ack= and from=
+-- (`&ack=2&from=3`) or replicas= (`&replicas=2/3`); none of them: the server's defaults.
 function M.api_spec(spec, path)
    spec.path = { kind = "string", default = path or "/v0/entity", help = "endpoint of one key" }
    spec.param = { kind = "string", default = "id", help = "query parameter that carries the key" }
    spec.prefix = { kind = "string", default = M.KEY_PREFIX, help = "key prefix: keys are <prefix><index>" }
+   spec.ack = { kind = "int", min = 1, max = 256, help = "cluster: replicas that must answer (&ack=)" }
+   spec.from = { kind = "int", min = 1, max = 256, help = "cluster: replicas asked (&from=)" }
+   spec.replicas = { kind = "string", help = "cluster: ack/from in the older style A/F (&replicas=)" }
    return spec
+end
+
+-- The query suffix of the replication arguments (checked here, so a run with ack > from never starts:
+-- the server would answer every request 400).
+function M.replica_query(o)
+   if o.replicas ~= nil then
+      if o.ack ~= nil or o.from ~= nil then
+         error("script arguments replicas= and ack=/from= are two styles of the same thing: give one", 0)
+      end
+      local a, f = string.match(o.replicas, "^(%d+)/(%d+)$")
+      if not a then
+         error(string.format("script argument replicas=%s: expected ACK/FROM, e.g. replicas=2/3", o.replicas), 0)
+      end
+      a, f = tonumber(a), tonumber(f)
+      if a < 1 or f < 1 or a > f then
+         error(string.format("script argument replicas=%s: needs 1 <= ack <= from", o.replicas), 0)
+      end
+      return "&replicas=" .. a .. "/" .. f
+   end
+   if o.ack ~= nil and o.from ~= nil and o.ack > o.from then
+      error(string.format("script arguments ack=%d from=%d: ack must not exceed from", o.ack, o.from), 0)
+   end
+   return (o.ack and ("&ack=" .. o.ack) or "") .. (o.from and ("&from=" .. o.from) or "")
 end
 
 -- Use the endpoint the parsed arguments `o` (see api_spec) name.
@@ -271,6 +300,7 @@ function M.use_api(o)
    end
    M.ENTITY = o.path .. (string.find(o.path, "?", 1, true) and "&" or "?") .. o.param .. "="
    M.KEY_PREFIX = o.prefix
+   M.QUERY = M.replica_query(o)
 end
 
 -- The common arguments of the random-key scripts.

@@ -1,0 +1,156 @@
+"""How evenly a cluster spreads keys: per node from the routing function, and from the nodes' own counts.
+
+The routing function is the server's (``perflab.tools.Owners``: rendezvous hashing, docs/architecture.md
+section 7), run as a subprocess on the same ``--cluster`` list, so the lab never computes a key's owner
+itself. A node's own count is the number of live ``<prefix>...`` records it serves from its own storage
+(``GET /v0/entities``, which on a cluster node streams only its own records; a range over the whole
+cluster is not implemented in the server). Evenness is the coefficient of variation (population standard
+deviation / mean) of the counts. With ``from`` = the cluster size every node holds every key, so the
+replica counts are equal by construction and say nothing: the owners' counts (``from`` = 1) still do.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import urllib.parse
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import jdk, paths
+
+
+def owners(urls: list[str], keys: int, frm: int = 1, prefix: str = "key") -> list[int]:
+    """How many of ``<prefix>0 .. <prefix><keys-1>`` each node (in index order) holds as one of the first
+    ``frm`` of the key's rendezvous order (``frm`` = 1: as its owner)."""
+    cmd = [str(jdk.home(None) / "bin" / "java"), "-cp", str(paths.server_install_dir() / "lib" / "*"),
+           "perflab.tools.Owners", "--cluster", ",".join(urls), "--from", str(frm), "--keys", str(keys),
+           "--key-prefix", prefix]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    if out.returncode != 0:
+        raise RuntimeError(f"perflab.tools.Owners failed ({out.returncode}): {out.stderr.strip()[-500:]}")
+    counts = json.loads(out.stdout)["nodes"]
+    return [int(counts.get(u, 0)) for u in urls]
+
+
+def replica_sets(urls: list[str], keys: list[str], frm: int) -> dict[str, list[int]]:
+    """Each key's first ``frm`` nodes (indexes, owner first) by the server's routing."""
+    cmd = [str(jdk.home(None) / "bin" / "java"), "-cp", str(paths.server_install_dir() / "lib" / "*"),
+           "perflab.tools.Owners", "--cluster", ",".join(urls), "--from", str(frm)]
+    out = subprocess.run(cmd, input="\n".join(keys) + "\n", capture_output=True, text=True, timeout=120)
+    if out.returncode != 0:
+        raise RuntimeError(f"perflab.tools.Owners failed ({out.returncode}): {out.stderr.strip()[-500:]}")
+    index = {u: i for i, u in enumerate(urls)}
+    res = {}
+    for line in out.stdout.splitlines():
+        k, _, nodes = line.partition("\t")
+        res[k] = [index[u] for u in nodes.split(",") if u in index]
+    return res
+
+
+def count_live(url: str, prefix: str = "key", timeout: float = 30.0) -> int:
+    """Live records with keys starting with ``prefix`` that the node at ``url`` serves from its own storage
+    (``GET /v0/entities?start=<prefix>&end=<prefix+1>``, chunked, one chunk per record)."""
+    end = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+    u = urllib.parse.urlsplit(url)
+    q = urllib.parse.urlencode({"start": prefix, "end": end})
+    with socket.create_connection((u.hostname, u.port), timeout=timeout) as s:
+        s.sendall(f"GET /v0/entities?{q} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while True:
+            b = s.recv(1 << 16)
+            if not b:
+                break
+            data += b
+    head, _, body = data.partition(b"\r\n\r\n")
+    status = int(head.split()[1]) if head else 0
+    if status != 200:
+        raise RuntimeError(f"GET /v0/entities on {url} answered {status}")
+    n, i = 0, 0
+    while i < len(body):
+        j = body.index(b"\r\n", i)
+        size = int(body[i:j].split(b";")[0], 16)
+        if size == 0:
+            break
+        n += 1
+        i = j + 2 + size + 2
+    return n
+
+
+def cv(counts) -> float:
+    """Coefficient of variation: population standard deviation / mean (0: perfectly even)."""
+    a = np.asarray(counts, dtype=float)
+    return float(a.std() / a.mean()) if len(a) and a.mean() > 0 else float("nan")
+
+
+@dataclass
+class KeyDistribution:
+    """``owners`` (from = 1) and ``replicas`` (the run's from) per node from the routing function,
+    ``stored`` per node from the nodes themselves (``None`` where a node could not say), for ``keys`` keys
+    ``<prefix>0..``; ``note``: why a count is missing or says nothing."""
+
+    urls: list[str]
+    keys: int
+    prefix: str
+    frm: int
+    owners: list[int]
+    replicas: list[int]
+    stored: list[int | None] | None = None
+    note: str = ""
+
+    @property
+    def nodes(self) -> int:
+        return len(self.urls)
+
+    @property
+    def everywhere(self) -> bool:
+        """Every node holds every key (from = the cluster size): replica counts are equal by construction."""
+        return self.frm >= self.nodes
+
+    def cvs(self) -> dict[str, float | None]:
+        stored = [s for s in (self.stored or []) if s is not None]
+        return {"owners": cv(self.owners), "replicas": cv(self.replicas),
+                "stored": cv(stored) if self.stored and len(stored) == self.nodes else None}
+
+    def warning(self) -> str | None:
+        if self.everywhere and self.nodes > 1:
+            return (f"from = {self.frm} = the cluster size: every node holds every key, so equal replica and "
+                    f"stored counts show nothing about the hash; the owners' counts (from = 1) still do")
+        return None
+
+    def frame(self):
+        import pandas as pd
+        return pd.DataFrame({"node": range(self.nodes), "url": self.urls, "owners": self.owners,
+                             "replicas": self.replicas,
+                             "stored": self.stored if self.stored is not None else [None] * self.nodes})
+
+    def to_dict(self) -> dict:
+        return {"keys": self.keys, "prefix": self.prefix, "from": self.frm, "urls": self.urls,
+                "owners": self.owners, "replicas": self.replicas, "stored": self.stored, "cv": self.cvs(),
+                "warning": self.warning(), "note": self.note}
+
+
+def key_distribution(cluster, keys: int, prefix: str = "key", frm: int | None = None) -> KeyDistribution:
+    """The key distribution of ``cluster`` (a running :class:`~perflab.cluster.nodes.Cluster`) over
+    ``<prefix>0 .. <prefix><keys-1>``: routing counts, and each running built-in node's own count."""
+    frm = frm or cluster.config.replicas_from
+    urls = cluster.urls
+    own = owners(urls, keys, 1, prefix)
+    reps = own if frm == 1 else owners(urls, keys, frm, prefix)
+    stored, why = None, ""
+    if cluster.config.foreign:
+        why = "your nodes' own counts are not read (GET /v0/entities is the built-in server's range API)"
+    else:
+        stored = []
+        for n in cluster.nodes:
+            try:
+                stored.append(count_live(n.url, prefix) if n.state == "running" else None)
+            except (OSError, RuntimeError, ValueError) as e:
+                stored.append(None)
+                why = f"node {n.index} could not count its records: {e}"
+        down = [n.index for n in cluster.nodes if n.state != "running"]
+        if down:
+            why = f"node{'s' if len(down) > 1 else ''} {', '.join(map(str, down))} down at the end: not counted"
+    return KeyDistribution(list(urls), keys, prefix, frm, own, reps, stored, why)

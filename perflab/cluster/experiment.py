@@ -1,0 +1,376 @@
+"""``run_cluster``: one load against a cluster, with faults on schedule, the consistency checker, per-node
+profiles and the key distribution, recorded as one run.
+
+The flow: check everything (the load with the cluster's ack/from and its split over the generator hosts and
+entry nodes, the fault schedule against the nodes and the window, the checker's quorums, the profiled
+nodes) before anything starts; start the nodes on the server host (or take a running cluster); fill
+through the API if asked (``fill`` keys, PUT through the cluster, then wait until every replica has them);
+start the profilers; start the load with a start time set ahead (:class:`perflab.hosts.load.DistributedLoad`,
+one part per generator host and entry node), so the measured window's start is known and the faults and
+the checker run on it, next to the nodes; wait; resume a node left paused; read the checker's keys back;
+take the samples, events and profiles of every node; judge validity (each part on its own share, and the
+share of answers that served the request); record. What touches the nodes runs on the server host
+(:mod:`perflab.cluster.target`), through the session's handle (:class:`perflab.cluster.remote.RemoteCluster`).
+
+``meta.json`` of a cluster run (kind ``cluster``) holds ``cluster`` (nodes, URLs and ports, ack/from, API
+style, entry nodes, every node's incarnations with pids and times), ``params`` (load, faults, checker,
+profile, fill), and ``results``: the load's numbers, ``entries`` (offered and achieved per entry node),
+``answers`` (totals by status and error kind), ``faults`` (what was applied when), ``recovery``,
+``consistency`` (counts, prediction, verdict), ``key_distribution``, ``profiles`` per node. The files:
+the generator's (merged, and per entry node under ``entries/node<i>/``), ``stats.csv`` (every node, a ``node``
+column), ``cpu.csv``, ``events.csv`` (with ``node``), ``statuses.csv``, ``checker-ops.csv``,
+``nodes/<i>/`` (server log and events of a cluster the run started; profiles).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from .. import paths
+from ..config import LoadParams, ProfileParams
+from ..config.cluster import ClusterConfig, ConsistencyParams
+from ..errors import PerflabError, ProfilerError
+from ..experiment import ExperimentResult, _record
+from ..hosts.remote import CALL_S
+from ..measure.attribution import attribute
+from ..measure.generator import LoadTool
+from ..server.events import await_delivery, events_frame
+from ..session import Session, SessionOptions, as_target, check_load
+from . import faults as faults_mod
+from .checker import frame_of
+from .load import entry_rates
+from .statuses import status_intervals, totals
+from .target import is_cluster
+
+
+@dataclass
+class ClusterResult(ExperimentResult):
+    """What :func:`run_cluster` returns: an :class:`~perflab.experiment.ExperimentResult` (``load`` is the
+    whole run's, ``stats`` every node's with a ``node`` column, ``events`` every node's and the faults') plus
+    ``cluster`` (what ``meta.json["cluster"]`` holds), ``entries`` (per entry node: offered and achieved rate),
+    ``cpu`` (per node cores and RSS over time), ``statuses`` (answers by status per interval) with
+    ``statuses_note``, ``answers`` (totals), ``faults`` (applied), ``consistency`` (the checker's
+    :class:`~perflab.cluster.checker.Verdict`) and ``checker_ops``, ``distribution``
+    (:class:`~perflab.cluster.distribution.KeyDistribution`), ``node_profiles`` (node -> recording),
+    ``recovery`` (per fault: when the clients were served again)."""
+
+    cluster: dict = field(default_factory=dict)
+    entries: list = field(default_factory=list)
+    cpu: pd.DataFrame | None = None
+    statuses: pd.DataFrame | None = None
+    statuses_note: str = ""
+    answers: dict = field(default_factory=dict)
+    faults: list = field(default_factory=list)
+    consistency: object | None = None
+    checker_ops: pd.DataFrame | None = None
+    distribution: object | None = None
+    node_profiles: dict = field(default_factory=dict)
+    recovery: list = field(default_factory=list)
+
+    @property
+    def nodes(self) -> int:
+        return int(self.cluster.get("nodes") or 0)
+
+    @property
+    def quorum(self) -> str:
+        return f"{self.cluster.get('ack')}/{self.cluster.get('from')}"
+
+
+def _profile_nodes(which, nodes: int) -> list[int]:
+    if which in (None, "all"):
+        return list(range(nodes))
+    items = [which] if isinstance(which, int) else list(which)
+    for i in items:
+        if not isinstance(i, int) or not 0 <= i < nodes:
+            raise ValueError(f"profile_nodes: node {i!r} is out of range: the cluster has nodes 0..{nodes - 1}")
+    return sorted(set(items))
+
+
+def _script_keys(load: LoadParams) -> int | None:
+    """The key space the load's script names (``keys=``, or ``count=`` of a sequential script)."""
+    for a in load.script_args:
+        name, _, v = a.partition("=")
+        if name in ("keys", "count") and v.isdigit() and int(v) > 0:
+            return int(v)
+    return None
+
+
+def _api_of(load: LoadParams) -> tuple[str, str]:
+    """The endpoint the load's script arguments name (``path=``, ``param=``): the checker uses the same."""
+    path, param = "/v0/entity", "id"
+    for a in load.script_args:
+        name, _, v = a.partition("=")
+        path = v if name == "path" else path
+        param = v if name == "param" else param
+    return path, param
+
+
+def run_cluster(cluster, load: LoadParams, /, faults=(), consistency: ConsistencyParams | bool | None = None,
+                profile: ProfileParams | None = None, profile_nodes="all", fill: int | None = None,
+                keys: int | None = None, name: str | None = None,
+                status_bin: float = 1.0, **options) -> ClusterResult:
+    """Run ``load`` against ``cluster`` (a :class:`~perflab.config.cluster.ClusterConfig`, started for this
+    run on the server host, or a running :class:`~perflab.cluster.nodes.Cluster`, left running) and record it
+    (see the module docstring).
+
+    ``faults``: strings like ``"at=10s node=2 kill"`` (:mod:`perflab.cluster.faults`); ``consistency``: a
+    :class:`~perflab.config.cluster.ConsistencyParams` (``True``: the defaults) to run the checker during the
+    window and after it; ``profile``: async-profiler on ``profile_nodes`` (``"all"``, an index or a list; one
+    recording per node); ``fill``: write ``key0 .. key<fill-1>`` through the cluster first, each once, with
+    the cluster's ack/from (:mod:`perflab.cluster.fill`), since prefill cannot prepare a cluster node's storage;
+    ``keys``: the key space of the key distribution (default ``fill``, or the load's ``keys=``/``count=``);
+    ``status_bin``: seconds per bin of the answers-by-status timeline. ``options``:
+    :class:`~perflab.session.SessionOptions` (the hosts included: ``cluster`` there is the Dask scheduler, so
+    the nodes and the load are positional only).
+    """
+    target = as_target(cluster)
+    if not is_cluster(target):
+        raise ValueError(f"cluster must be a ClusterConfig or a running Cluster, got {type(cluster).__name__}")
+    cfg = target if isinstance(target, ClusterConfig) else target.config
+    if not isinstance(load, LoadParams):
+        raise ValueError(f"load must be a LoadParams, got {type(load).__name__}")
+    if profile is not None and not isinstance(profile, ProfileParams):
+        raise ValueError(f"profile must be a ProfileParams or None, got {type(profile).__name__}")
+    options = SessionOptions(**options)
+    check_load(target, load, options)
+    schedule = faults_mod.schedule(faults, cfg.nodes, load.duration, cfg.one_command)
+    if consistency is True:
+        consistency = ConsistencyParams()
+    if consistency is not None and not isinstance(consistency, (ConsistencyParams, bool)):
+        raise ValueError(f"consistency must be a ConsistencyParams, True or None, got {type(consistency).__name__}")
+    consistency = consistency or None
+    if consistency is not None:
+        for n, a in (("write_ack", consistency.write_ack), ("read_ack", consistency.read_ack)):
+            if a is not None and a > cfg.replicas_from:
+                raise ValueError(f"consistency.{n}: must not exceed from ({cfg.replicas_from}), got {a}")
+    prof_nodes = _profile_nodes(profile_nodes, cfg.nodes) if profile is not None else []
+    if profile is not None:
+        paths.async_profiler_lib()   # fail before starting anything when the profiler is not built
+    if fill is not None and (not isinstance(fill, int) or isinstance(fill, bool) or fill < 1):
+        raise ValueError(f"fill: a number of keys >= 1, got {fill!r}")
+    keys = keys or fill or _script_keys(load)
+    script = Path(load.script).stem if load.script else "path"
+    name = name or f"cluster{cfg.nodes}-{cfg.quorum().replace('/', 'of')}-{script}-{load.rate:g}rps"
+    params = {"load": load.to_dict(), "faults": [f.to_dict() for f in schedule],
+              "consistency": consistency.to_dict() if consistency else None,
+              "profile": profile.to_dict() if profile else None, "profile_nodes": prof_nodes,
+              "fill": fill, "keys": keys, "status_bin": status_bin}
+    with Session("cluster", name, target, LoadTool.of(load), options, params=params) as sess:
+        return _measure(sess, load, schedule, consistency, profile, prof_nodes, fill, keys, status_bin, name)
+
+
+def _measure(sess, load, schedule, consistency, profile, prof_nodes, fill, keys, status_bin, name):
+    run, cl = sess.run, sess.server       # cl: the RemoteCluster (its nodes run on the server host)
+    session_start = time.time()
+    cfg = cl.config
+    fill_res = _fill(sess, cl, fill, load) if fill else None
+    profilers, prof_errors = {}, {}
+    for i in prof_nodes:
+        why = cl.call("profiling_unavailable", i)
+        if why:
+            prof_errors[i] = why
+            continue
+        profilers[i] = sess.profiler(profile, f"{profile.event}: {name}, node {i}", node=i,
+                                     out_dir=run.dir / "nodes" / str(i)).prepare()
+    if prof_errors:
+        warnings.warn(f"profiling skipped: {prof_errors}", RuntimeWarning, stacklevel=3)
+    write = read = None
+    if consistency is not None:
+        write = (consistency.write_ack or cfg.replicas_ack, cfg.replicas_from)
+        read = (consistency.read_ack or cfg.replicas_ack, cfg.replicas_from)
+    lp, checking, recordings = None, False, {}
+    try:
+        for p in profilers.values():
+            p.start_recording()
+        lp = sess.start_load(load, out_dir=run.dir, timed=True)
+        cl.call("faults_start", schedule, lp.window_start)
+        if consistency is not None:
+            cl.call("check_start", consistency, write, read, *_api_of(load), consistency.duration or load.duration,
+                    lp.window_start)
+            checking = True
+        res = lp.wait()
+        applied = cl.call("faults_stop")
+        start, end = res.measure_start or lp.window_start, res.measure_end or time.time()
+        for i, p in profilers.items():
+            try:
+                recordings[i] = p.stop_window(start, end)
+            except (ProfilerError, PerflabError) as e:   # a node killed or restarted in the window took its profile
+                prof_errors[i] = str(e).splitlines()[0]
+    except BaseException:
+        for p in profilers.values():
+            p.abort()
+        if lp is not None:
+            lp.stop(1)
+        raise     # the session's end stops the faults, the checker and the nodes on the server host
+    resumed = cl.call("resume_paused")   # never leave a node stopped behind the run
+    checked = None
+    if checking:
+        keeps = None if cfg.foreign else all(cfg.node_config(i).backend != "memory" for i in range(cfg.nodes))
+        restarts = any(a["action"] in ("restart", "kill", "stop") and not a["error"] for a in applied)
+        checked = cl.call("check_finish", consistency.timeout + 10, consistency.final_read, keeps, restarts,
+                          timeout=consistency.timeout * (consistency.keys + 10) + 120)
+    t0 = res.measure_start or lp.window_start
+    stats = sess.stats_frame(t0)
+    cpu = cl.call("cpu_frame", t0)
+    sess.calibrate()
+    validity = sess.validity(res, lp.started_at)
+    entry_rows = entry_rates(res, cl.urls)
+    await_delivery(end)
+    events = _events(cl.call("events", max(session_start, lp.started_at - 1.0)), t0, applied, resumed, end)
+    attribution = attribute(res.intervals, events) if not res.intervals.empty else None
+    statuses, note = status_intervals(res, status_bin)
+    answers = totals(res)
+    recovery = _recovery(applied, res.intervals, statuses)
+    dist = None
+    if keys:
+        try:
+            dist = cl.call("key_distribution", keys)
+        except (OSError, RuntimeError, ValueError) as e:
+            warnings.warn(f"key distribution not measured: {e}", RuntimeWarning, stacklevel=3)
+    ops = frame_of(checked["ops"]) if checked is not None else None
+    verdict = checked["verdict"] if checked is not None else None
+    _record(run, res, pd.DataFrame(), None, validity, events, attribution, None)
+    info = cl.call("info")
+    run.update(cluster=info)
+    _record_cluster(run, stats, cpu, statuses, note, answers, entry_rows, applied, resumed, recovery, ops,
+                    verdict, dist, recordings, prof_errors, fill_res)
+    return ClusterResult(run, res, stats, None, info, None, validity, None, events, attribution, None,
+                         cluster=info, entries=entry_rows, cpu=cpu, statuses=statuses, statuses_note=note,
+                         answers=answers, faults=applied, consistency=verdict, checker_ops=ops, distribution=dist,
+                         node_profiles=recordings, recovery=recovery)
+
+
+def _fill(sess, cl, keys: int, load: LoadParams) -> dict:
+    """``key0 .. key<keys-1>`` written once each through the entry nodes (:mod:`perflab.cluster.fill`), with the
+    cluster's ack/from and the load's API and value size, then settled (every replica has them)."""
+    args = dict(a.split("=", 1) for a in load.script_args if "=" in a)
+    row = cl.call("fill", keys, int(args.get("value", 100)), int(args.get("seed", 0)), args.get("prefix", "key"),
+                  *_api_of(load), timeout=CALL_S + keys / 10)
+    sess.run.update(fill=row)
+    return row
+
+
+def _events(node_events: list[dict], t0: float, applied: list[dict], resumed: list[dict], end: float) -> pd.DataFrame:
+    """Every node's timed events (``node_events``, each with its ``node``), the faults as events of their
+    action's name, and the spans each node was down (``node_down``) or paused (``node_paused``), on the
+    window's axis."""
+    frames = []
+    if node_events:
+        f = events_frame(node_events, t0)
+        frames.append(f.assign(node=f["details"].map(lambda d: d.get("node"))))
+    rows = []
+    applied = [a for a in applied if a["ts_us"] is not None]   # a fault that never happened is no event
+    for a in applied:
+        rows.append({"event": a["action"], "ts_us": a["ts_us"], "dur_us": a["dur_us"], "node": a["node"],
+                     "fault": a["fault"], "error": a["error"]})
+    for r in resumed:
+        rows.append({"event": "resume", "ts_us": r["ts_us"], "dur_us": 0, "node": r["node"],
+                     "fault": "resumed at the end of the run"})
+    open_down, open_pause = {}, {}
+    for a in sorted(applied, key=lambda x: x["ts_us"]):
+        if a["error"]:
+            continue
+        i, ts = a["node"], a["ts_us"]
+        if a["action"] in ("kill", "stop"):
+            open_pause.pop(i, None)
+            open_down[i] = ts
+        elif a["action"] == "restart":
+            start = open_down.pop(i, ts)
+            rows.append({"event": "node_down", "ts_us": start, "dur_us": ts + a["dur_us"] - start, "node": i})
+        elif a["action"] == "pause":
+            open_pause[i] = ts
+        elif a["action"] == "resume" and i in open_pause:
+            start = open_pause.pop(i)
+            rows.append({"event": "node_paused", "ts_us": start, "dur_us": ts - start, "node": i})
+    end_us = int(end * 1e6)
+    for i, ts in open_down.items():
+        rows.append({"event": "node_down", "ts_us": ts, "dur_us": max(0, end_us - ts), "node": i})
+    for i, ts in open_pause.items():
+        rows.append({"event": "node_paused", "ts_us": ts, "dur_us": max(0, end_us - ts), "node": i})
+    if rows:
+        f = events_frame(rows, t0)
+        frames.append(f.assign(node=f["details"].map(lambda d: d.get("node"))))
+    if not frames:
+        return pd.DataFrame(columns=["event", "start_s", "end_s", "dur_ms", "ts_us", "dur_us", "details", "node"])
+    return pd.concat(frames, ignore_index=True).sort_values("start_s", kind="stable").reset_index(drop=True)
+
+
+def _recovery(applied: list[dict], intervals: pd.DataFrame, statuses: pd.DataFrame, factor: float = 3.0) -> list[dict]:
+    """After each disruption (a kill, stop or pause): when the clients were served as before it, i.e. from then
+    on no bin had an error, a 504 or a missing answer and no latency interval's p99 was above the worse of
+    ``factor`` x the median interval p99 before the first fault and the worst one before it; ``None`` when
+    that did not happen within the window."""
+    applied = [a for a in applied if a["ts_us"] is not None and not a["error"]]
+    if not applied or intervals is None or intervals.empty:
+        return []
+    first = min(a["at_s"] for a in applied)
+    iv = intervals[intervals["count"] > 0]
+    before = iv[iv["end_s"] <= first]
+    base = before if len(before) else iv
+    limit = max(factor * float(base["p99_ms"].median()), float(base["p99_ms"].max()) if len(before) else 0.0)
+    bad_bins = statuses[(statuses["generator_errors"] > 0) | (statuses["504"].fillna(0) > 0)]
+    window_end = float(iv["end_s"].max())
+    out = []
+    for a in applied:
+        if a["action"] not in ("kill", "stop", "pause"):
+            continue
+        at = a["at_s"]
+        late_iv = iv[(iv["start_s"] >= at) & (iv["p99_ms"] > limit)]
+        late_bins = bad_bins[bad_bins["end_s"] > at]
+        last_bad = max([at] + ([float(late_iv["end_s"].max())] if len(late_iv) else [])
+                       + ([float(late_bins["end_s"].max())] if len(late_bins) else []))
+        recovered = last_bad < window_end - 1e-9
+        out.append({"fault": a["fault"], "node": a["node"], "action": a["action"], "at_s": at,
+                    "recovered_at_s": round(last_bad, 3) if recovered else None,
+                    "recovery_s": round(last_bad - at, 3) if recovered else None,
+                    "p99_limit_ms": round(limit, 3)})
+    return out
+
+
+def _record_cluster(run, stats, cpu, statuses, note, answers, entries, applied, resumed, recovery, ops, verdict,
+                    dist, recordings, prof_errors, fill_res) -> None:
+    if stats is not None and not stats.empty:
+        run.write_frame("stats.csv", stats, artifact="stats")
+        cols = [c for c in ("node", "t_s", "cluster.coordinated_delta", "cluster.gateway_timeouts_delta",
+                            "cluster.internal_served_delta", "requests_total_delta", "executor.queue_depth")
+                if c in stats]
+        run.add_rows("stats", stats[cols].rename(columns=lambda c: c.replace(".", "_")).to_dict("records"))
+    if cpu is not None and not cpu.empty:
+        run.write_frame("cpu.csv", cpu, artifact="cpu")
+    if statuses is not None:
+        run.write_frame("statuses.csv", statuses, artifact="statuses")
+    results = {"entries": entries, "answers": answers, "statuses_note": note, "faults": applied,
+               "resumed_at_end": resumed, "recovery": recovery}
+    if ops is not None:
+        run.write_frame("checker-ops.csv", ops, artifact="checker_ops")
+        results["consistency"] = verdict.to_dict()
+    if dist is not None:
+        results["key_distribution"] = dist.to_dict()
+    if recordings or prof_errors:
+        results["profiles"] = {}
+        for i, rec in recordings.items():
+            entry = {"events": list(rec.profiles), "window": [rec.started_at, rec.stopped_at],
+                     "gc_pauses": len(rec.gc_events), "warnings": rec.warnings}
+            for ev, prof in rec.profiles.items():
+                cats = prof.categories()
+                rel = prof.collapsed_path.relative_to(run.dir)
+                run.meta["artifacts"][f"collapsed_node{i}_{ev}"] = str(rel)
+                if prof.html_path:
+                    run.meta["artifacts"][f"flamegraph_node{i}_{ev}"] = str(prof.html_path.relative_to(run.dir))
+                run.add_rows("profiles", [{**prof.record(), "node": i}])
+                run.add_rows("categories", [{"event": ev, "node": i, **r} for r in cats.to_dict("records")])
+                entry[ev] = {**prof.record(), "categories": dict(zip(cats["category"], cats["share"]))}
+            results["profiles"][str(i)] = entry
+        for i, why in prof_errors.items():
+            results["profiles"][str(i)] = {"unavailable": why}
+    if fill_res is not None:
+        results["fill"] = fill_res
+    run.set_result(**json.loads(json.dumps(results, default=lambda o: None if isinstance(o, float) and
+                                           not math.isfinite(o) else str(o))))
