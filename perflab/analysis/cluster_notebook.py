@@ -56,14 +56,14 @@ def quorums(target, pairs=None) -> dict:
 
 
 def workload(cfg: ClusterConfig, script: str, **fields):
-    """The workload (:func:`perflab.workload`: ``fields``) checked against the cluster: its ack/from
-    arguments, and enough threads for a split over the entry nodes (one generator host here)."""
-    from ..cluster.load import cluster_load
-    from ..hosts.load import check_split
+    """The workload (:func:`perflab.workload`: ``fields``) checked against the cluster as every run will send
+    it: its ack/from arguments, and enough threads for a split over the entry nodes and the generator hosts
+    (``$PERFLAB_GENERATORS``, as the runs read them)."""
+    from ..session import SessionOptions, check_load
     from ..workloads import workload as make
 
     load = make(script, **fields)
-    check_split(cluster_load(load, cfg), 1, len(cfg.entries))
+    check_load(cfg, load, SessionOptions())
     return load
 
 
@@ -99,13 +99,16 @@ def stop(nodes) -> None:
 def ramp_load(load, search, criteria, cfg: ClusterConfig):
     """The bracketing ramp of a breakpoint search (notebook 2's), as one load: the rate grows exponentially
     from ``search.start_rate`` over ``search.ramp_duration``. It stops once p99 is far over the SLA when the
-    cluster's load goes to one entry node; split over several, no part can stop the others, so the ramp runs
-    its whole length (for the node alone too, to compare like with like). Its estimate
-    (:func:`.cluster_commentary.ramp_estimate`) is where a search would start probing."""
+    cluster's load is one process (one entry node, one generator host); split over several entry nodes or
+    generator hosts, no part can stop the others, so the ramp runs its whole length (for the node alone too,
+    to compare like with like). Its estimate (:func:`.cluster_commentary.ramp_estimate`) is where a search
+    would start probing."""
     from ..breakpoint.ramp import ramp_load as ramp
+    from ..session import SessionOptions, load_parts
 
     out = ramp(load, search, criteria)
-    return out.replace(stop_on_p99=None) if len(cfg.entries) > 1 else out
+    hosts, entries = load_parts(cfg, SessionOptions())
+    return out.replace(stop_on_p99=None) if hosts * entries > 1 else out
 
 
 @dataclass(frozen=True)

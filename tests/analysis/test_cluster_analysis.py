@@ -194,6 +194,12 @@ def test_notebook_helpers_build_and_check(tmp_path, monkeypatch):
     load = cnb.workload(cfg, "put.lua", connections=3, threads=3, rate=100)
     assert cnb.ramp_load(load, how.params, how.criteria, cfg).stop_on_p99 is None
     assert cnb.ramp_load(load, how.params, how.criteria, cfg.replace(entry="0")).stop_on_p99 is not None
+    # generator hosts split the load too ($PERFLAB_GENERATORS, as the notebook's runs read it)
+    monkeypatch.setenv("PERFLAB_GENERATORS", "2")
+    with pytest.raises(ValueError, match="split over 2 generator hosts and 3 entry nodes, .* at least 6 threads"):
+        cnb.workload(cfg, "put.lua", connections=3, threads=3)
+    assert cnb.ramp_load(load, how.params, how.criteria, cfg.replace(entry="0")).stop_on_p99 is None
+    monkeypatch.delenv("PERFLAB_GENERATORS")
     # the nodes run on this machine once, or (on a Dask cluster) are started by each run on its server host
     monkeypatch.setenv("PERFLAB_CLUSTER", "tcp://10.0.0.1:8786")
     assert cnb.start(cfg) is cfg
