@@ -148,11 +148,11 @@ def test_checker_stale_where_the_configuration_allows_and_none_where_it_cannot(d
 @pytest.mark.parametrize("mode", ["per-node", "one-command"])
 def test_your_own_cluster_through_the_placeholders(data_root, mode):
     """tiny_kv.py's cluster mode, started by perflab: a command per node ({port}, {cluster}, {index}), or one
-    command for every node ({ports}); loaded in its own API (path=/kv param=key) with 2/3, node 2 killed:
-    writes still acknowledged by two, and the checker (in the same API) finds nothing stale."""
+    command for every node ({ports}), listening on {host}; loaded in its own API (path=/kv param=key) with 2/3,
+    node 2 killed: writes still acknowledged by two, and the checker (in the same API) finds nothing stale."""
     py = sys.executable
-    cmd = (f"{py} {TINY} {{port}} --cluster {{cluster}} --index {{index}}" if mode == "per-node"
-           else f"{py} {TINY} --ports {{ports}}")
+    cmd = (f"{py} {TINY} {{port}} --cluster {{cluster}} --index {{index}} --host {{host}}" if mode == "per-node"
+           else f"{py} {TINY} --ports {{ports}} --host {{host}}")
     cfg = pl.ClusterConfig(nodes=3, ack=2, entry="0,1", server_cmd=cmd, ready_path="/health")
     load = pl.workload("put.lua", connections=2, threads=2, rate=40, duration=3, warmup=0.5,
                        extra_args=("path=/kv", "param=key"))

@@ -15,6 +15,8 @@ requests carry ``X-Tiny-Internal`` (served locally) and ``X-Tiny-Ts``.
 
     python3 tests/servers/tiny_kv.py PORT --cluster URL,URL,... --index I     # one process per node
     python3 tests/servers/tiny_kv.py --ports P0,P1,P2                          # every node, one child each
+
+``--host H`` (either mode) listens on H instead of 127.0.0.1.
 """
 
 import http.server
@@ -180,25 +182,33 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     allow_reuse_address = True
 
 
+def _option(args: list[str], name: str, default: str | None = None) -> tuple[list[str], str | None]:
+    """``args`` without ``name VALUE``, and VALUE (``default`` when absent)."""
+    if name not in args:
+        return args, default
+    i = args.index(name)
+    return args[:i] + args[i + 2:], args[i + 1]
+
+
 def main(argv: list[str]) -> None:
     global LOG, NODES, SELF
+    argv, host = _option(argv, "--host", "127.0.0.1")
     if argv[0] == "--ports":   # one command, every node: a child process per node, so each can be killed alone
         ports = argv[1].split(",")
-        cluster = ",".join(f"http://127.0.0.1:{p}" for p in ports)
-        kids = [subprocess.Popen([sys.executable, __file__, p, "--cluster", cluster, "--index", str(i)])
+        cluster = ",".join(f"http://{host}:{p}" for p in ports)
+        kids = [subprocess.Popen([sys.executable, __file__, p, "--cluster", cluster, "--index", str(i), "--host", host])
                 for i, p in enumerate(ports)]
         for k in kids:
             k.wait()
         return
     port, rest = int(argv[0]), argv[1:]
-    if "--cluster" in rest:
-        NODES = rest[rest.index("--cluster") + 1].split(",")
-        SELF = int(rest[rest.index("--index") + 1])
-        rest = [a for i, a in enumerate(rest) if a not in ("--cluster", "--index")
-                and (i == 0 or rest[i - 1] not in ("--cluster", "--index"))]
+    rest, cluster = _option(rest, "--cluster")
+    rest, index = _option(rest, "--index")
+    if cluster is not None:
+        NODES, SELF = cluster.split(","), int(index)
     if rest:
         LOG = open(rest[0], "a", buffering=1)
-    Server(("127.0.0.1", port), Handler).serve_forever()
+    Server((host, port), Handler).serve_forever()
 
 
 if __name__ == "__main__":
