@@ -30,7 +30,8 @@ def test_a_search_against_a_server_of_known_capacity_is_bounded_recorded_and_nev
     t = res.table
     lo, hi = res.interval
     # generator-limited: a machine busy enough to make the generator late (seen with other test suites running)
-    assert res.outcome in (Outcome.RESOLVED, Outcome.UNRESOLVED, Outcome.GENERATOR_LIMITED), (res.outcome, t.to_string())
+    assert res.outcome in (Outcome.RESOLVED, Outcome.UNRESOLVED, Outcome.GENERATOR_LIMITED), \
+        (res.outcome, t.to_string())
     # 2000/s is a hard bound: every passing probe (and so the point and the lower end) lies below it
     assert res.rate is not None and res.rate <= CAPACITY / 0.99, t.to_string()
     assert lo is None or lo <= res.rate, t.to_string()
