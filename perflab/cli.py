@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 
-from .errors import PerflabError
+from .errors import PerflabError, RunInterrupted
 
 #: LoadParams fields the breakpoint search sets itself (per probe / for the ramp)
 _SEARCH_OWNS = ("rate", "duration", "warmup", "rate_steps", "step_duration", "ramp", "ramp_curve", "stop_on_p99")
@@ -348,6 +349,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except RunInterrupted as e:
+        print(f"interrupted: {e}", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except BrokenPipeError:  # output piped into `head` and closed early: not an error
         import os
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
