@@ -1,6 +1,7 @@
 """``python -m perflab`` (also the ``perflab`` script): the library's main calls from a shell.
 
-Subcommands: ``run`` (one experiment), ``breakpoint``, ``profile`` (an experiment with a profile),
+Subcommands: ``run`` (one experiment), ``breakpoint``, ``profile`` (an experiment with a profile), ``ab`` (two
+servers, configurations or commits measured interleaved, with a paired verdict: :mod:`perflab.ab`),
 ``prefill``, ``inspect``, ``host`` (does the machine keep one speed?), ``runs`` (list recorded runs), ``index`` (rebuild the DuckDB index and
 optionally query it), ``bench`` (the server's standard benchmark: :mod:`perflab.bench`), ``compare`` (two
 runs or two reports side by side: :mod:`perflab.report.compare`), ``report`` (the HTML report:
@@ -212,6 +213,115 @@ def cmd_compare(a):
     return 0
 
 
+#: ABParams and BreakpointParams fields of the same name: ``perflab ab`` takes them once (ABParams')
+_AB_SHARED = ("probe_duration", "warmup", "cooldown", "server_warmup", "seed", "seed_arg", "restart_server")
+
+
+def _ab_args(p: argparse.ArgumentParser):
+    from .config import ABParams, BreakpointCriteria, BreakpointParams, ForeignServer, ServerConfig, ValidityThresholds
+    from .config.fields import add_arguments
+    _server_args(p)
+    for side in ("a", "b"):
+        S = side.upper()
+        g = p.add_argument_group(f"side {S} only (any built-in server flag as --{side}-FLAG overrides the shared one)")
+        g.add_argument(f"--{side}-commit", metavar="REV", help=f"{S} is the built-in server at this git commit, built "
+                       "in a directory of its own (the working tree is never touched)")
+        add_arguments(g, ForeignServer, dest_prefix=f"{side}_foreign_", flag_prefix=f"--{side}-")
+        add_arguments(g, ServerConfig, exclude=("host", "port"), dest_prefix=f"{side}_server_", flag_prefix=f"--{side}-")
+    _load_args(p, exclude=_SEARCH_OWNS)
+    p.add_argument("-R", "--rate", dest="ab_rates", action="append", metavar="RATE[,RATE...]",
+                   help="offered rate(s) to compare at (repeatable; default: the load's rate, 1000)")
+    add_arguments(p.add_argument_group("comparison (interleaved pairs and the stop rule)"), ABParams, dest_prefix="ab_")
+    add_arguments(p.add_argument_group("pass criteria (pass/fail at the SLA; the searches' criteria)"),
+                  BreakpointCriteria, dest_prefix="criteria_")
+    g = p.add_argument_group("breakpoint mode: two interleaved searches instead of fixed rates")
+    g.add_argument("--breakpoint", action="store_true", help="compare breakpoints (probes use --probe-duration, "
+                   "--warmup, --cooldown of the comparison)")
+    add_arguments(g, BreakpointParams, dest_prefix="search_", exclude=_AB_SHARED)
+    add_arguments(p.add_argument_group("validity thresholds (see perflab.config.ValidityThresholds)"),
+                  ValidityThresholds, dest_prefix="validity_", flag_prefix="--validity-")
+    _prefill_args(p)
+    _common(p)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _ab_side(a, side: str):
+    """Side ``side`` ("a" or "b") from the shared and the side's own flags: a Commit, your server or a
+    built-in configuration."""
+    import dataclasses
+
+    from .ab import Commit
+    from .config import ForeignServer, ServerConfig
+    from .config.fields import cli_flag
+
+    S = side.upper()
+    built = {f.name: getattr(a, "server_" + f.name, None) for f in dataclasses.fields(ServerConfig)}
+    built.update({k: v for k, v in ((f.name, getattr(a, f"{side}_server_{f.name}", None))
+                                    for f in dataclasses.fields(ServerConfig)) if v is not None})
+    built = {k: tuple(v) if isinstance(v, list) else v for k, v in built.items() if v is not None}
+    foreign = {f.name: getattr(a, "foreign_" + f.name, None) for f in dataclasses.fields(ForeignServer)}
+    foreign.update({k: v for k, v in ((f.name, getattr(a, f"{side}_foreign_{f.name}", None))
+                                      for f in dataclasses.fields(ForeignServer)) if v is not None})
+    foreign = {k: v for k, v in foreign.items() if v is not None}
+    commit = getattr(a, f"{side}_commit")
+    yours = foreign.get("command") is not None or foreign.get("url") is not None
+    if commit is not None and yours:
+        raise ValueError(f"--{side}-commit and --{side}-server-cmd/--{side}-url: give one of them for side {S}")
+    if yours:
+        given = [cli_flag(f) for f in dataclasses.fields(ServerConfig) if f.name in built and cli_flag(f)]
+        if given or getattr(a, "prefill_keys", None) is not None:
+            given += ["--prefill"] if getattr(a, "prefill_keys", None) is not None else []
+            raise ValueError(f"{', '.join(given)}: option{'s' if len(given) > 1 else ''} of the built-in server; side {S} "
+                             f"is your server, which takes its own settings (put them in its command)")
+        return ForeignServer(**foreign)
+    if foreign:
+        raise ValueError(f"{', '.join('--' + k.replace('_', '-') for k in foreign)}: only with --{side}-server-cmd or "
+                         f"--{side}-url (your own server)")
+    try:
+        cfg = ServerConfig(**built)
+    except ValueError as e:
+        raise ValueError(f"side {S}: {e}") from None
+    return Commit(commit, cfg) if commit is not None else cfg
+
+
+def cmd_ab(a):
+    import warnings
+
+    from .ab import compare_ab
+    from .config import ABParams, BreakpointCriteria, BreakpointParams, ValidityThresholds
+    from .config.fields import from_arguments
+    sa, sb = _ab_side(a, "a"), _ab_side(a, "b")
+    load = _load(a)
+    ab = from_arguments(ABParams, a, "ab_")
+    crit = from_arguments(BreakpointCriteria, a, "criteria_")
+    thresholds = from_arguments(ValidityThresholds, a, "validity_")
+    rates = [r.strip() for spec in a.ab_rates or () for r in spec.split(",") if r.strip()] or None
+    search = None
+    if a.breakpoint:
+        if rates:
+            raise ValueError("-R/--rate: a breakpoint comparison searches the rates itself; give no -R with --breakpoint")
+        search = from_arguments(BreakpointParams, a, "search_", probe_duration=ab.probe_duration, warmup=ab.warmup,
+                                cooldown=ab.cooldown, server_warmup=ab.server_warmup)
+    else:
+        given = [f"--{n.removeprefix('search_').replace('_', '-')}" for n, v in vars(a).items()
+                 if n.startswith("search_") and v is not None]
+        if given:
+            raise ValueError(f"{', '.join(given)}: only with --breakpoint")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            res = compare_ab(sa, sb, load, rates=rates, params=ab, criteria=crit, search=search, prefill=_prefill(a),
+                             name=a.name, progress=not a.quiet, data_root=a.data, placement=a.placement,
+                             thresholds=thresholds)
+        finally:
+            for w in caught:
+                print(f"warning: {w.message}", file=sys.stderr)
+    for line in res.lines():
+        print(line)
+    print(f"run {res.run_id}: {res.run.dir}")
+    return 0
+
+
 def cmd_report(argv):
     from .report.cli import main as report_main
     return report_main(argv)
@@ -257,6 +367,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_bench(sub)
     sub.add_parser("report", help="run the notebooks and export the HTML report (see `perflab report --help`)",
                    add_help=False)
+    ab = sub.add_parser("ab", help="did my change help? two servers, configurations or commits measured interleaved, "
+                        "with a paired verdict")
+    _ab_args(ab)
     cp = sub.add_parser("compare", help="two runs, or two report folders, side by side on one HTML page")
     cp.add_argument("a", help="A, the base: a run directory or run id, or a report folder")
     cp.add_argument("b", help="B, compared against A: the same kind as A")
@@ -279,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
     from .bench import main as cmd_bench
     handlers = {"run": cmd_run, "profile": cmd_profile, "breakpoint": cmd_breakpoint, "prefill": cmd_prefill,
                 "inspect": cmd_inspect, "runs": cmd_runs, "index": cmd_index, "bench": cmd_bench,
-                "compare": cmd_compare, "host": cmd_host}
+                "compare": cmd_compare, "host": cmd_host, "ab": cmd_ab}
     try:
         return handlers[a.cmd](a)
     except ValueError as e:

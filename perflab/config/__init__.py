@@ -12,6 +12,7 @@ fields.
 * :mod:`.search`   ``BreakpointCriteria``, ``BreakpointParams``
 * :mod:`.validity` ``ValidityThresholds``
 * :mod:`.target`   ``ForeignServer`` -- a server perflab did not build (bring your own)
+* :mod:`.ab`       ``ABParams`` -- an interleaved A/B comparison
 """
 
 from .load import LOAD_TOOLS, LoadParams  # noqa: F401
@@ -20,3 +21,4 @@ from .search import BreakpointCriteria, BreakpointParams  # noqa: F401
 from .target import ForeignServer  # noqa: F401
 from .server import BACKENDS, DEFAULT_HEAP, GC_FLAGS, MODES, ServerConfig, server_options  # noqa: F401
 from .validity import ValidityThresholds  # noqa: F401
+from .ab import ABParams  # noqa: F401
