@@ -371,8 +371,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "with a paired verdict")
     _ab_args(ab)
     cp = sub.add_parser("compare", help="two runs, or two report folders, side by side on one HTML page")
-    cp.add_argument("a", help="A, the base: a run directory or run id, or a report folder")
-    cp.add_argument("b", help="B, compared against A: the same kind as A")
+    cp.add_argument("a", help="A, the base: a run directory or run id, or a report folder; or an A/B run alone "
+                    "(perflab ab), whose two sides are compared")
+    cp.add_argument("b", nargs="?", help="B, compared against A: the same kind as A")
     cp.add_argument("-o", "--output", help="the page to write (default: <report root>/compare/<A>-vs-<B>.html)")
     cp.add_argument("--data", help="data root where run ids are looked up (default $PERFLAB_DATA or <repo>/data)")
     return p

@@ -92,6 +92,7 @@ class ABResult:
     pairs: pd.DataFrame | None = None
     family: Family | None = None
     metric: str = "p99"
+    margin: float = 0.05
     sla_ms: float | None = None
     seconds: float | None = None
     warnings: list = field(default_factory=list)
@@ -170,11 +171,11 @@ class ABResult:
 def verdict_rows(res: ABResult) -> list[dict]:
     """The ``ab`` index rows of a result."""
     base = {"a": res.a.label, "b": res.b.label, "mode": res.mode, "method": str(res.method),
-            "level": res.family.level if res.family else None}
+            "level": res.family.level if res.family else None, "margin": res.margin}
     rows = []
     if res.breakpoint is not None:
         d = res.breakpoint.to_dict()
-        rows.append({**base, "rate": None, "metric": "breakpoint", "primary": True, "ratio": d["ratio"],
+        rows.append({**base, "rate": None, "metric": "breakpoint", "stop_rule": True, "ratio": d["ratio"],
                      "ci_lo": d["ci"][0], "ci_hi": d["ci"][1], "n": None, "p_value": None,
                      "conclusion": d["conclusion"], "direction": d["direction"], "test": d["test"],
                      "a_value": d["a"], "b_value": d["b"], "stop": None,
@@ -183,13 +184,13 @@ def verdict_rows(res: ABResult) -> list[dict]:
     for rv in res.rates:
         for m, r in rv.metrics.items():
             d = r.to_dict()
-            rows.append({**base, "rate": rv.rate, "metric": m, "primary": m == res.metric, "ratio": d["ratio"],
+            rows.append({**base, "rate": rv.rate, "metric": m, "stop_rule": m == res.metric, "ratio": d["ratio"],
                          "ci_lo": d["ci"][0], "ci_hi": d["ci"][1], "n": d["n"], "p_value": d["p_value"],
                          "conclusion": d["conclusion"], "direction": d["direction"], "test": d["test"],
                          "a_value": None, "b_value": None, "stop": str(rv.stop), "stop_reason": rv.stop_reason,
                          "sentence": r.sentence(where(rv.rate))})
         p = rv.passing
-        rows.append({**base, "rate": rv.rate, "metric": "pass", "primary": False, "ratio": None, "ci_lo": None,
+        rows.append({**base, "rate": rv.rate, "metric": "pass", "stop_rule": False, "ratio": None, "ci_lo": None,
                      "ci_hi": None, "n": p.n, "p_value": p.p_value, "conclusion": str(p.conclusion),
                      "direction": str(p.direction), "test": p.to_dict()["test"], "a_value": p.a_passed,
                      "b_value": p.b_passed, "stop": str(rv.stop), "stop_reason": rv.stop_reason,
@@ -206,7 +207,7 @@ def record(res: ABResult) -> None:
         run.write_frame("pairs.csv", res.pairs, artifact="pairs")
         run.add_rows("ab_pairs", res.pairs.to_dict("records"))
     run.add_rows("ab", rows)
-    primary = next((r for r in rows if r["primary"]), rows[0] if rows else {})
+    primary = next((r for r in rows if r["stop_rule"]), rows[0] if rows else {})
     run.set_result(mode=res.mode, method=str(res.method), method_description=res.method.description,
                    test=primary.get("test"), metric=res.metric if res.mode == "rates" else "breakpoint",
                    family=res.family.to_dict() if res.family else None, verdicts=rows,

@@ -5,9 +5,11 @@ identically when asked) and kept running; optionally restarted before every bloc
 each, probes alternate in balanced blocks (:mod:`.design`) at the same offered rates, every probe with
 its validity record; each adjacent A-B pair gives ratios of p50, p99 and p99.9 and pass/fail at the SLA,
 and the stop rule (:mod:`perflab.measure.paired`) decides after every block whether to go on. A pair
-with an invalid probe (the generator, not the server, set its numbers) is kept in the record but left
-out of the test. Afterwards the idle side's cost is measured: A's probes with B idle but running against
-A's probes with B frozen by SIGSTOP, interleaved the same way. In breakpoint mode two searches run with
+with an invalid probe (the generator, not the server, set its numbers) counts in the test by default:
+the generator's lateness is in both sides' latency, which pulls the ratio toward 1, and under A/A the
+pairs stay exchangeable, so the false-claim bound holds (``drop_invalid`` leaves such pairs out); the
+run's validity says how many there were. Afterwards the idle side's cost is measured: A's probes with B
+idle but running against A's probes with B frozen by SIGSTOP, interleaved the same way. In breakpoint mode two searches run with
 their probes interleaved (:mod:`.searches`) and the ratio of the breakpoints carries an interval.
 
 Everything is one run of kind ``ab`` (:mod:`.result`). Bad input raises ``ValueError`` naming it before
@@ -26,13 +28,12 @@ import time
 import warnings
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from .. import children, fmt, paths
 from ..breakpoint.criteria import evaluate
 from ..breakpoint.run import BreakpointResult, Probe
-from ..config import BreakpointCriteria, BreakpointParams, LoadParams, PrefillParams, ServerConfig
+from ..config import BreakpointCriteria, BreakpointParams, LoadParams, PrefillParams
 from ..config.ab import ABParams
 from ..config.fields import Spec, convert
 from ..errors import PerflabError
@@ -203,7 +204,6 @@ class _Measure:
         self.params, self.criteria = params, criteria
         self.progress = progress
         self.probes: list[dict] = []
-        self.levels: list = []
         self.bar = None
 
     # --- one probe -------------------------------------------------------------------------------
@@ -225,8 +225,6 @@ class _Measure:
         rec = {"seq": seq, "side": side, "rate": load.rate, "phase": phase, "block": block, "position": position,
                "result": res, "validity": validity, "judgement": judgement, "dir": out}
         self.probes.append(rec)
-        if phase != "warmup":
-            self.levels.append(judgement.validity["verdict"] if judgement.validity else str(validity.level))
         self.run.add_rows("loads", [{**res.record(), "probe": seq, "side": side, "label": self.sides[side].label,
                                      "phase": phase, "block": block, "position": position,
                                      "passed": judgement.passed, "validity": str(validity.level),
@@ -288,7 +286,7 @@ class _Measure:
         idle = self.idle_cost(probe_load.replace(rate=max(rates)))
         table = pd.DataFrame([row for r in rates for row in pairs[r]])
         return ABResult(self.run, self.side_list, "rates", Method.INTERLEAVED_PAIRS, [done[r] for r in rates],
-                        idle_cost=idle, pairs=table, family=family, metric=p.metric,
+                        idle_cost=idle, pairs=table, family=family, metric=p.metric, margin=p.margin,
                         sla_ms=self.criteria.sla_p99 * 1000)
 
     def _block(self, load: LoadParams, block: int) -> list[dict]:
@@ -298,9 +296,10 @@ class _Measure:
         for slot in design.pairs_of(order):
             ra, rb = recs[slot.a_pos], recs[slot.b_pos]
             bad = [x["side"] for x in (ra, rb) if x["validity"].level is Level.INVALID]
+            drop = bool(bad) and self.params.drop_invalid
             row = {"rate": load.rate, "block": block, "pair": 2 * block + slot.index, "first": slot.first,
-                   "a_probe": ra["seq"], "b_probe": rb["seq"], "used": not bad,
-                   "why_not": f"{' and '.join(bad)} invalid: the generator set the numbers" if bad else None}
+                   "a_probe": ra["seq"], "b_probe": rb["seq"], "used": not drop, "invalid": ",".join(bad) or None,
+                   "why_not": f"{' and '.join(bad)} invalid: the generator set the numbers" if drop else None}
             for m, f in _VALUE.items():
                 va, vb = f(ra["result"]), f(rb["result"])
                 row[f"a_{m}_ms"], row[f"b_{m}_ms"] = va, vb
@@ -356,7 +355,8 @@ class _Measure:
         rows = rows[:p.idle_pairs]
         ratios = {}
         for m, f in _VALUE.items():
-            ok = [(r, f_) for r, f_ in rows if Level.INVALID not in (r["validity"].level, f_["validity"].level)]
+            ok = [(r, f_) for r, f_ in rows if not p.drop_invalid
+                  or Level.INVALID not in (r["validity"].level, f_["validity"].level)]
             ratios[m] = paired.paired_ratio([f(x["result"]) for _, x in ok], [f(x["result"]) for x, _ in ok], m,
                                             None, p.margin, min_pairs=2, seed=p.seed)
         return IdleCost(load.rate, ratios)
@@ -417,7 +417,8 @@ class _Measure:
             idle = self.idle_cost(probe_load.replace(duration=self.params.probe_duration, warmup=self.params.warmup,
                                                      rate=round(0.8 * min(ra.rate, rb.rate))))
         return ABResult(self.run, self.side_list, "breakpoint", Method.INTERLEAVED_SEARCHES, breakpoint=verdict,
-                        searches=results, idle_cost=idle, metric="breakpoint", sla_ms=self.criteria.sla_p99 * 1000)
+                        searches=results, idle_cost=idle, metric="breakpoint", margin=self.params.margin,
+                        sla_ms=self.criteria.sla_p99 * 1000)
 
     def warm_one(self, side: str, load: LoadParams, seconds: float):
         if seconds > 0:
@@ -426,13 +427,26 @@ class _Measure:
 
     # --- the run's validity ----------------------------------------------------------------------
     def record_validity(self):
-        """The run's validity: the worst of its measured probes (warm-ups aside), with their reasons."""
-        level = Level.worst(self.levels)
-        reasons = sorted({f"{r['side']} {r['rate']:,.0f}/s: {why}" for r in self.probes if r["phase"] != "warmup"
-                          for why in (r["judgement"].validity or {}).get("reasons", [])})
-        counts = {str(lv): int(np.sum([x == str(lv) for x in self.levels])) for lv in Level}
-        self.run.meta["validity"] = {"verdict": level, "reasons": reasons[:50], "checks": {
+        """The run's validity from its measured probes' (warm-ups aside): ``invalid`` when most probes
+        were (the generator set most numbers), ``suspect`` when any probe was invalid or suspect, ``valid``
+        otherwise; the reasons of every probe that had any."""
+        raw = [str(r["validity"].level) for r in self.probes if r["phase"] != "warmup"]
+        counts = {str(lv): sum(x == str(lv) for x in raw) for lv in Level}
+        if not raw:
+            level = None
+        elif counts["invalid"] * 2 > len(raw):
+            level = Level.INVALID
+        elif counts["invalid"] or counts["suspect"]:
+            level = Level.SUSPECT
+        else:
+            level = Level.VALID
+        reasons = [f"{counts['invalid']} of {len(raw)} probes were invalid (the generator, not the server, set their "
+                   f"numbers)"] if counts["invalid"] else []
+        reasons += sorted({f"{r['side']} {r['rate']:,.0f}/s: {why}" for r in self.probes if r["phase"] != "warmup"
+                           for why in r["validity"].reasons})[:50]
+        note = ("validity of every measured probe; pairs with an invalid probe are "
+                + ("left out of the test" if self.params.drop_invalid else "kept (their ratio is pulled toward 1)"))
+        self.run.meta["validity"] = {"verdict": level, "reasons": reasons, "checks": {
             "probes": {"status": "ok" if level is Level.VALID else "warn", "value": counts, "limit": None,
-                       "note": "validity of every measured probe (pairs with an invalid probe are left out of the "
-                               "test)"}}}
+                       "note": note}}}
         self.run.save()

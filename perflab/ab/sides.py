@@ -196,6 +196,9 @@ def label(sides: tuple[Side, Side]) -> None:
     if a.builtin and b.builtin:
         skip = ("install_dir",) if a.commit or b.commit else ()
         diff = {k: v for k, v in _differences(a.target.to_dict(), b.target.to_dict()).items() if k not in skip}
+        if not diff:  # the same configuration: say which (its fields that differ from the defaults)
+            default = ServerConfig().to_dict()
+            diff = {k: (v, v) for k, (_, v) in _differences(default, a.target.to_dict()).items() if k not in skip}
         for s, i in ((a, 0), (b, 1)):
             fields = " ".join(f"{k}={_value(k, v[i])}" for k, v in diff.items())
             s.label = " ".join(x for x in (s.label, fields) if x)
@@ -237,6 +240,15 @@ def prefill(side: Side, data_dir: Path, params: PrefillParams) -> dict:
     return out
 
 
+def _state(pid: int) -> str | None:
+    """The process's state letter from ``/proc`` (``T``: stopped), ``None`` when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
 def _group(server) -> int | None:
     proc = getattr(server, "proc", None)
     return proc.pid if proc is not None and proc.poll() is None else None
@@ -251,6 +263,8 @@ def frozen(server):
         raise ValueError("frozen: only a server process perflab started can be frozen")
     os.killpg(pgid, signal.SIGSTOP)
     try:
+        # SIGSTOP takes effect asynchronously: measure only once the process is stopped
+        children.wait_for(lambda: _state(pgid) in ("T", "t", None), 2.0, 0.005)
         yield
     finally:
         with contextlib.suppress(ProcessLookupError):

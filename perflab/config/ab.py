@@ -37,6 +37,9 @@ class ABParams(Params):
                           "difference (split over every test the comparison makes)", min=0, min_open=True, max=0.05)
     restart_per_block: bool = option(False, "bool", "restart both servers before every block (fresh processes, "
                                      "so a persistent difference between two JVMs becomes noise)")
+    drop_invalid: bool = option(False, "bool", "leave pairs with an invalid probe (the generator, not the server, "
+                                "set its numbers) out of the test; by default they count: the generator's lateness "
+                                "is in both sides' latency and pulls their ratio toward 1")
     idle_pairs: int = option(4, "int", "pairs measuring what the idle server costs the busy one (A with B idle "
                              "against A with B frozen by SIGSTOP); 0: not measured", min=0, max=paired.MAX_PAIRS)
     seed: int = option(0, "int", "seed of the bootstrap intervals", flag="--bootstrap-seed")

@@ -13,8 +13,9 @@ produced it, so every sentence, table row and index row that states one carries 
   and a bootstrap interval of the ratio of medians, :func:`.significance.compare_samples`): what the lab
   did before interleaving; a slow phase of the machine during one run and not the other shows up as a
   difference.
-* ``sequential searches`` -- two breakpoint searches one after the other, different only when their
-  intervals are disjoint (:func:`.significance.compare_intervals`).
+* ``sequential intervals`` -- two estimates with intervals measured one after the other (two breakpoint
+  searches, or the ratios of two A/B runs), different only when their intervals are disjoint
+  (:func:`.significance.compare_intervals`).
 * ``single values`` -- one number per run side by side, not tested.
 """
 
@@ -29,7 +30,7 @@ class Method(StrEnum):
     INTERLEAVED_PAIRS = "interleaved pairs"
     INTERLEAVED_SEARCHES = "interleaved searches"
     SEQUENTIAL_RUNS = "sequential runs"
-    SEQUENTIAL_SEARCHES = "sequential searches"
+    SEQUENTIAL_INTERVALS = "sequential intervals"
     SINGLE_VALUES = "single values"
 
     @property
@@ -50,7 +51,7 @@ _DESCRIPTIONS = {
     Method.SEQUENTIAL_RUNS: "sequential runs, not interleaved: Mann-Whitney U test on per-interval values and a "
                             "bootstrap interval of the ratio of medians (a slow phase of the machine during one run "
                             "counts as a difference)",
-    Method.SEQUENTIAL_SEARCHES: "sequential searches, not interleaved: intervals compared, different only when "
-                                "disjoint",
+    Method.SEQUENTIAL_INTERVALS: "sequential estimates, not interleaved (two searches, or two A/B runs' ratios): "
+                                 "intervals compared, different only when disjoint",
     Method.SINGLE_VALUES: "one value per run, not tested",
 }
