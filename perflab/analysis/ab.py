@@ -152,3 +152,54 @@ def pairs_figure(res, metrics=paired.METRICS, title: str | None = None) -> go.Fi
     fig.update_layout(title=title or f"B ({b}) against A ({a}), pair by pair: median and 95% interval per metric",
                       template="plotly_white", hovermode="closest", height=420)
     return fig
+
+
+def side(common: dict | None, fields: dict | None, commit: str | None = None, what: str = "a"):
+    """A notebook's side: the built-in server with ``common`` fields updated by the side's own
+    (``ServerConfig`` keyword arguments), at ``commit`` when given (a :class:`~perflab.Commit`, built
+    apart when the comparison starts). A bad field fails here, named with the side (``a: mode: ...``)."""
+    from ..ab.sides import Commit
+    from ..config import ServerConfig
+
+    for name, d in (("common", common), (what, fields)):
+        if d is not None and not isinstance(d, dict):
+            raise ValueError(f"{name}: expected a dict of ServerConfig fields, got {type(d).__name__}")
+    import dataclasses
+
+    known = {f.name for f in dataclasses.fields(ServerConfig)}
+    for name, d in (("common", common), (what, fields)):
+        unknown = sorted(set(d or {}) - known)
+        if unknown:
+            raise ValueError(f"{name}: {', '.join(map(repr, unknown))} is no ServerConfig field (a server flag, "
+                             f"'-' written '_')")
+    try:
+        cfg = ServerConfig(**{**(common or {}), **(fields or {})})
+        return Commit(commit, cfg) if commit else cfg
+    except ValueError as e:
+        raise ValueError(f"{what}: {e}") from None
+
+
+def figure(res, title: str | None = None) -> go.Figure:
+    """The comparison's figure: the pairs (:func:`pairs_figure`) at fixed rates, or both searches'
+    breakpoint curves when breakpoints were compared."""
+    from ..ab.result import ABResult
+    from .plots import breakpoint_curve
+
+    if isinstance(res, ABResult) and res.mode == "breakpoint":
+        return breakpoint_curve({f"A ({res.a.label})": res.searches["A"], f"B ({res.b.label})": res.searches["B"]},
+                                sla_ms=res.sla_ms, title=title or "Both searches, probes interleaved A B B A: latency "
+                                "against the offered rate")
+    return pairs_figure(res, title=title)
+
+
+def breakpoint_rows(res, workload: str, connections: int | None = None) -> list[dict]:
+    """The findings' breakpoint rows of a breakpoint comparison (one per side, ``mode``: its label);
+    ``[]`` for a comparison at fixed rates."""
+    from ..ab.result import ABResult
+
+    if not isinstance(res, ABResult) or res.mode != "breakpoint":
+        return []
+    return [{"workload": workload, "connections": connections, "mode": f"{name}: {s.label}",
+             "rate": res.searches[name].rate, "interval": list(res.searches[name].interval),
+             "verdict": str(res.searches[name].outcome), "validity": res.run.validity, "run_id": res.run_id}
+            for name, s in (("A", res.a), ("B", res.b))]

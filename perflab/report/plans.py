@@ -140,6 +140,14 @@ QUICK = Plan(
             "compaction_memtable": "256k",
         }),
         NotebookSpec("06-summary", {}),
+        # the A/B method checked against known truth in every quick report: a 5 ms park against a 4 ms one
+        # (B's p50 about 1.23x A's); 24 pairs of 0.5 s probes are the fewest that can claim it (alpha 1e-6)
+        NotebookSpec("08-ab", {
+            "a": {"mode": "async", "workers": 8, "debug_delay": "4ms"},
+            "b": {"mode": "async", "workers": 8, "debug_delay": "5ms"}, "common": {"backend": "memory"},
+            "script": "status.lua", "prefill_keys": 0, "rates": [500], "metric": "p50", "probe_s": 0.5,
+            "probe_warmup_s": 0.25, "max_pairs": 32, "budget_s": 90, "idle_pairs": 4,
+        }),
     ),
     "short durations (about ten minutes in total on a 2-core machine)",
 )
@@ -172,6 +180,11 @@ FULL = Plan(
             "memtable_sizes": ["1m", "4m", "16m", "64m"], "compaction_memtable": "1m",
         }),
         NotebookSpec("06-summary", {}),
+        NotebookSpec("08-ab", {
+            "a": {"mode": "sync"}, "b": {"mode": "async"}, "common": {"backend": "lsm"}, "script": "get-random.lua",
+            "connections": 64, "threads": 2, "prefill_keys": 1_000_000, "rates": [10000, 25000], "metric": "p99",
+            "probe_s": 2, "probe_warmup_s": 1, "max_pairs": 64, "budget_s": 1200, "idle_pairs": 8,
+        }),
     ),
     "course-length durations (the seeds' minute-long runs), repeated edges, both CPU placements",
 )

@@ -7,7 +7,7 @@ rate B's p50 is 5 ms + overhead against A's 4 ms + about the same overhead: a ra
 (The server takes whole milliseconds, hence 4 and 5 ms rather than 2 and 2.5.) What these tests assert
 holds on any machine: the park times dominate the p50's noise, the capacity bounds are hard, and a false
 claim between identical sides has probability at most ``alpha`` = 1e-6 by construction
-(:mod:`perflab.measure.paired`). Whether the capacity ratio's interval holds 0.8, how often identical
+(:mod:`perflab.measure.paired`; the A/A test runs notebook 08: tests/notebooks/test_notebook_ab.py). Whether the capacity ratio's interval holds 0.8, how often identical
 sides are told apart, and how fast a verdict comes on a given machine is the benchmark's
 (scripts/ab_benchmark.py, README "Did my change help?"): a breakpoint probe near capacity can fail on a
 machine stall, which no bounded test can rule out.
@@ -108,20 +108,6 @@ def test_perflab_compare_shows_the_ab_runs_paired_verdicts(known, tmp_path):
     assert abx.commentary(open_run(res.run.dir)) == md
     fig = abx.pairs_figure(open_run(res.run.dir))
     assert fig.layout.title.text and fig.layout.yaxis.title.text and len(fig.data) >= 3
-
-
-def test_identical_sides_claim_nothing(server_build, loadgen_binary, data_root):
-    # A/A: the bound of a false claim is alpha = 1e-6 (any metric, any look), so this test cannot fail by
-    # chance; a claim would be a defect of the method (or a real, persistent difference beyond ±5%).
-    with pytest.warns(UserWarning, match="A and B are the same configuration"):
-        res = compare_ab(A, A, LOAD, params=FAST.replace(max_pairs=24, idle_pairs=0), progress=False)
-    assert not res.significant, res.describe()
-    rv = res.rates[0]
-    assert rv.stop in (Stop.EQUIVALENT, Stop.MAX_PAIRS), rv.stop_reason
-    if rv.stop is Stop.EQUIVALENT:   # the interval said "within ±5%" before any claim was possible
-        assert 1 / 1.05 <= rv.primary.ci[0] and rv.primary.ci[1] <= 1.05
-        assert res.lines()[1].startswith("no difference beyond ±5% in p50 at 500 req/s")
-    assert res.run.results["identical"] and "A/A comparison" in res.run.results["warnings"][0]
 
 
 def test_breakpoints_are_compared_by_two_interleaved_searches(server_build, loadgen_binary, data_root):

@@ -17,8 +17,8 @@ NB_DIR = paths.repo_root() / "notebooks"
 NOTEBOOKS = sorted(p.name for p in NB_DIR.glob("*.ipynb"))
 
 
-def test_the_six_notebooks_exist():
-    assert [n[:2] for n in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06"]
+def test_the_notebooks_exist():
+    assert {"01", "02", "03", "04", "05", "06", "08"} <= {n[:2] for n in NOTEBOOKS}
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -70,6 +70,8 @@ BAD = [
     ("05-storage.ipynb", {"rate": 0}, "rate: must be > 0, got 0"),
     ("05-storage.ipynb", {"memtable_sizes": ["1q"]}, "--memtable-size: expected a size like 4m, 512k or 1048576, got '1q'"),
     ("06-summary.ipynb", {"max_rows": 0}, "max_rows: must be >= 1, got 0"),
+    ("08-ab.ipynb", {"b": {"mode": "turbo"}}, "b: mode: --mode: expected one of sync, async, virtual, got 'turbo'"),
+    ("08-ab.ipynb", {"rates": [3000, 0]}, "rates[1]: must be >= 1, got 0"),
 ]
 
 
