@@ -127,6 +127,11 @@ def compare_ab(a, b, load: LoadParams, rates=None, params: ABParams | None = Non
     side_list = (sides_mod.make_side("A", a, data_root / "builds"), sides_mod.make_side("B", b, data_root / "builds"))
     sides_mod.label(side_list)
     _check_prefill(prefill, side_list)
+    restarts = params.restart_per_block or (search is not None and search.restart_server)
+    for s in side_list:
+        if restarts and not s.freezable:
+            raise ValueError(f"restart_per_block: side {s.name} is a server that is already running ({s.label}); "
+                             f"perflab can only restart a server it starts")
     notes = []
     if sides_mod.identical(*side_list):
         notes.append("A and B are the same configuration: this is an A/A comparison (it measures the method's "

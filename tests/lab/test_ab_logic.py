@@ -63,6 +63,8 @@ def test_bad_input_is_named_before_anything_starts(data_root):
         (dict(a=ForeignServer(command="x {port}"), b=ServerConfig(), prefill=PrefillParams(keys=10)),
          "prefill: side A is your server"),
         (dict(a=mem, b=mem, data_dir="/tmp/x"), "data_dir: an A/B comparison gives each side"),
+        (dict(a=mem, b="http://127.0.0.1:1", params=ABParams(restart_per_block=True)),
+         "restart_per_block: side B is a server that is already running"),
         (dict(a=mem, b=mem, params="fast"), "params must be a ABParams"),
         (dict(a=Commit("no-such-revision-xyz"), b=mem), "A (--a-commit): 'no-such-revision-xyz' is not a commit"),
     ]
