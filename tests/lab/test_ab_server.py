@@ -143,10 +143,12 @@ def test_a_side_that_fails_to_start_is_an_error_and_no_comparison(server_build, 
     assert not processes_mentioning(str(data_root))   # A, which had started, was stopped
 
 
+@pytest.mark.filterwarnings("ignore:with at most 4 pairs no difference can be claimed")
 def test_an_interrupt_stops_both_servers_thaws_the_frozen_one_and_records_no_comparison(
         server_build, loadgen_binary, data_root, monkeypatch):
-    # Ctrl-C while B is frozen for the idle-cost probes: B is thawed and both are stopped, the run is marked
-    # interrupted, and nothing is recorded as a comparison
+    # Two blocks with fresh servers for the second (restart_per_block), then Ctrl-C while B is frozen for
+    # the idle-cost probes: B is thawed and both are stopped, the run is marked interrupted, and nothing is
+    # recorded as a comparison
     frozen_at = {}
     real_probe = ab_run._Measure.probe
 
@@ -160,11 +162,16 @@ def test_an_interrupt_stops_both_servers_thaws_the_frozen_one_and_records_no_com
 
     monkeypatch.setattr(ab_run._Measure, "probe", probe)
     with pytest.raises(KeyboardInterrupt):
-        compare_ab(A, B, LOAD, params=FAST.replace(max_pairs=2, min_pairs=2, idle_pairs=2), progress=False)
+        compare_ab(A, B, LOAD, params=FAST.replace(max_pairs=4, min_pairs=2, idle_pairs=2, restart_per_block=True,
+                                                   server_warmup=0.5), progress=False)
     assert frozen_at["state"] == "T"                  # B was stopped (SIGSTOP) when the interrupt came
     with pytest.raises(ProcessLookupError):
         os.kill(frozen_at["pid"], 0)                  # and is gone now
     assert not processes_mentioning(str(data_root))
     runs = list_runs()
-    assert runs[runs.kind == "ab"].iloc[0]["status"] == "interrupted"
+    ab = open_run(runs[runs.kind == "ab"].iloc[0]["run_id"])
+    assert ab.status == "interrupted"
     assert "ab" not in query("SELECT table_name FROM information_schema.tables")["table_name"].tolist()
+    for side in ("A", "B"):   # each side ran two server processes (a restart before the second block), both stopped
+        servers = open_run(ab.dir / ab.meta["sides"][side]["run"]).meta["servers"]
+        assert len(servers) == 2 and all(s["exit_code"] is not None for s in servers), servers
