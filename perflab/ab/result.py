@@ -14,7 +14,6 @@ validity, whether the pair counted), ``probes/`` (every probe's raw generator fi
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -223,7 +222,3 @@ def recorded_verdicts(run: Run) -> list[dict]:
     if run.kind != "ab":
         raise ValueError(f"run {run.id} is a {run.kind} run, not an A/B comparison")
     return list(run.results.get("verdicts") or []) if run.status == "ok" else []
-
-
-def finite(v) -> float | None:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None

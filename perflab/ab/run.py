@@ -85,22 +85,9 @@ def _probe_load(load: LoadParams, duration: float, warmup: float) -> LoadParams:
                         ramp_curve="linear", stop_on_p99=None)
 
 
-def compare_ab(a, b, load: LoadParams, rates=None, params: ABParams | None = None,
-               criteria: BreakpointCriteria | None = None, search: BreakpointParams | None = None,
-               prefill: PrefillParams | None = None, name: str | None = None, progress: bool = True,
-               **options) -> ABResult:
-    """Compare B with A, measured interleaved (see the module docstring).
-
-    ``a``, ``b``: a ``ServerConfig``, a ``ForeignServer`` (your server's command, or a URL), or a
-    :class:`~perflab.ab.sides.Commit`. ``load``: the workload (script, connections...); its rate is the
-    one compared unless ``rates`` gives one or several. ``search``: compare breakpoints instead, with two
-    interleaved searches of these parameters. ``params``: :class:`~perflab.config.ABParams` (probe
-    length, stop rule, budget, restarts, idle-cost pairs); ``criteria``: the SLA of pass/fail (and of the
-    searches). ``options``: :class:`~perflab.session.SessionOptions` (``data_root``, ``placement``...).
-    Returns an :class:`~perflab.ab.result.ABResult`; its ``lines()`` are the verdicts in words.
-    """
-    params = params or ABParams()
-    criteria = criteria or BreakpointCriteria()
+def _check(load, rates, params, criteria, search, name, options):
+    """Every argument checked before anything starts: the rates, the probes' load (one per rate), the
+    session options. Returns ``(rates, probe load, SessionOptions)``."""
     for n, v, t in (("load", load, LoadParams), ("params", params, ABParams),
                     ("criteria", criteria, BreakpointCriteria)):
         if not isinstance(v, t):
@@ -123,23 +110,52 @@ def compare_ab(a, b, load: LoadParams, rates=None, params: ABParams | None = Non
     else:
         script_args = tuple(load.script_args) + ((f"seed={search.seed}",) if search.seed_arg else ())
         probe = _probe_load(load, search.probe_duration, search.warmup).replace(script_args=script_args)
-    data_root = paths.data_root(sess_opts.data_root)
-    side_list = (sides_mod.make_side("A", a, data_root / "builds"), sides_mod.make_side("B", b, data_root / "builds"))
-    sides_mod.label(side_list)
+    return rate_list, probe, sess_opts
+
+
+def _check_sides(side_list, prefill, restarts: bool):
     _check_prefill(prefill, side_list)
-    restarts = params.restart_per_block or (search is not None and search.restart_server)
     for s in side_list:
         if restarts and not s.freezable:
             raise ValueError(f"restart_per_block: side {s.name} is a server that is already running ({s.label}); "
                              f"perflab can only restart a server it starts")
+
+
+def _notes(side_list, params: ABParams, family) -> list[str]:
+    """What the caller should know before the comparison runs (warned, and recorded in the run)."""
     notes = []
     if sides_mod.identical(*side_list):
         notes.append("A and B are the same configuration: this is an A/A comparison (it measures the method's "
                      "own noise, not a change)")
-    family = params.family(len(rate_list)) if search is None else None
     if family is not None and family.first_claim > params.max_pairs:
         notes.append(f"with at most {params.max_pairs} pairs no difference can be claimed: at level "
                      f"{fmt.p_sci(family.level)} a claim needs {family.first_claim} pairs (raise max_pairs or alpha)")
+    return notes
+
+
+def compare_ab(a, b, load: LoadParams, rates=None, params: ABParams | None = None,
+               criteria: BreakpointCriteria | None = None, search: BreakpointParams | None = None,
+               prefill: PrefillParams | None = None, name: str | None = None, progress: bool = True,
+               **options) -> ABResult:
+    """Compare B with A, measured interleaved (see the module docstring).
+
+    ``a``, ``b``: a ``ServerConfig``, a ``ForeignServer`` (your server's command, or a URL), or a
+    :class:`~perflab.ab.sides.Commit`. ``load``: the workload (script, connections...); its rate is the
+    one compared unless ``rates`` gives one or several. ``search``: compare breakpoints instead, with two
+    interleaved searches of these parameters. ``params``: :class:`~perflab.config.ABParams` (probe
+    length, stop rule, budget, restarts, idle-cost pairs); ``criteria``: the SLA of pass/fail (and of the
+    searches). ``options``: :class:`~perflab.session.SessionOptions` (``data_root``, ``placement``...).
+    Returns an :class:`~perflab.ab.result.ABResult`; its ``lines()`` are the verdicts in words.
+    """
+    params = params or ABParams()
+    criteria = criteria or BreakpointCriteria()
+    rate_list, probe, sess_opts = _check(load, rates, params, criteria, search, name, options)
+    data_root = paths.data_root(sess_opts.data_root)
+    side_list = (sides_mod.make_side("A", a, data_root / "builds"), sides_mod.make_side("B", b, data_root / "builds"))
+    sides_mod.label(side_list)
+    _check_sides(side_list, prefill, params.restart_per_block or (search is not None and search.restart_server))
+    family = params.family(len(rate_list)) if search is None else None
+    notes = _notes(side_list, params, family)
     for n in notes:
         warnings.warn(n, UserWarning, stacklevel=2)
 
