@@ -6,9 +6,16 @@ two things)::
     from perflab.analysis import ab as abx
     res = pl.compare_ab(sync_cfg, async_cfg, workload, rates=[5000, 20000], params=pl.ABParams(), prefill=prefill)
     nb.show_markdown(abx.commentary(res))          # every verdict, each naming its method and n
-    abx.pairs_figure(res).show()                    # B/A of every pair, the median and its interval
+    abx.figure(res).show()                          # B/A of every pair (or both searches' curves)
     findings.show_finding(abx.answer(res), key_number=abx.key_number(res), validity=abx.validity(res),
-                          preview=abx.pairs_figure(res))
+                          preview=abx.figure(res))
+
+Several configurations against one (each mode against sync, each worker count against one)::
+
+    abs_ = {m: pl.compare_ab(servers["sync"], s, workload, search=params, criteria=criteria, prefill=prefill,
+                             name=f"nb03-ab-sync-{m}") for m, s in servers.items() if m != "sync"}
+    nb.show_markdown(abx.overview(abs_))
+    display(abx.table(abs_))
 
 Every function also takes a recorded ``ab`` run (:func:`perflab.open_run`), so a report or ``perflab
 compare`` can draw a comparison it did not run.
@@ -96,10 +103,22 @@ def validity(res) -> str | None:
 
 
 def table(res) -> pd.DataFrame:
-    """Every verdict as a row: rate, metric, B/A with its interval, n, p, conclusion, method."""
+    """Every verdict as a row: rate, metric, B/A with its interval, n, p, conclusion, method. ``res``: one
+    comparison, or a dict label -> comparison (a ``comparison`` column first)."""
     cols = ["rate", "metric", "ratio", "ci_lo", "ci_hi", "n", "p_value", "conclusion", "direction", "method", "stop"]
+    if isinstance(res, dict):
+        parts = [table(r).assign(comparison=label) for label, r in res.items()]
+        df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+        return df[["comparison"] + [c for c in df.columns if c != "comparison"]] if not df.empty else df
     df = pd.DataFrame(_verdict_rows(res))
     return df[[c for c in cols if c in df]] if not df.empty else df
+
+
+def overview(results: dict) -> str:
+    """Markdown: one bullet per comparison (label -> comparison), its answer naming its method: what a
+    notebook that compares several configurations against one shows (03: each mode against sync, 04:
+    each worker count against one, 05: each backend against lsm)."""
+    return "\n".join(f"- **{label}**: {answer(r)}" for label, r in results.items())
 
 
 def pairs_figure(res, metrics=paired.METRICS, title: str | None = None) -> go.Figure:
