@@ -150,8 +150,9 @@ def summary(rows: list[dict]) -> str:
         rs = [r for r in rows if r["scenario"] == sc and r["method"] == method]
         claims = sum(bool(r["claim"]) for r in rs)
         hits = [r["truth"] for r in rs if r.get("truth") is not None]
-        ratios = [r["ratio"] for r in rs if r.get("ratio") is not None]
-        widths = [r["ci"][1] / r["ci"][0] for r in rs if r.get("ci") and r["ci"][0] and math.isfinite(r["ci"][1])]
+        ratios = [r["ratio"] for r in rs if isinstance(r.get("ratio"), (int, float)) and math.isfinite(r["ratio"])]
+        widths = [r["ci"][1] / r["ci"][0] for r in rs if r.get("ci") and r["ci"][0] and math.isfinite(r["ci"][0])
+                  and math.isfinite(r["ci"][1])]
         secs = [r["seconds"] for r in rs]
         rng = f"{min(ratios):.2f}-{max(ratios):.2f}" if ratios else "n/a"
         out.append(f"| {sc} | {method} | {len(rs)} | {claims} | "
@@ -159,6 +160,26 @@ def summary(rows: list[dict]) -> str:
                    f"{f'{_med(ratios):.2f}' if ratios else 'n/a'} ({rng}) | "
                    f"{f'{_med(widths):.2f}x' if widths else 'n/a'} | "
                    f"{_med(secs):.0f} s ({min(secs):.0f}-{max(secs):.0f}) |")
+    return "\n".join(out)
+
+
+def extras(rows: list[dict]) -> str:
+    """Two JVMs of one configuration (A/A, interleaved: each run's median p50 ratio over its pairs) and the
+    idle side's cost (A with B idle against A with B frozen)."""
+    out = []
+    aa = [r for r in rows if r["scenario"] in ("aa-cpu", "aa-delay", "aa-long") and r["method"] == str(Method.INTERLEAVED_PAIRS)
+          and r.get("ratios")]
+    for m in ("p50", "p99"):
+        v = [r["ratios"][m][0] for r in aa if r["ratios"][m][0] is not None and not math.isnan(r["ratios"][m][0])]
+        if v:
+            worst = max(v, key=lambda x: abs(math.log(x)))
+            out.append(f"- A/A, interleaved: median {m} ratio B/A per comparison over {len(v)} comparisons: median "
+                       f"{_med(v):.3f}, range {min(v):.3f}-{max(v):.3f} (farthest from 1: {worst:.3f})")
+    for r in rows:
+        if r.get("idle_cost"):
+            ic = "; ".join(f"{m} {v[0]:.2f}x (95% CI {v[1]:.2f}-{v[2]:.2f}, n = {v[3]})"
+                           for m, v in r["idle_cost"].items() if v[0] is not None and not math.isnan(v[0]))
+            out.append(f"- idle cost ({r['scenario']} #{r['round']}): A with B idle against A with B frozen: {ic}")
     return "\n".join(out)
 
 
@@ -171,10 +192,13 @@ def main(argv=None) -> int:
     p.add_argument("--data", default=os.environ.get("PERFLAB_DATA") or "/tmp/perflab-ab-bench",
                    help="data root for the benchmark's runs")
     p.add_argument("--out", help="JSON lines file (default <data>/ab-benchmark-<time>.jsonl)")
-    p.add_argument("--summary", help="read a JSON lines file and print its table only")
+    p.add_argument("--summary", help="read JSON lines files (comma-separated) and print their tables only")
     a = p.parse_args(argv)
     if a.summary:
-        print(summary([json.loads(x) for x in Path(a.summary).read_text().splitlines() if x.strip()]))
+        rows = [json.loads(x) for f in a.summary.split(",") for x in Path(f).read_text().splitlines() if x.strip()]
+        rows = [r for r in rows if "error" not in r]
+        print(summary(rows))
+        print(extras(rows))
         return 0
     names = [n.strip() for n in a.only.split(",") if n.strip()]
     unknown = [n for n in names if n not in SCENARIOS]
@@ -207,6 +231,7 @@ def main(argv=None) -> int:
                 print(f"{name} {m} #{i}: claim={r.get('claim')} ratio={r.get('ratio')} ci={r.get('ci')} "
                       f"truth={r['truth']} {r['seconds']} s {r.get('error', '')}", flush=True)
     print(summary([r for r in rows if "error" not in r]))
+    print(extras([r for r in rows if "error" not in r]))
     return 0
 
 
