@@ -17,15 +17,16 @@ metric (p50, p99, p99.9) and whether each side passed the SLA. The slow phases o
 
 **The stop rule** (:class:`StopRule`): after each block, stop as soon as (1) or (2) holds (never before
 ``min_pairs``), or when ``max_pairs`` pairs are measured, or when the time budget ends; the result says
-which. The test is only consulted at the looks ``n = 24, 32, 48, 64, 96, 128`` (those up to
-``max_pairs``) and once at the end; the interval is checked after every block (an *equivalent* stop
+which. The test is only consulted at the looks ``n = 8, 12, 16, 24, 32, 48, 64, 96, 128`` (those up
+to ``max_pairs``) and once at the end; the interval is checked after every block (an *equivalent* stop
 cannot make a false claim).
 
 **False claims.** When A and B are the same (pairs independent, each log-ratio symmetric about 0: what
 interleaving two identical servers gives), each exact Wilcoxon test rejects with probability at most its
 level whatever the distribution of the noise, heavy tails and ties included. A comparison at ``rates``
-rates makes at most ``rates x (looks + 1 + 3)`` tests (the primary metric at every look and at the end;
-the other two metrics and pass/fail once, at the end), and each gets ``level = alpha / tests``. So the
+rates makes at most ``rates x (looks + 1 + 3)`` tests that can reject (the primary metric at every look
+with enough pairs to reach the level, and at the end; the other two metrics and pass/fail once, at the
+end), and each gets ``level = alpha / tests``. So the
 probability that a comparison of identical sides claims *any* difference is at most ``alpha`` (Bonferroni;
 the interval and margin conditions only lower it). The default ``alpha = 1e-6`` makes one false claim in
 a million comparisons the worst case, and two in twenty comparisons a ~2e-10 event. The price is a
@@ -55,8 +56,9 @@ PAIRED_TEST = "two-sided exact Wilcoxon signed-rank test on the pairs' log-ratio
 PASS_TEST = "two-sided exact McNemar test (binomial on the discordant pairs)"
 CONFIDENCE = 0.95
 N_BOOT = 2000
-#: pair counts at which the test is consulted (a claim is possible only there and at the end)
-LOOKS = (24, 32, 48, 64, 96, 128)
+#: pair counts at which the test is consulted (a claim is possible only there and at the end); a look
+#: below the fewest pairs that can reach the level cannot claim, and is not counted
+LOOKS = (8, 12, 16, 24, 32, 48, 64, 96, 128)
 MAX_PAIRS = LOOKS[-1]
 ALPHA = 1e-6
 MARGIN = 0.05
@@ -101,10 +103,26 @@ class Family:
         if not (isinstance(self.rates, int) and self.rates >= 1):
             raise ValueError(f"rates: must be an integer >= 1, got {self.rates!r}")
 
+    def _feasible(self, level: float) -> int:
+        """Scheduled looks at which a test of ``level`` can reject at all (any fewer pairs cannot)."""
+        need = min_pairs_for(level)
+        return sum(n >= need for n in looks(self.max_pairs))
+
     @property
     def tests_per_rate(self) -> int:
-        """Scheduled looks, the final look, the two other metrics and pass/fail."""
-        return len(looks(self.max_pairs)) + 1 + (len(METRICS) - 1) + 1
+        """The looks that can claim, the final look, the two other metrics and pass/fail. A look with too
+        few pairs to reach the level never rejects, so it adds nothing to the false-claim probability:
+        the level is the fixed point of ``alpha / (rates x (feasible looks + 4))`` (all looks counted if
+        there is none)."""
+        count = len(looks(self.max_pairs))
+        for _ in range(len(LOOKS) + 2):
+            feasible = self._feasible(self.alpha / (self.rates * (count + 4)))
+            if feasible == count:
+                break
+            count = feasible
+        else:
+            count = len(looks(self.max_pairs))
+        return count + 4
 
     @property
     def tests(self) -> int:

@@ -23,9 +23,11 @@ def _pairs(seed, n, ratio=1.0, sigma=0.05, bias=1.0, heavy=False):
 def test_the_family_splits_alpha_over_every_test_it_makes():
     f = Family()                                      # 64 pairs: looks 24, 32, 48, 64, the end, 2 metrics, pass/fail
     assert f.tests == 8 and f.level == pytest.approx(1e-6 / 8)
-    assert f.first_claim == 24                        # 2 / 2^24 = 1.19e-7 <= 1.25e-7
-    assert Family(rates=2).level == pytest.approx(1e-6 / 16) and Family(rates=2).first_claim == 32
+    assert f.first_claim == 24                        # 2 / 2^24 = 1.19e-7 <= 1.25e-7; 8, 12, 16 cannot claim
+    assert Family(rates=2).level == pytest.approx(1e-6 / 14) and Family(rates=2).first_claim == 32
     assert Family(max_pairs=16).first_claim > 16      # too few pairs for any claim: the API warns
+    fast = Family(alpha=1e-3)                         # a looser alpha claims earlier: looks 16 .. 64 can
+    assert fast.tests == 9 and fast.first_claim == 16 and 2 / 2 ** 16 <= fast.level
     assert paired.min_pairs_for(0.05) == 6 and paired.min_pairs_for(2 / 2 ** 24) == 24
     for bad, msg in ((dict(alpha=0), "alpha"), (dict(max_pairs=200), "max_pairs"), (dict(rates=0), "rates")):
         with pytest.raises(ValueError, match=msg):
@@ -105,7 +107,7 @@ def test_the_stop_rule_stops_for_the_reason_it_gives():
     rule = StopRule(fam, "p50")
     a, b = _pairs(7, 32, ratio=1.25, sigma=0.01)
     seen = [rule.check(a[:n], b[:n], n)[1] for n in range(8, 33, 2)]
-    assert seen.index(Stop.DIFFERENT) == (24 - 8) // 2 and rule.looks_done[0] == 24   # the first look can claim
+    assert seen.index(Stop.DIFFERENT) == (24 - 8) // 2 and 24 in rule.looks_done   # the first look that can claim
     rule = StopRule(fam, "p99")
     a, b = _pairs(8, 32, sigma=0.8, heavy=True)
     assert rule.check(a[:10], b[:10], 10, out_of_time=True)[1] is Stop.BUDGET
