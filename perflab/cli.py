@@ -168,7 +168,8 @@ def cmd_runs(a):
         print("no runs recorded")
         return 0
     cols = [c for c in ("run_id", "kind", "status", "validity", "server_mode", "server_backend", "load_rate",
-                        "result_achieved_rate", "result_p99_ms", "result_breakpoint_rate", "result_verdict")
+                        "result_achieved_rate", "result_p99_ms", "result_breakpoint_rate", "result_verdict",
+                        "result_ratio", "result_conclusion")
             if c in df]
     with pd.option_context("display.width", 220, "display.max_columns", 20):
         print(df[cols].tail(a.last).to_string(index=False))
