@@ -107,6 +107,7 @@ def _check(load, rates, params, criteria, search, name, options):
         probe = _probe_load(load, params.probe_duration, params.warmup)
         for r in rate_list:
             probe.replace(rate=r)  # every probe's load is valid before anything starts
+        probe = probe.replace(rate=rate_list[0])   # the record's load_rate is the first rate compared
     else:
         script_args = tuple(load.script_args) + ((f"seed={search.seed}",) if search.seed_arg else ())
         probe = _probe_load(load, search.probe_duration, search.warmup).replace(script_args=script_args)
