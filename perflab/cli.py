@@ -2,7 +2,8 @@
 
 Subcommands: ``run`` (one experiment), ``breakpoint``, ``profile`` (an experiment with a profile), ``ab`` (two
 servers, configurations or commits measured interleaved, with a paired verdict: :mod:`perflab.ab`),
-``prefill``, ``inspect``, ``host`` (does the machine keep one speed?), ``runs`` (list recorded runs), ``index`` (rebuild the DuckDB index and
+``prefill``, ``inspect``, ``host`` (does the machine keep one speed?), ``hosts`` (a cluster's hosts), ``runs``
+(list recorded runs), ``index`` (rebuild the DuckDB index and
 optionally query it), ``bench`` (the server's standard benchmark: :mod:`perflab.bench`), ``compare`` (two
 runs or two reports side by side: :mod:`perflab.report.compare`), ``report`` (the HTML report:
 ``perflab.report.cli``).
@@ -17,9 +18,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 
-from .errors import PerflabError
+from .errors import PerflabError, RunInterrupted
 
 #: LoadParams fields the breakpoint search sets itself (per probe / for the ramp)
 _SEARCH_OWNS = ("rate", "duration", "warmup", "rate_steps", "step_duration", "ramp", "ramp_curve", "stop_on_p99")
@@ -57,6 +59,16 @@ def _prefill_args(p, flags=None):
 def _common(p):
     p.add_argument("--name", help="run name (part of the run id)")
     p.add_argument("--data", help="data root (default $PERFLAB_DATA or <repo>/data)")
+    _host_args(p)
+
+
+def _host_args(p, only: tuple[str, ...] | None = None):
+    """--scheduler, --generators, --server-host: SessionOptions' host fields (perflab.session.HOST_FIELDS)."""
+    from .session import HOST_FIELDS, HOST_FLAGS
+    g = p.add_argument_group("hosts (see `perflab hosts`; default: this machine alone)")
+    for name, help_text in HOST_FIELDS.items():
+        if only is None or name in only:
+            g.add_argument(HOST_FLAGS[name], dest=name, default=None, help=help_text)
 
 
 def _server(a):
@@ -103,8 +115,9 @@ def _print_validity(v) -> None:
 
 def cmd_run(a, profile=None):
     from .experiment import run_experiment
+    from .session import host_options
     res = run_experiment(_server(a), _load(a), profile=profile, prefill=_prefill(a), name=a.name,
-                         data_root=a.data, placement=a.placement)
+                         data_root=a.data, placement=a.placement, **host_options(a))
     print(res.load.console, end="")
     print()
     _print_validity(res.validity)
@@ -131,8 +144,9 @@ def cmd_breakpoint(a):
     crit = from_arguments(BreakpointCriteria, a, "criteria_")
     bp = from_arguments(BreakpointParams, a, "search_")
     thresholds = from_arguments(ValidityThresholds, a, "validity_")
+    from .session import host_options
     res = find_breakpoint(_server(a), _load(a), crit, bp, name=a.name, data_root=a.data, prefill=_prefill(a),
-                          progress=not a.quiet, placement=a.placement, thresholds=thresholds)
+                          progress=not a.quiet, placement=a.placement, thresholds=thresholds, **host_options(a))
     cols = [c for c in ("probe", "phase", "rate", "passed", "validity", "p99_ms", "host_slowdown", "reason") if c in res.table]
     if res.ramp:
         print(f"ramp: {res.ramp['reason']}")
@@ -204,6 +218,25 @@ def cmd_host(a):
             json.dump({**summary, "cpus": {str(k): v for k, v in summary["cpus"].items()},
                        "calibrations": [c.to_dict() for c in cals]}, f, indent=2)
         print(f"calibrations: {a.json}")
+    return 0
+
+
+def cmd_hosts(a):
+    from .hosts.cluster import connect
+    from .hosts.inventory import check_versions, survey, table
+    from .hosts.leases import held
+    cluster = connect(a.cluster)
+    hosts = survey(cluster)
+    print(f"{cluster.describe()}" + (f", dashboard {cluster.dashboard_link}" if cluster.dashboard_link else ""))
+    print(table(hosts))
+    busy = held(cluster)
+    for h, v in sorted(busy.items()):
+        print(f"{h}: leased by {v['what']}")
+    try:
+        check_versions(hosts)
+    except PerflabError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -364,6 +397,8 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--every", type=float, default=0.5, help="one calibration every this many seconds (default 0.5)")
     h.add_argument("--sample", type=float, default=0.1, help="seconds each calibration times the loop (default 0.1)")
     h.add_argument("--json", help="also write the summary and every calibration to this file")
+    hs = sub.add_parser("hosts", help="the hosts of a cluster: roles, CPUs, versions, clock offsets, leases")
+    _host_args(hs, only=("cluster",))
     from .bench import add_parser as add_bench
     add_bench(sub)
     sub.add_parser("report", help="run the notebooks and export the HTML report (see `perflab report --help`)",
@@ -394,7 +429,7 @@ def main(argv: list[str] | None = None) -> int:
     from .bench import main as cmd_bench
     handlers = {"run": cmd_run, "profile": cmd_profile, "breakpoint": cmd_breakpoint, "prefill": cmd_prefill,
                 "inspect": cmd_inspect, "runs": cmd_runs, "index": cmd_index, "bench": cmd_bench,
-                "compare": cmd_compare, "host": cmd_host, "ab": cmd_ab}
+                "compare": cmd_compare, "host": cmd_host, "hosts": cmd_hosts, "ab": cmd_ab}
     try:
         return handlers[a.cmd](a)
     except ValueError as e:
@@ -406,6 +441,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except RunInterrupted as e:
+        print(f"interrupted: {e}", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except BrokenPipeError:  # output piped into `head` and closed early: not an error
         import os
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -40,5 +40,7 @@ class BridgeError(PerflabError):
     """The in-process JVM (JPype) could not be started or a Java call failed."""
 
 
-class RunInterrupted(PerflabError):
-    """A run was stopped by SIGTERM (Ctrl-C arrives as KeyboardInterrupt)."""
+class RunInterrupted(BaseException):
+    """A run was stopped by SIGTERM (Ctrl-C arrives as KeyboardInterrupt). Like KeyboardInterrupt it is no
+    ``Exception``: an ``except Exception`` meant for a failing host, process or file must not swallow it (a
+    SIGTERM during a wait on a remote host once read as "the host stopped answering")."""

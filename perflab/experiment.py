@@ -25,7 +25,7 @@ from .measure.attribution import Attribution, attribute
 from .measure.generator import LoadTool
 from .measure.result import CONSOLE, HDR_LOG, STDERR, SUMMARY, LoadResult
 from .measure.validity import Validity
-from .profiling.profiler import Profile, Profiler, Recording
+from .profiling.profiler import Profile, Recording
 from .records import Run
 from .server.events import await_delivery, events_frame, read_events
 from .server.foreign import AttachedServer, ForeignProcess
@@ -116,10 +116,9 @@ def run_experiment(server: ServerConfig, load: LoadParams, profile: ProfileParam
         run = sess.run
         profiler = None
         if profile is not None:
-            why_not = profiling_unavailable(sess.server)
+            why_not = sess.server.profiling_unavailable
             if why_not is None:
-                profiler = Profiler(sess.server.pid, profile, out_dir=run.dir,
-                                    title=f"{profile.event}: {name}").prepare()
+                profiler = sess.profiler(profile, title=f"{profile.event}: {name}").prepare()
             else:
                 warnings.warn(f"profiling unavailable: {why_not}; recording CPU, latency and validity only",
                               RuntimeWarning, stacklevel=2)
@@ -147,6 +146,7 @@ def run_experiment(server: ServerConfig, load: LoadParams, profile: ProfileParam
         sess.calibrate()
         validity = sess.validity(res, lp.started_at)
         await_delivery(res.measure_end or res.ended_at or time.time())  # the window's last events too
+        sess.sync_events()
         events = _events(run, prof, t0)
         attribution = attribute(res.intervals, events) if not res.intervals.empty else None
         diff = None
@@ -210,6 +210,8 @@ def _record(run: Run, res: LoadResult, stats: pd.DataFrame, rec, validity: Valid
     if not res.spectrum.empty:
         run.write_frame("spectrum.csv", res.spectrum, artifact="spectrum")
     run.meta["validity"] = validity.to_dict()
+    if res.hosts is not None:
+        run.meta.setdefault("hosts", {})["load"] = res.hosts
     run.add_rows("loads", [{**res.record(), "validity": str(validity.level)}])
     results = dict(res.record())
     results["status_codes"] = res.status_counts

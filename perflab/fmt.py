@@ -8,6 +8,7 @@ their command lines, ``4m`` or ``500ms``, is :mod:`perflab.units`.) ``None`` and
 from __future__ import annotations
 
 import math
+import numbers
 
 
 def _missing(v) -> bool:
@@ -22,6 +23,13 @@ def number(v: float | None, unit: str = "") -> str:
         return ms(v)
     text = f"{v:,.0f}" if abs(v) >= 100 or float(v).is_integer() else f"{v:,.3g}"
     return f"{text} {unit}".strip()
+
+
+def count(n: int, noun: str) -> str:
+    """``1 connection``, ``64 connections``, ``2 flush threads``: a count with its noun, plural when not 1."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not noun:
+        raise ValueError(f"count needs an integer and a noun, got {n!r} and {noun!r}")
+    return f"{int(n):,} {noun}" + ("" if n == 1 else "s")
 
 
 def ms(v: float | None) -> str:

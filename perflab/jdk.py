@@ -13,6 +13,9 @@ from pathlib import Path
 
 from .errors import NotBuiltError, ServerStartError
 
+#: the first JDK with virtual threads (the server's ``virtual`` mode)
+VIRTUAL_THREADS = 21
+
 
 def home(explicit: str | os.PathLike | None = None) -> Path:
     """The JDK to use: ``explicit``, else ``$JAVA_HOME``, else the JDK of ``java`` on PATH."""

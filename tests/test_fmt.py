@@ -2,6 +2,9 @@
 
 import math
 
+import numpy as np
+import pytest
+
 from perflab import fmt
 
 
@@ -28,3 +31,11 @@ def test_an_estimate_with_its_interval():
     assert fmt.estimate(50000, (48000, 52000), "req/s") == "50,000 req/s (interval [48,000, 52,000])"
     assert fmt.estimate(1.234, None, "ms") == "1.23 ms"
     assert fmt.estimate(None, (None, 250), "req/s") == "none passed (below 250 req/s)"
+
+
+def test_a_count_with_its_noun():
+    assert fmt.count(1, "connection") == "1 connection" and fmt.count(64, "connection") == "64 connections"
+    assert fmt.count(np.int64(2), "flush thread") == "2 flush threads" and fmt.count(0, "worker") == "0 workers"
+    assert fmt.count(12000, "probe") == "12,000 probes"
+    with pytest.raises(ValueError, match="count needs an integer and a noun, got 1.5"):
+        fmt.count(1.5, "worker")

@@ -14,6 +14,9 @@ pub enum Slack {
     Auto,
 }
 
+/// A fixed `--send-slack` is at most this many ns: more would delay requests for little gain.
+pub const MAX_FIXED_NS: u64 = 10_000_000;
+
 /// `auto`: this share of one connection's interval between requests...
 pub const AUTO_FRACTION: f64 = 1.0 / 8.0;
 /// ...and never more than this.

@@ -1,74 +1,16 @@
 //! Command line: wrk2's flags (getopt-style, so `-t2 -c64 -d12s -R2000` and
 //! options after the URL work as in wrk2) plus perflab's extensions, all from one
-//! table (`FLAGS`), and the checks that relate flags to each other.
+//! table (`FLAGS`): parsing, `--help`, `--options-json` and the docs check. What the
+//! values mean together, and the checks between flags, are `options`'.
 
-use crate::batching::Slack;
-use crate::flags;
+use crate::batching::{self, Slack};
+use crate::flags::{self, Default::*, Kind::*, Spec, flag};
+use crate::options::{Config, Curve, Segment};
+use crate::start_at;
 use crate::units::{parse_duration_us, parse_metric};
 use std::path::PathBuf;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
-
-/// How the request rate changes during the measured window.
-#[derive(Clone, Debug, PartialEq)]
-pub enum RateShape {
-    /// One rate for the whole run (`-R`).
-    Constant(f64),
-    /// `--rate-steps A:B:S`: rates A, A+S, … up to B, each held for `step_us`.
-    Steps { rates: Vec<f64>, step_us: u64 },
-    /// `--ramp A:B`: growth from A to B over the duration.
-    Ramp { from: f64, to: f64, curve: Curve },
-}
-
-/// `--ramp-curve`: how a ramp goes from A to B.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Curve {
-    /// A constant increase per second.
-    #[default]
-    Linear,
-    /// A constant factor per second: rate(t) = A·(B/A)^(t/d).
-    Exp,
-}
-
-#[derive(Clone, Debug)]
-pub struct Config {
-    pub threads: usize,
-    pub connections: usize,
-    /// Length of the measured window (after warm-up), microseconds.
-    pub duration_us: u64,
-    pub shape: RateShape,
-    pub script: Option<PathBuf>,
-    pub headers: Vec<String>,
-    pub latency: bool,
-    pub u_latency: bool,
-    /// wrk2's `-B`: with pipelined requests, record only the last response of a batch.
-    pub batch_latency: bool,
-    pub timeout_us: u64,
-    pub url: String,
-    /// Arguments for the script's `init(args)`: `args[0]` is the URL like in wrk.
-    pub script_args: Vec<String>,
-    pub warmup_us: u64,
-    pub json: Option<PathBuf>,
-    pub hdr_log: Option<PathBuf>,
-    pub hdr_interval_us: u64,
-    /// How late a request may go out so that one wake-up sends several.
-    pub slack: Slack,
-    /// `--stop-on-p99`: end the window once `stop_intervals` intervals in a row have a
-    /// corrected p99 above this (µs).
-    pub stop_on_p99_us: Option<u64>,
-    pub stop_intervals: u32,
-}
-
-impl Config {
-    /// The rate at the start of the run (also used during warm-up).
-    pub fn initial_rate(&self) -> f64 {
-        match &self.shape {
-            RateShape::Constant(r) => *r,
-            RateShape::Steps { rates, .. } => rates[0],
-            RateShape::Ramp { from, .. } => *from,
-        }
-    }
-}
 
 /// What the command line asks for.
 #[derive(Debug)]
@@ -83,404 +25,120 @@ pub enum Command {
 /// Everything the flags set, before the checks that relate flags to each other.
 /// Fields with a default start from it (see `FLAGS`).
 #[derive(Default)]
-struct Opts {
+pub struct FlagValues {
     /// Long names of the flags the user gave.
-    given: Vec<&'static str>,
-    threads: usize,
-    connections: usize,
-    duration_us: u64,
-    rate: Option<f64>,
-    script: Option<PathBuf>,
-    headers: Vec<String>,
-    latency: bool,
-    u_latency: bool,
-    batch_latency: bool,
-    timeout_us: u64,
-    help: bool,
-    version: bool,
-    options_json: bool,
-    warmup_us: u64,
-    json: Option<PathBuf>,
-    hdr_log: Option<PathBuf>,
-    hdr_interval_us: u64,
-    steps: Option<[f64; 3]>,
-    step_us: Option<u64>,
-    ramp: Option<[f64; 2]>,
-    ramp_curve: Curve,
-    slack: Option<Slack>,
-    stop_on_p99_us: Option<u64>,
-    stop_intervals: u32,
+    pub given: Vec<&'static str>,
+    pub threads: usize,
+    pub connections: usize,
+    pub duration_us: u64,
+    pub rate: Option<f64>,
+    pub script: Option<PathBuf>,
+    pub headers: Vec<String>,
+    pub latency: bool,
+    pub u_latency: bool,
+    pub batch_latency: bool,
+    pub timeout_us: u64,
+    pub help: bool,
+    pub version: bool,
+    pub options_json: bool,
+    pub warmup_us: u64,
+    pub json: Option<PathBuf>,
+    pub hdr_log: Option<PathBuf>,
+    pub hdr_interval_us: u64,
+    pub steps: Option<[f64; 3]>,
+    pub step_us: Option<u64>,
+    pub ramp: Option<[f64; 2]>,
+    pub ramp_curve: Curve,
+    pub slack: Option<Slack>,
+    pub stop_on_p99_us: Option<u64>,
+    pub stop_intervals: u32,
+    pub segment: Option<Segment>,
+    /// `--start-at`, nanoseconds since the Unix epoch.
+    pub start_at_ns: Option<u128>,
 }
 
-impl Opts {
-    fn given(&self, long: &str) -> bool {
+impl FlagValues {
+    pub fn given(&self, long: &str) -> bool {
         self.given.contains(&long)
     }
 }
 
-use flags::{Default as D, Group::*, Kind::*, Spec};
+/// `--hdr-interval` is at least this long (µs): shorter intervals cost more than they show.
+const MIN_HDR_INTERVAL_US: u64 = 10_000;
 
-/// Every flag, once: names, help, default and parser. The help text, the
+/// Every flag, once: names, value, kind, default, help and parser. The help text, the
 /// `--options-json` output and the docs table (docs/architecture.md §5) come from here.
-const FLAGS: &[Spec<Opts>] = &[
-    Spec {
-        long: "connections",
-        short: Some('c'),
-        value: Some("N"),
-        kind: Count,
-        group: Wrk2,
-        default: D::Value("10"),
-        choices: &[],
-        help: "connections kept open, all threads together",
-        apply: |o, f, v| {
-            o.connections = parse_count(f, v)?;
-            Ok(())
-        },
-    },
-    Spec {
-        long: "duration",
-        short: Some('d'),
-        value: Some("DUR"),
-        kind: Duration,
-        group: Wrk2,
-        default: D::Value("10s"),
-        choices: &[],
-        help: "length of the measured window",
-        apply: |o, f, v| {
-            o.duration_us = parse_time(f, v, false)?;
-            Ok(())
-        },
-    },
-    Spec {
-        long: "threads",
-        short: Some('t'),
-        value: Some("N"),
-        kind: Count,
-        group: Wrk2,
-        default: D::Value("2"),
-        choices: &[],
-        help: "worker threads",
-        apply: |o, f, v| {
-            o.threads = parse_count(f, v)?;
-            Ok(())
-        },
-    },
-    Spec {
-        long: "rate",
-        short: Some('R'),
-        value: Some("N"),
-        kind: Rate,
-        group: Wrk2,
-        default: D::None,
-        choices: &[],
-        help: "requests per second, all connections together (required; with --rate-steps/--ramp: the first rate)",
-        apply: |o, f, v| {
-            o.rate = Some(parse_rate(f, v)?);
-            Ok(())
-        },
-    },
-    Spec {
-        long: "script",
-        short: Some('s'),
-        value: Some("FILE"),
-        kind: Path,
-        group: Wrk2,
-        default: D::None,
-        choices: &[],
-        help: "wrk Lua script (setup/init/delay/request/response/done)",
-        apply: |o, _, v| {
-            o.script = Some(PathBuf::from(v));
-            Ok(())
-        },
-    },
-    Spec {
-        long: "header",
-        short: Some('H'),
-        value: Some("H"),
-        kind: Text,
-        group: Wrk2,
-        default: D::None,
-        choices: &[],
-        help: "add a header, \"Name: value\" (repeatable)",
-        apply: |o, f, v| {
-            if !v.contains(':') {
-                return Err(err(f, format!("expected \"Name: value\", got '{v}'")));
-            }
-            o.headers.push(v.to_string());
-            Ok(())
-        },
-    },
-    Spec {
-        long: "latency",
-        short: Some('L'),
-        value: None,
-        kind: Switch,
-        group: Wrk2,
-        default: D::None,
-        choices: &[],
-        help: "print the latency distribution and percentile spectrum",
-        apply: |o, _, _| {
-            o.latency = true;
-            Ok(())
-        },
-    },
-    Spec {
-        long: "u_latency",
-        short: Some('U'),
-        value: None,
-        kind: Switch,
-        group: Wrk2,
-        default: D::None,
-        choices: &[],
-        help: "also print uncorrected latency (from the actual send); implies -L",
-        apply: |o, _, _| {
-            o.u_latency = true;
-            o.latency = true;
-            Ok(())
-        },
-    },
-    Spec {
-        long: "batch_latency",
-        short: Some('B'),
-        value: None,
-        kind: Switch,
-        group: Wrk2,
-        default: D::None,
-        choices: &[],
-        help: "pipelined scripts: record only the last response of a batch",
-        apply: |o, _, _| {
-            o.batch_latency = true;
-            Ok(())
-        },
-    },
-    Spec {
-        long: "timeout",
-        short: Some('T'),
-        value: Some("DUR"),
-        kind: Duration,
-        group: Wrk2,
-        default: D::Value("2s"),
-        choices: &[],
-        help: "a response this late counts as a timeout; also how long the end of the run waits for late answers",
-        apply: |o, f, v| {
-            o.timeout_us = parse_time(f, v, false)?;
-            Ok(())
-        },
-    },
-    Spec {
-        long: "version",
-        short: Some('v'),
-        value: None,
-        kind: Switch,
-        group: Wrk2,
-        default: D::None,
-        choices: &[],
-        help: "print the version",
-        apply: |o, _, _| {
-            o.version = true;
-            Ok(())
-        },
-    },
-    Spec {
-        long: "help",
-        short: Some('h'),
-        value: None,
-        kind: Switch,
-        group: Wrk2,
-        default: D::None,
-        choices: &[],
-        help: "print this help",
-        apply: |o, _, _| {
-            o.help = true;
-            Ok(())
-        },
-    },
-    Spec {
-        long: "warmup",
-        short: None,
-        value: Some("DUR"),
-        kind: Duration,
-        group: Perflab,
-        default: D::Value("0"),
-        choices: &[],
-        help: "send load at the first rate this long before the window, without recording it",
-        apply: |o, f, v| {
-            o.warmup_us = parse_time(f, v, true)?;
-            Ok(())
-        },
-    },
-    Spec {
-        long: "json",
-        short: None,
-        value: Some("FILE"),
-        kind: Path,
-        group: Perflab,
-        default: D::None,
-        choices: &[],
-        help: "write the JSON summary: counts, rates, latencies in us, schedule lag, own CPU, steps, intervals",
-        apply: |o, _, v| {
-            o.json = Some(PathBuf::from(v));
-            Ok(())
-        },
-    },
-    Spec {
-        long: "hdr-log",
-        short: None,
-        value: Some("FILE"),
-        kind: Path,
-        group: Perflab,
-        default: D::None,
-        choices: &[],
-        help: "write interval histograms, HdrHistogram log format v1.3 (corrected; Tag=uncorrected with -U)",
-        apply: |o, _, v| {
-            o.hdr_log = Some(PathBuf::from(v));
-            Ok(())
-        },
-    },
-    Spec {
-        long: "hdr-interval",
-        short: None,
-        value: Some("DUR"),
-        kind: Duration,
-        group: Perflab,
-        default: D::Value("1s"),
-        choices: &[],
-        help: "interval length of --hdr-log (at least 10ms)",
-        apply: |o, f, v| {
-            o.hdr_interval_us = parse_time(f, v, false)?;
-            if o.hdr_interval_us < 10_000 {
-                return Err(err(f, format!("must be at least 10ms, got '{v}'")));
-            }
-            Ok(())
-        },
-    },
-    Spec {
-        long: "rate-steps",
-        short: None,
-        value: Some("A:B:S"),
-        kind: Rates,
-        group: Perflab,
-        default: D::None,
-        choices: &[],
-        help: "rates A, A+S, ... B (requests/s) within one run, each step --step-duration long",
-        apply: |o, f, v| {
-            o.steps = Some(parse_rate_list::<3>(f, v, "A:B:S (first rate, last rate, step)")?);
-            Ok(())
-        },
-    },
-    Spec {
-        long: "step-duration",
-        short: None,
-        value: Some("DUR"),
-        kind: Duration,
-        group: Perflab,
-        default: D::Text("-d / steps"),
-        choices: &[],
-        help: "length of each rate step",
-        apply: |o, f, v| {
-            o.step_us = Some(parse_time(f, v, false)?);
-            Ok(())
-        },
-    },
-    Spec {
-        long: "ramp",
-        short: None,
-        value: Some("A:B"),
-        kind: Rates,
-        group: Perflab,
-        default: D::None,
-        choices: &[],
-        help: "rate grows from A to B over -d (see --ramp-curve)",
-        apply: |o, f, v| {
-            o.ramp = Some(parse_rate_list::<2>(f, v, "A:B (start rate, end rate)")?);
-            Ok(())
-        },
-    },
-    Spec {
-        long: "ramp-curve",
-        short: None,
-        value: Some("CURVE"),
-        kind: Choice,
-        group: Perflab,
-        default: D::Value("linear"),
-        choices: &["linear", "exp"],
-        help: "shape of --ramp: linear, or exp (the rate grows by a constant factor per second)",
-        apply: |o, f, v| {
-            o.ramp_curve = match v {
-                "linear" => Curve::Linear,
-                "exp" => Curve::Exp,
-                _ => return Err(err(f, format!("expected linear or exp, got '{v}'"))),
-            };
-            Ok(())
-        },
-    },
-    Spec {
-        long: "stop-on-p99",
-        short: None,
-        value: Some("DUR"),
-        kind: Duration,
-        group: Perflab,
-        default: D::None,
-        choices: &[],
-        help: "end the measured window early (then drain as usual) once --stop-intervals consecutive \
-               hdr-log intervals have a corrected p99 above DUR",
-        apply: |o, f, v| {
-            o.stop_on_p99_us = Some(parse_time(f, v, false)?);
-            Ok(())
-        },
-    },
-    Spec {
-        long: "stop-intervals",
-        short: None,
-        value: Some("N"),
-        kind: Count,
-        group: Perflab,
-        default: D::Value("2"),
-        choices: &[],
-        help: "consecutive intervals above --stop-on-p99 that end the window",
-        apply: |o, f, v| {
-            o.stop_intervals = parse_count(f, v)? as u32;
-            Ok(())
-        },
-    },
-    Spec {
-        long: "send-slack",
-        short: None,
-        value: Some("DUR/auto"),
-        kind: Duration,
-        group: Perflab,
-        default: D::Value("auto"),
-        choices: &[],
-        help: "a request may go out this late (at most 10ms) so that one wake-up sends several; \
-               auto: 1/8 of a connection's interval between requests up to 100us; the lateness \
-               stays in the corrected latency",
-        apply: |o, f, v| {
-            if v == "auto" {
-                o.slack = Some(Slack::Auto);
-                return Ok(());
-            }
-            let us = parse_time(f, v, true).map_err(|e| format!("{e} (or auto)"))?;
-            if us > 10_000 {
-                return Err(err(f, format!("must be at most 10ms (it delays requests), got '{v}'")));
-            }
-            o.slack = Some(Slack::Fixed(us * 1000));
-            Ok(())
-        },
-    },
-    Spec {
-        long: "options-json",
-        short: None,
-        value: None,
-        kind: Switch,
-        group: Perflab,
-        default: D::None,
-        choices: &[],
-        help: "print this list of flags as JSON and exit",
-        apply: |o, _, _| {
-            o.options_json = true;
-            Ok(())
-        },
-    },
+#[rustfmt::skip]
+const FLAGS: &[Spec<FlagValues>] = &[
+    flag!(Wrk2, "-c", "--connections", "N", Count, Value("10"), "connections kept open, all threads together",
+        |o, v| o.connections = count(v)?),
+    flag!(Wrk2, "-d", "--duration", "DUR", Duration, Value("10s"), "length of the measured window",
+        |o, v| o.duration_us = time(v)?),
+    flag!(Wrk2, "-t", "--threads", "N", Count, Value("2"), "worker threads",
+        |o, v| o.threads = count(v)?),
+    flag!(Wrk2, "-R", "--rate", "N", Rate, Absent,
+        "requests per second, all connections together (required; with --rate-steps/--ramp: the first rate)",
+        |o, v| o.rate = Some(rate(v)?)),
+    flag!(Wrk2, "-s", "--script", "FILE", Path, Absent, "wrk Lua script (setup/init/delay/request/response/done)",
+        |o, v| o.script = Some(PathBuf::from(v))),
+    flag!(Wrk2, "-H", "--header", "H", Text, Absent, "add a header, \"Name: value\" (repeatable)",
+        |o, v| o.headers.push(header(v)?)),
+    flag!(Wrk2, "-L", "--latency", "", Switch, Absent, "print the latency distribution and percentile spectrum",
+        |o, _| o.latency = true),
+    flag!(Wrk2, "-U", "--u_latency", "", Switch, Absent,
+        "also print uncorrected latency (from the actual send); implies -L",
+        |o, _| (o.u_latency, o.latency) = (true, true)),
+    flag!(Wrk2, "-B", "--batch_latency", "", Switch, Absent,
+        "pipelined scripts: record only the last response of a batch",
+        |o, _| o.batch_latency = true),
+    flag!(Wrk2, "-T", "--timeout", "DUR", Duration, Value("2s"),
+        "a response this late counts as a timeout; also how long the end of the run waits for late answers",
+        |o, v| o.timeout_us = time(v)?),
+    flag!(Wrk2, "-v", "--version", "", Switch, Absent, "print the version", |o, _| o.version = true),
+    flag!(Wrk2, "-h", "--help", "", Switch, Absent, "print this help", |o, _| o.help = true),
+    flag!(Perflab, "", "--warmup", "DUR", Duration, Value("0"),
+        "send load at the first rate this long before the window, without recording it",
+        |o, v| o.warmup_us = time_or_zero(v)?),
+    flag!(Perflab, "", "--json", "FILE", Path, Absent,
+        "write the JSON summary: counts, rates, latencies in us, schedule lag, own CPU, steps, intervals",
+        |o, v| o.json = Some(PathBuf::from(v))),
+    flag!(Perflab, "", "--hdr-log", "FILE", Path, Absent,
+        "write interval histograms, HdrHistogram log format v1.3 (corrected; Tag=uncorrected with -U)",
+        |o, v| o.hdr_log = Some(PathBuf::from(v))),
+    flag!(Perflab, "", "--hdr-interval", "DUR", Duration, Value("1s"), "interval length of --hdr-log (at least 10ms)",
+        |o, v| o.hdr_interval_us = hdr_interval(v)?),
+    flag!(Perflab, "", "--rate-steps", "A:B:S", Rates, Absent,
+        "rates A, A+S, ... B (requests/s) within one run, each step --step-duration long",
+        |o, v| o.steps = Some(rates(v, "A:B:S (first rate, last rate, step)")?)),
+    flag!(Perflab, "", "--step-duration", "DUR", Duration, Described("-d / steps"), "length of each rate step",
+        |o, v| o.step_us = Some(time(v)?)),
+    flag!(Perflab, "", "--ramp", "A:B", Rates, Absent, "rate grows from A to B over -d (see --ramp-curve)",
+        |o, v| o.ramp = Some(rates(v, "A:B (start rate, end rate)")?)),
+    flag!(Perflab, "", "--ramp-curve", "CURVE", Choice(&["linear", "exp"]), Value("linear"),
+        "shape of --ramp: linear, or exp (the rate grows by a constant factor per second)",
+        |o, v| o.ramp_curve = curve(v)?),
+    flag!(Perflab, "", "--stop-on-p99", "DUR", Duration, Absent,
+        "end the measured window early (then drain as usual) once --stop-intervals consecutive \
+         hdr-log intervals have a corrected p99 above DUR",
+        |o, v| o.stop_on_p99_us = Some(time(v)?)),
+    flag!(Perflab, "", "--stop-intervals", "N", Count, Value("2"),
+        "consecutive intervals above --stop-on-p99 that end the window",
+        |o, v| o.stop_intervals = count(v)? as u32),
+    flag!(Perflab, "", "--send-slack", "DUR/auto", Duration, Value("auto"),
+        "a request may go out this late (at most 10ms) so that one wake-up sends several; \
+         auto: 1/8 of a connection's interval between requests up to 100us; the lateness \
+         stays in the corrected latency",
+        |o, v| o.slack = Some(slack(v)?)),
+    flag!(Perflab, "", "--segment", "I/N", Part, Absent,
+        "run part I of N of the run that -t/-c/-R and the rate flags describe: its threads t with t mod N = I, \
+         with their connections and requests (the N parts together send exactly that run's schedule)",
+        |o, v| o.segment = Some(segment(v)?)),
+    flag!(Perflab, "", "--start-at", "EPOCH", Epoch, Absent,
+        "connect and run setup/init, print 'perflab-load: ready' on stderr, then start the schedule \
+         (warm-up included) at this wall-clock time (epoch seconds, e.g. 1764000000.250)",
+        |o, v| o.start_at_ns = Some(start_at::parse(v)?)),
+    flag!(Perflab, "", "--options-json", "", Switch, Absent, "print this list of flags as JSON and exit",
+        |o, _| o.options_json = true),
 ];
 
 pub fn usage() -> String {
@@ -521,174 +179,138 @@ pub fn extension_rows() -> Vec<String> {
     FLAGS.iter().filter(|s| s.group == flags::Group::Perflab).map(flags::markdown_row).collect()
 }
 
-fn err(flag: &str, msg: impl std::fmt::Display) -> String {
-    format!("{flag}: {msg}")
-}
-
-fn parse_count(flag: &str, v: &str) -> Result<usize, String> {
-    let n = parse_metric(v).map_err(|e| err(flag, e))?;
-    if n < 1.0 || n.fract() != 0.0 || n > 1e6 {
-        return Err(err(flag, format!("must be a whole number between 1 and 1M, got '{v}'")));
-    }
-    Ok(n as usize)
-}
-
-fn parse_rate(flag: &str, v: &str) -> Result<f64, String> {
-    let r = parse_metric(v).map_err(|e| err(flag, e))?;
-    if r <= 0.0 {
-        return Err(err(flag, format!("the rate must be greater than 0, got '{v}'")));
-    }
-    if r > 1e8 {
-        return Err(err(flag, format!("the rate {v} is beyond what one machine can send")));
-    }
-    Ok(r)
-}
-
-fn parse_time(flag: &str, v: &str, allow_zero: bool) -> Result<u64, String> {
-    let us = parse_duration_us(v).map_err(|e| err(flag, e))?;
-    if us == 0 && !allow_zero {
-        return Err(err(flag, format!("must be longer than 0, got '{v}'")));
-    }
-    Ok(us)
-}
-
-fn parse_rate_list<const N: usize>(flag: &str, v: &str, form: &str) -> Result<[f64; N], String> {
-    let parts: Vec<&str> = v.split(':').collect();
-    if parts.len() != N {
-        return Err(err(flag, format!("expected {form}, got '{v}'")));
-    }
-    let mut out = [0.0; N];
-    for (o, p) in out.iter_mut().zip(parts) {
-        *o = parse_rate(flag, p)?;
-    }
-    Ok(out)
+/// The rows of loadgen/README.md's usage table: every flag.
+#[cfg(test)]
+pub fn usage_rows() -> Vec<String> {
+    FLAGS.iter().map(flags::usage_row).collect()
 }
 
 /// Parses the arguments after the program name.
 pub fn parse(args: &[String]) -> Result<Command, String> {
     let tokens = flags::tokenize(FLAGS, args)?;
-    let mut o = Opts::default();
-    for s in FLAGS {
-        if let D::Value(v) = s.default {
-            (s.apply)(&mut o, &s.display(), v).expect("a flag's default parses");
+    let mut values = FlagValues::default();
+    for spec in FLAGS {
+        if let Value(v) = spec.default {
+            spec.apply_to(&mut values, v).expect("a flag's default parses");
         }
     }
     for (spec, v) in &tokens.flags {
-        (spec.apply)(&mut o, &spec.display(), v)?;
-        o.given.push(spec.long);
+        spec.apply_to(&mut values, v)?;
+        values.given.push(spec.long);
     }
-    if o.help {
+    if values.help {
         return Ok(Command::Help);
     }
-    if o.version {
+    if values.version {
         return Ok(Command::Version);
     }
-    if o.options_json {
+    if values.options_json {
         return Ok(Command::OptionsJson);
     }
+    Config::from_flags(values, tokens.positional).map(|c| Command::Run(Box::new(c)))
+}
 
-    let mut positional = tokens.positional.into_iter();
-    let url = positional.next().ok_or("missing URL (e.g. http://127.0.0.1:8080/)")?;
-    let mut script_args = vec![url.clone()];
-    script_args.extend(positional);
+// Value parsers: an error says what is wrong with the value (the caller names the flag).
 
-    let (threads, connections) = (o.threads, o.connections);
-    if connections < threads {
-        return Err(format!(
-            "-c/--connections ({connections}) must be at least -t/--threads ({threads}): each thread needs a connection"
-        ));
+fn count(v: &str) -> Result<usize, String> {
+    let n = parse_metric(v)?;
+    if n < 1.0 || n.fract() != 0.0 || n > 1e6 {
+        return Err(format!("must be a whole number between 1 and 1M, got '{v}'"));
     }
-    if o.steps.is_some() && o.ramp.is_some() {
-        return Err("--rate-steps and --ramp cannot be combined".into());
-    }
-    if o.step_us.is_some() && o.steps.is_none() {
-        return Err("--step-duration: only meaningful with --rate-steps".into());
-    }
-    if o.given("ramp-curve") && o.ramp.is_none() {
-        return Err("--ramp-curve: only meaningful with --ramp".into());
-    }
-    if o.given("stop-intervals") && o.stop_on_p99_us.is_none() {
-        return Err("--stop-intervals: only meaningful with --stop-on-p99".into());
-    }
+    Ok(n as usize)
+}
 
-    let mut duration_us = o.duration_us;
-    let shape = if let Some([a, b, s]) = o.steps {
-        let mut rates = Vec::new();
-        let up = b >= a;
-        let mut k = 0u64;
-        loop {
-            let r = if up { a + s * k as f64 } else { a - s * k as f64 };
-            if (up && r > b * (1.0 + 1e-12)) || (!up && r < b * (1.0 - 1e-12)) || r <= 0.0 {
-                break;
-            }
-            rates.push(r);
-            k += 1;
-            if rates.len() > 100_000 {
-                return Err("--rate-steps: more than 100000 steps".into());
-            }
-        }
-        let step_us = match o.step_us {
-            Some(s) if o.given("duration") && s * rates.len() as u64 != duration_us => {
-                return Err(format!(
-                    "-d/--duration ({}) does not match {} steps x --step-duration ({}); give one of them",
-                    crate::units::format_time_us(duration_us as f64),
-                    rates.len(),
-                    crate::units::format_time_us(s as f64)
-                ));
-            }
-            Some(s) => s,
-            None => duration_us / rates.len() as u64,
-        };
-        if step_us == 0 {
-            return Err("--step-duration: too short for this many steps".into());
-        }
-        if let Some(r) = o.rate
-            && (r - rates[0]).abs() > 1e-9 * r
-        {
-            return Err(format!("-R/--rate ({r}) differs from the first step of --rate-steps ({})", rates[0]));
-        }
-        duration_us = step_us * rates.len() as u64;
-        RateShape::Steps { rates, step_us }
-    } else if let Some([a, b]) = o.ramp {
-        if let Some(r) = o.rate
-            && (r - a).abs() > 1e-9 * r
-        {
-            return Err(format!("-R/--rate ({r}) differs from the start of --ramp ({a})"));
-        }
-        RateShape::Ramp { from: a, to: b, curve: o.ramp_curve }
-    } else {
-        match o.rate {
-            Some(r) => RateShape::Constant(r),
-            None => return Err("-R/--rate is required: the number of requests per second, e.g. -R 2000".into()),
-        }
-    };
+fn rate(v: &str) -> Result<f64, String> {
+    let r = parse_metric(v)?;
+    if r <= 0.0 {
+        return Err(format!("the rate must be greater than 0, got '{v}'"));
+    }
+    if r > 1e8 {
+        return Err(format!("the rate {v} is beyond what one machine can send"));
+    }
+    Ok(r)
+}
 
-    Ok(Command::Run(Box::new(Config {
-        threads,
-        connections,
-        duration_us,
-        shape,
-        script: o.script,
-        headers: o.headers,
-        latency: o.latency,
-        u_latency: o.u_latency,
-        batch_latency: o.batch_latency,
-        timeout_us: o.timeout_us,
-        url,
-        script_args,
-        warmup_us: o.warmup_us,
-        json: o.json,
-        hdr_log: o.hdr_log,
-        hdr_interval_us: o.hdr_interval_us,
-        slack: o.slack.unwrap_or(Slack::Auto),
-        stop_on_p99_us: o.stop_on_p99_us,
-        stop_intervals: o.stop_intervals,
-    })))
+/// A duration longer than 0, µs.
+fn time(v: &str) -> Result<u64, String> {
+    let us = parse_duration_us(v)?;
+    if us == 0 {
+        return Err(format!("must be longer than 0, got '{v}'"));
+    }
+    Ok(us)
+}
+
+fn time_or_zero(v: &str) -> Result<u64, String> {
+    parse_duration_us(v)
+}
+
+fn hdr_interval(v: &str) -> Result<u64, String> {
+    let us = time(v)?;
+    if us < MIN_HDR_INTERVAL_US {
+        return Err(format!("must be at least {}ms, got '{v}'", MIN_HDR_INTERVAL_US / 1000));
+    }
+    Ok(us)
+}
+
+/// `N` rates separated by colons, each a valid rate; `form` describes them for errors.
+fn rates<const N: usize>(v: &str, form: &str) -> Result<[f64; N], String> {
+    let parts: Vec<&str> = v.split(':').collect();
+    if parts.len() != N {
+        return Err(format!("expected {form}, got '{v}'"));
+    }
+    let mut out = [0.0; N];
+    for (o, p) in out.iter_mut().zip(parts) {
+        *o = rate(p)?;
+    }
+    Ok(out)
+}
+
+fn header(v: &str) -> Result<String, String> {
+    if !v.contains(':') {
+        return Err(format!("expected \"Name: value\", got '{v}'"));
+    }
+    Ok(v.to_string())
+}
+
+fn curve(v: &str) -> Result<Curve, String> {
+    match v {
+        "linear" => Ok(Curve::Linear),
+        "exp" => Ok(Curve::Exp),
+        _ => Err(format!("expected linear or exp, got '{v}'")),
+    }
+}
+
+fn slack(v: &str) -> Result<Slack, String> {
+    if v == "auto" {
+        return Ok(Slack::Auto);
+    }
+    let us = time_or_zero(v).map_err(|e| format!("{e} (or auto)"))?;
+    if us * 1000 > batching::MAX_FIXED_NS {
+        let max_ms = batching::MAX_FIXED_NS / 1_000_000;
+        return Err(format!("must be at most {max_ms}ms (it delays requests), got '{v}'"));
+    }
+    Ok(Slack::Fixed(us * 1000))
+}
+
+/// `I/N` with 0 ≤ I < N.
+fn segment(v: &str) -> Result<Segment, String> {
+    let malformed = || format!("expected I/N (this process's part I of N, 0 <= I < N), got '{v}'");
+    let (i, n) = v.split_once('/').ok_or_else(malformed)?;
+    let whole = |s: &str| s.parse::<usize>().ok().filter(|_| s.bytes().all(|b| b.is_ascii_digit()));
+    let (Some(index), Some(count)) = (whole(i), whole(n)) else { return Err(malformed()) };
+    if count == 0 {
+        return Err(format!("the number of parts must be at least 1, got '{v}'"));
+    }
+    if index >= count {
+        return Err(format!("the part must be below {count} (parts are numbered 0 to {}), got '{v}'", count - 1));
+    }
+    Ok(Segment { index, count })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::options::RateShape;
 
     fn run(args: &[&str]) -> Result<Config, String> {
         let v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
@@ -776,6 +398,42 @@ mod tests {
         assert!(
             run(&["-R1", "--json=x", "--latency=1", "http://h/"]).unwrap_err().contains("--latency: takes no value")
         );
+    }
+
+    #[test]
+    fn segment_and_start_at_values() {
+        let c = run(&["-R1", "-t4", "--segment", "1/3", "--start-at", "1764000000.25", "http://h/"]).unwrap();
+        assert_eq!(c.segment, Some(Segment { index: 1, count: 3 }));
+        assert_eq!(c.start_at_ns, Some(1_764_000_000_250_000_000));
+        for (bad, needle) in [
+            ("3/3", "--segment: the part must be below 3 (parts are numbered 0 to 2), got '3/3'"),
+            ("0/0", "--segment: the number of parts must be at least 1, got '0/0'"),
+            ("1", "--segment: expected I/N"),
+            ("-1/2", "--segment: expected I/N"),
+            ("1/2/3", "--segment: expected I/N"),
+            ("a/b", "--segment: expected I/N"),
+            ("+1/2", "--segment: expected I/N"),
+        ] {
+            let e = run(&["-R1", "-t4", "--segment", bad, "http://h/"]).unwrap_err();
+            assert!(e.contains(needle), "{bad}: {e}");
+        }
+        let e = run(&["-R1", "-t2", "--segment", "2/3", "http://h/"]).unwrap_err();
+        assert_eq!(e, "--segment 2/3: needs at least 3 threads (-t) so every segment runs one, got -t2");
+        let e = run(&["-R1", "-t2", "--segment", "0/2", "--stop-on-p99", "1s", "http://h/"]).unwrap_err();
+        assert!(e.starts_with("--stop-on-p99: cannot be combined with --segment"), "{e}");
+        let e = run(&["-R1", "--start-at", "noon", "http://h/"]).unwrap_err();
+        assert!(e.starts_with("--start-at: expected seconds since the Unix epoch"), "{e}");
+    }
+
+    /// loadgen/README.md's usage table lists every flag, as the table defines it.
+    #[test]
+    fn readme_lists_every_flag() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+        let readme = std::fs::read_to_string(&path).expect("loadgen/README.md");
+        let usage = readme.split("\n## Usage").nth(1).expect("a Usage section").split("\n## ").next().unwrap();
+        let rows: Vec<&str> = usage.lines().filter(|l| l.starts_with("| `-")).collect();
+        let expected = usage_rows();
+        assert_eq!(rows, expected, "loadgen/README.md's usage table should read:\n{}", expected.join("\n"));
     }
 
     /// docs/architecture.md §5 lists exactly the extensions, as the table defines them.

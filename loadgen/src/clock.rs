@@ -58,6 +58,32 @@ impl RealtimeOffset {
     pub fn to_mono(self, real_ns: u64) -> u64 {
         (real_ns as i128 - self.0).max(0) as u64
     }
+
+    /// Like `now`, but the realtime reading is bracketed by two monotonic ones and the
+    /// tightest of a few tries is kept, so a preemption between the reads does not
+    /// end up in the offset. For one-off conversions (a start time), not per read.
+    pub fn precise() -> RealtimeOffset {
+        let mut best = (u64::MAX, 0i128);
+        for _ in 0..5 {
+            let before = now_ns();
+            let real = raw_ns(libc::CLOCK_REALTIME) as i128;
+            let after = now_ns();
+            if after - before < best.0 {
+                best = (after - before, real - (before + (after - before) / 2) as i128);
+            }
+        }
+        RealtimeOffset(best.1)
+    }
+
+    /// The CLOCK_REALTIME reading (ns) at the monotonic instant `mono_ns`.
+    pub fn to_real(self, mono_ns: u64) -> i128 {
+        mono_ns as i128 + self.0
+    }
+}
+
+/// CLOCK_REALTIME now, nanoseconds since the Unix epoch.
+pub fn realtime_ns() -> u64 {
+    raw_ns(libc::CLOCK_REALTIME)
 }
 
 /// Sleeps until the monotonic instant `t` (ns since the time base).

@@ -1,4 +1,4 @@
-//! The main thread's side of recording: merges the workers' segments in order,
+//! The main thread's side of recording: merges the workers' intervals in order,
 //! writes each finished interval to the hdr log as soon as every worker has moved
 //! past it, keeps the run totals, per-step and per-interval summaries, and checks
 //! the early-stop rule on each finished interval.
@@ -8,7 +8,8 @@ use crate::early_stop::StopRule;
 use crate::hdr_log::HdrLog;
 use crate::histogram::Histogram;
 use crate::json_summary::{IntervalSummary, StepSummary};
-use crate::recording::{RateSamples, Segment, SegmentData, WorkerTotals};
+use crate::partition::Share;
+use crate::recording::{Interval, IntervalData, RateSamples, WorkerTotals};
 use crate::schedule::Plan;
 use std::collections::BTreeMap;
 use std::io;
@@ -21,16 +22,18 @@ struct StepAcc {
 }
 
 pub struct Collector {
-    segments: Vec<Segment>,
+    intervals: Vec<Interval>,
     plan: Arc<Plan>,
+    /// The part of the run this process runs: offered counts and target rates are its.
+    share: Share,
     u_latency: bool,
-    /// Highest segment each worker has completed and moved past (sent while
-    /// running), and the index of its final, possibly partial, segment.
+    /// Highest interval each worker has completed and moved past (sent while
+    /// running), and the index of its final, possibly partial, interval.
     rolled: Vec<Option<usize>>,
     last: Vec<Option<usize>>,
-    pending: BTreeMap<usize, SegmentData>,
+    pending: BTreeMap<usize, IntervalData>,
     next: usize,
-    pub total: SegmentData,
+    pub total: IntervalData,
     pub rates: RateSamples,
     pub status: Vec<u64>,
     pub lag: Histogram,
@@ -40,7 +43,7 @@ pub struct Collector {
     pub worker_cpu: Vec<Option<ThreadCpu>>,
     step_acc: Option<(usize, StepAcc)>,
     pub step_summaries: Vec<StepSummary>,
-    pub intervals: Vec<IntervalSummary>,
+    pub summaries: Vec<IntervalSummary>,
     stop_rule: Option<StopRule>,
     /// The rule fired: the reason, until the main thread acts on it.
     stop_request: Option<String>,
@@ -57,23 +60,25 @@ pub struct Collector {
 impl Collector {
     pub fn new(
         workers: usize,
-        segments: Vec<Segment>,
+        intervals: Vec<Interval>,
         plan: Arc<Plan>,
+        share: Share,
         u_latency: bool,
         log: Option<HdrLog>,
         stop_rule: Option<StopRule>,
     ) -> Self {
-        let end_rel_ns = segments.last().map_or(0, |s| s.end_ns);
+        let end_rel_ns = intervals.last().map_or(0, |s| s.end_ns);
         Collector {
-            segments,
+            intervals,
             window_end_rel_ns: plan.window_end_ns - plan.window_start_ns,
             plan,
+            share,
             u_latency,
             rolled: vec![None; workers],
             last: vec![None; workers],
             pending: BTreeMap::new(),
             next: 0,
-            total: SegmentData::new(u_latency),
+            total: IntervalData::new(u_latency),
             rates: RateSamples::default(),
             status: vec![0; 1000],
             lag: Histogram::new(),
@@ -82,7 +87,7 @@ impl Collector {
             worker_cpu: vec![None; workers],
             step_acc: None,
             step_summaries: Vec::new(),
-            intervals: Vec::new(),
+            summaries: Vec::new(),
             stop_rule,
             stop_request: None,
             log,
@@ -95,17 +100,17 @@ impl Collector {
         self.log.as_mut()
     }
 
-    pub fn segment(&mut self, worker: usize, index: usize, data: &SegmentData) {
+    pub fn interval(&mut self, worker: usize, index: usize, data: &IntervalData) {
         self.rolled[worker] = Some(self.rolled[worker].map_or(index, |s| s.max(index)));
-        self.pending.entry(index).or_insert_with(|| SegmentData::new(self.u_latency)).add(data);
+        self.pending.entry(index).or_insert_with(|| IntervalData::new(self.u_latency)).add(data);
         self.drain(false);
     }
 
-    /// A worker's last segment and totals. Its last segment is finalized by
+    /// A worker's last interval and totals. Its last interval is finalized by
     /// `drain(true)`, once the run's end (and so that interval's length) is known.
-    pub fn finished(&mut self, worker: usize, index: usize, data: &SegmentData, totals: &WorkerTotals) {
+    pub fn finished(&mut self, worker: usize, index: usize, data: &IntervalData, totals: &WorkerTotals) {
         self.last[worker] = Some(index);
-        self.pending.entry(index).or_insert_with(|| SegmentData::new(self.u_latency)).add(data);
+        self.pending.entry(index).or_insert_with(|| IntervalData::new(self.u_latency)).add(data);
         for (a, b) in self.status.iter_mut().zip(&totals.status) {
             *a += b;
         }
@@ -124,22 +129,22 @@ impl Collector {
     /// A worker that failed sends nothing more.
     pub fn failed(&mut self, _worker: usize) {}
 
-    /// Every worker has moved past segment `index`, or finished after it.
+    /// Every worker has moved past interval `index`, or finished after it.
     fn complete(&self, index: usize) -> bool {
         (0..self.rolled.len())
             .all(|w| self.rolled[w].is_some_and(|s| s >= index) || self.last[w].is_some_and(|l| l > index))
     }
 
-    /// Finalizes segments in order while they are complete (or all, at the end).
+    /// Finalizes intervals in order while they are complete (or all, at the end).
     pub fn drain(&mut self, everything: bool) {
-        // Segments after an interruption were never sent and are not written.
+        // Intervals after an interruption were never sent and are not written.
         let last_sent = self.rolled.iter().chain(&self.last).flatten().max().copied();
-        while self.next < self.segments.len() {
+        while self.next < self.intervals.len() {
             let ready = if everything { last_sent.is_some_and(|l| self.next <= l) } else { self.complete(self.next) };
             if !ready {
                 break;
             }
-            let data = self.pending.remove(&self.next).unwrap_or_else(|| SegmentData::new(self.u_latency));
+            let data = self.pending.remove(&self.next).unwrap_or_else(|| IntervalData::new(self.u_latency));
             self.finalize(self.next, data);
             self.next += 1;
         }
@@ -153,11 +158,17 @@ impl Collector {
         }
     }
 
-    /// Requests the schedule offers in [a, b) (ns relative to the window start).
+    /// Requests the schedule offers this process in [a, b) (ns relative to the window start).
     fn offered_between(&self, a: u64, b: u64) -> u64 {
         let ws = self.plan.window_start_ns;
         let (a, b) = (a.min(self.window_end_rel_ns), b.min(self.window_end_rel_ns));
-        self.plan.due_before(ws + b) - self.plan.due_before(ws + a)
+        let owned_before = |t: u64| self.share.owned_before(self.plan.due_before(ws + t));
+        owned_before(b) - owned_before(a)
+    }
+
+    /// This process's share of a rate of the whole run.
+    pub fn share_of(&self, rate: f64) -> f64 {
+        rate * self.share.fraction()
     }
 
     /// All requests the schedule offered in the measured window.
@@ -165,15 +176,16 @@ impl Collector {
         self.offered_between(0, self.window_end_rel_ns)
     }
 
-    fn finalize(&mut self, index: usize, data: SegmentData) {
-        let seg = self.segments[index];
-        if self.step_acc.as_ref().is_none_or(|(s, _)| *s != seg.step) {
+    fn finalize(&mut self, index: usize, data: IntervalData) {
+        let interval = self.intervals[index];
+        if self.step_acc.as_ref().is_none_or(|(s, _)| *s != interval.step) {
             self.close_step();
-            self.step_acc = Some((seg.step, StepAcc { requests: 0, errors: 0, latency: Histogram::new() }));
+            self.step_acc = Some((interval.step, StepAcc { requests: 0, errors: 0, latency: Histogram::new() }));
             if let Some(log) = &mut self.log {
-                let st = &self.plan.steps[seg.step];
+                let st = &self.plan.steps[interval.step];
                 if self.plan.steps.len() > 1 {
-                    let r = log.step(st.index, st.target_rate, st.start_ns as f64 / 1e9, st.end_ns as f64 / 1e9);
+                    let rate = st.target_rate * self.share.fraction();
+                    let r = log.step(st.index, rate, st.start_ns as f64 / 1e9, st.end_ns as f64 / 1e9);
                     if let Err(e) = r {
                         self.log_error.get_or_insert(e);
                     }
@@ -185,8 +197,8 @@ impl Collector {
             acc.errors += data.errors.total();
             acc.latency.add(&data.corrected);
         }
-        let end_ns = self.end_of(seg.start_ns, seg.end_ns, index + 1 == self.segments.len());
-        let (start, end) = (seg.start_ns as f64 / 1e9, end_ns as f64 / 1e9);
+        let end_ns = self.end_of(interval.start_ns, interval.end_ns, index + 1 == self.intervals.len());
+        let (start, end) = (interval.start_ns as f64 / 1e9, end_ns as f64 / 1e9);
         if let Some(log) = &mut self.log {
             let mut r = log.interval(start, end - start, &data.corrected, None);
             if let (Ok(()), Some(u)) = (&r, &data.uncorrected) {
@@ -200,12 +212,13 @@ impl Collector {
                 self.log_error.get_or_insert(e);
             }
         }
-        self.intervals.push(IntervalSummary {
+        self.summaries.push(IntervalSummary {
             start_s: start,
             end_s: end,
-            offered: self.offered_between(seg.start_ns, seg.end_ns),
+            offered: self.offered_between(interval.start_ns, interval.end_ns),
             completed: data.requests,
-            errors: data.errors.total(),
+            errors: data.errors,
+            status_codes: data.status.clone(),
         });
         if let Some(rule) = &mut self.stop_rule
             && let Some(reason) =
@@ -231,7 +244,7 @@ impl Collector {
             let end = self.end_of(st.start_ns, st.end_ns, idx + 1 == self.plan.steps.len());
             self.step_summaries.push(StepSummary {
                 index: st.index,
-                target_rate: st.target_rate,
+                target_rate: self.share_of(st.target_rate),
                 start_s: st.start_ns as f64 / 1e9,
                 end_s: end as f64 / 1e9,
                 requests: acc.requests,

@@ -1,7 +1,7 @@
 //! A table of flag specs and what is derived from it: getopt-style tokenizing
 //! (`-t2 -c64`, clustered switches, `--name=value`, options after the URL), the
-//! `--help` text and the `--options-json` description. The table itself (with each
-//! flag's parser) lives in `cli`; nothing here knows a particular flag.
+//! `--help` text and the `--options-json` description. The table itself (one `flag!`
+//! row per flag, with its parser) lives in `cli`; nothing here knows a particular flag.
 
 use serde_json::{Value, json};
 
@@ -17,8 +17,12 @@ pub enum Kind {
     Text,
     /// Rates separated by colons (`A:B`).
     Rates,
-    /// One of `Spec::choices`.
-    Choice,
+    /// One of these words.
+    Choice(&'static [&'static str]),
+    /// `I/N`: part I of N.
+    Part,
+    /// Seconds since the Unix epoch, with a fraction (`1764000000.250`).
+    Epoch,
     /// Takes no value.
     Switch,
 }
@@ -32,8 +36,17 @@ impl Kind {
             Kind::Path => "path",
             Kind::Text => "text",
             Kind::Rates => "rates",
-            Kind::Choice => "choice",
+            Kind::Choice(_) => "choice",
+            Kind::Part => "part",
+            Kind::Epoch => "epoch",
             Kind::Switch => "switch",
+        }
+    }
+
+    fn choices(self) -> &'static [&'static str] {
+        match self {
+            Kind::Choice(words) => words,
+            _ => &[],
         }
     }
 }
@@ -57,38 +70,86 @@ impl Group {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Default {
-    None,
+    Absent,
     /// Parsed like a user's value before the command line is applied: the default
     /// the help shows is the one the program uses.
     Value(&'static str),
     /// Described only (it depends on other flags).
-    Text(&'static str),
+    Described(&'static str),
 }
 
 impl Default {
     pub fn text(self) -> Option<&'static str> {
         match self {
-            Default::None => None,
-            Default::Value(t) | Default::Text(t) => Some(t),
+            Default::Absent => None,
+            Default::Value(t) | Default::Described(t) => Some(t),
         }
     }
 }
 
-/// Parses one value of a flag into the options `O`. The second argument is the flag
-/// as error messages name it (`-R/--rate`), the third the value (empty for switches).
-pub type Apply<O> = fn(&mut O, &str, &str) -> Result<(), String>;
+/// Parses one value of a flag (empty for switches) into the options `O`. An error
+/// says what is wrong with the value; `Spec::apply_to` puts the flag's name in front.
+pub type Apply<O> = fn(&mut O, &str) -> Result<(), String>;
 
 pub struct Spec<O> {
-    pub long: &'static str,
     pub short: Option<char>,
+    pub long: &'static str,
     /// Placeholder of the value in the help (`N`, `DUR`); `None` for switches.
     pub value: Option<&'static str>,
     pub kind: Kind,
     pub group: Group,
     pub default: Default,
-    pub choices: &'static [&'static str],
     pub help: &'static str,
     pub apply: Apply<O>,
+}
+
+/// One row of a flag table, in one to three lines:
+/// `flag!(Group, "-c", "--connections", "N", Kind, default, "help", |opts, value| assignment)`
+/// with `""` for no short name, and for no value placeholder (a switch). The assignment
+/// may use `?` on a parser's `Result<_, String>`.
+macro_rules! flag {
+    ($group:ident, $short:literal, $long:literal, $value:literal, $kind:expr, $default:expr, $help:expr,
+     |$o:pat_param, $v:pat_param| $apply:expr) => {
+        $crate::flags::Spec {
+            short: $crate::flags::short_name($short),
+            long: $crate::flags::long_name($long),
+            value: $crate::flags::placeholder($value),
+            kind: $kind,
+            group: $crate::flags::Group::$group,
+            default: $default,
+            help: $help,
+            apply: |$o, $v| {
+                $apply;
+                Ok(())
+            },
+        }
+    };
+}
+pub(crate) use flag;
+
+/// `"-c"` → `c`; `""` → none. Evaluated at compile time: a malformed name does not build.
+pub const fn short_name(s: &'static str) -> Option<char> {
+    match s.as_bytes() {
+        [] => None,
+        [b'-', c] => Some(*c as char),
+        _ => panic!("a short flag is a dash and one character"),
+    }
+}
+
+/// `"--connections"` → `connections`.
+pub const fn long_name(s: &'static str) -> &'static str {
+    match s.as_bytes() {
+        [b'-', b'-', name @ ..] => match std::str::from_utf8(name) {
+            Ok(name) => name,
+            Err(_) => panic!("a flag name is UTF-8"),
+        },
+        _ => panic!("a long flag starts with --"),
+    }
+}
+
+/// `""` → none (a switch).
+pub const fn placeholder(s: &'static str) -> Option<&'static str> {
+    if s.is_empty() { None } else { Some(s) }
 }
 
 impl<O> Spec<O> {
@@ -98,6 +159,11 @@ impl<O> Spec<O> {
             Some(s) => format!("-{s}/--{}", self.long),
             None => format!("--{}", self.long),
         }
+    }
+
+    /// Parses `value` into `opts`; an error names the flag (`-R/--rate: ...`).
+    pub fn apply_to(&self, opts: &mut O, value: &str) -> Result<(), String> {
+        (self.apply)(opts, value).map_err(|e| format!("{}: {e}", self.display()))
     }
 
     fn takes_value(&self) -> bool {
@@ -128,66 +194,70 @@ pub struct Tokens<'a, O> {
 
 pub fn tokenize<'a, O>(table: &'a [Spec<O>], args: &[String]) -> Result<Tokens<'a, O>, String> {
     let mut out = Tokens { flags: Vec::new(), positional: Vec::new() };
-    let mut i = 0;
-    let mut only_positional = false;
-    while i < args.len() {
-        let a = &args[i];
-        i += 1;
-        if only_positional || a == "-" || !a.starts_with('-') {
-            out.positional.push(a.clone());
-            continue;
-        }
+    let mut rest = args.iter();
+    while let Some(a) = rest.next() {
         if a == "--" {
-            only_positional = true;
-            continue;
+            out.positional.extend(rest.cloned());
+            break;
         }
-        if let Some(long) = a.strip_prefix("--") {
-            let (name, inline) = match long.split_once('=') {
-                Some((n, v)) => (n, Some(v.to_string())),
-                None => (long, None),
-            };
-            let spec = find_long(table, name).ok_or_else(|| format!("unknown flag '--{name}'"))?;
-            if spec.takes_value() {
-                let v = match inline {
-                    Some(v) => v,
-                    None => {
-                        let v = args.get(i).ok_or_else(|| format!("--{}: missing value", spec.long))?;
-                        i += 1;
-                        v.clone()
-                    }
-                };
-                out.flags.push((spec, v));
-            } else {
-                if inline.is_some() {
-                    return Err(format!("--{}: takes no value", spec.long));
-                }
-                out.flags.push((spec, String::new()));
-            }
-            continue;
-        }
-        // Short options, possibly clustered (-LU) or with an attached value (-t2).
-        let chars: Vec<char> = a[1..].chars().collect();
-        let mut j = 0;
-        while j < chars.len() {
-            let c = chars[j];
-            j += 1;
-            let spec = find_short(table, c).ok_or_else(|| format!("unknown flag '-{c}'"))?;
-            if spec.takes_value() {
-                let rest: String = chars[j..].iter().collect();
-                let v = if !rest.is_empty() {
-                    rest
-                } else {
-                    let v = args.get(i).ok_or_else(|| format!("-{c} (--{}): missing value", spec.long))?;
-                    i += 1;
-                    v.clone()
-                };
-                out.flags.push((spec, v));
-                break;
-            }
-            out.flags.push((spec, String::new()));
+        if a == "-" || !a.starts_with('-') {
+            out.positional.push(a.clone());
+        } else if let Some(long) = a.strip_prefix("--") {
+            out.flags.push(long_flag(table, long, &mut rest)?);
+        } else {
+            short_flags(table, &a[1..], &mut rest, &mut out.flags)?;
         }
     }
     Ok(out)
+}
+
+/// `--name`, `--name=value` or `--name value` (the value taken from `rest`).
+fn long_flag<'a, 'r, O>(
+    table: &'a [Spec<O>],
+    arg: &str,
+    rest: &mut impl Iterator<Item = &'r String>,
+) -> Result<(&'a Spec<O>, String), String> {
+    let (name, inline) = match arg.split_once('=') {
+        Some((n, v)) => (n, Some(v.to_string())),
+        None => (arg, None),
+    };
+    let spec = find_long(table, name).ok_or_else(|| format!("unknown flag '--{name}'"))?;
+    if !spec.takes_value() {
+        return match inline {
+            Some(_) => Err(format!("--{}: takes no value", spec.long)),
+            None => Ok((spec, String::new())),
+        };
+    }
+    let value = match inline {
+        Some(v) => v,
+        None => rest.next().ok_or_else(|| format!("--{}: missing value", spec.long))?.clone(),
+    };
+    Ok((spec, value))
+}
+
+/// Short options, possibly clustered (`-LU`) or with an attached value (`-t2`).
+fn short_flags<'a, 'r, O>(
+    table: &'a [Spec<O>],
+    cluster: &str,
+    rest: &mut impl Iterator<Item = &'r String>,
+    out: &mut Vec<(&'a Spec<O>, String)>,
+) -> Result<(), String> {
+    for (at, c) in cluster.char_indices() {
+        let spec = find_short(table, c).ok_or_else(|| format!("unknown flag '-{c}'"))?;
+        if !spec.takes_value() {
+            out.push((spec, String::new()));
+            continue;
+        }
+        let attached = &cluster[at + c.len_utf8()..];
+        let value = if !attached.is_empty() {
+            attached.to_string()
+        } else {
+            rest.next().ok_or_else(|| format!("-{c} (--{}): missing value", spec.long))?.clone()
+        };
+        out.push((spec, value));
+        return Ok(());
+    }
+    Ok(())
 }
 
 const HELP_COLUMN: usize = 30;
@@ -224,8 +294,9 @@ pub fn usage_block<O>(table: &[Spec<O>], group: Group) -> String {
             left.push_str(&format!(" <{v}>"));
         }
         let mut help = s.help.to_string();
-        if !s.choices.is_empty() && !help.contains(s.choices[0]) {
-            help.push_str(&format!(" ({})", s.choices.join(", ")));
+        let choices = s.kind.choices();
+        if !choices.is_empty() && !help.contains(choices[0]) {
+            help.push_str(&format!(" ({})", choices.join(", ")));
         }
         let mut lines = wrap(&help, WIDTH - HELP_COLUMN);
         if let Some(d) = s.default.text() {
@@ -270,7 +341,7 @@ pub fn options_json<O>(program: &str, table: &[Spec<O>]) -> Value {
                 "kind": s.kind.name(),
                 "group": s.group.name(),
                 "default": s.default.text(),
-                "choices": if s.choices.is_empty() { Value::Null } else { json!(s.choices) },
+                "choices": if s.kind.choices().is_empty() { Value::Null } else { json!(s.kind.choices()) },
                 "help": s.help,
             })
         })
@@ -286,6 +357,19 @@ pub fn markdown_row<O>(s: &Spec<O>) -> String {
 }
 
 #[cfg(test)]
+/// The README's usage row of a flag: `| \`-c, --connections N\` | help | default |`.
+pub fn usage_row<O>(s: &Spec<O>) -> String {
+    let mut names = match s.short {
+        Some(c) => format!("-{c}, --{}", s.long),
+        None => format!("--{}", s.long),
+    };
+    if let Some(v) = s.value {
+        names = format!("{names} {v}");
+    }
+    format!("| `{names}` | {} | {} |", s.help, s.default.text().unwrap_or("–"))
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -295,36 +379,14 @@ mod tests {
         on: bool,
     }
 
+    #[rustfmt::skip]
     fn table() -> Vec<Spec<O>> {
         vec![
-            Spec {
-                long: "count",
-                short: Some('n'),
-                value: Some("N"),
-                kind: Kind::Count,
-                group: Group::Wrk2,
-                default: Default::Value("1"),
-                choices: &[],
-                help: "how many",
-                apply: |o, _, v| {
-                    o.n = v.parse().map_err(|_| "bad".to_string())?;
-                    Ok(())
-                },
-            },
-            Spec {
-                long: "u_flag",
-                short: Some('U'),
-                value: None,
-                kind: Kind::Switch,
-                group: Group::Perflab,
-                default: Default::None,
-                choices: &[],
-                help: "a switch whose help is long enough to be wrapped onto a second line of the usage text",
-                apply: |o, _, _| {
-                    o.on = true;
-                    Ok(())
-                },
-            },
+            flag!(Wrk2, "-n", "--count", "N", Kind::Count, Default::Value("1"), "how many",
+                |o, v| o.n = v.parse().map_err(|_| "bad".to_string())?),
+            flag!(Perflab, "-U", "--u_flag", "", Kind::Switch, Default::Absent,
+                "a switch whose help is long enough to be wrapped onto a second line of the usage text",
+                |o, _| o.on = true),
         ]
     }
 

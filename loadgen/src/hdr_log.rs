@@ -6,7 +6,8 @@
 //! the measured window, so interval timestamps are relative to it), the legend, then
 //! intervals. Corrected latency is untagged; `-U` adds `Tag=uncorrected` lines.
 //! Each rate step is introduced by `#[Step n: rate=r start=s end=s]`; an early stop
-//! is noted as `#[Stopped early at s s: rate=r reason=...]`.
+//! is noted as `#[Stopped early at s s: rate=r reason=...]`. With `--segment` or
+//! `--start-at`, `#[Segment ...]` / `#[StartAt ...]` comments follow the BaseTime.
 
 use crate::histogram::{HIGHEST_TRACKABLE, Histogram, SIGNIFICANT_FIGURES};
 use base64::Engine;
@@ -50,8 +51,9 @@ impl HdrLog {
         Ok(HdrLog { out: BufWriter::new(File::create(path)?), serializer: V2DeflateSerializer::new(), buf: Vec::new() })
     }
 
-    /// Writes the header; `start_wall_ns` is the start of the measured window.
-    pub fn header(&mut self, start_wall_ns: u128) -> io::Result<()> {
+    /// Writes the header; `start_wall_ns` is the start of the measured window;
+    /// `notes` become comment lines before the legend (commas become semicolons).
+    pub fn header(&mut self, start_wall_ns: u128, notes: &[String]) -> io::Result<()> {
         let secs = start_wall_ns as f64 / 1e9;
         writeln!(self.out, "#[Histogram log format version 1.3]")?;
         writeln!(self.out, "#[Written by perflab-load {}; values in microseconds]", crate::cli::VERSION)?;
@@ -61,6 +63,10 @@ impl HdrLog {
             java_date((start_wall_ns / 1_000_000_000) as i64)
         )?;
         writeln!(self.out, "#[BaseTime: {secs:.3} (seconds since epoch)]")?;
+        for note in notes {
+            // Comment lines must not contain commas (readers would parse them as intervals).
+            writeln!(self.out, "#[{}]", note.replace(',', ";"))?;
+        }
         writeln!(
             self.out,
             "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\""

@@ -154,37 +154,38 @@ impl ResponseParser {
                     pos = input.len();
                 }
                 _ => {
-                    // Line-oriented states.
-                    let rest = &input[pos..];
-                    match rest.iter().position(|&c| c == b'\n') {
-                        Some(nl) => {
-                            pos += nl + 1;
-                            let done = if self.carry.is_empty() {
-                                self.on_line(&rest[..nl])?
-                            } else {
-                                let mut line = std::mem::take(&mut self.carry);
-                                line.extend_from_slice(&rest[..nl]);
-                                let r = self.on_line(&line);
-                                line.clear();
-                                self.carry = line;
-                                r?
-                            };
-                            if done {
-                                return Ok(Feed::Complete { consumed: pos });
-                            }
-                        }
-                        None => {
-                            if self.carry.len() + rest.len() > MAX_LINE {
-                                return Err(ParseError("response line longer than 64 KiB".into()));
-                            }
-                            self.carry.extend_from_slice(rest);
-                            pos = input.len();
-                        }
+                    let (used, done) = self.feed_line(&input[pos..])?;
+                    pos += used;
+                    if done {
+                        return Ok(Feed::Complete { consumed: pos });
                     }
                 }
             }
         }
         Ok(Feed::NeedMore)
+    }
+
+    /// In a line-oriented state: takes `rest` up to and including its first '\n' (or
+    /// all of it, kept until the line is complete). Returns the bytes taken and
+    /// whether the response is complete.
+    fn feed_line(&mut self, rest: &[u8]) -> Result<(usize, bool), ParseError> {
+        let Some(nl) = rest.iter().position(|&c| c == b'\n') else {
+            if self.carry.len() + rest.len() > MAX_LINE {
+                return Err(ParseError("response line longer than 64 KiB".into()));
+            }
+            self.carry.extend_from_slice(rest);
+            return Ok((rest.len(), false));
+        };
+        if self.carry.is_empty() {
+            return Ok((nl + 1, self.on_line(&rest[..nl])?));
+        }
+        let mut line = std::mem::take(&mut self.carry);
+        line.extend_from_slice(&rest[..nl]);
+        let done = self.on_line(&line);
+        // The buffer is kept for the next partial line (no allocation per response).
+        line.clear();
+        self.carry = line;
+        Ok((nl + 1, done?))
     }
 
     /// Handles one line (without its '\n'); returns true when the response is complete.
@@ -212,34 +213,7 @@ impl ResponseParser {
                 if line.is_empty() {
                     return Ok(self.headers_done());
                 }
-                let colon = line.iter().position(|&c| c == b':').ok_or_else(|| {
-                    ParseError(format!("bad header line '{}'", String::from_utf8_lossy(&line[..line.len().min(80)])))
-                })?;
-                let (name, value) = (trim(&line[..colon]), trim(&line[colon + 1..]));
-                // Only three headers matter; compare lengths first (no allocation).
-                match name.len() {
-                    14 if name.eq_ignore_ascii_case(b"content-length") => {
-                        self.content_length =
-                            Some(parse_u64(value, 10).ok_or_else(|| ParseError("bad Content-Length".into()))?);
-                    }
-                    17 if name.eq_ignore_ascii_case(b"transfer-encoding") => {
-                        self.chunked = contains_ignore_case(value, b"chunked");
-                    }
-                    10 if name.eq_ignore_ascii_case(b"connection") => {
-                        if contains_ignore_case(value, b"close") {
-                            self.keep_alive = false;
-                        } else if contains_ignore_case(value, b"keep-alive") {
-                            self.keep_alive = true;
-                        }
-                    }
-                    _ => {}
-                }
-                if self.collect {
-                    self.headers.push((
-                        String::from_utf8_lossy(name).into_owned(),
-                        String::from_utf8_lossy(value).into_owned(),
-                    ));
-                }
+                self.on_header(line)?;
                 Ok(false)
             }
             State::ChunkSize => {
@@ -258,6 +232,36 @@ impl ResponseParser {
             State::Trailers => Ok(line.is_empty()),
             State::Body { .. } | State::ChunkData { .. } | State::UntilClose => unreachable!("not a line state"),
         }
+    }
+
+    fn on_header(&mut self, line: &[u8]) -> Result<(), ParseError> {
+        let colon = line.iter().position(|&c| c == b':').ok_or_else(|| {
+            ParseError(format!("bad header line '{}'", String::from_utf8_lossy(&line[..line.len().min(80)])))
+        })?;
+        let (name, value) = (trim(&line[..colon]), trim(&line[colon + 1..]));
+        // Only three headers matter; compare lengths first (no allocation).
+        match name.len() {
+            14 if name.eq_ignore_ascii_case(b"content-length") => {
+                self.content_length =
+                    Some(parse_u64(value, 10).ok_or_else(|| ParseError("bad Content-Length".into()))?);
+            }
+            17 if name.eq_ignore_ascii_case(b"transfer-encoding") => {
+                self.chunked = contains_ignore_case(value, b"chunked");
+            }
+            10 if name.eq_ignore_ascii_case(b"connection") => {
+                if contains_ignore_case(value, b"close") {
+                    self.keep_alive = false;
+                } else if contains_ignore_case(value, b"keep-alive") {
+                    self.keep_alive = true;
+                }
+            }
+            _ => {}
+        }
+        if self.collect {
+            self.headers
+                .push((String::from_utf8_lossy(name).into_owned(), String::from_utf8_lossy(value).into_owned()));
+        }
+        Ok(())
     }
 
     fn headers_done(&mut self) -> bool {

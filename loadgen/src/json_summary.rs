@@ -2,7 +2,7 @@
 //! Latencies are microseconds, times are epoch milliseconds.
 
 use crate::histogram::Histogram;
-use crate::recording::Errors;
+use crate::recording::{Errors, StatusTally};
 use serde_json::{Map, Value, json};
 
 pub struct StepSummary {
@@ -25,7 +25,9 @@ pub struct IntervalSummary {
     pub offered: u64,
     /// Counted responses that arrived in it.
     pub completed: u64,
-    pub errors: u64,
+    pub errors: Errors,
+    /// Those responses by status code.
+    pub status_codes: StatusTally,
 }
 
 /// `stopped_early`: when and why `--stop-on-p99` ended the window.
@@ -35,6 +37,32 @@ pub struct StoppedEarly {
     /// The offered rate at that moment.
     pub rate: f64,
     pub reason: String,
+}
+
+/// `segment` (with `--segment`): the whole run, and the part of it this process ran.
+pub struct SegmentSummary {
+    pub index: usize,
+    pub count: usize,
+    /// The whole run's `-t`, `-c` and target rate.
+    pub threads: usize,
+    pub connections: usize,
+    pub target_rate: f64,
+    /// The run's threads this process ran, and their connections.
+    pub thread_ids: Vec<usize>,
+    pub segment_connections: usize,
+    /// `segment_connections / connections`: this part's share of every interval's
+    /// requests, and so of the rate.
+    pub share: f64,
+}
+
+/// `start_at` (with `--start-at`).
+pub struct StartAtSummary {
+    /// The requested start, ns since the Unix epoch.
+    pub requested_ns: u128,
+    /// This host's realtime clock at the schedule's start minus the requested start.
+    pub skew_ns: i128,
+    /// How long before the requested start this process was ready (negative: late).
+    pub ready_ahead_ns: i128,
 }
 
 pub struct Summary<'a> {
@@ -67,6 +95,13 @@ pub struct Summary<'a> {
     pub cpu: Value,
     pub intervals: &'a [IntervalSummary],
     pub stopped_early: Option<&'a StoppedEarly>,
+    pub segment: Option<SegmentSummary>,
+    pub start_at: Option<StartAtSummary>,
+}
+
+/// Errors by kind, as the summary's `errors` and each interval's `error_kinds` write them.
+fn errors_object(e: &Errors) -> Value {
+    json!({"connect": e.connect, "read": e.read, "write": e.write, "timeout": e.timeout, "status": e.status})
 }
 
 /// min/max follow wrk2 (`Max` is the lowest value of the highest bucket, like the
@@ -156,11 +191,13 @@ pub fn render(s: &Summary) -> String {
                 "end_s": round3(i.end_s),
                 "offered": i.offered,
                 "completed": i.completed,
-                "errors": i.errors,
+                "errors": i.errors.total(),
+                "error_kinds": errors_object(&i.errors),
+                "status_codes": Map::from_iter(i.status_codes.sorted().into_iter().map(|(c, n)| (c.to_string(), json!(n)))),
             })
         })
         .collect();
-    let v = json!({
+    let mut v = json!({
         "tool": "perflab-load",
         "version": crate::cli::VERSION,
         "url": s.url,
@@ -179,13 +216,7 @@ pub fn render(s: &Summary) -> String {
         "requests": s.requests,
         "bytes_read": s.bytes_read,
         "bytes_written": s.bytes_written,
-        "errors": {
-            "connect": s.errors.connect,
-            "read": s.errors.read,
-            "write": s.errors.write,
-            "timeout": s.errors.timeout,
-            "status": s.errors.status,
-        },
+        "errors": errors_object(&s.errors),
         "status_codes": status,
         "latency_us": latency_object(s.latency),
         "latency_uncorrected_us": s.uncorrected.map(latency_object),
@@ -205,6 +236,28 @@ pub fn render(s: &Summary) -> String {
             "reason": e.reason,
         })),
     });
+    // Present only with their flags: without them the summary is what it always was.
+    if let Some(seg) = &s.segment {
+        v["segment"] = json!({
+            "index": seg.index,
+            "count": seg.count,
+            "threads": seg.threads,
+            "connections": seg.connections,
+            "target_rate": round3(seg.target_rate),
+            "thread_ids": seg.thread_ids,
+            "segment_connections": seg.segment_connections,
+            "share": (seg.share * 1e6).round() / 1e6,
+            "rate_share": round3(seg.target_rate * seg.share),
+        });
+    }
+    if let Some(st) = &s.start_at {
+        v["start_at"] = json!({
+            // Whole seconds and the fraction apart: one f64 division would lose the fraction.
+            "requested_s": (st.requested_ns / 1_000_000_000) as f64 + (st.requested_ns % 1_000_000_000) as f64 / 1e9,
+            "skew_us": round3(st.skew_ns as f64 / 1e3),
+            "ready_ahead_s": round3(st.ready_ahead_ns as f64 / 1e9),
+        });
+    }
     let mut text = serde_json::to_string_pretty(&v).expect("JSON values always serialize");
     text.push('\n');
     text
@@ -214,16 +267,9 @@ pub fn render(s: &Summary) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn schema_keys_in_order() {
-        let mut h = Histogram::new();
-        h.record_n(100, 10);
-        let mut codes = vec![0u64; 1000];
-        codes[200] = 10;
-        let mut lag = Histogram::new();
-        lag.record_n(3, 9);
-        lag.record(1500);
-        let s = Summary {
+    /// A summary of 10 requests at 100 µs; `lag`: 9 at 3 µs and one at 1.5 ms.
+    fn summary<'a>(h: &'a Histogram, codes: &'a [u64], lag: &'a Histogram) -> Summary<'a> {
+        Summary {
             url: "http://h/",
             script: None,
             script_args: &[],
@@ -240,19 +286,38 @@ mod tests {
             bytes_read: 5,
             bytes_written: 6,
             errors: Errors::default(),
-            status_codes: &codes,
-            latency: &h,
+            status_codes: codes,
+            latency: h,
             uncorrected: None,
             steps: vec![],
             interrupted: false,
             send_slack_auto: true,
             offered: 10,
             unsent: 0,
-            lag: &lag,
+            lag,
             cpu: Value::Null,
             intervals: &[],
             stopped_early: None,
-        };
+            segment: None,
+            start_at: None,
+        }
+    }
+
+    fn inputs() -> (Histogram, Vec<u64>, Histogram) {
+        let mut h = Histogram::new();
+        h.record_n(100, 10);
+        let mut codes = vec![0u64; 1000];
+        codes[200] = 10;
+        let mut lag = Histogram::new();
+        lag.record_n(3, 9);
+        lag.record(1500);
+        (h, codes, lag)
+    }
+
+    #[test]
+    fn schema_keys_in_order() {
+        let (h, codes, lag) = inputs();
+        let s = summary(&h, &codes, &lag);
         let text = render(&s);
         let v: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(v["achieved_rate"], json!(10.0));
@@ -266,5 +331,36 @@ mod tests {
         let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
         assert_eq!(keys[0], "tool");
         assert_eq!(keys[1], "version");
+        assert!(v.get("segment").is_none() && v.get("start_at").is_none());
+    }
+
+    #[test]
+    fn segment_and_start_at_are_appended_when_given() {
+        let (h, codes, lag) = inputs();
+        let mut s = summary(&h, &codes, &lag);
+        s.segment = Some(SegmentSummary {
+            index: 0,
+            count: 2,
+            threads: 3,
+            connections: 7,
+            target_rate: 700.0,
+            thread_ids: vec![0, 2],
+            segment_connections: 5,
+            share: 5.0 / 7.0,
+        });
+        s.start_at = Some(StartAtSummary {
+            requested_ns: 1_764_000_000_250_000_000,
+            skew_ns: -1_500,
+            ready_ahead_ns: 2_500_000_000,
+        });
+        let v: Value = serde_json::from_str(&render(&s)).unwrap();
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(keys[keys.len() - 3..], ["stopped_early", "segment", "start_at"]);
+        assert_eq!(
+            v["segment"],
+            json!({"index": 0, "count": 2, "threads": 3, "connections": 7, "target_rate": 700.0,
+                   "thread_ids": [0, 2], "segment_connections": 5, "share": 0.714286, "rate_share": 500.0})
+        );
+        assert_eq!(v["start_at"], json!({"requested_s": 1764000000.25, "skew_us": -1.5, "ready_ahead_s": 2.5}));
     }
 }

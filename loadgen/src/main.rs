@@ -6,21 +6,24 @@ mod clock;
 mod collector;
 mod cpu_usage;
 mod early_stop;
-mod event_loop;
 mod flags;
 mod hdr_log;
 mod histogram;
 mod http;
 mod json_summary;
 mod net;
+mod options;
+mod partition;
 mod poller;
 mod recording;
 mod run;
 mod schedule;
 mod script;
 mod signals;
+mod start_at;
 mod units;
 mod url;
+mod worker;
 mod wrk_format;
 
 fn main() {

@@ -1,5 +1,5 @@
-//! What workers record and hand to the main thread: per-segment histograms and
-//! counters (a segment is one hdr-log interval inside one rate step), and per-thread
+//! What workers record and hand to the main thread: per-interval histograms and
+//! counters (an interval is one hdr-log interval inside one rate step), and per-thread
 //! request-rate samples for wrk's "Req/Sec" line.
 
 use crate::cpu_usage::ThreadCpu;
@@ -16,7 +16,27 @@ pub struct Errors {
     pub status: u64,
 }
 
+/// One kind of error, as counted in `Errors`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    Connect,
+    Read,
+    Write,
+    Timeout,
+    Status,
+}
+
 impl Errors {
+    pub fn count(&mut self, kind: ErrorKind) {
+        match kind {
+            ErrorKind::Connect => self.connect += 1,
+            ErrorKind::Read => self.read += 1,
+            ErrorKind::Write => self.write += 1,
+            ErrorKind::Timeout => self.timeout += 1,
+            ErrorKind::Status => self.status += 1,
+        }
+    }
+
     pub fn add(&mut self, o: &Errors) {
         self.connect += o.connect;
         self.read += o.read;
@@ -34,49 +54,82 @@ impl Errors {
     }
 }
 
+/// Counted responses by status code, for one interval: the few codes a run answers with, in
+/// a short list (a counted response costs one step through it).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StatusTally(pub Vec<(u16, u64)>);
+
+impl StatusTally {
+    #[inline]
+    pub fn count(&mut self, code: u16) {
+        match self.0.iter_mut().find(|(c, _)| *c == code) {
+            Some((_, n)) => *n += 1,
+            None => self.0.push((code, 1)),
+        }
+    }
+
+    pub fn add(&mut self, o: &StatusTally) {
+        for &(code, n) in &o.0 {
+            match self.0.iter_mut().find(|(c, _)| *c == code) {
+                Some((_, m)) => *m += n,
+                None => self.0.push((code, n)),
+            }
+        }
+    }
+
+    /// The codes in ascending order.
+    pub fn sorted(&self) -> Vec<(u16, u64)> {
+        let mut v = self.0.clone();
+        v.sort_unstable();
+        v
+    }
+}
+
 /// A slice of the measured window: intervals of `--hdr-interval`, restarted at each
 /// rate step so no interval mixes two rates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Segment {
+pub struct Interval {
     /// Relative to the start of the measured window, nanoseconds.
     pub start_ns: u64,
     pub end_ns: u64,
     pub step: usize,
 }
 
-pub fn segments(plan: &Plan, interval_ns: u64) -> Vec<Segment> {
+pub fn intervals(plan: &Plan, interval_ns: u64) -> Vec<Interval> {
     let mut out = Vec::new();
     for step in &plan.steps {
         let mut s = step.start_ns;
         while s < step.end_ns {
             let e = (s + interval_ns).min(step.end_ns);
-            out.push(Segment { start_ns: s, end_ns: e, step: step.index });
+            out.push(Interval { start_ns: s, end_ns: e, step: step.index });
             s = e;
         }
     }
     out
 }
 
-/// Everything recorded during one segment by one worker.
+/// Everything recorded during one interval by one worker.
 #[derive(Debug, Default)]
-pub struct SegmentData {
+pub struct IntervalData {
     pub corrected: Histogram,
     pub uncorrected: Option<Histogram>,
     pub requests: u64,
     pub bytes_read: u64,
     pub bytes_written: u64,
     pub errors: Errors,
-    /// At the segment's end: how long the oldest counted request not yet answered had
+    /// The counted responses by status code.
+    pub status: StatusTally,
+    /// At the interval's end: how long the oldest counted request not yet answered had
     /// been waiting since it was due (µs); a latency the histogram cannot show yet.
     pub oldest_pending_us: u64,
 }
 
-impl SegmentData {
-    pub fn new(uncorrected: bool) -> SegmentData {
-        SegmentData { uncorrected: uncorrected.then(Histogram::new), ..Default::default() }
+impl IntervalData {
+    pub fn new(uncorrected: bool) -> IntervalData {
+        IntervalData { uncorrected: uncorrected.then(Histogram::new), ..Default::default() }
     }
 
-    pub fn add(&mut self, o: &SegmentData) {
+    pub fn add(&mut self, o: &IntervalData) {
         self.corrected.add(&o.corrected);
         if let (Some(a), Some(b)) = (&mut self.uncorrected, &o.uncorrected) {
             a.add(b);
@@ -85,6 +138,7 @@ impl SegmentData {
         self.bytes_read += o.bytes_read;
         self.bytes_written += o.bytes_written;
         self.errors.add(&o.errors);
+        self.status.add(&o.status);
         self.oldest_pending_us = self.oldest_pending_us.max(o.oldest_pending_us);
     }
 }

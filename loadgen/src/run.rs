@@ -1,26 +1,30 @@
 //! The whole run: check every input, prepare the Lua states, start the workers at
-//! one common time, collect, and print/write the results.
+//! one common time (now, or `--start-at`), collect, and print/write the results.
 
-use crate::cli::{self, Command, Config, RateShape};
+use crate::cli::{self, Command};
 use crate::clock;
 use crate::collector::Collector;
 use crate::cpu_usage;
 use crate::early_stop::StopRule;
-use crate::event_loop::{WorkerMsg, WorkerSetup, run_worker};
 use crate::hdr_log::HdrLog;
 use crate::http;
-use crate::json_summary::{self, StoppedEarly, Summary};
-use crate::recording::segments;
+use crate::json_summary::{self, SegmentSummary, StartAtSummary, StoppedEarly, Summary};
+use crate::options::{Config, RateShape};
+use crate::partition::Share;
+use crate::recording::{Interval, intervals};
 use crate::schedule::Plan;
 use crate::script::{DoneSummary, LuaStats, ScriptSpec, Scripts, ThreadHooks};
 use crate::signals;
+use crate::start_at;
 use crate::url::Url;
+use crate::worker::{WorkerMsg, WorkerSetup, run_worker};
 use crate::wrk_format::{self, Report};
 use std::fs::File;
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// Entry point: returns the process exit status.
@@ -92,130 +96,166 @@ fn create_file(flag: &str, path: &std::path::Path) -> Result<File, String> {
     File::create(path).map_err(|e| format!("{flag}: cannot create '{}': {e}", path.display()))
 }
 
-fn run(cfg: &Config) -> Result<i32, String> {
-    let url = Url::parse(&cfg.url)?;
-    if let Some(p) = &cfg.script
-        && !p.is_file()
-    {
-        return Err(format!("-s/--script: cannot read '{}': no such file", p.display()));
-    }
-    let spec = ScriptSpec { path: cfg.script.clone(), url: url.clone(), headers: cfg.headers.clone() };
-    let scripts = Scripts::prepare(spec, cfg.threads, &cfg.script_args)?;
-    if scripts.unreachable {
-        eprintln!(
-            "perflab-load: warning: nothing accepts connections at {}:{}; refused attempts count as connect errors",
-            url.host,
-            url.service()
-        );
-    }
-    let (first_request, pipeline) = check_first_request(&scripts)?;
-    raise_open_file_limit(cfg.connections)?;
+/// The worker threads, connecting, then waiting for the start time.
+struct Workers {
+    starts: Vec<mpsc::Sender<u64>>,
+    joins: Vec<JoinHandle<()>>,
+    rx: mpsc::Receiver<WorkerMsg>,
+    /// Set to stop every worker (SIGINT/SIGTERM, a failed worker).
+    stop: Arc<AtomicBool>,
+    /// An earlier end of the window (early stop, interruption); `u64::MAX` until then.
+    window_end: Arc<AtomicU64>,
+}
 
-    let mut json_file = cfg.json.as_ref().map(|p| create_file("--json", p)).transpose()?;
-    let hdr_log = match &cfg.hdr_log {
-        Some(p) => Some(HdrLog::create(p).map_err(|e| format!("--hdr-log: cannot create '{}': {e}", p.display()))?),
-        None => None,
-    };
+/// What the workers share, besides their own thread's part.
+struct WorkerPlan<'a> {
+    cfg: &'a Config,
+    plan: &'a Arc<Plan>,
+    grid: &'a Arc<Vec<Interval>>,
+    pipeline: usize,
+}
 
-    let plan = Arc::new(Plan::from_config(cfg));
-    let segs = segments(&plan, cfg.hdr_interval_us * 1000);
-    let stop_rule = cfg.stop_on_p99_us.map(|us| StopRule::new(us, cfg.stop_intervals));
-    let mut collector = Collector::new(cfg.threads, segs.clone(), plan.clone(), cfg.u_latency, hdr_log, stop_rule);
-
-    print!("{}", wrk_format::header(cfg.duration_us as f64 / 1e6, &cfg.url, cfg.threads, cfg.connections));
-    let _ = std::io::stdout().flush();
-
-    signals::install();
-    let stop = Arc::new(AtomicBool::new(false));
-    let window_end = Arc::new(AtomicU64::new(u64::MAX));
-    let (tx, rx) = mpsc::channel();
-    let segs = Arc::new(segs);
-    let mut starts = Vec::new();
-    let mut joins = Vec::new();
-    let mut first_conn = 0u64;
-    let mut first_request = first_request;
-    for (i, handle) in scripts.threads.iter().enumerate() {
-        let conns = cfg.connections / cfg.threads + usize::from(i < cfg.connections % cfg.threads);
-        let (start_tx, start_rx) = mpsc::channel();
-        starts.push(start_tx);
-        let setup = WorkerSetup {
-            index: i,
-            first_conn,
-            conns,
-            total_conns: cfg.connections as u64,
-            plan: plan.clone(),
-            segments: segs.clone(),
-            timeout_ns: cfg.timeout_us * 1000,
-            slack: cfg.slack,
-            u_latency: cfg.u_latency,
-            record_all: !cfg.batch_latency,
-            pipeline,
-            first_request: if i == 0 { first_request.take() } else { None },
-            handle: handle.clone(),
-            stop: stop.clone(),
-            window_end: window_end.clone(),
-            tx: tx.clone(),
-            start_rx,
+impl Workers {
+    /// One worker per thread of `share`, each with its connections of the whole run.
+    fn spawn(
+        w: &WorkerPlan,
+        share: &Share,
+        scripts: &Scripts,
+        first_request: Option<Vec<u8>>,
+    ) -> Result<Workers, String> {
+        let (tx, rx) = mpsc::channel();
+        let mut workers = Workers {
+            starts: Vec::new(),
+            joins: Vec::new(),
+            rx,
+            stop: Arc::new(AtomicBool::new(false)),
+            window_end: Arc::new(AtomicU64::new(u64::MAX)),
         };
-        first_conn += conns as u64;
-        let j = std::thread::Builder::new()
-            .name(format!("perflab-load-{i}"))
-            .spawn(move || run_worker(setup))
-            .map_err(|e| format!("cannot start thread {i}: {e}"))?;
-        joins.push(j);
-    }
-    drop(tx);
-
-    // Wait until every worker has opened its connections.
-    let mut ready = 0;
-    let mut failure: Option<String> = None;
-    while ready < cfg.threads && failure.is_none() {
-        match rx.recv_timeout(Duration::from_millis(50)) {
-            Ok(WorkerMsg::Ready) => ready += 1,
-            Ok(WorkerMsg::Failed { error, .. }) => failure = Some(error),
-            Ok(_) => {}
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                if signals::received() {
-                    failure = Some("interrupted before the run started".into());
+        let mut first_request = first_request;
+        for (i, (thread, handle)) in share.threads.iter().zip(&scripts.threads).enumerate() {
+            let (start_tx, start_rx) = mpsc::channel();
+            workers.starts.push(start_tx);
+            let setup = WorkerSetup {
+                index: i,
+                first_conn: thread.first_conn,
+                conns: thread.conns,
+                total_conns: share.total_conns,
+                plan: w.plan.clone(),
+                intervals: w.grid.clone(),
+                timeout_ns: w.cfg.timeout_us * 1000,
+                slack: w.cfg.slack,
+                u_latency: w.cfg.u_latency,
+                record_all: !w.cfg.batch_latency,
+                pipeline: w.pipeline,
+                first_request: first_request.take(),
+                handle: handle.clone(),
+                stop: workers.stop.clone(),
+                window_end: workers.window_end.clone(),
+                tx: tx.clone(),
+                start_rx,
+            };
+            let spawned = std::thread::Builder::new()
+                .name(format!("perflab-load-{}", thread.thread))
+                .spawn(move || run_worker(setup))
+                .map_err(|e| format!("cannot start thread {}: {e}", thread.thread));
+            match spawned {
+                Ok(j) => workers.joins.push(j),
+                Err(e) => {
+                    workers.abandon();
+                    return Err(e);
                 }
             }
-            Err(mpsc::RecvTimeoutError::Disconnected) => failure = Some("a worker thread exited".into()),
         }
+        Ok(workers)
     }
-    if let Some(e) = failure {
-        drop(starts);
-        for j in joins {
+
+    /// Waits until every worker has opened its connections.
+    fn wait_ready(&self) -> Result<(), String> {
+        let mut ready = 0;
+        while ready < self.joins.len() {
+            match self.rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(WorkerMsg::Ready) => ready += 1,
+                Ok(WorkerMsg::Failed { error, .. }) => return Err(error),
+                Ok(_) => {}
+                Err(mpsc::RecvTimeoutError::Timeout) if signals::received() => {
+                    return Err("interrupted before the run started".into());
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Err("a worker thread exited".into()),
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the workers before the start: they close their connections, nothing is sent.
+    fn abandon(self) {
+        drop(self.starts);
+        for j in self.joins {
             let _ = j.join();
         }
-        return Err(e);
     }
 
-    // One common start, slightly ahead so every worker is waiting for it.
-    let t0 = clock::now_ns() + 2_000_000;
-    let w0 = t0 + plan.window_start_ns;
-    let w1 = t0 + plan.window_end_ns;
-    if let Some(log) = collector.log_mut() {
-        log.header(clock::wall_ns(w0)).map_err(|e| format!("--hdr-log: {e}"))?;
+    fn start(&self, t0: u64) {
+        for s in &self.starts {
+            let _ = s.send(t0);
+        }
     }
-    for s in &starts {
-        let _ = s.send(t0);
-    }
+}
 
-    let mut running = cfg.threads;
+/// The workers get the start time this long before it, so each is waiting for it.
+const START_LEAD_NS: u64 = 2_000_000;
+
+/// When the schedule starts (monotonic ns): right away, or at `--start-at` once every
+/// worker is ready. Then also how long before the requested start it was ready.
+fn schedule_start(cfg: &Config) -> Result<(u64, Option<i128>), String> {
+    let Some(start_ns) = cfg.start_at_ns else { return Ok((clock::now_ns() + START_LEAD_NS, None)) };
+    start_at::check(start_ns, start_at::now_ns(), "when every connection was open")?;
+    let t0 = start_at::to_mono(start_ns);
+    let ahead_ns = t0 as i128 - clock::now_ns() as i128;
+    // The caller's ready barrier: every process has printed this before the start.
+    eprintln!(
+        "perflab-load: ready; the schedule starts at {} (in {:.3} s)",
+        start_at::format_epoch(start_ns),
+        ahead_ns as f64 / 1e9
+    );
+    // Short sleeps, so SIGINT/SIGTERM before the start end the run at once.
+    while clock::now_ns() + START_LEAD_NS < t0 {
+        if signals::received() {
+            return Err("interrupted before the run started".into());
+        }
+        clock::sleep_until((clock::now_ns() + 20_000_000).min(t0 - START_LEAD_NS));
+    }
+    Ok((t0, Some(ahead_ns)))
+}
+
+/// How the run went, as the main thread saw it.
+struct Outcome {
+    /// The run's end (monotonic ns): see `collect`.
+    stopped_at: u64,
+    interrupted: bool,
+    runtime_error: Option<String>,
+    stopped_early: Option<StoppedEarly>,
+    /// The main thread's CPU sample and the process's times at the window's start.
+    cpu_start: Option<(cpu_usage::ThreadSample, (f64, f64))>,
+}
+
+/// Receives the workers' intervals until every worker has finished, applying an
+/// early stop and SIGINT/SIGTERM; `t0` is the schedule's start.
+fn collect(collector: &mut Collector, workers: &Workers, plan: &Plan, t0: u64) -> Outcome {
+    let (w0, w1) = (t0 + plan.window_start_ns, t0 + plan.window_end_ns);
+    let mut running = workers.joins.len();
     let mut last_finish = 0u64;
     let mut interrupted_at: Option<u64> = None;
-    let mut runtime_error: Option<String> = None;
-    let mut stopped_early: Option<StoppedEarly> = None;
-    // The main thread's own CPU and the process's, sampled at the window's start.
-    let mut cpu_start: Option<(cpu_usage::ThreadSample, (f64, f64))> = None;
+    let mut out =
+        Outcome { stopped_at: 0, interrupted: false, runtime_error: None, stopped_early: None, cpu_start: None };
     while running > 0 {
         let now = clock::now_ns();
-        if cpu_start.is_none() && now >= w0 {
-            cpu_start = Some((cpu_usage::sample_thread(), cpu_usage::process_times()));
+        if out.cpu_start.is_none() && now >= w0 {
+            out.cpu_start = Some((cpu_usage::sample_thread(), cpu_usage::process_times()));
         }
-        let wait = if cpu_start.is_none() { (w0 - now).min(20_000_000) } else { 20_000_000 };
-        match rx.recv_timeout(Duration::from_nanos(wait)) {
-            Ok(WorkerMsg::Segment { worker, index, data }) => collector.segment(worker, index, &data),
+        let wait = if out.cpu_start.is_none() { (w0 - now).min(20_000_000) } else { 20_000_000 };
+        match workers.rx.recv_timeout(Duration::from_nanos(wait)) {
+            Ok(WorkerMsg::Interval { worker, index, data }) => collector.interval(worker, index, &data),
             Ok(WorkerMsg::Finished { worker, index, data, totals }) => {
                 running -= 1;
                 last_finish = clock::now_ns();
@@ -224,8 +264,8 @@ fn run(cfg: &Config) -> Result<i32, String> {
             Ok(WorkerMsg::Failed { worker, error }) => {
                 running -= 1;
                 collector.failed(worker);
-                runtime_error.get_or_insert(error);
-                stop.store(true, Ordering::Release);
+                out.runtime_error.get_or_insert(error);
+                workers.stop.store(true, Ordering::Release);
             }
             Ok(WorkerMsg::Ready) => {}
             Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -234,55 +274,140 @@ fn run(cfg: &Config) -> Result<i32, String> {
         if let Some(reason) = collector.take_stop_request() {
             // Nothing is scheduled from now on; what is in flight drains as usual.
             let end = clock::now_ns().clamp(w0, w1);
-            window_end.store(end, Ordering::Relaxed);
+            workers.window_end.store(end, Ordering::Relaxed);
             collector.window_end_rel_ns = end - w0;
-            let e = StoppedEarly { at_s: (end - w0) as f64 / 1e9, rate: plan.rate_at(end - t0), reason };
+            let at_s = (end - w0) as f64 / 1e9;
+            let e = StoppedEarly { at_s, rate: collector.share_of(plan.rate_at(end - t0)), reason };
             collector.note_stop(e.at_s, e.rate, &e.reason);
-            stopped_early = Some(e);
+            out.stopped_early = Some(e);
         }
         if signals::received() && interrupted_at.is_none() {
             let t = clock::now_ns();
             interrupted_at = Some(t);
             // The window ends here: what was due later was never offered.
-            window_end.store(t.min(window_end.load(Ordering::Relaxed)), Ordering::Relaxed);
-            stop.store(true, Ordering::Release);
+            workers.window_end.store(t.min(workers.window_end.load(Ordering::Relaxed)), Ordering::Relaxed);
+            workers.stop.store(true, Ordering::Release);
             collector.window_end_rel_ns = collector.window_end_rel_ns.min(t.saturating_sub(w0));
         }
     }
-    let interrupted = interrupted_at.is_some();
+    out.interrupted = interrupted_at.is_some();
     let w1 = w0 + collector.window_end_rel_ns;
-    let last_done = collector.last_done;
     // The run's end: the window's end, or later if answers to requests scheduled in
     // the window arrived during the drain (so the achieved rate counts that time);
     // earlier if interrupted or if every thread stopped itself (thread:stop()).
-    let stopped_at = match interrupted_at {
+    out.stopped_at = match interrupted_at {
         Some(t) if t < w1 => t,
-        _ if !interrupted && last_finish < w1 => last_finish,
-        _ => w1.max(last_done),
+        _ if !out.interrupted && last_finish < w1 => last_finish,
+        _ => w1.max(collector.last_done),
     }
     .max(w0);
-    collector.end_rel_ns = stopped_at - w0;
+    collector.end_rel_ns = out.stopped_at - w0;
     collector.window_end_rel_ns = collector.window_end_rel_ns.min(collector.end_rel_ns);
-    for j in joins {
+    out
+}
+
+/// The hdr log's comments on a split or synchronized run (none otherwise).
+fn log_notes(cfg: &Config, share: &Share) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(seg) = cfg.segment {
+        let ids: Vec<String> = share.threads.iter().map(|t| t.thread.to_string()).collect();
+        notes.push(format!(
+            "Segment {}/{}: threads {} of {}; {} of {} connections; this log's counts and step rates are its share {:.6}",
+            seg.index,
+            seg.count,
+            ids.join(" "),
+            share.total_threads,
+            share.connections(),
+            share.total_conns,
+            share.fraction()
+        ));
+    }
+    if let Some(start_ns) = cfg.start_at_ns {
+        let warmup_s = cfg.warmup_us as f64 / 1e6;
+        let start = start_at::format_epoch(start_ns);
+        notes.push(format!(
+            "StartAt: {start} (requested start of the schedule; the window starts {warmup_s:.3} s later)"
+        ));
+    }
+    notes
+}
+
+fn run(cfg: &Config) -> Result<i32, String> {
+    if let Some(start_ns) = cfg.start_at_ns {
+        start_at::check(start_ns, start_at::now_ns(), "when the command started")?;
+    }
+    let url = Url::parse(&cfg.url)?;
+    if let Some(p) = &cfg.script
+        && !p.is_file()
+    {
+        return Err(format!("-s/--script: cannot read '{}': no such file", p.display()));
+    }
+    let share = Share::of(cfg.threads, cfg.connections, cfg.segment);
+    let thread_ids: Vec<usize> = share.threads.iter().map(|t| t.thread).collect();
+    let spec = ScriptSpec { path: cfg.script.clone(), url: url.clone(), headers: cfg.headers.clone() };
+    let scripts = Scripts::prepare(spec, cfg.threads, &thread_ids, &cfg.script_args)?;
+    if scripts.unreachable {
+        eprintln!(
+            "perflab-load: warning: nothing accepts connections at {}:{}; refused attempts count as connect errors",
+            url.host,
+            url.service()
+        );
+    }
+    let (first_request, pipeline) = check_first_request(&scripts)?;
+    raise_open_file_limit(share.connections())?;
+
+    let mut json_file = cfg.json.as_ref().map(|p| create_file("--json", p)).transpose()?;
+    let hdr_log = match &cfg.hdr_log {
+        Some(p) => Some(HdrLog::create(p).map_err(|e| format!("--hdr-log: cannot create '{}': {e}", p.display()))?),
+        None => None,
+    };
+
+    let plan = Arc::new(Plan::from_config(cfg));
+    let grid = intervals(&plan, cfg.hdr_interval_us * 1000);
+    let stop_rule = cfg.stop_on_p99_us.map(|us| StopRule::new(us, cfg.stop_intervals));
+    let workers_n = share.threads.len();
+    let mut collector =
+        Collector::new(workers_n, grid.clone(), plan.clone(), share.clone(), cfg.u_latency, hdr_log, stop_rule);
+
+    print!("{}", wrk_format::header(cfg.duration_us as f64 / 1e6, &cfg.url, workers_n, share.connections()));
+    let _ = std::io::stdout().flush();
+
+    signals::install();
+    let grid = Arc::new(grid);
+    let worker_plan = WorkerPlan { cfg, plan: &plan, grid: &grid, pipeline };
+    let workers = Workers::spawn(&worker_plan, &share, &scripts, first_request)?;
+    let start = workers.wait_ready().and_then(|()| schedule_start(cfg));
+    let (t0, ready_ahead_ns) = match start {
+        Ok(s) => s,
+        Err(e) => {
+            workers.abandon();
+            return Err(e);
+        }
+    };
+    let w0 = t0 + plan.window_start_ns;
+    if let Some(log) = collector.log_mut() {
+        log.header(clock::wall_ns(w0), &log_notes(cfg, &share)).map_err(|e| format!("--hdr-log: {e}"))?;
+    }
+    workers.start(t0);
+    let start_at = cfg.start_at_ns.map(|requested_ns| {
+        clock::sleep_until(t0);
+        let skew_ns = start_at::skew_ns(requested_ns, t0);
+        StartAtSummary { requested_ns, skew_ns, ready_ahead_ns: ready_ahead_ns.unwrap_or(0) }
+    });
+
+    let outcome = collect(&mut collector, &workers, &plan, t0);
+    for j in workers.joins {
         let _ = j.join();
     }
-    if let Some(e) = runtime_error {
+    if let Some(e) = outcome.runtime_error {
         return Err(e);
     }
     collector.drain(true);
     if let Some(e) = collector.take_log_error() {
         eprintln!("perflab-load: warning: --hdr-log: {e}");
     }
-    let cpu = {
-        let main_end = cpu_usage::sample_thread();
-        let (p_end, (t_start, p_start)) =
-            (cpu_usage::process_times(), cpu_start.unwrap_or((main_end.clone(), (0.0, 0.0))));
-        let mut threads = vec![t_start.until(&main_end)];
-        threads.extend(collector.worker_cpu.iter().flatten().cloned());
-        let process = if p_start == (0.0, 0.0) { (0.0, 0.0) } else { (p_end.0 - p_start.0, p_end.1 - p_start.1) };
-        cpu_usage::to_json(process, &threads, &cpu_usage::cpus_allowed())
-    };
-
+    let cpu = cpu_json(&outcome, &collector);
+    let stopped_at = outcome.stopped_at;
     let runtime_ns = stopped_at.saturating_sub(w0);
     let runtime_us = runtime_ns / 1000;
     let total = &collector.total;
@@ -300,21 +425,27 @@ fn run(cfg: &Config) -> Result<i32, String> {
     let _ = std::io::stdout().flush();
 
     if let Some(f) = json_file.as_mut() {
-        let window_s = (plan.window_end_ns - plan.window_start_ns) as f64 / 1e9;
-        let target_rate = match cfg.shape {
-            RateShape::Constant(r) => r,
-            _ => plan.expected_between(plan.window_start_ns, plan.window_end_ns) / window_s,
-        };
+        let run_target_rate = target_rate(cfg, &plan);
+        let segment = cfg.segment.map(|seg| SegmentSummary {
+            index: seg.index,
+            count: seg.count,
+            threads: cfg.threads,
+            connections: cfg.connections,
+            target_rate: run_target_rate,
+            thread_ids: thread_ids.clone(),
+            segment_connections: share.connections(),
+            share: share.fraction(),
+        });
         let summary = Summary {
             url: &cfg.url,
             script: cfg.script.as_ref().map(|p| p.display().to_string()),
             script_args: &cfg.script_args[1..],
-            threads: cfg.threads,
-            connections: cfg.connections,
+            threads: workers_n,
+            connections: share.connections(),
             duration_s: runtime_ns as f64 / 1e9,
             warmup_s: cfg.warmup_us as f64 / 1e6,
             send_slack_us: cfg.slack.max_ns() / 1000,
-            target_rate,
+            target_rate: collector.share_of(run_target_rate),
             start_ms: clock::wall_ms(w0),
             end_ms: clock::wall_ms(stopped_at.max(w0)),
             warmup_start_ms: clock::wall_ms(t0),
@@ -326,35 +457,64 @@ fn run(cfg: &Config) -> Result<i32, String> {
             latency: &total.corrected,
             uncorrected: total.uncorrected.as_ref(),
             steps: std::mem::take(&mut collector.step_summaries),
-            interrupted,
+            interrupted: outcome.interrupted,
             send_slack_auto: cfg.slack == crate::batching::Slack::Auto,
             offered: collector.offered(),
             unsent: collector.unsent,
             lag: &collector.lag,
             cpu,
-            intervals: &collector.intervals,
-            stopped_early: stopped_early.as_ref(),
+            intervals: &collector.summaries,
+            stopped_early: outcome.stopped_early.as_ref(),
+            segment,
+            start_at,
         };
         f.write_all(json_summary::render(&summary).as_bytes()).map_err(|e| format!("--json: {e}"))?;
     }
 
     if scripts.has_done() {
-        let e = &total.errors;
-        let summary = DoneSummary {
-            duration_us: runtime_us,
-            requests: total.requests,
-            bytes: total.bytes_read,
-            errors: [e.connect, e.read, e.write, e.status, e.timeout],
-        };
-        let latency = LuaStats {
-            hist: Arc::new(total.corrected.clone()),
-            min: total.corrected.min() as f64,
-            max: total.corrected.max() as f64,
-        };
-        let rates = &collector.rates;
-        let requests = LuaStats { hist: Arc::new(rates.hist.clone()), min: rates.min as f64, max: rates.max as f64 };
-        scripts.call_done(&summary, latency, requests)?;
-        let _ = std::io::stdout().flush();
+        call_done(&scripts, &collector, runtime_us)?;
     }
     Ok(0)
+}
+
+/// The whole run's target rate: `-R`, or the mean planned rate over the window.
+fn target_rate(cfg: &Config, plan: &Plan) -> f64 {
+    let window_s = (plan.window_end_ns - plan.window_start_ns) as f64 / 1e9;
+    match cfg.shape {
+        RateShape::Constant(r) => r,
+        _ => plan.expected_between(plan.window_start_ns, plan.window_end_ns) / window_s,
+    }
+}
+
+/// The JSON's `cpu`: the main thread's and the workers' CPU over the window, and the process's.
+fn cpu_json(outcome: &Outcome, collector: &Collector) -> serde_json::Value {
+    let main_end = cpu_usage::sample_thread();
+    let (p_end, (t_start, p_start)) =
+        (cpu_usage::process_times(), outcome.cpu_start.clone().unwrap_or((main_end.clone(), (0.0, 0.0))));
+    let mut threads = vec![t_start.until(&main_end)];
+    threads.extend(collector.worker_cpu.iter().flatten().cloned());
+    let process = if p_start == (0.0, 0.0) { (0.0, 0.0) } else { (p_end.0 - p_start.0, p_end.1 - p_start.1) };
+    cpu_usage::to_json(process, &threads, &cpu_usage::cpus_allowed())
+}
+
+/// The script's `done(summary, latency, requests)`.
+fn call_done(scripts: &Scripts, collector: &Collector, runtime_us: u64) -> Result<(), String> {
+    let total = &collector.total;
+    let e = &total.errors;
+    let summary = DoneSummary {
+        duration_us: runtime_us,
+        requests: total.requests,
+        bytes: total.bytes_read,
+        errors: [e.connect, e.read, e.write, e.status, e.timeout],
+    };
+    let latency = LuaStats {
+        hist: Arc::new(total.corrected.clone()),
+        min: total.corrected.min() as f64,
+        max: total.corrected.max() as f64,
+    };
+    let rates = &collector.rates;
+    let requests = LuaStats { hist: Arc::new(rates.hist.clone()), min: rates.min as f64, max: rates.max as f64 };
+    scripts.call_done(&summary, latency, requests)?;
+    let _ = std::io::stdout().flush();
+    Ok(())
 }

@@ -121,6 +121,12 @@ pub struct ThreadHandle {
     pub lua: Mutex<Lua>,
 }
 
+impl ThreadHandle {
+    fn new(lua: Lua) -> ThreadHandle {
+        ThreadHandle { addr: Mutex::new(None), stop: AtomicBool::new(false), lua: Mutex::new(lua) }
+    }
+}
+
 /// The `thread` userdata. `own` is set for `wrk.thread` inside the thread's own
 /// state, where get/set act on the calling state directly.
 struct LuaThread {
@@ -324,6 +330,19 @@ fn global_fn(lua: &Lua, name: &str) -> Option<Function> {
     lua.globals().get::<Option<Function>>(name).ok().flatten()
 }
 
+/// Runs `init(args)` in a thread's state and checks its hooks again.
+fn init_thread(handle: &ThreadHandle, spec: &ScriptSpec, args: &[String]) -> Result<(), String> {
+    let lua = handle.lua.lock().unwrap();
+    let twrk: Table = lua.globals().get("wrk").map_err(|e| lua_error_message(&e))?;
+    let init: Function = twrk.get("init").map_err(|e| lua_error_message(&e))?;
+    let argt = lua.create_table().map_err(|e| lua_error_message(&e))?;
+    for (i, a) in args.iter().enumerate() {
+        argt.raw_set(i, a.as_str()).map_err(|e| lua_error_message(&e))?;
+    }
+    init.call::<()>(argt).map_err(|e| lua_error_message(&e))?;
+    check_hooks(&lua, spec.path.as_deref())
+}
+
 /// The main state (setup/done) and the thread states.
 pub struct Scripts {
     pub main: Lua,
@@ -335,7 +354,11 @@ pub struct Scripts {
 impl Scripts {
     /// Loads the script into the main state and one state per thread, resolves the
     /// host, and runs `setup(thread)` and `init(args)` for each thread, like wrk.
-    pub fn prepare(spec: ScriptSpec, threads: usize, args: &[String]) -> Result<Scripts, String> {
+    /// Of a run of `total_threads`, only the threads in `ours` (global indexes, in
+    /// order) get a state and `init`; the others still pass through `setup`, in their
+    /// place, so a script that numbers its threads in `setup` sees the run's global
+    /// thread numbers (with `--segment`, every process seeds differently).
+    pub fn prepare(spec: ScriptSpec, total_threads: usize, ours: &[usize], args: &[String]) -> Result<Scripts, String> {
         let main = new_state(&spec)?;
         let wrk: Table = main.globals().get("wrk").map_err(|e| lua_error_message(&e))?;
         let resolve: Function = wrk.get("resolve").map_err(|e| lua_error_message(&e))?;
@@ -343,11 +366,15 @@ impl Scripts {
         let unreachable = wrk.get::<Option<bool>>("unreachable").ok().flatten().unwrap_or(false);
         let setup: Function = wrk.get("setup").map_err(|e| lua_error_message(&e))?;
 
-        let mut handles = Vec::with_capacity(threads);
-        for _ in 0..threads {
-            let lua = new_state(&spec)?;
-            let handle =
-                Arc::new(ThreadHandle { addr: Mutex::new(None), stop: AtomicBool::new(false), lua: Mutex::new(lua) });
+        let mut handles = Vec::with_capacity(ours.len());
+        for t in 0..total_threads {
+            if !ours.contains(&t) {
+                // Another process's thread: setup() only, on a bare state of its own.
+                let handle = Arc::new(ThreadHandle::new(Lua::new()));
+                setup.call::<()>(LuaThread { handle, own: false }).map_err(|e| lua_error_message(&e))?;
+                continue;
+            }
+            let handle = Arc::new(ThreadHandle::new(new_state(&spec)?));
             {
                 let lua = handle.lua.lock().unwrap();
                 let twrk: Table = lua.globals().get("wrk").map_err(|e| lua_error_message(&e))?;
@@ -355,17 +382,7 @@ impl Scripts {
                     .map_err(|e| lua_error_message(&e))?;
             }
             setup.call::<()>(LuaThread { handle: handle.clone(), own: false }).map_err(|e| lua_error_message(&e))?;
-            {
-                let lua = handle.lua.lock().unwrap();
-                let twrk: Table = lua.globals().get("wrk").map_err(|e| lua_error_message(&e))?;
-                let init: Function = twrk.get("init").map_err(|e| lua_error_message(&e))?;
-                let argt = lua.create_table().map_err(|e| lua_error_message(&e))?;
-                for (i, a) in args.iter().enumerate() {
-                    argt.raw_set(i, a.as_str()).map_err(|e| lua_error_message(&e))?;
-                }
-                init.call::<()>(argt).map_err(|e| lua_error_message(&e))?;
-                check_hooks(&lua, spec.path.as_deref())?;
-            }
+            init_thread(&handle, &spec, args)?;
             if handle.addr.lock().unwrap().is_none() {
                 return Err("setup(): thread.addr was set to nil; no server address to connect to".into());
             }

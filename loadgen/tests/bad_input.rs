@@ -124,3 +124,28 @@ fn help_and_version_succeed() {
     assert_eq!(r.status, 0);
     assert!(r.stdout.starts_with("perflab-load 0.1.0"), "{}", r.stdout);
 }
+
+#[test]
+fn bad_segments() {
+    rejects(&["-R", "100", "-t3", "--segment", "3/3", "{url}"], "--segment: the part must be below 3");
+    rejects(&["-R", "100", "--segment", "0/0", "{url}"], "--segment: the number of parts must be at least 1");
+    rejects(
+        &["-R", "100", "-t1", "-c1", "--segment", "0/2", "{url}"],
+        "--segment 0/2: needs at least 2 threads (-t) so every segment runs one, got -t1",
+    );
+    for bad in ["1", "1/", "/2", "a/2", "1/2/3", "-1/2", "1.0/2"] {
+        rejects(&["-R", "100", "--segment", bad, "{url}"], "--segment: expected I/N");
+    }
+    rejects(&["-R", "100", "--segment", "0/2", "--stop-on-p99", "1s", "{url}"], "--stop-on-p99: cannot be combined");
+}
+
+#[test]
+fn bad_start_times() {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    rejects(&["-R", "100", "--start-at", "1000000000.5", "{url}"], "--start-at: 1000000000.500 was");
+    let ahead = format!("{}", now + 7200);
+    rejects(&["-R", "100", "--start-at", &ahead, "{url}"], "s ahead (at most 3600 s)");
+    for bad in ["noon", "1764000000.5s", "-5", "1.7e9", "", "12:00:00"] {
+        rejects(&["-R", "100", "--start-at", bad, "{url}"], "--start-at: expected seconds since the Unix epoch");
+    }
+}

@@ -318,3 +318,16 @@ fn an_interrupted_run_writes_one_consistent_set() {
     assert!((offered as f64 - duration * 1000.0).abs() <= 25.0, "offered {offered} over {duration} s");
     assert!(u(&v["unsent"]) <= 4, "{}", v["unsent"]);
 }
+
+#[test]
+fn a_response_lost_half_way_leaves_no_bytes_behind() {
+    // Response number 50 is cut half-way and its connection closed: that request is a read error,
+    // and its bytes belong to no answered request (they used to be added to the next response's).
+    let server = TestServer::start(Knobs { cut: Some(50), ..Default::default() });
+    let (_, v) = json_run("cut", &["-t1", "-c1", "-d1s", "-R200", &server.url()]);
+    assert_eq!(u(&v["errors"]["read"]), 1, "{}", v["errors"]);
+    let answered: u64 = v["status_codes"].as_object().unwrap().values().map(u).sum();
+    assert!(answered >= 100, "{answered}");
+    let (resp, _) = exchange_sizes(server.port);
+    assert_eq!(u(&v["bytes_read"]), answered * resp);
+}

@@ -20,10 +20,43 @@ import pandas as pd
 
 from .. import fmt
 from ..measure.significance import Direction, compare_intervals, compare_samples, trend
+from ..profiling import flame
 from ..server import metrics
+from .findings import highest, workload_label
 
 #: the percentile levels a commentary talks about (wrk2's "Latency Distribution" block)
 LEVELS = (50.0, 75.0, 90.0, 99.0, 99.9, 99.99, 100.0)
+
+
+# --- labels and lists ----------------------------------------------------------------------------
+
+def load_label(op: str, connections: int, placement: str | None = None) -> str:
+    """What a run or a search is called everywhere in a notebook: 'PUT, 1 connection', 'GET, 64
+    connections [split]' (the placement when a notebook measures several)."""
+    return f"{op}, {fmt.count(connections, 'connection')}" + (f" [{placement}]" if placement else "")
+
+
+def memtable_label(memtable_size: str, flush_threads: int) -> str:
+    """A storage configuration: 'memtable 4m, 2 flush threads'."""
+    return f"memtable {memtable_size}, {fmt.count(flush_threads, 'flush thread')}"
+
+
+def executor_label(workers: int, queue: int) -> str:
+    """An executor configuration: '2 workers, queue 128'."""
+    return f"{fmt.count(workers, 'worker')}, queue {queue}"
+
+
+def bullets(lines) -> str:
+    """A Markdown list of the non-empty ``lines``."""
+    return "\n".join(f"- {line}" for line in lines if line)
+
+
+def _load(obj):
+    """The load of an experiment's result, or ``obj`` itself (a LoadResult or an intervals table)."""
+    from ..measure.result import LoadResult
+
+    load = getattr(obj, "load", None) if not isinstance(obj, pd.DataFrame) else None
+    return load if isinstance(load, LoadResult) else obj
 
 
 # --- percentile spectra ----------------------------------------------------------------------------
@@ -37,17 +70,25 @@ def value_at(spectrum: pd.DataFrame, p: float) -> float:
     return float(hit["latency_ms"].iloc[0] if len(hit) else spec["latency_ms"].iloc[-1])
 
 
-def levels(spectrum: pd.DataFrame, at: tuple[float, ...] = LEVELS) -> dict[float, float]:
-    return {p: value_at(spectrum, p) for p in at}
+def levels(latency, at: tuple[float, ...] = LEVELS) -> dict[float, float]:
+    """Latency (ms) at each of ``at``: from a load's own percentiles (:meth:`LoadResult.percentile_ms`, the
+    numbers every table shows) when given a load or an experiment's result, else from a spectrum table."""
+    load = _load(latency)
+    if hasattr(load, "percentile_ms"):
+        return {p: load.percentile_ms(p) for p in at}
+    return {p: value_at(latency, p) for p in at}
 
 
-def requests_in(spectrum: pd.DataFrame) -> int:
-    return int(spectrum["total_count"].max()) if "total_count" in spectrum and len(spectrum) else 0
+def requests_in(latency) -> int:
+    load = _load(latency)
+    if hasattr(load, "requests"):
+        return int(load.requests)
+    return int(latency["total_count"].max()) if "total_count" in latency and len(latency) else 0
 
 
-def largest_step(spectrum: pd.DataFrame, at: tuple[float, ...] = LEVELS[:-1]) -> tuple[float, float, float, float]:
+def largest_step(latency, at: tuple[float, ...] = LEVELS[:-1]) -> tuple[float, float, float, float]:
     """The pair of adjacent levels with the largest latency ratio: (p_low, v_low, p_high, v_high)."""
-    lv = levels(spectrum, at)
+    lv = levels(latency, at)
     ps = list(lv)
     best = None
     for a, b in zip(ps, ps[1:]):
@@ -59,17 +100,18 @@ def largest_step(spectrum: pd.DataFrame, at: tuple[float, ...] = LEVELS[:-1]) ->
     return a, va, b, vb
 
 
-def describe_spectrum(label: str, spectrum: pd.DataFrame, sla_ms: float | None = None) -> str:
+def describe_spectrum(label: str, latency, sla_ms: float | None = None) -> str:
     """'**PUT, 1 connection**: p50 0.42 ms, p99 1.9 ms, p99.9 4.5 ms, max 6.4 ms (23,997 requests); the
-    steepest step is from p90 (1.6 ms) to p99 (1.9 ms), 1.2x.'"""
-    lv = levels(spectrum)
-    n = requests_in(spectrum)
+    steepest step is from p90 (1.6 ms) to p99 (1.9 ms), 1.2x.' ``latency``: a load (or an experiment's
+    result), or a spectrum table."""
+    lv = levels(latency)
+    n = requests_in(latency)
     text = (f"**{label}**: p50 {fmt.ms(lv[50])}, p99 {fmt.ms(lv[99])}, p99.9 {fmt.ms(lv[99.9])}, "
             f"max {fmt.ms(lv[100])} ({n:,} requests recorded)")
     # only levels the sample resolves: p99.99 needs ~10^4 samples to mean anything
     usable = tuple(p for p in LEVELS[:-1] if n >= 10 / max(1e-9, 1 - p / 100.0))
     if len(usable) >= 2:
-        a, va, b, vb = largest_step(spectrum, usable)
+        a, va, b, vb = largest_step(latency, usable)
         ratio = vb / va if va > 0 else math.inf
         text += f"; the steepest step is from {fmt.level(a)} ({fmt.ms(va)}) to {fmt.level(b)} ({fmt.ms(vb)}), {fmt.ratio(ratio)}"
     if sla_ms is not None:
@@ -79,13 +121,14 @@ def describe_spectrum(label: str, spectrum: pd.DataFrame, sla_ms: float | None =
 
 
 def compare_latency(runs: Mapping[str, object], column: str = "p99_ms") -> str:
-    """Per-interval latency (e.g. p99 of each 100 ms interval) of two or more runs
-    (label -> :class:`~perflab.measure.result.LoadResult` or an intervals DataFrame), each compared with
+    """Per-interval latency (e.g. p99 of each 100 ms interval) of two or more runs (label ->
+    ExperimentResult, :class:`~perflab.measure.result.LoadResult` or an intervals DataFrame), each compared with
     the run of lowest median by :func:`~perflab.measure.significance.compare_samples`:
     'p99 per interval: async median 1.20 ms (n = 50); sync 3.40 ms, higher (n = 50 vs 50, Mann-Whitney
     p < 0.001, ratio 2.83x (95% CI 2.5x-3.1x)); virtual 1.25 ms, no difference detectable (...).'"""
     samples = {}
     for k, v in runs.items():
+        v = _load(v)
         iv = v.intervals if hasattr(v, "intervals") else v
         if iv is None or len(iv) == 0 or column not in iv:
             continue
@@ -102,6 +145,45 @@ def compare_latency(runs: Mapping[str, object], column: str = "p99_ms") -> str:
         d = compare_samples(samples[base], samples[k])
         parts.append(f"{k} {fmt.ms(d.median_b)}, {d.direction} ({d.evidence})")
     return f"{level} per interval: " + "; ".join(parts) + "."
+
+
+def compare_latencies(runs: Mapping[str, object], columns: tuple[str, ...] = ("p99_ms",)) -> str:
+    """:func:`compare_latency` for each of ``columns`` (``p99_ms``, ``p999_ms``...), one paragraph each;
+    ``""`` with fewer than two runs."""
+    return "\n\n".join(t for t in (compare_latency(runs, c) for c in columns) if t)
+
+
+def describe_spectra(runs: Mapping[str, object], sla_ms: float | None = None,
+                     compare: tuple[str, ...] = ("p99_ms",)) -> str:
+    """Every run's spectrum (:func:`describe_spectrum`), then their per-interval latencies compared
+    (:func:`compare_latencies` on ``compare``), as Markdown paragraphs. ``runs``: label ->
+    ExperimentResult or LoadResult."""
+    parts = [describe_spectrum(k, r, sla_ms=sla_ms) for k, r in runs.items()]
+    return "\n\n".join(parts + [t for t in [compare_latencies(runs, compare)] if t])
+
+
+def describe_runs(runs: Mapping[str, object], sla_ms: float | None = None) -> list[str]:
+    """Each fixed-rate run in full (label -> ExperimentResult): its spectrum, the rate it achieved of the
+    offered one, its errors and its validity. '**PUT, 1 connection**: p50 ... Achieved 500 req/s of 500
+    req/s, 0 errors; validity: valid.'"""
+    lines = []
+    for label, r in runs.items():
+        validity = r.validity.badge if r.validity is not None else "not assessed"
+        lines.append(f"{describe_spectrum(label, r, sla_ms=sla_ms)} Achieved "
+                     f"{fmt.rate(r.load.achieved_rate)} of {fmt.rate(r.load.target_rate)}, {r.load.server_errors} "
+                     f"errors; validity: {validity}.")
+    return lines
+
+
+def describe_prefill(runs: Mapping[str, object]) -> str:
+    """What the prefill wrote before the first of ``runs`` that had one started its server ('' when none
+    had one)."""
+    first = next((r for r in runs.values() if getattr(r, "prefill", None)), None)
+    if first is None:
+        return ""
+    parts = [f"{k.replace('_', ' ')} {fmt.number(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v}"
+             for k, v in first.prefill.items() if k not in ("json", "dir")]   # the scratch directory is gone
+    return "The database at the start (prefill): " + ", ".join(parts) + "."
 
 
 # --- latency over time vs server events ------------------------------------------------------------
@@ -206,6 +288,30 @@ def describe_trend(intervals: pd.DataFrame, column: str = "p99_ms", alpha: float
     return f"{level} shows no trend over the run ({fmt.ms(tr.first)} in the first third, {fmt.ms(tr.last)} in the last; {tr.evidence})."
 
 
+def describe_timeline(result, kinds: tuple[str, ...] = (), trend: bool = True, label: str | None = None) -> str:
+    """What a run's latency timeline shows: the effect of each event kind in ``kinds`` (``flush``,
+    ``compaction``: :func:`describe_events_effect`), which events the spikes overlap (the run's
+    attribution), and whether latency trends (:func:`describe_trend`, when ``trend``); with ``label``, in
+    front in bold."""
+    iv = result.load.intervals
+    parts = [describe_events_effect(iv, result.events, k) for k in kinds]
+    parts.append(result.attribution.summary() if result.attribution is not None else "")
+    parts.append(describe_trend(iv) if trend else "")
+    text = " ".join(p for p in parts if p)
+    return f"**{label}**: {text}" if label else text
+
+
+def describe_spikes(runs: Mapping[str, object]) -> list[str]:
+    """'label: <which events its latency spikes overlap>' for each run with an attribution
+    (:mod:`perflab.measure.attribution`)."""
+    return [f"{k}: {r.attribution.summary()}" for k, r in runs.items() if r.attribution is not None]
+
+
+def describe_event_effects(runs: Mapping[str, object], kind: str) -> list[str]:
+    """'label: <the effect of the kind of event on its latency>' for each run (label -> ExperimentResult)."""
+    return [f"{k}: {describe_events_effect(r.load.intervals, r.events, kind)}" for k, r in runs.items()]
+
+
 # --- profiles --------------------------------------------------------------------------------------
 
 def describe_categories(shares: Mapping[str, float] | pd.Series, event: str = "cpu", top: int = 4,
@@ -258,6 +364,41 @@ def describe_diff(diff: pd.DataFrame, a: str, b: str, n: int = 3, name_col: str 
     return f"From {a} to {b}, " + "; ".join(parts) + "."
 
 
+def describe_profile(label: str, profile, top: int = 4, focus: tuple[str, ...] = ()) -> str:
+    """'**label** (cpu, 12,345 samples): Of the CPU samples, ... The hottest frames by self time: ...' for a
+    :class:`~perflab.profiling.profiler.Profile` (categories by :func:`describe_categories`)."""
+    cats = profile.categories()
+    shares = dict(zip(cats["category"], cats["share"])) if len(cats) else {}
+    text = (f"**{label}** ({profile.event}, {profile.samples:,} samples): "
+            + describe_categories(shares, profile.event, top=top, focus=focus))
+    frames = describe_top_frames(profile.frames(), 3)
+    return text + (" " + frames if frames else "")
+
+
+#: the profile categories (:data:`perflab.profiling.flame.CATEGORY_ORDER`) grouped as the lab reports ask
+CPU_GROUPS = {"network I/O": ("network read", "network write"), "HTTP parsing": ("HTTP parsing",),
+              "storage": tuple(c for c in flame.CATEGORY_ORDER if c.startswith("storage")),
+              "executor queue": ("executor queue",), "locks": ("locks",)}
+#: the groups every CPU split names, even at 0% (the others only when present)
+ALWAYS_NAMED = ("network I/O", "HTTP parsing", "storage")
+
+
+def describe_cpu_split(runs: Mapping[str, object]) -> list[str]:
+    """For each run with a CPU profile: 'label: of the CPU samples, 41% network I/O, 18% HTTP parsing, 9%
+    storage, 3% executor queue.' (:data:`CPU_GROUPS`; :data:`ALWAYS_NAMED` always, the others when present)."""
+    lines = []
+    for label, r in runs.items():
+        cpu = r.profiles.get("cpu") or r.profiles.get("itimer")
+        if cpu is None or not cpu.samples:
+            continue
+        cats = cpu.categories()
+        shares = {group: sum(float(cats.loc[cats["category"] == c, "share"].sum()) for c in members)
+                  for group, members in CPU_GROUPS.items()}
+        parts = [f"{fmt.pct(share)} {group}" for group, share in shares.items() if group in ALWAYS_NAMED or share > 0]
+        lines.append(f"{label}: of the CPU samples, " + ", ".join(parts) + ".")
+    return lines
+
+
 # --- breakpoints -----------------------------------------------------------------------------------
 
 def describe_breakpoint(label: str, result) -> str:
@@ -303,15 +444,142 @@ def compare_breakpoints(results: Mapping[str, object], what: str = "breakpoint")
     return f"{what[0].upper() + what[1:]}: " + "; ".join(parts) + "."
 
 
+def describe_breakpoints(results: Mapping[str, object]) -> list[str]:
+    """:func:`describe_breakpoint` of every search (label -> BreakpointResult)."""
+    return [describe_breakpoint(k, r) for k, r in results.items()]
+
+
+def describe_unresolved(results: Mapping[str, object]) -> str:
+    """Which searches did not resolve to a tight interval (''  when all did)."""
+    from ..breakpoint.run import TIGHT
+
+    loose = [k for k, r in results.items() if not r.converged]
+    if not loose:
+        return ""
+    return f"Not resolved to within ±{TIGHT:.0%}: {', '.join(loose)} (see each one's outcome and interval)."
+
+
+def describe_search_validity(searches: Mapping[str, object], runs: Mapping[str, object]) -> list[str]:
+    """For each label with both a search and a fixed-rate run: 'async: validity of the breakpoint's edge
+    probes: valid; of the profile run: suspect: <reason>.'"""
+    return [f"{k}: validity of the breakpoint's edge probes: {r.validity or 'not assessed'}; of the profile run: "
+            f"{runs[k].validity.badge if runs[k].validity is not None else 'not assessed'}."
+            for k, r in searches.items() if k in runs]
+
+
+class _Estimate:
+    """A breakpoint row seen as a search (``rate``, ``interval``), for :func:`compare_breakpoints`."""
+
+    def __init__(self, row: dict):
+        self.rate = row.get("rate")
+        self.interval = tuple(row.get("interval") or (None, None))
+
+
+def _several_placements(rows: list[dict]) -> bool:
+    return len({r.get("placement") for r in rows}) > 1
+
+
+def describe_ceiling_shares(rows: list[dict], ceiling: str = "status") -> list[str]:
+    """How close each breakpoint comes to the request-handling ceiling (the row whose workload is
+    ``ceiling``, searched at the same placement): 'GET, 64 connections reaches 62% of the request-handling
+    ceiling (73,500 req/s) (from the intervals: 55%-70%).' ``rows``: breakpoint rows with ``workload``,
+    ``connections``, ``rate``, ``interval`` and ``placement``."""
+    several = _several_placements(rows)
+    lines = []
+    for top in (r for r in rows if r["workload"] == ceiling and r.get("rate")):
+        c_lo, c_hi = top.get("interval") or (None, None)
+        for r in rows:
+            if r["workload"] == ceiling or r.get("placement") != top.get("placement") or not r.get("rate"):
+                continue
+            lo, hi = r.get("interval") or (None, None)
+            span = (f" (from the intervals: {fmt.pct(lo / c_hi)}-{fmt.pct(hi / c_lo)})"
+                    if None not in (lo, hi, c_lo, c_hi) else "")
+            label = load_label(r["workload"], r["connections"], r.get("placement") if several else None)
+            lines.append(f"{label} reaches {fmt.pct(r['rate'] / top['rate'])} of the request-handling ceiling "
+                         f"({fmt.rate(top['rate'])}){span}.")
+    return lines
+
+
+def compare_by_connections(rows: list[dict], ceiling: str = "status") -> list[str]:
+    """Each workload's breakpoints at its connection counts compared (:func:`compare_breakpoints`: a
+    difference only when the intervals do not overlap), per placement; the ``ceiling`` is left out."""
+    several = _several_placements(rows)
+    groups: dict[tuple, dict] = {}
+    for r in rows:
+        if r["workload"] != ceiling:
+            groups.setdefault((r["workload"], r.get("placement")), {})[
+                fmt.count(r["connections"], "connection")] = _Estimate(r)
+    return [compare_breakpoints(same, what=f"{op} breakpoint" + (f" [{p}]" if several else ""))
+            for (op, p), same in groups.items() if len(same) > 1]
+
+
+def placement_table(rows: list[dict]) -> str:
+    """The same searches at each CPU placement side by side, as a Markdown table with the comparison of
+    their breakpoints (a difference only when the intervals do not overlap); ``""`` with one placement."""
+    places = list(dict.fromkeys(r.get("placement") for r in rows))
+    if len(places) < 2:
+        return ""
+    searches = list(dict.fromkeys((r["workload"], r["connections"]) for r in rows))
+    lines = ["**CPU placement.** The same searches with server and generator sharing the CPUs and on "
+             "disjoint CPU sets (a difference only when the intervals do not overlap):", "",
+             "| search | " + " | ".join(places) + " | comparison |", "|---|" + "---|" * (len(places) + 1)]
+    for op, conns in searches:
+        by = {p: next(r for r in rows if (r["workload"], r["connections"], r.get("placement")) == (op, conns, p))
+              for p in places}
+        cells = [fmt.estimate(r.get("rate"), r.get("interval"), "req/s") + f", {r.get('verdict')}" for r in by.values()]
+        verdict = compare_breakpoints({p: _Estimate(r) for p, r in by.items()})
+        lines.append(f"| {load_label(op, conns)} | " + " | ".join(cells) + f" | {verdict} |")
+    return "\n".join(lines)
+
+
+def _ranked(grid: Mapping) -> list:
+    """The keys of the searches that found a breakpoint, highest first."""
+    return sorted((k for k, r in grid.items() if r.rate), key=lambda k: grid[k].rate, reverse=True)
+
+
+def describe_executor_grid(grid: Mapping[tuple[int, int], object]) -> str:
+    """The executor grid's breakpoints (``(workers, queue)`` -> BreakpointResult): the best and the worst
+    configuration, the worker counts compared at each queue capacity, the configurations that passed no
+    probe."""
+    ranked = _ranked(grid)
+    if not ranked:
+        return "No configuration passed even the lowest probe: lower start_rate or raise sla_ms."
+    best, worst = ranked[0], ranked[-1]
+    parts = [f"The best configuration is **{executor_label(*best)}**: {grid[best].describe()}; the worst is "
+             f"{executor_label(*worst)}: {grid[worst].describe()}."]
+    workers = list(dict.fromkeys(w for w, _ in grid))
+    for q in dict.fromkeys(q for _, q in grid):
+        parts.append(compare_breakpoints({fmt.count(w, "worker"): grid[(w, q)] for w in workers if (w, q) in grid},
+                                         what=f"breakpoint with queue {q}"))
+    failed = [executor_label(*k) for k, r in grid.items() if not r.rate]
+    if failed:
+        parts.append(f"No rate passed for: {', '.join(failed)}.")
+    return " ".join(parts)
+
+
+def describe_overload(table: pd.DataFrame, rate: float) -> str:
+    """'Under overload (3,000 req/s), the share rejected with 503 ranges from 0% (1 worker, queue 1024) to
+    41% (4 workers, queue 16); p99 from 2.10 ms to 180 ms.' ``table``:
+    :func:`perflab.analysis.tables.overload_table` indexed by ``workers, queue``."""
+    if table.empty:
+        return "No overload run was measured."
+    o = table.sort_values("rejected share", kind="stable")
+    return (f"Under overload ({fmt.rate(rate)}), the share rejected with 503 ranges from "
+            f"{fmt.pct(o['rejected share'].iloc[0])} ({executor_label(*o.index[0])}) to "
+            f"{fmt.pct(o['rejected share'].iloc[-1])} ({executor_label(*o.index[-1])}); p99 from "
+            f"{fmt.ms(table['p99, ms'].min())} to {fmt.ms(table['p99, ms'].max())}.")
+
+
 # --- one-sentence answers (the findings the index page leads with) ----------------------------------
 
 def answer_fixed_rate(loads: Mapping[str, object], sla_ms: float) -> str:
     """'All 4 runs kept p99 within the 10.0 ms SLA at their fixed rates; the highest p99 is 1.20 ms (GET,
-    32 connections at 3,000 req/s).' ``loads``: label -> LoadResult; p99 is read from each run's
-    spectrum, like every other sentence here."""
+    32 connections at 3,000 req/s).' ``loads``: label -> ExperimentResult or LoadResult; p99 is each load's
+    own, like every other sentence here."""
     if not loads:
         return "No fixed-rate run was measured."
-    p99 = {k: value_at(r.spectrum, 99) for k, r in loads.items()}
+    loads = {k: _load(r) for k, r in loads.items()}
+    p99 = {k: r.p99_ms for k, r in loads.items()}
     worst = max(p99, key=p99.get)
     above = [k for k in loads if p99[k] > sla_ms]
     short = [k for k, r in loads.items() if r.achieved_ratio < 0.99]
@@ -334,8 +602,8 @@ def answer_breakpoints(rows: list[dict]) -> str:
         return "No breakpoint was searched."
     parts = []
     for r in rows:
-        who = f"{r['workload']}" + (f", {r['connections']} connection{'s' if r['connections'] != 1 else ''}"
-                                    if r.get("connections") else "") + (f" ({r['mode']})" if r.get("mode") else "")
+        who = (load_label(r["workload"], r["connections"]) if r.get("connections") else f"{r['workload']}") \
+            + (f" ({r['mode']})" if r.get("mode") else "")
         if r.get("rate") is None:
             parts.append(f"{who}: no probed rate passed")
         else:
@@ -357,3 +625,105 @@ def compare_breakpoint_rows(a: str, row_a: dict, b: str, row_b: dict) -> str:
     if c.direction is Direction.LOWER:
         return f"{b}'s breakpoint is lower than {a}'s: {c.evidence}."
     return f"No difference between the breakpoints of {a} and {b} is detectable: {c.evidence}."
+
+
+def answer_executor_grid(grid: Mapping[tuple[int, int], object]) -> str:
+    """The executor notebook's answer: the best and the worst configuration's breakpoints and whether they
+    differ (by their intervals); how many passed no probe."""
+    ranked = _ranked(grid)
+    if not ranked:
+        return "No configuration kept up with even the lowest probed rate: lower start_rate or raise sla_ms."
+    best, worst = ranked[0], ranked[-1]
+    if len(ranked) > 1:
+        row = {k: {"rate": grid[k].rate, "interval": list(grid[k].interval)} for k in (best, worst)}
+        text = (f"The best configuration ({executor_label(*best)}) keeps up to {fmt.rate(grid[best].rate)}; the worst "
+                f"({executor_label(*worst)}) to {fmt.rate(grid[worst].rate)}. "
+                + compare_breakpoint_rows(executor_label(*worst), row[worst], executor_label(*best), row[best]))
+    else:
+        text = f"Only {executor_label(*best)} kept up with a probed rate: {fmt.rate(grid[best].rate)}."
+    failed = len(grid) - len(ranked)
+    return text + (f" {fmt.count(failed, 'configuration')} passed no probe." if failed else "")
+
+
+def answer_storage(put_runs: Mapping[str, object], get_runs: Mapping[str, object]) -> str:
+    """The storage notebook's answer: PUT latency of the backends compared, then GET; with one backend,
+    its PUT p99."""
+    text = " ".join(t for t in (compare_latency(put_runs), compare_latency(get_runs)) if t)
+    if text:
+        return text
+    if not put_runs:
+        return "No PUT run was measured."
+    label, first = next(iter(put_runs.items()))
+    return f"Only {label} was measured: p99 {fmt.ms(_load(first).p99_ms)}."
+
+
+# --- the records of every run (the summary notebook) --------------------------------------------------
+
+def describe_recorded_runs(runs: pd.DataFrame) -> str:
+    """'12 runs are counted here, made at 2 git commits; by validity: valid 9, suspect 3; the newest is
+    `<id>`.' from the ``runs`` index table (:func:`perflab.records.recorded`)."""
+    if runs is None or runs.empty:
+        return "No run is recorded yet: run notebooks 1-5 (or `make report`) first."
+    commits = runs["git_commit"].dropna().nunique() if "git_commit" in runs else 0
+    newest = runs.sort_values("created_at").iloc[-1]
+    return (f"{len(runs)} runs are counted here, made at {fmt.count(commits, 'git commit')}; by validity: "
+            + ", ".join(f"{v} {n}" for v, n in _validity_counts(runs).items())
+            + f"; the newest is `{newest['run_id']}`.")
+
+
+def _validity_counts(df: pd.DataFrame) -> pd.Series:
+    v = df["validity"] if "validity" in df else pd.Series(index=df.index, dtype=object)
+    return v.fillna("not assessed").value_counts()
+
+
+def compare_configurations(rows: list[dict]) -> str:
+    """For each workload (and connection count) with breakpoints of several configurations (``mode``),
+    each compared with the highest, by their intervals, as a Markdown list. ``rows``: the latest
+    breakpoint of each workload and configuration (:func:`perflab.analysis.history.latest`)."""
+    if not rows:
+        return "No breakpoint search is recorded yet (notebooks 2-4 record them)."
+    lines = []
+    by: dict[str, list[dict]] = {}
+    for r in rows:
+        if r.get("rate") is not None and (r.get("interval") or [None])[0] is not None:
+            by.setdefault(workload_label(r), []).append(r)
+    for workload, group in by.items():
+        best = max(group, key=lambda r: r["rate"])
+        lines += [f"{workload}: " + compare_breakpoint_rows(r["mode"], r, best["mode"], best) for r in group
+                  if r is not best]
+    return bullets(lines) or "Each workload has one configuration recorded: nothing to compare."
+
+
+def describe_fixed_rate_runs(loads: pd.DataFrame) -> str:
+    """'14 fixed-rate runs; the highest p99 is 12.1 ms (put.lua at 3,000 req/s, sync / lsm, validity valid,
+    run `<id>`); the median p99 is 1.20 ms.' from :func:`perflab.analysis.history.fixed_rate_runs`."""
+    if loads is None or loads.empty:
+        return "No fixed-rate run is recorded yet (notebooks 1, 3, 4, 5 record them)."
+    worst = loads.sort_values("p99_ms", ascending=False).iloc[0]
+    return (f"{fmt.count(len(loads), 'fixed-rate run')}; the highest p99 is {fmt.ms(worst['p99_ms'])} "
+            f"({worst['script']} at {fmt.rate(worst['target_rate'])}, {worst['configuration']}, validity "
+            f"{worst['validity']}, run `{worst['run_id']}`); the median p99 is {fmt.ms(loads['p99_ms'].median())}.")
+
+
+def describe_mean_categories(means: Mapping[str, pd.DataFrame], event: str = "cpu") -> str:
+    """Per configuration, where its profiles' samples go on average: '**sync / lsm** (3 profiles): Of the
+    CPU samples, ...'. ``means``: :func:`perflab.analysis.history.mean_categories`."""
+    if not means:
+        return f"No {event} profile is recorded yet (notebooks 1 and 3 record them)."
+    return "\n\n".join(f"**{cfg}** ({fmt.count(int(m['profiles'].iloc[0]), 'profile')}): "
+                        + describe_categories(dict(zip(m["category"], m["share"])), event, top=4)
+                        for cfg, m in means.items())
+
+
+def answer_recorded(runs: pd.DataFrame, rows: list[dict]) -> str:
+    """The summary notebook's answer: how many runs at how many commits, by validity, and the highest
+    breakpoint recorded."""
+    if runs is None or runs.empty:
+        return describe_recorded_runs(runs)
+    commits = runs["git_commit"].dropna().nunique() if "git_commit" in runs else 0
+    text = (f"{len(runs)} runs are counted ({', '.join(f'{n} {v}' for v, n in _validity_counts(runs).items())}) at "
+            f"{fmt.count(commits, 'git commit')}")
+    top = highest(rows)
+    if top is not None:
+        text += f"; the highest breakpoint is {fmt.rate(top['rate'])} ({workload_label(top)}, {top.get('mode')})"
+    return text + "."

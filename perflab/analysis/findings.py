@@ -233,3 +233,33 @@ def breakpoint_row(result, workload: str | None = None, connections: int | None 
     row.update({k: v for k, v in (("workload", workload), ("connections", connections), ("mode", mode)) if v})
     row.update(extra)
     return check_breakpoint(row)
+
+
+def workload_label(row: dict) -> str:
+    """A breakpoint row's workload and connections, short (figures, the summary): 'GET, 64 conn'."""
+    return str(row.get("workload")) + (f", {row['connections']} conn" if row.get("connections") else "")
+
+
+def highest(rows: list[dict]) -> dict | None:
+    """The breakpoint row with the highest rate, ``None`` when no row has one."""
+    found = [r for r in rows if r.get("rate") is not None]
+    return max(found, key=lambda r: r["rate"]) if found else None
+
+
+def key_breakpoint(row: dict | None, label: str) -> dict | None:
+    """A breakpoint row as the finding's key number (its rate, or none when nothing passed, and its
+    interval); ``label`` is formatted with the row's keys and ``connection_count`` ('64 connections'):
+    ``"{workload} breakpoint, {connection_count}"``. ``None`` without a row."""
+    if row is None:
+        return None
+    conns = row.get("connections")
+    try:
+        text = label.format(**row, connection_count=fmt.count(conns, "connection") if conns else "")
+    except KeyError as e:
+        raise ValueError(f"label: {label!r} names {e}, which the row does not have ({', '.join(row)})") from None
+    return {"label": text, "value": row.get("rate"), "unit": "req/s", "interval": row.get("interval")}
+
+
+def key_latency(label: str, result) -> dict:
+    """A fixed-rate run's p99 as the finding's key number (ms, to the microsecond)."""
+    return {"label": label, "value": round(result.load.p99_ms, 3), "unit": "ms"}

@@ -1,9 +1,15 @@
-"""What the lab notebooks call around the library: setup, display helpers, workload arguments.
+"""What the lab notebooks call around the library: setup, parameters, measuring with a line of output,
+display helpers.
 
 A notebook's first code cell after ``parameters`` builds its configs from the parameters
-(``pl.ServerConfig(...)``, ``pl.LoadParams(...)``, ...), so the one validation layer of
+(``pl.ServerConfig(...)``, ``pl.workload(...)``, ...), so the one validation layer of
 :mod:`perflab.config` speaks: a bad plan fails in that cell, naming the parameter, before anything
-runs. A parameter that is no config's field is checked by the same layer with :func:`param`.
+runs. A parameter that is no config's field is checked by the same layer with :func:`param` (and
+:func:`placements`); :func:`servers_for_modes` and :func:`prefill_for` build the configs that depend on
+more than one parameter.
+
+Then :func:`measure` (one fixed-rate run) and :func:`search_breakpoint` (one breakpoint search) run the
+experiments, each saying in one printed line how it went.
 """
 
 from __future__ import annotations
@@ -11,6 +17,8 @@ from __future__ import annotations
 import html
 import os
 from pathlib import Path
+
+from .. import fmt
 
 #: The plotly renderer of the lab's notebooks: the figure's JSON only. JupyterLab draws it
 #: interactively; the report's export draws each figure from it with one shared copy of plotly.js per
@@ -35,6 +43,27 @@ def setup() -> None:
     pd.set_option("display.max_columns", 40)
     pd.set_option("display.width", 160)
     pd.set_option("display.float_format", lambda v: f"{v:,.3f}")
+    show_hosts()
+
+
+def show_hosts() -> None:
+    """Where this notebook's runs measure: on a Dask cluster ($PERFLAB_CLUSTER, as ``perflab report
+    --scheduler`` sets it), its scheduler, hosts and dashboard link; on this machine alone, nothing (the
+    in-process cluster starts with the first run and has no dashboard)."""
+    from ..hosts.cluster import ENV
+
+    if not os.environ.get(ENV):
+        return
+    from ..hosts.cluster import connect
+    from ..hosts.inventory import survey
+
+    c = connect()
+    hosts = survey(c, clocks=False)
+    link = c.dashboard_link
+    text = (f"Hosts: the Dask scheduler at `{c.address}`, "
+            + ", ".join(f"{h.name} ({'+'.join(h.roles) or 'no role'})" for h in hosts)
+            + (f"; dashboard: [{link}]({link})" if link else "; no dashboard (install bokeh where the scheduler runs)"))
+    show_markdown(text)
 
 
 # --- parameters that are no config's field ---------------------------------------------------------
@@ -50,31 +79,125 @@ def param(name: str, value, kind: str, **spec):
     return convert(name, Spec(kind, "", **spec), value)
 
 
-def build(what: str, make):
-    """``make()``, with ``what`` (e.g. "PUT load") in front of the config layer's error, so a bad notebook
-    parameter is named by the part of the experiment it configures."""
+def placements(value) -> tuple[str, ...]:
+    """The CPU placements a notebook measures (its ``placements`` parameter: a list of ``shared``,
+    ``split`` or ``server=CPUS;load=CPUS``), each checked by :meth:`perflab.server.placement.Placement.of`
+    and returned as written."""
+    from ..server.placement import Placement
+
+    found = param("placements", value, "texts")
+    if not found:
+        raise ValueError("placements: must name at least one placement, got an empty list")
+    for p in found:
+        Placement.of(p)
+    return found
+
+
+def build(what: str, make, *args, **kwargs):
+    """``make(*args, **kwargs)``, with ``what`` (e.g. "PUT load") in front of the config layer's error, so
+    a bad notebook parameter is named by the part of the experiment it configures."""
     try:
-        return make()
+        return make(*args, **kwargs)
     except ValueError as e:
         raise ValueError(f"{what}: {e}") from None
 
 
 def server(server_cmd: str | None = None, ready_path: str = "/", server_dir: str | None = None, **built_in):
     """The target of a notebook: your server (``server_cmd``, with ``{port}``, run in ``server_dir``) or
-    the built-in one configured by ``built_in`` (``ServerConfig`` fields)."""
+    the built-in one configured by ``built_in`` (``ServerConfig`` fields); printed, so the notebook says
+    what it measures."""
     from ..config import ForeignServer, ServerConfig
 
-    if server_cmd:
-        return ForeignServer(command=server_cmd, ready_path=ready_path, workdir=server_dir)
-    return ServerConfig(**built_in)
+    target = (ForeignServer(command=server_cmd, ready_path=ready_path, workdir=server_dir) if server_cmd
+              else ServerConfig(**built_in))
+    print(target)
+    return target
+
+
+def prefill_for(server, **fields):
+    """The ``PrefillParams`` (``fields``) for the built-in server, ``None`` for yours: perflab fills only the
+    storage of the server it starts itself. The fields are checked either way."""
+    from ..config import ForeignServer, PrefillParams
+
+    params = PrefillParams(**fields)
+    return None if isinstance(server, ForeignServer) else params
+
+
+def servers_for_modes(modes, java_home: str | None = None, **fields) -> dict:
+    """One ``ServerConfig`` per request-handling mode in ``modes`` (``fields``: the other ServerConfig
+    fields), every one checked before anything else, so a bad mode is named at once.
+
+    ``virtual`` needs a JDK of at least :data:`perflab.jdk.VIRTUAL_THREADS`: when ``java_home`` (or the
+    default JDK) is older, the newest such JDK under ``/usr/lib/jvm`` runs the virtual-thread server; when
+    there is none, ``virtual`` is left out. Prints which JDK runs virtual threads, or why they are skipped,
+    and then every config."""
+    from .. import jdk
+    from ..config import ServerConfig
+
+    servers = {m: ServerConfig(mode=m, java_home=java_home, **fields) for m in param("modes", modes, "texts")}
+    if "virtual" in servers:
+        home = jdk.find(jdk.VIRTUAL_THREADS, java_home)
+        if home is None:
+            print(f"No JDK {jdk.VIRTUAL_THREADS}+ found: virtual threads are skipped (install one or set java_home).")
+            del servers["virtual"]
+        elif home != java_home:
+            print(f"virtual threads run on {home} (JDK {jdk.version(home)[0]})")
+            servers["virtual"] = servers["virtual"].replace(java_home=home)
+    for m, s in servers.items():
+        print(m, s)
+    return servers
+
+
+# --- measuring, one line of output each ----------------------------------------------------------------
+
+def measure(label: str, server, load, name: str, **options):
+    """One fixed-rate run: ``pl.run_experiment(server, load, name=name, **options)``, once more if the
+    profiler failed (:func:`retry_once`), then one printed line: 'PUT, 1 connection: p99 0.92 ms; valid;
+    run <id>'."""
+    from ..errors import ProfilerError
+    from ..experiment import run_experiment
+
+    r = retry_once(lambda: run_experiment(server, load, name=name, **options), (ProfilerError,), label)
+    print(f"{label}: p99 {fmt.ms(r.load.p99_ms)}; {r.validity.badge if r.validity else 'not assessed'}; "
+          f"run {r.run_id}")
+    return r
+
+
+def search_breakpoint(label: str, server, load, name: str, **options):
+    """One breakpoint search: ``pl.find_breakpoint(server, load, name=name, **options)``, then one printed
+    line: 'GET, 64 connections: 50,000 req/s (interval [48,000, 52,000], resolved); probes' validity valid;
+    41 s; run <id>'."""
+    from ..breakpoint import find_breakpoint
+
+    r = find_breakpoint(server, load, name=name, **options)
+    print(f"{label}: {r.describe()}; probes' validity {r.validity or 'not assessed'}; {r.seconds:.0f} s; "
+          f"run {r.run_id}")
+    return r
+
+
+def scaled_breakpoint(results, factor: float, pick=min, default: float | None = None) -> float:
+    """``factor`` times the ``pick`` (``min`` or ``max``) of the breakpoints the searches ``results`` found,
+    rounded to a whole rate: the common rate of profiles below every breakpoint (``min``), the overload
+    above every one (``max``); ``default`` when no search found one."""
+    if pick not in (min, max):
+        raise ValueError(f"pick must be min or max, got {pick!r}")
+    found = [r.rate for r in results if r.rate]
+    if not found:
+        if default is None:
+            raise ValueError("no search found a breakpoint, and no default rate was given")
+        return default
+    return round(factor * pick(found))
 
 
 # --- display helpers ---------------------------------------------------------------------------------
 
-def show_markdown(text: str) -> None:
+def show_markdown(*paragraphs: str) -> None:
+    """The paragraphs (empty ones left out) as one Markdown output; nothing when all are empty."""
     from IPython.display import Markdown, display
 
-    display(Markdown(text))
+    text = "\n\n".join(p for p in paragraphs if p)
+    if text:
+        display(Markdown(text))
 
 
 def console_summary(text: str) -> str:
@@ -120,6 +243,23 @@ def show_console(text: str, title: str | None = None, max_lines: int | None = No
     from IPython.display import HTML, display
 
     display(HTML(console_html(text, title, max_lines)))
+
+
+def show_timeline(label: str, result, kinds: tuple[str, ...] = ()) -> None:
+    """A run's latency per interval with the server's events (:func:`perflab.analysis.timeline.timeline`),
+    titled with ``label``, then what it shows (:func:`perflab.analysis.commentary.describe_timeline`: the
+    effect of each event kind in ``kinds``, the spikes, the trend)."""
+    from .commentary import describe_timeline
+    from .timeline import timeline
+
+    timeline(result, title=f"{label}: latency per 100 ms and server events").show()
+    show_markdown(describe_timeline(result, kinds))
+
+
+def show_consoles(runs: dict) -> None:
+    """Every run's console output (label -> ExperimentResult), folded, titled with its label."""
+    for label, r in runs.items():
+        show_console(r.load.console, title=label)
 
 
 def flamegraph_html(info: dict, href: str | None) -> str:
@@ -170,22 +310,6 @@ def show_flamegraph(path: str | os.PathLike, title: str | None = None, collapsed
         href = p.resolve().as_uri()
     display({FLAMEGRAPH_MIME: info, "text/html": flamegraph_html(info, href),
              "text/plain": f"flame graph: {info['title']} ({info['path']})"}, raw=True)
-
-
-def load_table(runs: dict):
-    """One row per run (label -> ExperimentResult): offered and achieved rate, p50/p99/p99.9/max, errors
-    and the validity verdict with its first reason, so every number stands next to how far it can be
-    trusted."""
-    import pandas as pd
-
-    rows = []
-    for label, r in runs.items():
-        v = getattr(r, "validity", None)
-        rows.append({"run": label, "offered, req/s": r.load.target_rate, "achieved, req/s": r.load.achieved_rate,
-                     "p50, ms": r.load.p50_ms, "p99, ms": r.load.p99_ms, "p99.9, ms": r.load.p999_ms,
-                     "max, ms": r.load.max_ms, "errors": r.load.server_errors,
-                     "validity": v.badge if v is not None else "not assessed"})
-    return pd.DataFrame(rows).set_index("run")
 
 
 # --- flaky infrastructure -------------------------------------------------------------------------------

@@ -6,7 +6,10 @@
   (:mod:`.timeline`); :func:`latency_timelines` — p50/p99 per interval of several runs on one axis.
 * :func:`breakpoint_curve` — the breakpoint search: p50/p99/p99.9 of each probe against the offered
   rate, passing and failing probes, the SLA line, the breakpoint and its interval.
-* :func:`breakpoint_overview` — every breakpoint with its interval, by workload, connections, mode.
+* :func:`breakpoint_overview` — every breakpoint with its interval, by workload, connections, mode;
+  :func:`breakpoints_over_time` — recorded breakpoints against the time they were searched.
+* :func:`executor_heatmap` — a value (breakpoint, rejections, p99) over worker threads × queue capacity.
+* :func:`fixed_rate_scatter` — p99 of recorded fixed-rate runs against their offered rate.
 * :func:`flame_diff` — an interactive differential flame graph (icicle) of two profiles.
 * :func:`category_bars` — where the time goes, by category, for several configurations.
 * :func:`thumbnail` — a figure made small and static for the report's index page.
@@ -25,6 +28,7 @@ import plotly.graph_objects as go
 
 from .. import fmt
 from ..profiling import flame
+from .findings import workload_label
 
 CATEGORY_COLORS = {
     "GC": "#8c564b", "JIT": "#c49c94", "executor queue": "#9467bd", "locks": "#d62728",
@@ -40,6 +44,8 @@ _PCT_TICKS = [(1, "0%"), (2, "50%"), (10, "90%"), (100, "99%"), (1e3, "99.9%"), 
 def _spectrum_of(obj, uncorrected: bool = False) -> pd.DataFrame:
     from ..measure.result import LoadResult
     from ..measure.wrk_output import WrkOutput
+    if not isinstance(obj, pd.DataFrame) and isinstance(getattr(obj, "load", None), LoadResult):
+        obj = obj.load   # an experiment's result: its load
     if isinstance(obj, LoadResult):
         return obj.spectrum_uncorrected if uncorrected else obj.spectrum
     if isinstance(obj, WrkOutput):
@@ -51,7 +57,8 @@ def _spectrum_of(obj, uncorrected: bool = False) -> pd.DataFrame:
 
 def percentile_spectrum(runs: dict, uncorrected: bool = False, title: str | None = None,
                         log_y: bool = False, sla_ms: float | None = None) -> go.Figure:
-    """Latency by percentile for each run in ``runs`` (label -> LoadResult / WrkOutput / spectrum).
+    """Latency by percentile for each run in ``runs`` (label -> ExperimentResult / LoadResult / WrkOutput /
+    spectrum).
 
     x is ``1/(1-p)`` on a log axis (wrk2/HdrHistogram convention) labelled with percentiles; the
     100% point is drawn at the end of each curve. ``sla_ms`` draws a horizontal SLA line.
@@ -262,13 +269,93 @@ def breakpoint_overview(rows: list[dict], title: str | None = None) -> go.Figure
     return fig
 
 
+def breakpoints_over_time(rows: list[dict], title: str | None = None) -> go.Figure:
+    """Every recorded breakpoint against when it was searched (``created_at``, UTC), with its interval as
+    a vertical bar: one colour per workload and connection count, one symbol per configuration (``mode``).
+    ``rows``: breakpoint rows with ``created_at`` (:func:`perflab.analysis.history.breakpoint_rows`);
+    rows without a rate (none passed) are left out."""
+    found = [r for r in rows if r.get("rate") is not None]
+    if not found:
+        raise ValueError("rows must hold at least one breakpoint with a rate")
+    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#e377c2", "#7f7f7f"]
+    symbols = ["circle", "square", "diamond", "triangle-up", "x", "star", "cross", "pentagon"]
+    workloads = list(dict.fromkeys(workload_label(r) for r in found))
+    configurations = list(dict.fromkeys(str(r.get("mode") or "") for r in found))
+    fig = go.Figure()
+    for w in workloads:
+        for c in configurations:
+            group = [r for r in found if workload_label(r) == w and str(r.get("mode") or "") == c]
+            if not group:
+                continue
+            iv = [r.get("interval") or [None, None] for r in group]
+            fig.add_trace(go.Scatter(
+                x=pd.to_datetime([r["created_at"] for r in group], utc=True), y=[r["rate"] for r in group],
+                mode="markers", name=f"{w}, {c}" if c else w,
+                marker=dict(size=10, color=palette[workloads.index(w) % len(palette)],
+                            symbol=symbols[configurations.index(c) % len(symbols)]),
+                error_y=dict(type="data", symmetric=False, array=[(hi - r["rate"]) if hi is not None else 0
+                                                                  for r, (_, hi) in zip(group, iv)],
+                             arrayminus=[(r["rate"] - lo) if lo is not None else 0 for r, (lo, _) in zip(group, iv)]),
+                hovertext=[f"{w}, {c}<br>breakpoint {fmt.rate(r['rate'])}<br>interval {fmt.interval(i)}"
+                           f"<br>run {r.get('run_id')}<br>commit {r.get('git_commit') or 'n/a'}"
+                           for r, i in zip(group, iv)], hoverinfo="text"))
+    fig.update_xaxes(title="recorded at (UTC)")
+    fig.update_yaxes(title="breakpoint, requests/s (bar: its interval)", rangemode="tozero")
+    fig.update_layout(title=title or "Breakpoints over time", template="plotly_white", hovermode="closest",
+                      legend_title_text="workload, configuration")
+    return fig
+
+
 def _row_label(r: dict) -> str:
-    parts = [str(r.get("workload"))]
-    if r.get("connections"):
-        parts.append(f"{r['connections']} conn")
-    if r.get("mode"):
-        parts.append(str(r["mode"]))
-    return ", ".join(parts)
+    return workload_label(r) + (f", {r['mode']}" if r.get("mode") else "")
+
+
+def executor_heatmap(table: pd.DataFrame, value: str, title: str, text_format: str = ",.0f",
+                     colorscale: str = "Viridis") -> go.Figure:
+    """``value`` (a column of ``table``) over the executor grid: worker threads down, queue capacity across,
+    the number written in each cell (``text_format``, a d3 format: ``,.0f``, ``.1%``). ``table`` is indexed
+    by ``workers, queue`` (:mod:`perflab.analysis.tables` with ``index=("workers", "queue")``); a cell
+    without a value (no rate passed) stays empty."""
+    if list(table.index.names) != ["workers", "queue"]:
+        raise ValueError(f"table must be indexed by workers, queue, got {list(table.index.names)}")
+    if value not in table:
+        raise ValueError(f"value: {value!r} is not a column of the table ({', '.join(table.columns)})")
+    grid = pd.to_numeric(table[value], errors="coerce").unstack("queue")
+    fig = go.Figure(go.Heatmap(
+        z=grid.to_numpy(), x=[str(q) for q in grid.columns], y=[str(w) for w in grid.index], colorscale=colorscale,
+        texttemplate=f"%{{z:{text_format}}}", colorbar=dict(title=value),
+        hovertemplate=f"%{{y}} workers, queue %{{x}}<br>{value}: %{{z:{text_format}}}<extra></extra>"))
+    fig.update_xaxes(title="queue capacity", type="category")
+    fig.update_yaxes(title="worker threads", type="category", autorange="reversed")
+    fig.update_layout(title=title, template="plotly_white")
+    return fig
+
+
+def fixed_rate_scatter(loads: pd.DataFrame, title: str | None = None) -> go.Figure:
+    """p99 (log axis) of every recorded fixed-rate run against its offered rate: one colour per
+    ``configuration``, one symbol per ``validity``; hover: run, script, connections, p50 and p99.9.
+    ``loads``: :func:`perflab.analysis.history.fixed_rate_runs`."""
+    need = {"target_rate", "p99_ms", "configuration", "validity", "run_id"}
+    if loads is None or loads.empty or not need <= set(loads.columns):
+        raise ValueError(f"loads must be a non-empty table with columns {', '.join(sorted(need))}")
+    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#e377c2", "#7f7f7f"]
+    symbols = {"valid": "circle", "suspect": "diamond", "invalid": "x"}
+    configurations = list(dict.fromkeys(loads["configuration"]))
+    fig = go.Figure()
+    for (cfg, validity), g in loads.groupby(["configuration", "validity"], sort=False):
+        hover = [f"{cfg} ({validity})<br>{fmt.rate(r.target_rate)} offered<br>p99 {fmt.ms(r.p99_ms)}"
+                 + "".join(f"<br>{k} {getattr(r, k)}" for k in ("script", "connections") if hasattr(r, k))
+                 + "".join(f"<br>{n} {fmt.ms(getattr(r, k))}" for k, n in (("p50_ms", "p50"), ("p999_ms", "p99.9"))
+                           if hasattr(r, k)) + f"<br>run {r.run_id}" for r in g.itertuples()]
+        fig.add_trace(go.Scatter(x=g["target_rate"], y=g["p99_ms"], mode="markers", name=f"{cfg}, {validity}",
+                                 marker=dict(size=9, color=palette[configurations.index(cfg) % len(palette)],
+                                             symbol=symbols.get(validity, "circle-open")),
+                                 hovertext=hover, hoverinfo="text"))
+    fig.update_xaxes(title="offered rate, requests/s", rangemode="tozero")
+    fig.update_yaxes(title="p99, ms (log scale)", type="log")
+    fig.update_layout(title=title or "p99 of every fixed-rate run (symbol: validity)", template="plotly_white",
+                      hovermode="closest", legend_title_text="configuration, validity")
+    return fig
 
 
 def latency_timelines(runs: dict, title: str | None = None) -> go.Figure:
@@ -372,11 +459,12 @@ def flame_diff(base, new, min_share: float = 0.005, title: str | None = None) ->
     return fig
 
 
-def category_bars(profiles: dict, title: str | None = None, normalize: bool = True) -> go.Figure:
+def category_bars(profiles: dict, title: str | None = None, normalize: bool = True, by: str = "run") -> go.Figure:
     """Stacked horizontal bars: share of each category per configuration.
 
     ``profiles``: label -> Profile, stacks DataFrame or a categories DataFrame
-    (``category, samples, share``)."""
+    (``category, samples, share``); ``by`` names what a bar is (the axis title: ``run``,
+    ``configuration``)."""
     if not isinstance(profiles, dict) or not profiles:
         raise ValueError("profiles must be a non-empty dict of label -> profile")
     table = {}
@@ -398,7 +486,7 @@ def category_bars(profiles: dict, title: str | None = None, normalize: bool = Tr
                              hovertemplate="%{y}<br>" + cat + ": %{x:.1f}" + ("%" if normalize else " samples") + "<extra></extra>"))
     fig.update_layout(barmode="stack", title=title or "Where the time goes, by category",
                       xaxis_title="share of samples, %" if normalize else "samples", template="plotly_white",
-                      yaxis_title="run",
+                      yaxis_title=by,
                       legend=dict(title_text="category", orientation="h", yanchor="top", y=-0.25, traceorder="normal"),
                       height=300 + 50 * len(df.columns), margin=dict(b=150))
     fig.update_yaxes(autorange="reversed")  # first configuration on top, as listed

@@ -103,6 +103,14 @@ class BreakpointResult:
         return pd.DataFrame([p.row() for p in self.probes])
 
     @property
+    def at_breakpoint(self) -> LoadResult | None:
+        """The load of the last probe that passed at the breakpoint's rate (what keeping up looks like right
+        below the limit; :attr:`perflab.records.RecordedSearch.at_breakpoint` when read back); ``None`` when
+        nothing passed."""
+        passing = [p for p in self.probes if p.judgement.passed and p.rate == self.rate and p.result is not None]
+        return passing[-1].result if passing else None
+
+    @property
     def run_id(self) -> str | None:
         return self.run.id if self.run is not None else None
 
@@ -150,19 +158,26 @@ def find_breakpoint(server: ServerConfig | ForeignServer | str, load: LoadParams
     script_args = tuple(load.script_args) + ((f"seed={params.seed}",) if params.seed_arg else ())
     base = load.replace(duration=params.probe_duration, warmup=params.warmup, script_args=script_args,
                         rate_steps=None, step_duration=None, ramp=None, ramp_curve="linear", stop_on_p99=None)
-    use_ramp = params.bracket == "ramp" and base.tool == "perflab-load"
+    want_ramp = params.bracket == "ramp" and base.tool == "perflab-load"
     script = Path(base.script).stem if base.script else base.path
     name = name or f"breakpoint-{script}-{server.mode}"
     bar = None
     if progress:
         from tqdm.auto import tqdm
-        bar = tqdm(total=params.max_probes + int(use_ramp), desc=f"breakpoint {script}", unit="probe")
+        bar = tqdm(total=params.max_probes + int(want_ramp), desc=f"breakpoint {script}", unit="probe")
     t_start = time.monotonic()
     probes: list[Probe] = []
     with Session("breakpoint", name, server, LoadTool.of(base), options, prefill=prefill,
                  params={"load": base.to_dict(), "criteria": criteria.to_dict(),
                          "breakpoint": params.to_dict()}) as sess:
         run = sess.run
+        # the ramp stops itself on p99, which one host of several cannot do for all: several generator hosts
+        # bracket by growth, as wrk2 does
+        use_ramp = want_ramp and not sess.hosts.split
+        if want_ramp and not use_ramp:
+            run.update(bracket="growth: the ramp cannot stop early over several generator hosts")
+            if bar is not None:
+                bar.total -= 1
 
         # a JIT-cold first probe fails far below the limit; the ramp warms the server by itself
         warm_s = params.server_warmup if params.server_warmup is not None else (0.0 if use_ramp else params.ramp_duration)
@@ -233,7 +248,7 @@ def _result(found: Estimate, probes, params, criteria, ramp, run, seconds) -> Br
 def _record(run, result: BreakpointResult, base: LoadParams, script: str) -> None:
     run.write_frame("probes.csv", result.table, artifact="probes")
     lo, hi = result.interval
-    row = {"workload": script, "method": _method_of(script), "breakpoint_rate": result.rate, "lo": lo, "hi": hi,
+    row = {"workload": _method_of(script) or script, "script": script, "breakpoint_rate": result.rate, "lo": lo, "hi": hi,
            "interval": [lo, hi], "edges": list(result.edges), "verdict": str(result.outcome),
            "converged": result.converged,
            "halfwidth": result.halfwidth, "validity": result.validity, "probes": len(result.probes),
@@ -251,6 +266,7 @@ def _record(run, result: BreakpointResult, base: LoadParams, script: str) -> Non
 
 
 def _method_of(script: str) -> str | None:
+    """What a script sends, as the reports name a workload: GET, PUT, DELETE, status, range, mixed, ycsb."""
     s = script.lower()
     for m in ("get", "put", "delete", "status", "range", "mixed", "ycsb"):
         if m in s:

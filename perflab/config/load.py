@@ -106,8 +106,9 @@ class LoadParams(Params):
             if v and not float(v).is_integer():
                 raise ValueError(f"{name}: must be whole seconds for wrk2, got {v}")
 
-    def args(self, url: str, json_path=None, hdr_log_path=None) -> list[str]:
-        """The generator's command-line arguments (without the binary)."""
+    def args(self, url: str, json_path=None, hdr_log_path=None, extra: list[str] | tuple = ()) -> list[str]:
+        """The generator's command-line arguments (without the binary); ``extra`` flags (perflab-load's
+        ``--segment``/``--start-at`` of one host's part) go before the URL."""
         a = ["-t", str(self.threads), "-c", str(self.connections), "-d", arg_duration(self.duration),
              "-R", arg_rate(self.rate)]
         if self.script:
@@ -138,6 +139,7 @@ class LoadParams(Params):
                 a += ["--stop-on-p99", arg_duration(self.stop_on_p99)]
             if self.send_slack is not None:
                 a += ["--send-slack", arg_duration(self.send_slack)]
+        a += list(extra)
         a.append(url.rstrip("/") + self.path)
         if self.script_args:
             a += ["--", *self.script_args]

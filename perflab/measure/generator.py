@@ -49,8 +49,9 @@ class LoadProcess:
     """A running load generator (see :func:`start_load`)."""
 
     def __init__(self, url: str, params: LoadParams, out_dir: str | os.PathLike | None = None,
-                 cpu_prefix: list[str] | None = None):
+                 cpu_prefix: list[str] | None = None, extra: list[str] | tuple = ()):
         self.url = url
+        self.extra = list(extra)
         self.cpu_prefix = list(cpu_prefix or [])
         self.params = params
         self._tmp = out_dir is None
@@ -71,7 +72,8 @@ class LoadProcess:
         if p.tool == "wrk2" and p.warmup:
             # wrk2 has no warm-up flag: an unrecorded run at the same rate plays that role.
             self._run_wrk2_warmup(binary)
-        self.command = [*self.cpu_prefix, str(binary), *p.args(self.url, self.out_dir / SUMMARY, self.out_dir / HDR_LOG)]
+        self.command = [*self.cpu_prefix, str(binary), *p.args(self.url, self.out_dir / SUMMARY, self.out_dir / HDR_LOG,
+                                                                          self.extra)]
         self._stdout = open(self.out_dir / CONSOLE, "wb")
         self._stderr = open(self.out_dir / STDERR, "wb")
         self.started_at = time.time()

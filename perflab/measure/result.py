@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +49,10 @@ class LoadResult:
     ended_at: float = 0.0
     stderr_tail: str = ""
     tool_version: str | None = None
+    #: with several generator hosts (or one on another machine): each host's own result, by host name
+    parts: dict = field(default_factory=dict, repr=False)
+    #: the load's hosts (segments, start skew, clocks, validity: :mod:`perflab.hosts.load`), ``None`` before
+    hosts: dict | None = field(default=None, repr=False)
 
     # --- rates and counts ---
     @property
@@ -190,7 +194,17 @@ class LoadResult:
             "duration_s": self.params.duration, "warmup_s": self.params.warmup,
             "script": Path(self.params.script).name if self.params.script else None,
             "tool": self.params.tool,
+            **self._hosts_record(),
         }
+
+    def _hosts_record(self) -> dict:
+        """With several generator hosts (or one on another machine): how many, their start skew and the
+        bottleneck (``{}`` for one generator on the server's machine, whose record stays as it always was)."""
+        h = self.hosts or {}
+        if "bottleneck" not in h:
+            return {}
+        return {"generator_hosts": len(h.get("generators") or {}), "start_skew_us": h.get("start_skew_us"),
+                "bottleneck": (h.get("bottleneck") or {}).get("host")}
 
     def __repr__(self):
         return (f"<LoadResult {self.target_rate:g}/s -> {self.achieved_rate:.1f}/s, p99 {self.p99_ms:.3f} ms, "

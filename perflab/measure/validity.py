@@ -267,3 +267,59 @@ def _judge(counted: dict, checks: dict) -> Validity:
     warns = [c.note for c in counted.values() if c.status == "warn"]
     level = Level.INVALID if fails else Level.SUSPECT if warns else Level.VALID
     return Validity(level, fails + warns, checks)
+
+
+#: the checks each generator host is judged on by itself (its own share, lag, CPU and errors)
+HOST_CHECKS = ("achieved_rate", "schedule_lag", "generator_cpu", "generator_runqueue", "errors")
+_RANK = {"n/a": 0, "ok": 1, "warn": 2, "fail": 3}
+
+
+def _load_share(v: Validity) -> float:
+    """How close a generator host came to being the bottleneck: the larger of its lag share and its busiest
+    thread's share of a core."""
+    vals = [v.checks[n].value for n in ("schedule_lag", "generator_cpu") if n in v.checks]
+    return max([float(x) for x in vals if isinstance(x, (int, float)) and not isinstance(x, bool)
+                and math.isfinite(x)] or [0.0])
+
+
+def with_hosts(merged: Validity, hosts: dict[str, Validity], sharing: str | None = None) -> tuple[Validity, dict]:
+    """The validity of one run from several generator hosts: ``merged`` (the merged load against the server's
+    CPU, the machine's speed...) with each generator check replaced by the worst host's own (each host held
+    to its own share of the rate, its own lag and CPU: :func:`assess` of its part), a ``generator_hosts``
+    check (every host's verdict: the run is valid only if every host is) and ``cpu_sharing`` saying where
+    things ran. Returns it and the bottleneck: the host that came closest to saturating (and whether it did)."""
+    checks = dict(merged.checks)
+    for name in HOST_CHECKS:
+        worst = max(((h, v.checks[name]) for h, v in hosts.items() if name in v.checks),
+                    key=lambda hc: (_RANK.get(hc[1].status, 0), hc[1].value if isinstance(hc[1].value, (int, float))
+                                    and name != "achieved_rate" else 0), default=None)
+        if worst is None:
+            continue
+        h, c = worst
+        if name == "achieved_rate":
+            # the merged rate against the whole run's stays; a host that fell short of its share is added
+            if c.status == "warn":
+                checks["host_achieved_rate"] = Check(c.status, c.value, c.limit, f"{h}: {c.note}")
+            continue
+        if name == "errors":
+            continue   # the merged count already holds every host's errors
+        checks[name] = Check(c.status, c.value, c.limit, f"{h}: {c.note}")
+    levels = {h: v.level for h, v in hosts.items()}
+    worst_level = Level.worst(levels.values())
+    note = "generator hosts: " + "; ".join(f"{h} {lv}" + (f" ({hosts[h].reasons[0]})" if hosts[h].reasons else "")
+                                           for h, lv in levels.items())
+    # counted only through the checks above: its own status would repeat their reasons
+    checks["generator_hosts"] = Check("ok", len(hosts), None, note)
+    if sharing is not None:
+        checks["cpu_sharing"] = Check("ok", False, None, sharing)
+    judged = _judge(checks, checks)
+    if Level.worst([judged.level, worst_level]) != judged.level:
+        # a host judged worse on a check that is not one of the above (its own first interval or trend)
+        extra = [f"{h}: {r}" for h, v in hosts.items() if v.level == worst_level for r in v.reasons]
+        judged = Validity(worst_level, judged.reasons + extra, checks)
+    top = max(hosts, key=lambda h: _load_share(hosts[h]))
+    bottleneck = {"host": top, "generator_bound": hosts[top].generator_bound,
+                  "load": round(_load_share(hosts[top]), 4),
+                  "why": "; ".join(hosts[top].checks[n].note for n in ("schedule_lag", "generator_cpu")
+                                   if n in hosts[top].checks)}
+    return judged, bottleneck

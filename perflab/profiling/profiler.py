@@ -220,33 +220,24 @@ class Profiler:
     def stop_window(self, from_s: float, to_s: float) -> "Recording":
         """Stop the JFR recording and convert only ``[from_s, to_s]`` (epoch seconds): a
         :class:`Recording` with a :class:`Profile` per event, the heatmap and the GC pauses."""
-        if not self.active:
-            raise RuntimeError("profiler is not running")
         if not (to_s > from_s):
             raise ValueError(f"to_s must be after from_s, got [{from_s}, {to_s}]")
+        self.stop_recording()
+        return window_recording(self.jfr_path, from_s, to_s, self.out_dir, self.name, self.params, self.title,
+                                self.pid, self.warnings, self.recorded_events, self.gc_recorded, self.html)
+
+    def stop_recording(self) -> Path:
+        """Stop the JFR recording started by :meth:`start_recording`; its file (the server host keeps it
+        until the coordinator takes it: :mod:`perflab.hosts.agents`)."""
+        if not self.active:
+            raise RuntimeError("profiler is not running")
         try:
             self._cmd("stop")
         finally:
             self.active = False
         if not self.jfr_path.exists() or not self.jfr_path.stat().st_size:
             raise ProfilerError(f"async-profiler wrote no JFR to {self.jfr_path}", children.tail(self.log_path))
-        rec = Recording(self.jfr_path, from_s, to_s, self.out_dir, self.name, self.params, self.title, self.pid,
-                        list(self.warnings))
-        for ev in self.recorded_events:
-            rec.profiles[ev] = rec.convert(ev, [(from_s, to_s)], f"{self.name}-{ev}" if len(self.recorded_events) > 1
-                                           else self.name, html=self.html)
-        rec.requested = self.params.event
-        if "cpu" in self.recorded_events or "itimer" in self.recorded_events:
-            heat = self.out_dir / f"{self.name}-heatmap.html"
-            try:
-                bridge.jfr_convert(self.jfr_path, heat, event="cpu", fmt="heatmap", extra=_window_args(from_s, to_s))
-                rec.heatmap_path = heat
-            except Exception as e:  # noqa: BLE001 - a heatmap is an extra; the flame graphs stand without it
-                rec.warnings.append(f"no heatmap: {e}")
-        if self.gc_recorded:
-            rec.gc_events = [e for e in jfr_events.gc_pauses(self.jfr_path)
-                             if from_s * 1e6 <= e["ts_us"] <= to_s * 1e6]
-        return rec
+        return self.jfr_path
 
     def dump(self, path: str | Path | None = None) -> Path:
         """Write the samples collected so far (collapsed) without stopping."""
@@ -297,6 +288,28 @@ class Profiler:
         if et is not None:
             self.abort()
         return False
+
+
+def window_recording(jfr_path: Path, from_s: float, to_s: float, out_dir: Path, name: str, params: ProfileParams,
+                     title: str | None, pid: int, warnings_: list[str], recorded_events, gc_recorded: bool,
+                     html: bool = True) -> "Recording":
+    """The :class:`Recording` of ``[from_s, to_s]`` cut from a stopped JFR recording ``jfr_path`` (taken on
+    the server's host; converted wherever the file now is)."""
+    rec = Recording(Path(jfr_path), from_s, to_s, Path(out_dir), name, params, title, pid, list(warnings_))
+    for ev in recorded_events:
+        rec.profiles[ev] = rec.convert(ev, [(from_s, to_s)], f"{name}-{ev}" if len(recorded_events) > 1 else name,
+                                       html=html)
+    rec.requested = params.event
+    if "cpu" in recorded_events or "itimer" in recorded_events:
+        heat = Path(out_dir) / f"{name}-heatmap.html"
+        try:
+            bridge.jfr_convert(rec.jfr_path, heat, event="cpu", fmt="heatmap", extra=_window_args(from_s, to_s))
+            rec.heatmap_path = heat
+        except Exception as e:  # noqa: BLE001 - a heatmap is an extra; the flame graphs stand without it
+            rec.warnings.append(f"no heatmap: {e}")
+    if gc_recorded:
+        rec.gc_events = [e for e in jfr_events.gc_pauses(rec.jfr_path) if from_s * 1e6 <= e["ts_us"] <= to_s * 1e6]
+    return rec
 
 
 def _window_args(from_s: float, to_s: float) -> list[str]:

@@ -23,7 +23,7 @@ from .. import paths
 
 #: the Python packages whose versions a record names
 PACKAGES = ("perflab", "pandas", "numpy", "scipy", "plotly", "hdrhistogram", "JPype1", "duckdb", "psutil",
-            "papermill", "nbconvert", "nbformat", "ipykernel")
+            "papermill", "nbconvert", "nbformat", "ipykernel", "dask", "distributed")
 
 
 def _run(cmd: list[str], timeout: float = 30) -> str | None:

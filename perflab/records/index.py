@@ -152,7 +152,7 @@ def connect(data_root=None, rebuild: bool = True):
 
 def query(sql: str, data_root=None, rebuild: bool = True, params: list | None = None) -> pd.DataFrame:
     """Run SQL on the index and return a DataFrame, e.g.
-    ``query("SELECT server_workers, connections, breakpoint_rate FROM breakpoints WHERE method='GET'")``."""
+    ``query("SELECT server_workers, connections, breakpoint_rate FROM breakpoints WHERE workload='GET'")``."""
     if not isinstance(sql, str) or not sql.strip():
         raise ValueError("sql must be a non-empty SQL string")
     con = connect(data_root, rebuild)

@@ -234,7 +234,7 @@ class Run:
         (the search's outcome), validity, run_id`` (the report's and the findings' breakpoint rows)."""
         res, params = self.results, self.params
         rate = res.get("breakpoint_rate")
-        return {"workload": res.get("method") or res.get("workload") or "?",
+        return {"workload": res.get("workload") or "?",
                 "connections": res.get("connections") or (params.get("load") or {}).get("connections"),
                 "mode": (params.get("server") or {}).get("mode"), "rate": rate,
                 "interval": list(res.get("interval") or [rate, None]), "verdict": res.get("verdict"),

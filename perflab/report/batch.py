@@ -181,45 +181,70 @@ def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def _kernel_manager_class():
+def _kernel_manager_class(env: dict | None = None, ipc_dir: str | None = None):
     """A kernel manager whose kernels talk to the batch over local IPC sockets: the batch and its kernels
     share one machine, so no TCP port is opened (and the kernel does not warn about TCP without
-    encryption once per notebook)."""
+    encryption once per notebook). ``env``: variables the kernel gets besides the batch's own (its hosts
+    and its run tag when notebooks run side by side: the process environment is shared by all of them);
+    ``ipc_dir``: where its sockets go (kernels started at once in one directory would pick the same socket
+    names and read each other's messages)."""
     from jupyter_client.manager import AsyncKernelManager
     from traitlets import default
+
+    extra = dict(env or {})
 
     class IpcKernelManager(AsyncKernelManager):
         @default("transport")
         def _default_transport(self):
             return "ipc"
 
+        @default("ip")
+        def _default_ip(self):
+            return os.path.join(ipc_dir, "kernel-ipc") if ipc_dir else "kernel-ipc"
+
+        async def _async_pre_start_kernel(self, **kw):
+            if extra:
+                kw["env"] = {**os.environ, **(kw.get("env") or {}), **extra}
+            return await super()._async_pre_start_kernel(**kw)
+
     return IpcKernelManager
 
 
 def execute(spec: NotebookSpec, src: Path, out: Path, progress: bool, cell_timeout: float | None,
-            kernel_name: str | None) -> tuple[str, str | None, int | None]:
+            kernel_name: str | None, env: dict | None = None) -> tuple[str, str | None, int | None]:
     """Run one notebook with papermill: (status, error, failing cell index)."""
+    import shutil
+    import tempfile
+
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
+    ipc_dir = tempfile.mkdtemp(prefix="perflab-kernel-") if env else None
     try:
         papermill.execute_notebook(
             str(src), str(out), parameters=dict(spec.parameters), cwd=str(src.parent),
             progress_bar=progress, log_output=False, kernel_name=kernel_name,
             execution_timeout=cell_timeout, request_save_on_cell_execute=True,
-            kernel_manager_class=_kernel_manager_class(),
+            kernel_manager_class=_kernel_manager_class(env, ipc_dir),
         )
         return "ok", None, None
     except PapermillExecutionError as e:
         return "failed", f"{e.ename}: {e.evalue}", e.cell_index
     except Exception as e:  # noqa: BLE001 - a dead kernel or a timeout must not stop the batch
         return "failed", f"{type(e).__name__}: {e}", None
+    finally:
+        if ipc_dir is not None:
+            shutil.rmtree(ipc_dir, ignore_errors=True)
 
 
 def run_plan(plan: Plan, *, root: str | os.PathLike | None = None, progress: bool = True,
              browser: bool | None = None, cell_timeout: float | None = None,
-             kernel_name: str | None = None, command: str = "") -> tuple[Report, Path]:
-    """Run every notebook of ``plan``; write the report folder. Returns (report, folder)."""
+             kernel_name: str | None = None, command: str = "", hosts: dict | None = None) -> tuple[Report, Path]:
+    """Run every notebook of ``plan``; write the report folder. Returns (report, folder).
+
+    ``hosts``: SessionOptions host fields (``cluster``, ``generators``): the notebooks then run side by side,
+    as many at once as the cluster has disjoint host sets (:func:`perflab.hosts.sweep.disjoint_sets`), each
+    run leasing its hosts; a notebook marked ``after`` (the summary) runs once the others are done."""
     root_dir = paths.report_root(root)
     folder = _new_folder(root_dir)
     t_start = time.monotonic()
@@ -228,7 +253,8 @@ def run_plan(plan: Plan, *, root: str | os.PathLike | None = None, progress: boo
     saved_tqdm = os.environ.get("TQDM_DISABLE")
     os.environ["TQDM_DISABLE"] = "1"
     try:
-        return _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_name, command, t_start)
+        return _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_name, command, t_start,
+                         hosts or {})
     finally:
         if saved_tqdm is None:
             os.environ.pop("TQDM_DISABLE", None)
@@ -236,7 +262,7 @@ def run_plan(plan: Plan, *, root: str | os.PathLike | None = None, progress: boo
             os.environ["TQDM_DISABLE"] = saved_tqdm
 
 
-def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_name, command, t_start):
+def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_name, command, t_start, hosts):
     from . import index_page
     from ..measure.generator import LoadTool
 
@@ -251,27 +277,36 @@ def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_na
     )
     # resolve every notebook first: a plan naming a missing notebook fails before anything runs
     sources = [(spec, spec.path(nb_dir)) for spec in plan.notebooks]
-    _say(f"perflab report: plan {plan.name}, {len(sources)} notebooks -> {folder}")
+    width = _width(hosts)
+    _say(f"perflab report: plan {plan.name}, {len(sources)} notebooks -> {folder}"
+         + (f" ({width} at once on {hosts.get('cluster') or 'the cluster'})" if width > 1 else ""))
     (folder / "notebooks").mkdir()
     total = len(sources)
+    results = []
     for i, (spec, src) in enumerate(sources, 1):
         title, question = _notebook_info(src)
         res = NotebookResult(notebook=spec.name, title=spec.title or title, question=question,
                              parameters=dict(spec.parameters))
         res.effective_parameters = _effective(src, spec.parameters)
         report.notebooks.append(res)
+        results.append((i, spec, src, res))
+
+    def one(i, spec, src, res):
         _say(f"[{i}/{total}] {spec.name}: {res.title}")
         if spec.not_applicable:
             res.status, res.error = "not applicable", spec.not_applicable
             _say(f"[{i}/{total}] {spec.name}: skipped, {spec.not_applicable}")
-            continue
+            return
         before = run_names()
         out = folder / "notebooks" / f"{spec.name}.ipynb"
         res.started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
         t0 = time.monotonic()
-        res.status, res.error, res.error_cell = execute(spec, src, out, progress, cell_timeout, kernel_name)
+        tag = f"{folder.name}/{spec.name}"
+        kernel_env = {**_host_env(hosts), "PERFLAB_RUN_TAG": tag} if width > 1 else None
+        res.status, res.error, res.error_cell = execute(spec, src, out, progress and width == 1, cell_timeout,
+                                                        kernel_name, kernel_env)
         res.seconds = round(time.monotonic() - t0, 1)
-        res.runs = _new_runs(before, folder)
+        res.runs = _new_runs(before, folder, tag if width > 1 else None)
         if out.exists():
             res.ipynb = os.path.relpath(out, folder)
             try:
@@ -289,12 +324,25 @@ def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_na
                 _say(traceback.format_exc())
         state = "ok" if res.status == "ok" else f"FAILED ({res.error})"
         _say(f"[{i}/{total}] {spec.name}: {state} in {res.seconds:.0f} s, {len(res.runs)} runs recorded")
+
+    if width == 1:
+        for item in results:
+            one(*item)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        # notebooks that read what the others recorded (the summary) wait for them
+        first = [r for r in results if not r[1].after]
+        with ThreadPoolExecutor(max_workers=width, thread_name_prefix="perflab-report") as pool:
+            for f in [pool.submit(one, *item) for item in first]:
+                f.result()
+        for item in results:
+            if item[1].after:
+                one(*item)
     report.finished = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     report.seconds = round(time.monotonic() - t_start, 1)
     report.load_end = environment.load_average()
     index_page.write(report, folder)
-
-    from .browser import check as br
 
     if browser is None:
         from .browser.cdp import find_chromium
@@ -308,11 +356,36 @@ def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_na
     return report, folder
 
 
-def _new_runs(before: set[str], folder: Path) -> list[dict]:
-    """The runs a notebook recorded (those that were not there before it ran), as the index page lists them."""
+def _new_runs(before: set[str], folder: Path, tag: str | None = None) -> list[dict]:
+    """The runs a notebook recorded (those that were not there before it ran and, when notebooks run side by
+    side, carry its tag), as the index page lists them."""
     return [{"id": run.id, "path": os.path.relpath(run.dir, folder), "status": run.status, "label": run.name,
              "kind": run.kind, "validity": run.validity, "validity_reasons": run.validity_reasons}
-            for run in iter_runs(names=sorted(run_names() - before))]
+            for run in iter_runs(names=sorted(run_names() - before)) if tag is None or run.meta.get("tag") == tag]
+
+
+def _width(hosts: dict) -> int:
+    """How many notebooks run at once: one on this machine, else the cluster's disjoint host sets."""
+    if not hosts.get("cluster"):
+        return 1
+    from ..hosts.cluster import connect
+    from ..hosts.inventory import survey
+    from ..hosts.sweep import disjoint_sets
+    from ..session import generators_of
+
+    n = generators_of(hosts.get("generators"))
+    return disjoint_sets(survey(connect(hosts["cluster"]), clocks=False), n if isinstance(n, int) else 1)
+
+
+def _host_env(hosts: dict) -> dict:
+    """The hosts as the kernels' environment (SessionOptions reads PERFLAB_CLUSTER, PERFLAB_GENERATORS)."""
+    from ..hosts.cluster import ENV
+    from ..session import GENERATORS_ENV
+
+    out = {ENV: hosts["cluster"]}
+    if hosts.get("generators") is not None:
+        out[GENERATORS_ENV] = str(hosts["generators"])
+    return out
 
 
 def _nav(sources: list, index: int) -> str:

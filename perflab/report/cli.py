@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from .. import paths
-from ..errors import NotBuiltError
+from ..errors import NotBuiltError, PerflabError
 from .plans import BUILTIN, load_plan
 
 
@@ -42,6 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--script-args", default="", metavar="ARGS",
                    help="with --server-cmd: workload script arguments for your API, e.g. 'path=/kv param=key'")
     p.add_argument("--list", action="store_true", help="list the built-in plans and exit")
+    from ..session import HOST_FIELDS, HOST_FLAGS
+    g = p.add_argument_group("hosts: run the notebooks side by side on a Dask cluster's disjoint host sets")
+    for name in ("cluster", "generators"):
+        g.add_argument(HOST_FLAGS[name], dest=name, default=None, help=HOST_FIELDS[name])
     return p
 
 
@@ -63,6 +67,13 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError("--ready-path and --script-args go with --server-cmd")
         if args.cell_timeout is not None and args.cell_timeout <= 0:
             raise ValueError(f"--cell-timeout must be > 0, got {args.cell_timeout}")
+        from ..hosts.cluster import address_of
+        from ..session import generators_of
+        if args.cluster is not None:
+            args.cluster = address_of(args.cluster)
+        elif args.generators is not None:
+            raise ValueError("--generators goes with --scheduler (on this machine there is one host)")
+        generators_of(args.generators)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -79,8 +90,16 @@ def main(argv: list[str] | None = None) -> int:
     from .batch import run_plan
 
     command = "python -m perflab report " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    from ..session import host_options
+    if args.cluster:
+        from ..hosts.cluster import connect
+        try:
+            connect(args.cluster)           # an unreachable scheduler is an error before any notebook runs
+        except PerflabError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
     report, folder = run_plan(plan, progress=not args.no_progress, browser=args.browser,
-                              cell_timeout=args.cell_timeout, command=command.strip())
+                              cell_timeout=args.cell_timeout, command=command.strip(), hosts=host_options(args))
     failed = report.failed
     print(f"{folder / 'index.html'}")
     if failed:

@@ -30,6 +30,7 @@ class NotebookSpec:
     title: str | None = None           # defaults to the notebook's first heading
     output: str | None = None          # name of the executed copy and its page (default: notebook)
     not_applicable: str | None = None  # why the batch skips it (e.g. for your own server), shown on the index
+    after: bool = False                # runs after every other notebook (it reads what they recorded)
 
     @property
     def name(self) -> str:
@@ -139,7 +140,6 @@ QUICK = Plan(
             "backends": ["lsm", "rocksdb", "memory"], "flush_threads": [1, 2], "memtable_sizes": ["256k", "4m"],
             "compaction_memtable": "256k",
         }),
-        NotebookSpec("06-summary", {}),
         # the A/B method checked against known truth in every quick report: a 5 ms park against a 4 ms one
         # (B's p50 about 1.23x A's); 24 pairs of 0.5 s probes are the fewest that can claim it (alpha 1e-6)
         NotebookSpec("08-ab", {
@@ -148,6 +148,7 @@ QUICK = Plan(
             "script": "status.lua", "prefill_keys": 0, "rates": [500], "metric": "p50", "probe_s": 0.5,
             "probe_warmup_s": 0.25, "max_pairs": 32, "budget_s": 90, "idle_pairs": 4,
         }),
+        NotebookSpec("06-summary", {}, after=True),
     ),
     "short durations (about ten minutes in total on a 2-core machine)",
 )
@@ -179,12 +180,12 @@ FULL = Plan(
             "backends": ["lsm", "rocksdb", "memory"], "flush_threads": [1, 2, 4],
             "memtable_sizes": ["1m", "4m", "16m", "64m"], "compaction_memtable": "1m",
         }),
-        NotebookSpec("06-summary", {}),
         NotebookSpec("08-ab", {
             "a": {"mode": "sync"}, "b": {"mode": "async"}, "common": {"backend": "lsm"}, "script": "get-random.lua",
             "connections": 64, "threads": 2, "prefill_keys": 1_000_000, "rates": [10000, 25000], "metric": "p99",
             "probe_s": 2, "probe_warmup_s": 1, "max_pairs": 64, "budget_s": 1200, "idle_pairs": 8,
         }),
+        NotebookSpec("06-summary", {}, after=True),
     ),
     "course-length durations (the seeds' minute-long runs), repeated edges, both CPU placements",
 )
@@ -215,7 +216,7 @@ def load_plan(name_or_path: str) -> Plan:
         out = item.get("output")
         if out is not None and (not isinstance(out, str) or not out.replace("-", "").replace("_", "").isalnum()):
             raise ValueError(f"--plan: {p}: notebooks[{i}].output must be a simple name, got {out!r}")
-        specs.append(NotebookSpec(item["notebook"], params, item.get("title"), out))
+        specs.append(NotebookSpec(item["notebook"], params, item.get("title"), out, after=bool(item.get("after"))))
     names = [s.name for s in specs]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:

@@ -140,8 +140,8 @@ class Server:
                 self.data_dir = self._tmp / "db"
         elif self._given_data_dir is not None:
             self.data_dir = self._given_data_dir
-        if cfg.mode == "virtual" and major < 21:
-            raise ServerStartError(f"mode=virtual needs JDK 21+, but {jh} is JDK {major}: set java_home")
+        if cfg.mode == "virtual" and major < jdk.VIRTUAL_THREADS:
+            raise ServerStartError(f"mode=virtual needs JDK {jdk.VIRTUAL_THREADS}+, but {jh} is JDK {major}: set java_home")
         jvm = cfg.jvm_args()
         # A JVM crash report belongs with the run's logs, not in whatever directory Python runs in.
         jvm.insert(0, f"-XX:ErrorFile={self.log_dir.resolve()}/hs_err_pid%p.log")

@@ -115,7 +115,7 @@ class ForeignProcess(_Target):
 
     def start(self) -> "ForeignProcess":
         self.port = free_port(self.host)
-        text = self.config.command.replace("{port}", str(self.port))
+        text = self.config.command.replace("{port}", str(self.port)).replace("{host}", self.host)
         try:
             argv = shlex.split(text)
         except ValueError as e:

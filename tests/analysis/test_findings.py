@@ -5,6 +5,7 @@ import json
 import nbformat
 import plotly.graph_objects as go
 import pytest
+from synthetic import experiment, load
 
 from perflab.breakpoint import BreakpointResult, Judgement, Outcome, Probe
 from perflab.config import BreakpointCriteria, BreakpointParams
@@ -98,7 +99,7 @@ def test_breakpoint_row_from_a_search(tmp_path):
     workload and connections); the notebook may name the workload and mode."""
     run = new_run("breakpoint", "nb02-GET", params={"server": {"mode": "async"}, "load": {"connections": 64}},
                   data_root=tmp_path, environment={})
-    run.set_result(method="GET", connections=64, breakpoint_rate=2000.0, interval=[1920.0, 2496.0],
+    run.set_result(workload="GET", connections=64, breakpoint_rate=2000.0, interval=[1920.0, 2496.0],
                    verdict="resolved")
     run.update(validity={"verdict": "suspect", "reasons": [], "checks": {}})
     res = BreakpointResult(2000.0, (1920.0, 2496.0), Outcome.RESOLVED,
@@ -131,3 +132,20 @@ def test_answers_follow_the_rows():
     assert commentary.compare_breakpoint_rows("sync", a, "async", c).startswith("No difference between the breakpoints")
     assert commentary.compare_breakpoint_rows("sync", a, "async", {"rate": None, "interval": [None, 50.0]}) == \
         "async and sync cannot be compared: one of the searches found no breakpoint."
+
+
+def test_key_numbers_and_the_highest_row():
+    rows = [{"workload": "GET", "connections": 64, "mode": "sync", "rate": 2000.0, "interval": [1900.0, 2100.0]},
+            {"workload": "GET", "connections": 1, "mode": "async", "rate": 3000.0, "interval": [2800.0, None]},
+            {"workload": "PUT", "connections": 64, "mode": "sync", "rate": None, "interval": [None, 100.0]}]
+    assert findings.highest(rows) is rows[1] and findings.highest(rows[2:]) is None
+    assert findings.workload_label(rows[0]) == "GET, 64 conn" and findings.workload_label({"workload": "x"}) == "x"
+    assert findings.key_breakpoint(rows[1], "{mode} breakpoint, {connection_count}") == {
+        "label": "async breakpoint, 1 connection", "value": 3000.0, "unit": "req/s", "interval": [2800.0, None]}
+    none = findings.key_breakpoint(rows[2], "{workload} breakpoint")
+    assert none["value"] is None and findings.key_number_text(findings.check_key_number(none)) == "none passed (below 100 req/s)"
+    assert findings.key_breakpoint(None, "{mode}") is None
+    with pytest.raises(ValueError, match="label: '{server} breakpoint' names 'server', which the row does not have"):
+        findings.key_breakpoint(rows[0], "{server} breakpoint")
+    assert findings.key_latency("GET p99, 64 connections", experiment(load(1.23456))) == {
+        "label": "GET p99, 64 connections", "value": 1.235, "unit": "ms"}

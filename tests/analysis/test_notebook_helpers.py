@@ -2,9 +2,16 @@
 
 import html
 
+import plotly.graph_objects as go
 import pytest
 from IPython.core.interactiveshell import InteractiveShell  # noqa: F401  (display() needs IPython)
+from synthetic import events, experiment, load, search
 
+import perflab as pl
+import perflab.breakpoint
+import perflab.experiment
+from perflab import jdk
+from perflab.analysis import commentary as say
 from perflab.analysis import notebook as nb
 
 
@@ -89,3 +96,102 @@ def test_retry_once_retries_only_the_named_errors_and_only_once(capsys):
 
     with pytest.raises(ValueError):
         nb.retry_once(other, (TimeoutError,))
+
+
+def test_placements_are_checked_and_kept_as_written():
+    assert nb.placements(["shared", "server=0;load=0"]) == ("shared", "server=0;load=0")
+    with pytest.raises(ValueError, match="placement: expected one of shared, split"):
+        nb.placements(["shared", "spread"])
+    with pytest.raises(ValueError, match="placements: must name at least one placement"):
+        nb.placements([])
+
+
+def test_build_names_the_part_a_bad_parameter_configures():
+    assert nb.build("PUT load", pl.workload, "put.lua", 4, rate=100).connections == 4
+    with pytest.raises(ValueError, match=r"^PUT load: rate: must be > 0, got -5"):
+        nb.build("PUT load", pl.workload, "put.lua", 4, rate=-5)
+
+
+def test_the_target_is_printed_and_prefill_is_for_the_built_in_server_only(capsys):
+    built = nb.server(None, mode="async")
+    assert isinstance(built, pl.ServerConfig) and "mode='async'" in capsys.readouterr().out
+    yours = nb.server("python3 kv.py {port}", "/health")
+    assert isinstance(yours, pl.ForeignServer) and "python3 kv.py {port}" in capsys.readouterr().out
+    assert nb.prefill_for(built, keys=100).keys == 100 and nb.prefill_for(yours, keys=100) is None
+    with pytest.raises(ValueError, match="keys"):
+        nb.prefill_for(yours, keys=0)                   # checked even when not used
+
+
+def test_servers_for_modes_find_a_jdk_for_virtual_threads_or_skip_them(monkeypatch, capsys, tmp_path):
+    newer = tmp_path / "jdk-25"
+    (newer / "bin").mkdir(parents=True)
+    (newer / "bin" / "java").write_text("")
+    monkeypatch.setattr(jdk, "find", lambda major, preferred: str(newer) if major == jdk.VIRTUAL_THREADS else None)
+    monkeypatch.setattr(jdk, "version", lambda home: (25, "25.0.1"))
+    servers = nb.servers_for_modes(["sync", "virtual"], None, backend="memory")
+    assert list(servers) == ["sync", "virtual"] and servers["virtual"].java_home == str(newer)
+    assert servers["sync"].java_home is None and servers["sync"].backend == "memory"
+    out = capsys.readouterr().out
+    assert out.startswith(f"virtual threads run on {newer} (JDK 25)\nsync ServerConfig(")
+    monkeypatch.setattr(jdk, "find", lambda major, preferred: None)
+    assert list(nb.servers_for_modes(["virtual", "async"])) == ["async"]
+    assert capsys.readouterr().out.startswith("No JDK 21+ found: virtual threads are skipped (install one or set java_home).")
+    with pytest.raises(ValueError, match="mode: --mode: expected one of sync, async, virtual, got 'turbo'"):
+        nb.servers_for_modes(["sync", "turbo"])
+
+
+def test_measure_retries_a_failed_profiler_once_and_says_how_the_run_went(monkeypatch, capsys):
+    calls = []
+
+    def run_experiment(server, load_params, name=None, **options):
+        calls.append((name, options))
+        if len(calls) == 1:
+            raise pl.ProfilerError("could not attach")
+        return experiment(load(2.5), "suspect", ("rate short",), run_id="run-7")
+
+    monkeypatch.setattr(perflab.experiment, "run_experiment", run_experiment)
+    r = nb.measure("PUT, 4 connections", pl.ServerConfig(), pl.workload("put.lua", 4, rate=100), "nb01-put-4c",
+                   placement="shared")
+    assert r.run_id == "run-7" and calls == [("nb01-put-4c", {"placement": "shared"})] * 2
+    assert capsys.readouterr().out.splitlines() == [
+        "PUT, 4 connections failed (ProfilerError: could not attach); retrying once",
+        "PUT, 4 connections: p99 2.50 ms; suspect: rate short; run run-7"]
+
+
+def test_search_breakpoint_says_where_the_search_ended(monkeypatch, capsys):
+    found = search(2000, (1900, 2100), [(1000, True, 2.0), (2000, True, 3.0), (2100, False, 30.0)], seconds=41.2)
+    monkeypatch.setattr(perflab.breakpoint, "find_breakpoint", lambda server, load, name=None, **o: found)
+    assert nb.search_breakpoint("GET, 64 connections", pl.ServerConfig(), pl.workload("get-random.lua", 64), "x") is found
+    assert capsys.readouterr().out == ("GET, 64 connections: 2,000 req/s (interval [1,900, 2,100], resolved); probes' "
+                                       "validity valid; 41 s; run None\n")
+
+
+def test_a_rate_scaled_from_the_breakpoints():
+    found = [search(2000, (1900, 2100)), search(None, (None, 100), outcome="none-passed"), search(5000, (4800, 5200))]
+    assert nb.scaled_breakpoint(found, 0.7, min, default=500) == 1400
+    assert nb.scaled_breakpoint(found, 1.5, max, default=500) == 7500
+    assert nb.scaled_breakpoint(found[1:2], 0.7, min, default=500) == 500
+    with pytest.raises(ValueError, match="no search found a breakpoint, and no default rate was given"):
+        nb.scaled_breakpoint([], 0.7)
+    with pytest.raises(ValueError, match="pick must be min or max, got 'lowest'"):
+        nb.scaled_breakpoint(found, 0.7, "lowest")
+
+
+def test_markdown_paragraphs_consoles_and_a_timeline(monkeypatch):
+    shown = capture_display(monkeypatch)
+    figures = []
+    monkeypatch.setattr(go.Figure, "show", lambda fig, *a, **kw: figures.append(fig))
+    nb.show_markdown("one", "", "two")
+    nb.show_markdown("", "")
+    assert [s[0].data for s in shown] == ["one\n\ntwo"]
+    shown.clear()
+    runs = {"PUT, 1 connection": experiment(load(1.0)), "PUT, 4 connections": experiment(load(2.0))}
+    nb.show_consoles(runs)
+    assert [s[0].data.split("</b>")[0] for s in shown] == ["<details class='perflab-console'><summary><b>PUT, 1 connection",
+                                                           "<details class='perflab-console'><summary><b>PUT, 4 connections"]
+    shown.clear()
+    run = experiment(load(1.0, p99s=[1.0, 1.0, 9.0, 1.0, 1.0, 1.0]), ev=events(("flush", 0.2, 50)))
+    nb.show_timeline("PUT, 4 connections", run, kinds=("flush",))
+    assert figures[0].layout.title.text == "PUT, 4 connections: latency per 100 ms and server events"
+    assert "flush (1)" in [t.name for t in figures[0].data]
+    assert shown[0][0].data == say.describe_timeline(run, ("flush",))

@@ -5,6 +5,7 @@ import math
 
 import pandas as pd
 import pytest
+from synthetic import experiment, load
 
 from perflab.analysis import plots
 from perflab.breakpoint import BreakpointResult, Judgement, Outcome, Probe
@@ -151,3 +152,73 @@ def test_category_bars():
     assert list(mem.y) == ["sync", "async"] and list(mem.x) == pytest.approx([40.0, 80.0])
     with pytest.raises(ValueError, match="expected a Profile or a stacks DataFrame"):
         plots.category_bars({"x": 1})
+
+
+def test_category_bars_name_what_a_bar_is():
+    cats = pd.DataFrame({"category": ["network read", "GC"], "share": [0.7, 0.3]})
+    fig = plots.category_bars({"sync / lsm": cats}, by="configuration")
+    assert fig.layout.yaxis.title.text == "configuration"
+    assert [t.name for t in fig.data] == ["GC", "network read"] and list(fig.data[1].x) == pytest.approx([70.0])
+
+
+def test_percentile_spectrum_takes_experiment_results():
+    fig = plots.percentile_spectrum({"PUT": experiment(load(2.0)), "GET": load(1.0)})
+    assert [t.name for t in fig.data] == ["PUT", "GET"]
+    assert max(fig.data[0].y) == pytest.approx(6.0) and max(fig.data[1].y) == pytest.approx(3.0)
+
+
+GRID = pd.DataFrame({"workers": [1, 1, 4, 4], "queue": [16, 1024, 16, 1024],
+                     "breakpoint, req/s": [1000.0, 1200.0, float("nan"), 2500.0],
+                     "rejected share": [0.5, 0.1, 0.4, 0.0]}).set_index(["workers", "queue"])
+
+
+def test_executor_heatmap_puts_workers_down_and_queues_across():
+    fig = plots.executor_heatmap(GRID, "breakpoint, req/s", "Breakpoint by workers and queue")
+    hm = fig.data[0]
+    assert list(hm.y) == ["1", "4"] and list(hm.x) == ["16", "1024"]
+    assert hm.z[0] == pytest.approx([1000.0, 1200.0]) and math.isnan(hm.z[1][0]) and hm.z[1][1] == 2500.0
+    assert hm.texttemplate == "%{z:,.0f}" and fig.layout.title.text == "Breakpoint by workers and queue"
+    assert fig.layout.xaxis.title.text == "queue capacity" and fig.layout.yaxis.title.text == "worker threads"
+    assert fig.layout.yaxis.autorange == "reversed"                     # 1 worker on top
+    share = plots.executor_heatmap(GRID, "rejected share", "503s", ".1%", "Magma").data[0]
+    assert share.texttemplate == "%{z:.1%}" and share.z[0] == pytest.approx([0.5, 0.1])
+    with pytest.raises(ValueError, match="value: 'p99' is not a column"):
+        plots.executor_heatmap(GRID, "p99", "x")
+    with pytest.raises(ValueError, match=r"table must be indexed by workers, queue, got \[None\]"):
+        plots.executor_heatmap(GRID.reset_index(), "rejected share", "x")
+
+
+def test_breakpoints_over_time_one_colour_per_workload_one_symbol_per_configuration():
+    rows = [{"workload": "get-random", "connections": 4, "mode": "sync / lsm", "rate": 1000.0, "interval": [900.0, 1100.0],
+             "created_at": "2026-11-20T10:00:00+00:00", "run_id": "a", "git_commit": "c1"},
+            {"workload": "get-random", "connections": 4, "mode": "sync / lsm", "rate": 1200.0, "interval": [1100.0, None],
+             "created_at": "2026-11-21T10:00:00+00:00", "run_id": "b", "git_commit": "c2"},
+            {"workload": "get-random", "connections": 4, "mode": "async / lsm", "rate": 2000.0,
+             "interval": [1900.0, 2100.0], "created_at": "2026-11-21T11:00:00+00:00", "run_id": "c", "git_commit": "c2"},
+            {"workload": "put", "connections": 4, "mode": "sync / lsm", "rate": None, "interval": [None, 300.0],
+             "created_at": "2026-11-21T12:00:00+00:00", "run_id": "d", "git_commit": "c2"}]
+    fig = plots.breakpoints_over_time(rows)
+    assert [t.name for t in fig.data] == ["get-random, 4 conn, sync / lsm", "get-random, 4 conn, async / lsm"]
+    sync, async_ = fig.data
+    assert list(sync.y) == [1000.0, 1200.0] and sync.marker.color == async_.marker.color
+    assert sync.marker.symbol != async_.marker.symbol
+    assert list(sync.error_y.array) == [100.0, 0] and list(sync.error_y.arrayminus) == [100.0, 100.0]
+    assert "run b" in sync.hovertext[1] and "commit c2" in sync.hovertext[1] and "[1,100, open)" in sync.hovertext[1]
+    assert fig.layout.xaxis.title.text == "recorded at (UTC)" and fig.layout.title.text == "Breakpoints over time"
+    with pytest.raises(ValueError, match="at least one breakpoint with a rate"):
+        plots.breakpoints_over_time(rows[3:])
+
+
+def test_fixed_rate_scatter_colours_configurations_and_marks_validity():
+    loads = pd.DataFrame({"target_rate": [500, 1000, 500], "p99_ms": [1.0, 2.5, 40.0],
+                          "configuration": ["sync / lsm", "sync / lsm", "async / lsm"],
+                          "validity": ["valid", "valid", "suspect"], "run_id": ["a", "b", "c"],
+                          "script": ["put.lua"] * 3, "connections": [4, 4, 4], "p50_ms": [0.2, 0.3, 5.0]})
+    fig = plots.fixed_rate_scatter(loads)
+    assert [t.name for t in fig.data] == ["sync / lsm, valid", "async / lsm, suspect"]
+    assert list(fig.data[0].x) == [500, 1000] and list(fig.data[0].y) == [1.0, 2.5]
+    assert fig.data[0].marker.symbol == "circle" and fig.data[1].marker.symbol == "diamond"
+    assert "p50 5.00 ms" in fig.data[1].hovertext[0] and "run c" in fig.data[1].hovertext[0]
+    assert fig.layout.yaxis.type == "log" and fig.layout.xaxis.title.text == "offered rate, requests/s"
+    with pytest.raises(ValueError, match="loads must be a non-empty table"):
+        plots.fixed_rate_scatter(pd.DataFrame())

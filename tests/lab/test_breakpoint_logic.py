@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from perflab import BreakpointCriteria, BreakpointParams, LoadParams
-from perflab.breakpoint import Judgement, establish, latency_trend, search
+from perflab.breakpoint import BreakpointResult, Judgement, Outcome, Probe, establish, latency_trend, search
 from perflab.breakpoint import ramp as ramp_mod
 from perflab.measure.result import LoadResult
 
@@ -188,3 +188,17 @@ def test_a_one_off_failure_at_an_edge_is_refined_not_left_as_a_wide_interval():
     assert lo <= o.rate <= 50_000 < hi
     assert lo >= 50_000 * 0.85, (o.interval, calls)        # without refining: the bracket's 40,000
     assert o.outcome == "resolved"
+
+
+def test_the_load_at_the_breakpoint_is_the_last_passing_probe_at_its_rate():
+    def probe(i, rate, passed, p99):
+        summary = {"target_rate": rate, "achieved_rate": rate, "latency_us": {"p99": p99 * 1000}}
+        return Probe(i, rate, Judgement(passed, ["x"]), "verify", LoadResult(LoadParams(path="/", rate=rate), "", [], 0, "",
+                                                                             summary))
+
+    probes = [probe(0, 1000, True, 1.0), probe(1, 2000, True, 2.0), probe(2, 3000, False, 30.0), probe(3, 2000, True, 2.5),
+              probe(4, 2000, False, 12.0)]
+    result = BreakpointResult(2000, (1900, 3000), Outcome.UNRESOLVED, probes, BreakpointParams(), BreakpointCriteria(), "x")
+    assert result.at_breakpoint.p99_ms == 2.5
+    assert BreakpointResult(None, (None, 1000), Outcome.NONE_PASSED, probes[2:3], BreakpointParams(), BreakpointCriteria(),
+                            "x").at_breakpoint is None

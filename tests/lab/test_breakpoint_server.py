@@ -4,11 +4,15 @@
 server can never complete more than 4 / 2 ms = 2000 requests/s. What this test asserts holds on any
 machine, however busy: no probe above that bound can reach the 99% of its rate a pass needs, so the
 search never reports more; and with a 1 s SLA (the machine's stalls of a few hundred ms that a shared
-2-core host shows under load cannot fail a probe below capacity) some rate passes. How close the search
+2-core host shows under load cannot fail a probe below capacity) some rate passes. The trend criterion
+is off: a stall late in a 2 s probe can double a p50 of 2 ms, which would fail a probe far below capacity
+(the criterion has its own tests). Even so one probe below capacity can fail (a stall that costs 1% of
+the completions): then the lowest rate probed has mixed judgements and the search has no lower end. How close the search
 gets to the capacity and how tight its interval is depends on the machine: that is a benchmark
 (``perflab bench --only known-capacity``, java-server/bench/RESULTS.md), not a test.
 """
 
+import pandas as pd
 import pytest
 
 from perflab import BreakpointCriteria, BreakpointParams, LoadParams, ServerConfig, find_breakpoint, query
@@ -22,12 +26,13 @@ def test_a_search_against_a_server_of_known_capacity_is_bounded_recorded_and_nev
         server_build, loadgen_binary, data_root):
     params = BreakpointParams(probe_duration=2, max_probes=10)
     res = find_breakpoint(SERVER, LoadParams(threads=1, connections=16, path="/v0/status"),
-                          criteria=BreakpointCriteria(sla_p99=1.0), params=params, progress=False)
+                          criteria=BreakpointCriteria(sla_p99=1.0, trend=False), params=params, progress=False)
     t = res.table
     lo, hi = res.interval
     assert res.outcome in (Outcome.RESOLVED, Outcome.UNRESOLVED), (res.outcome, t.to_string())
     # 2000/s is a hard bound: every passing probe (and so the point and the lower end) lies below it
-    assert res.rate is not None and lo <= res.rate <= CAPACITY / 0.99, t.to_string()
+    assert res.rate is not None and res.rate <= CAPACITY / 0.99, t.to_string()
+    assert lo is None or lo <= res.rate, t.to_string()
     assert (t.loc[t["passed"] == True, "rate"] <= CAPACITY / 0.99).all(), t.to_string()  # noqa: E712
     # bounded: the ramp plus at most max_probes fixed-rate probes
     assert len(t) <= params.max_probes
@@ -42,8 +47,9 @@ def test_a_search_against_a_server_of_known_capacity_is_bounded_recorded_and_nev
     assert meta["results"]["interval"] == [lo, hi] and meta["results"]["verdict"] == res.outcome
     assert meta["validity"]["verdict"] in ("valid", "suspect", "invalid")
     bp = query("SELECT breakpoint_rate, lo, hi, verdict, server_workers, server_debug_delay FROM breakpoints")
-    assert bp.iloc[0].to_dict() == {"breakpoint_rate": res.rate, "lo": lo, "hi": hi, "verdict": str(res.outcome),
-                                    "server_workers": 4, "server_debug_delay": pytest.approx(0.002)}
+    row = {k: None if pd.isna(v) else v for k, v in bp.iloc[0].to_dict().items()}  # NULL: an open end
+    assert row == {"breakpoint_rate": res.rate, "lo": lo, "hi": hi, "verdict": str(res.outcome),
+                   "server_workers": 4, "server_debug_delay": pytest.approx(0.002)}
     loads = query("SELECT probe, target_rate, passed, validity, reason FROM loads ORDER BY probe")
     assert loads["target_rate"].tolist() == t["rate"].tolist()
     assert set(loads["validity"]) <= {"valid", "suspect", "invalid"}

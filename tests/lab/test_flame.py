@@ -1,6 +1,5 @@
 """Frames, categories and differences on collapsed stacks with known content."""
 
-import pandas as pd
 import pytest
 
 from perflab.profiling import flame

@@ -24,8 +24,9 @@ def test_fixed_rate_load_result_comes_from_the_json_summary(server, loadgen_bina
     r = run_load(server.url, p, out_dir=tmp_path)
     s = json.loads((tmp_path / "load-summary.json").read_text())
     assert r.summary == s and r.returncode == 0 and r.tool_version == s["version"]
-    # counts depend on how busy the machine is: check consistency, not speed
-    assert r.target_rate == 1000 and 0 < r.requests <= 2000
+    # the window's schedule is exact; what is counted depends on how busy the machine is (a warm-up request
+    # a stall holds past the window's start counts in it): check consistency, not speed
+    assert r.target_rate == 1000 and s["offered"] == 2000 and r.requests > 0
     assert r.achieved_rate == pytest.approx(r.requests / r.duration_s, rel=0.01)
     assert r.status_counts == {"201": r.requests} and r.errors_total == 0 and r.error_ratio == 0
     # one source for each number: percentiles from the summary, the spectrum from the summary too

@@ -51,12 +51,12 @@ def test_context_marks_status(data_root):
 def test_index_query_breakpoints_by_mode(data_root):
     for mode, workers, rate in (("async", 1, 900), ("async", 4, 3000), ("sync", None, 2500)):
         with records.new_run("breakpoint", f"get-{mode}", params={"server": {"mode": mode, "workers": workers}}) as r:
-            r.add_rows("breakpoints", [{"method": "GET", "breakpoint_rate": rate, "connections": 64}])
+            r.add_rows("breakpoints", [{"workload": "GET", "breakpoint_rate": rate, "connections": 64}])
             r.add_rows("loads", [{"rate": rate, "p99_ms": 2.0, "passed": True, "reason": "ok"}])
     with records.new_run("breakpoint", "put") as r:
-        r.add_rows("breakpoints", [{"method": "PUT", "breakpoint_rate": 111.0}])
+        r.add_rows("breakpoints", [{"workload": "PUT", "breakpoint_rate": 111.0}])
     df = records.query("SELECT server_workers, breakpoint_rate FROM breakpoints "
-                       "WHERE method = 'GET' AND server_mode = 'async' ORDER BY server_workers")
+                       "WHERE workload = 'GET' AND server_mode = 'async' ORDER BY server_workers")
     assert df.to_dict("list") == {"server_workers": [1, 4], "breakpoint_rate": [900, 3000]}
     assert (data_root / "index.duckdb").is_file()
     assert set(records.tables()) >= {"runs", "loads", "breakpoints", "index_info"}

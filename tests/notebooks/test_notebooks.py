@@ -4,6 +4,8 @@ are in tests/report/test_pipeline.py (through the batch, as `make report` runs t
 
 from __future__ import annotations
 
+import ast
+import importlib
 import json
 
 import nbformat
@@ -55,6 +57,35 @@ def test_structure_title_question_parameters_then_validation(name):
     text = "\n".join(c.source for c in nb.cells)
     assert "papermill" not in text, "notebooks must not depend on papermill-only state"
     assert "Findings" in text or name.startswith("06"), "notebooks 1-5 end with generated findings"
+
+
+#: the most non-blank code lines (the parameters cell included) each notebook may hold: issue #21 halved
+#: them (111-140 before), the logic living in tested functions of perflab.analysis
+CODE_LINES = {"01": 70, "02": 70, "03": 67, "04": 67, "05": 67, "06": 43}
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_thin_no_functions_only_public_imports_within_the_line_budget(name):
+    """The story in markdown, the logic in library calls: no function or class is defined in a notebook,
+    it imports ``perflab`` (as ``pl``) and modules of ``perflab.analysis`` only, and keeps to its budget."""
+    nb = nbformat.read(str(NB_DIR / name), as_version=4)
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    lines = sum(1 for src in code for line in src.splitlines() if line.strip())
+    assert lines <= CODE_LINES[name[:2]], f"{name}: {lines} code lines, the budget is {CODE_LINES[name[:2]]}"
+    imported = []
+    for src in code:
+        for node in ast.walk(ast.parse(src)):
+            assert not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)), \
+                f"{name}: defines {type(node).__name__} at line {node.lineno}: move it into perflab.analysis"
+            if isinstance(node, ast.Import):
+                assert [(a.name, a.asname) for a in node.names] == [("perflab", "pl")], f"{name}: import {node.names[0].name}"
+                imported.append("perflab")
+            elif isinstance(node, ast.ImportFrom):
+                assert node.module == "perflab.analysis" and node.level == 0, f"{name}: from {node.module} import ..."
+                for a in node.names:
+                    importlib.import_module(f"perflab.analysis.{a.name}")   # a module, not a function of one
+                    imported.append(f"perflab.analysis.{a.name}")
+    assert imported[0] == "perflab" and "perflab.analysis.notebook" in imported, imported
 
 
 BAD = [

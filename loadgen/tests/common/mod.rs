@@ -23,6 +23,9 @@ pub struct Knobs {
     pub chunked: bool,
     /// Answer with "Connection: close" and close after each response.
     pub close_each: bool,
+    /// Send only the first half of the response to request number N (1-based, over all
+    /// connections), then close the connection: a response lost half-way, once.
+    pub cut: Option<u64>,
     /// Keep the request log (method, path, headers, body).
     pub log: bool,
 }
@@ -160,6 +163,10 @@ fn serve(conn: TcpStream, stats: &Stats, k: &Knobs, stop: &AtomicBool) {
                 payload.len()
             )
         };
+        if k.cut == Some(n) {
+            let _ = writer.write_all(&resp.as_bytes()[..resp.len() / 2]);
+            return;
+        }
         if writer.write_all(resp.as_bytes()).is_err() {
             return;
         }

@@ -1,0 +1,263 @@
+"""The hosts of one session: which, checked, leased, with their agents (the coordinator's side).
+
+``HostSet.open(request, what)`` connects (:mod:`.cluster`), lists the workers (:mod:`.inventory`), picks the
+server host and the generator hosts the request names or counts, fails with a clear error for a missing
+host or role or a version mismatch (before anything is started), leases them (:mod:`.leases`), starts an
+agent on each (:mod:`.agents`) and measures each host's clock against the coordinator's. A host on the
+coordinator's own machine (same boot id) shares its clock: its offset is 0 by definition.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .cluster import GENERATOR, SERVER, Cluster, HostsError, connect
+from .inventory import HostInfo, check_versions, clock_offset, coordinator_versions, survey
+
+#: seconds between two heartbeats to every agent (their watchdog waits agents.WATCHDOG_S)
+HEARTBEAT_S = 10.0
+
+
+@dataclass(frozen=True)
+class HostRequest:
+    """Which hosts a session measures on (the fields of :class:`~perflab.session.SessionOptions`):
+    ``cluster`` (scheduler address; ``None``: ``$PERFLAB_CLUSTER``, else in-process), ``generators``
+    (host names, or how many generator hosts; ``None``: one), ``server_host`` (a name; ``None``: any free
+    server host)."""
+
+    cluster: str | None = None
+    generators: tuple[str, ...] | int | None = None
+    server_host: str | None = None
+
+
+def _boot_id() -> str | None:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return None
+
+
+def choose(hosts: list[HostInfo], request: HostRequest, busy: set[str], where: str):
+    """``(names, (server, generators))`` for ``request`` among ``hosts`` not in ``busy``; ``None`` while
+    busy hosts stand in the way; :class:`HostsError` for a request no free-up can meet."""
+    by_name = {h.name: h for h in hosts}
+
+    def named(name: str, role: str) -> HostInfo:
+        if name not in by_name:
+            raise HostsError(f"no host named {name!r} in {where} (hosts: {', '.join(sorted(by_name)) or 'none'})")
+        h = by_name[name]
+        if role not in h.roles:
+            raise HostsError(f"host {name} has no {role} role (its roles: {', '.join(h.roles) or 'none'}); start "
+                             f"its worker with --resources {role}=1")
+        return h
+
+    servers = [h for h in hosts if SERVER in h.roles]
+    generators = [h for h in hosts if GENERATOR in h.roles]
+    if request.server_host is None and not servers:
+        raise HostsError(f"no host in {where} has the server role (start one worker with --resources server=1)")
+    if not generators:
+        raise HostsError(f"no host in {where} has the generator role (start workers with --resources generator=1)")
+    wanted = request.generators if request.generators is not None else 1
+    if isinstance(wanted, tuple):
+        gens = [named(n, GENERATOR) for n in wanted]
+    if request.server_host is not None:
+        server = named(request.server_host, SERVER)
+    else:
+        taken = set(wanted) if isinstance(wanted, tuple) else set()
+        # a host with only the server role first: a host with both is a generator another run could use
+        free = sorted((h for h in servers if h.name not in busy and h.name not in taken),
+                      key=lambda h: (GENERATOR in h.roles, h.name))
+        if not free:
+            if all(h.name in taken for h in servers) and len(servers) == 1 and taken == {servers[0].name}:
+                free = servers      # one machine with both roles, named as the generator
+            else:
+                return None
+        server = free[0]
+    if server.name in busy:
+        return None
+    if isinstance(wanted, int):
+        if wanted < 1:
+            raise ValueError(f"generators: at least 1 generator host, got {wanted}")
+        others = [h for h in generators if h.name != server.name]
+        pool = others if others else [h for h in generators if h.name == server.name]
+        if len(pool) < wanted:
+            raise HostsError(f"{wanted} generator hosts asked for, {where} has {len(pool)} besides the server host "
+                             f"{server.name}: {', '.join(h.name for h in pool) or 'none'}")
+        free = [h for h in pool if h.name not in busy]
+        if len(free) < wanted:
+            return None
+        gens = free[:wanted]
+    elif any(h.name in busy and h.name != server.name for h in gens):
+        return None
+    names = sorted({server.name, *(h.name for h in gens)})
+    return names, (server, gens)
+
+
+class HostSet:
+    """The hosts of one session with their agents (see the module docstring)."""
+
+    def __init__(self, cluster: Cluster, server: HostInfo, generators: list[HostInfo], lease):
+        self.cluster = cluster
+        self.server = server
+        self.generators = generators
+        self.lease = lease
+        self._futures: dict = {}
+        self._agents: dict = {}
+        self._stop = threading.Event()
+        self._beat: threading.Thread | None = None
+
+    @classmethod
+    def open(cls, request: HostRequest, what: str, lease_timeout: float | None = None) -> "HostSet":
+        from .leases import acquire
+
+        cluster = connect(request.cluster)
+        hosts = survey(cluster, clocks=False)
+        choose(hosts, request, set(), cluster.describe())   # an impossible request fails now, not after a wait
+        lease, (server, gens) = acquire(cluster, lambda busy: choose(hosts, request, busy, cluster.describe()),
+                                        what, lease_timeout)
+        self = cls(cluster, server, gens, lease)
+        try:
+            if not cluster.local:
+                check_versions(self.hosts, coordinator_versions())
+            self._start_agents()
+            self._measure_clocks()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    # --- what a session asks ----------------------------------------------------------------------
+    @property
+    def hosts(self) -> list[HostInfo]:
+        """The server host and the generator hosts, each once."""
+        seen, out = set(), []
+        for h in [self.server, *self.generators]:
+            if h.name not in seen:
+                seen.add(h.name)
+                out.append(h)
+        return out
+
+    @property
+    def shares_files(self) -> bool:
+        """The agents run in this process: they may write into the run directory themselves."""
+        return self.cluster.local
+
+    @property
+    def split(self) -> bool:
+        return len(self.generators) > 1
+
+    @property
+    def apart(self) -> bool:
+        """Some generator runs on another machine than the server (boot ids differ)."""
+        return any(g.boot_id != self.server.boot_id or g.boot_id is None for g in self.generators
+                   if g.name != self.server.name)
+
+    def host(self, name: str) -> HostInfo:
+        return next(h for h in self.hosts if h.name == name)
+
+    def generator(self, name: str):
+        return self._agents[("generator", name)]
+
+    @property
+    def server_agent(self):
+        return self._agents[("server", self.server.name)]
+
+    def shift_s(self, h: HostInfo) -> float:
+        """Seconds to add to a time read on ``h``'s clock to put it on the server host's clock."""
+        return self.server.clock_offset_s - h.clock_offset_s
+
+    def server_address(self) -> str | None:
+        """The address the server must listen on so that the generator hosts reach it: the server host's
+        own address when a generator runs on another host, else ``None`` (the server's default)."""
+        if all(g.name == self.server.name for g in self.generators):
+            return None
+        return self.server.address.split("://", 1)[1].rsplit(":", 1)[0].strip("[]")
+
+    def live_workers(self) -> set[str]:
+        return set(self.cluster.workers())
+
+    def record(self) -> dict:
+        """``meta.json["hosts"]``: the cluster, the coordinator, and every host with its role(s), address,
+        versions and clock offset (with its uncertainty)."""
+        import platform
+
+        def one(h: HostInfo, role: str) -> dict:
+            return {**h.to_dict(), "role": role}
+
+        return {"cluster": "in-process" if self.cluster.local else self.cluster.address,
+                "dashboard": self.cluster.dashboard_link,
+                "coordinator": {"hostname": platform.node(), "boot_id": _boot_id()},
+                "server": one(self.server, SERVER),
+                "generators": [one(g, GENERATOR) for g in self.generators],
+                "lease_waited_s": round(self.lease.waited_s, 3) if self.lease is not None else None}
+
+    # --- agents -------------------------------------------------------------------------------------
+    def _start_agents(self) -> None:
+        from .agents import GeneratorAgent, ServerAgent
+
+        client = self.cluster.client
+        wanted = [("server", self.server, ServerAgent)] + [("generator", g, GeneratorAgent) for g in self.generators]
+        for kind, h, cls in wanted:
+            # the future must live as long as the actor: Dask deletes an actor whose future is released
+            self._futures[(kind, h.name)] = client.submit(cls, h.name, actor=True, workers=[h.address],
+                                                          allow_other_workers=False, pure=False)
+        for key, f in self._futures.items():
+            try:
+                agent = f.result(timeout=60)
+            except Exception as e:  # noqa: BLE001
+                raise HostsError(f"could not start perflab's {key[0]} agent on host {key[1]}: {type(e).__name__}: "
+                                 f"{e}") from None
+            if agent._client is None:
+                # the proxy binds to Dask's default client, and ours is not the default (a notebook's own
+                # Dask work must not land on the lab's hosts): bind it to ours
+                agent._client, agent._future = client, f
+            self._agents[key] = agent
+        self._beat = threading.Thread(target=self._heartbeat, name="perflab-hosts-heartbeat", daemon=True)
+        self._beat.start()
+
+    def _measure_clocks(self) -> None:
+        """Each host's clock offset and uncertainty; 0 on the coordinator's own machine (one clock)."""
+        mine = _boot_id()
+        for h in self.hosts:
+            if self.cluster.local or (mine is not None and h.boot_id == mine):
+                h.clock_offset_s, h.clock_uncertainty_s = 0.0, 0.0
+                continue
+            agent = self.server_agent if h.name == self.server.name else self.generator(h.name)
+            h.clock_offset_s, h.clock_uncertainty_s = clock_offset(lambda: agent.touch().result(timeout=10))
+
+    def _heartbeat(self) -> None:
+        while not self._stop.wait(HEARTBEAT_S):
+            for a in list(self._agents.values()):
+                try:
+                    a.touch()
+                except Exception:  # noqa: BLE001 - a lost host is noticed by whoever waits on it
+                    continue
+
+    def close(self, keep_data: bool = False, release: bool = True) -> None:
+        """Stop every agent (and what it runs) and, with ``release``, give the hosts back (a session does that
+        itself once its run is marked finished, so the next holder's run starts after this one ended)."""
+        self._stop.set()
+        calls = []
+        for (kind, name), a in self._agents.items():
+            try:
+                calls.append(a.close(keep_data) if kind == "server" else a.close())
+            except Exception:  # noqa: BLE001 - a lost host has nothing left to close
+                continue
+        deadline = time.monotonic() + 60
+        for c in calls:
+            try:
+                c.result(timeout=max(1.0, deadline - time.monotonic()))
+            except Exception:  # noqa: BLE001
+                continue
+        self._agents.clear()
+        for f in self._futures.values():
+            try:
+                f.release()
+            except Exception:  # noqa: BLE001
+                continue
+        self._futures.clear()
+        if release and self.lease is not None:
+            self.lease.release()

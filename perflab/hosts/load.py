@@ -1,0 +1,354 @@
+"""One load from the session's generator hosts: start, barrier, watch, collect, merge.
+
+With N generator hosts, every host runs ``--segment i/N`` of the same command (the whole run's ``-t -c
+-R``: the union of the parts is exactly the one-host schedule) with one start time: the coordinator picks
+``T`` a little ahead (the *lead*), gives each host ``T`` on its own clock (``T`` + its measured offset), waits
+for every host's ready line (the barrier) and stops them all before ``T`` if one is missing. It then watches
+every host until its generator exits; a host whose worker leaves the cluster, or that stops answering, is
+*lost*: the others are stopped (they write what they have), everything returned is kept under
+``hosts/<name>/`` and :class:`HostLost` is raised. The parts are merged exactly
+(:mod:`perflab.measure.merge`) into the load's own files, on the server host's clock.
+
+With one generator host there is nothing to split or synchronise: the generator runs as it always did (in
+the run directory itself on the in-process cluster).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from ..errors import LoadError, RunInterrupted
+from ..measure.merge import Part, merge
+from ..measure.result import CONSOLE, HDR_LOG, STDERR, SUMMARY, LoadResult, read_outputs
+from .cluster import HostsError
+from .sweep import CANCEL
+
+#: first lead between picking the start time and the start; later loads on the same hosts: 3x the time their
+#: hosts last took to get ready, at least MIN_LEAD_S (this process remembers it per host set)
+FIRST_LEAD_S = 1.0
+MIN_LEAD_S = 0.5
+#: every host must be ready this long before the start time (else all are stopped before it)
+BARRIER_MARGIN_S = 0.1
+_ready_s: dict[tuple, float] = {}
+
+
+def _key(hosts) -> tuple:
+    return (hosts.cluster.address, tuple(sorted(g.name for g in hosts.generators)))
+
+
+def lead_for(hosts) -> float:
+    """How far ahead to set the next start on these hosts (see :data:`FIRST_LEAD_S`)."""
+    seen = _ready_s.get(_key(hosts))
+    return FIRST_LEAD_S if seen is None else min(FIRST_LEAD_S, max(MIN_LEAD_S, 3 * seen))
+#: seconds a host may take to answer one status call before it counts as cut off
+ANSWER_S = 10.0
+#: how often the coordinator looks at every host while a load runs
+POLL_S = 0.1
+
+
+class HostLost(HostsError):
+    """A host's worker died or stopped answering during a load."""
+
+
+class DistributedLoad:
+    """A load running on ``hosts.generators`` against ``url`` (``.wait()`` returns the merged
+    :class:`~perflab.measure.result.LoadResult`, like :class:`~perflab.measure.generator.LoadProcess`)."""
+
+    def __init__(self, hosts, url: str, params, out_dir: Path, cpu_prefix: list[str], lead_s: float):
+        self.hosts = hosts
+        self.url = url
+        self.params = params
+        self.out_dir = Path(out_dir)
+        self.cpu_prefix = cpu_prefix
+        self.lead_s = lead_s
+        self.gens = list(hosts.generators)
+        self.split = len(self.gens) > 1
+        self.start_at: float | None = None
+        self.started_at = 0.0
+        self.commands: dict[str, list[str]] = {}
+        self.ready_s: float | None = None
+        self._done = False
+
+    # --- starting ---------------------------------------------------------------------------------
+    def start(self) -> "DistributedLoad":
+        p = self.params
+        n = len(self.gens)
+        if self.split:
+            if p.tool != "perflab-load":
+                raise ValueError(f"load: {p.tool} cannot split a run over {n} generator hosts; use perflab-load")
+            if p.threads < n:
+                raise ValueError(f"threads: a run over {n} generator hosts needs at least {n} threads (one per "
+                                 f"host), got {p.threads}")
+            if p.stop_on_p99 is not None:
+                raise ValueError("stop_on_p99: each generator host would stop on its own; not with several hosts")
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.started_at = time.time()
+        if self.split:
+            self.start_at = time.time() + self.lead_s
+        futures = {}
+        for i, h in enumerate(self.gens):
+            extra = []
+            if self.split:
+                extra = ["--segment", f"{i}/{n}", "--start-at", f"{self.start_at + h.clock_offset_s:.6f}"]
+            out = str(self.out_dir) if self.hosts.shares_files and not self.split else None
+            try:
+                futures[h.name] = self.hosts.generator(h.name).start(self.url, p, extra, out, self.cpu_prefix)
+            except Exception as e:  # noqa: BLE001 - a worker Dask already knows is lost
+                futures[h.name] = HostLost(f"generator host {h.name} ({h.address}) is gone: {e}")
+        errors = {}
+        for name, f in futures.items():
+            try:
+                if isinstance(f, Exception):
+                    raise f
+                self.commands[name] = f.result()["command"]
+            except Exception as e:  # noqa: BLE001 - one host failing to start stops all of them
+                errors[name] = e
+        if errors:
+            self.stop(1)
+            name, e = next(iter(errors.items()))
+            if isinstance(e, HostLost):
+                raise e
+            if isinstance(e, (ValueError, FileNotFoundError)):
+                raise ValueError(f"generator host {name}: {e}") from None
+            raise LoadError(f"generator host {name} could not start perflab-load: {type(e).__name__}: {e}")
+        return self
+
+    # --- watching ---------------------------------------------------------------------------------
+    def _states(self) -> dict:
+        """name -> state dict, or the exception that stands for a lost host."""
+        futures, out = {}, {}
+        for h in self.gens:
+            try:
+                futures[h.name] = self.hosts.generator(h.name).state()
+            except Exception as e:  # noqa: BLE001 - Dask knows the worker is gone before anyone asks
+                futures[h.name] = e
+        alive = set(self.hosts.live_workers())
+        for h in self.gens:
+            if h.address not in alive or isinstance(futures[h.name], Exception):
+                out[h.name] = HostLost(f"generator host {h.name} ({h.address}) left the cluster during the run")
+                continue
+            try:
+                out[h.name] = futures[h.name].result(timeout=ANSWER_S)
+            except Exception as e:  # noqa: BLE001 - a dead or cut-off worker, whatever the transport says
+                out[h.name] = HostLost(f"generator host {h.name} ({h.address}) stopped answering during the run "
+                                       f"({type(e).__name__}: {e})")
+        return out
+
+    def _barrier(self) -> None:
+        """Every host ready before the start time, or all stopped before any load is sent: the last look is
+        :data:`BARRIER_MARGIN_S` before the start, so that the stop reaches every host in time."""
+        deadline = self.start_at - BARRIER_MARGIN_S
+        while True:
+            states = self._states()
+            lost = {n: s for n, s in states.items() if isinstance(s, Exception)}
+            if lost:
+                self.stop(1)
+                raise next(iter(lost.values()))
+            exited = {n: s["rc"] for n, s in states.items() if s["rc"] is not None and not s["ready"]}
+            if exited:
+                return  # a host failed before its ready line: collect() reports its error
+            if all(s["ready"] for s in states.values()):
+                self.ready_s = time.time() - self.started_at
+                _ready_s[_key(self.hosts)] = self.ready_s
+                return
+            if time.time() > deadline:
+                late = sorted(n for n, s in states.items() if not s["ready"])
+                self.stop(1)
+                raise LoadError(f"generator host{'s' if len(late) > 1 else ''} {', '.join(late)} not ready "
+                                f"{self.lead_s - BARRIER_MARGIN_S:.2f} s after the start was set; every host was "
+                                f"stopped before the start")
+            time.sleep(0.01)
+
+    def wait(self, timeout: float | None = None) -> LoadResult:
+        """Wait for every host (default limit: the run's expected time + 60 s), collect and merge."""
+        from ..measure.generator import LoadProcess
+
+        expected = LoadProcess(self.url, self.params).expected_seconds
+        limit = timeout if timeout is not None else expected + 60 + (self.lead_s if self.split else 0)
+        deadline = time.monotonic() + limit
+        lost: dict[str, Exception] = {}
+        try:
+            if self.split:
+                self._barrier()
+            while True:
+                states = self._states()
+                lost = {n: s for n, s in states.items() if isinstance(s, Exception)}
+                if lost:
+                    break
+                if all(s["rc"] is not None for s in states.values()):
+                    break
+                if CANCEL.is_set():
+                    raise RunInterrupted("the sweep this load belongs to was stopped")
+                if time.monotonic() > deadline:
+                    self.stop(1)
+                    raise LoadError(f"perflab-load did not finish within {limit:g} s on "
+                                    f"{', '.join(n for n, s in states.items() if s['rc'] is None)}; stopped")
+                time.sleep(POLL_S)
+        except BaseException:
+            self.stop(2)
+            self._collect(partial=True)
+            raise
+        if lost:
+            self.stop(5)     # the others write what they have; it is kept under hosts/<name>/
+            got = self._collect(partial=True)
+            self.lost = {n: str(e) for n, e in lost.items()}
+            _write_json(self.out_dir / "hosts.json", {"lost": self.lost, "returned": sorted(got)})
+            raise next(iter(lost.values()))
+        got = self._collect(partial=False)
+        return self._result(got)
+
+    def stop(self, grace_s: float = 5.0) -> None:
+        """Interrupt every host's generator (SIGINT: it writes what it has), then kill it."""
+        futures = []
+        for h in self.gens:
+            try:
+                futures.append(self.hosts.generator(h.name).stop(grace_s))
+            except Exception:  # noqa: BLE001 - a lost host has nothing left to stop
+                continue
+        for f in futures:
+            try:
+                f.result(timeout=grace_s + ANSWER_S)
+            except Exception:  # noqa: BLE001
+                continue
+
+    # --- collecting ---------------------------------------------------------------------------------
+    def _collect(self, partial: bool) -> dict[str, dict]:
+        """Every reachable host's outputs, written to the run: top level with one host (as always), else under
+        ``hosts/<name>/``."""
+        if self._done:
+            return {}
+        self._done = True
+        contents = not (self.hosts.shares_files and not self.split)
+        futures = {}
+        for h in self.gens:
+            try:
+                futures[h.name] = self.hosts.generator(h.name).collect(contents)
+            except Exception:  # noqa: BLE001
+                continue
+        got = {}
+        for name, f in futures.items():
+            try:
+                got[name] = f.result(timeout=ANSWER_S + 30)
+            except Exception:  # noqa: BLE001 - a lost host returns nothing
+                continue
+        for name, r in got.items():
+            target = self.host_dir(name)
+            target.mkdir(parents=True, exist_ok=True)
+            for f, text in r["files"].items():
+                (target / f).write_text(text)
+        return got
+
+    def host_dir(self, name: str) -> Path:
+        """Where a host's own files are kept: the load's directory itself when it ran alone and its clock
+        is the server host's, else ``hosts/<name>/``."""
+        h = self.hosts.host(name)
+        if not self.split and self.hosts.shift_s(h) == 0:
+            return self.out_dir
+        return self.out_dir / "hosts" / name
+
+    def _result(self, got: dict[str, dict]) -> LoadResult:
+        failed = {n: r for n, r in got.items() if r["rc"] != 0}
+        if failed:
+            name, r = next(iter(failed.items()))
+            from .. import children
+            err = children.tail(self.host_dir(name) / STDERR)
+            lines = [ln for ln in err.splitlines() if ln.strip()]
+            where = f" on {name}" if self.split or not self.hosts.shares_files else ""
+            raise LoadError(f"perflab-load exited with status {r['rc']}{where}" + (f": {lines[-1]}" if lines else ""),
+                            err)
+        parts, results = [], {}
+        for h in self.gens:
+            d = self.host_dir(h.name)
+            console = (d / CONSOLE).read_text(errors="replace") if (d / CONSOLE).is_file() else ""
+            summary, hdr = read_outputs(d, self.params, console)
+            results[h.name] = LoadResult(params=self.params, url=self.url, command=got[h.name]["command"],
+                                         returncode=0, console=console, summary=summary, hdr=hdr, out_dir=d,
+                                         started_at=got[h.name]["started_at"], ended_at=got[h.name]["ended_at"],
+                                         stderr_tail=(d / STDERR).read_text(errors="replace")[-4000:]
+                                         if (d / STDERR).is_file() else "", tool_version=summary.get("version"))
+            if self.params.tool == "perflab-load":
+                log = (d / HDR_LOG).read_text() if (d / HDR_LOG).is_file() else ""
+                parts.append(Part(h.name, summary, log, self.hosts.shift_s(h)))
+        first = results[self.gens[0].name]
+        if len(results) == 1 and (first.out_dir == self.out_dir or self.params.tool != "perflab-load"):
+            res = first
+        else:
+            summary, log = merge(parts)
+            (self.out_dir / SUMMARY).write_text(json.dumps(summary, indent=2) + "\n")
+            (self.out_dir / HDR_LOG).write_text(log)
+            (self.out_dir / CONSOLE).write_text(_console(summary, results))
+            (self.out_dir / STDERR).write_text("".join(f"== {n} ==\n{r.stderr_tail}\n" for n, r in results.items()))
+            summary, hdr = read_outputs(self.out_dir, self.params, "")
+            res = LoadResult(params=self.params, url=self.url, command=first.command, returncode=0,
+                             console=(self.out_dir / CONSOLE).read_text(), summary=summary, hdr=hdr,
+                             out_dir=self.out_dir, started_at=min(r.started_at for r in results.values()),
+                             ended_at=max(r.ended_at for r in results.values()), tool_version=first.tool_version)
+        res.parts = results
+        res.hosts = self.record(results)
+        _write_json(self.out_dir / "hosts.json", res.hosts)
+        return res
+
+    def record(self, results: dict[str, LoadResult]) -> dict:
+        """The load's hosts: each generator's segment, share, achieved rate, start skew and clock."""
+        gens = {}
+        for h in self.gens:
+            s = results[h.name].summary
+            seg, sa = s.get("segment") or {}, s.get("start_at") or {}
+            gens[h.name] = {
+                "address": h.address, "segment": f"{seg.get('index', 0)}/{seg.get('count', 1)}",
+                "threads": s.get("threads"), "connections": s.get("connections"),
+                "target_rate": s.get("target_rate"), "achieved_rate": s.get("achieved_rate"),
+                "requests": s.get("requests"), "offered": s.get("offered"),
+                "clock_offset_us": round(h.clock_offset_s * 1e6, 1),
+                "clock_uncertainty_us": round(h.clock_uncertainty_s * 1e6, 1),
+                "start_at": sa.get("requested_s"), "start_skew_us": sa.get("skew_us"),
+                "ready_ahead_s": sa.get("ready_ahead_s"), "command": self.commands.get(h.name),
+                "dir": str(self.host_dir(h.name).relative_to(self.out_dir)) or ".",
+            }
+        skews = [g["start_skew_us"] for g in gens.values() if g["start_skew_us"] is not None]
+        unc = max((h.clock_uncertainty_s for h in self.gens), default=0.0)
+        return {"generators": gens, "server": self.hosts.server.name,
+                "start_at": self.start_at, "lead_s": self.lead_s if self.split else None,
+                "ready_s": self.ready_s,
+                # the hosts' starts differ by their own skews plus what their measured offsets may be off by
+                "start_skew_us": round(max(skews) - min(skews), 3) if len(skews) > 1 else (0.0 if len(self.gens) == 1 else None),
+                "offset_uncertainty_us": round(unc * 1e6, 1),
+                "clock": "the server host's" if self.split or self.hosts.shift_s(self.gens[0]) else "the generator's"}
+
+
+def _write_json(path: Path, obj) -> None:
+    from ..records.run import dump_json
+
+    dump_json(obj, path)
+
+
+def _console(summary: dict, results: dict) -> str:
+    """wrk2-style text of the merged run (what the notebooks' console summary reads), then each host's."""
+    lat = summary.get("latency_us") or {}
+
+    def t(us):
+        return f"{us / 1000:.2f}ms" if us >= 1000 else f"{us:.2f}us"
+
+    lines = [f"perflab: one run merged from {len(results)} generator hosts ({', '.join(results)}); each host's own "
+             f"output is in hosts/<name>/",
+             f"Running {summary.get('duration_s', 0):.2f}s test @ {summary.get('url')}",
+             f"  {summary.get('threads')} threads and {summary.get('connections')} connections",
+             "  Latency Distribution (HdrHistogram - Recorded Latency)"]
+    for k, label in (("p50", "50.000%"), ("p75", "75.000%"), ("p90", "90.000%"), ("p99", "99.000%"),
+                     ("p99.9", "99.900%"), ("p99.99", "99.990%"), ("p99.999", "99.999%"), ("p100", "100.000%")):
+        if k in lat:
+            lines.append(f" {label} {t(lat[k]):>10}")
+    err = summary.get("errors") or {}
+    lines.append(f"  {summary.get('requests', 0)} requests in {summary.get('duration_s', 0):.2f}s, "
+                 f"{summary.get('bytes_read', 0)}B read")
+    if any(err.get(k) for k in ("connect", "read", "write", "timeout")):
+        lines.append(f"  Socket errors: connect {err.get('connect', 0)}, read {err.get('read', 0)}, write "
+                     f"{err.get('write', 0)}, timeout {err.get('timeout', 0)}")
+    if err.get("status"):
+        lines.append(f"  Non-2xx or 3xx responses: {err['status']}")
+    lines.append(f"Requests/sec: {summary.get('achieved_rate', 0):.2f}")
+    for name, r in results.items():
+        lines += ["", f"---------- {name} ----------", r.console.rstrip()]
+    return "\n".join(lines) + "\n"
