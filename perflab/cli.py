@@ -56,10 +56,11 @@ def _prefill_args(p, flags=None):
                   PrefillParams, dest_prefix="prefill_", flags=flags)
 
 
-def _common(p):
+def _common(p, hosts: bool = True):
     p.add_argument("--name", help="run name (part of the run id)")
     p.add_argument("--data", help="data root (default $PERFLAB_DATA or <repo>/data)")
-    _host_args(p)
+    if hosts:
+        _host_args(p)
 
 
 def _host_args(p, only: tuple[str, ...] | None = None):
@@ -275,7 +276,7 @@ def _ab_args(p: argparse.ArgumentParser):
     add_arguments(p.add_argument_group("validity thresholds (see perflab.config.ValidityThresholds)"),
                   ValidityThresholds, dest_prefix="validity_", flag_prefix="--validity-")
     _prefill_args(p)
-    _common(p)
+    _common(p, hosts=False)   # both servers and the generator run on this machine (perflab.ab.run)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 

@@ -42,7 +42,8 @@ from ..measure.generator import LoadTool
 from ..measure.methods import Method
 from ..measure.validity import Level
 from ..records import new_run
-from ..session import Session, SessionOptions
+from ..hosts.cluster import LOCAL
+from ..session import HOST_FIELDS, Session, SessionOptions
 from . import design, result as result_mod, sides as sides_mod
 from .result import ABResult, IdleCost, RateVerdict
 
@@ -102,6 +103,10 @@ def _check(load, rates, params, criteria, search, name, options):
         raise ValueError(f"name must be a non-empty string, got {name!r}")
     if options.get("data_dir") is not None:
         raise ValueError("data_dir: an A/B comparison gives each side a storage directory of its own")
+    hosts = [k for k in HOST_FIELDS if options.get(k) is not None]
+    if hosts:
+        raise ValueError(f"{', '.join(hosts)}: an A/B comparison runs both servers and the generator on this machine "
+                         f"(its in-process cluster); comparisons on a cluster's hosts are not supported")
     sess_opts = SessionOptions(**options)
     if search is None:
         probe = _probe_load(load, params.probe_duration, params.warmup)
@@ -145,7 +150,8 @@ def compare_ab(a, b, load: LoadParams, rates=None, params: ABParams | None = Non
     one compared unless ``rates`` gives one or several. ``search``: compare breakpoints instead, with two
     interleaved searches of these parameters. ``params``: :class:`~perflab.config.ABParams` (probe
     length, stop rule, budget, restarts, idle-cost pairs); ``criteria``: the SLA of pass/fail (and of the
-    searches). ``options``: :class:`~perflab.session.SessionOptions` (``data_root``, ``placement``...).
+    searches). ``options``: :class:`~perflab.session.SessionOptions` (``data_root``, ``placement``...; not
+    its host fields: both servers and the generator run on this machine, in its in-process cluster).
     Returns an :class:`~perflab.ab.result.ABResult`; its ``lines()`` are the verdicts in words.
     """
     params = params or ABParams()
@@ -200,9 +206,11 @@ def _start_sides(stack, run, side_list, tool, sess_opts, prefill, data_root) -> 
         run.update(prefill={k: v for k, v in filled.items()})
     sessions = {}
     for s in side_list:
+        # both sides on this machine's in-process cluster, whatever $PERFLAB_CLUSTER and its kin say (a report
+        # on a cluster runs this notebook's comparison here): one lease-free host for two servers side by side
         opts = SessionOptions(data_root=run.dir / "sides", data_dir=dirs.get(s.name), keep_data=sess_opts.keep_data,
                               stats_interval=sess_opts.stats_interval, placement=sess_opts.placement,
-                              thresholds=sess_opts.thresholds)
+                              thresholds=sess_opts.thresholds, cluster="local", generators=1, server_host=LOCAL)
         sess = Session("ab-side", f"{s.name}-{s.label}", s.target, tool, opts,
                        params={"side": s.to_dict(), "ab_run": run.id})
         try:
@@ -367,7 +375,7 @@ class _Measure:
             recs = []
             for pos, cond in enumerate(order):
                 if cond == "B":
-                    with sides_mod.frozen(self.sess["B"].server):
+                    with sides_mod.frozen(self.sess["B"]):
                         recs.append(self.probe("A", load, "idle-cost-frozen", block, pos))
                 else:
                     recs.append(self.probe("A", load, "idle-cost-running", block, pos))

@@ -23,7 +23,6 @@ import json
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import tarfile
 import tempfile
@@ -240,32 +239,15 @@ def prefill(side: Side, data_dir: Path, params: PrefillParams) -> dict:
     return out
 
 
-def _state(pid: int) -> str | None:
-    """The process's state letter from ``/proc`` (``T``: stopped), ``None`` when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return None
-
-
-def _group(server) -> int | None:
-    proc = getattr(server, "proc", None)
-    return proc.pid if proc is not None and proc.poll() is None else None
-
-
 @contextlib.contextmanager
-def frozen(server):
-    """Within the block, every process of ``server`` (a process perflab started: its group) is stopped with
-    SIGSTOP: it uses no CPU at all. SIGCONT on the way out, whatever happens."""
-    pgid = _group(server)
-    if pgid is None:
-        raise ValueError("frozen: only a server process perflab started can be frozen")
-    os.killpg(pgid, signal.SIGSTOP)
+def frozen(session):
+    """Within the block, every process of the server of ``session`` (a process perflab started) is stopped
+    with SIGSTOP by its host's agent: it uses no CPU at all. SIGCONT on the way out, whatever happens (and
+    the agent thaws it before stopping it)."""
+    agent = session.hosts.server_agent
+    agent.pause(True).result()
     try:
-        # SIGSTOP takes effect asynchronously: measure only once the process is stopped
-        children.wait_for(lambda: _state(pgid) in ("T", "t", None), 2.0, 0.005)
         yield
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(pgid, signal.SIGCONT)
+        with contextlib.suppress(Exception):
+            agent.pause(False).result()

@@ -4,7 +4,7 @@
   exit, and its files' contents (JSON summary, hdr log, console, stderr).
 * :class:`ServerAgent` (on the server host): the server process (built-in, your command, or one already
   running), its data directory and prefill, ``/v0/stats`` samples, ``/proc`` CPU, timed events, the
-  machine's speed, and async-profiler's JFR recording.
+  machine's speed, async-profiler's JFR recording, and freezing the server (an A/B comparison's idle cost).
 
 The coordinator (:mod:`perflab.hosts.hostset`) drives them. Only the coordinator writes ``data/``: an
 agent works in a temporary directory of its host and returns what it recorded; the in-process agent of
@@ -209,6 +209,7 @@ class ServerAgent(Agent):
         self.log_dir: Path | None = None
         self._scratch: Path | None = None
         self._own_log_dir = False
+        self._paused = False
 
     # --- storage ------------------------------------------------------------------------------------
     def prepare(self, log_dir: str | None, data_dir: str | None, scratch: str | None, needs_data_dir: bool,
@@ -275,14 +276,27 @@ class ServerAgent(Agent):
                 "profiling_unavailable": profiling_unavailable(s), "stats_unavailable": stats_unavailable,
                 "started_at": time.time()}
 
+    def pause(self, paused: bool) -> None:
+        """Freeze (SIGSTOP: no CPU at all) or thaw every process of the server this agent started: what an
+        idle server costs a busy one beside it is measured against a frozen one (:mod:`perflab.ab`)."""
+        self._heard = time.monotonic()
+        proc = getattr(self.server, "proc", None)
+        if proc is None:
+            raise ValueError("pause: only a server process perflab started can be frozen")
+        children.pause_group(proc, paused)
+        self._paused = paused
+
     def stop_server(self) -> dict | None:
-        """Stop the samplers and the server; its final record (``None`` if none ran)."""
+        """Stop the samplers and the server (thawed first, if frozen); its final record (``None`` if none
+        ran)."""
         if self.sampler is not None:
             self.sampler.stop()
         if self.cpu is not None:
             self.cpu.stop()
         if self.server is None:
             return None
+        if self._paused:
+            self.pause(False)
         self.server.stop()
         return self.server.info()
 

@@ -63,6 +63,8 @@ def test_bad_input_is_named_before_anything_starts(data_root):
         (dict(a=ForeignServer(command="x {port}"), b=ServerConfig(), prefill=PrefillParams(keys=10)),
          "prefill: side A is your server"),
         (dict(a=mem, b=mem, data_dir="/tmp/x"), "data_dir: an A/B comparison gives each side"),
+        (dict(a=mem, b=mem, cluster="tcp://10.0.0.1:8786", generators=2),
+         "cluster, generators: an A/B comparison runs both servers and the generator on this machine"),
         (dict(a=mem, b="http://127.0.0.1:1", params=ABParams(restart_per_block=True)),
          "restart_per_block: side B is a server that is already running"),
         (dict(a=mem, b=mem, params="fast"), "params must be a ABParams"),
@@ -92,6 +94,9 @@ def test_cli_bad_input_exits_2_naming_it(data_root, capsys):
         (["--backend", "memory", "--prefill", "100"], "prefill: side A runs backend='memory'"),
         (["--a-commit", "no-such-revision-xyz"], "'no-such-revision-xyz' is not a commit"),
     ]
+    with pytest.raises(SystemExit):   # no host flags: both sides run on this machine
+        main(["ab", "--backend", "memory", "--scheduler", "tcp://10.0.0.1:8786"])
+    assert "unrecognized arguments: --scheduler" in capsys.readouterr().err
     for args, message in cases:
         assert main(["ab", *args]) == 2, args
         assert message in capsys.readouterr().err, args
