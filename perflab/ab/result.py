@@ -109,6 +109,11 @@ class ABResult:
         return self.run.id
 
     @property
+    def validity(self) -> str | None:
+        """The comparison's validity level (its run's: from every measured probe)."""
+        return self.run.validity
+
+    @property
     def identical(self) -> bool:
         from .sides import identical
         return identical(*self.sides)

@@ -10,12 +10,14 @@ two things)::
     findings.show_finding(abx.answer(res), key_number=abx.key_number(res), validity=abx.validity(res),
                           preview=abx.figure(res))
 
-Several configurations against one (each mode against sync, each worker count against one)::
+Several configurations against one (03: each mode against sync, 04: each executor configuration against
+the first, 05: each backend against lsm), each pair of servers interleaved in a run of its own::
 
-    abs_ = {m: pl.compare_ab(servers["sync"], s, workload, search=params, criteria=criteria, prefill=prefill,
-                             name=f"nb03-ab-sync-{m}") for m, s in servers.items() if m != "sync"}
-    nb.show_markdown(abx.overview(abs_))
-    display(abx.table(abs_))
+    found = abx.against(servers, workload, "nb03-breakpoint", baseline="sync", search=search, prefill=prefill)
+    nb.show_markdown(abx.overview(found))          # one verdict per comparison, naming its method
+    display(abx.table(found))
+    bps = abx.searches(found, "sync")               # each configuration's search (the baseline's first)
+    findings.show_finding(abx.answer_against(found, "sync"), key_number=abx.key_against(found), ...)
 
 Every function also takes a recorded ``ab`` run (:func:`perflab.open_run`), so a report or ``perflab
 compare`` can draw a comparison it did not run.
@@ -97,9 +99,13 @@ def key_number(res) -> dict:
 
 
 def validity(res) -> str | None:
-    """The comparison's validity level: the worst of its measured probes."""
-    run = getattr(res, "run", res)
-    return run.validity
+    """The comparison's validity level: the worst of its measured probes (of several comparisons, a dict:
+    the worst of theirs)."""
+    if isinstance(res, dict):
+        from ..measure.validity import Level
+        worst = Level.worst(validity(r) for r in res.values())
+        return str(worst) if worst is not None else None
+    return getattr(res, "run", res).validity
 
 
 def table(res) -> pd.DataFrame:
@@ -114,11 +120,135 @@ def table(res) -> pd.DataFrame:
     return df[[c for c in cols if c in df]] if not df.empty else df
 
 
+def _name(key) -> str:
+    return key if isinstance(key, str) else " ".join(map(str, key if isinstance(key, tuple) else (key,)))
+
+
+def _label(results, key) -> str:
+    """How a comparison's key reads: its label when ``results`` came from :func:`against`, else the key."""
+    return getattr(results, "labels", {}).get(key) or _name(key)
+
+
 def overview(results: dict) -> str:
-    """Markdown: one bullet per comparison (label -> comparison), its answer naming its method: what a
-    notebook that compares several configurations against one shows (03: each mode against sync, 04:
-    each worker count against one, 05: each backend against lsm)."""
-    return "\n".join(f"- **{label}**: {answer(r)}" for label, r in results.items())
+    """Markdown: one bullet per comparison (key -> comparison), its answer naming its method: what a
+    notebook that compares several configurations against one shows (:func:`against`)."""
+    return "\n".join(f"- **{_label(results, k)}**: {answer(r)}" for k, r in results.items())
+
+
+# --- several configurations, each against one ---------------------------------------------------------
+
+class Comparisons(dict):
+    """What :func:`against` returns: key -> ``ABResult`` of each configuration against the ``baseline``
+    key (which has none), with every key's label (``labels``, the baseline's included)."""
+
+    def __init__(self, baseline, labels: dict):
+        super().__init__()
+        self.baseline = baseline
+        self.labels = labels
+
+    @property
+    def validity(self) -> str | None:
+        """The worst validity level of the comparisons (``None`` when there are none)."""
+        return validity(self) if self else None
+
+
+def against(servers: dict, load, name: str, baseline=None, label=None, **options) -> Comparisons:
+    """Every configuration of ``servers`` (key -> ``ServerConfig``, in order) compared with ``baseline`` (a
+    key; default the first), interleaved: :func:`perflab.compare_ab` of the baseline (A) and the
+    configuration (B) with ``options`` (``rates`` or ``search``, ``params``, ``criteria``, ``prefill``,
+    ``placement``...), one ``ab`` run each named ``<name>-<key>``. ``label``: a key's words (called with the
+    key, or with its parts when it is a tuple; default the key). Prints one line per comparison: its
+    verdict, naming the method, and its run.
+
+    Why against one baseline: a comparison is interleaved only between the two servers it runs side by
+    side; two configurations that were each compared with the baseline were measured one after the other,
+    so no verdict is drawn between them here."""
+    import warnings
+
+    from ..ab import compare_ab
+
+    if baseline is None:
+        baseline = next(iter(servers), None)
+    if baseline not in servers:
+        raise ValueError(f"baseline: {baseline!r} is not among the configurations ({', '.join(map(_name, servers))})")
+    words = {k: (label(*k) if isinstance(k, tuple) else label(k)) if label else _name(k) for k in servers}
+    out = Comparisons(baseline, words)
+    for key, cfg in servers.items():
+        if key == baseline:
+            continue
+        slug = "-".join(map(str, key)) if isinstance(key, tuple) else str(key)
+        with warnings.catch_warnings():
+            # notebooks pick few pairs on purpose (the quick plan); the verdict says when none could claim
+            warnings.filterwarnings("ignore", message="with at most")
+            res = compare_ab(servers[baseline], cfg, load, name=f"{name}-{slug}", progress=False, **options)
+        out[key] = res
+        print(f"{words[key]} against {words[baseline]}: {answer(res)} {res.seconds:.0f} s; run {res.run_id}")
+    return out
+
+
+def searches(results: Comparisons) -> dict:
+    """Each configuration's breakpoint search from breakpoint comparisons against one baseline
+    (:func:`against` with ``search``): the baseline's from the first comparison (every comparison searched
+    it again, side by side with its B), then each B's. Key -> ``BreakpointResult``."""
+    found = {k: r for k, r in results.items() if r.mode == "breakpoint"}
+    if not found:
+        return {}
+    return {results.baseline: next(iter(found.values())).searches["A"], **{k: r.searches["B"] for k, r in found.items()}}
+
+
+def search_rows(results: Comparisons, workload: str, connections: int | None = None) -> list[dict]:
+    """The findings' breakpoint rows of breakpoint comparisons against one baseline (one per configuration,
+    as :func:`searches` picks them; ``mode``: its label; ``run_id``: the comparison that searched it)."""
+    runs = {results.baseline: next(iter(results.values()), None), **results}
+    return [{"workload": workload, "connections": connections, "mode": _label(results, k), "rate": s.rate,
+             "interval": list(s.interval), "verdict": str(s.outcome), "validity": runs[k].run.validity,
+             "run_id": runs[k].run_id} for k, s in searches(results).items()]
+
+
+def _stop_ratio(res) -> float | None:
+    row = next((x for x in _verdict_rows(res) if x.get("stop_rule")), {})
+    v = row.get("ratio")
+    return float(v) if isinstance(v, (int, float)) and math.isfinite(v) and v > 0 else None
+
+
+def best(results: dict):
+    """The key of the comparison whose B did best against A by its stop rule's ratio (the highest
+    breakpoint ratio, or the lowest latency ratio); ``None`` when none has a ratio."""
+    scored = {}
+    for k, r in results.items():
+        v = _stop_ratio(r)
+        if v is not None:
+            scored[k] = v if getattr(r, "mode", None) == "breakpoint" else 1 / v
+    return max(scored, key=scored.get) if scored else None
+
+
+def answer_against(results: Comparisons, what: str = "") -> str:
+    """The finding of comparisons against one baseline (``what``: a prefix naming them, e.g. ``"PUT"``):
+    with one, its answer; with several, how many differ from the baseline and the verdict of the one that
+    did best against it, naming its method; with none, that only the baseline was measured."""
+    base = _label(results, results.baseline)
+    lead = f"{what}: " if what else ""
+    if not results:
+        return f"{lead}Only {base} was measured, so nothing was compared."
+    if len(results) == 1:
+        return lead + answer(next(iter(results.values())))
+    differ = sum(bool(r.significant) for r in results.values())
+    top = best(results)
+    text = (f"{lead}Against {base}, {differ} of {fmt.count(len(results), 'configuration')} "
+            f"{'differs' if differ == 1 else 'differ'} (each compared with it interleaved, in a run of its own)")
+    if top is None:
+        return text + "; none has a ratio to rank."
+    return text + f"; the best, {_label(results, top)}: {answer(results[top])}"
+
+
+def key_against(results: Comparisons) -> dict:
+    """The finding's key number of comparisons against one baseline: :func:`key_number` of the best one
+    (:func:`best`), its label naming the configuration when there are several."""
+    top = best(results)
+    if top is None:
+        return {"label": "B/A", "value": None, "unit": "x", "interval": None}
+    k = key_number(results[top])
+    return {**k, "label": f"{k['label']} ({_label(results, top)})"} if len(results) > 1 else k
 
 
 def pairs_figure(res, metrics=paired.METRICS, title: str | None = None) -> go.Figure:
@@ -198,12 +328,63 @@ def side(common: dict | None, fields: dict | None, commit: str | None = None, wh
         raise ValueError(f"{what}: {e}") from None
 
 
+def ratios_figure(results: dict, title: str | None = None) -> go.Figure:
+    """Several comparisons at fixed rates (key -> comparison, e.g. from :func:`against`): B/A of each pair
+    on the stop rule's metric, one series per comparison (log axis), with the ±margin band."""
+    fig = go.Figure()
+    margin = None
+    for k, r in results.items():
+        pairs = _pairs(r)
+        row = next((x for x in _verdict_rows(r) if x.get("stop_rule")), None)
+        if pairs.empty or row is None or f"log_ratio_{row['metric']}" not in pairs:
+            continue
+        name = f"{_label(results, k)}: {row['metric']}"
+        fig.add_trace(go.Scatter(x=pairs["pair"] + 1, y=np.exp(pairs[f"log_ratio_{row['metric']}"].astype(float)),
+                                 mode="markers+lines", name=name, line=dict(width=1),
+                                 hovertemplate=f"{name}<br>pair %{{x}}<br>B/A %{{y:.3f}}<extra></extra>"))
+        margin = margin or row.get("margin")
+    fig.add_hline(y=1.0, line=dict(color="#444", width=1))
+    if margin:
+        lo, hi = paired.band(margin)
+        fig.add_hrect(y0=lo, y1=hi, fillcolor="#2ca02c", opacity=0.08, line_width=0)
+    base = _label(results, results.baseline) if hasattr(results, "baseline") else "A"
+    fig.update_xaxes(title="pair (in the order measured)")
+    fig.update_yaxes(title=f"latency against {base}, pair by pair (log scale)", type="log")
+    fig.update_layout(title=title or f"Each configuration against {base}, interleaved: B/A of every pair",
+                      template="plotly_white", hovermode="closest", height=420)
+    return fig
+
+
+def pairs(fields: dict | None):
+    """A notebook's ``pairs`` parameter (``ABParams`` fields: probe lengths, the stop rule, the budget) as the
+    :class:`~perflab.config.ABParams` of its interleaved comparisons; a field it does not have is named."""
+    import dataclasses
+
+    from ..config import ABParams
+
+    if fields is not None and not isinstance(fields, dict):
+        raise ValueError(f"pairs: expected a dict of ABParams fields, got {type(fields).__name__}")
+    unknown = sorted(set(fields or {}) - {f.name for f in dataclasses.fields(ABParams)})
+    if unknown:
+        raise ValueError(f"pairs: {', '.join(map(repr, unknown))} is no ABParams field (probe_duration, warmup, "
+                         f"max_pairs, budget, alpha, idle_pairs...)")
+    return ABParams(**(fields or {}))
+
+
 def figure(res, title: str | None = None) -> go.Figure:
     """The comparison's figure: the pairs (:func:`pairs_figure`) at fixed rates, or both searches'
-    breakpoint curves when breakpoints were compared."""
+    breakpoint curves when breakpoints were compared. Of several comparisons against one baseline
+    (:func:`against`): every configuration's search, or :func:`ratios_figure`."""
     from ..ab.result import ABResult
     from .plots import breakpoint_curve
 
+    if isinstance(res, Comparisons):
+        bps = searches(res)
+        if bps:
+            return breakpoint_curve({_label(res, k): s for k, s in bps.items()}, sla_ms=next(iter(res.values())).sla_ms,
+                                    title=title or f"Each configuration's search, side by side with "
+                                    f"{_label(res, res.baseline)}'s (probes interleaved A B B A)")
+        return ratios_figure(res, title)
     if isinstance(res, ABResult) and res.mode == "breakpoint":
         return breakpoint_curve({f"A ({res.a.label})": res.searches["A"], f"B ({res.b.label})": res.searches["B"]},
                                 sla_ms=res.sla_ms, title=title or "Both searches, probes interleaved A B B A: latency "
