@@ -1,10 +1,21 @@
 """Notebook 08 run for real, as an A/A comparison (the same configuration on both sides): it says so, claims
 no difference, and ends with its finding; its comparison is one recorded ``ab`` run.
 
-A false claim between identical sides has probability at most alpha = 1e-6 (any metric, any look:
-perflab.measure.paired), so this test cannot fail by chance; a claim would be a defect of the method, or a
-persistent difference between two JVMs of one configuration beyond the ±5% margin, which the margin is
-there to cover."""
+What this test asserts cannot fail by chance on a busy machine:
+
+* no verdict claims a difference. A claim needs, at a look, an exact Wilcoxon p at most the comparison's
+  level (here 2e-7: at 24 pairs, all 24 agreeing in sign), an interval that excludes 1 and a median ratio
+  outside ±5 %. Between identical sides the pairs are exchangeable, so every claim together has probability
+  at most alpha = 1e-6 (perflab.measure.paired; simulated in tests/measure/test_paired.py), however slow or
+  uneven the machine: a slow phase falls on both probes of a pair. A claim here would be a defect of the
+  method, or two JVMs of one configuration persistently more than 5 % apart in every pair;
+* nothing depends on time: there is no budget (``budget_s = None``), so the rule stops only when the p50
+  interval lies within ±5 % or after ``max_pairs`` pairs, never with too few pairs to say anything, however
+  long a probe takes.
+
+How often A/A comparisons claim a difference on this machine (the issue's "at least 19 of 20"), how fast,
+and the sequential method beside it, is the benchmark's: scripts/ab_benchmark.py, README "Did my change
+help?"."""
 
 from __future__ import annotations
 
@@ -20,7 +31,7 @@ from perflab.records import list_runs
 NB = paths.repo_root() / "notebooks" / "08-ab.ipynb"
 SIDE = {"mode": "async", "workers": 8, "debug_delay": "4ms"}
 TINY = {"a": SIDE, "b": SIDE, "common": {"backend": "memory"}, "script": "status.lua", "prefill_keys": 0,
-        "rates": [500], "metric": "p50", "probe_s": 0.4, "probe_warmup_s": 0.2, "max_pairs": 24, "budget_s": 60,
+        "rates": [500], "metric": "p50", "probe_s": 0.4, "probe_warmup_s": 0.2, "max_pairs": 24, "budget_s": None,
         "idle_pairs": 2}
 
 
@@ -38,11 +49,10 @@ def test_notebook_08_as_an_aa_comparison_claims_nothing_and_ends_with_its_findin
     run = open_run(runs["run_id"].iloc[0])
     verdicts = run.results["verdicts"]
     assert {v["metric"] for v in verdicts} == {"p50", "p99", "p99.9", "pass"}
-    assert all(v["conclusion"] != "different" for v in verdicts), run.results["lines"]
     assert all(v["method"] == "interleaved pairs" for v in verdicts) and run.results["identical"]
+    assert all(v["conclusion"] != "different" for v in verdicts), run.results["lines"]
     p50 = next(v for v in verdicts if v["metric"] == "p50")
-    if p50["conclusion"] == "equivalent":   # the interval said "within ±5%" before any claim was possible
-        assert 1 / 1.05 <= p50["ci_lo"] and p50["ci_hi"] <= 1.05
+    assert p50["stop"] in ("equivalent", "max-pairs") and p50["n"] >= 8, p50   # no budget: never too few pairs
     f = findings.read(nb)
-    assert f["answer"].startswith(("No difference", "no difference")) and "A = " in f["answer"]
+    assert f["answer"].startswith("No difference") and "A = " in f["answer"]
     assert f["key_number"]["label"] == "B/A p50 at 500 req/s" and f["validity"] == run.validity
