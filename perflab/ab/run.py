@@ -472,7 +472,7 @@ class _Measure:
             level = Level.VALID
         reasons = [f"{counts['invalid']} of {len(raw)} probes were invalid (the generator, not the server, set their "
                    f"numbers)"] if counts["invalid"] else []
-        reasons += sorted({f"{r['side']} {r['rate']:,.0f}/s: {why}" for r in self.probes if r["phase"] != "warmup"
+        reasons += sorted({f"{r['side']} {fmt.rate(r['rate'])}: {why}" for r in self.probes if r["phase"] != "warmup"
                            for why in r["validity"].reasons})[:50]
         note = ("validity of every measured probe; pairs with an invalid probe are "
                 + ("left out of the test" if self.params.drop_invalid else "kept (their ratio is pulled toward 1)"))

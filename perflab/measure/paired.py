@@ -224,12 +224,12 @@ class PairedRatio:
             return (f"{b}'s {self.metric}{where} is {fmt.ratio(self.ratio)} {a}'s ({self.ci_text}, n = {self.n} pairs; "
                     f"{how})")
         if self.conclusion is Conclusion.EQUIVALENT:
-            return (f"no difference beyond ±{self.margin:.0%} in {self.metric}{where}: {b}/{a} "
+            return (f"no difference beyond ±{fmt.pct(self.margin)} in {self.metric}{where}: {b}/{a} "
                     f"{fmt.ratio(self.ratio)} ({self.ci_text}, n = {self.n} pairs; {how})")
         lo, hi = self.ci
         if lo > 1 or hi < 1:  # the interval excludes 1, but the rule does not claim: say why
             if band(self.margin)[0] <= self.ratio <= band(self.margin)[1]:
-                why = f"within the ±{self.margin:.0%} margin"
+                why = f"within the ±{fmt.pct(self.margin)} margin"
             elif self.level is None:
                 why = "the test is consulted at the looks only"
             else:
@@ -390,7 +390,7 @@ class StopRule:
 def stop_text(stop: Stop, result: PairedRatio, family: Family, budget_s: float | None = None) -> str:
     """Why the rule stopped, in words."""
     if stop is Stop.EQUIVALENT:
-        return f"the {100 * result.confidence:g}% interval of {result.metric} lies within ±{result.margin:.0%}"
+        return f"the {100 * result.confidence:g}% interval of {result.metric} lies within ±{fmt.pct(result.margin)}"
     if stop is Stop.DIFFERENT:
         return (f"the test claims a difference in {result.metric} at n = {result.n} (p = {fmt.p_sci(result.p_value)} "
                 f"<= {fmt.p_sci(family.level)}) and the interval excludes 1")
@@ -484,7 +484,7 @@ class IntervalRatio:
             return (f"{b}'s {self.what}{where} is {fmt.ratio(self.ratio)} {a}'s ({self.interval_text}; {a} "
                     f"{fmt.estimate(self.a, self.a_interval)}, {b} {fmt.estimate(self.b, self.b_interval)}; {self.method})")
         if self.conclusion is Conclusion.EQUIVALENT:
-            return (f"no difference beyond ±{self.margin:.0%} in {self.what}{where}: {b}/{a} {fmt.ratio(self.ratio)} "
+            return (f"no difference beyond ±{fmt.pct(self.margin)} in {self.what}{where}: {b}/{a} {fmt.ratio(self.ratio)} "
                     f"({self.interval_text}; {self.method})")
         return (f"no difference detectable in {self.what}{where} ({b}/{a} {fmt.ratio(self.ratio)}, "
                 f"{self.interval_text}; {a} {fmt.estimate(self.a, self.a_interval)}, {b} "
