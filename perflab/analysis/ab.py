@@ -47,8 +47,8 @@ def _pairs(res) -> pd.DataFrame:
     from ..ab.result import ABResult
     if isinstance(res, ABResult):
         return res.pairs if res.pairs is not None else pd.DataFrame()
-    p = res.dir / "pairs.csv"
-    return pd.read_csv(p) if p.is_file() else pd.DataFrame()
+    pairs = res.read_frame("pairs.csv")
+    return pairs if pairs is not None else pd.DataFrame()
 
 
 def _labels(res) -> tuple[str, str]:
