@@ -15,9 +15,10 @@ the first, 05: each backend against lsm), each pair of servers interleaved in a 
 
     found = abx.against(servers, workload, "nb03-breakpoint", baseline="sync", search=search, prefill=prefill)
     nb.show_markdown(abx.overview(found))          # one verdict per comparison, naming its method
-    display(abx.table(found))
-    bps = abx.searches(found, "sync")               # each configuration's search (the baseline's first)
-    findings.show_finding(abx.answer_against(found, "sync"), key_number=abx.key_against(found), ...)
+    abx.figure(found).show()                        # every configuration's search (or B/A of every pair)
+    bps = abx.searches(found)                       # each configuration's search (the baseline's first)
+    findings.show_finding(abx.answer_against(found), key_number=abx.key_against(found), validity=found.validity,
+                          breakpoints=abx.search_rows(found, "get-random", 64), preview=abx.figure(found))
 
 Every function also takes a recorded ``ab`` run (:func:`perflab.open_run`), so a report or ``perflab
 compare`` can draw a comparison it did not run.
