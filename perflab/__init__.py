@@ -7,6 +7,7 @@ The public surface, what a notebook or a script needs::
     get = pl.workload("get-random.lua", connections=64, keys=1_000_000, rate=5000, duration=10)
     res = pl.run_experiment(srv, get, profile=pl.ProfileParams("cpu"), prefill=pl.PrefillParams(keys=1_000_000))
     bp = pl.find_breakpoint(srv, get, params=pl.BreakpointParams(max_probes=10))
+    ab = pl.compare_ab(srv, srv.replace(workers=4), get, rates=[5000])   # interleaved, paired verdict
     pl.query("SELECT workload, breakpoint_rate, lo, hi FROM breakpoints")
 
 and, for the notebooks, :mod:`perflab.analysis` (plots, commentary, findings, notebook helpers). The
@@ -18,6 +19,7 @@ package inside, grouped by job (each subpackage's docstring says more):
 * ``profiling``  async-profiler through the in-process JVM, flame graph analysis
 * ``breakpoint`` the breakpoint search; ``session`` one recorded run; ``experiment`` one measurement
 * ``cluster``    N nodes: starting and breaking them, loads through them, consistency, key distribution
+* ``ab``         two servers measured interleaved, with a paired verdict (``compare_ab``)
 * ``records``    run directories (``Run``: the one way to read a run) and the DuckDB index
 * ``analysis``   what notebooks call; ``report`` the batch, its pages and ``perflab compare``
 * ``fmt``        numbers as people read them; ``units`` as the tools' command lines take them
@@ -26,9 +28,11 @@ package inside, grouped by job (each subpackage's docstring says more):
 __version__ = "0.3.0"
 
 from . import fmt
+from .ab import Commit, compare_ab
 from .breakpoint import find_breakpoint
-from .config import (BreakpointCriteria, BreakpointParams, ClusterConfig, ConsistencyParams, ForeignServer, LoadParams,
-                     PrefillParams, ProfileParams, ServerConfig, ValidityThresholds)
+from .config import (ABParams, BreakpointCriteria, BreakpointParams, ClusterConfig, ConsistencyParams,
+                     ForeignServer, LoadParams, PrefillParams, ProfileParams, ServerConfig,
+                     ValidityThresholds)
 from .errors import PerflabError, ProfilerError
 from .experiment import run_experiment
 from .cluster import run_cluster, start_cluster
@@ -38,9 +42,10 @@ from .workloads import workload
 __all__ = [
     # what a run measures and how
     "ServerConfig", "ForeignServer", "ClusterConfig", "ConsistencyParams", "LoadParams", "PrefillParams",
-    "ProfileParams", "BreakpointCriteria", "BreakpointParams", "ValidityThresholds", "workload",
+    "ProfileParams", "BreakpointCriteria", "BreakpointParams", "ValidityThresholds", "ABParams", "Commit",
+    "workload",
     # measuring
-    "run_experiment", "find_breakpoint", "run_cluster", "start_cluster",
+    "run_experiment", "find_breakpoint", "run_cluster", "start_cluster", "compare_ab",
     # what was recorded
     "open_run", "query", "recorded",
     # errors a caller may handle

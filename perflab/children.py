@@ -126,6 +126,27 @@ def sigterm_as_exception():
         signal.signal(signal.SIGTERM, old)
 
 
+def _state(pid: int) -> str | None:
+    """The process's state letter from ``/proc`` (``T``: stopped), ``None`` when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def pause_group(proc: subprocess.Popen, paused: bool) -> None:
+    """SIGSTOP (``paused``) or SIGCONT the process group of ``proc`` (a child started in a session of its
+    own); a stop returns once the leader is stopped (SIGSTOP takes effect asynchronously). A process that
+    has exited is left alone."""
+    if proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGSTOP if paused else signal.SIGCONT)
+    if paused:
+        wait_for(lambda: _state(proc.pid) in ("T", "t", None), 2.0, 0.005)
+
+
 def wait_for(predicate, timeout_s: float, interval_s: float = 0.05) -> bool:
     """Poll ``predicate`` until true or ``timeout_s`` elapsed."""
     end = time.monotonic() + timeout_s

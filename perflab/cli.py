@@ -1,7 +1,9 @@
 """``python -m perflab`` (also the ``perflab`` script): the library's main calls from a shell.
 
-Subcommands: ``run`` (one experiment), ``breakpoint``, ``profile`` (an experiment with a profile),
-``prefill``, ``inspect``, ``host`` (does the machine keep one speed?), ``hosts`` (a cluster's hosts), ``runs`` (list recorded runs), ``index`` (rebuild the DuckDB index and
+Subcommands: ``run`` (one experiment), ``breakpoint``, ``profile`` (an experiment with a profile), ``ab`` (two
+servers, configurations or commits measured interleaved, with a paired verdict: :mod:`perflab.ab`),
+``prefill``, ``inspect``, ``host`` (does the machine keep one speed?), ``hosts`` (a cluster's hosts), ``runs``
+(list recorded runs), ``index`` (rebuild the DuckDB index and
 optionally query it), ``bench`` (the server's standard benchmark: :mod:`perflab.bench`), ``compare`` (two
 runs or two reports side by side: :mod:`perflab.report.compare`), ``report`` (the HTML report:
 ``perflab.report.cli``).
@@ -55,10 +57,11 @@ def _prefill_args(p, flags=None):
                   PrefillParams, dest_prefix="prefill_", flags=flags)
 
 
-def _common(p):
+def _common(p, hosts: bool = True):
     p.add_argument("--name", help="run name (part of the run id)")
     p.add_argument("--data", help="data root (default $PERFLAB_DATA or <repo>/data)")
-    _host_args(p)
+    if hosts:
+        _host_args(p)
 
 
 def _host_args(p, only: tuple[str, ...] | None = None):
@@ -202,7 +205,8 @@ def cmd_runs(a):
         print("no runs recorded")
         return 0
     cols = [c for c in ("run_id", "kind", "status", "validity", "server_mode", "server_backend", "load_rate",
-                        "result_achieved_rate", "result_p99_ms", "result_breakpoint_rate", "result_verdict")
+                        "result_achieved_rate", "result_p99_ms", "result_breakpoint_rate", "result_verdict",
+                        "result_ratio", "result_conclusion")
             if c in df]
     with pd.option_context("display.width", 220, "display.max_columns", 20):
         print(df[cols].tail(a.last).to_string(index=False))
@@ -266,6 +270,115 @@ def cmd_compare(a):
     return 0
 
 
+#: ABParams and BreakpointParams fields of the same name: ``perflab ab`` takes them once (ABParams')
+_AB_SHARED = ("probe_duration", "warmup", "cooldown", "server_warmup", "seed", "seed_arg", "restart_server")
+
+
+def _ab_args(p: argparse.ArgumentParser):
+    from .config import ABParams, BreakpointCriteria, BreakpointParams, ForeignServer, ServerConfig, ValidityThresholds
+    from .config.fields import add_arguments
+    _server_args(p)
+    for side in ("a", "b"):
+        S = side.upper()
+        g = p.add_argument_group(f"side {S} only (any built-in server flag as --{side}-FLAG overrides the shared one)")
+        g.add_argument(f"--{side}-commit", metavar="REV", help=f"{S} is the built-in server at this git commit, built "
+                       "in a directory of its own (the working tree is never touched)")
+        add_arguments(g, ForeignServer, dest_prefix=f"{side}_foreign_", flag_prefix=f"--{side}-")
+        add_arguments(g, ServerConfig, exclude=("host", "port"), dest_prefix=f"{side}_server_", flag_prefix=f"--{side}-")
+    _load_args(p, exclude=_SEARCH_OWNS)
+    p.add_argument("-R", "--rate", dest="ab_rates", action="append", metavar="RATE[,RATE...]",
+                   help="offered rate(s) to compare at (repeatable; default: the load's rate, 1000)")
+    add_arguments(p.add_argument_group("comparison (interleaved pairs and the stop rule)"), ABParams, dest_prefix="ab_")
+    add_arguments(p.add_argument_group("pass criteria (pass/fail at the SLA; the searches' criteria)"),
+                  BreakpointCriteria, dest_prefix="criteria_")
+    g = p.add_argument_group("breakpoint mode: two interleaved searches instead of fixed rates")
+    g.add_argument("--breakpoint", action="store_true", help="compare breakpoints (probes use --probe-duration, "
+                   "--warmup, --cooldown of the comparison)")
+    add_arguments(g, BreakpointParams, dest_prefix="search_", exclude=_AB_SHARED)
+    add_arguments(p.add_argument_group("validity thresholds (see perflab.config.ValidityThresholds)"),
+                  ValidityThresholds, dest_prefix="validity_", flag_prefix="--validity-")
+    _prefill_args(p)
+    _common(p, hosts=False)   # both servers and the generator run on this machine (perflab.ab.run)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _ab_side(a, side: str):
+    """Side ``side`` ("a" or "b") from the shared and the side's own flags: a Commit, your server or a
+    built-in configuration."""
+    import dataclasses
+
+    from .ab import Commit
+    from .config import ForeignServer, ServerConfig
+    from .config.fields import cli_flag
+
+    S = side.upper()
+    built = {f.name: getattr(a, "server_" + f.name, None) for f in dataclasses.fields(ServerConfig)}
+    built.update({k: v for k, v in ((f.name, getattr(a, f"{side}_server_{f.name}", None))
+                                    for f in dataclasses.fields(ServerConfig)) if v is not None})
+    built = {k: tuple(v) if isinstance(v, list) else v for k, v in built.items() if v is not None}
+    foreign = {f.name: getattr(a, "foreign_" + f.name, None) for f in dataclasses.fields(ForeignServer)}
+    foreign.update({k: v for k, v in ((f.name, getattr(a, f"{side}_foreign_{f.name}", None))
+                                      for f in dataclasses.fields(ForeignServer)) if v is not None})
+    foreign = {k: v for k, v in foreign.items() if v is not None}
+    commit = getattr(a, f"{side}_commit")
+    yours = foreign.get("command") is not None or foreign.get("url") is not None
+    if commit is not None and yours:
+        raise ValueError(f"--{side}-commit and --{side}-server-cmd/--{side}-url: give one of them for side {S}")
+    if yours:
+        given = [cli_flag(f) for f in dataclasses.fields(ServerConfig) if f.name in built and cli_flag(f)]
+        if given or getattr(a, "prefill_keys", None) is not None:
+            given += ["--prefill"] if getattr(a, "prefill_keys", None) is not None else []
+            raise ValueError(f"{', '.join(given)}: option{'s' if len(given) > 1 else ''} of the built-in server; side {S} "
+                             f"is your server, which takes its own settings (put them in its command)")
+        return ForeignServer(**foreign)
+    if foreign:
+        raise ValueError(f"{', '.join('--' + k.replace('_', '-') for k in foreign)}: only with --{side}-server-cmd or "
+                         f"--{side}-url (your own server)")
+    try:
+        cfg = ServerConfig(**built)
+    except ValueError as e:
+        raise ValueError(f"side {S}: {e}") from None
+    return Commit(commit, cfg) if commit is not None else cfg
+
+
+def cmd_ab(a):
+    import warnings
+
+    from .ab import compare_ab
+    from .config import ABParams, BreakpointCriteria, BreakpointParams, ValidityThresholds
+    from .config.fields import from_arguments
+    sa, sb = _ab_side(a, "a"), _ab_side(a, "b")
+    load = _load(a)
+    ab = from_arguments(ABParams, a, "ab_")
+    crit = from_arguments(BreakpointCriteria, a, "criteria_")
+    thresholds = from_arguments(ValidityThresholds, a, "validity_")
+    rates = [r.strip() for spec in a.ab_rates or () for r in spec.split(",") if r.strip()] or None
+    search = None
+    if a.breakpoint:
+        if rates:
+            raise ValueError("-R/--rate: a breakpoint comparison searches the rates itself; give no -R with --breakpoint")
+        search = from_arguments(BreakpointParams, a, "search_", probe_duration=ab.probe_duration, warmup=ab.warmup,
+                                cooldown=ab.cooldown, server_warmup=ab.server_warmup)
+    else:
+        given = [f"--{n.removeprefix('search_').replace('_', '-')}" for n, v in vars(a).items()
+                 if n.startswith("search_") and v is not None]
+        if given:
+            raise ValueError(f"{', '.join(given)}: only with --breakpoint")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            res = compare_ab(sa, sb, load, rates=rates, params=ab, criteria=crit, search=search, prefill=_prefill(a),
+                             name=a.name, progress=not a.quiet, data_root=a.data, placement=a.placement,
+                             thresholds=thresholds)
+        finally:
+            for w in caught:
+                print(f"warning: {w.message}", file=sys.stderr)
+    for line in res.lines():
+        print(line)
+    print(f"run {res.run_id}: {res.run.dir}")
+    return 0
+
+
 def cmd_report(argv):
     from .report.cli import main as report_main
     return report_main(argv)
@@ -315,9 +428,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_bench(sub)
     sub.add_parser("report", help="run the notebooks and export the HTML report (see `perflab report --help`)",
                    add_help=False)
+    ab = sub.add_parser("ab", help="did my change help? two servers, configurations or commits measured interleaved, "
+                        "with a paired verdict")
+    _ab_args(ab)
     cp = sub.add_parser("compare", help="two runs, or two report folders, side by side on one HTML page")
-    cp.add_argument("a", help="A, the base: a run directory or run id, or a report folder")
-    cp.add_argument("b", help="B, compared against A: the same kind as A")
+    cp.add_argument("a", help="A, the base: a run directory or run id, or a report folder; or an A/B run alone "
+                    "(perflab ab), whose two sides are compared")
+    cp.add_argument("b", nargs="?", help="B, compared against A: the same kind as A")
     cp.add_argument("-o", "--output", help="the page to write (default: <report root>/compare/<A>-vs-<B>.html)")
     cp.add_argument("--data", help="data root where run ids are looked up (default $PERFLAB_DATA or <repo>/data)")
     return p
@@ -337,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
     from .bench import main as cmd_bench
     handlers = {"run": cmd_run, "profile": cmd_profile, "breakpoint": cmd_breakpoint, "prefill": cmd_prefill,
                 "inspect": cmd_inspect, "runs": cmd_runs, "index": cmd_index, "bench": cmd_bench,
-                "compare": cmd_compare, "host": cmd_host, "hosts": cmd_hosts}
+                "compare": cmd_compare, "host": cmd_host, "hosts": cmd_hosts, "ab": cmd_ab}
     try:
         return handlers[a.cmd](a)
     except ValueError as e:

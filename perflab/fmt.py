@@ -72,6 +72,13 @@ def p_value(p: float) -> str:
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
 
 
+def p_sci(p: float | None) -> str:
+    """A p-value or test level that may be tiny: ``0.034``, ``0.0012``, ``1.2e-07``."""
+    if _missing(p):
+        return "n/a"
+    return f"{p:.2g}" if p >= 0.001 else f"{p:.3g}".replace("e-0", "e-")
+
+
 def level(p: float) -> str:
     """A percentile level: 50 -> ``p50``, 99.9 -> ``p99.9``, 100 -> ``max``."""
     return "max" if p >= 100 else f"p{p:g}"

@@ -7,7 +7,9 @@ notebook: the notebook calls these and displays the result, so the text always m
 A sentence claims a difference only when a stated test supports it (:mod:`perflab.measure.significance`:
 a Mann-Whitney test with a bootstrap interval of the ratio for samples such as per-interval p99s,
 disjoint intervals for breakpoints, Kendall's tau for trends), and always gives n; otherwise it says
-"no difference detectable with n = ...".
+"no difference detectable with n = ...". A sentence that compares two runs or searches names its method
+(:mod:`perflab.measure.methods`): here always a sequential one, the runs measured one after the other;
+the interleaved verdicts of an A/B comparison are :mod:`perflab.analysis.ab`'s.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .. import fmt
+from ..measure.methods import Method
 from ..measure.significance import Direction, compare_intervals, compare_samples, trend
 from ..profiling import flame
 from ..server import metrics
@@ -123,9 +126,9 @@ def describe_spectrum(label: str, latency, sla_ms: float | None = None) -> str:
 def compare_latency(runs: Mapping[str, object], column: str = "p99_ms") -> str:
     """Per-interval latency (e.g. p99 of each 100 ms interval) of two or more runs (label ->
     ExperimentResult, :class:`~perflab.measure.result.LoadResult` or an intervals DataFrame), each compared with
-    the run of lowest median by :func:`~perflab.measure.significance.compare_samples`:
-    'p99 per interval: async median 1.20 ms (n = 50); sync 3.40 ms, higher (n = 50 vs 50, Mann-Whitney
-    p < 0.001, ratio 2.83x (95% CI 2.5x-3.1x)); virtual 1.25 ms, no difference detectable (...).'"""
+    the run of lowest median by :func:`~perflab.measure.significance.compare_samples`, the method named:
+    'p99 per interval (sequential runs): async median 1.20 ms (n = 50); sync 3.40 ms, higher (n = 50 vs 50,
+    Mann-Whitney p < 0.001, ratio 2.83x (95% CI 2.5x-3.1x)); virtual 1.25 ms, no difference detectable (...).'"""
     samples = {}
     for k, v in runs.items():
         v = _load(v)
@@ -144,7 +147,7 @@ def compare_latency(runs: Mapping[str, object], column: str = "p99_ms") -> str:
     for k in order[1:]:
         d = compare_samples(samples[base], samples[k])
         parts.append(f"{k} {fmt.ms(d.median_b)}, {d.direction} ({d.evidence})")
-    return f"{level} per interval: " + "; ".join(parts) + "."
+    return f"{level} per interval ({Method.SEQUENTIAL_RUNS}): " + "; ".join(parts) + "."
 
 
 def compare_latencies(runs: Mapping[str, object], columns: tuple[str, ...] = ("p99_ms",)) -> str:
@@ -427,8 +430,9 @@ def describe_breakpoint(label: str, result) -> str:
 
 def compare_breakpoints(results: Mapping[str, object], what: str = "breakpoint") -> str:
     """Breakpoints with intervals, each compared with the highest: a difference only when the intervals
-    are disjoint. 'Breakpoint: async 50,000 req/s (48,000-52,000); sync 31,000 req/s (29,760-32,240),
-    lower (intervals [..] and [..] do not overlap).'"""
+    are disjoint, the method named (the searches ran one after the other). 'Breakpoint (sequential
+    intervals): async 50,000 req/s (48,000-52,000); sync 31,000 req/s (29,760-32,240), lower (intervals [..]
+    and [..] do not overlap).'"""
     vals = {k: r for k, r in results.items() if r is not None and r.rate is not None
             and r.interval[0] is not None}
     if not vals:
@@ -441,7 +445,7 @@ def compare_breakpoints(results: Mapping[str, object], what: str = "breakpoint")
         r = vals[k]
         c = compare_intervals(best.interval, r.interval)
         parts.append(f"{k} {fmt.rate(r.rate)} ({fmt.interval(r.interval)}), {c.direction} ({c.evidence})")
-    return f"{what[0].upper() + what[1:]}: " + "; ".join(parts) + "."
+    return f"{what[0].upper() + what[1:]} ({Method.SEQUENTIAL_INTERVALS}): " + "; ".join(parts) + "."
 
 
 def describe_breakpoints(results: Mapping[str, object]) -> list[str]:
@@ -614,47 +618,19 @@ def answer_breakpoints(rows: list[dict]) -> str:
 
 def compare_breakpoint_rows(a: str, row_a: dict, b: str, row_b: dict) -> str:
     """Whether ``b``'s breakpoint differs from ``a``'s, by their intervals (different only when they
-    do not overlap; an open upper end reaches to infinity): 'async's breakpoint is higher than
-    sync's: intervals [...] and [...] do not overlap.'"""
+    do not overlap; an open upper end reaches to infinity), the method named (two searches one after the
+    other): 'async's breakpoint is higher than sync's (sequential intervals): intervals [...] and [...] do
+    not overlap.'"""
     ia, ib = row_a.get("interval"), row_b.get("interval")
     if row_a.get("rate") is None or row_b.get("rate") is None or not ia or not ib:
         return f"{b} and {a} cannot be compared: one of the searches found no breakpoint."
     c = compare_intervals(ia, ib)
+    how = f"({Method.SEQUENTIAL_INTERVALS})"
     if c.direction is Direction.HIGHER:
-        return f"{b}'s breakpoint is higher than {a}'s: {c.evidence}."
+        return f"{b}'s breakpoint is higher than {a}'s {how}: {c.evidence}."
     if c.direction is Direction.LOWER:
-        return f"{b}'s breakpoint is lower than {a}'s: {c.evidence}."
-    return f"No difference between the breakpoints of {a} and {b} is detectable: {c.evidence}."
-
-
-def answer_executor_grid(grid: Mapping[tuple[int, int], object]) -> str:
-    """The executor notebook's answer: the best and the worst configuration's breakpoints and whether they
-    differ (by their intervals); how many passed no probe."""
-    ranked = _ranked(grid)
-    if not ranked:
-        return "No configuration kept up with even the lowest probed rate: lower start_rate or raise sla_ms."
-    best, worst = ranked[0], ranked[-1]
-    if len(ranked) > 1:
-        row = {k: {"rate": grid[k].rate, "interval": list(grid[k].interval)} for k in (best, worst)}
-        text = (f"The best configuration ({executor_label(*best)}) keeps up to {fmt.rate(grid[best].rate)}; the worst "
-                f"({executor_label(*worst)}) to {fmt.rate(grid[worst].rate)}. "
-                + compare_breakpoint_rows(executor_label(*worst), row[worst], executor_label(*best), row[best]))
-    else:
-        text = f"Only {executor_label(*best)} kept up with a probed rate: {fmt.rate(grid[best].rate)}."
-    failed = len(grid) - len(ranked)
-    return text + (f" {fmt.count(failed, 'configuration')} passed no probe." if failed else "")
-
-
-def answer_storage(put_runs: Mapping[str, object], get_runs: Mapping[str, object]) -> str:
-    """The storage notebook's answer: PUT latency of the backends compared, then GET; with one backend,
-    its PUT p99."""
-    text = " ".join(t for t in (compare_latency(put_runs), compare_latency(get_runs)) if t)
-    if text:
-        return text
-    if not put_runs:
-        return "No PUT run was measured."
-    label, first = next(iter(put_runs.items()))
-    return f"Only {label} was measured: p99 {fmt.ms(_load(first).p99_ms)}."
+        return f"{b}'s breakpoint is lower than {a}'s {how}: {c.evidence}."
+    return f"No difference between the breakpoints of {a} and {b} is detectable {how}: {c.evidence}."
 
 
 # --- the records of every run (the summary notebook) --------------------------------------------------

@@ -13,6 +13,7 @@ fields.
 * :mod:`.validity` ``ValidityThresholds``
 * :mod:`.target`   ``ForeignServer`` -- a server perflab did not build (bring your own)
 * :mod:`.cluster`  ``ClusterConfig`` -- N nodes, ack/from, entry nodes; ``ConsistencyParams`` -- the checker
+* :mod:`.ab`       ``ABParams`` -- an interleaved A/B comparison
 """
 
 from .load import LOAD_TOOLS, LoadParams  # noqa: F401
@@ -22,3 +23,4 @@ from .target import ForeignServer  # noqa: F401
 from .server import BACKENDS, DEFAULT_HEAP, GC_FLAGS, MODES, ServerConfig, server_options  # noqa: F401
 from .validity import ValidityThresholds  # noqa: F401
 from .cluster import ClusterConfig, ConsistencyParams  # noqa: F401,E402
+from .ab import ABParams  # noqa: F401

@@ -15,8 +15,9 @@ generated ``.py`` would be a second copy to keep in step. Units follow the lab's
 bytes, durations in seconds (the server's milliseconds are converted).
 
 The lab adds what the server's flags do not cover: the JVM (``heap``, ``gc``, ``jvm_flags``,
-``java_home``) and ``extra_args``. ``data-dir`` and ``config`` are chosen by the lab itself, and
-``port`` defaults to 0 (a free port) instead of the server's 8080.
+``java_home``), ``extra_args`` and ``install_dir`` (another build of the server, e.g. of another
+commit). ``data-dir`` and ``config`` are chosen by the lab itself, and ``port`` defaults to 0 (a free
+port) instead of the server's 8080.
 """
 
 from __future__ import annotations
@@ -80,6 +81,9 @@ def _lab_fields():
         ("java_home", object, option(None, "path", "JDK to run the server on (default: $JAVA_HOME or the "
                                      "java on PATH)", optional=True)),
         ("extra_args", object, option((), "texts", "extra server flags appended verbatim", flag="--server-arg")),
+        ("install_dir", object, option(None, "path", "the server build to run: an install directory with lib/*.jar "
+                                       "(default: this checkout's java-server/build/install/perflab-server; perflab ab "
+                                       "--a-commit builds one per commit)", optional=True)),
     ]
 
 
@@ -91,6 +95,10 @@ def _check(self):
             raise ValueError(f"jvm_flags: entries must start with '-', got {flag!r}")
     if self.java_home is not None and not (Path(self.java_home) / "bin" / "java").exists():
         raise ValueError(f"java_home: {self.java_home} has no bin/java")
+    if self.install_dir is not None:
+        if not any((Path(self.install_dir) / "lib").glob("*.jar")):
+            raise ValueError(f"install_dir: {self.install_dir} has no lib/*.jar (a server build's install directory)")
+        self._set("install_dir", str(Path(self.install_dir).resolve()))
 
 
 def _needs_data_dir(self) -> bool:

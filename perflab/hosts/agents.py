@@ -5,7 +5,8 @@
   stderr).
 * :class:`ServerAgent` (on the server host): the target of the run (one server: built-in, your command, or
   one already running; or a cluster's N nodes), its data directory and prefill, ``/v0/stats`` samples,
-  ``/proc`` CPU, timed events, the machine's speed, and async-profiler's JFR recordings.
+  ``/proc`` CPU, timed events, the machine's speed, async-profiler's JFR recordings, and freezing
+  the server (an A/B comparison's idle cost).
 
 The coordinator (:mod:`perflab.hosts.hostset`) drives them. Only the coordinator writes ``data/``: an
 agent works in a temporary directory of its host and returns what it recorded; the in-process agent of

@@ -29,6 +29,8 @@ class Direction(StrEnum):
     HIGHER = "higher"
     LOWER = "lower"
     NONE = "no difference detectable"
+    #: a paired comparison whose interval lies within its equivalence margin (:mod:`.paired`)
+    EQUIVALENT = "no difference beyond the margin"
     TOO_FEW = "too few samples"
     NOT_TESTED = "not tested"
 

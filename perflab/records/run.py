@@ -181,6 +181,11 @@ class Run:
             self.add_artifact(artifact, name)
         return p
 
+    def read_frame(self, name: str) -> pd.DataFrame | None:
+        """A CSV the run wrote (:meth:`write_frame`), ``None`` when it has none."""
+        p = self.dir / name
+        return pd.read_csv(p) if p.is_file() else None
+
     def add_rows(self, table: str, rows: Iterable[dict]) -> None:
         """Append index rows to ``tables/<table>.jsonl`` (``run_id`` added)."""
         if not re.fullmatch(r"[a-z_][a-z0-9_]*", table or ""):
@@ -245,8 +250,9 @@ class Run:
         if self.kind != "breakpoint":
             raise ValueError(f"run {self.id} is a {self.kind} run, not a breakpoint search")
         row = self.breakpoint_row()
-        table = pd.read_csv(self.dir / "probes.csv") if (self.dir / "probes.csv").is_file() else pd.DataFrame(
-            columns=["probe", "rate", "passed", "p99_ms"])
+        table = self.read_frame("probes.csv")
+        if table is None:
+            table = pd.DataFrame(columns=["probe", "rate", "passed", "p99_ms"])
         p999, at = [], None
         for r in table.itertuples():
             lr = self.load(f"probes/{int(r.probe):02d}-{int(r.rate)}")

@@ -6,7 +6,8 @@ What a student does between two stages of the course, and an engineer between tw
     python -m perflab compare data/runs/<run A> data/runs/<run B>
 
 and from a notebook ``compare(a, b)`` (returns a :class:`Comparison`: its page's path, its rows, and a
-summary that JupyterLab displays with a link to the page).
+summary that JupyterLab displays with a link to the page). One **A/B run** (``perflab ab``, kind ``ab``)
+is compared by itself: ``perflab compare data/runs/<ab run>`` shows its paired verdicts.
 
 Two **runs** are compared as they are: fixed-rate experiments by their latency spectra, latency over
 time and, for every event both profiled, async-profiler's differential flame graph; breakpoint
@@ -19,6 +20,12 @@ Every difference the page states comes with the finding of the test the commenta
 U test and a bootstrap interval of the ratio of medians, with n), breakpoints by their intervals
 (different only when disjoint, :func:`perflab.measure.significance.compare_intervals`). Single numbers
 (a run's p99) are shown for reading, marked as not tested.
+
+Every row names its method (:mod:`perflab.measure.methods`). Two runs measured one after the other can
+only be compared as *sequential runs* or *sequential intervals*: a slow phase of the machine during one
+of them counts as a difference, which is what an A/B run (*interleaved pairs*, *interleaved searches*)
+cancels; its rows are its own paired verdicts. Two A/B runs (the same comparison in two reports) are
+compared by the intervals of their ratios.
 """
 
 from __future__ import annotations
@@ -31,7 +38,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import paths
+from .. import fmt, paths
+from ..measure.methods import Method
 from ..measure.significance import SAMPLE_TEST, Direction, compare_intervals, compare_samples
 from ..records import Run, open_run
 
@@ -47,11 +55,12 @@ class Side:
     """One side of a comparison: a run, or a report folder with its runs (name -> run)."""
 
     spec: str
-    kind: str                       # "run" | "report"
+    kind: str                       # "run" | "report" | "ab" (one side of an A/B run)
     path: Path
     runs: dict = field(default_factory=dict)
     report: dict | None = None
     missing: list = field(default_factory=list)   # runs a report names whose directories are gone
+    ab_side: str | None = None                    # kind "ab": which side of the A/B run
 
     @property
     def label(self) -> str:
@@ -137,6 +146,7 @@ class Row:
     direction: Direction
     evidence: str
     test: str
+    method: str = str(Method.SINGLE_VALUES)
 
 
 @dataclass
@@ -161,13 +171,13 @@ def _intervals_rows(name: str, la, lb, where: str = "") -> list[Row]:
             continue
         d = compare_samples(ia[col], ib[col])
         rows.append(Row(name, f"{metric} per interval{where}", d.median_a, d.median_b, "ms (median)", d.direction,
-                        d.evidence, SAMPLE_TEST))
+                        d.evidence, SAMPLE_TEST, str(Method.SEQUENTIAL_RUNS)))
     if "count" in ia and "count" in ib:
         ra = ia["count"] / (ia["end_s"] - ia["start_s"]).where(lambda s: s > 0)
         rb = ib["count"] / (ib["end_s"] - ib["start_s"]).where(lambda s: s > 0)
         d = compare_samples(ra, rb)
         rows.append(Row(name, f"throughput per interval{where}", d.median_a, d.median_b, "responses/s (median)",
-                        d.direction, d.evidence, SAMPLE_TEST))
+                        d.direction, d.evidence, SAMPLE_TEST, str(Method.SEQUENTIAL_RUNS)))
     for metric, fa in (("p99 of the whole run", lambda r: r.p99_ms), ("max of the whole run", lambda r: r.max_ms)):
         rows.append(Row(name, metric + where, fa(la), fa(lb), "ms", Direction.NOT_TESTED,
                         "one value per run: no test possible", "none"))
@@ -186,6 +196,14 @@ def compare_pair(name: str, a: Run, b: Run, label_a: str, label_b: str, files_di
     for side, run in (("A", a), ("B", b)):
         if run.status != "ok":
             pair.notes.append(f"{side} ({run.id}) has status {run.status!r}: its numbers may be partial")
+    if a is b and a.kind == "ab":
+        return _ab_pair(name, a, pair)
+    if a.kind == "ab" or b.kind == "ab":
+        if a.kind != b.kind:
+            pair.notes.append(f"A is a {a.kind} run and B a {b.kind} run: an A/B comparison is compared only with "
+                              "another A/B comparison")
+            return pair
+        return _two_ab_pairs(name, a, b, pair)
     la = lb = None
     if a.kind == "breakpoint" and b.kind == "breakpoint":
         sa, sb = a.search(), b.search()
@@ -195,9 +213,9 @@ def compare_pair(name: str, a: Run, b: Run, label_a: str, label_b: str, files_di
             direction, evidence = c.direction, c.evidence
         else:
             direction, evidence = Direction.NOT_TESTED, "a search found no breakpoint (no probed rate passed)"
-        pair.breakpoints.append((ra, rb, direction, evidence))
+        pair.breakpoints.append((ra, rb, direction, evidence, str(Method.SEQUENTIAL_INTERVALS)))
         pair.rows.append(Row(name, "breakpoint", ra["rate"], rb["rate"], "req/s", direction, evidence,
-                             "intervals compared: different only when disjoint"))
+                             "intervals compared: different only when disjoint", str(Method.SEQUENTIAL_INTERVALS)))
         pair.figures["Breakpoint searches"] = plots.breakpoint_curve(
             {label_a: sa, label_b: sb}, title=f"{name}: latency against the offered rate, {label_a} and {label_b}")
         la, lb = sa.at_breakpoint, sb.at_breakpoint
@@ -225,6 +243,74 @@ def compare_pair(name: str, a: Run, b: Run, label_a: str, label_b: str, files_di
                 {label_a: la, label_b: lb}, title=f"{name}: latency over time{where}")
     for event in sorted(set(a.profiles()) & set(b.profiles())):
         pair.flamegraphs.append(_flame_diff(name, a, b, event, files_dir, page_dir))
+    return pair
+
+
+def _where(row: dict) -> str:
+    return f" at {fmt.rate(row['rate'])}" if row.get("rate") else ""
+
+
+def _ab_pair(name: str, run: Run, pair: Pair) -> Pair:
+    """One A/B run: its own paired verdicts as rows (A's and B's medians over the pairs it used)."""
+    from ..ab.result import recorded_verdicts
+    from ..analysis import ab as abx
+
+    rows = recorded_verdicts(run)
+    if not rows:
+        pair.notes.append(f"the A/B run {run.id} has status {run.status!r} and recorded no verdict: nothing "
+                          "was compared")
+        return pair
+    method = Method(run.results.get("method"))
+    pair.notes.append(f"A = {rows[0]['a']}, B = {rows[0]['b']}; {method.description}")
+    pairs = abx._pairs(run)
+    for r in rows:
+        direction = Direction(r["direction"]) if r["direction"] in Direction._value2member_map_ else Direction.NONE
+        a_val, b_val, unit = r.get("a_value"), r.get("b_value"), ""
+        if r["metric"] in ("p50", "p99", "p99.9") and not pairs.empty:
+            used = pairs[(pairs["rate"] == r["rate"]) & pairs["used"].astype(bool)]
+            a_val, b_val = used[f"a_{r['metric']}_ms"].median(), used[f"b_{r['metric']}_ms"].median()
+            unit = "ms (median of the probes)"
+        elif r["metric"] == "pass":
+            unit = "probes passed"
+        elif r["metric"] == "breakpoint":
+            unit = "req/s"
+        pair.rows.append(Row(name, f"{r['metric']}{_where(r)}", a_val, b_val, unit, direction, r["sentence"], r["test"],
+                             r["method"]))
+    if not pairs.empty:
+        pair.figures["Pairs"] = abx.pairs_figure(run)
+    if run.results.get("idle_cost"):
+        ic = run.results["idle_cost"]
+        m = run.results.get("metric") if run.results.get("metric") in ic["ratios"] else "p99"
+        r = ic["ratios"][m]
+        if r.get("ratio") is None or r.get("conclusion") == "too few pairs":
+            pair.notes.append(f"what the idle side costs was not measured: {r.get('n', 0)} usable pairs")
+            return pair
+        pair.notes.append(f"what the idle side costs: {ic['busy']}'s {m} with {ic['idle']} idle but running is "
+                          f"{fmt.ratio(r['ratio'])} {ic['busy']}'s with {ic['idle']} frozen (95% CI "
+                          f"{fmt.ratio(r['ci'][0])}-{fmt.ratio(r['ci'][1])}, n = {r['n']} pairs)")
+    return pair
+
+
+def _two_ab_pairs(name: str, a: Run, b: Run, pair: Pair) -> Pair:
+    """Two A/B runs (the same comparison in two reports): their ratios compared by their intervals; they
+    were measured one after the other, so the method is sequential."""
+    from ..ab.result import recorded_verdicts
+
+    ra = {(r.get("rate"), r["metric"]): r for r in recorded_verdicts(a) if r.get("ratio") is not None}
+    rb = {(r.get("rate"), r["metric"]): r for r in recorded_verdicts(b) if r.get("ratio") is not None}
+    for key in [k for k in ra if k in rb]:
+        x, y = ra[key], rb[key]
+        ia, ib = (x["ci_lo"], x["ci_hi"]), (y["ci_lo"], y["ci_hi"])
+        try:
+            c = compare_intervals(ia, ib)
+            direction, evidence = c.direction, c.evidence
+        except ValueError:
+            direction, evidence = Direction.NOT_TESTED, "an interval is missing"
+        pair.rows.append(Row(name, f"B/A ratio of {key[1]}{_where(x)}", x["ratio"], y["ratio"], "x", direction,
+                             f"{evidence} (each an A/B run's own {x['method']} interval)",
+                             "intervals compared: different only when disjoint", str(Method.SEQUENTIAL_INTERVALS)))
+    if not pair.rows:
+        pair.notes.append("the two A/B runs share no verdict (rate and metric) to compare")
     return pair
 
 
@@ -304,14 +390,17 @@ def default_output(a: Side, b: Side) -> Path:
     return paths.report_root() / "compare" / f"{a.label}-vs-{b.label}.html"
 
 
-def compare(a: str | os.PathLike, b: str | os.PathLike, output: str | os.PathLike | None = None,
+def compare(a: str | os.PathLike, b: str | os.PathLike | None = None, output: str | os.PathLike | None = None,
             data_root=None, flamegraphs: bool = True) -> Comparison:
-    """Compare B with A (two runs, or two report folders) and write the page (``output``, default
-    ``<report root>/compare/<A>-vs-<B>.html``) with ``assets/plotly.min.js`` and the differential flame
-    graphs (``flamegraphs/``) next to it. Bad inputs raise :class:`CompareError` naming the problem."""
+    """Compare B with A (two runs, or two report folders; or, without ``b``, the two sides of one A/B run)
+    and write the page (``output``, default ``<report root>/compare/<A>-vs-<B>.html``) with
+    ``assets/plotly.min.js`` and the differential flame graphs (``flamegraphs/``) next to it. Bad inputs
+    raise :class:`CompareError` naming the problem."""
     from .compare_page import write_page
     from .export import ensure_plotly_js
 
+    if b is None:
+        return _compare_ab_run(a, output, data_root)
     sa, sb = open_side(a, data_root, "A"), open_side(b, data_root, "B")
     if sa.kind != sb.kind:
         raise CompareError(f"compare two runs or two report folders: A ({a}) is a {sa.kind}, B ({b}) is a {sb.kind}")
@@ -339,5 +428,30 @@ def compare(a: str | os.PathLike, b: str | os.PathLike, output: str | os.PathLik
         only_b = [n for n in sb.runs if n not in sa.runs]
     ensure_plotly_js(out.parent)
     result = Comparison(out, sa, sb, pairs, only_a, only_b, _finding_rows(sa, sb) if sa.kind == "report" else [])
+    write_page(result)
+    return result
+
+
+def _compare_ab_run(spec, output, data_root) -> Comparison:
+    """The page of one A/B run: its two sides and its paired verdicts."""
+    from .compare_page import write_page
+    from .export import ensure_plotly_js
+
+    side = open_side(spec, data_root, "A")
+    run = next(iter(side.runs.values())) if side.kind == "run" else None
+    if run is None or run.kind != "ab":
+        what = f"a {run.kind} run" if run is not None else "a report folder"
+        raise CompareError(f"B: missing; one argument must be an A/B run (perflab ab), and {spec} is {what}: give "
+                           f"two runs or two report folders")
+    sa = Side(str(spec), "ab", side.path, runs={run.name: run}, ab_side="A")
+    sb = Side(str(spec), "ab", side.path, runs={run.name: run}, ab_side="B")
+    out = Path(output) if output else paths.report_root() / "compare" / f"{run.id}.html"
+    if out.suffix.lower() not in (".html", ".htm"):
+        raise CompareError(f"-o: the page must end with .html, got {out}")
+    out = out.resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    pairs = [compare_pair(run.name, run, run, "A", "B", None, out.parent)]
+    ensure_plotly_js(out.parent)
+    result = Comparison(out, sa, sb, pairs, [], [], [])
     write_page(result)
     return result

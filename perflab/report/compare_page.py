@@ -15,12 +15,18 @@ from markupsafe import Markup
 
 from .. import fmt
 from ..analysis import findings as fnd
+from ..measure.methods import Method
 from ..measure.significance import ALPHA, MIN_N, SAMPLE_TEST, Direction
 
 DIRECTION_STYLE = {Direction.HIGHER: ("#b35900", "#fff1e0"), Direction.LOWER: ("#0b5cad", "#e6f0fb"),
-                   Direction.NONE: ("#1a7f37", "#e8f5e9"), Direction.TOO_FEW: ("#666", "#f0f0f0"),
-                   Direction.NOT_TESTED: ("#888", "#fafafa")}
-_ORDER = {Direction.HIGHER: 0, Direction.LOWER: 0, Direction.NONE: 1, Direction.TOO_FEW: 2, Direction.NOT_TESTED: 3}
+                   Direction.NONE: ("#1a7f37", "#e8f5e9"), Direction.EQUIVALENT: ("#1a7f37", "#e8f5e9"),
+                   Direction.TOO_FEW: ("#666", "#f0f0f0"), Direction.NOT_TESTED: ("#888", "#fafafa")}
+_ORDER = {Direction.HIGHER: 0, Direction.LOWER: 0, Direction.NONE: 1, Direction.EQUIVALENT: 1, Direction.TOO_FEW: 2,
+          Direction.NOT_TESTED: 3}
+
+
+def _method_text(method: str) -> str:
+    return Method(method).description if method in Method._value2member_map_ else method
 
 
 def direction_badge(d: Direction) -> str:
@@ -43,12 +49,14 @@ def summary_table(rows, pair_column: bool = True) -> str:
     if not rows:
         return "<p class='muted'>nothing to compare</p>"
     head = ("<tr>" + ("<th>runs</th>" if pair_column else "") +
-            "<th>what</th><th>A</th><th>B</th><th>unit</th><th>B against A</th><th>evidence</th></tr>")
+            "<th>what</th><th>A</th><th>B</th><th>unit</th><th>B against A</th><th>evidence</th><th>method</th></tr>")
     body = "".join(
         "<tr>" + (f"<td class='mono'>{html.escape(r.pair)}</td>" if pair_column else "")
         + f"<td>{html.escape(r.metric)}</td><td class='num'>{_num(r.a, r.unit)}</td>"
           f"<td class='num'>{_num(r.b, r.unit)}</td><td class='muted'>{html.escape(r.unit)}</td>"
-          f"<td>{direction_badge(r.direction)}</td><td class='small'>{html.escape(r.evidence)}</td></tr>" for r in rows)
+          f"<td>{direction_badge(r.direction)}</td><td class='small'>{html.escape(r.evidence)}</td>"
+          f"<td class='small method' title='{html.escape(_method_text(r.method))}'>{html.escape(r.method)}</td></tr>"
+        for r in rows)
     return f"<table class='rows'>{head}{body}</table>"
 
 
@@ -99,10 +107,10 @@ had too few samples to test){% endif %}; every pair of runs is below.</p>
 {% if breakpoints %}
 <h2>Breakpoints</h2>
 <table>
-<tr><th>runs</th><th>workload, connections, mode</th><th>A</th><th>B</th><th>B against A</th><th>evidence</th></tr>
-{% for name, ra, rb, direction, evidence in breakpoints %}
+<tr><th>runs</th><th>workload, connections, mode</th><th>A</th><th>B</th><th>B against A</th><th>evidence</th><th>method</th></tr>
+{% for name, ra, rb, direction, evidence, method in breakpoints %}
 <tr><td class="mono">{{ name }}</td><td>{{ what(ra) }}{% if what(rb) != what(ra) %} (A)<br>{{ what(rb) }} (B){% endif %}</td>
-<td class="num">{{ bp(ra) }}</td><td class="num">{{ bp(rb) }}</td><td>{{ badge(direction) }}</td><td class="small">{{ evidence }}</td></tr>
+<td class="num">{{ bp(ra) }}</td><td class="num">{{ bp(rb) }}</td><td>{{ badge(direction) }}</td><td class="small">{{ evidence }}</td><td class="small">{{ method }}</td></tr>
 {% endfor %}
 </table>
 {% endif %}
@@ -149,6 +157,12 @@ only when both reject "no difference", and with fewer than {{ min_n }} intervals
 Breakpoints: different only when their intervals (highest passing to lowest failing rate, or the interval the
 search reports) do not overlap; an interval with no failing rate above it is open. Single numbers (a run's p99
 or max) are shown for reading and not tested.</p>
+<p class="small">Every row names its method. <b>Sequential</b> methods compare runs measured one after the other:
+on a machine whose speed changes for seconds at a time (<code>perflab host</code>) a slow phase during one run
+and not the other shows up as a difference. An A/B run (<code>perflab ab</code>) measures both sides
+<b>interleaved</b> in balanced A B B A blocks and tests the pairs' ratios (a Wilcoxon signed-rank test on their
+logarithms, a bootstrap interval of the median ratio, a stop rule whose false claims are bounded); its rows are
+its own verdicts.</p>
 <script>
 /* figures are drawn when their section opens (a closed <details> has no size to draw into) */
 (function () {
@@ -173,6 +187,10 @@ or max) are shown for reading and not tested.</p>
 
 
 def _side_text(s) -> str:
+    if s.kind == "ab":
+        run = next(iter(s.runs.values()))
+        side = s.ab_side or "A"
+        return f"side {side} of A/B run {run.name}: {(run.params.get(side.lower()) or {}).get('label', side)}"
     if s.kind == "report":
         n = len((s.report or {}).get("notebooks", []))
         return f"report folder, {n} notebooks, {len(s.runs)} runs"
@@ -208,7 +226,7 @@ def render(c) -> str:
     found = sorted([r for r in tested if r.direction.significant], key=lambda r: _ORDER[r.direction])
     env = jinja2.Environment(autoescape=True, undefined=jinja2.ChainableUndefined)
     return env.from_string(TEMPLATE).render(
-        c=c, single=len(c.pairs) == 1 and c.a.kind == "run", found=found, tested=len(tested),
+        c=c, single=len(c.pairs) == 1 and c.a.kind in ("run", "ab"), found=found, tested=len(tested),
         too_few=sum(r.direction is Direction.TOO_FEW for r in c.rows),
         breakpoints=[(p.name, *b) for p in c.pairs for b in p.breakpoints], fig_ids=fig_ids,
         figures=Markup(json.dumps(figures, separators=(",", ":")).replace("</", "<\\/")),

@@ -113,6 +113,11 @@ def notebooks_dir() -> Path:
 # 2-core machine's p99 noise; java-server/bench/RESULTS.md).
 _QUICK_SEARCH = {"probe_duration_s": 2, "warmup_s": 0.5, "ramp_duration_s": 6, "precision": 0.04, "repeats": 2,
                  "max_probes": 10}
+# The quick plan's interleaved comparisons at a fixed rate (03's latency, 05's backends): 0.5 s probes after
+# 0.25 s of warm-up, at most 16 pairs (under 40 s a comparison); alpha 1e-3, so that 16 pairs that agree can
+# claim a difference (the default 1e-6 needs 24). The idle side's cost is notebook 8's.
+_QUICK_PAIRS = {"probe_duration": 0.5, "warmup": 0.25, "max_pairs": 16, "alpha": 1e-3, "budget": 60, "idle_pairs": 0}
+_FULL_PAIRS = {"probe_duration": 2, "warmup": 1, "max_pairs": 64, "budget": 600, "idle_pairs": 0}
 
 QUICK = Plan(
     "quick",
@@ -127,20 +132,21 @@ QUICK = Plan(
             **_QUICK_SEARCH, "connections": [64], "prefill_keys": 100_000, "include_ceiling": True,
         }),
         NotebookSpec("03-sync-vs-async", {
+            # async and virtual each against sync: two interleaved comparisons of two searches each
             **_QUICK_SEARCH, "modes": ["sync", "async", "virtual"], "connections": 32, "prefill_keys": 100_000,
-            "profile_duration_s": 4, "profile_events": "cpu,alloc,lock",
+            "profile_duration_s": 4, "profile_events": "cpu,alloc,lock", "pairs": _QUICK_PAIRS,
         }),
         NotebookSpec("04-executor-tuning", {
-            # two searches, not four: the batch stays within ten minutes (the full plan crosses queues too)
+            # one interleaved comparison (two searches), not three: the batch stays short (the full plan crosses
+            # queues too)
             **_QUICK_SEARCH, "workers": [1, 4], "queues": [1024], "connections": 32, "prefill_keys": 100_000,
             "overload_duration_s": 3,
         }),
         NotebookSpec("05-storage", {
             "duration_s": 4, "warmup_s": 2, "rate": 3000, "connections": 16, "prefill_keys": 100_000,
             "backends": ["lsm", "rocksdb", "memory"], "flush_threads": [1, 2], "memtable_sizes": ["256k", "4m"],
-            "compaction_memtable": "256k",
+            "compaction_memtable": "256k", "pairs": _QUICK_PAIRS,
         }),
-        NotebookSpec("06-summary", {}, after=True),
         # one start of the three nodes serves every run; the breakpoints are the ramps' estimates (a probed
         # search of both targets alone would take longer than the rest of the notebook)
         NotebookSpec("07-cluster", {
@@ -149,6 +155,15 @@ QUICK = Plan(
             "search_max_rate": 20_000, "ramp_duration_s": 4, "fault_at_s": 1.5, "fault_down_s": 1,
             "fault_duration_s": 12, "check_rate": 60,
         }),
+        # the A/B method checked against known truth in every quick report: a 5 ms park against a 4 ms one
+        # (B's p50 about 1.23x A's); 24 pairs of 0.5 s probes are the fewest that can claim it (alpha 1e-6)
+        NotebookSpec("08-ab", {
+            "a": {"mode": "async", "workers": 8, "debug_delay": "4ms"},
+            "b": {"mode": "async", "workers": 8, "debug_delay": "5ms"}, "common": {"backend": "memory"},
+            "script": "status.lua", "prefill_keys": 0, "rates": [500], "metric": "p50", "probe_s": 0.5,
+            "probe_warmup_s": 0.25, "max_pairs": 32, "budget_s": 90, "idle_pairs": 4,
+        }),
+        NotebookSpec("06-summary", {}, after=True),
     ),
     "short durations (about twelve minutes in total on a 2-core machine)",
 )
@@ -168,9 +183,10 @@ FULL = Plan(
         NotebookSpec("03-sync-vs-async", {
             "modes": ["sync", "async", "virtual"], "probe_duration_s": 10, "warmup_s": 3, "ramp_duration_s": 20,
             "precision": 0.03, "repeats": 3, "max_probes": 20, "connections": 64, "prefill_keys": 2_000_000,
-            "profile_duration_s": 60, "profile_events": "cpu,alloc,lock",
+            "profile_duration_s": 60, "profile_events": "cpu,alloc,lock", "pairs": _FULL_PAIRS,
         }),
         NotebookSpec("04-executor-tuning", {
+            # each configuration against 1 worker, queue 16: 11 interleaved comparisons of two searches each
             "workers": [1, 2, 4, 8], "queues": [16, 256, 4096], "probe_duration_s": 8, "warmup_s": 2,
             "ramp_duration_s": 15, "precision": 0.04, "repeats": 2, "max_probes": 16, "connections": 64,
             "prefill_keys": 1_000_000, "overload_duration_s": 30,
@@ -178,15 +194,20 @@ FULL = Plan(
         NotebookSpec("05-storage", {
             "duration_s": 60, "warmup_s": 10, "rate": 10000, "connections": 64, "prefill_keys": 2_000_000,
             "backends": ["lsm", "rocksdb", "memory"], "flush_threads": [1, 2, 4],
-            "memtable_sizes": ["1m", "4m", "16m", "64m"], "compaction_memtable": "1m",
+            "memtable_sizes": ["1m", "4m", "16m", "64m"], "compaction_memtable": "1m", "pairs": _FULL_PAIRS,
         }),
-        NotebookSpec("06-summary", {}, after=True),
         NotebookSpec("07-cluster", {
             "rate": 1000, "duration_s": 60, "warmup_s": 10, "threads": 3, "connections": 48, "keys": 200_000,
             "fill_keys": 20_000, "cluster_warmup_s": 60, "search": "probes", "search_start_rate": 200,
             "search_max_rate": 100_000, "ramp_duration_s": 20, "probe_duration_s": 10,
             "fault_at_s": 20, "fault_down_s": 15, "fault_duration_s": 60, "check_rate": 200,
         }),
+        NotebookSpec("08-ab", {
+            "a": {"mode": "sync"}, "b": {"mode": "async"}, "common": {"backend": "lsm"}, "script": "get-random.lua",
+            "connections": 64, "threads": 2, "prefill_keys": 1_000_000, "rates": [10000, 25000], "metric": "p99",
+            "probe_s": 2, "probe_warmup_s": 1, "max_pairs": 64, "budget_s": 1200, "idle_pairs": 8,
+        }),
+        NotebookSpec("06-summary", {}, after=True),
     ),
     "course-length durations (the seeds' minute-long runs), repeated edges, both CPU placements",
 )

@@ -122,8 +122,11 @@ class Server:
             raise RuntimeError("this Server was already started; make a new one")
         cfg = self.config
         jh = jdk.home(cfg.java_home)
-        classpath = paths.server_install_dir() / "lib" / "*"
-        paths.server_classpath()  # fails early with "run make setup" when the build is missing
+        if cfg.install_dir is not None:  # another build (ServerConfig checked it has jars)
+            classpath = Path(cfg.install_dir) / "lib" / "*"
+        else:
+            classpath = paths.server_install_dir() / "lib" / "*"
+            paths.server_classpath()  # fails early with "run make setup" when the build is missing
         major, _ = jdk.version(str(jh))
         if self.log_dir is None:
             self._tmp = Path(tempfile.mkdtemp(prefix="perflab-server-"))

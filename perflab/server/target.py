@@ -19,13 +19,14 @@ class ServerTarget:
     on when the generators run on other hosts (``None``: the server's default)."""
 
     #: what a coordinator may ask beyond the common calls (see perflab.hosts.agents.ServerAgent.call)
-    CALLS: tuple[str, ...] = ()
+    CALLS: tuple[str, ...] = ("pause",)
 
     def __init__(self, config, data_dir: Path | None, log_dir: Path, cpu_prefix: list[str], stats_interval: float,
                  host: str | None = None):
         self.config, self.data_dir, self.log_dir = config, data_dir, log_dir
         self.cpu_prefix, self.stats_interval, self.host = cpu_prefix, stats_interval, host
         self.server = self.sampler = self.cpu = None
+        self.paused = False
 
     def start(self) -> dict:
         from ..config import ServerConfig
@@ -59,13 +60,27 @@ class ServerTarget:
                 "jvm": getattr(s, "jvm", None), "profiling_unavailable": profiling_unavailable(s),
                 "stats_unavailable": stats_unavailable, "started_at": time.time()}
 
+    def pause(self, paused: bool) -> None:
+        """Freeze (SIGSTOP: no CPU at all) or thaw every process of the server perflab started: what an idle
+        server costs a busy one beside it is measured against a frozen one (:mod:`perflab.ab`)."""
+        from ..children import pause_group
+
+        proc = getattr(self.server, "proc", None)
+        if proc is None:
+            raise ValueError("pause: only a server process perflab started can be frozen")
+        pause_group(proc, paused)
+        self.paused = paused
+
     def stop(self) -> dict | None:
-        """Stop the samplers and the server; its final record (``None`` if none ran)."""
+        """Stop the samplers and the server (thawed first, if frozen); its final record (``None`` if none
+        ran)."""
         for s in (self.sampler, self.cpu):
             if s is not None:
                 s.stop()
         if self.server is None:
             return None
+        if self.paused:
+            self.pause(False)
         self.server.stop()
         return self.server.info()
 

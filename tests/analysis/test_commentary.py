@@ -83,7 +83,7 @@ def test_compare_latency_names_the_test_and_n():
     slow = intervals(list(rng.lognormal(np.log(3), 0.2, 30)))
     same = intervals(list(rng.lognormal(0, 0.2, 30)))
     text = c.compare_latency({"sync": slow, "async": fast, "virtual": same})
-    assert text.startswith("p99 per interval: async median")
+    assert text.startswith("p99 per interval (sequential runs): async median")
     assert "sync 3." in text and "higher (n = 30 vs 30, Mann-Whitney p < 0.001" in text
     assert "virtual" in text and "no difference detectable (n = 30 vs 30" in text
 
@@ -152,7 +152,7 @@ def test_breakpoint_sentence_gives_the_interval_and_the_first_failing_probe():
 def test_breakpoints_differ_only_when_their_intervals_do_not_overlap():
     text = c.compare_breakpoints({"sync": _bp(30000, (28800, 31200)), "async": _bp(45000, (43200, 46800)),
                                   "virtual": _bp(44000, (42000, 46000))})
-    assert text.startswith("Breakpoint: async 45,000 req/s ([43,200, 46,800])")
+    assert text.startswith("Breakpoint (sequential intervals): async 45,000 req/s ([43,200, 46,800])")
     assert "virtual 44,000 req/s ([42,000, 46,000]), no difference detectable (intervals" in text
     assert "sync 30,000 req/s ([28,800, 31,200]), lower (intervals" in text and "do not overlap" in text
 
@@ -181,8 +181,8 @@ def test_spectra_runs_and_latency_comparisons_from_experiment_results():
     paragraphs = text.split("\n\n")
     assert paragraphs[0].startswith("**PUT, 1 connection**: p50 0.25 ms, p99 1.00 ms") and "within the 3.00 ms SLA" in paragraphs[0]
     assert "above the 3.00 ms SLA" in paragraphs[1]
-    assert paragraphs[2].startswith("p99 per interval: PUT, 1 connection median") and "higher (n = 30 vs 30" in paragraphs[2]
-    assert paragraphs[3].startswith("p99.9 per interval:") and len(paragraphs) == 4
+    assert paragraphs[2].startswith("p99 per interval (sequential runs): PUT, 1 connection median") and "higher (n = 30 vs 30" in paragraphs[2]
+    assert paragraphs[3].startswith("p99.9 per interval (sequential runs):") and len(paragraphs) == 4
     assert c.compare_latencies({"only": fast}) == ""
     lines = c.describe_runs(runs, sla_ms=3)
     assert lines[1].endswith("Achieved 480 req/s of 500 req/s, 10 errors; validity: suspect: rate 96% of offered.")
@@ -263,7 +263,7 @@ def test_breakpoints_against_the_ceiling_and_across_connections():
         "GET, 1 connection reaches 20% of the request-handling ceiling (10,000 req/s) (from the intervals: 16%-24%).",
         "GET, 64 connections reaches 50% of the request-handling ceiling (10,000 req/s) (from the intervals: 41%-61%)."]
     (line,) = c.compare_by_connections(ROWS)
-    assert line.startswith("GET breakpoint: 64 connections 5,000 req/s ([4,500, 5,500]); 1 connection 2,000 req/s")
+    assert line.startswith("GET breakpoint (sequential intervals): 64 connections 5,000 req/s ([4,500, 5,500]); 1 connection 2,000 req/s")
     assert "lower" in line
     assert c.placement_table(ROWS) == ""                                      # one placement: nothing side by side
 
@@ -274,7 +274,8 @@ def test_placement_table_sets_the_placements_side_by_side():
     table = c.placement_table(rows).splitlines()
     assert table[0].startswith("**CPU placement.**") and table[2] == "| search | shared | split | comparison |"
     assert table[4].startswith("| GET, 1 connection | 2,000 req/s (interval [1,800, 2,200]), resolved | "
-                               "2,020 req/s (interval [1,800, 2,200]), resolved | Breakpoint: split 2,020 req/s")
+                               "2,020 req/s (interval [1,800, 2,200]), resolved | "
+                               "Breakpoint (sequential intervals): split 2,020 req/s")
     assert "no difference detectable" in table[4] and len(table) == 6
     shares = c.describe_ceiling_shares(ROWS[:1] + rows)
     assert shares[0].startswith("GET, 1 connection [shared] reaches 20%") and len(shares) == 2   # no split ceiling
@@ -288,30 +289,15 @@ def test_executor_grid_best_worst_comparisons_and_overload():
     text = c.describe_executor_grid(GRID)
     assert text.startswith("The best configuration is **4 workers, queue 16**: 3,000 req/s (interval [2,900, 3,100], "
                            "resolved); the worst is 1 worker, queue 16: 1,000 req/s")
-    assert "Breakpoint with queue 16: 4 workers 3,000 req/s" in text and "1 worker 1,000 req/s ([950, 1,050]), lower" in text
+    assert "Breakpoint with queue 16 (sequential intervals): 4 workers 3,000 req/s" in text and "1 worker 1,000 req/s ([950, 1,050]), lower" in text
     assert text.endswith("No rate passed for: 1 worker, queue 1024.")
-    answer = c.answer_executor_grid(GRID)
-    assert answer.startswith("The best configuration (4 workers, queue 16) keeps up to 3,000 req/s; the worst (1 worker, "
-                             "queue 16) to 1,000 req/s. 4 workers, queue 16's breakpoint is higher than 1 worker, queue 16's")
-    assert answer.endswith(" 1 configuration passed no probe.")
     none = {(1, 16): GRID[(1, 1024)]}
     assert c.describe_executor_grid(none).startswith("No configuration passed even the lowest probe")
-    assert c.answer_executor_grid(none).startswith("No configuration kept up")
-    assert c.answer_executor_grid({(4, 16): GRID[(4, 16)]}) == "Only 4 workers, queue 16 kept up with a probed rate: 3,000 req/s."
     table = pd.DataFrame({"workers": [1, 4], "queue": [16, 16], "rejected share": [0.41, 0.0], "p99, ms": [180.0, 2.1]}
                          ).set_index(["workers", "queue"])
     assert c.describe_overload(table, 4500) == ("Under overload (4,500 req/s), the share rejected with 503 ranges from 0% "
                                                 "(4 workers, queue 16) to 41% (1 worker, queue 16); p99 from 2.10 ms to "
                                                 "180.0 ms.")
-
-
-def test_storage_answer():
-    rng = np.random.default_rng(9)
-    lsm = syn.experiment(syn.load(2.0, p99s=list(rng.lognormal(np.log(2), 0.1, 30))))
-    memory = syn.experiment(syn.load(0.5, p99s=list(rng.lognormal(np.log(0.5), 0.1, 30))))
-    answer = c.answer_storage({"PUT lsm": lsm, "PUT memory": memory}, {"GET lsm": lsm})
-    assert answer.startswith("p99 per interval: PUT memory median") and "PUT lsm" in answer
-    assert c.answer_storage({"PUT lsm": lsm}, {}) == "Only PUT lsm was measured: p99 2.00 ms."
 
 
 RUNS = pd.DataFrame({"run_id": ["r1", "r2", "r3"], "kind": ["experiment", "breakpoint", "experiment"],
@@ -327,8 +313,8 @@ def test_the_records_of_every_run_in_sentences():
             {"workload": "get-random", "connections": 4, "mode": "async / lsm", "rate": 3000.0,
              "interval": [2800.0, 3200.0]},
             {"workload": "put", "connections": 4, "mode": "sync / lsm", "rate": 500.0, "interval": [450.0, 550.0]}]
-    assert c.compare_configurations(rows) == ("- get-random, 4 conn: async / lsm's breakpoint is higher than sync / lsm's: "
-                                              + c.compare_intervals([900.0, 1100.0], [2800.0, 3200.0]).evidence + ".")
+    assert c.compare_configurations(rows) == ("- get-random, 4 conn: async / lsm's breakpoint is higher than sync / lsm's "
+                                              "(sequential intervals): " + c.compare_intervals([900.0, 1100.0], [2800.0, 3200.0]).evidence + ".")
     assert c.compare_configurations(rows[2:]) == "Each workload has one configuration recorded: nothing to compare."
     assert c.compare_configurations([]).startswith("No breakpoint search is recorded yet")
     assert c.answer_recorded(RUNS, rows) == ("3 runs are counted (1 valid, 1 suspect, 1 not assessed) at 2 git commits; "

@@ -127,7 +127,8 @@ def test_answers_follow_the_rows():
         "GET, 64 connections: no probed rate passed.")
     a, b = {"rate": 1000.0, "interval": [1000.0, 2000.0]}, {"rate": 3000.0, "interval": [3000.0, None]}
     assert commentary.compare_breakpoint_rows("sync", a, "async", b) == \
-        "async's breakpoint is higher than sync's: intervals [1,000, 2,000] and [3,000, open) do not overlap."
+        "async's breakpoint is higher than sync's (sequential intervals): intervals [1,000, 2,000] and [3,000, open) do " \
+        "not overlap."
     c = {"rate": 1500.0, "interval": [1500.0, 1900.0]}
     assert commentary.compare_breakpoint_rows("sync", a, "async", c).startswith("No difference between the breakpoints")
     assert commentary.compare_breakpoint_rows("sync", a, "async", {"rate": None, "interval": [None, 50.0]}) == \

@@ -108,3 +108,46 @@ def test_compare_page_renders_offline(two_runs, tmp_path):
     assert chk.plot_divs == 2 and chk.drawn_plots == 2        # spectra and latency over time
     assert chk.untitled_plots == [] and chk.unlabelled_axes == []
     assert all(u.startswith("file://") for u in chk.requests)
+
+
+def _ab_run(data_root, name, ratio, ci, status="ok"):
+    """A recorded A/B run as perflab ab leaves it (its verdict rows), without measuring."""
+    run = new_run("ab", name, {"a": {"label": "mode=sync"}, "b": {"label": "mode=async"}}, data_root=data_root,
+                  environment={})
+    row = {"a": "mode=sync", "b": "mode=async", "mode": "rates", "method": "interleaved pairs", "rate": 1000.0,
+           "metric": "p99", "stop_rule": True, "ratio": ratio, "ci_lo": ci[0], "ci_hi": ci[1], "n": 24,
+           "p_value": 1e-7, "conclusion": "different", "direction": "lower", "margin": 0.05,
+           "test": "two-sided exact Wilcoxon signed-rank test on the pairs' log-ratios", "stop": "different",
+           "sentence": f"B's p99 at 1,000 req/s is {ratio:.2f}x A's (95% CI ...)"}
+    run.set_result(method="interleaved pairs", metric="p99", verdicts=[row], lines=["A = ...", row["sentence"]])
+    run.finish(status)
+    return run
+
+
+def test_every_row_names_its_method_and_ab_runs_are_compared_by_theirs(two_runs, tmp_path, data_root):
+    a, b, _ = two_runs
+    c = compare(a.run_dir, b.run_dir, output=tmp_path / "seq.html")
+    rows = {r.metric: r for r in c.rows}
+    # two runs one after the other: sequential, and the page says what that means
+    assert rows["p50 per interval"].method == "sequential runs" and rows["p99 of the whole run"].method == "single values"
+    assert "sequential runs" in (tmp_path / "seq.html").read_text() and "Sequential</b> methods" in (tmp_path / "seq.html").read_text()
+    # one A/B run alone: its own paired verdicts
+    x = _ab_run(data_root, "ab-x", 0.72, (0.65, 0.80))
+    one = compare(x.dir, output=tmp_path / "one.html")
+    r = one.rows[0]
+    assert (r.metric, r.method, r.direction) == ("p99 at 1,000 req/s", "interleaved pairs", "lower")
+    assert r.evidence.startswith("B's p99 at 1,000 req/s is 0.72x A's") and one.a.ab_side == "A" and one.b.ab_side == "B"
+    assert "side B of A/B run ab-x: mode=async" in (tmp_path / "one.html").read_text()
+    # two A/B runs (the same comparison in two reports): their ratios' intervals, a sequential method
+    y = _ab_run(data_root, "ab-x", 0.95, (0.90, 1.01))
+    two = compare(x.dir, y.dir, output=tmp_path / "two.html")
+    r = two.rows[0]
+    assert (r.metric, r.method, r.direction) == ("B/A ratio of p99 at 1,000 req/s", "sequential intervals", "higher")
+    assert "each an A/B run's own interleaved pairs interval" in r.evidence
+    # an A/B run against another kind, or one run that is not an A/B run alone: said, not guessed
+    mixed = compare(x.dir, a.run_dir, output=tmp_path / "mixed.html")
+    assert mixed.rows == [] and "compared only with another A/B comparison" in " ".join(mixed.pairs[0].notes)
+    with pytest.raises(CompareError, match="one argument must be an A/B run"):
+        compare(a.run_dir, output=tmp_path / "alone.html")
+    failed = _ab_run(data_root, "ab-failed", 0.7, (0.6, 0.8), status="failed")
+    assert compare(failed.dir, output=tmp_path / "f.html").rows == []      # a failed run is no comparison

@@ -1,0 +1,253 @@
+"""The two sides of an A/B comparison: what each one runs, and how it is prepared.
+
+A side is one of
+
+* a built-in configuration (:class:`~perflab.config.ServerConfig`),
+* your server (:class:`~perflab.config.ForeignServer`: a command with ``{port}``, or a URL),
+* the built-in server at a git commit (:class:`Commit`): the commit's ``java-server/`` is exported with
+  ``git archive`` into a directory of its own and built there (``gradle installDist``; the command can be
+  replaced with ``PERFLAB_AB_BUILD``), the result cached under ``<data root>/builds/<commit>/``. The
+  working tree and the repository's own build are never touched; a commit that cannot be exported or
+  built is an error naming it, with the build's log tail, before any load is sent.
+
+:func:`prefill` fills a side's storage directory with its own build's ``perflab.tools.Prefill`` (so two
+commits each write their own format, the same keys and values); :func:`frozen` stops a side's processes
+with SIGSTOP for a while (what an idle server costs the busy one is measured against a frozen one).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import children, jdk, paths
+from ..config import ForeignServer, PrefillParams, ServerConfig
+from ..errors import PerflabError
+
+#: replaces the build command of a commit (a shell command, run in the commit's exported java-server/)
+BUILD_ENV = "PERFLAB_AB_BUILD"
+BUILD_COMMAND = "gradle --console=plain --no-daemon -q installDist"
+#: where a build leaves the server, relative to java-server/ (docs/architecture.md section 1)
+INSTALL = Path("build/install/perflab-server")
+
+
+class BuildError(PerflabError):
+    """A commit could not be exported or built."""
+
+
+@dataclass(frozen=True)
+class Commit:
+    """The built-in server at git commit ``rev`` (any name git resolves: a hash, a tag, ``HEAD~1``),
+    run with ``config`` (its other fields as any built-in configuration)."""
+
+    rev: str
+    config: ServerConfig = field(default_factory=ServerConfig)
+
+    def __post_init__(self):
+        if not isinstance(self.rev, str) or not self.rev.strip():
+            raise ValueError(f"commit: expected a git revision (hash, tag, branch), got {self.rev!r}")
+        if not isinstance(self.config, ServerConfig):
+            raise ValueError(f"commit config: must be a ServerConfig, got {type(self.config).__name__}")
+
+
+@dataclass
+class Side:
+    """One side, ready to run: ``name`` (``"A"`` or ``"B"``), the ``target`` a session starts, the
+    ``commit`` it was built from (full hash) and a ``label`` that tells it from the other side."""
+
+    name: str
+    target: ServerConfig | ForeignServer
+    commit: str | None = None
+    label: str = ""
+
+    @property
+    def builtin(self) -> bool:
+        return isinstance(self.target, ServerConfig)
+
+    @property
+    def freezable(self) -> bool:
+        """Whether perflab starts (and so may freeze) this side's process: not a server at a URL."""
+        return self.builtin or self.target.command is not None
+
+    def to_dict(self) -> dict:
+        kind = "commit" if self.commit else "built-in" if self.builtin else "foreign"
+        return {"name": self.name, "label": self.label, "kind": kind, "commit": self.commit,
+                "server": self.target.to_dict()}
+
+
+# --- commits ---------------------------------------------------------------------------------------
+
+def _git(*args: str, repo: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, timeout=120)
+
+
+def resolve_commit(rev: str, repo: Path | None = None, what: str = "commit") -> str:
+    """The full hash of ``rev`` in ``repo`` (default: this checkout); a ``ValueError`` naming it otherwise."""
+    repo = repo or paths.repo_root()
+    p = _git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", repo=repo)
+    if p.returncode != 0:
+        raise ValueError(f"{what}: {rev!r} is not a commit of the repository at {repo}")
+    return p.stdout.decode().strip()
+
+
+def build_commit(sha: str, cache: Path, repo: Path | None = None, what: str = "commit") -> Path:
+    """The install directory of the server at commit ``sha``, built once into ``cache/<sha>/`` (see the
+    module docstring). Raises :class:`BuildError` with the build log's tail when it cannot be built."""
+    repo = repo or paths.repo_root()
+    home = cache / sha
+    install = home / "perflab-server"
+    if (install / ".built").is_file():
+        return install
+    home.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="build-", dir=home))
+    log = home / "build.log"
+    try:
+        p = _git("archive", "--format=tar", sha, "java-server", repo=repo)
+        if p.returncode != 0:
+            raise BuildError(f"{what} {sha[:12]} cannot be built: git archive of java-server/ failed "
+                             f"(status {p.returncode})", p.stderr.decode(errors="replace"))
+        with tarfile.open(fileobj=io.BytesIO(p.stdout)) as tar:
+            tar.extractall(work, filter="data")
+        src = work / "java-server"
+        command = os.environ.get(BUILD_ENV) or BUILD_COMMAND
+        with open(log, "wb") as out:
+            out.write(f"# {command} (in {src})\n".encode())
+            out.flush()
+            proc = subprocess.Popen(["bash", "-c", command], cwd=src, stdout=out, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+            children.register(proc)
+            try:
+                rc = proc.wait(timeout=1800)
+            except BaseException:
+                children.kill_group(proc, 2)
+                raise
+            children.unregister(proc)
+        if rc != 0:
+            raise BuildError(f"{what} {sha[:12]} cannot be built: `{command}` exited with status {rc} (log: {log})",
+                             children.tail(log))
+        built = src / INSTALL
+        if not any((built / "lib").glob("*.jar")):
+            raise BuildError(f"{what} {sha[:12]} cannot be built: the build left no {INSTALL}/lib/*.jar (log: {log})",
+                             children.tail(log))
+        (built / ".built").write_text(sha + "\n")
+        try:
+            os.rename(built, install)
+        except OSError:
+            if not (install / ".built").is_file():  # not a concurrent build of the same commit that won
+                raise
+        return install
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+# --- sides -----------------------------------------------------------------------------------------
+
+def make_side(name: str, spec, cache: Path) -> Side:
+    """A side from what the caller gave: a ``ServerConfig``, a ``ForeignServer``, a URL string or a
+    :class:`Commit` (built here)."""
+    what = f"{name} ({'--' + name.lower() + '-commit'})"
+    if isinstance(spec, Commit):
+        sha = resolve_commit(spec.rev, what=what)
+        install = build_commit(sha, cache, what=what)
+        return Side(name, spec.config.replace(install_dir=str(install)), commit=sha)
+    if isinstance(spec, str):
+        spec = ForeignServer(url=spec)
+    if not isinstance(spec, (ServerConfig, ForeignServer)):
+        raise ValueError(f"{name}: expected a ServerConfig, a ForeignServer, the URL of a running server or a "
+                         f"Commit, got {type(spec).__name__}")
+    return Side(name, spec)
+
+
+def _differences(a: dict, b: dict) -> dict[str, tuple]:
+    return {k: (a.get(k), b.get(k)) for k in dict.fromkeys([*a, *b]) if a.get(k) != b.get(k)}
+
+
+def _value(name: str, v) -> str:
+    """A built-in field's value as its flag takes it (``2ms``, ``4m``), so labels read like commands."""
+    import dataclasses
+
+    from ..config.fields import spec_of
+    f = next((f for f in dataclasses.fields(ServerConfig) if f.name == name), None)
+    if f is not None and spec_of(f) is not None and not isinstance(v, (list, tuple)):
+        return spec_of(f).fmt(v)
+    return ",".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)
+
+
+def label(sides: tuple[Side, Side]) -> None:
+    """Give each side a label that tells it from the other: its commit, its command, or the built-in
+    fields in which the two differ (``mode=sync`` / ``mode=async``); the side's name when they are the
+    same."""
+    a, b = sides
+    for s in sides:
+        if s.commit:
+            s.label = f"commit {s.commit[:10]}"
+        elif not s.builtin:
+            s.label = s.target.command or s.target.url
+    if a.builtin and b.builtin:
+        skip = ("install_dir",) if a.commit or b.commit else ()
+        diff = {k: v for k, v in _differences(a.target.to_dict(), b.target.to_dict()).items() if k not in skip}
+        if not diff:  # the same configuration: say which (its fields that differ from the defaults)
+            default = ServerConfig().to_dict()
+            diff = {k: (v, v) for k, (_, v) in _differences(default, a.target.to_dict()).items() if k not in skip}
+        for s, i in ((a, 0), (b, 1)):
+            fields = " ".join(f"{k}={_value(k, v[i])}" for k, v in diff.items())
+            s.label = " ".join(x for x in (s.label, fields) if x)
+    for s in sides:
+        s.label = s.label or s.name
+    if a.label == b.label:
+        a.label, b.label = f"A: {a.label}", f"B: {b.label}"
+
+
+def identical(a: Side, b: Side) -> bool:
+    """Whether both sides run the same thing (an A/A comparison: legitimate, but usually a mistake)."""
+    return a.target == b.target and a.commit == b.commit
+
+
+# --- preparing and pausing a side ------------------------------------------------------------------
+
+def prefill(side: Side, data_dir: Path, params: PrefillParams) -> dict:
+    """Fill ``data_dir`` for a built-in side with its own build's ``perflab.tools.Prefill`` (a separate
+    JVM); returns the tool's JSON with ``wall_s``."""
+    import time
+
+    cfg = side.target
+    install = Path(cfg.install_dir) if cfg.install_dir else paths.server_install_dir()
+    java = jdk.home(cfg.java_home) / "bin" / "java"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    cmd = [str(java), "-cp", str(install / "lib" / "*"), "perflab.tools.Prefill", "--data-dir", str(data_dir),
+           "--backend", cfg.backend, "--keys", str(params.keys), "--value-size", str(params.value_size),
+           "--seed", str(params.seed), "--key-prefix", params.key_prefix]
+    t = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, timeout=3600)
+    if p.returncode != 0:
+        raise PerflabError(f"{side.name}: prefill of {data_dir} failed (status {p.returncode}): "
+                           f"{shlex.join(cmd[:4])} ...", p.stderr.decode(errors="replace")[-4000:])
+    try:
+        out = json.loads(p.stdout.decode().strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise PerflabError(f"{side.name}: prefill printed no JSON summary", p.stderr.decode(errors="replace")) from None
+    out["wall_s"] = round(time.monotonic() - t, 3)
+    return out
+
+
+@contextlib.contextmanager
+def frozen(session):
+    """Within the block, every process of the server of ``session`` (a process perflab started) is stopped
+    with SIGSTOP by its host's agent: it uses no CPU at all. SIGCONT on the way out, whatever happens (and
+    the agent thaws it before stopping it)."""
+    agent = session.hosts.server_agent
+    agent.call("pause", True).result()
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            agent.call("pause", False).result()

@@ -1,0 +1,521 @@
+"""Paired A/B statistics: B against A pair by pair, the test, the interval, and when to stop.
+
+An interleaved comparison (:mod:`perflab.ab`) measures A and B side by side in balanced blocks
+(A B B A, then B A A B) at the same offered rate; each adjacent A-B probe pair gives ``log(B / A)`` of a
+metric (p50, p99, p99.9) and whether each side passed the SLA. The slow phases of a shared machine
+(seconds at half speed: ``perflab host``) fall on both probes of a pair and cancel in its ratio.
+
+**The verdict** on one metric after ``n`` pairs (:func:`paired_ratio`), checked in this order:
+
+1. *no difference beyond ±margin* (:attr:`Conclusion.EQUIVALENT`): the bootstrap 95% interval of the
+   median ratio (pairs resampled, fixed seed) lies within ``[1 / (1 + margin), 1 + margin]``;
+2. *different*: at a *look* (below) the two-sided exact Wilcoxon signed-rank test on the pairs'
+   log-ratios has ``p <= level``, the interval excludes 1, and the median ratio itself lies outside the
+   margin (two processes of one configuration may differ by a few percent for as long as they live:
+   the margin is there so that such a difference is not reported as the change under test);
+3. otherwise *no difference detectable* (:attr:`Conclusion.UNDECIDED`), with n and the interval.
+
+**The stop rule** (:class:`StopRule`): after each block, stop as soon as (1) or (2) holds (never before
+``min_pairs``), or when ``max_pairs`` pairs are measured, or when the time budget ends; the result says
+which. The test is only consulted at the looks ``n = 8, 12, 16, 24, 32, 48, 64, 96, 128`` (those up
+to ``max_pairs``) and once at the end; the interval is checked after every block (an *equivalent* stop
+cannot make a false claim).
+
+**False claims.** When A and B are the same (pairs independent, each log-ratio symmetric about 0: what
+interleaving two identical servers gives), each exact Wilcoxon test rejects with probability at most its
+level whatever the distribution of the noise, heavy tails and ties included. A comparison at ``rates``
+rates makes at most ``rates x (looks + 1 + 3)`` tests that can reject (the primary metric at every look
+with enough pairs to reach the level, and at the end; the other two metrics and pass/fail once, at the
+end), and each gets ``level = alpha / tests``. So the
+probability that a comparison of identical sides claims *any* difference is at most ``alpha`` (Bonferroni;
+the interval and margin conditions only lower it). The default ``alpha = 1e-6`` makes one false claim in
+a million comparisons the worst case, and two in twenty comparisons a ~2e-10 event. The price is a
+minimum of pairs for any claim: an exact signed-rank test cannot go below ``2 / 2^n``, so with the
+default 64 pairs (level 1.25e-7) a claim needs 24 pairs that all agree (:meth:`Family.first_claim`).
+:func:`sequential_false_claims` simulates the looks to show how conservative the bound is.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import numpy as np
+
+from .. import fmt
+from .methods import Method
+from .significance import Direction
+
+#: the latency metrics a pair compares (``LoadResult`` percentiles), the stop rule's among them
+METRICS = ("p50", "p99", "p99.9")
+#: the percentile of each metric
+PERCENTILE = {"p50": 50.0, "p99": 99.0, "p99.9": 99.9}
+#: the test named in every paired verdict
+PAIRED_TEST = "two-sided exact Wilcoxon signed-rank test on the pairs' log-ratios"
+PASS_TEST = "two-sided exact McNemar test (binomial on the discordant pairs)"
+CONFIDENCE = 0.95
+N_BOOT = 2000
+#: pair counts at which the test is consulted (a claim is possible only there and at the end); a look
+#: below the fewest pairs that can reach the level cannot claim, and is not counted
+LOOKS = (8, 12, 16, 24, 32, 48, 64, 96, 128)
+MAX_PAIRS = LOOKS[-1]
+ALPHA = 1e-6
+MARGIN = 0.05
+MIN_PAIRS = 8
+
+
+class Conclusion(StrEnum):
+    """What a paired comparison of one metric concluded."""
+
+    DIFFERENT = "different"
+    EQUIVALENT = "equivalent"
+    UNDECIDED = "undecided"
+    TOO_FEW = "too few pairs"
+
+
+# --- the family of tests one comparison makes ------------------------------------------------------
+
+def looks(max_pairs: int) -> tuple[int, ...]:
+    """The scheduled looks up to ``max_pairs``."""
+    return tuple(n for n in LOOKS if n <= max_pairs)
+
+
+def min_pairs_for(level: float) -> int:
+    """The fewest pairs with which an exact two-sided signed-rank test can reach ``level`` (all pairs
+    agreeing: ``p = 2 / 2^n``)."""
+    return max(1, math.ceil(1 - math.log2(level)))
+
+
+@dataclass(frozen=True)
+class Family:
+    """The tests of one comparison and the level each gets (see the module docstring)."""
+
+    alpha: float = ALPHA
+    max_pairs: int = 64
+    rates: int = 1
+
+    def __post_init__(self):
+        if not (0 < self.alpha <= 0.05):
+            raise ValueError(f"alpha: must be within (0, 0.05], got {self.alpha!r}")
+        if not (isinstance(self.max_pairs, int) and 2 <= self.max_pairs <= MAX_PAIRS):
+            raise ValueError(f"max_pairs: must be an integer within [2, {MAX_PAIRS}], got {self.max_pairs!r}")
+        if not (isinstance(self.rates, int) and self.rates >= 1):
+            raise ValueError(f"rates: must be an integer >= 1, got {self.rates!r}")
+
+    def _feasible(self, level: float) -> int:
+        """Scheduled looks at which a test of ``level`` can reject at all (any fewer pairs cannot)."""
+        need = min_pairs_for(level)
+        return sum(n >= need for n in looks(self.max_pairs))
+
+    @property
+    def tests_per_rate(self) -> int:
+        """The looks that can claim, the final look, the two other metrics and pass/fail. A look with too
+        few pairs to reach the level never rejects, so it adds nothing to the false-claim probability:
+        the level is the fixed point of ``alpha / (rates x (feasible looks + 4))`` (all looks counted if
+        there is none)."""
+        count = len(looks(self.max_pairs))
+        for _ in range(len(LOOKS) + 2):
+            feasible = self._feasible(self.alpha / (self.rates * (count + 4)))
+            if feasible == count:
+                break
+            count = feasible
+        else:
+            count = len(looks(self.max_pairs))
+        return count + 4
+
+    @property
+    def tests(self) -> int:
+        return self.rates * self.tests_per_rate
+
+    @property
+    def level(self) -> float:
+        """The level of each test: ``alpha / tests``."""
+        return self.alpha / self.tests
+
+    @property
+    def first_claim(self) -> int:
+        """The fewest pairs with which the rule can claim a difference (its first look at or above
+        :func:`min_pairs_for` its level, or the end)."""
+        need = min_pairs_for(self.level)
+        return next((n for n in looks(self.max_pairs) if n >= need), max(need, self.max_pairs))
+
+    def to_dict(self) -> dict:
+        return {"alpha": self.alpha, "tests": self.tests, "level": self.level, "looks": list(looks(self.max_pairs)),
+                "first_claim": self.first_claim}
+
+
+# --- one metric ------------------------------------------------------------------------------------
+
+def log_ratios(a, b) -> np.ndarray:
+    """``log(b / a)`` of the pairs where both values are finite and positive."""
+    x, y = np.asarray(list(a), dtype=float), np.asarray(list(b), dtype=float)
+    if x.shape != y.shape:
+        raise ValueError(f"a and b must hold one value per pair each, got {len(x)} and {len(y)}")
+    ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
+    return np.log(y[ok]) - np.log(x[ok])
+
+
+def _wilcoxon_p(d: np.ndarray) -> float:
+    if not np.any(d != 0):
+        return 1.0  # every pair equal: nothing to test (scipy would warn)
+    from scipy.stats import wilcoxon
+
+    # exact: the sign-flip distribution of the ranks (ties and zeros included), never a normal tail
+    return float(wilcoxon(d, zero_method="wilcox", method="exact").pvalue)
+
+
+def _bootstrap_ci(d: np.ndarray, seed: int, n_boot: int, confidence: float) -> tuple[float, float]:
+    rng = np.random.default_rng(seed)
+    meds = np.median(rng.choice(d, size=(n_boot, len(d)), replace=True), axis=1)
+    q = (1 - confidence) / 2
+    lo, hi = np.quantile(meds, [q, 1 - q])
+    return float(np.exp(lo)), float(np.exp(hi))
+
+
+def band(margin: float) -> tuple[float, float]:
+    """The ratios within ``±margin`` (symmetric on the log scale: 1/1.05 .. 1.05)."""
+    return 1 / (1 + margin), 1 + margin
+
+
+@dataclass(frozen=True)
+class PairedRatio:
+    """The paired verdict on one ``metric`` after ``n`` pairs: the median ratio B/A, its bootstrap
+    interval ``ci``, the Wilcoxon ``p_value``, the ``level`` it was held against (``None``: not a look, no
+    claim possible), the equivalence ``margin``, the :class:`Conclusion` and the direction of B against A."""
+
+    metric: str
+    n: int
+    ratio: float
+    ci: tuple[float, float]
+    p_value: float
+    level: float | None
+    margin: float
+    conclusion: Conclusion
+    direction: Direction
+    confidence: float = CONFIDENCE
+    method: Method = Method.INTERLEAVED_PAIRS
+    min_pairs: int = MIN_PAIRS
+
+    @property
+    def significant(self) -> bool:
+        return self.conclusion is Conclusion.DIFFERENT
+
+    @property
+    def ci_text(self) -> str:
+        lo, hi = self.ci
+        return f"{100 * self.confidence:g}% CI {fmt.ratio(lo)}-{fmt.ratio(hi)}"
+
+    @property
+    def evidence(self) -> str:
+        """'n = 24 pairs, 95% CI 0.65x-0.80x, Wilcoxon p = 1.2e-07 (level 1.3e-07)'."""
+        if self.conclusion is Conclusion.TOO_FEW:
+            return f"n = {self.n} pairs (at least {self.min_pairs} needed)"
+        level = f" (level {fmt.p_sci(self.level)})" if self.level is not None else " (not a look)"
+        return f"n = {self.n} pairs, {self.ci_text}, Wilcoxon p = {fmt.p_sci(self.p_value)}{level}"
+
+    def sentence(self, where: str = "", a: str = "A", b: str = "B") -> str:
+        """The verdict in one sentence, naming the method: "B's p99 at 30,000 req/s is 0.72x A's (95% CI
+        0.65x-0.80x, n = 24 pairs; interleaved pairs, Wilcoxon p = 1.2e-07)"; ``where``: " at 30,000 req/s"."""
+        how = f"{self.method}, Wilcoxon p = {fmt.p_sci(self.p_value)}"
+        if self.conclusion is Conclusion.TOO_FEW:
+            return f"too few pairs to compare {self.metric}{where}: n = {self.n} (at least {self.min_pairs}; {self.method})"
+        if self.conclusion is Conclusion.DIFFERENT:
+            return (f"{b}'s {self.metric}{where} is {fmt.ratio(self.ratio)} {a}'s ({self.ci_text}, n = {self.n} pairs; "
+                    f"{how})")
+        if self.conclusion is Conclusion.EQUIVALENT:
+            return (f"no difference beyond ±{fmt.pct(self.margin)} in {self.metric}{where}: {b}/{a} "
+                    f"{fmt.ratio(self.ratio)} ({self.ci_text}, n = {self.n} pairs; {how})")
+        lo, hi = self.ci
+        if lo > 1 or hi < 1:  # the interval excludes 1, but the rule does not claim: say why
+            if band(self.margin)[0] <= self.ratio <= band(self.margin)[1]:
+                why = f"within the ±{fmt.pct(self.margin)} margin"
+            elif self.level is None:
+                why = "the test is consulted at the looks only"
+            else:
+                why = f"the test does not reach the comparison's level {fmt.p_sci(self.level)}"
+            return (f"no difference established in {self.metric}{where} with n = {self.n} pairs: {b}/{a} "
+                    f"{fmt.ratio(self.ratio)} ({self.ci_text}), but {why} ({how})")
+        return (f"no difference detectable in {self.metric}{where} with n = {self.n} pairs ({b}/{a} "
+                f"{fmt.ratio(self.ratio)}, {self.ci_text}; {how})")
+
+    def to_dict(self) -> dict:
+        return {"metric": self.metric, "n": self.n, "ratio": self.ratio, "ci": list(self.ci),
+                "p_value": self.p_value, "level": self.level, "margin": self.margin,
+                "conclusion": str(self.conclusion), "direction": str(self.direction),
+                "confidence": self.confidence, "method": str(self.method), "test": PAIRED_TEST}
+
+
+def paired_ratio(a, b, metric: str = "p99", level: float | None = None, margin: float = MARGIN,
+                 min_pairs: int = MIN_PAIRS, seed: int = 0, n_boot: int = N_BOOT,
+                 confidence: float = CONFIDENCE) -> PairedRatio:
+    """The verdict on ``metric`` from its values in each pair (``a[i]``, ``b[i]``; pairs with a missing
+    or non-positive value are left out). ``level``: the test's level at this look, ``None`` when it is
+    not a look (then only *equivalent* or *undecided* can come out)."""
+    if not (0 < margin < 1):
+        raise ValueError(f"margin: must be within (0, 1), got {margin!r}")
+    if level is not None and not (0 < level < 1):
+        raise ValueError(f"level: must be within (0, 1), got {level!r}")
+    d = log_ratios(a, b)
+    n = len(d)
+    if n < min_pairs:
+        ratio = float(np.exp(np.median(d))) if n else math.nan
+        return PairedRatio(metric, n, ratio, (math.nan, math.nan), math.nan, level, margin, Conclusion.TOO_FEW,
+                           Direction.TOO_FEW, confidence, min_pairs=min_pairs)
+    ratio = float(np.exp(np.median(d)))
+    lo, hi = _bootstrap_ci(d, seed, n_boot, confidence)
+    p = _wilcoxon_p(d)
+    inner_lo, inner_hi = band(margin)
+    if inner_lo <= lo and hi <= inner_hi:
+        conclusion, direction = Conclusion.EQUIVALENT, Direction.EQUIVALENT
+    elif level is not None and p <= level and (lo > 1 or hi < 1) and not (inner_lo <= ratio <= inner_hi):
+        conclusion = Conclusion.DIFFERENT
+        direction = Direction.HIGHER if ratio > 1 else Direction.LOWER
+    else:
+        conclusion, direction = Conclusion.UNDECIDED, Direction.NONE
+    return PairedRatio(metric, n, ratio, (lo, hi), p, level, margin, conclusion, direction, confidence,
+                       min_pairs=min_pairs)
+
+
+# --- pass/fail at the SLA --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PassFail:
+    """Pass/fail at the SLA in the pairs where both probes were conclusive: how many each side passed,
+    the discordant pairs and the exact McNemar test's ``p_value`` against ``level``."""
+
+    n: int
+    a_passed: int
+    b_passed: int
+    a_only: int
+    b_only: int
+    p_value: float
+    level: float | None
+    conclusion: Conclusion
+    direction: Direction
+
+    def sentence(self, where: str = "", sla: str = "the SLA", a: str = "A", b: str = "B") -> str:
+        counts = f"{a} passed {self.a_passed} of {self.n} probes, {b} {self.b_passed}"
+        test = f"exact McNemar p = {fmt.p_sci(self.p_value)}; {Method.INTERLEAVED_PAIRS}"
+        if self.conclusion is Conclusion.DIFFERENT:
+            word = "fewer" if self.direction is Direction.LOWER else "more"
+            return f"{b} passes {sla}{where} in {word} probes than {a}: {counts} ({test})"
+        return f"pass at {sla}{where}: {counts}; no difference detectable ({test})"
+
+    def to_dict(self) -> dict:
+        return {"metric": "pass", "n": self.n, "a_passed": self.a_passed, "b_passed": self.b_passed,
+                "a_only": self.a_only, "b_only": self.b_only, "p_value": self.p_value, "level": self.level,
+                "conclusion": str(self.conclusion), "direction": str(self.direction),
+                "method": str(Method.INTERLEAVED_PAIRS), "test": PASS_TEST}
+
+
+def pass_fail(a, b, level: float | None = None) -> PassFail:
+    """Compare pass/fail per pair (``True``/``False``; ``None``, an inconclusive probe, drops the pair)."""
+    pairs = [(bool(x), bool(y)) for x, y in zip(a, b) if x is not None and y is not None
+             and not (isinstance(x, float) and math.isnan(x)) and not (isinstance(y, float) and math.isnan(y))]
+    n = len(pairs)
+    a_only = sum(x and not y for x, y in pairs)
+    b_only = sum(y and not x for x, y in pairs)
+    if a_only + b_only == 0:
+        p = 1.0
+    else:
+        from scipy.stats import binomtest
+
+        p = float(binomtest(min(a_only, b_only), a_only + b_only, 0.5).pvalue)
+    if level is not None and p <= level:
+        conclusion, direction = Conclusion.DIFFERENT, Direction.LOWER if a_only > b_only else Direction.HIGHER
+    else:
+        conclusion, direction = Conclusion.UNDECIDED, Direction.NONE
+    return PassFail(n, sum(x for x, _ in pairs), sum(y for _, y in pairs), a_only, b_only, p, level, conclusion,
+                    direction)
+
+
+# --- the stop rule ---------------------------------------------------------------------------------
+
+class Stop(StrEnum):
+    """Why a comparison stopped."""
+
+    EQUIVALENT = "equivalent"
+    DIFFERENT = "different"
+    MAX_PAIRS = "max-pairs"
+    BUDGET = "budget"
+
+
+@dataclass
+class StopRule:
+    """The sequential rule for the primary ``metric`` (see the module docstring): call :meth:`check` after
+    every block with the values so far; it returns the verdict and, once it is time to stop, why."""
+
+    family: Family
+    metric: str = "p99"
+    margin: float = MARGIN
+    min_pairs: int = MIN_PAIRS
+    seed: int = 0
+    _next_look: int = field(default=0, repr=False)
+    looks_done: list = field(default_factory=list)
+
+    def __post_init__(self):
+        if self.metric not in METRICS:
+            raise ValueError(f"metric: expected one of {', '.join(METRICS)}, got {self.metric!r}")
+        if not (isinstance(self.min_pairs, int) and 2 <= self.min_pairs <= self.family.max_pairs):
+            raise ValueError(f"min_pairs: must be an integer within [2, max_pairs={self.family.max_pairs}], "
+                             f"got {self.min_pairs!r}")
+
+    def check(self, a, b, measured: int, out_of_time: bool = False) -> tuple[PairedRatio, Stop | None]:
+        """``a``, ``b``: the metric per pair so far (unusable pairs as NaN); ``measured``: the pairs measured
+        (usable or not); ``out_of_time``: the budget has ended."""
+        n = len(log_ratios(a, b))
+        final = out_of_time or measured >= self.family.max_pairs
+        scheduled = looks(self.family.max_pairs)
+        look = False
+        while self._next_look < len(scheduled) and n >= scheduled[self._next_look]:
+            self._next_look += 1  # pairs left out can skip a look; it is then simply not taken
+            look = True
+        look = look or final
+        if look:
+            self.looks_done.append(n)
+        r = paired_ratio(a, b, self.metric, self.family.level if look else None, self.margin, self.min_pairs,
+                         self.seed)
+        if r.conclusion is Conclusion.EQUIVALENT:
+            return r, Stop.EQUIVALENT
+        if r.conclusion is Conclusion.DIFFERENT:
+            return r, Stop.DIFFERENT
+        if measured >= self.family.max_pairs:
+            return r, Stop.MAX_PAIRS
+        if out_of_time:
+            return r, Stop.BUDGET
+        return r, None
+
+
+def stop_text(stop: Stop, result: PairedRatio, family: Family, budget_s: float | None = None) -> str:
+    """Why the rule stopped, in words."""
+    if stop is Stop.EQUIVALENT:
+        return f"the {100 * result.confidence:g}% interval of {result.metric} lies within ±{fmt.pct(result.margin)}"
+    if stop is Stop.DIFFERENT:
+        return (f"the test claims a difference in {result.metric} at n = {result.n} (p = {fmt.p_sci(result.p_value)} "
+                f"<= {fmt.p_sci(family.level)}) and the interval excludes 1")
+    if stop is Stop.MAX_PAIRS:
+        return f"max_pairs ({family.max_pairs}) measured without a verdict"
+    budget = f" ({budget_s:g} s)" if budget_s else ""
+    return f"the time budget{budget} ended without a verdict"
+
+
+# --- how conservative the bound is -----------------------------------------------------------------
+
+def _null_cdf(n: int) -> np.ndarray:
+    """P(W+ <= w) for w = 0 .. n(n+1)/2 under the null (exact, by convolution)."""
+    p = np.array([1.0])
+    for k in range(1, n + 1):
+        nxt = np.zeros(len(p) + k)
+        nxt[:len(p)] += p / 2
+        nxt[k:] += p / 2
+        p = nxt
+    return np.cumsum(p)
+
+
+def critical_value(n: int, level: float) -> int:
+    """The largest ``c`` with ``2 P(W+ <= c) <= level`` (``-1``: the test cannot reject with ``n`` pairs)."""
+    cdf = _null_cdf(n)
+    ok = np.nonzero(2 * cdf <= level)[0]
+    return int(ok[-1]) if len(ok) else -1
+
+
+def sequential_false_claims(level: float, at: tuple[int, ...], sequences: int = 20_000, seed: int = 0) -> float:
+    """The share of null sequences (pairs exchangeable: log-ratios symmetric about 0, any continuous
+    distribution, since ranks and signs are all the test sees) in which the exact two-sided signed-rank
+    test rejects at ``level`` at any of the looks ``at``. The Bonferroni bound is ``len(at) x level``;
+    consecutive looks share most of their pairs, so the simulated share is lower."""
+    rng = np.random.default_rng(seed)
+    d = rng.standard_normal((sequences, max(at)))
+    hit = np.zeros(sequences, dtype=bool)
+    for n in at:
+        c = critical_value(n, level)
+        if c < 0:
+            continue
+        x = d[:, :n]
+        ranks = np.argsort(np.argsort(np.abs(x), axis=1), axis=1) + 1
+        w_plus = (ranks * (x > 0)).sum(axis=1)
+        w = np.minimum(w_plus, n * (n + 1) // 2 - w_plus)
+        hit |= w <= c
+    return float(hit.mean())
+
+
+# --- two estimates with intervals (breakpoints of interleaved searches) -----------------------------
+
+def _missing(v) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+@dataclass(frozen=True)
+class IntervalRatio:
+    """B's estimate over A's (two breakpoints), with the interval their intervals allow: from B's lowest
+    over A's highest to B's highest over A's lowest (an open end reaches 0 or infinity)."""
+
+    what: str
+    a: float | None
+    a_interval: tuple
+    b: float | None
+    b_interval: tuple
+    ratio: float | None
+    interval: tuple[float, float]
+    margin: float
+    conclusion: Conclusion
+    direction: Direction
+    method: Method = Method.INTERLEAVED_SEARCHES
+
+    @property
+    def significant(self) -> bool:
+        return self.conclusion is Conclusion.DIFFERENT
+
+    @property
+    def interval_text(self) -> str:
+        lo, hi = self.interval
+        return f"interval {fmt.ratio(lo) if lo > 0 else '0'}-{fmt.ratio(hi)}"
+
+    @property
+    def evidence(self) -> str:
+        return (f"A {fmt.estimate(self.a, self.a_interval, 'req/s')}, B {fmt.estimate(self.b, self.b_interval, 'req/s')}; "
+                f"ratio {self.interval_text}")
+
+    def sentence(self, where: str = "", a: str = "A", b: str = "B") -> str:
+        if self.ratio is None:
+            return f"{self.what}{where} not compared: a search found none (no probed rate passed; {self.method})"
+        if self.conclusion is Conclusion.DIFFERENT:
+            return (f"{b}'s {self.what}{where} is {fmt.ratio(self.ratio)} {a}'s ({self.interval_text}; {a} "
+                    f"{fmt.estimate(self.a, self.a_interval)}, {b} {fmt.estimate(self.b, self.b_interval)}; {self.method})")
+        if self.conclusion is Conclusion.EQUIVALENT:
+            return (f"no difference beyond ±{fmt.pct(self.margin)} in {self.what}{where}: {b}/{a} {fmt.ratio(self.ratio)} "
+                    f"({self.interval_text}; {self.method})")
+        return (f"no difference detectable in {self.what}{where} ({b}/{a} {fmt.ratio(self.ratio)}, "
+                f"{self.interval_text}; {a} {fmt.estimate(self.a, self.a_interval)}, {b} "
+                f"{fmt.estimate(self.b, self.b_interval)}; {self.method})")
+
+    def to_dict(self) -> dict:
+        return {"metric": self.what, "a": self.a, "a_interval": list(self.a_interval), "b": self.b,
+                "b_interval": list(self.b_interval), "ratio": self.ratio, "ci": list(self.interval),
+                "margin": self.margin, "conclusion": str(self.conclusion), "direction": str(self.direction),
+                "method": str(self.method), "test": "interval of the ratio from both intervals"}
+
+
+def interval_ratio(a: float | None, a_interval, b: float | None, b_interval, margin: float = MARGIN,
+                   what: str = "breakpoint", method: Method = Method.INTERLEAVED_SEARCHES) -> IntervalRatio:
+    """B against A by their intervals: *different* when the ratio's interval excludes 1 (the two intervals
+    are disjoint) and the ratio lies outside ``±margin``; *no difference beyond ±margin* when the interval
+    lies within it; otherwise *no difference detectable*."""
+    a_lo, a_hi = (None, None) if not a_interval else a_interval
+    b_lo, b_hi = (None, None) if not b_interval else b_interval
+    lo = 0.0 if _missing(b_lo) or _missing(a_hi) or not a_hi else b_lo / a_hi
+    hi = math.inf if _missing(b_hi) or _missing(a_lo) or not a_lo else b_hi / a_lo
+    if _missing(a) or _missing(b) or not a:
+        return IntervalRatio(what, a, (a_lo, a_hi), b, (b_lo, b_hi), None, (lo, hi), margin, Conclusion.TOO_FEW,
+                             Direction.NOT_TESTED, method)
+    ratio = b / a
+    inner_lo, inner_hi = band(margin)
+    if inner_lo <= lo and hi <= inner_hi:
+        conclusion, direction = Conclusion.EQUIVALENT, Direction.EQUIVALENT
+    elif (lo > 1 or hi < 1) and not (inner_lo <= ratio <= inner_hi):
+        conclusion, direction = Conclusion.DIFFERENT, Direction.HIGHER if ratio > 1 else Direction.LOWER
+    else:
+        conclusion, direction = Conclusion.UNDECIDED, Direction.NONE
+    return IntervalRatio(what, a, (a_lo, a_hi), b, (b_lo, b_hi), ratio, (lo, hi), margin, conclusion, direction,
+                         method)
