@@ -42,9 +42,12 @@ test-java: $(STAMPS)/gradle
 test-rust:
 	cd loadgen && cargo test --release --locked
 
-# pytest last: its summary line ends the output of `make test`.
+# pytest last: its summary line ends the output of `make test`. Two workers, a test file each at a time:
+# the report batch's file (minutes of notebooks) runs beside the rest instead of after it; every test
+# keeps its own ports, data root and namespaces, and none asserts a speed. PYTEST_WORKERS=0: one process.
+PYTEST_WORKERS ?= 2
 test-python: $(STAMPS)/venv
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=15
 
 # Jupyter refuses to run as root without --allow-root (CI machines and containers run as root).
 jupyter: setup $(STAMPS)/lab

@@ -45,3 +45,16 @@ def data_root(tmp_path, monkeypatch) -> Path:
 def shared_dir() -> Path:
     assert SHARED.is_dir(), f"../shared (fixtures and seeds) not found at {SHARED}"
     return SHARED
+
+
+#: the longest files, started first: with `make test`'s two workers (pytest-xdist, a file at a time) the
+#: report batch's minutes of notebooks run beside the rest rather than after it
+LONGEST_FIRST = ("report/test_pipeline.py", "hosts/test_netns_hosts.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    def rank(item) -> int:
+        path = item.nodeid.split("::", 1)[0]
+        return next((i for i, f in enumerate(LONGEST_FIRST) if path.endswith(f)), len(LONGEST_FIRST))
+
+    items.sort(key=rank)   # stable: every other test keeps its order
