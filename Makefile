@@ -19,7 +19,7 @@ GRADLE  := gradle --console=plain --no-daemon -q
 JAVA_SOURCES := $(shell find java-server/src java-server/build.gradle java-server/settings.gradle -type f 2>/dev/null)
 RUST_SOURCES := $(shell find loadgen/src loadgen/Cargo.toml loadgen/Cargo.lock -type f 2>/dev/null)
 
-.PHONY: help report test jupyter clean setup test-java test-rust test-python
+.PHONY: help report test jupyter clean setup test-arch test-java test-rust test-python
 
 help:
 	@echo "make report   run the default experiment plan (PLAN=quick|full) and write an HTML report under report/"
@@ -34,7 +34,11 @@ report: setup
 	$(PY) -m perflab report --plan $(PLAN) $(if $(SERVER_CMD),--server-cmd '$(SERVER_CMD)' --ready-path '$(or $(READY_PATH),/)' --script-args '$(SCRIPT_ARGS)')
 
 test: setup $(STAMPS)/browser
-	$(MAKE) --no-print-directory test-java test-rust test-python
+	$(MAKE) --no-print-directory test-arch test-java test-rust test-python
+
+# The package's layers (pyproject.toml [tool.importlinter]): an upward import or a cycle fails the build.
+test-arch: $(STAMPS)/venv
+	$(VENV)/bin/lint-imports
 
 test-java: $(STAMPS)/gradle
 	cd java-server && $(GRADLE) test

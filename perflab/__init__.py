@@ -25,8 +25,6 @@ package inside, grouped by job (each subpackage's docstring says more):
 * ``fmt``        numbers as people read them; ``units`` as the tools' command lines take them
 """
 
-__version__ = "0.3.0"
-
 from . import fmt
 from .ab import Commit, compare_ab
 from .breakpoint import find_breakpoint
@@ -35,8 +33,10 @@ from .config import (ABParams, BreakpointCriteria, BreakpointParams, ClusterConf
                      ValidityThresholds)
 from .errors import PerflabError, ProfilerError
 from .experiment import run_experiment
-from .cluster import run_cluster, start_cluster
+from .cluster import start_cluster
+from .cluster_run import run_cluster
 from .records import open_run, query, recorded
+from .version import __version__
 from .workloads import workload
 
 __all__ = [

@@ -16,8 +16,12 @@ import argparse
 from dataclasses import dataclass
 
 from . import fmt
+from .breakpoint import find_breakpoint
 from .config import BreakpointParams, LoadParams, PrefillParams, ServerConfig
+from .experiment import run_experiment
+from .server.placement import Placement
 from .workloads import workload
+
 
 @dataclass(frozen=True)
 class Target:
@@ -83,7 +87,6 @@ def _setup(target: str, args) -> tuple[ServerConfig, LoadParams, PrefillParams |
 
 
 def search_row(target: str, placement: str, args, data_root=None) -> Row:
-    from .breakpoint import find_breakpoint
     server, load, prefill = _setup(target, args)
     res = find_breakpoint(server, load, params=BreakpointParams(), prefill=prefill, name=f"bench-{target}",
                           placement=placement, progress=not args.quiet, data_root=data_root)
@@ -97,7 +100,6 @@ def search_row(target: str, placement: str, args, data_root=None) -> Row:
 
 
 def rate_row(target: str, placement: str, rate: float, args, data_root=None) -> Row:
-    from .experiment import run_experiment
     server, load, prefill = _setup(target, args)
     res = run_experiment(server, load.replace(rate=rate, duration=args.duration, warmup=args.warmup), prefill=prefill,
                          name=f"bench-{target}", placement=placement, data_root=data_root)
@@ -156,7 +158,6 @@ def main(args) -> int:
     if unknown:
         raise ValueError(f"--only: unknown target {', '.join(unknown)} (known: {', '.join(TARGETS)})")
     placements = [p.strip() for p in args.placement.split(",") if p.strip()]
-    from .server.placement import Placement
     for p in placements:
         Placement.of(p)  # a bad placement fails before any server starts
     rates = None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -18,7 +19,7 @@ import time
 from collections import deque
 from pathlib import Path
 
-from .errors import RunInterrupted
+from .errors import RunInterrupted, ServerStartError
 
 _live: dict[int, subprocess.Popen] = {}
 _lock = threading.Lock()
@@ -27,7 +28,6 @@ _lock = threading.Lock()
 def pdeathsig_prefix() -> list[str]:
     """A command prefix that kills the process when the thread that started it ends (its worker, its
     Python process killed, even by SIGKILL: util-linux setpriv); nothing where setpriv is missing."""
-    import shutil
 
     exe = shutil.which("setpriv")
     return [exe, "--pdeathsig", "KILL", "--"] if exe else []
@@ -70,6 +70,8 @@ def kill_group(proc: subprocess.Popen, grace_s: float = 10.0, sig: int = signal.
     if pgid is not None and pgid == proc.pid:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
+        # a killed process lingers until the kernel has run it once more: return when the group is gone
+        wait_for(lambda: not group_members(pgid), 5.0, 0.01)
     if proc.poll() is None:
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
@@ -124,6 +126,56 @@ def sigterm_as_exception():
         yield
     finally:
         signal.signal(signal.SIGTERM, old)
+
+
+def launch(command: list[str], log_path: Path, cwd: str | None = None, env: dict | None = None,
+           stdout_pipe: bool = False, what: str = "the server command") -> subprocess.Popen:
+    """Start ``command`` in a session of its own, its output appended to ``log_path`` (after a ``# command``
+    line; stdout to a pipe instead with ``stdout_pipe``), registered for cleanup. A command that cannot be
+    started is a :class:`~perflab.errors.ServerStartError` naming ``what``."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        log.write(("# " + " ".join(command) + "\n").encode())
+        log.flush()
+        try:
+            proc = subprocess.Popen(command, stdout=subprocess.PIPE if stdout_pipe else log,
+                                    stderr=log if stdout_pipe else subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    cwd=cwd, env=env, start_new_session=True)
+        except OSError as e:
+            raise ServerStartError(f"cannot start {what} {command[0]!r}: {e.strerror}") from None
+    register(proc)
+    return proc
+
+
+def await_ready(proc: subprocess.Popen, ready, timeout_s: float, what: str, where: str, log_tail) -> None:
+    """Poll ``ready()`` until true; a :class:`~perflab.errors.ServerStartError` (with ``log_tail()``) when
+    ``proc`` exits first or ``timeout_s`` passes (then its group is killed). The message names ``what``
+    and ``where``: "the server command exited with status 3 before answering on port 8080"."""
+    deadline = time.monotonic() + timeout_s
+    while not ready():
+        rc = proc.poll()
+        if rc is not None:
+            raise ServerStartError(f"{what} exited with status {rc} before answering {where}", log_tail())
+        if time.monotonic() > deadline:
+            kill_group(proc, 1)
+            raise ServerStartError(f"{what} did not answer HTTP {where} within {timeout_s:g} s", log_tail())
+        time.sleep(0.05)
+
+
+def group_members(pgid: int) -> list[int]:
+    """The live (not zombie) processes of process group ``pgid``, from ``/proc``."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            out.append(int(d))
+    return out
 
 
 def _state(pid: int) -> str | None:

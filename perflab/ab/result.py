@@ -22,7 +22,7 @@ from .. import fmt
 from ..measure.methods import Method
 from ..measure.paired import Conclusion, Family, IntervalRatio, PairedRatio, PassFail, Stop
 from ..records import Run
-from .sides import Side
+from .sides import Side, identical
 
 
 def where(rate: float | None) -> str:
@@ -115,7 +115,6 @@ class ABResult:
 
     @property
     def identical(self) -> bool:
-        from .sides import identical
         return identical(*self.sides)
 
     def verdict(self, rate: float | None = None, metric: str | None = None):

@@ -1,6 +1,6 @@
 """``compare_ab``: two servers (or configurations, or commits) measured interleaved, with a paired verdict.
 
-Both servers are started side by side (each in its own :class:`~perflab.session.Session`, prefilled
+Both servers are started side by side (each in its own :class:`~perflab.core.session.Session`, prefilled
 identically when asked) and kept running; optionally restarted before every block. After a warm-up of
 each, probes alternate in balanced blocks (:mod:`.design`) at the same offered rates, every probe with
 its validity record; each adjacent A-B pair gives ratios of p50, p99 and p99.9 and pass/fail at the SLA,
@@ -26,26 +26,32 @@ import os
 import shutil
 import time
 import warnings
-from pathlib import Path
 
 import pandas as pd
+from tqdm.auto import tqdm
 
 from .. import children, fmt, paths
-from ..breakpoint.criteria import evaluate
+from ..breakpoint import ramp as ramp_mod
 from ..breakpoint.run import BreakpointResult, Probe
 from ..config import BreakpointCriteria, BreakpointParams, LoadParams, PrefillParams
 from ..config.ab import ABParams
 from ..config.fields import Spec, convert
+from ..core.probe import probe as run_probe
+from ..core.probe import warm
+from ..core.session import HOST_KEYWORDS, Session, SessionOptions
 from ..errors import PerflabError
+from ..hosts.pool import LOCAL
 from ..measure import hostspeed, paired
 from ..measure.generator import LoadTool
 from ..measure.methods import Method
-from ..measure.validity import Level
+from ..measure.validity import Level, Validity
 from ..records import new_run
-from ..hosts.cluster import LOCAL
-from ..session import HOST_FIELDS, Session, SessionOptions
-from . import design, result as result_mod, sides as sides_mod
+from ..records.environment import environment
+from . import design
+from . import result as result_mod
+from . import sides as sides_mod
 from .result import ABResult, IdleCost, RateVerdict
+from .searches import interleaved
 
 #: the latency of each metric on a LoadResult
 _VALUE = {"p50": lambda r: r.p50_ms, "p99": lambda r: r.p99_ms, "p99.9": lambda r: r.p999_ms}
@@ -68,24 +74,6 @@ def _rates(rates, load: LoadParams) -> tuple[float, ...]:
     return out
 
 
-def _check_prefill(prefill, sides):
-    if prefill is None:
-        return
-    if not isinstance(prefill, PrefillParams):
-        raise ValueError(f"prefill must be a PrefillParams, got {type(prefill).__name__}")
-    for s in sides:
-        if not s.builtin:
-            raise ValueError(f"prefill: side {s.name} is your server ({s.label}); it loads its own data")
-        if s.target.backend == "memory":
-            raise ValueError(f"prefill: side {s.name} runs backend='memory', which starts empty; prefill needs lsm "
-                             f"or rocksdb")
-
-
-def _probe_load(load: LoadParams, duration: float, warmup: float) -> LoadParams:
-    return load.replace(duration=duration, warmup=warmup, rate_steps=None, step_duration=None, ramp=None,
-                        ramp_curve="linear", stop_on_p99=None)
-
-
 def _check(load, rates, params, criteria, search, name, options):
     """Every argument checked before anything starts: the rates, the probes' load (one per rate), the
     session options. Returns ``(rates, probe load, SessionOptions)``."""
@@ -103,28 +91,32 @@ def _check(load, rates, params, criteria, search, name, options):
         raise ValueError(f"name must be a non-empty string, got {name!r}")
     if options.get("data_dir") is not None:
         raise ValueError("data_dir: an A/B comparison gives each side a storage directory of its own")
-    hosts = [k for k in HOST_FIELDS if options.get(k) is not None]
+    hosts = [k for k in HOST_KEYWORDS if options.get(k) is not None]
     if hosts:
         raise ValueError(f"{', '.join(hosts)}: an A/B comparison runs both servers and the generator on this machine "
-                         f"(its in-process cluster); comparisons on a cluster's hosts are not supported")
+                         f"(its in-process hosts); comparisons on a scheduler's hosts are not supported")
     sess_opts = SessionOptions(**options)
     if search is None:
-        probe = _probe_load(load, params.probe_duration, params.warmup)
+        probe = load.for_probe(params.probe_duration, params.warmup)
         for r in rate_list:
             probe.replace(rate=r)  # every probe's load is valid before anything starts
         probe = probe.replace(rate=rate_list[0])   # the record's load_rate is the first rate compared
     else:
         script_args = tuple(load.script_args) + ((f"seed={search.seed}",) if search.seed_arg else ())
-        probe = _probe_load(load, search.probe_duration, search.warmup).replace(script_args=script_args)
+        probe = load.for_probe(search.probe_duration, search.warmup).replace(script_args=script_args)
     return rate_list, probe, sess_opts
 
 
 def _check_sides(side_list, prefill, restarts: bool):
-    _check_prefill(prefill, side_list)
+    """What each side's target can do, against what the comparison asks of it."""
+    if prefill is not None and not isinstance(prefill, PrefillParams):
+        raise ValueError(f"prefill must be a PrefillParams, got {type(prefill).__name__}")
     for s in side_list:
-        if restarts and not s.freezable:
-            raise ValueError(f"restart_per_block: side {s.name} is a server that is already running ({s.label}); "
-                             f"perflab can only restart a server it starts")
+        for feature, asked in (("prefill", prefill is not None), ("restart", restarts)):
+            why = s.spec.why_not(feature) if asked else None
+            if why is not None:
+                raise ValueError(f"{'restart_per_block' if feature == 'restart' else feature}: side {s.name} "
+                                 f"({s.label}): {why}")
 
 
 def _notes(side_list, params: ABParams, family) -> list[str]:
@@ -150,8 +142,8 @@ def compare_ab(a, b, load: LoadParams, rates=None, params: ABParams | None = Non
     one compared unless ``rates`` gives one or several. ``search``: compare breakpoints instead, with two
     interleaved searches of these parameters. ``params``: :class:`~perflab.config.ABParams` (probe
     length, stop rule, budget, restarts, idle-cost pairs); ``criteria``: the SLA of pass/fail (and of the
-    searches). ``options``: :class:`~perflab.session.SessionOptions` (``data_root``, ``placement``...; not
-    its host fields: both servers and the generator run on this machine, in its in-process cluster).
+    searches). ``options``: :class:`~perflab.core.session.SessionOptions` (``data_root``, ``placement``...; not
+    its host fields: both servers and the generator run on this machine, on its in-process hosts).
     Returns an :class:`~perflab.ab.result.ABResult`; its ``lines()`` are the verdicts in words.
     """
     params = params or ABParams()
@@ -161,16 +153,13 @@ def compare_ab(a, b, load: LoadParams, rates=None, params: ABParams | None = Non
     side_list = (sides_mod.make_side("A", a, data_root / "builds"), sides_mod.make_side("B", b, data_root / "builds"))
     sides_mod.label(side_list)
     _check_sides(side_list, prefill, params.restart_per_block or (search is not None and search.restart_server))
-    family = params.family(len(rate_list)) if search is None else None
+    family = paired.Family(params.alpha, params.max_pairs, len(rate_list)) if search is None else None
     notes = _notes(side_list, params, family)
     for n in notes:
         warnings.warn(n, UserWarning, stacklevel=2)
 
-    script = Path(load.script).stem if load.script else "path"
-    name = name or f"ab-{script}-{'breakpoint' if search else 'rates'}"
+    name = name or f"ab-{load.workload_name}-{'breakpoint' if search else 'rates'}"
     tool = LoadTool.of(probe)
-    from ..records.environment import environment
-
     run_params = {"a": side_list[0].to_dict(), "b": side_list[1].to_dict(), "load": probe.to_dict(),
                   "rates": list(rate_list), "mode": "breakpoint" if search else "rates", "ab": params.to_dict(),
                   "criteria": criteria.to_dict(), "breakpoint": search.to_dict() if search else None,
@@ -206,11 +195,12 @@ def _start_sides(stack, run, side_list, tool, sess_opts, prefill, data_root) -> 
         run.update(prefill={k: v for k, v in filled.items()})
     sessions = {}
     for s in side_list:
-        # both sides on this machine's in-process cluster, whatever $PERFLAB_CLUSTER and its kin say (a report
-        # on a cluster runs this notebook's comparison here): one lease-free host for two servers side by side
+        # both sides on this machine's in-process hosts, whatever $PERFLAB_SCHEDULER and its kin say (a report
+        # on a scheduler's hosts runs this notebook's comparison here): one lease-free host for two servers
         opts = SessionOptions(data_root=run.dir / "sides", data_dir=dirs.get(s.name), keep_data=sess_opts.keep_data,
                               stats_interval=sess_opts.stats_interval, placement=sess_opts.placement,
-                              thresholds=sess_opts.thresholds, cluster="local", generators=1, server_host=LOCAL)
+                              thresholds=sess_opts.thresholds, scheduler="local", generators=1, server_host=LOCAL,
+                              cancel=sess_opts.cancel)
         sess = Session("ab-side", f"{s.name}-{s.label}", s.target, tool, opts,
                        params={"side": s.to_dict(), "ab_run": run.id})
         try:
@@ -220,7 +210,7 @@ def _start_sides(stack, run, side_list, tool, sess_opts, prefill, data_root) -> 
         if s.name in filled:
             sess.run.update(prefill=filled[s.name])
         sessions[s.name] = sess
-    run.update(sides={n: {"run": os.path.relpath(x.run.dir, run.dir), "url": x.server.url, "pid": x.server.pid}
+    run.update(sides={n: {"run": os.path.relpath(x.run.dir, run.dir), "url": x.handle.url, "pid": x.handle.pid}
                       for n, x in sessions.items()})
     return sessions
 
@@ -247,31 +237,25 @@ class _Measure:
         time.sleep(self.params.cooldown if cooldown is None else cooldown)
         seq = len(self.probes)
         out = self.run.path(f"probes/{seq:04d}-{side}-{int(load.rate)}/x").parent
-        sess = self.sess[side]
-        lp = sess.start_load(load, out)
-        res = lp.wait()
-        validity = sess.validity(res, lp.started_at)
-        judgement = evaluate(res, self.criteria, validity)
+        got = run_probe(self.sess[side], load, out, self.criteria, run=self.run,
+                        row={"probe": seq, "side": side, "label": self.sides[side].label, "phase": phase,
+                             "block": block, "position": position})
         rec = {"seq": seq, "side": side, "rate": load.rate, "phase": phase, "block": block, "position": position,
-               "result": res, "validity": validity, "judgement": judgement, "dir": out}
+               "result": got.load, "validity": got.validity, "judgement": got.judgement, "dir": out}
         self.probes.append(rec)
-        self.run.add_rows("loads", [{**res.record(), "probe": seq, "side": side, "label": self.sides[side].label,
-                                     "phase": phase, "block": block, "position": position,
-                                     "passed": judgement.passed, "validity": str(validity.level),
-                                     "reason": judgement.reason, "dir": str(out.relative_to(self.run.dir))}])
         return rec
 
     def warm(self, load: LoadParams, seconds: float):
-        if seconds <= 0:
-            return
         for side in ("A", "B"):
-            out = self.run.path(f"warmup/{len(self.probes):04d}-{side}/x").parent
-            self.sess[side].start_load(load.replace(duration=seconds, warmup=0), out).wait()
+            self.warm_one(side, load, seconds)
+
+    def warm_one(self, side: str, load: LoadParams, seconds: float):
+        warm(self.sess[side], load, seconds, self.run.path(f"warmup/{len(self.probes):04d}-{side}/x").parent)
 
     def restart(self):
         for side in ("A", "B"):
             try:
-                self.sess[side].restart_server()
+                self.sess[side].restart_target()
             except PerflabError as e:
                 raise SideError(f"side {side} ({self.sides[side].label}) did not restart: {e.cause}",
                                 e.log_tail) from None
@@ -284,7 +268,6 @@ class _Measure:
         blocks = {r: 0 for r in rates}
         done: dict[float, RateVerdict] = {}
         if self.progress:
-            from tqdm.auto import tqdm
             self.bar = tqdm(total=p.max_pairs * len(rates), desc="A/B pairs", unit="pair")
         t0 = time.monotonic()
         self.warm(probe_load.replace(rate=rates[0]), p.server_warmup)
@@ -366,7 +349,7 @@ class _Measure:
         """A's probes with B idle but running against A's with B frozen, ``idle_pairs`` pairs in the same
         balanced order (condition "A" = B running, "B" = B frozen)."""
         p = self.params
-        if not p.idle_pairs or not self.sides["B"].freezable:
+        if not p.idle_pairs or self.sides["B"].spec.why_not("pause") is not None:
             return None
         self.calibrate()
         rows, block = [], 0
@@ -393,11 +376,8 @@ class _Measure:
 
     # --- breakpoints -----------------------------------------------------------------------------
     def breakpoints(self, probe_load: LoadParams, search: BreakpointParams) -> ABResult:
-        from ..breakpoint import ramp as ramp_mod
-        from .searches import interleaved
-
-        use_ramp = search.bracket == "ramp" and probe_load.tool == "perflab-load"
-        warm_s = search.server_warmup if search.server_warmup is not None else (0.0 if use_ramp else search.ramp_duration)
+        use_ramp = ramp_mod.use_ramp(search, probe_load, split=False)
+        warm_s = ramp_mod.server_warmup(search, use_ramp)
         self.warm(probe_load.replace(rate=search.start_rate), warm_s)
         estimates, ramps = {}, {}
         for side in ("A", "B"):
@@ -410,12 +390,11 @@ class _Measure:
         per_side: dict[str, list[Probe]] = {"A": [], "B": []}
         t_start = time.monotonic()
         if self.progress:
-            from tqdm.auto import tqdm
             self.bar = tqdm(total=2 * search.max_probes, desc="A/B searches", unit="probe")
 
         def probe(side, rate, phase):
             if search.restart_server and per_side[side]:
-                self.sess[side].restart_server()
+                self.sess[side].restart_target()
                 self.warm_one(side, probe_load.replace(rate=search.start_rate), warm_s)
             self.calibrate()
             rec = self.probe(side, probe_load.replace(rate=rate), f"search-{phase}", cooldown=search.cooldown)
@@ -450,11 +429,6 @@ class _Measure:
                         searches=results, idle_cost=idle, metric="breakpoint", margin=self.params.margin,
                         sla_ms=self.criteria.sla_p99 * 1000)
 
-    def warm_one(self, side: str, load: LoadParams, seconds: float):
-        if seconds > 0:
-            out = self.run.path(f"warmup/{len(self.probes):04d}-{side}/x").parent
-            self.sess[side].start_load(load.replace(duration=seconds, warmup=0), out).wait()
-
     # --- the run's validity ----------------------------------------------------------------------
     def record_validity(self):
         """The run's validity from its measured probes' (warm-ups aside): ``invalid`` when most probes
@@ -476,7 +450,5 @@ class _Measure:
                            for why in r["validity"].reasons})[:50]
         note = ("validity of every measured probe; pairs with an invalid probe are "
                 + ("left out of the test" if self.params.drop_invalid else "kept (their ratio is pulled toward 1)"))
-        self.run.meta["validity"] = {"verdict": level, "reasons": reasons, "checks": {
-            "probes": {"status": "ok" if level is Level.VALID else "warn", "value": counts, "limit": None,
-                       "note": note}}}
+        self.run.meta["validity"] = Validity.of_probes(level, reasons, "probes", counts, note).to_dict()
         self.run.save()

@@ -12,9 +12,9 @@ import queue
 import threading
 from typing import Callable
 
-from ..breakpoint.criteria import Judgement
 from ..breakpoint.search import Estimate, search
 from ..config import BreakpointParams
+from ..measure.judgement import Judgement
 from .design import side_sequence
 
 _DONE = object()

@@ -18,6 +18,7 @@ with SIGSTOP for a while (what an idle server costs the busy one is measured aga
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import os
@@ -26,12 +27,15 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import children, jdk, paths
 from ..config import ForeignServer, PrefillParams, ServerConfig
+from ..config.fields import spec_of
 from ..errors import PerflabError
+from ..targets import Target, target_of
 
 #: replaces the build command of a commit (a shell command, run in the commit's exported java-server/)
 BUILD_ENV = "PERFLAB_AB_BUILD"
@@ -74,9 +78,9 @@ class Side:
         return isinstance(self.target, ServerConfig)
 
     @property
-    def freezable(self) -> bool:
-        """Whether perflab starts (and so may freeze) this side's process: not a server at a URL."""
-        return self.builtin or self.target.command is not None
+    def spec(self) -> Target:
+        """What this side's target is and can do (:class:`perflab.targets.base.Target`)."""
+        return target_of(self.target)
 
     def to_dict(self) -> dict:
         kind = "commit" if self.commit else "built-in" if self.builtin else "foreign"
@@ -173,9 +177,7 @@ def _differences(a: dict, b: dict) -> dict[str, tuple]:
 
 def _value(name: str, v) -> str:
     """A built-in field's value as its flag takes it (``2ms``, ``4m``), so labels read like commands."""
-    import dataclasses
 
-    from ..config.fields import spec_of
     f = next((f for f in dataclasses.fields(ServerConfig) if f.name == name), None)
     if f is not None and spec_of(f) is not None and not isinstance(v, (list, tuple)):
         return spec_of(f).fmt(v)
@@ -217,7 +219,6 @@ def identical(a: Side, b: Side) -> bool:
 def prefill(side: Side, data_dir: Path, params: PrefillParams) -> dict:
     """Fill ``data_dir`` for a built-in side with its own build's ``perflab.tools.Prefill`` (a separate
     JVM); returns the tool's JSON with ``wall_s``."""
-    import time
 
     cfg = side.target
     install = Path(cfg.install_dir) if cfg.install_dir else paths.server_install_dir()
@@ -244,10 +245,9 @@ def frozen(session):
     """Within the block, every process of the server of ``session`` (a process perflab started) is stopped
     with SIGSTOP by its host's agent: it uses no CPU at all. SIGCONT on the way out, whatever happens (and
     the agent thaws it before stopping it)."""
-    agent = session.hosts.server_agent
-    agent.call("pause", True).result()
+    session.handle.pause(True)
     try:
         yield
     finally:
         with contextlib.suppress(Exception):
-            agent.call("pause", False).result()
+            session.handle.pause(False)

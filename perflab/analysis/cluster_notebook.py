@@ -59,11 +59,12 @@ def workload(cfg: ClusterConfig, script: str, **fields):
     """The workload (:func:`perflab.workload`: ``fields``) checked against the cluster as every run will send
     it: its ack/from arguments, and enough threads for a split over the entry nodes and the generator hosts
     (``$PERFLAB_GENERATORS``, as the runs read them)."""
-    from ..session import SessionOptions, check_load
+    from ..core.session import SessionOptions, check_load
+    from ..targets import target_of
     from ..workloads import workload as make
 
     load = make(script, **fields)
-    check_load(cfg, load, SessionOptions())
+    check_load(target_of(cfg), load, SessionOptions())
     return load
 
 
@@ -77,12 +78,12 @@ def check_faults(faults, cfg: ClusterConfig, duration_s: float) -> list:
 
 def start(cfg: ClusterConfig):
     """The nodes every run of the notebook measures: started once here (``pl.start_cluster``) when the runs
-    measure on this machine alone; on a Dask cluster the configuration itself, so each run starts the nodes
+    measure on this machine alone; on a scheduler's hosts the configuration itself, so each run starts the nodes
     on its server host (a running cluster lives in this process). Says which."""
     from ..cluster.nodes import start_cluster
-    from ..hosts.cluster import address_of
+    from ..config.hosts import scheduler_address
 
-    if address_of(None) is not None:
+    if scheduler_address(None) is not None:
         print(f"{cfg}: each run starts its nodes on its server host")
         return cfg
     c = start_cluster(cfg)
@@ -104,11 +105,11 @@ def ramp_load(load, search, criteria, cfg: ClusterConfig):
     to compare like with like). Its estimate (:func:`.cluster_commentary.ramp_estimate`) is where a search
     would start probing."""
     from ..breakpoint.ramp import ramp_load as ramp
-    from ..session import SessionOptions, load_parts
+    from ..core.session import SessionOptions
 
     out = ramp(load, search, criteria)
-    hosts, entries = load_parts(cfg, SessionOptions())
-    return out.replace(stop_on_p99=None) if hosts * entries > 1 else out
+    split = SessionOptions().hosts.generator_count * len(cfg.entries) > 1
+    return out.replace(stop_on_p99=None) if split else out
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Figures of a cluster run (:class:`~perflab.cluster.experiment.ClusterResult`), on the latency timeline's
+"""Figures of a cluster run (:class:`~perflab.cluster_run.ClusterResult`), on the latency timeline's
 axis (seconds into the measured window):
 
 * :func:`status_timeline` — latency per interval above, what the clients got per bin below (answered, 4xx,

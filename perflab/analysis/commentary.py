@@ -237,7 +237,7 @@ def describe_event_effect(intervals: pd.DataFrame, stats: pd.DataFrame, event: s
 
 def describe_events_effect(intervals: pd.DataFrame, events: pd.DataFrame, kind: str = "flush",
                            column: str = "p99_ms") -> str:
-    """Like :func:`describe_event_effect`, from the server's timed events (:mod:`perflab.server.events`):
+    """Like :func:`describe_event_effect`, from the server's timed events (:mod:`perflab.measure.events`):
     an interval is "with a <kind>" when an event of that kind overlaps the time its slow requests were
     in flight (``[start - p99, end]``, the rule of :mod:`perflab.measure.attribution`)."""
     iv = intervals

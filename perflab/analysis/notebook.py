@@ -47,15 +47,15 @@ def setup() -> None:
 
 
 def show_hosts() -> None:
-    """Where this notebook's runs measure: on a Dask cluster ($PERFLAB_CLUSTER, as ``perflab report
-    --scheduler`` sets it), its scheduler, hosts and dashboard link; on this machine alone, nothing (the
-    in-process cluster starts with the first run and has no dashboard)."""
-    from ..hosts.cluster import ENV
+    """Where this notebook's runs measure: on a scheduler's hosts ($PERFLAB_SCHEDULER, as ``perflab report
+    --scheduler`` sets it), the scheduler, its hosts and dashboard link; on this machine alone, nothing (the
+    in-process hosts start with the first run and have no dashboard)."""
+    from ..config.hosts import SCHEDULER_ENV
 
-    if not os.environ.get(ENV):
+    if not os.environ.get(SCHEDULER_ENV):
         return
-    from ..hosts.cluster import connect
     from ..hosts.inventory import survey
+    from ..hosts.pool import connect
 
     c = connect()
     hosts = survey(c, clocks=False)

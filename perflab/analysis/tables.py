@@ -54,7 +54,7 @@ def load_table(runs: Mapping, index="run") -> pd.DataFrame:
 
 
 def storage_table(runs: Mapping, index="run") -> pd.DataFrame:
-    """:func:`load_table` with, from each run's own events (:mod:`perflab.server.events`), how many
+    """:func:`load_table` with, from each run's own events (:mod:`perflab.measure.events`), how many
     flushes, compactions and GC pauses the window held, the total write-stall time, and how many latency
     spikes there were (:mod:`perflab.measure.attribution`)."""
     table = load_table(runs, index)

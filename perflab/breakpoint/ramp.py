@@ -73,3 +73,19 @@ def estimate(result, criteria: BreakpointCriteria) -> RampEstimate:
                                 f"the ramp kept up until {t:.1f} s ({rates[i - 1]:,.0f}/s offered); from "
                                 f"{float(rows[i]['start_s']):.1f} s on p99 missed {sla_ms:g} ms")
     return RampEstimate(rates[-1], None, f"the ramp kept up to its end ({rates[-1]:,.0f}/s offered)")
+
+
+def use_ramp(params: BreakpointParams, base: LoadParams, split: bool) -> bool:
+    """Whether a search brackets with a ramp: asked for, with perflab-load, and not split over several
+    generator processes (the ramp stops itself on p99, which one part of a split load cannot do for all:
+    a split load brackets by growth, as wrk2 does)."""
+    return params.bracket == "ramp" and base.tool == "perflab-load" and not split
+
+
+def server_warmup(params: BreakpointParams, ramp: bool) -> float:
+    """Seconds of unrecorded load a server gets before a search: ``params.server_warmup`` when given, else
+    none before a ramp (the ramp warms the JVM on its way up), else ``ramp_duration`` (a JIT-cold first
+    probe fails far below the limit)."""
+    if params.server_warmup is not None:
+        return params.server_warmup
+    return 0.0 if ramp else params.ramp_duration

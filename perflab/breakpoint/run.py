@@ -1,8 +1,9 @@
 """``find_breakpoint``: the search against a real server, recorded as one run.
 
 One ramp brackets the breakpoint (:mod:`.ramp`), fixed-rate probes bisect it and repeat at both edges
-(:mod:`.search`), each probe is judged (:mod:`.criteria`) together with its validity record
-(:mod:`perflab.measure.validity`), and everything lands in one run directory.
+(:mod:`.search`), each probe is one probe of the measurement core (:mod:`perflab.core.probe`: judged by
+:mod:`perflab.measure.judgement` together with its validity record), and everything lands in one run
+directory.
 """
 
 from __future__ import annotations
@@ -12,17 +13,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+from tqdm.auto import tqdm
 
+from .. import fmt
 from ..config import BreakpointCriteria, BreakpointParams, LoadParams, PrefillParams, ServerConfig
 from ..config.target import ForeignServer
 from ..config.validity import ValidityThresholds
+from ..core.probe import probe as run_probe
+from ..core.probe import warm
+from ..core.session import Session, SessionOptions, check_load
 from ..measure import hostspeed
 from ..measure.generator import LoadTool
+from ..measure.judgement import Judgement
 from ..measure.result import LoadResult
+from ..measure.validity import Level, Validity
+from ..targets import target_of
 from . import ramp as ramp_mod
-from .. import fmt
-from ..measure.validity import Level
-from .criteria import Judgement, evaluate
 from .search import Estimate, Outcome, search
 
 #: a resolved interval narrower than this (half-width / point) is what the reports call "tight"
@@ -144,11 +150,9 @@ def find_breakpoint(server: ServerConfig | ForeignServer | str, load: LoadParams
     Records one run (kind ``breakpoint``) with ``ramp/`` (the bracketing ramp, if any) and a
     ``probes/NN-<rate>/`` directory per probe (raw generator outputs), ``probes.csv``, and index rows in
     ``loads`` (one per probe, with its judgement, validity and reason) and ``breakpoints``. Shows a
-    progress bar when ``progress``. ``options``: :class:`~perflab.session.SessionOptions`.
+    progress bar when ``progress``. ``options``: :class:`~perflab.core.session.SessionOptions`.
     """
-    from ..session import Session, SessionOptions, as_target, check_load
-
-    server = as_target(server)
+    target = target_of(server)
     options = SessionOptions(**options)
     criteria = criteria or BreakpointCriteria()
     params = params or BreakpointParams()
@@ -157,95 +161,83 @@ def find_breakpoint(server: ServerConfig | ForeignServer | str, load: LoadParams
         if not isinstance(v, t):
             raise ValueError(f"{n} must be a {t.__name__}, got {type(v).__name__}")
     script_args = tuple(load.script_args) + ((f"seed={params.seed}",) if params.seed_arg else ())
-    base = load.replace(duration=params.probe_duration, warmup=params.warmup, script_args=script_args,
-                        rate_steps=None, step_duration=None, ramp=None, ramp_curve="linear", stop_on_p99=None)
-    check_load(server, base, options)
-    want_ramp = params.bracket == "ramp" and base.tool == "perflab-load"
-    script = Path(base.script).stem if base.script else base.path
-    name = name or f"breakpoint-{script}-{server.mode}"
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=params.max_probes + int(want_ramp), desc=f"breakpoint {script}", unit="probe")
+    base = load.for_probe(params.probe_duration, params.warmup).replace(script_args=script_args)
+    check_load(target, base, options)
+    if params.restart_server:
+        target.require("restart")
+    script = base.workload_name
+    name = name or f"breakpoint-{script}-{target.mode}"
     t_start = time.monotonic()
-    probes: list[Probe] = []
-    with Session("breakpoint", name, server, LoadTool.of(base), options, prefill=prefill,
+    with Session("breakpoint", name, target, LoadTool.of(base), options, prefill=prefill,
                  params={"load": base.to_dict(), "criteria": criteria.to_dict(),
                          "breakpoint": params.to_dict()}) as sess:
-        run = sess.run
-        # the ramp stops itself on p99, which one part of a split load cannot do for all: a load split over
-        # several generator hosts (or a cluster's entry nodes) brackets by growth, as wrk2 does
-        use_ramp = want_ramp and not sess.split
-        if want_ramp and not use_ramp:
-            run.update(bracket="growth: the ramp cannot stop early when the load is split (several generator hosts "
-                               "or entry nodes)")
-            if bar is not None:
-                bar.total -= 1
-
-        # a JIT-cold first probe fails far below the limit; the ramp warms the server by itself
-        warm_s = params.server_warmup if params.server_warmup is not None else (0.0 if use_ramp else params.ramp_duration)
-
-        def warm_server():
-            if warm_s:
-                out = run.path("server-warmup/x").parent
-                sess.start_load(base.replace(rate=params.start_rate, duration=warm_s, warmup=0), out).wait()
-
-        def probe(rate: float, phase: str) -> Judgement:
-            idx = len(probes)
-            t_idle = time.monotonic()
-            if params.restart_server and idx:
-                sess.restart_server()
-                warm_server()
-            sess.calibrate()  # the machine's own speed, while the server is idle
-            if idx and params.cooldown:
-                time.sleep(max(0.0, params.cooldown - (time.monotonic() - t_idle)))
-            out = run.path(f"probes/{idx:02d}-{int(rate)}/x").parent
-            lp = sess.start_load(base.replace(rate=rate), out)
-            res = lp.wait()
-            validity = sess.validity(res, lp.started_at)
-            v = evaluate(res, criteria, validity)
-            probes.append(Probe(idx, rate, v, phase, res, out))
-            run.add_rows("loads", [{**res.record(), "probe": idx, "phase": phase, "passed": v.passed,
-                                    "validity": str(validity.level), "reason": v.reason,
-                                    "dir": str(out.relative_to(run.dir))}])
-            iv = res.intervals
-            if not iv.empty:
-                run.add_rows("intervals", [{"probe": idx, "rate": rate, **r} for r in iv.to_dict("records")])
-            if bar is not None:
-                bar.update(1)
-                word = "pass" if v.passed else "FAIL" if v.passed is False else "invalid"
-                bar.set_postfix_str(f"{rate:g}/s {word}")
-            return v
-
-        estimate = None
-        try:
-            warm_server()
-            if use_ramp:
-                estimate = _run_ramp(sess, base, params, criteria)
-                run.update(ramp=estimate.to_dict())
-                if bar is not None:
-                    bar.update(1)
-            found = search(probe, params, estimate.rate if estimate else None)
-        finally:
-            if bar is not None:
-                bar.close()
-        result = _result(found, probes, params, criteria, estimate, run, time.monotonic() - t_start)
-        result.host_spread = hostspeed.spread(sess.calibrations)
-        result.host_limit = sess.thresholds.host_speed_warn
-        _record(run, result, base, script)
+        search_run = _Search(sess, base, criteria, params, progress)
+        found, estimate = search_run.run()
+        result = BreakpointResult(found.rate, found.interval, found.outcome, search_run.probes, params, criteria,
+                                  found.stop_reason, estimate.to_dict() if estimate else None, sess.run,
+                                  round(time.monotonic() - t_start, 1), found.edges,
+                                  hostspeed.spread(sess.calibrations), sess.thresholds.host_speed_warn)
+        _record(sess.run, result, base, script)
     return result
 
 
-def _run_ramp(sess, base: LoadParams, params: BreakpointParams, criteria: BreakpointCriteria):
-    out = sess.run.path("ramp/x").parent
-    res = sess.start_load(ramp_mod.ramp_load(base, params, criteria), out).wait()
-    return ramp_mod.estimate(res, criteria)
+class _Search:
+    """One search in a session: the warm-up, the ramp, and the probes :func:`.search.search` asks for."""
 
+    def __init__(self, sess, base: LoadParams, criteria: BreakpointCriteria, params: BreakpointParams,
+                 progress: bool):
+        self.sess, self.base, self.criteria, self.params = sess, base, criteria, params
+        self.probes: list[Probe] = []
+        want = params.bracket == "ramp" and base.tool == "perflab-load"
+        self.use_ramp = ramp_mod.use_ramp(params, base, sess.split)
+        if want and not self.use_ramp:
+            sess.run.update(bracket="growth: the ramp cannot stop early when the load is split (several generator "
+                                    "hosts or entry nodes)")
+        self.warm_s = ramp_mod.server_warmup(params, self.use_ramp)
+        self.bar = tqdm(total=params.max_probes + int(self.use_ramp), desc=f"breakpoint {base.workload_name}",
+                        unit="probe") if progress else None
 
-def _result(found: Estimate, probes, params, criteria, ramp, run, seconds) -> BreakpointResult:
-    return BreakpointResult(found.rate, found.interval, found.outcome, probes, params, criteria,
-                            found.stop_reason, ramp.to_dict() if ramp else None, run, round(seconds, 1),
-                            found.edges)
+    def run(self) -> tuple[Estimate, ramp_mod.RampEstimate | None]:
+        estimate = None
+        try:
+            self.warm()
+            if self.use_ramp:
+                out = self.sess.run.path("ramp/x").parent
+                res = self.sess.start_load(ramp_mod.ramp_load(self.base, self.params, self.criteria), out).wait()
+                estimate = ramp_mod.estimate(res, self.criteria)
+                self.sess.run.update(ramp=estimate.to_dict())
+                self._tick()
+            return search(self.probe, self.params, estimate.rate if estimate else None), estimate
+        finally:
+            if self.bar is not None:
+                self.bar.close()
+
+    def warm(self) -> None:
+        warm(self.sess, self.base.replace(rate=self.params.start_rate), self.warm_s,
+             self.sess.run.path("server-warmup/x").parent)
+
+    def probe(self, rate: float, phase: str) -> Judgement:
+        idx, sess = len(self.probes), self.sess
+        t_idle = time.monotonic()
+        if self.params.restart_server and idx:
+            sess.restart_target()
+            self.warm()
+        sess.calibrate()  # the machine's own speed, while the server is idle
+        if idx and self.params.cooldown:
+            time.sleep(max(0.0, self.params.cooldown - (time.monotonic() - t_idle)))
+        out = sess.run.path(f"probes/{idx:02d}-{int(rate)}/x").parent
+        got = run_probe(sess, self.base.replace(rate=rate), out, self.criteria, row={"probe": idx, "phase": phase},
+                        intervals={"probe": idx, "rate": rate})
+        v = got.judgement
+        self.probes.append(Probe(idx, rate, v, phase, got.load, out))
+        self._tick(f"{rate:g}/s {'pass' if v.passed else 'FAIL' if v.passed is False else 'invalid'}")
+        return v
+
+    def _tick(self, note: str | None = None) -> None:
+        if self.bar is not None:
+            self.bar.update(1)
+            if note:
+                self.bar.set_postfix_str(note)
 
 
 def _record(run, result: BreakpointResult, base: LoadParams, script: str) -> None:
@@ -261,10 +253,8 @@ def _record(run, result: BreakpointResult, base: LoadParams, script: str) -> Non
     run.add_rows("breakpoints", [row])
     edges = [p for p in result.probes if p.rate in result.edges and p.validity]
     reasons = sorted({f"{p.rate:,.0f}/s: {r}" for p in edges for r in p.validity.get("reasons", [])})
-    run.meta["validity"] = {"verdict": result.validity, "reasons": reasons,
-                            "checks": {"edge_probes": {"status": "ok" if result.validity is Level.VALID else "warn",
-                                                       "value": len(edges), "limit": None,
-                                                       "note": "validity of the probes at the interval's edges"}}}
+    run.meta["validity"] = Validity.of_probes(result.validity, reasons, "edge_probes", len(edges),
+                                              "validity of the probes at the interval's edges").to_dict()
     run.set_result(**row)
 
 

@@ -35,7 +35,7 @@ from enum import StrEnum
 from typing import Callable
 
 from ..config import BreakpointParams
-from .criteria import Judgement
+from ..measure.judgement import Judgement
 
 
 class Outcome(StrEnum):

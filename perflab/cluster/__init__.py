@@ -1,19 +1,18 @@
-"""Clusters in the lab: N nodes, loads through them, faults on the latency timeline, consistency checked.
+"""Clusters as processes: N nodes started, loaded, broken and checked for consistency.
 
 * :mod:`.topology`     free ports and URLs, the placeholders of a command you bring
 * :mod:`.nodes`        ``Cluster`` and ``Node``: start N nodes (built-in or yours), kill, stop, pause, resume, restart
-* :mod:`.target`       a cluster as a session's target on the server host (next to one server: the same calls)
-* :mod:`.remote`       the coordinator's handle on it (the session's ``server``), and its own operations
 * :mod:`.load`         the load's ack/from, and each entry node's share of it (the load runs as any other)
-* :mod:`.sampling`     every node's ``/v0/stats``, CPU and RSS on one axis, across restarts
+* :mod:`.sampling`     every node's ``/v0/stats`` on one axis, across restarts
 * :mod:`.faults`       the fault schedule (``at=10s node=2 kill``), checked up front, applied on time
 * :mod:`.statuses`     what the clients got per interval: answers by status, no answer
 * :mod:`.checker`      the consistency checker and what the ack/from invariants predict
+* :mod:`.fill`         keys written once each through the entry nodes
 * :mod:`.distribution` keys per node from the routing function and from the nodes themselves
-* :mod:`.experiment`   ``run_cluster``: all of it as one recorded run
 
-The configuration is :class:`perflab.config.cluster.ClusterConfig` (and ``ConsistencyParams``).
+A cluster as a run's target is :mod:`perflab.targets.cluster`; a cluster's run with faults and the checker
+is :func:`perflab.cluster_run.run_cluster`. The configuration is :class:`perflab.config.cluster.ClusterConfig`
+(and ``ConsistencyParams``).
 """
 
-from .experiment import ClusterResult, run_cluster  # noqa: F401
 from .nodes import Cluster, start_cluster  # noqa: F401

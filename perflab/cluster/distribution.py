@@ -18,6 +18,7 @@ import urllib.parse
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from .. import jdk, paths
 
@@ -121,7 +122,6 @@ class KeyDistribution:
         return None
 
     def frame(self):
-        import pandas as pd
         return pd.DataFrame({"node": range(self.nodes), "url": self.urls, "owners": self.owners,
                              "replicas": self.replicas,
                              "stored": self.stored if self.stored is not None else [None] * self.nodes})

@@ -1,6 +1,6 @@
 """The load of a cluster run: the workload with the cluster's ack/from, and what each entry node got.
 
-The load itself runs like any other (:class:`perflab.hosts.load.DistributedLoad`): one part per generator
+The load itself runs like any other (:class:`perflab.core.load.DistributedLoad`): one part per generator
 host and entry node, each its own ``--segment`` of one schedule from one ``--start-at``, merged exactly
 (:mod:`perflab.measure.merge`); here is only what is particular to a cluster: the replication arguments
 every request carries, and the parts' rates read back per entry node.

@@ -11,7 +11,7 @@ stop is an *incarnation* with its pid and times, recorded in the run.
 
 No orphans: every process is registered with :mod:`perflab.children` (killed at interpreter exit), and
 :meth:`Cluster.stop` resumes a paused node before stopping it, so nothing stays stopped behind the run.
-Started by an agent (:class:`perflab.cluster.target.ClusterTarget`), each node also dies with the agent's
+Started by an agent (:class:`perflab.targets.cluster.ClusterHost`), each node also dies with the agent's
 worker (``setpriv --pdeathsig KILL`` in ``cpu_prefix``). That signal follows the *thread* that started the
 process, so every start of a node (a restart by a fault too) runs on the node's own thread, which lives as
 long as the node: a node never dies because the thread that happened to start it ended.
@@ -20,7 +20,9 @@ long as the node: a node never dies because the thread that happened to start it
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -29,12 +31,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .. import children
+from .. import children, paths
 from ..config.cluster import ClusterConfig
 from ..errors import ServerStartError
 from ..server.builtin import Server
 from ..server.foreign import jvm_of, listening_pid
 from ..server.http import http_get
+from ..server.placement import Placement
+from ..server.stats import fetch_stats
 from .topology import Topology, node_command
 
 #: node states
@@ -150,27 +154,10 @@ class Node:
         self.command = [*self.cluster.cpu_prefix,
                         *node_command(self.config.server_cmd, self.cluster.topology, self.index,
                                       str(self.data_dir) if self.data_dir is not None else None)]
-        with open(self.log_path, "ab") as log:
-            log.write(("# " + " ".join(self.command) + "\n").encode())
-            log.flush()
-            try:
-                self.proc = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT,
-                                             stdin=subprocess.DEVNULL, start_new_session=True,
-                                             cwd=self.config.workdir)
-            except OSError as e:
-                raise ServerStartError(f"node {self.index}: cannot start {self.command[0]!r}: {e.strerror}") from None
-        children.register(self.proc)
-        deadline = time.monotonic() + self.config.startup_timeout
-        while not _answers(self.url, self.config.ready_path):
-            rc = self.proc.poll()
-            if rc is not None:
-                raise ServerStartError(f"node {self.index}: the command exited with status {rc} before answering "
-                                       f"on port {self.port}", self.log_tail())
-            if time.monotonic() > deadline:
-                children.kill_group(self.proc, 1)
-                raise ServerStartError(f"node {self.index}: the command did not answer HTTP on port {self.port} "
-                                       f"within {self.config.startup_timeout:g} s", self.log_tail())
-            time.sleep(0.05)
+        self.proc = children.launch(self.command, self.log_path, cwd=self.config.workdir,
+                                    what=f"node {self.index}: the command")
+        children.await_ready(self.proc, lambda: _answers(self.url, self.config.ready_path), self.config.startup_timeout,
+                             f"node {self.index}: the command", f"on port {self.port}", self.log_tail)
         self._pid = listening_pid(self.port) or self.proc.pid
         self.jvm = jvm_of(self._pid)
 
@@ -362,31 +349,15 @@ class Cluster:
         return self
 
     def _start_one_command(self):
-        self.log_root.mkdir(parents=True, exist_ok=True)
         self.command = [*self.cpu_prefix, *node_command(self.config.server_cmd, self.topology, 0, None)]
         log_path = self.log_root / "cluster.log"
-        with open(log_path, "ab") as log:
-            log.write(("# " + " ".join(self.command) + "\n").encode())
-            log.flush()
-            try:
-                self.proc = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT,
-                                             stdin=subprocess.DEVNULL, start_new_session=True,
-                                             cwd=self.config.workdir)
-            except OSError as e:
-                raise ServerStartError(f"cannot start the cluster command {self.command[0]!r}: {e.strerror}") from None
-        children.register(self.proc)
+        self.proc = children.launch(self.command, log_path, cwd=self.config.workdir, what="the cluster command")
         deadline = time.monotonic() + self.config.startup_timeout
         for n in self.nodes:
             n.dir.mkdir(parents=True, exist_ok=True)
-            while not _answers(n.url, self.config.ready_path):
-                rc = self.proc.poll()
-                if rc is not None:
-                    raise ServerStartError(f"the cluster command exited with status {rc} before node {n.index} "
-                                           f"answered on port {n.port}", children.tail(log_path))
-                if time.monotonic() > deadline:
-                    raise ServerStartError(f"node {n.index} did not answer HTTP on port {n.port} within "
-                                           f"{self.config.startup_timeout:g} s", children.tail(log_path))
-                time.sleep(0.05)
+            children.await_ready(self.proc, lambda n=n: _answers(n.url, self.config.ready_path),
+                                 max(0.0, deadline - time.monotonic()), "the cluster command",
+                                 f"for node {n.index} on port {n.port}", lambda: children.tail(log_path))
             n.attach_member(listening_pid(n.port))
 
     def stop(self, grace_s: float = 10.0) -> None:
@@ -412,7 +383,6 @@ class Cluster:
         answered + failed, from ``/v0/stats``): an ``ack`` < ``from`` write has then reached every replica
         that will get it. Nodes without ``/v0/stats`` (your own) are given ``fallback_s`` instead. Returns
         whether it settled within ``timeout``."""
-        from ..server.stats import fetch_stats
         targets = [self.nodes[i] for i in (nodes if nodes is not None else range(len(self.nodes)))]
         targets = [n for n in targets if n.state == RUNNING]
         end = time.monotonic() + timeout
@@ -482,11 +452,7 @@ def start_cluster(config: ClusterConfig, data_root: str | os.PathLike | None = N
     """Start a cluster that outlives single runs (``with pl.start_cluster(cfg) as c: pl.run_cluster(c, ...)``):
     its node logs go to ``<data root>/clusters/<id>/``, its data to ``<data root>/scratch/<id>/`` (removed when
     it stops unless ``keep_data``). Several runs can then measure it without starting N JVMs each time."""
-    import datetime as dt
-    import secrets
 
-    from .. import paths
-    from ..server.placement import Placement
     root = paths.data_root(data_root)
     cid = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S") + f"-cluster{config.nodes}-{secrets.token_hex(3)}"
     # the nodes die with this Python process, however it ends (a notebook's kernel killed, too)

@@ -12,7 +12,9 @@ fields.
 * :mod:`.search`   ``BreakpointCriteria``, ``BreakpointParams``
 * :mod:`.validity` ``ValidityThresholds``
 * :mod:`.target`   ``ForeignServer`` -- a server perflab did not build (bring your own)
-* :mod:`.cluster`  ``ClusterConfig`` -- N nodes, ack/from, entry nodes; ``ConsistencyParams`` -- the checker
+* :mod:`.cluster`  ``ClusterConfig`` -- N nodes, ack/from, entry nodes; ``ClusterRunParams`` -- a cluster run's
+  faults, fill, profiled nodes; ``ConsistencyParams`` -- the checker
+* :mod:`.hosts`    ``HostOptions`` -- the Dask scheduler, generator hosts and server host a run measures on
 * :mod:`.ab`       ``ABParams`` -- an interleaved A/B comparison
 """
 
@@ -22,5 +24,6 @@ from .search import BreakpointCriteria, BreakpointParams  # noqa: F401
 from .target import ForeignServer  # noqa: F401
 from .server import BACKENDS, DEFAULT_HEAP, GC_FLAGS, MODES, ServerConfig, server_options  # noqa: F401
 from .validity import ValidityThresholds  # noqa: F401
-from .cluster import ClusterConfig, ConsistencyParams  # noqa: F401,E402
+from .cluster import ClusterConfig, ClusterRunParams, ConsistencyParams  # noqa: F401,E402
+from .hosts import HostOptions  # noqa: F401,E402
 from .ab import ABParams  # noqa: F401

@@ -4,8 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..measure import paired
 from .fields import Params, option
+
+#: the latency metrics a pair compares (``LoadResult`` percentiles), the stop rule's among them
+METRICS = ("p50", "p99", "p99.9")
+#: pair counts at which the stop rule's test is consulted (a claim is possible only there and at the end); a
+#: look below the fewest pairs that can reach the level cannot claim, and is not counted
+LOOKS = (8, 12, 16, 24, 32, 48, 64, 96, 128)
+MAX_PAIRS = LOOKS[-1]
+#: the defaults of the comparison (:mod:`perflab.measure.paired` says why these)
+ALPHA = 1e-6
+MARGIN = 0.05
+MIN_PAIRS = 8
 
 
 @dataclass(frozen=True)
@@ -25,15 +35,15 @@ class ABParams(Params):
     server_warmup: float = option(3.0, "duration", "unrecorded load on each server before the first pair (and "
                                   "after each restart): the JIT settles", min=0)
     cooldown: float = option(0.1, "duration", "idle time between probes", min=0)
-    metric: str = option("p99", "enum", "the metric the stop rule decides on", choices=paired.METRICS)
-    min_pairs: int = option(paired.MIN_PAIRS, "int", "pairs before any verdict", min=2, max=paired.MAX_PAIRS)
+    metric: str = option("p99", "enum", "the metric the stop rule decides on", choices=METRICS)
+    min_pairs: int = option(MIN_PAIRS, "int", "pairs before any verdict", min=2, max=MAX_PAIRS)
     max_pairs: int = option(64, "int", "at most this many pairs per rate (the stop rule usually stops earlier)",
-                            min=2, max=paired.MAX_PAIRS, flag="--pairs")
+                            min=2, max=MAX_PAIRS, flag="--pairs")
     budget: float | None = option(300.0, "duration", "time for the pairs of all rates; the verdict then says "
                                   "the budget ended", min=1, optional=True)
-    margin: float = option(paired.MARGIN, "float", "ratios within ±margin count as no difference (covers what "
+    margin: float = option(MARGIN, "float", "ratios within ±margin count as no difference (covers what "
                            "two processes of one configuration differ by)", min=0, min_open=True, max=0.5)
-    alpha: float = option(paired.ALPHA, "float", "probability that comparing two identical servers claims any "
+    alpha: float = option(ALPHA, "float", "probability that comparing two identical servers claims any "
                           "difference (split over every test the comparison makes)", min=0, min_open=True, max=0.05)
     restart_per_block: bool = option(False, "bool", "restart both servers before every block (fresh processes, "
                                      "so a persistent difference between two JVMs becomes noise)")
@@ -41,7 +51,7 @@ class ABParams(Params):
                                 "set its numbers) out of the test; by default they count: the generator's lateness "
                                 "is in both sides' latency and pulls their ratio toward 1")
     idle_pairs: int = option(4, "int", "pairs measuring what the idle server costs the busy one (A with B idle "
-                             "against A with B frozen by SIGSTOP); 0: not measured", min=0, max=paired.MAX_PAIRS)
+                             "against A with B frozen by SIGSTOP); 0: not measured", min=0, max=MAX_PAIRS)
     seed: int = option(0, "int", "seed of the bootstrap intervals", flag="--bootstrap-seed")
 
     def _check(self):
@@ -51,6 +61,3 @@ class ABParams(Params):
             raise ValueError(f"warmup: must not be longer than the probe's window ({self.probe_duration:g} s), "
                              f"got {self.warmup:g} s")
 
-    def family(self, rates: int = 1) -> paired.Family:
-        """The tests a comparison at ``rates`` rates makes, with their level."""
-        return paired.Family(self.alpha, self.max_pairs, rates)

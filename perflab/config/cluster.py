@@ -235,3 +235,45 @@ class ConsistencyParams(Params):
             raise ValueError(f"delete: read + delete must not exceed 1, got {self.read:g} + {self.delete:g}")
         if self.threads > self.keys:
             raise ValueError(f"threads: each thread owns keys, so at most keys ({self.keys}), got {self.threads}")
+
+
+@dataclass(frozen=True)
+class ClusterRunParams(Params):
+    """What a cluster's run does beyond its load (:func:`perflab.cluster_run.run_cluster`): faults in the
+    measured window, a fill before it, the key space of the key distribution, the nodes profiled, the bins of
+    the answers-by-status timeline, and whether the consistency checker runs (:class:`ConsistencyParams`)."""
+
+    faults: tuple = option((), "texts", "a fault in the measured window: 'at=10s node=2 kill' (kill, stop, pause, "
+                           "resume, restart; for=5s undoes it after 5 s)", flag="--fault")
+    fill: int | None = option(None, "int", "write key0..key<N-1> through the cluster before the load (prefill "
+                              "cannot prepare a cluster node's storage)", optional=True, min=1)
+    keys: int | None = option(None, "int", "key space of the key distribution report (default: fill, or the "
+                              "script's keys=)", optional=True, min=1)
+    profile_nodes: str = option("all", "text", "which nodes async-profiler records, one recording each: all, or "
+                                "node indexes like 0,2")
+    status_bin: float = option(1.0, "duration", "length of each bin of the answers-by-status timeline", min=0.01)
+    check: bool = option(False, "bool", "run the consistency checker (its own client records every acknowledged "
+                         "write, reads back, gives a verdict)")
+
+    def __post_init__(self):
+        nodes = self.profile_nodes
+        if isinstance(nodes, int) and not isinstance(nodes, bool):
+            self._set("profile_nodes", str(nodes))
+        elif isinstance(nodes, (list, tuple)):
+            self._set("profile_nodes", ",".join(map(str, nodes)))
+        super().__post_init__()
+
+    def _check(self):
+        text = self.profile_nodes.strip()
+        if text != "all" and not all(x.strip().isdigit() for x in text.split(",")):
+            raise ValueError(f"profile_nodes: all, or node indexes like 0,2, got {self.profile_nodes!r}")
+
+    def nodes_profiled(self, nodes: int) -> list[int]:
+        """The node indexes profiled in a cluster of ``nodes`` (an index out of range is an error)."""
+        if self.profile_nodes.strip() == "all":
+            return list(range(nodes))
+        items = sorted({int(x) for x in self.profile_nodes.split(",")})
+        for i in items:
+            if not 0 <= i < nodes:
+                raise ValueError(f"profile_nodes: node {i} is out of range: the cluster has nodes 0..{nodes - 1}")
+        return items

@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..paths import resolve_script
 from ..units import arg_duration, arg_rate
 from .fields import Params, option
 
@@ -64,7 +65,6 @@ class LoadParams(Params):
         if self.connections < self.threads:
             raise ValueError(f"connections: must be >= threads ({self.threads}), got {self.connections}")
         if self.script is not None:
-            from ..paths import resolve_script
             self._set("script", str(resolve_script(self.script)))
         if not self.path.startswith("/"):
             raise ValueError(f"path: must start with '/', got {self.path!r}")
@@ -105,6 +105,17 @@ class LoadParams(Params):
             v = getattr(self, name)
             if v and not float(v).is_integer():
                 raise ValueError(f"{name}: must be whole seconds for wrk2, got {v}")
+
+    @property
+    def workload_name(self) -> str:
+        """What run names call the workload: the script's name without ``.lua`` (``path`` without one)."""
+        return Path(self.script).stem if self.script else "path"
+
+    def for_probe(self, duration: float, warmup: float) -> "LoadParams":
+        """This workload as one fixed-rate probe of ``duration`` after ``warmup``: no rate schedule, no early
+        stop (a search or a comparison sets each probe's rate itself)."""
+        return self.replace(duration=duration, warmup=warmup, rate_steps=None, step_duration=None, ramp=None,
+                            ramp_curve="linear", stop_on_p99=None)
 
     def args(self, url: str, json_path=None, hdr_log_path=None, extra: list[str] | tuple = ()) -> list[str]:
         """The generator's command-line arguments (without the binary); ``extra`` flags (perflab-load's

@@ -1,15 +1,12 @@
-"""Beyond one machine: generator hosts, a server host and sweeps on a Dask cluster.
+"""The hosts a run measures on, through Dask: nothing but the plumbing.
 
-* :mod:`.cluster`    connecting: a Dask scheduler (``--cluster``/``$PERFLAB_CLUSTER``) or the in-process cluster
+* :mod:`.pool`       connecting: a Dask scheduler (``--scheduler``/``$PERFLAB_SCHEDULER``) or the in-process hosts
 * :mod:`.inventory`  the hosts: roles, CPUs, versions, clock offsets (``perflab hosts``); version checks
-* :mod:`.agents`     what runs on a host (Dask actors): generator segments, the target (a server or a cluster's nodes)
+* :mod:`.actors`     what perflab starts on a host: the agent base (heartbeat, watchdog), a host's facts
 * :mod:`.hostset`    the hosts of one session: chosen, checked, leased, with their agents
-* :mod:`.load`       one load from N generator hosts to the target's entries: parts, ready barrier, start time, merge
-* :mod:`.remote`     the coordinator's handles on the target (``RemoteServer``) and its profilers
 * :mod:`.leases`     never two measurements on one host at once (queued while busy)
-* :mod:`.sweep`      points of a plan in parallel on disjoint host sets
-* :mod:`.bench`      coordination overhead, start skew, merged vs one host (README "Several machines")
 
-The exact merge of the hosts' histograms is :mod:`perflab.measure.merge`; a session's hosts are options
-of :class:`perflab.session.SessionOptions` (``cluster``, ``generators``, ``server_host``).
+What the agents do is the caller's: a load's generator parts (:mod:`perflab.core.generators`) and the
+target on the server host (:mod:`perflab.targets`). The word *cluster* means the key-value nodes only;
+here there are a scheduler, hosts and a host pool.
 """

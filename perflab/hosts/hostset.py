@@ -1,46 +1,31 @@
 """The hosts of one session: which, checked, leased, with their agents (the coordinator's side).
 
-``HostSet.open(request, what)`` connects (:mod:`.cluster`), lists the workers (:mod:`.inventory`), picks the
+``HostSet.open(request, what)`` connects (:mod:`.pool`), lists the workers (:mod:`.inventory`), picks the
 server host and the generator hosts the request names or counts, fails with a clear error for a missing
-host or role or a version mismatch (before anything is started), leases them (:mod:`.leases`), starts an
-agent on each (:mod:`.agents`) and measures each host's clock against the coordinator's. A host on the
-coordinator's own machine (same boot id) shares its clock: its offset is 0 by definition.
+host or role or a version mismatch (before anything is started) and leases them (:mod:`.leases`).
+:meth:`HostSet.start_agents` then starts the caller's actors (:mod:`.actors`): one on the server host, one on
+each generator host, and measures each host's clock against the coordinator's. A host on the coordinator's
+own machine (same boot id) shares its clock: its offset is 0 by definition.
 """
 
 from __future__ import annotations
 
+import platform
 import threading
 import time
-from dataclasses import dataclass
-from pathlib import Path
 
-from .cluster import GENERATOR, SERVER, Cluster, HostsError, connect
+from ..cancel import CancelToken
+from ..config.hosts import HostOptions
+from .actors import bind, boot_id, spawn
 from .inventory import HostInfo, check_versions, clock_offset, coordinator_versions, survey
+from .leases import Lease, acquire
+from .pool import GENERATOR, SERVER, HostPool, HostsError, connect
 
 #: seconds between two heartbeats to every agent (their watchdog waits agents.WATCHDOG_S)
 HEARTBEAT_S = 10.0
 
 
-@dataclass(frozen=True)
-class HostRequest:
-    """Which hosts a session measures on (the fields of :class:`~perflab.session.SessionOptions`):
-    ``cluster`` (scheduler address; ``None``: ``$PERFLAB_CLUSTER``, else in-process), ``generators``
-    (host names, or how many generator hosts; ``None``: one), ``server_host`` (a name; ``None``: any free
-    server host)."""
-
-    cluster: str | None = None
-    generators: tuple[str, ...] | int | None = None
-    server_host: str | None = None
-
-
-def _boot_id() -> str | None:
-    try:
-        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-    except OSError:
-        return None
-
-
-def choose(hosts: list[HostInfo], request: HostRequest, busy: set[str], where: str):
+def choose(hosts: list[HostInfo], request: HostOptions, busy: set[str], where: str):
     """``(names, (server, generators))`` for ``request`` among ``hosts`` not in ``busy``; ``None`` while
     busy hosts stand in the way; :class:`HostsError` for a request no free-up can meet."""
     by_name = {h.name: h for h in hosts}
@@ -99,8 +84,8 @@ def choose(hosts: list[HostInfo], request: HostRequest, busy: set[str], where: s
 class HostSet:
     """The hosts of one session with their agents (see the module docstring)."""
 
-    def __init__(self, cluster: Cluster, server: HostInfo, generators: list[HostInfo], lease):
-        self.cluster = cluster
+    def __init__(self, pool: HostPool, server: HostInfo, generators: list[HostInfo], lease: Lease):
+        self.pool = pool
         self.server = server
         self.generators = generators
         self.lease = lease
@@ -110,20 +95,18 @@ class HostSet:
         self._beat: threading.Thread | None = None
 
     @classmethod
-    def open(cls, request: HostRequest, what: str, lease_timeout: float | None = None) -> "HostSet":
-        from .leases import acquire
-
-        cluster = connect(request.cluster)
-        hosts = survey(cluster, clocks=False)
-        choose(hosts, request, set(), cluster.describe())   # an impossible request fails now, not after a wait
-        lease, (server, gens) = acquire(cluster, lambda busy: choose(hosts, request, busy, cluster.describe()),
-                                        what, lease_timeout)
-        self = cls(cluster, server, gens, lease)
+    def open(cls, request: HostOptions, what: str, lease_timeout: float | None = None,
+             cancel: CancelToken | None = None) -> "HostSet":
+        """The hosts ``request`` asks for, checked and leased (no agents yet: :meth:`start_agents`)."""
+        pool = connect(request.scheduler)
+        hosts = survey(pool, clocks=False)
+        choose(hosts, request, set(), pool.describe())   # an impossible request fails now, not after a wait
+        lease, (server, gens) = acquire(pool, lambda busy: choose(hosts, request, busy, pool.describe()),
+                                        what, lease_timeout, cancel)
+        self = cls(pool, server, gens, lease)
         try:
-            if not cluster.local:
+            if not pool.local:
                 check_versions(self.hosts, coordinator_versions())
-            self._start_agents()
-            self._measure_clocks()
         except BaseException:
             self.close()
             raise
@@ -143,7 +126,7 @@ class HostSet:
     @property
     def shares_files(self) -> bool:
         """The agents run in this process: they may write into the run directory themselves."""
-        return self.cluster.local
+        return self.pool.local
 
     @property
     def split(self) -> bool:
@@ -159,11 +142,13 @@ class HostSet:
         return next(h for h in self.hosts if h.name == name)
 
     def generator(self, name: str):
+        """The agent on generator host ``name``."""
         return self._agents[("generator", name)]
 
     @property
     def server_agent(self):
-        return self._agents[("server", self.server.name)]
+        """The agent on the server host (``None`` before :meth:`start_agents`)."""
+        return self._agents.get(("server", self.server.name))
 
     def shift_s(self, h: HostInfo) -> float:
         """Seconds to add to a time read on ``h``'s clock to put it on the server host's clock."""
@@ -177,53 +162,49 @@ class HostSet:
         return self.server.address.split("://", 1)[1].rsplit(":", 1)[0].strip("[]")
 
     def live_workers(self) -> set[str]:
-        return set(self.cluster.workers())
+        return set(self.pool.workers())
 
     def record(self) -> dict:
-        """``meta.json["hosts"]``: the cluster, the coordinator, and every host with its role(s), address,
+        """``meta.json["hosts"]``: the scheduler, the coordinator, and every host with its role(s), address,
         versions and clock offset (with its uncertainty)."""
-        import platform
-
         def one(h: HostInfo, role: str) -> dict:
             return {**h.to_dict(), "role": role}
 
-        return {"cluster": "in-process" if self.cluster.local else self.cluster.address,
-                "dashboard": self.cluster.dashboard_link,
-                "coordinator": {"hostname": platform.node(), "boot_id": _boot_id()},
+        return {"scheduler": "in-process" if self.pool.local else self.pool.address,
+                "dashboard": self.pool.dashboard_link,
+                "coordinator": {"hostname": platform.node(), "boot_id": boot_id()},
                 "server": one(self.server, SERVER),
                 "generators": [one(g, GENERATOR) for g in self.generators],
                 "lease_waited_s": round(self.lease.waited_s, 3) if self.lease is not None else None}
 
     # --- agents -------------------------------------------------------------------------------------
-    def _start_agents(self) -> None:
-        from .agents import GeneratorAgent, ServerAgent
-
-        client = self.cluster.client
-        wanted = [("server", self.server, ServerAgent)] + [("generator", g, GeneratorAgent) for g in self.generators]
-        for kind, h, cls in wanted:
-            # the future must live as long as the actor: Dask deletes an actor whose future is released
-            self._futures[(kind, h.name)] = client.submit(cls, h.name, actor=True, workers=[h.address],
-                                                          allow_other_workers=False, pure=False)
-        for key, f in self._futures.items():
-            try:
-                agent = f.result(timeout=60)
-            except Exception as e:  # noqa: BLE001
-                raise HostsError(f"could not start perflab's {key[0]} agent on host {key[1]}: {type(e).__name__}: "
-                                 f"{e}") from None
-            if agent._client is None:
-                # the proxy binds to Dask's default client, and ours is not the default (a notebook's own
-                # Dask work must not land on the lab's hosts): bind it to ours
-                agent._client, agent._future = client, f
-            self._agents[key] = agent
-        self._beat = threading.Thread(target=self._heartbeat, name="perflab-hosts-heartbeat", daemon=True)
-        self._beat.start()
+    def start_agents(self, server: tuple, generator: type) -> None:
+        """Start the actors: ``server`` (a class and its arguments after the host's name) on the server host,
+        ``generator`` (a class taking the host's name) on every generator host; then the clocks."""
+        try:
+            cls, *args = server
+            wanted = [("server", self.server, cls, args)] + [("generator", g, generator, []) for g in self.generators]
+            for kind, h, c, a in wanted:
+                self._futures[(kind, h.name)] = spawn(self.pool, c, h.address, h.name, *a)
+            for key, f in self._futures.items():
+                try:
+                    self._agents[key] = bind(self.pool, f)
+                except Exception as e:  # noqa: BLE001
+                    raise HostsError(f"could not start perflab's {key[0]} agent on host {key[1]}: "
+                                     f"{type(e).__name__}: {e}") from None
+            self._beat = threading.Thread(target=self._heartbeat, name="perflab-hosts-heartbeat", daemon=True)
+            self._beat.start()
+            self._measure_clocks()
+        except BaseException:
+            self.close()
+            raise
 
     def _measure_clocks(self) -> None:
         """Each host's clock offset and uncertainty; 0 on the coordinator's own machine (one clock)."""
-        mine = _boot_id()
+        mine = boot_id()
         for h in self.hosts:
-            if self.cluster.local or (mine is not None and h.boot_id == mine):
-                h.clock_offset_s, h.clock_uncertainty_s = 0.0, 0.0
+            if self.pool.local or (mine is not None and h.boot_id == mine):
+                h.clock_offset_s, h.clock_uncertainty_s, h.clock_shared = 0.0, 0.0, True
                 continue
             agent = self.server_agent if h.name == self.server.name else self.generator(h.name)
             h.clock_offset_s, h.clock_uncertainty_s = clock_offset(lambda: agent.touch().result(timeout=10))

@@ -1,6 +1,6 @@
-"""The hosts of a cluster: roles, CPUs, versions and clock offsets (``perflab hosts``), and the checks
-that run before any load: the roles a run needs exist, and every host runs the same perflab and
-perflab-load as the coordinator.
+"""The hosts of a pool: roles, CPUs, versions and clock offsets (``perflab hosts``), and the checks that run
+before any load: the roles a run needs exist, and every host runs the same perflab and perflab-load as the
+coordinator.
 """
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field
 
-from .cluster import GENERATOR, SERVER, Cluster, HostsError, roles_of
+from .actors import boot_id, host_facts
+from .pool import GENERATOR, SERVER, HostPool, HostsError, roles_of
 
 #: clock samples per host; the one with the shortest round trip gives the offset
 CLOCK_SAMPLES = 5
@@ -16,10 +17,11 @@ CLOCK_SAMPLES = 5
 
 @dataclass
 class HostInfo:
-    """One worker of the cluster as perflab sees it.
+    """One worker of the pool as perflab sees it.
 
     ``clock_offset_s``: this host's clock minus the coordinator's (NTP-style, from the round trip with the
-    shortest time); ``clock_uncertainty_s``: half that round trip (the offset is within ± this)."""
+    shortest time); ``clock_uncertainty_s``: half that round trip (the offset is within ± this);
+    ``clock_shared``: the host reads the coordinator's own clock (same machine: nothing to measure)."""
 
     name: str
     address: str
@@ -31,6 +33,7 @@ class HostInfo:
     perflab_load_error: str | None = None
     clock_offset_s: float = 0.0
     clock_uncertainty_s: float = 0.0
+    clock_shared: bool = False
     repo: str | None = None
 
     def to_dict(self) -> dict:
@@ -57,18 +60,15 @@ def clock_offset(sample) -> tuple[float, float]:
     return remote - (t0 + t1) / 2, (t1 - t0) / 2
 
 
-def survey(cluster: Cluster, clocks: bool = True) -> list[HostInfo]:
-    """Every worker of ``cluster``, sorted by name, with its facts (:func:`perflab.hosts.agents.host_facts`)
+def survey(pool: HostPool, clocks: bool = True) -> list[HostInfo]:
+    """Every worker of ``pool``, sorted by name, with its facts (:func:`perflab.hosts.actors.host_facts`)
     and, with ``clocks``, its clock offset."""
-    from .agents import host_facts
-
-    workers = cluster.workers()
+    workers = pool.workers()
     if not workers:
-        raise HostsError(f"{cluster.describe()} has no workers: start some with `dask worker {cluster.address} "
+        raise HostsError(f"{pool.describe()} has no workers: start some with `dask worker {pool.address} "
                          f"--name gen1 --resources generator=1`")
-    facts = cluster.client.run(host_facts, workers=list(workers))
-    from .hostset import _boot_id
-    mine = _boot_id()
+    facts = pool.client.run(host_facts, workers=list(workers))
+    mine = boot_id()
     out = []
     for addr, w in workers.items():
         f = facts.get(addr) or {}
@@ -76,16 +76,15 @@ def survey(cluster: Cluster, clocks: bool = True) -> list[HostInfo]:
                      hostname=f.get("hostname"), boot_id=f.get("boot_id"), versions=f.get("versions") or {},
                      perflab_load_error=f.get("perflab_load_error"), repo=f.get("repo"))
         # a worker on this machine (the in-process one, a namespace) reads this machine's one clock
-        if clocks and not cluster.local and not (mine is not None and h.boot_id == mine):
+        h.clock_shared = pool.local or (mine is not None and h.boot_id == mine)
+        if clocks and not h.clock_shared:
             h.clock_offset_s, h.clock_uncertainty_s = clock_offset(
-                lambda a=addr: cluster.client.run(time.time, workers=[a])[a])
+                lambda a=addr: pool.client.run(time.time, workers=[a])[a])
         out.append(h)
     return sorted(out, key=lambda h: h.name)
 
 
 def coordinator_versions() -> dict:
-    from .agents import host_facts
-
     return host_facts()["versions"]
 
 
@@ -115,7 +114,8 @@ def table(hosts: list[HostInfo]) -> str:
     """``perflab hosts``: one line per host."""
     rows = [("name", "roles", "cpus", "address", "perflab", "perflab-load", "java", "clock offset")]
     for h in hosts:
-        off = f"{h.clock_offset_s * 1e3:+.3f} ms ±{h.clock_uncertainty_s * 1e3:.3f}"
+        off = ("this machine's (not measured)" if h.clock_shared
+               else f"{h.clock_offset_s * 1e3:+.3f} ms ±{h.clock_uncertainty_s * 1e3:.3f}")
         rows.append((h.name, ",".join(h.roles) or "-", str(h.cpus or "?"), h.address, str(h.versions.get("perflab")),
                      str(h.versions.get("perflab-load") or h.perflab_load_error or "-"),
                      str(h.versions.get("java") or "-"), off))

@@ -4,7 +4,7 @@ A session leases its hosts for as long as it runs; another session (another note
 a sweep, another coordinator) asking for a busy host waits in line until they are free. The table lives
 on the Dask scheduler (a ``distributed.Variable`` guarded by a ``distributed.Lock``), so every coordinator
 connected to that scheduler sees it; a lease whose client has gone (a coordinator that crashed) is dropped.
-The in-process cluster of one machine leases nothing: there is one machine and one coordinator, and two
+On the in-process hosts of one machine nothing is leased: there is one machine and one coordinator, and two
 sessions side by side on it (an A/B comparison) share it as they always did.
 """
 
@@ -16,7 +16,10 @@ import sys
 import time
 from dataclasses import dataclass
 
-from .cluster import Cluster, HostsError
+from distributed import Lock, Variable
+
+from ..cancel import CancelToken
+from .pool import HostPool, HostsError
 
 TABLE = "perflab-host-leases"
 #: seconds between two looks at the table while waiting
@@ -27,16 +30,16 @@ POLL_S = 0.25
 class Lease:
     """Hosts held by one session until :meth:`release`."""
 
-    cluster: Cluster | None
+    pool: HostPool | None
     hosts: tuple[str, ...]
     holder: str
     waited_s: float = 0.0
 
     def release(self) -> None:
-        if self.cluster is None or not self.hosts:
+        if self.pool is None or not self.hosts:
             return
         try:
-            _update(self.cluster, lambda table: {h: v for h, v in table.items() if v["holder"] != self.holder})
+            _update(self.pool, lambda table: {h: v for h, v in table.items() if v["holder"] != self.holder})
         except Exception:  # noqa: BLE001 - a scheduler gone away has no table left to clean
             pass
         self.hosts = ()
@@ -49,11 +52,9 @@ class Lease:
         return False
 
 
-def _update(cluster: Cluster, change):
+def _update(pool: HostPool, change):
     """Apply ``change(table) -> table or None`` under the table's lock; returns what ``change`` returned."""
-    from distributed import Lock, Variable
-
-    client = cluster.client
+    client = pool.client
     with Lock(TABLE, scheduler_rpc=client.scheduler, loop=client.loop):
         var = Variable(TABLE, client=client)
         try:
@@ -68,14 +69,16 @@ def _update(cluster: Cluster, change):
         return new
 
 
-def acquire(cluster: Cluster, choose, what: str, timeout: float | None = None) -> tuple[Lease, object]:
+def acquire(pool: HostPool, choose, what: str, timeout: float | None = None,
+            cancel: CancelToken | None = None) -> tuple[Lease, object]:
     """Wait until ``choose(busy: set of host names) -> (host names, choice) | None`` finds free hosts, lease
     them and return ``(lease, choice)``. ``None`` from ``choose`` means "not now"; it raises for a request
-    that can never be met. ``timeout``: give up after that many seconds (default: wait)."""
-    if cluster.local:
+    that can never be met. ``timeout``: give up after that many seconds (default: wait); ``cancel``: stop
+    waiting once it is cancelled (:class:`~perflab.errors.RunInterrupted`)."""
+    if pool.local:
         names, choice = choose(set())
         return Lease(None, tuple(names), "local"), choice
-    holder = f"{cluster.client.id}/{secrets.token_hex(4)}"
+    holder = f"{pool.client.id}/{secrets.token_hex(4)}"
     t0 = time.monotonic()
     said = False
     while True:
@@ -88,19 +91,17 @@ def acquire(cluster: Cluster, choose, what: str, timeout: float | None = None) -
                 return None
             names, choice = picked
             got["names"], got["choice"] = names, choice
-            return {**table, **{h: {"holder": holder, "client": cluster.client.id, "what": what,
+            return {**table, **{h: {"holder": holder, "client": pool.client.id, "what": what,
                                     "since": time.time()} for h in names}}
 
-        _update(cluster, change)
+        _update(pool, change)
         if "names" in got:
-            return Lease(cluster, tuple(got["names"]), holder, time.monotonic() - t0), got["choice"]
+            return Lease(pool, tuple(got["names"]), holder, time.monotonic() - t0), got["choice"]
         if timeout is not None and time.monotonic() - t0 > timeout:
             raise HostsError(f"{what}: no free hosts within {timeout:g} s (busy: "
                              f"{', '.join(f'{h} ({w})' for h, w in sorted(got['busy'].items()))})")
-        from .sweep import CANCEL
-        if CANCEL.is_set():
-            from ..errors import RunInterrupted
-            raise RunInterrupted(f"{what}: the sweep was stopped while waiting for hosts")
+        if cancel is not None:
+            cancel.check()
         if not said:
             busy = ", ".join(f"{h} ({w})" for h, w in sorted(got["busy"].items()))
             print(f"{what}: waiting for hosts; busy: {busy}", file=sys.stderr, flush=True)
@@ -108,8 +109,8 @@ def acquire(cluster: Cluster, choose, what: str, timeout: float | None = None) -
         time.sleep(POLL_S)
 
 
-def held(cluster: Cluster) -> dict:
+def held(pool: HostPool) -> dict:
     """The lease table as it is now: host -> {holder, what, since}."""
-    if cluster.local:
+    if pool.local:
         return {}
-    return _update(cluster, lambda table: table) or {}
+    return _update(pool, lambda table: table) or {}

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..server.events import busy_share
+from .events import busy_share
 
 RULE = ("a kind explains the spikes when a one-sided binomial test rejects, at alpha = {alpha:g}, that spikes "
         "overlap it no more often than all intervals do")
@@ -88,8 +88,8 @@ def _overlaps(ev_start, ev_end, s, e) -> np.ndarray:
 def attribute(intervals: pd.DataFrame, events: pd.DataFrame, factor: float = 3.0, floor_ms: float = 1.0,
               alpha: float = 0.01) -> Attribution:
     """Spikes of ``intervals`` (latency intervals with ``start_s, end_s, p99_ms``) against ``events``
-    (:func:`perflab.server.events.read_events`), on one time axis."""
-    from scipy.stats import binomtest
+    (:func:`perflab.measure.events.read_events`), on one time axis."""
+    from scipy.stats import binomtest  # in here: scipy.stats takes ~0.9 s to import
 
     iv = intervals[intervals["tag"] == "corrected"] if "tag" in intervals else intervals
     iv = iv[iv["count"] > 0] if "count" in iv else iv

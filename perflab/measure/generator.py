@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -114,7 +115,6 @@ class LoadProcess:
     def stop(self, grace_s: float = 5.0) -> None:
         """Interrupt the generator (SIGINT: it prints results so far), then kill its group."""
         if self.proc is not None:
-            import signal
             children.kill_group(self.proc, grace_s, sig=signal.SIGINT)
         self._close()
 

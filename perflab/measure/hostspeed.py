@@ -24,6 +24,8 @@ import sys
 import time
 from dataclasses import dataclass
 
+from ..config.validity import ValidityThresholds
+
 #: iterations of the timed loop: 0.3-0.6 ms on a 2.4 GHz core, so one calibration has hundreds of samples
 LOOP = 10_000
 #: the timed work, run by ``python -S -c`` pinned to one CPU; prints the median microseconds per loop
@@ -127,7 +129,6 @@ def survey(seconds: float = 30.0, every: float = 0.5, sample: float = 0.1, on: l
 
 
 def _slow_factor() -> float:
-    from ..config.validity import ValidityThresholds
     return ValidityThresholds().host_speed_warn
 
 

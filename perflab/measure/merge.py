@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 from hdrh.histogram import HdrHistogram
 
-from .hdrlog import RE_LINE, RE_STEP
+from .hdrlog import RE_LINE, RE_STEP, parse_hdr_log
 
 #: perflab-load's histogram layout (loadgen/src/histogram.rs): 1 us .. one day, 3 significant digits
 HIGHEST_US = 24 * 60 * 60 * 1_000_000
@@ -374,7 +374,6 @@ def _json_intervals(parts) -> list[dict]:
 
 
 def _steps(parts, intervals: dict, log_text: str) -> list[dict]:
-    from .hdrlog import parse_hdr_log
 
     n = max(len(p.summary.get("steps") or []) for p in parts)
     if n == 0:

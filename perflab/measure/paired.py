@@ -44,11 +44,10 @@ from enum import StrEnum
 import numpy as np
 
 from .. import fmt
+from ..config.ab import ALPHA, LOOKS, MARGIN, MAX_PAIRS, METRICS, MIN_PAIRS
 from .methods import Method
 from .significance import Direction
 
-#: the latency metrics a pair compares (``LoadResult`` percentiles), the stop rule's among them
-METRICS = ("p50", "p99", "p99.9")
 #: the percentile of each metric
 PERCENTILE = {"p50": 50.0, "p99": 99.0, "p99.9": 99.9}
 #: the test named in every paired verdict
@@ -56,13 +55,6 @@ PAIRED_TEST = "two-sided exact Wilcoxon signed-rank test on the pairs' log-ratio
 PASS_TEST = "two-sided exact McNemar test (binomial on the discordant pairs)"
 CONFIDENCE = 0.95
 N_BOOT = 2000
-#: pair counts at which the test is consulted (a claim is possible only there and at the end); a look
-#: below the fewest pairs that can reach the level cannot claim, and is not counted
-LOOKS = (8, 12, 16, 24, 32, 48, 64, 96, 128)
-MAX_PAIRS = LOOKS[-1]
-ALPHA = 1e-6
-MARGIN = 0.05
-MIN_PAIRS = 8
 
 
 class Conclusion(StrEnum):
@@ -159,7 +151,7 @@ def log_ratios(a, b) -> np.ndarray:
 def _wilcoxon_p(d: np.ndarray) -> float:
     if not np.any(d != 0):
         return 1.0  # every pair equal: nothing to test (scipy would warn)
-    from scipy.stats import wilcoxon
+    from scipy.stats import wilcoxon  # in here: scipy.stats takes ~0.9 s to import
 
     # exact: the sign-flip distribution of the ranks (ties and zeros included), never a normal tail
     return float(wilcoxon(d, zero_method="wilcox", method="exact").pvalue)
@@ -319,7 +311,7 @@ def pass_fail(a, b, level: float | None = None) -> PassFail:
     if a_only + b_only == 0:
         p = 1.0
     else:
-        from scipy.stats import binomtest
+        from scipy.stats import binomtest  # in here: scipy.stats takes ~0.9 s to import
 
         p = float(binomtest(min(a_only, b_only), a_only + b_only, 0.5).pvalue)
     if level is not None and p <= level:

@@ -51,7 +51,7 @@ class LoadResult:
     tool_version: str | None = None
     #: with several generator hosts (or one on another machine): each host's own result, by host name
     parts: dict = field(default_factory=dict, repr=False)
-    #: the load's hosts (segments, start skew, clocks, validity: :mod:`perflab.hosts.load`), ``None`` before
+    #: the load's hosts (segments, start skew, clocks, validity: :mod:`perflab.core.load`), ``None`` before
     hosts: dict | None = field(default=None, repr=False)
 
     # --- rates and counts ---

@@ -28,7 +28,6 @@ from ..config.validity import ValidityThresholds
 from .significance import trend
 
 
-
 class Level(StrEnum):
     """How far a run can be trusted as a measure of the server, best first."""
 
@@ -91,8 +90,19 @@ class Validity:
         return _judge({k: c for k, c in self.checks.items() if k not in names}, self.checks)
 
     def to_dict(self) -> dict:
-        return {"verdict": str(self.level), "reasons": list(self.reasons),
+        return {"verdict": str(self.level) if self.level is not None else None, "reasons": list(self.reasons),
                 "checks": {k: c.to_dict() for k, c in self.checks.items()}}
+
+    @classmethod
+    def of_probes(cls, level: "Level | None", reasons: list[str], check: str, value, note: str) -> "Validity":
+        """A run's record built from its probes' records (a search's edges, a comparison's probes): ``level``
+        (``None``: no probe), their ``reasons``, and one check ``check`` saying which probes it rests on."""
+        return cls(level, list(reasons), {check: Check("ok" if level is Level.VALID else "warn", value, None, note)})
+
+    @classmethod
+    def lost(cls, cause: str) -> "Validity":
+        """The record of a run that lost a host: nothing it measured can be trusted."""
+        return cls(Level.INVALID, [cause], {"hosts": Check("fail", None, None, cause)})
 
     @classmethod
     def from_dict(cls, d: dict | None) -> "Validity | None":
@@ -303,7 +313,7 @@ def _load_share(v: Validity) -> float:
 
 def with_hosts(merged: Validity, hosts: dict[str, Validity], sharing: str | None = None) -> tuple[Validity, dict]:
     """The validity of one run from several generator hosts (or, in general, a load's parts: one per host and
-    entry node of a cluster, :mod:`perflab.hosts.load`): ``merged`` (the merged load against the server's
+    entry node of a cluster, :mod:`perflab.core.load`): ``merged`` (the merged load against the server's
     CPU, the machine's speed...) with each generator check replaced by the worst host's own (each host held
     to its own share of the rate, its own lag and CPU: :func:`assess` of its part), a ``generator_hosts``
     check (every host's verdict: the run is valid only if every host is) and ``cpu_sharing`` saying where

@@ -28,7 +28,10 @@ import os
 import threading
 from pathlib import Path
 
+import jpype
+
 from .. import jdk, paths
+from ..config import BACKENDS, PrefillParams
 from ..errors import BridgeError, ProfilerError
 
 _lock = threading.RLock()
@@ -49,14 +52,12 @@ def _libjvm(java_home: Path) -> str:
 
 
 def jvm_started() -> bool:
-    import jpype
     return jpype.isJVMStarted()
 
 
 def start_jvm(java_home: str | os.PathLike | None = None, max_heap: str = "2g") -> None:
     """Start the JVM if it is not running yet (idempotent). ``java_home`` only matters the first time."""
     global _started_by_us
-    import jpype
 
     with _lock:
         if jpype.isJVMStarted():
@@ -76,7 +77,6 @@ def start_jvm(java_home: str | os.PathLike | None = None, max_heap: str = "2g") 
 
 
 def _check_classes():
-    import jpype
     try:
         jpype.JClass("one.convert.FlameGraph")
     except Exception as e:
@@ -85,7 +85,6 @@ def _check_classes():
 
 
 def _jclass(name: str):
-    import jpype
     start_jvm()
     try:
         return jpype.JClass(name)
@@ -156,7 +155,6 @@ def _alive(pid: int) -> bool:
 # ---------------------------------------------------------------------------------------------
 def _arguments(*args: str):
     Arguments = _jclass("one.convert.Arguments")
-    import jpype
     return Arguments(jpype.JArray(jpype.JString)([str(a) for a in args]))
 
 
@@ -252,7 +250,6 @@ def prefill(data_dir: str | os.PathLike, keys: int, value_size: int = 100, seed:
     Returns the tool's JSON as a dict (keys written, bytes, seconds, SSTables). The directory must
     not be open by a running server (the engine locks it; the error names the lock).
     """
-    from ..config import BACKENDS, PrefillParams
     p = PrefillParams(keys=keys, value_size=value_size, seed=seed, key_prefix=key_prefix)  # validates
     if backend not in BACKENDS or backend == "memory":
         raise ValueError(f"backend must be 'lsm' or 'rocksdb' (memory has nothing to prefill), got {backend!r}")
@@ -260,7 +257,6 @@ def prefill(data_dir: str | os.PathLike, keys: int, value_size: int = 100, seed:
     d.mkdir(parents=True, exist_ok=True)
     Prefill = _jclass("perflab.tools.Prefill")
     Paths = _jclass("java.nio.file.Paths")
-    import jpype
     try:
         out = Prefill.run(Paths.get(str(d.resolve()), jpype.JArray(jpype.JString)([])), backend, jpype.JLong(p.keys),
                           jpype.JInt(p.value_size), jpype.JLong(p.seed), p.key_prefix)
@@ -277,7 +273,6 @@ def inspect(data_dir: str | os.PathLike) -> dict:
         raise ValueError(f"data_dir: {d} is not a directory")
     Inspect = _jclass("perflab.tools.Inspect")
     Paths = _jclass("java.nio.file.Paths")
-    import jpype
     try:
         out = Inspect.describe(Paths.get(str(d.resolve()), jpype.JArray(jpype.JString)([])))
     except Exception as e:

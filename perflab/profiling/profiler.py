@@ -16,6 +16,8 @@ it an error instead).
 
 from __future__ import annotations
 
+import os
+import tempfile
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -23,10 +25,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import bridge, flame, jfr_events
 from .. import children, paths
 from ..config import ProfileParams
 from ..errors import ProfilerError
+from . import bridge, flame, jfr_events
 
 
 @dataclass
@@ -86,7 +88,6 @@ class Profile:
 
 def perf_events_usable() -> bool:
     """Whether the kernel lets us use perf_events (root, or ``perf_event_paranoid`` <= 1)."""
-    import os
     try:
         level = int(Path("/proc/sys/kernel/perf_event_paranoid").read_text().strip())
     except (OSError, ValueError):
@@ -109,7 +110,6 @@ class Profiler:
         if not isinstance(params, ProfileParams):
             raise ValueError(f"params must be a ProfileParams, got {type(params).__name__}")
         if out_dir is None:
-            import tempfile
             out_dir = tempfile.mkdtemp(prefix="perflab-profile-")
         self.pid = pid
         self.params = params
@@ -228,7 +228,7 @@ class Profiler:
 
     def stop_recording(self) -> Path:
         """Stop the JFR recording started by :meth:`start_recording`; its file (the server host keeps it
-        until the coordinator takes it: :mod:`perflab.hosts.agents`)."""
+        until the coordinator takes it: :class:`perflab.targets.base.TargetHost`)."""
         if not self.active:
             raise RuntimeError("profiler is not running")
         try:
@@ -324,7 +324,7 @@ _JFR_EVENT = {"cpu": "cpu", "itimer": "cpu", "ctimer": "cpu", "wall": "wall", "a
 class Recording:
     """One JFR recording of a measured window: ``profiles`` (event -> :class:`Profile`), the CPU
     ``heatmap_path`` (async-profiler's heatmap), ``gc_events`` (the JVM's GC pauses in the server-event
-    shape of :mod:`perflab.server.events`), and flame graphs of sub-windows (:meth:`window_profile`,
+    shape of :mod:`perflab.measure.events`), and flame graphs of sub-windows (:meth:`window_profile`,
     :meth:`spike_diff`) from the same file."""
 
     jfr_path: Path

@@ -16,10 +16,11 @@ import shutil
 import socket
 import subprocess
 import sys
+import zipfile
 from importlib import metadata
 from pathlib import Path
 
-from .. import paths
+from .. import jdk, paths
 
 #: the Python packages whose versions a record names
 PACKAGES = ("perflab", "pandas", "numpy", "scipy", "plotly", "hdrhistogram", "JPype1", "duckdb", "psutil",
@@ -75,7 +76,6 @@ def python_info() -> dict:
 @functools.lru_cache(maxsize=1)
 def profiler_versions() -> dict:
     """async-profiler and converter versions, from the jars' Maven metadata."""
-    import zipfile
 
     out = {}
     for name, getter in (("async-profiler", paths.async_profiler_jar), ("jfr-converter", paths.converter_jar)):
@@ -92,7 +92,6 @@ def profiler_versions() -> dict:
 @functools.lru_cache(maxsize=1)
 def java_version() -> str | None:
     """The default JDK's ``java -version`` (its first line)."""
-    from .. import jdk
 
     try:
         return jdk.version()[1]

@@ -25,7 +25,10 @@ from typing import Iterable
 import pandas as pd
 
 from .. import paths
+from ..config.profile import PROFILE_EVENTS
 from ..errors import RunInterrupted
+from ..measure.result import CONSOLE, load_result_from_dir
+from .environment import environment as env_fn
 
 STATUSES = ("running", "ok", "failed", "interrupted")
 _NAME_RE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -229,7 +232,6 @@ class Run:
     def load(self, subdir: str | None = None):
         """The :class:`~perflab.measure.result.LoadResult` the run (or its ``subdir``, e.g. a probe's
         ``probes/03-2000``) recorded; ``None`` when it holds no load."""
-        from ..measure.result import CONSOLE, load_result_from_dir
 
         d = self.dir / subdir if subdir else self.dir
         return load_result_from_dir(d) if (d / CONSOLE).is_file() else None
@@ -268,7 +270,6 @@ class Run:
 
     def profiles(self) -> dict[str, Path]:
         """event -> the collapsed stacks of the run's whole-window profile (not the spike/rest split)."""
-        from ..config.profile import PROFILE_EVENTS
 
         found = {p.stem.rsplit("-", 1)[1]: p for p in sorted(self.dir.glob("profile-*.collapsed")) if p.stat().st_size}
         return {e: p for e, p in found.items() if e in PROFILE_EVENTS}
@@ -303,7 +304,6 @@ def new_run(kind: str, name: str | None = None, params: dict | None = None, data
     else:
         raise RuntimeError(f"could not create a unique run directory under {root}")
     if environment is None:
-        from .environment import environment as env_fn
         environment = env_fn()
     meta = {"id": rid, "kind": kind, "name": name or kind, "status": "running", "created_at": _now(),
             "finished_at": None, "params": clean(json.loads(json.dumps(params or {}, default=_json_default))),

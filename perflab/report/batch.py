@@ -32,10 +32,15 @@ from pathlib import Path
 
 from .. import paths
 from ..analysis import findings
+from ..config.hosts import GENERATORS_ENV, SCHEDULER_ENV, generators_of
+from ..core.sweep import disjoint_sets
+from ..hosts.inventory import survey
+from ..hosts.pool import connect
 from ..measure.validity import Level
 from ..records import environment, iter_runs, run_names
 from . import export
 from .plans import NotebookSpec, Plan, notebooks_dir
+
 
 @dataclass
 class NotebookResult:
@@ -242,8 +247,8 @@ def run_plan(plan: Plan, *, root: str | os.PathLike | None = None, progress: boo
              kernel_name: str | None = None, command: str = "", hosts: dict | None = None) -> tuple[Report, Path]:
     """Run every notebook of ``plan``; write the report folder. Returns (report, folder).
 
-    ``hosts``: SessionOptions host fields (``cluster``, ``generators``): the notebooks then run side by side,
-    as many at once as the cluster has disjoint host sets (:func:`perflab.hosts.sweep.disjoint_sets`), each
+    ``hosts``: HostOptions fields (``scheduler``, ``generators``): the notebooks then run side by side,
+    as many at once as the scheduler has disjoint host sets (:func:`perflab.core.sweep.disjoint_sets`), each
     run leasing its hosts; a notebook marked ``after`` (the summary) runs once the others are done."""
     root_dir = paths.report_root(root)
     folder = _new_folder(root_dir)
@@ -263,8 +268,8 @@ def run_plan(plan: Plan, *, root: str | os.PathLike | None = None, progress: boo
 
 
 def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_name, command, t_start, hosts):
-    from . import index_page
     from ..measure.generator import LoadTool
+    from . import index_page
 
     nb_dir = notebooks_dir()
     loadgen = LoadTool("perflab-load", paths.loadgen_binary())
@@ -279,7 +284,7 @@ def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_na
     sources = [(spec, spec.path(nb_dir)) for spec in plan.notebooks]
     width = _width(hosts)
     _say(f"perflab report: plan {plan.name}, {len(sources)} notebooks -> {folder}"
-         + (f" ({width} at once on {hosts.get('cluster') or 'the cluster'})" if width > 1 else ""))
+         + (f" ({width} at once on {hosts.get('scheduler')})" if width > 1 else ""))
     (folder / "notebooks").mkdir()
     total = len(sources)
     results = []
@@ -365,26 +370,19 @@ def _new_runs(before: set[str], folder: Path, tag: str | None = None) -> list[di
 
 
 def _width(hosts: dict) -> int:
-    """How many notebooks run at once: one on this machine, else the cluster's disjoint host sets."""
-    if not hosts.get("cluster"):
+    """How many notebooks run at once: one on this machine, else the scheduler's disjoint host sets."""
+    if not hosts.get("scheduler"):
         return 1
-    from ..hosts.cluster import connect
-    from ..hosts.inventory import survey
-    from ..hosts.sweep import disjoint_sets
-    from ..session import generators_of
-
     n = generators_of(hosts.get("generators"))
-    return disjoint_sets(survey(connect(hosts["cluster"]), clocks=False), n if isinstance(n, int) else 1)
+    return disjoint_sets(survey(connect(hosts["scheduler"]), clocks=False), n if isinstance(n, int) else 1)
 
 
 def _host_env(hosts: dict) -> dict:
-    """The hosts as the kernels' environment (SessionOptions reads PERFLAB_CLUSTER, PERFLAB_GENERATORS)."""
-    from ..hosts.cluster import ENV
-    from ..session import GENERATORS_ENV
-
-    out = {ENV: hosts["cluster"]}
+    """The hosts as the kernels' environment (HostOptions reads PERFLAB_SCHEDULER, PERFLAB_GENERATORS)."""
+    out = {SCHEDULER_ENV: hosts["scheduler"]}
     if hosts.get("generators") is not None:
-        out[GENERATORS_ENV] = str(hosts["generators"])
+        g = hosts["generators"]
+        out[GENERATORS_ENV] = ",".join(g) if isinstance(g, (list, tuple)) else str(g)
     return out
 
 

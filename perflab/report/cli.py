@@ -17,7 +17,11 @@ import sys
 from pathlib import Path
 
 from .. import paths
+from ..config.fields import add_arguments
+from ..config.hosts import HostOptions
 from ..errors import NotBuiltError, PerflabError
+from ..hosts.pool import connect
+from .batch import run_plan
 from .plans import BUILTIN, load_plan
 
 
@@ -42,10 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--script-args", default="", metavar="ARGS",
                    help="with --server-cmd: workload script arguments for your API, e.g. 'path=/kv param=key'")
     p.add_argument("--list", action="store_true", help="list the built-in plans and exit")
-    from ..session import HOST_FIELDS, HOST_FLAGS
-    g = p.add_argument_group("hosts: run the notebooks side by side on a Dask cluster's disjoint host sets")
-    for name in ("cluster", "generators"):
-        g.add_argument(HOST_FLAGS[name], dest=name, default=None, help=HOST_FIELDS[name])
+    add_arguments(p.add_argument_group("hosts: run the notebooks side by side on a scheduler's disjoint host sets"),
+                  HostOptions, exclude=("server_host", "lease_timeout"), dest_prefix="hosts_")
     return p
 
 
@@ -67,13 +69,10 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError("--ready-path and --script-args go with --server-cmd")
         if args.cell_timeout is not None and args.cell_timeout <= 0:
             raise ValueError(f"--cell-timeout must be > 0, got {args.cell_timeout}")
-        from ..hosts.cluster import address_of
-        from ..session import generators_of
-        if args.cluster is not None:
-            args.cluster = address_of(args.cluster)
-        elif args.generators is not None:
+        if args.hosts_scheduler is None and args.hosts_generators is not None:
             raise ValueError("--generators goes with --scheduler (on this machine there is one host)")
-        generators_of(args.generators)
+        hosts = HostOptions(scheduler=args.hosts_scheduler, generators=args.hosts_generators).given() \
+            if args.hosts_scheduler is not None else {}
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -87,19 +86,15 @@ def main(argv: list[str] | None = None) -> int:
     except NotBuiltError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    from .batch import run_plan
-
     command = "python -m perflab report " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
-    from ..session import host_options
-    if args.cluster:
-        from ..hosts.cluster import connect
+    if hosts:
         try:
-            connect(args.cluster)           # an unreachable scheduler is an error before any notebook runs
+            connect(hosts["scheduler"])           # an unreachable scheduler is an error before any notebook runs
         except PerflabError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
     report, folder = run_plan(plan, progress=not args.no_progress, browser=args.browser,
-                              cell_timeout=args.cell_timeout, command=command.strip(), hosts=host_options(args))
+                              cell_timeout=args.cell_timeout, command=command.strip(), hosts=hosts)
     failed = report.failed
     print(f"{folder / 'index.html'}")
     if failed:

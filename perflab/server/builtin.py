@@ -27,6 +27,7 @@ from .. import children, jdk, paths
 from ..config import ServerConfig
 from ..errors import ServerStartError
 from .http import http_get
+from .stats import fetch_stats
 
 MAIN_CLASS = "perflab.server.Main"
 
@@ -150,16 +151,8 @@ class Server:
             jvm.insert(0, "-XX:+EnableDynamicAgentLoading")
         self.command = [*self.cpu_prefix, str(jh / "bin" / "java"), *jvm, "-cp", str(classpath), MAIN_CLASS,
                         *cfg.server_args(self.data_dir)]
-        env = dict(os.environ, JAVA_HOME=str(jh))
-        log = open(self.log_path, "ab")
-        log.write(("# " + " ".join(self.command) + "\n").encode())
-        log.flush()
-        try:
-            self.proc = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL,
-                                         env=env, start_new_session=True)
-        finally:
-            log.close()
-        children.register(self.proc)
+        self.proc = children.launch(self.command, self.log_path, env=dict(os.environ, JAVA_HOME=str(jh)),
+                                    stdout_pipe=True, what="the server")
         self._reader = threading.Thread(target=self._read_stdout, name=f"server-{self.proc.pid}-stdout", daemon=True)
         self._reader.start()
         try:
@@ -254,7 +247,6 @@ class Server:
 
     def stats(self) -> dict:
         """One ``GET /v0/stats`` sample."""
-        from .stats import fetch_stats
         return fetch_stats(self.url)
 
     @property

@@ -1,7 +1,7 @@
 """CPU and memory of a process and of the machine, from /proc, sampled over a run.
 
 The validity of a run needs the server's CPU over exactly the measured window, which is known only when
-the generator reports it; so a background thread samples every ``interval_s`` and :meth:`CpuSampler.window`
+the generator reports it; so a background thread samples every ``interval_s`` and :meth:`ProcessCpu.window`
 interpolates the counters at the window's edges. Works for any process (the built-in server or a server
 the user brings), needs nothing from it.
 """
@@ -9,11 +9,13 @@ the user brings), needs nothing from it.
 from __future__ import annotations
 
 import os
-import threading
 import time
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
+
+from ..sampling import Periodic
 
 _TICK = os.sysconf("SC_CLK_TCK")
 _PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -65,54 +67,60 @@ class CpuWindow:
                 "window": [self.start, self.end]}
 
 
-class CpuSampler:
-    """Samples process ``pid`` and the machine every ``interval_s`` in a daemon thread."""
+class ProcessCpu(Periodic):
+    """Samples the CPU and RSS of a target's processes and the machine's CPU every ``interval_s``.
 
-    def __init__(self, pid: int, interval_s: float = 0.25):
-        if not isinstance(pid, int) or pid <= 0:
-            raise ValueError(f"pid must be a positive int, got {pid!r}")
-        if not interval_s > 0:
-            raise ValueError(f"interval_s must be > 0, got {interval_s!r}")
-        self.pid = pid
-        self.interval_s = interval_s
-        self.samples: list[tuple[float, float, int, float, float]] = []  # t, proc cpu, rss, busy, total
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+    ``pids()`` returns the processes to sample now by *slot* (``{None: pid}`` for one server, ``{i: pid}`` for
+    the nodes of a cluster): read at every sample, so a node killed and started again is followed by its new
+    pid. :meth:`window` sums the processes over a window (counters interpolated at its edges, each process
+    on its own); :meth:`frame` gives each slot's cores and RSS over time."""
+
+    def __init__(self, pids, interval_s: float = 0.25):
+        super().__init__(interval_s, "perflab-cpu")
+        self.pids = pids
+        self.samples: list[tuple] = []   # t, slot, pid, cpu_s, rss, busy, total
 
     def sample(self) -> None:
-        cpu = process_cpu_s(self.pid)
-        if cpu is None:
-            return
         busy, total = machine_cpu()
-        self.samples.append((time.time(), cpu, process_rss(self.pid) or 0, busy, total))
+        t = time.time()
+        for slot, pid in self.pids().items():
+            cpu = process_cpu_s(pid) if pid else None
+            rss = process_rss(pid) if cpu is not None else None
+            if rss:   # no resident memory: a process that is gone (a zombie until reaped)
+                self.samples.append((t, slot, pid, cpu, rss, busy, total))
 
-    def start(self) -> "CpuSampler":
-        self.sample()
-        self._thread = threading.Thread(target=self._run, name=f"perflab-proc-{self.pid}", daemon=True)
-        self._thread.start()
-        return self
+    def _frame(self) -> pd.DataFrame:
+        return pd.DataFrame(list(self.samples), columns=["t", "node", "pid", "cpu_s", "rss", "busy", "total"])
 
-    def _run(self):
-        while not self._stop.wait(self.interval_s):
-            self.sample()
-
-    def stop(self) -> "CpuSampler":
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=self.interval_s + 2)
-        self.sample()
-        return self
+    def frame(self, t0: float | None = None) -> pd.DataFrame:
+        """``node, pid, t_s, cpu_s, cores (since the previous sample of the same process), rss``."""
+        df = self._frame()
+        if df.empty:
+            return pd.DataFrame(columns=["node", "pid", "t_s", "cpu_s", "cores", "rss"])
+        df = df.sort_values(["node", "t"]).reset_index(drop=True)
+        g = df.groupby(["node", "pid"], sort=False, dropna=False)
+        df["cores"] = g["cpu_s"].diff() / g["t"].diff()
+        df["t_s"] = df["t"] - (t0 if t0 is not None else df["t"].min())
+        return df[["node", "pid", "t_s", "cpu_s", "cores", "rss"]]
 
     def window(self, start: float, end: float) -> CpuWindow | None:
-        """The window ``[start, end]`` (epoch seconds), counters interpolated between samples; ``None``
-        when the samples do not cover it."""
-        s = list(self.samples)
-        if len(s) < 2 or not end > start or s[0][0] > start + self.interval_s or s[-1][0] < end - self.interval_s:
+        """Every process over ``[start, end]`` (epoch seconds): their CPU summed, the machine's busy share,
+        the largest sum of RSS; ``None`` when the samples do not cover the window."""
+        df = self._frame()
+        if df.empty or not end > start or df["t"].min() > start + self.interval_s or \
+                df["t"].max() < end - self.interval_s:
             return None
-        t = np.array([x[0] for x in s])
-        at = lambda col, when: float(np.interp(when, t, np.array([x[col] for x in s], dtype=float)))  # noqa: E731
-        cpu = at(1, end) - at(1, start)
-        busy, total = at(3, end) - at(3, start), at(4, end) - at(4, start)
-        inside = [x[2] for x in s if start <= x[0] <= end]
-        return CpuWindow(start, end, cpu, cpu / (end - start), max(inside) if inside else None,
-                         busy / total if total > 0 else float("nan"), os.cpu_count() or 1)
+        cpu = 0.0
+        for _, g in df.groupby(["node", "pid"], dropna=False):
+            t, c = g["t"].to_numpy(), g["cpu_s"].to_numpy(dtype=float)
+            lo, hi = max(start, t[0]), min(end, t[-1])
+            if hi > lo:
+                cpu += float(np.interp(hi, t, c) - np.interp(lo, t, c))
+        m = df.drop_duplicates("t")
+        tt = m["t"].to_numpy()
+        busy = float(np.interp(end, tt, m["busy"]) - np.interp(start, tt, m["busy"]))
+        total = float(np.interp(end, tt, m["total"]) - np.interp(start, tt, m["total"]))
+        inside = df[(df["t"] >= start) & (df["t"] <= end)]
+        rss = int(inside.groupby("t")["rss"].sum().max()) if len(inside) else None
+        return CpuWindow(start, end, cpu, cpu / (end - start), rss, busy / total if total > 0 else float("nan"),
+                         os.cpu_count() or 1)

@@ -10,10 +10,10 @@ launcher script).
 
 from __future__ import annotations
 
+import json
 import shlex
 import socket
 import subprocess
-import time
 from pathlib import Path
 
 import psutil
@@ -90,8 +90,9 @@ class ForeignProcess(_Target):
     """A server started from ``ForeignServer.command`` (see the module docstring)."""
 
     def __init__(self, config: ForeignServer, log_dir: Path, cpu_prefix: list[str] | None = None,
-                 host: str = "127.0.0.1"):
+                 host: str = "127.0.0.1", data_dir: Path | None = None):
         self.config = config
+        self.data_dir = data_dir
         self.log_dir = Path(log_dir)
         self.cpu_prefix = list(cpu_prefix or [])
         self.host = host
@@ -116,35 +117,20 @@ class ForeignProcess(_Target):
     def start(self) -> "ForeignProcess":
         self.port = free_port(self.host)
         text = self.config.command.replace("{port}", str(self.port)).replace("{host}", self.host)
+        if self.data_dir is not None:
+            text = text.replace("{dir}", str(self.data_dir))
         try:
             argv = shlex.split(text)
         except ValueError as e:
             raise ValueError(f"command: cannot split {text!r} into arguments: {e}") from None
         self.command = [*self.cpu_prefix, *argv]
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.log_path, "ab") as log:
-            log.write(("# " + " ".join(shlex.quote(a) for a in self.command) + "\n").encode())
-            log.flush()
-            try:
-                self.proc = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT,
-                                             stdin=subprocess.DEVNULL, start_new_session=True,
-                                             cwd=self.config.workdir)
-            except OSError as e:
-                raise ServerStartError(f"cannot start the server command {argv[0]!r}: {e.strerror}") from None
-        children.register(self.proc)
-        deadline = time.monotonic() + self.config.startup_timeout
+        self.proc = children.launch(self.command, self.log_path, cwd=self.config.workdir)
         try:
-            while not _answers(self.url, self.config.ready_path):
-                rc = self.proc.poll()
-                if rc is not None:
-                    self.exit_code = rc
-                    raise ServerStartError(f"the server command exited with status {rc} before answering on port "
-                                           f"{self.port}", self.log_tail())
-                if time.monotonic() > deadline:
-                    raise ServerStartError(f"the server command did not answer HTTP on port {self.port} within "
-                                           f"{self.config.startup_timeout:g} s", self.log_tail())
-                time.sleep(0.05)
+            children.await_ready(self.proc, lambda: _answers(self.url, self.config.ready_path),
+                                 self.config.startup_timeout, "the server command", f"on port {self.port}",
+                                 self.log_tail)
         except BaseException:
+            self.exit_code = self.proc.poll()
             self.stop(grace_s=2)
             raise
         self._pid = listening_pid(self.port) or self.proc.pid
@@ -189,7 +175,6 @@ class AttachedServer(_Target):
 
 def stats_available(url: str) -> str | None:
     """``None`` when ``url`` answers ``GET /v0/stats`` with a JSON object, else why not."""
-    import json
     try:
         status, body = http_get(url + "/v0/stats", timeout=2.0)
     except OSError as e:

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import math
-import threading
 import time
 
 import pandas as pd
 
+from ..sampling import Periodic
 from .http import http_get
+from .metrics import is_counter as spec_counter
+
 
 def fetch_stats(url: str, timeout: float = 2.0) -> dict:
     """One ``/v0/stats`` sample from the server at ``url`` (``http://host:port``)."""
@@ -41,7 +43,6 @@ def _flatten(d: dict, prefix: str = "") -> dict:
 
 def is_counter(column: str) -> bool:
     """Whether a flattened ``/v0/stats`` column is a cumulative counter (the server's metric list says)."""
-    from .metrics import is_counter as spec_counter
     return spec_counter(column)
 
 
@@ -76,59 +77,27 @@ def stats_frame(samples: list[dict], t0: float | None = None) -> pd.DataFrame:
     return df[front + [c for c in df.columns if c not in front]]
 
 
-class StatsSampler:
+class StatsSampler(Periodic):
     """Samples ``/v0/stats`` every ``interval_s`` seconds in a background thread.
 
     ``with StatsSampler(srv.url) as s: ...`` then ``s.frame(t0=...)``. Samples that fail (server busy
     or gone) are counted in ``errors`` and skipped: sampling must never break a run.
     """
 
+    final = False
+
     def __init__(self, url: str, interval_s: float = 1.0):
         if not isinstance(url, str) or not url.startswith("http"):
             raise ValueError(f"url must be an http URL, got {url!r}")
-        if not (interval_s > 0):
-            raise ValueError(f"interval_s must be > 0, got {interval_s!r}")
+        super().__init__(interval_s, "perflab-stats")
         self.url = url
-        self.interval_s = float(interval_s)
         self.samples: list[dict] = []
-        self.errors = 0
-        self.last_error: str | None = None
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
-    def start(self) -> "StatsSampler":
-        if self._thread is not None:
-            raise RuntimeError("sampler already started")
-        self._thread = threading.Thread(target=self._run, name="perflab-stats", daemon=True)
-        self._thread.start()
-        return self
-
-    def _run(self):
-        next_t = time.monotonic()
-        while not self._stop.is_set():
-            try:
-                # a busy server may answer late; a late sample still carries the server's own timestamp
-                s = fetch_stats(self.url, timeout=max(2.0, self.interval_s))
-                s.setdefault("timestamp_ms", int(time.time() * 1000))
-                self.samples.append(s)
-            except Exception as e:  # sampling is best effort
-                self.errors += 1
-                self.last_error = f"{type(e).__name__}: {e}"
-            next_t += self.interval_s
-            self._stop.wait(max(0.0, next_t - time.monotonic()))
-
-    def stop(self) -> "StatsSampler":
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=self.interval_s + 5)
-        return self
+    def sample(self) -> None:
+        # a busy server may answer late; a late sample still carries the server's own timestamp
+        s = fetch_stats(self.url, timeout=max(2.0, self.interval_s))
+        s.setdefault("timestamp_ms", int(time.time() * 1000))
+        self.samples.append(s)
 
     def frame(self, t0: float | None = None) -> pd.DataFrame:
         return stats_frame(list(self.samples), t0)
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc):
-        self.stop()
-        return False

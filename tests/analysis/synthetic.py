@@ -10,13 +10,14 @@ from types import SimpleNamespace
 import pandas as pd
 
 from perflab import BreakpointCriteria, BreakpointParams, LoadParams
-from perflab.breakpoint import BreakpointResult, Judgement, Outcome, Probe
+from perflab.breakpoint import BreakpointResult, Outcome, Probe
+from perflab.measure.judgement import Judgement
 from perflab.experiment import ExperimentResult
 from perflab.measure.attribution import attribute
 from perflab.measure.result import LoadResult
 from perflab.measure.validity import Level, Validity
 from perflab.profiling.profiler import Profile
-from perflab.server.events import events_frame
+from perflab.measure.events import events_frame
 
 
 class _Hdr:

@@ -16,12 +16,12 @@ from perflab.analysis import cluster_notebook as cnb
 from perflab.analysis import cluster_plots as cplots
 from perflab.cluster.checker import Verdict, predict
 from perflab.cluster.distribution import KeyDistribution
-from perflab.cluster.experiment import ClusterResult, _recovery
+from perflab.cluster_run import ClusterResult, _recovery
 from perflab.cluster.sampling import node_stats_frame
 from perflab.cluster.statuses import status_intervals, totals
 from perflab.measure.result import load_result_from_dir
 from perflab.records import new_run
-from perflab.server.events import events_frame
+from perflab.measure.events import events_frame
 
 T0 = 1_800_000_000.0
 

@@ -7,7 +7,8 @@ import plotly.graph_objects as go
 import pytest
 from synthetic import experiment, load
 
-from perflab.breakpoint import BreakpointResult, Judgement, Outcome, Probe
+from perflab.breakpoint import BreakpointResult, Outcome, Probe
+from perflab.measure.judgement import Judgement
 from perflab.config import BreakpointCriteria, BreakpointParams
 from perflab.records import new_run
 from perflab.analysis import commentary, findings

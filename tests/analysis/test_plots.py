@@ -8,7 +8,8 @@ import pytest
 from synthetic import experiment, load
 
 from perflab.analysis import plots
-from perflab.breakpoint import BreakpointResult, Judgement, Outcome, Probe
+from perflab.breakpoint import BreakpointResult, Outcome, Probe
+from perflab.measure.judgement import Judgement
 from perflab.config import BreakpointCriteria, BreakpointParams
 from perflab.measure.wrk_output import parse_wrk_output
 from perflab.profiling import flame

@@ -6,7 +6,7 @@ import pytest
 
 from perflab.measure.attribution import attribute
 from perflab.analysis.timeline import timeline
-from perflab.server.events import events_frame
+from perflab.measure.events import events_frame
 
 
 def test_timeline_has_latency_events_and_spikes():

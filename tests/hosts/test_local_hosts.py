@@ -8,12 +8,13 @@ import json
 import pytest
 
 import perflab as pl
-from perflab.hosts.cluster import HostsError, connect
-from perflab.hosts.hostset import HostRequest, choose
+from perflab.hosts.pool import HostsError, connect
+from perflab.config.hosts import HostOptions
+from perflab.hosts.hostset import choose
 from perflab.hosts.inventory import HostInfo, check_versions
 from perflab.measure.validity import Check, Level, Validity, with_hosts
 from perflab.records import list_runs
-from perflab.session import Session, SessionOptions
+from perflab.core.session import Session, SessionOptions
 from perflab.measure.generator import LoadTool
 
 LOAD = pl.LoadParams(rate=500, duration=1, threads=1, connections=2, path="/v0/status")
@@ -29,24 +30,24 @@ HOSTS = [_host("srv1", "server"), _host("gen1", "generator"), _host("gen2", "gen
 
 
 def test_host_choice_by_name_by_count_and_while_busy():
-    names, (srv, gens) = choose(HOSTS, HostRequest(generators=("gen1", "gen2"), server_host="srv1"), set(), "c")
+    names, (srv, gens) = choose(HOSTS, HostOptions(generators=("gen1", "gen2"), server_host="srv1"), set(), "c")
     assert names == ["gen1", "gen2", "srv1"] and srv.name == "srv1" and [g.name for g in gens] == ["gen1", "gen2"]
     # by count: a server-only host first, generators other than the server
-    names, (srv, gens) = choose(HOSTS, HostRequest(generators=2), set(), "c")
+    names, (srv, gens) = choose(HOSTS, HostOptions(generators=2), set(), "c")
     assert srv.name == "srv1" and {g.name for g in gens} <= {"gen1", "gen2", "both"} and len(gens) == 2
     # busy hosts: wait (None), or another free set
-    assert choose(HOSTS, HostRequest(generators=("gen1",), server_host="srv1"), {"gen1"}, "c") is None
-    names, (srv, gens) = choose(HOSTS, HostRequest(generators=1), {"srv1", "gen1"}, "c")
+    assert choose(HOSTS, HostOptions(generators=("gen1",), server_host="srv1"), {"gen1"}, "c") is None
+    names, (srv, gens) = choose(HOSTS, HostOptions(generators=1), {"srv1", "gen1"}, "c")
     assert srv.name == "both" and gens[0].name == "gen2"
     # what can never be met is an error at once, naming the problem
     with pytest.raises(HostsError, match="no host named 'gen9'.*hosts: both, gen1, gen2, srv1"):
-        choose(HOSTS, HostRequest(generators=("gen9",)), set(), "c")
+        choose(HOSTS, HostOptions(generators=("gen9",)), set(), "c")
     with pytest.raises(HostsError, match="host gen1 has no server role.*--resources server=1"):
-        choose(HOSTS, HostRequest(server_host="gen1"), set(), "c")
+        choose(HOSTS, HostOptions(server_host="gen1"), set(), "c")
     with pytest.raises(HostsError, match="5 generator hosts asked for"):
-        choose(HOSTS, HostRequest(generators=5), set(), "c")
+        choose(HOSTS, HostOptions(generators=5), set(), "c")
     with pytest.raises(HostsError, match="no host .* has the generator role"):
-        choose([_host("srv1", "server")], HostRequest(), set(), "c")
+        choose([_host("srv1", "server")], HostOptions(), set(), "c")
 
 
 def test_version_mismatch_is_named():
@@ -58,15 +59,18 @@ def test_version_mismatch_is_named():
 
 
 def test_session_options_take_hosts_by_name_count_or_environment(monkeypatch):
-    assert SessionOptions(generators="gen1, gen2").generators == ("gen1", "gen2")
-    assert SessionOptions(generators="3").generators == 3 and SessionOptions(generators=["a"]).generators == ("a",)
+    assert SessionOptions(generators="gen1, gen2").hosts.generators == ("gen1", "gen2")
+    assert SessionOptions(generators="3").hosts.generators == 3
+    assert SessionOptions(generators=["a"]).hosts.generators == ("a",)
     monkeypatch.setenv("PERFLAB_GENERATORS", "2")
     monkeypatch.setenv("PERFLAB_SERVER_HOST", "srv9")
-    o = SessionOptions()
+    o = SessionOptions().hosts
     assert o.generators == 2 and o.server_host == "srv9"
+    monkeypatch.setenv("PERFLAB_SCHEDULER", "tcp://10.1.2.3")
+    assert SessionOptions().hosts.scheduler == "tcp://10.1.2.3:8786"
     for bad, msg in (({"generators": 0}, "at least 1"), ({"generators": "a,,b"}, "host names"),
                      ({"generators": "a,a"}, "named twice"), ({"server_host": "a,b"}, "one host name"),
-                     ({"cluster": "http://x:1"}, "tcp://HOST:8786"), ({"lease_timeout": 0}, "lease_timeout")):
+                     ({"scheduler": "http://x:1"}, "tcp://HOST:8786"), ({"lease_timeout": 0}, "lease_timeout")):
         with pytest.raises(ValueError, match=msg):
             SessionOptions(**bad)
 
@@ -76,12 +80,12 @@ def test_an_unreachable_scheduler_is_a_clear_error():
         connect("tcp://127.0.0.1:1", timeout=2)
 
 
-def test_one_machine_runs_on_the_in_process_cluster_and_records_it(server_build, loadgen_binary, data_root, capsys):
+def test_one_machine_runs_on_the_in_process_hosts_and_records_it(server_build, loadgen_binary, data_root, capsys):
     from perflab.cli import main
 
     res = pl.run_experiment(pl.ServerConfig(backend="memory"), LOAD)
     hosts = res.run.meta["hosts"]
-    assert hosts["cluster"] == "in-process" and hosts["server"]["name"] == "local"
+    assert hosts["scheduler"] == "in-process" and hosts["server"]["name"] == "local"
     assert hosts["server"]["roles"] == ["server", "generator"] and [g["name"] for g in hosts["generators"]] == ["local"]
     assert hosts["load"]["generators"]["local"]["segment"] == "0/1" and hosts["load"]["start_skew_us"] == 0.0
     # one generator on the server's machine: the load's files and record are exactly what they always were
@@ -90,7 +94,9 @@ def test_one_machine_runs_on_the_in_process_cluster_and_records_it(server_build,
     assert json.loads((res.run.dir / "hosts.json").read_text())["server"] == "local"
     assert main(["hosts"]) == 0
     out = capsys.readouterr().out
-    assert "in-process cluster" in out and "local  server,generator" in out
+    assert "in-process hosts" in out and "local  server,generator" in out
+    # the one host reads this machine's clock: no offset is claimed for it
+    assert "this machine's (not measured)" in out and "+0.000 ms" not in out
 
 
 def test_bad_hosts_fail_before_a_run_exists(server_build, loadgen_binary, data_root):
@@ -112,7 +118,7 @@ def test_two_sessions_side_by_side_share_the_one_machine(server_build, loadgen_b
             Session("experiment", "b", pl.ServerConfig(backend="memory"), tool, SessionOptions(lease_timeout=5)) as b:
         ra = a.start_load(LOAD, a.run.dir).wait()
         rb = b.start_load(LOAD, b.run.dir).wait()
-        assert a.server.url != b.server.url
+        assert a.handle.url != b.handle.url
     assert ra.requests == rb.requests == 500
 
 

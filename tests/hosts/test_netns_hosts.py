@@ -19,11 +19,11 @@ import time
 import pytest
 
 import perflab as pl
-from perflab.hosts.load import HostLost
-from perflab.hosts.sweep import sweep
+from perflab.hosts.pool import HostLost
+from perflab.core.sweep import sweep
 from perflab.records import list_runs, open_run
 
-from perflab.hosts import netns
+import netns
 
 WORKERS = {"srv1": "server=1", "gen1": "generator=1", "gen2": "generator=1", "gen3": "generator=1,server=1"}
 SERVER = pl.ServerConfig(backend="memory")
@@ -45,7 +45,7 @@ def hosts():
 
 
 def _on(hosts, **kw):
-    return dict(cluster=hosts.address, **kw)
+    return dict(scheduler=hosts.address, **kw)
 
 
 def test_hosts_are_listed_with_roles_versions_and_clocks(hosts, capsys):
@@ -83,7 +83,7 @@ def test_a_two_host_run_is_one_run_merged_exactly(hosts, data_root):
     assert merged["latency_us"]["max"] == max(p["latency_us"]["max"] for p in parts.values())
     # what meta.json records: every host, its clock, the start skew, per-host validity, the bottleneck
     meta = two.run.meta
-    assert meta["hosts"]["cluster"] == hosts.address and meta["hosts"]["server"]["name"] == "srv1"
+    assert meta["hosts"]["scheduler"] == hosts.address and meta["hosts"]["server"]["name"] == "srv1"
     assert [g["name"] for g in meta["hosts"]["generators"]] == ["gen1", "gen2"]
     load = meta["hosts"]["load"]
     assert load["start_skew_us"] is not None and load["start_at"] > 0
@@ -154,7 +154,7 @@ def test_a_sweep_runs_points_on_disjoint_host_sets_and_queues_the_rest(hosts, da
     rates = [1000, 1500, 800]
     out = sweep(lambda rate, **h: pl.run_experiment(SERVER, LOAD.replace(rate=rate, threads=1, connections=2),
                                                     name=f"sweep-{rate}", **h),
-                rates, cluster=hosts.address, generators=1)
+                rates, scheduler=hosts.address, generators=1)
     assert [p.ok for p in out] == [True, True, True], [p.error for p in out]
     runs = [p.result.run for p in out]
     sets = [_host_set(r) for r in runs]
@@ -168,7 +168,7 @@ def test_a_sweep_runs_points_on_disjoint_host_sets_and_queues_the_rest(hosts, da
     # a point that fails is listed with its error; the sweep goes on with the others
     failing = sweep(lambda rate, **h: pl.run_experiment(SERVER, LOAD.replace(rate=rate, threads=1, connections=1),
                                                         **{**h, "generators": "nohost" if rate == 1 else h["generators"]}),
-                    [1, 500], cluster=hosts.address)
+                    [1, 500], scheduler=hosts.address)
     assert failing[1].ok and failing[1].result.load.requests > 0
     assert not failing[0].ok and "no host named 'nohost'" in failing[0].error
 
@@ -207,9 +207,9 @@ def test_a_report_runs_its_notebooks_side_by_side_on_disjoint_host_sets(hosts, d
                                  NotebookSpec("measure", {"rate": 400}, output="mb"),
                                  NotebookSpec("summary", {}, after=True)))
     report, folder = run_plan(plan, root=tmp_path / "report", progress=False, browser=False,
-                              hosts={"cluster": hosts.address})
+                              hosts={"scheduler": hosts.address})
     assert [n.status for n in report.notebooks] == ["ok", "ok", "ok"], [n.error for n in report.notebooks]
-    assert _width({"cluster": hosts.address}) == 2      # srv1 and gen3 serve, gen1 and gen2 load: two at once
+    assert _width({"scheduler": hosts.address}) == 2      # srv1 and gen3 serve, gen1 and gen2 load: two at once
     runs = []
     for n in report.notebooks[:2]:
         mine = [open_run(r["id"]) for r in n.runs]
@@ -251,7 +251,7 @@ def test_hosts_not_ready_before_the_start_are_all_stopped_before_it(hosts, data_
 CHILD = """
 import sys, perflab as pl
 pl.run_experiment(pl.ServerConfig(backend='memory'), pl.LoadParams(rate=500, duration=60, threads=2, connections=4,
-                  path='/v0/status'), cluster=sys.argv[1], generators='gen1,gen2', server_host='srv1',
+                  path='/v0/status'), scheduler=sys.argv[1], generators='gen1,gen2', server_host='srv1',
                   data_root=sys.argv[2], name='long')
 """
 

@@ -46,8 +46,8 @@ def test_labels_tell_the_sides_apart_in_their_flags_words():
     assert sides.identical(*same) and not sides.identical(a, b)
     f = (sides.Side("A", ForeignServer(command="java Tiny.java {port}")), sides.Side("B", ServerConfig()))
     sides.label(f)
-    assert f[0].label == "java Tiny.java {port}" and not f[0].builtin and f[0].freezable
-    assert not sides.Side("A", ForeignServer(url="http://127.0.0.1:1")).freezable
+    assert f[0].label == "java Tiny.java {port}" and not f[0].builtin and f[0].spec.why_not("pause") is None
+    assert "only a server process perflab started" in sides.Side("A", ForeignServer(url="http://127.0.0.1:1")).spec.why_not("pause")
 
 
 def test_bad_input_is_named_before_anything_starts(data_root):
@@ -59,14 +59,15 @@ def test_bad_input_is_named_before_anything_starts(data_root):
         (dict(a=mem, b=mem, rates=[100, 0]), "rates[1]: must be > 0"),
         (dict(a=mem, b=mem, rates=[100, 100]), "rates: each rate once"),
         (dict(a=mem, b=mem, rates=[100], search=__import__("perflab").BreakpointParams()), "rates and search are exclusive"),
-        (dict(a=mem, b=mem, prefill=PrefillParams(keys=10)), "prefill: side A runs backend='memory'"),
+        (dict(a=mem, b=mem, prefill=PrefillParams(keys=10)),
+         "prefill: side A (A: backend=memory): needs a persistent backend (lsm or rocksdb); backend='memory'"),
         (dict(a=ForeignServer(command="x {port}"), b=ServerConfig(), prefill=PrefillParams(keys=10)),
-         "prefill: side A is your server"),
+         "prefill: side A (x {port}): it writes the built-in server's storage files; your server loads its own data"),
         (dict(a=mem, b=mem, data_dir="/tmp/x"), "data_dir: an A/B comparison gives each side"),
-        (dict(a=mem, b=mem, cluster="tcp://10.0.0.1:8786", generators=2),
-         "cluster, generators: an A/B comparison runs both servers and the generator on this machine"),
+        (dict(a=mem, b=mem, scheduler="tcp://10.0.0.1:8786", generators=2),
+         "scheduler, generators: an A/B comparison runs both servers and the generator on this machine"),
         (dict(a=mem, b="http://127.0.0.1:1", params=ABParams(restart_per_block=True)),
-         "restart_per_block: side B is a server that is already running"),
+         "restart_per_block: side B (http://127.0.0.1:1): a server that is already running"),
         (dict(a=mem, b=mem, params="fast"), "params must be a ABParams"),
         (dict(a=Commit("no-such-revision-xyz"), b=mem), "A (--a-commit): 'no-such-revision-xyz' is not a commit"),
     ]
@@ -91,7 +92,7 @@ def test_cli_bad_input_exits_2_naming_it(data_root, capsys):
         (["--backend", "memory", "--max-probes", "4"], "--max-probes: only with --breakpoint"),
         (["--backend", "memory", "--breakpoint", "-R", "100"], "-R/--rate: a breakpoint comparison searches the rates"),
         (["--backend", "memory", "--pairs", "500"], "max_pairs: must be between 2 and 128, got '500'"),
-        (["--backend", "memory", "--prefill", "100"], "prefill: side A runs backend='memory'"),
+        (["--backend", "memory", "--prefill", "100"], "prefill: side A (A: backend=memory): needs a persistent backend"),
         (["--a-commit", "no-such-revision-xyz"], "'no-such-revision-xyz' is not a commit"),
     ]
     with pytest.raises(SystemExit):   # no host flags: both sides run on this machine

@@ -154,7 +154,7 @@ def test_an_interrupt_stops_both_servers_thaws_the_frozen_one_and_records_no_com
 
     def probe(self, side, load, phase, *args, **kw):
         if phase == "idle-cost-frozen":
-            pid = self.sess["B"].server.pid
+            pid = self.sess["B"].handle.pid
             frozen_at["state"] = open(f"/proc/{pid}/stat").read().split(")")[1].split()[0]
             frozen_at["pid"] = pid
             raise KeyboardInterrupt

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from perflab import BreakpointCriteria, BreakpointParams, LoadParams
-from perflab.breakpoint import BreakpointResult, Judgement, Outcome, Probe, establish, latency_trend, search
+from perflab.breakpoint import BreakpointResult, Outcome, Probe, establish, search
+from perflab.measure.judgement import Judgement, latency_trend
 from perflab.breakpoint import ramp as ramp_mod
 from perflab.measure.result import LoadResult
 

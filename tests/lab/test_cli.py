@@ -47,6 +47,14 @@ def test_run_then_runs_and_index(server_build, loadgen_binary, data_root, capsys
     assert "index.duckdb" in out and "ok" in out and "memory" in out
 
 
+def test_server_host_chooses_a_host_not_the_servers_bind_address(server_build, loadgen_binary, data_root, capsys):
+    # --server-host names the host the server runs on (here the in-process one, "local"); it once also landed
+    # in the built-in server's own --host and the server exited: "--host: cannot resolve 'local'"
+    assert main(["run", "--backend", "memory", "-R", "200", "-d", "1s", "-c", "2", "--server-host", "local"]) == 0
+    run = list_runs().iloc[-1]
+    assert run["status"] == "ok"
+
+
 def test_report_is_dispatched():
     r = run("report", "--help")
     assert r.returncode == 0 and "usage" in r.stdout.lower() and "--plan" in r.stdout

@@ -10,9 +10,9 @@ import pandas as pd
 
 from perflab import LoadParams, ServerConfig, run_experiment
 from perflab.measure.generator import LoadTool
-from perflab.session import Session, SessionOptions
+from perflab.core.session import Session, SessionOptions
 from perflab.server import metrics
-from perflab.server.events import read_events
+from perflab.measure.events import read_events
 
 
 def _post(url: str) -> tuple[float, float]:
@@ -59,9 +59,9 @@ def test_a_forced_gc_and_a_pause_land_on_the_latency_timeline(server_build, load
                  LoadTool.of(load), SessionOptions(data_root=data_root)) as sess:
         lp = sess.start_load(load, out_dir=sess.run.dir)
         time.sleep(2.0)                         # about 1 s into the measured window
-        pause = _post(sess.server.url + "/v0/debug/pause?ms=300")
+        pause = _post(sess.handle.url + "/v0/debug/pause?ms=300")
         time.sleep(0.8)
-        gc = _post(sess.server.url + "/v0/debug/gc")
+        gc = _post(sess.handle.url + "/v0/debug/gc")
         res = lp.wait()
         run_dir = sess.run.dir
     t0 = res.measure_start

@@ -161,7 +161,7 @@ def test_bad_arguments(data_root):
         run_experiment(ServerConfig(), 1000)
     with pytest.raises(ValueError, match="profile must be a ProfileParams"):
         run_experiment(ServerConfig(), LoadParams(), profile="cpu")
-    with pytest.raises(ValueError, match="prefill needs a persistent backend"):
+    with pytest.raises(ValueError, match="prefill: needs a persistent backend"):
         run_experiment(ServerConfig(backend="memory"), LoadParams(), prefill=PrefillParams(keys=10))
     with pytest.raises(ValueError, match="stats_interval must be > 0"):
         run_experiment(ServerConfig(), LoadParams(), stats_interval=0)

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 
 from perflab.measure.attribution import attribute, spikes
-from perflab.server.events import busy_share, events_frame
+from perflab.measure.events import busy_share, events_frame
 
 
 def timeline(n=300, step=0.1, spike_at=()):

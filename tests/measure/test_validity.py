@@ -132,7 +132,7 @@ def test_thresholds_are_parameters_and_the_record_round_trips():
 
 
 def test_a_failing_probe_s_overload_is_its_finding_not_a_doubt():
-    from perflab.breakpoint.criteria import evaluate
+    from perflab.measure.judgement import evaluate
 
     # over capacity: 82% achieved and p50 climbing, the generator fine -> fails, and its measurement is valid
     over = result(rate=2300, achieved=1890, p50s=[1.0 + i for i in range(100)], p99s=[20.0 + i for i in range(100)])

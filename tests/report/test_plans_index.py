@@ -6,6 +6,8 @@ import re
 
 import pytest
 
+from perflab.measure.paired import Family
+
 from perflab.report import batch, index_page, plans
 
 
@@ -39,7 +41,7 @@ def test_quick_windows_stay_meaningful_and_full_is_longer():
             # the interleaved comparisons of 03 and 05: short probes, but enough pairs that a claim is possible
             from perflab import ABParams
             ab = ABParams(**p["pairs"])
-            assert ab.probe_duration >= 0.5 and ab.family().first_claim <= ab.max_pairs, (spec.notebook, p["pairs"])
+            assert ab.probe_duration >= 0.5 and Family(ab.alpha, ab.max_pairs).first_claim <= ab.max_pairs, (spec.notebook, p["pairs"])
         for k in ("duration_s", "profile_duration_s", "overload_duration_s"):
             if k in p:
                 assert p[k] >= 3, (spec.notebook, k)

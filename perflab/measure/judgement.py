@@ -1,4 +1,4 @@
-"""When one probe at a fixed rate passes: the server kept up with it.
+"""The judgement of one probe at a fixed rate: it passed when the server kept up with it.
 
 A probe passes when the generator achieved at least ``min_achieved`` of the rate, p99 (corrected:
 measured from the scheduled send time) is within the SLA, socket errors and 5xx are at most
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from ..config import BreakpointCriteria
-from ..measure.validity import GENERATOR_CHECKS, OVERLOAD_SYMPTOMS, Level
+from .validity import GENERATOR_CHECKS, OVERLOAD_SYMPTOMS, Level
 
 
 @dataclass

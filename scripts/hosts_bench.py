@@ -1,12 +1,12 @@
 """The hosts' benchmark: coordination overhead per run, start skew between hosts, merged vs one host.
 
-    python -m perflab.hosts.bench                       # one machine + namespace hosts made for the run
-    python -m perflab.hosts.bench --scheduler tcp://HOST:8786 --server-host srv1 --generators gen1,gen2
+    .venv/bin/python scripts/hosts_bench.py             # one machine + namespace hosts made for the run
+    .venv/bin/python scripts/hosts_bench.py --scheduler tcp://HOST:8786 --server-host srv1 --generators gen1,gen2
 
-1. **Coordination overhead** (this machine, the in-process cluster, the default path of every run): the
+1. **Coordination overhead** (this machine, the in-process hosts, the default path of every run): the
    same load against the same server, started as before the hosts (``LoadProcess``) and through the
    session's hosts (``DistributedLoad``), alternately; plus opening and closing a session's hosts (connect,
-   list, lease, agents, clocks). Their sum is what the hosts add to a run; the in-process cluster's own
+   list, lease, agents, clocks). Their sum is what the hosts add to a run; the in-process hosts' own
    start (once per Python process) is printed apart.
 2. **Start skew** between two generator hosts: each run's ``start_skew_us`` (the spread of the hosts'
    ``start_at.skew_us``), over several split runs.
@@ -22,9 +22,24 @@ import argparse
 import datetime as dt
 import platform
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+import perflab as pl
+from perflab.config import HostOptions, LoadParams, ServerConfig
+from perflab.core.generators import GeneratorHost
+from perflab.core.load import DistributedLoad
+from perflab.hosts.hostset import HostSet
+from perflab.hosts.pool import connect
+from perflab.measure.generator import start_load
+from perflab.records.environment import load_average, machine_info
+from perflab.server import start_server
+from perflab.targets.server import BuiltinTarget, ServerHost
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+import netns  # noqa: E402 - the tests' namespace hosts
 
 
 def _median(xs):
@@ -33,22 +48,17 @@ def _median(xs):
 
 def overhead(repeat: int) -> dict:
     """Seconds the hosts add to one run on this machine (see the module docstring)."""
-    from ..config import LoadParams, ServerConfig
-    from ..measure.generator import start_load
-    from ..server import start_server
-    from .hostset import HostRequest, HostSet
-    from .load import DistributedLoad
-
     t0 = time.perf_counter()
-    from .cluster import connect
     connect()
-    cluster_start = time.perf_counter() - t0
+    pool_start = time.perf_counter() - t0
+    target = BuiltinTarget(ServerConfig(backend="memory"))
     load = LoadParams(rate=1000, duration=1, threads=1, connections=2, path="/v0/status")
     opened, plain, hosted = [], [], []
     with tempfile.TemporaryDirectory() as tmp, start_server(ServerConfig(backend="memory")) as srv:
         for i in range(repeat):
             t = time.perf_counter()
-            hs = HostSet.open(HostRequest(), "bench")
+            hs = HostSet.open(HostOptions(), "bench")
+            hs.start_agents((ServerHost, target), GeneratorHost)
             t_open = time.perf_counter() - t
             try:
                 t = time.perf_counter()
@@ -62,19 +72,17 @@ def overhead(repeat: int) -> dict:
                 hs.close()
                 opened.append(t_open + time.perf_counter() - t)
     per_load = _median(hosted) - _median(plain)
-    return {"cluster_start_s": cluster_start, "hosts_open_close_s": _median(opened), "plain_load_s": _median(plain),
+    return {"pool_start_s": pool_start, "hosts_open_close_s": _median(opened), "plain_load_s": _median(plain),
             "hosted_load_s": _median(hosted), "per_load_s": per_load, "per_run_s": _median(opened) + per_load,
             "repeat": repeat}
 
 
-def split_runs(cluster: str, server_host: str, generators: tuple[str, str], repeat: int, rate: float) -> dict:
+def split_runs(scheduler: str, server_host: str, generators: tuple[str, str], repeat: int, rate: float) -> dict:
     """Start skews of ``repeat`` split runs, and one host against two at the same total rate."""
-    import perflab as pl
-
     srv = pl.ServerConfig(backend="memory")
     load = pl.LoadParams(rate=rate, duration=3, warmup=1, threads=4, connections=16, path="/v0/status")
     with tempfile.TemporaryDirectory() as data:
-        hosts = dict(cluster=cluster, server_host=server_host, data_root=data)
+        hosts = dict(scheduler=scheduler, server_host=server_host, data_root=data)
         singles, runs = [], []
         for _ in range(repeat):     # alternately, so that both see the same machine
             singles.append(pl.run_experiment(srv, load, generators=generators[:1], name="bench-one", **hosts))
@@ -95,38 +103,36 @@ def _row(label, r) -> str:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m perflab.hosts.bench", description=__doc__.split("\n\n")[0])
-    p.add_argument("--scheduler", help="a cluster with a server host and two generator hosts (default: namespace "
+    p = argparse.ArgumentParser(prog="scripts/hosts_bench.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("--scheduler", help="a scheduler with a server host and two generator hosts (default: namespace "
                                        "hosts made on this machine for the run)")
     p.add_argument("--server-host", default="srv1")
     p.add_argument("--generators", default="gen1,gen2")
     p.add_argument("--repeat", type=int, default=5, help="runs per figure (default 5)")
     p.add_argument("--rate", type=float, default=4000.0, help="total rate of the merged-vs-one comparison")
     a = p.parse_args(argv)
-    from ..records.environment import load_average, machine_info
     m = machine_info()
     print(f"# perflab hosts benchmark, {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC, {platform.node()}: "
           f"{m['cores']} x {m['cpu_model']}, {m['os']}; load average {load_average()}")
     o = overhead(a.repeat)
-    print(f"\n## 1. coordination overhead on one machine (in-process cluster), median of {o['repeat']}")
-    print(f"- in-process cluster start, once per Python process: {o['cluster_start_s']:.2f} s")
+    print(f"\n## 1. coordination overhead on one machine (in-process hosts), median of {o['repeat']}")
+    print(f"- in-process hosts start, once per Python process: {o['pool_start_s']:.2f} s")
     print(f"- a session's hosts opened and closed (connect, list, lease, agents, clocks): {o['hosts_open_close_s'] * 1e3:.0f} ms")
     print(f"- one 1 s load: {o['plain_load_s']:.3f} s started directly, {o['hosted_load_s']:.3f} s through the hosts "
           f"(+{o['per_load_s'] * 1e3:.0f} ms)")
     print(f"- per run: {o['per_run_s'] * 1e3:.0f} ms (goal <= 1000 ms)")
     gens = tuple(a.generators.split(","))
     netc = None
-    cluster = a.scheduler
-    if cluster is None:
-        from . import netns
+    scheduler = a.scheduler
+    if scheduler is None:
         why = netns.why_not()
         if why:
             print(f"\n(no namespace hosts: {why}; figures 2 and 3 need --scheduler)")
             return 0
         netc = netns.make({a.server_host: "server=1", gens[0]: "generator=1", gens[1]: "generator=1"})
-        cluster = netc.address
+        scheduler = netc.address
     try:
-        s = split_runs(cluster, a.server_host, gens, a.repeat, a.rate)
+        s = split_runs(scheduler, a.server_host, gens, a.repeat, a.rate)
     finally:
         if netc is not None:
             netc.close()

@@ -5,12 +5,13 @@ The flow: check everything (the load with the cluster's ack/from and its split o
 entry nodes, the fault schedule against the nodes and the window, the checker's quorums, the profiled
 nodes) before anything starts; start the nodes on the server host (or take a running cluster); fill
 through the API if asked (``fill`` keys, PUT through the cluster, then wait until every replica has them);
-start the profilers; start the load with a start time set ahead (:class:`perflab.hosts.load.DistributedLoad`,
+start the profilers; start the load with a start time set ahead (:class:`perflab.core.load.DistributedLoad`,
 one part per generator host and entry node), so the measured window's start is known and the faults and
 the checker run on it, next to the nodes; wait; resume a node left paused; read the checker's keys back;
 take the samples, events and profiles of every node; judge validity (each part on its own share, and the
 share of answers that served the request); record. What touches the nodes runs on the server host
-(:mod:`perflab.cluster.target`), through the session's handle (:class:`perflab.cluster.remote.RemoteCluster`).
+(:class:`perflab.targets.cluster.ClusterHost`), through the session's handle
+(:class:`perflab.targets.cluster.ClusterHandle`).
 
 ``meta.json`` of a cluster run (kind ``cluster``) holds ``cluster`` (nodes, URLs and ports, ack/from, API
 style, entry nodes, every node's incarnations with pids and times), ``params`` (load, faults, checker,
@@ -29,25 +30,23 @@ import math
 import time
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pandas as pd
 
-from .. import paths
-from ..config import LoadParams, ProfileParams
-from ..config.cluster import ClusterConfig, ConsistencyParams
-from ..errors import PerflabError, ProfilerError
-from ..experiment import ExperimentResult, _record
-from ..hosts.remote import CALL_S
-from ..measure.attribution import attribute
-from ..measure.generator import LoadTool
-from ..server.events import await_delivery, events_frame
-from ..session import Session, SessionOptions, as_target, check_load
-from . import faults as faults_mod
-from .checker import frame_of
-from .load import entry_rates
-from .statuses import status_intervals, totals
-from .target import is_cluster
+from . import paths
+from .cluster import faults as faults_mod
+from .cluster.checker import frame_of
+from .cluster.load import entry_rates
+from .cluster.statuses import status_intervals, totals
+from .config import LoadParams, ProfileParams
+from .config.cluster import ClusterRunParams, ConsistencyParams
+from .core.record import ExperimentResult, record_load
+from .core.session import Session, SessionOptions, check_load
+from .errors import PerflabError, ProfilerError
+from .measure.attribution import attribute
+from .measure.events import await_delivery, events_frame
+from .measure.generator import LoadTool
+from .targets import target_of
 
 
 @dataclass
@@ -61,7 +60,6 @@ class ClusterResult(ExperimentResult):
     (:class:`~perflab.cluster.distribution.KeyDistribution`), ``node_profiles`` (node -> recording),
     ``recovery`` (per fault: when the clients were served again)."""
 
-    cluster: dict = field(default_factory=dict)
     entries: list = field(default_factory=list)
     cpu: pd.DataFrame | None = None
     statuses: pd.DataFrame | None = None
@@ -75,22 +73,17 @@ class ClusterResult(ExperimentResult):
     recovery: list = field(default_factory=list)
 
     @property
+    def cluster(self) -> dict:
+        """What ``meta.json["cluster"]`` holds: nodes, URLs and ports, ack/from, entry nodes, incarnations."""
+        return self.server
+
+    @property
     def nodes(self) -> int:
         return int(self.cluster.get("nodes") or 0)
 
     @property
     def quorum(self) -> str:
         return f"{self.cluster.get('ack')}/{self.cluster.get('from')}"
-
-
-def _profile_nodes(which, nodes: int) -> list[int]:
-    if which in (None, "all"):
-        return list(range(nodes))
-    items = [which] if isinstance(which, int) else list(which)
-    for i in items:
-        if not isinstance(i, int) or not 0 <= i < nodes:
-            raise ValueError(f"profile_nodes: node {i!r} is out of range: the cluster has nodes 0..{nodes - 1}")
-    return sorted(set(items))
 
 
 def _script_keys(load: LoadParams) -> int | None:
@@ -112,7 +105,7 @@ def _api_of(load: LoadParams) -> tuple[str, str]:
     return path, param
 
 
-def run_cluster(cluster, load: LoadParams, /, faults=(), consistency: ConsistencyParams | bool | None = None,
+def run_cluster(cluster, load: LoadParams, faults=(), consistency: ConsistencyParams | bool | None = None,
                 profile: ProfileParams | None = None, profile_nodes="all", fill: int | None = None,
                 keys: int | None = None, name: str | None = None,
                 status_bin: float = 1.0, **options) -> ClusterResult:
@@ -127,20 +120,41 @@ def run_cluster(cluster, load: LoadParams, /, faults=(), consistency: Consistenc
     the cluster's ack/from (:mod:`perflab.cluster.fill`), since prefill cannot prepare a cluster node's storage;
     ``keys``: the key space of the key distribution (default ``fill``, or the load's ``keys=``/``count=``);
     ``status_bin``: seconds per bin of the answers-by-status timeline. ``options``:
-    :class:`~perflab.session.SessionOptions` (the hosts included: ``cluster`` there is the Dask scheduler, so
-    the nodes and the load are positional only).
+    :class:`~perflab.core.session.SessionOptions` (the hosts included).
     """
-    target = as_target(cluster)
-    if not is_cluster(target):
+    target = target_of(cluster)
+    if target.kind != "cluster":
         raise ValueError(f"cluster must be a ClusterConfig or a running Cluster, got {type(cluster).__name__}")
-    cfg = target if isinstance(target, ClusterConfig) else target.config
+    cfg = target.cluster_config
     if not isinstance(load, LoadParams):
         raise ValueError(f"load must be a LoadParams, got {type(load).__name__}")
     if profile is not None and not isinstance(profile, ProfileParams):
         raise ValueError(f"profile must be a ProfileParams or None, got {type(profile).__name__}")
     options = SessionOptions(**options)
     check_load(target, load, options)
-    schedule = faults_mod.schedule(faults, cfg.nodes, load.duration, cfg.one_command)
+    if isinstance(faults, str):
+        faults = (faults,)
+    if isinstance(fill, bool):
+        raise ValueError(f"fill: a number of keys >= 1, got {fill!r}")
+    what = ClusterRunParams(faults=tuple(faults), fill=fill, keys=keys, profile_nodes=profile_nodes,
+                            status_bin=status_bin)
+    schedule = faults_mod.schedule(what.faults, cfg.nodes, load.duration, cfg.one_command)
+    consistency = _consistency(consistency, cfg)
+    prof_nodes = what.nodes_profiled(cfg.nodes) if profile is not None else []
+    if profile is not None:
+        paths.async_profiler_lib()   # fail before starting anything when the profiler is not built
+    fill, status_bin = what.fill, what.status_bin
+    keys = what.keys or fill or _script_keys(load)
+    name = name or f"cluster{cfg.nodes}-{cfg.quorum().replace('/', 'of')}-{load.workload_name}-{load.rate:g}rps"
+    params = {"load": load.to_dict(), "faults": [f.to_dict() for f in schedule],
+              "consistency": consistency.to_dict() if consistency else None,
+              "profile": profile.to_dict() if profile else None, "profile_nodes": prof_nodes,
+              "fill": fill, "keys": keys, "status_bin": status_bin}
+    with Session("cluster", name, target, LoadTool.of(load), options, params=params) as sess:
+        return _measure(sess, load, schedule, consistency, profile, prof_nodes, fill, keys, status_bin, name)
+
+
+def _consistency(consistency, cfg) -> ConsistencyParams | None:
     if consistency is True:
         consistency = ConsistencyParams()
     if consistency is not None and not isinstance(consistency, (ConsistencyParams, bool)):
@@ -150,30 +164,17 @@ def run_cluster(cluster, load: LoadParams, /, faults=(), consistency: Consistenc
         for n, a in (("write_ack", consistency.write_ack), ("read_ack", consistency.read_ack)):
             if a is not None and a > cfg.replicas_from:
                 raise ValueError(f"consistency.{n}: must not exceed from ({cfg.replicas_from}), got {a}")
-    prof_nodes = _profile_nodes(profile_nodes, cfg.nodes) if profile is not None else []
-    if profile is not None:
-        paths.async_profiler_lib()   # fail before starting anything when the profiler is not built
-    if fill is not None and (not isinstance(fill, int) or isinstance(fill, bool) or fill < 1):
-        raise ValueError(f"fill: a number of keys >= 1, got {fill!r}")
-    keys = keys or fill or _script_keys(load)
-    script = Path(load.script).stem if load.script else "path"
-    name = name or f"cluster{cfg.nodes}-{cfg.quorum().replace('/', 'of')}-{script}-{load.rate:g}rps"
-    params = {"load": load.to_dict(), "faults": [f.to_dict() for f in schedule],
-              "consistency": consistency.to_dict() if consistency else None,
-              "profile": profile.to_dict() if profile else None, "profile_nodes": prof_nodes,
-              "fill": fill, "keys": keys, "status_bin": status_bin}
-    with Session("cluster", name, target, LoadTool.of(load), options, params=params) as sess:
-        return _measure(sess, load, schedule, consistency, profile, prof_nodes, fill, keys, status_bin, name)
+    return consistency
 
 
 def _measure(sess, load, schedule, consistency, profile, prof_nodes, fill, keys, status_bin, name):
-    run, cl = sess.run, sess.server       # cl: the RemoteCluster (its nodes run on the server host)
+    run, cl = sess.run, sess.handle       # cl: the ClusterHandle (its nodes run on the server host)
     session_start = time.time()
     cfg = cl.config
     fill_res = _fill(sess, cl, fill, load) if fill else None
     profilers, prof_errors = {}, {}
     for i in prof_nodes:
-        why = cl.call("profiling_unavailable", i)
+        why = cl.profiling_unavailable_on(i)
         if why:
             prof_errors[i] = why
             continue
@@ -190,13 +191,13 @@ def _measure(sess, load, schedule, consistency, profile, prof_nodes, fill, keys,
         for p in profilers.values():
             p.start_recording()
         lp = sess.start_load(load, out_dir=run.dir, timed=True)
-        cl.call("faults_start", schedule, lp.window_start)
+        cl.faults_start(schedule, lp.window_start)
         if consistency is not None:
-            cl.call("check_start", consistency, write, read, *_api_of(load), consistency.duration or load.duration,
-                    lp.window_start)
+            cl.check_start(consistency, write, read, *_api_of(load), consistency.duration or load.duration,
+                           lp.window_start)
             checking = True
         res = lp.wait()
-        applied = cl.call("faults_stop")
+        applied = cl.faults_stop()
         start, end = res.measure_start or lp.window_start, res.measure_end or time.time()
         for i, p in profilers.items():
             try:
@@ -209,50 +210,48 @@ def _measure(sess, load, schedule, consistency, profile, prof_nodes, fill, keys,
         if lp is not None:
             lp.stop(1)
         raise     # the session's end stops the faults, the checker and the nodes on the server host
-    resumed = cl.call("resume_paused")   # never leave a node stopped behind the run
+    resumed = cl.resume_paused()   # never leave a node stopped behind the run
     checked = None
     if checking:
         keeps = None if cfg.foreign else all(cfg.node_config(i).backend != "memory" for i in range(cfg.nodes))
         restarts = any(a["action"] in ("restart", "kill", "stop") and not a["error"] for a in applied)
-        checked = cl.call("check_finish", consistency.timeout + 10, consistency.final_read, keeps, restarts,
-                          timeout=consistency.timeout * (consistency.keys + 10) + 120)
+        checked = cl.check_finish(consistency.timeout + 10, consistency.final_read, keeps, restarts,
+                                  timeout=consistency.timeout * (consistency.keys + 10) + 120)
     t0 = res.measure_start or lp.window_start
     stats = sess.stats_frame(t0)
-    cpu = cl.call("cpu_frame", t0)
+    cpu = cl.cpu_frame(t0)
     sess.calibrate()
     validity = sess.validity(res, lp.started_at)
-    entry_rows = entry_rates(res, cl.urls)
     await_delivery(end)
-    events = _events(cl.call("events", max(session_start, lp.started_at - 1.0)), t0, applied, resumed, end)
+    events = _events(cl.events(max(session_start, lp.started_at - 1.0)), t0, applied, resumed, end)
     attribution = attribute(res.intervals, events) if not res.intervals.empty else None
     statuses, note = status_intervals(res, status_bin)
-    answers = totals(res)
-    recovery = _recovery(applied, res.intervals, statuses)
     dist = None
     if keys:
         try:
-            dist = cl.call("key_distribution", keys)
+            dist = cl.key_distribution(keys)
         except (OSError, RuntimeError, ValueError) as e:
             warnings.warn(f"key distribution not measured: {e}", RuntimeWarning, stacklevel=3)
-    ops = frame_of(checked["ops"]) if checked is not None else None
-    verdict = checked["verdict"] if checked is not None else None
-    _record(run, res, pd.DataFrame(), None, validity, events, attribution, None)
-    info = cl.call("info")
+    record_load(run, res, pd.DataFrame(), None, validity, events, attribution, None)
+    info = cl.info()
     run.update(cluster=info)
-    _record_cluster(run, stats, cpu, statuses, note, answers, entry_rows, applied, resumed, recovery, ops,
-                    verdict, dist, recordings, prof_errors, fill_res)
-    return ClusterResult(run, res, stats, None, info, None, validity, None, events, attribution, None,
-                         cluster=info, entries=entry_rows, cpu=cpu, statuses=statuses, statuses_note=note,
-                         answers=answers, faults=applied, consistency=verdict, checker_ops=ops, distribution=dist,
-                         node_profiles=recordings, recovery=recovery)
+    result = ClusterResult(run, res, stats, None, info, None, validity, None, events, attribution, None,
+                           entries=entry_rates(res, cl.urls), cpu=cpu, statuses=statuses, statuses_note=note,
+                           answers=totals(res), faults=applied,
+                           consistency=checked["verdict"] if checked is not None else None,
+                           checker_ops=frame_of(checked["ops"]) if checked is not None else None,
+                           distribution=dist, node_profiles=recordings,
+                           recovery=_recovery(applied, res.intervals, statuses))
+    _record_cluster(run, result, resumed, prof_errors, fill_res)
+    return result
 
 
 def _fill(sess, cl, keys: int, load: LoadParams) -> dict:
     """``key0 .. key<keys-1>`` written once each through the entry nodes (:mod:`perflab.cluster.fill`), with the
     cluster's ack/from and the load's API and value size, then settled (every replica has them)."""
     args = dict(a.split("=", 1) for a in load.script_args if "=" in a)
-    row = cl.call("fill", keys, int(args.get("value", 100)), int(args.get("seed", 0)), args.get("prefix", "key"),
-                  *_api_of(load), timeout=CALL_S + keys / 10)
+    row = cl.fill(keys, int(args.get("value", 100)), int(args.get("seed", 0)), args.get("prefix", "key"),
+                  *_api_of(load))
     sess.run.update(fill=row)
     return row
 
@@ -334,43 +333,50 @@ def _recovery(applied: list[dict], intervals: pd.DataFrame, statuses: pd.DataFra
     return out
 
 
-def _record_cluster(run, stats, cpu, statuses, note, answers, entries, applied, resumed, recovery, ops, verdict,
-                    dist, recordings, prof_errors, fill_res) -> None:
+def _record_cluster(run, res: "ClusterResult", resumed: list[dict], prof_errors: dict, fill: dict | None) -> None:
+    """What a cluster run adds to its load's record: every node's stats, CPU, the answers by status, the
+    checker's operations, and the results (entries, answers, faults, recovery, consistency, keys, profiles)."""
+    stats = res.stats
     if stats is not None and not stats.empty:
         run.write_frame("stats.csv", stats, artifact="stats")
         cols = [c for c in ("node", "t_s", "cluster.coordinated_delta", "cluster.gateway_timeouts_delta",
                             "cluster.internal_served_delta", "requests_total_delta", "executor.queue_depth")
                 if c in stats]
         run.add_rows("stats", stats[cols].rename(columns=lambda c: c.replace(".", "_")).to_dict("records"))
-    if cpu is not None and not cpu.empty:
-        run.write_frame("cpu.csv", cpu, artifact="cpu")
-    if statuses is not None:
-        run.write_frame("statuses.csv", statuses, artifact="statuses")
-    results = {"entries": entries, "answers": answers, "statuses_note": note, "faults": applied,
-               "resumed_at_end": resumed, "recovery": recovery}
-    if ops is not None:
-        run.write_frame("checker-ops.csv", ops, artifact="checker_ops")
-        results["consistency"] = verdict.to_dict()
-    if dist is not None:
-        results["key_distribution"] = dist.to_dict()
-    if recordings or prof_errors:
-        results["profiles"] = {}
-        for i, rec in recordings.items():
-            entry = {"events": list(rec.profiles), "window": [rec.started_at, rec.stopped_at],
-                     "gc_pauses": len(rec.gc_events), "warnings": rec.warnings}
-            for ev, prof in rec.profiles.items():
-                cats = prof.categories()
-                rel = prof.collapsed_path.relative_to(run.dir)
-                run.meta["artifacts"][f"collapsed_node{i}_{ev}"] = str(rel)
-                if prof.html_path:
-                    run.meta["artifacts"][f"flamegraph_node{i}_{ev}"] = str(prof.html_path.relative_to(run.dir))
-                run.add_rows("profiles", [{**prof.record(), "node": i}])
-                run.add_rows("categories", [{"event": ev, "node": i, **r} for r in cats.to_dict("records")])
-                entry[ev] = {**prof.record(), "categories": dict(zip(cats["category"], cats["share"]))}
-            results["profiles"][str(i)] = entry
-        for i, why in prof_errors.items():
-            results["profiles"][str(i)] = {"unavailable": why}
-    if fill_res is not None:
-        results["fill"] = fill_res
+    if res.cpu is not None and not res.cpu.empty:
+        run.write_frame("cpu.csv", res.cpu, artifact="cpu")
+    if res.statuses is not None:
+        run.write_frame("statuses.csv", res.statuses, artifact="statuses")
+    results = {"entries": res.entries, "answers": res.answers, "statuses_note": res.statuses_note,
+               "faults": res.faults, "resumed_at_end": resumed, "recovery": res.recovery}
+    if res.checker_ops is not None:
+        run.write_frame("checker-ops.csv", res.checker_ops, artifact="checker_ops")
+        results["consistency"] = res.consistency.to_dict()
+    if res.distribution is not None:
+        results["key_distribution"] = res.distribution.to_dict()
+    if res.node_profiles or prof_errors:
+        results["profiles"] = _node_profiles(run, res.node_profiles, prof_errors)
+    if fill is not None:
+        results["fill"] = fill
     run.set_result(**json.loads(json.dumps(results, default=lambda o: None if isinstance(o, float) and
                                            not math.isfinite(o) else str(o))))
+
+
+def _node_profiles(run, recordings: dict, errors: dict) -> dict:
+    out = {}
+    for i, rec in recordings.items():
+        entry = {"events": list(rec.profiles), "window": [rec.started_at, rec.stopped_at],
+                 "gc_pauses": len(rec.gc_events), "warnings": rec.warnings}
+        for ev, prof in rec.profiles.items():
+            cats = prof.categories()
+            rel = prof.collapsed_path.relative_to(run.dir)
+            run.meta["artifacts"][f"collapsed_node{i}_{ev}"] = str(rel)
+            if prof.html_path:
+                run.meta["artifacts"][f"flamegraph_node{i}_{ev}"] = str(prof.html_path.relative_to(run.dir))
+            run.add_rows("profiles", [{**prof.record(), "node": i}])
+            run.add_rows("categories", [{"event": ev, "node": i, **r} for r in cats.to_dict("records")])
+            entry[ev] = {**prof.record(), "categories": dict(zip(cats["category"], cats["share"]))}
+        out[str(i)] = entry
+    for i, why in errors.items():
+        out[str(i)] = {"unavailable": why}
+    return out

@@ -1,7 +1,7 @@
 """Where the hosts come from: a Dask scheduler, or by default an in-process ``LocalCluster``.
 
-``connect()`` gives the :class:`Cluster` a session measures on: the scheduler named by ``--cluster
-tcp://HOST:8786`` (or ``$PERFLAB_CLUSTER``), or, with neither, one in-process ``LocalCluster``
+``connect()`` gives the :class:`HostPool` a session measures on: the scheduler named by ``--scheduler
+tcp://HOST:8786`` (or ``$PERFLAB_SCHEDULER``), or, with neither, one in-process ``LocalCluster``
 (``processes=False``) whose single worker, ``local``, has both roles: one machine works as it always did,
 with nothing extra to start, on the same code path as many hosts. Both are made once per Python process
 and reused by every run.
@@ -13,15 +13,14 @@ generator=1`` is a generator host, ``--resources server=1`` a server host (both:
 from __future__ import annotations
 
 import logging
-import os
-import re
 import threading
 from dataclasses import dataclass
 
+from distributed import Client, Scheduler, SpecCluster, Worker
+
+from ..config.hosts import SCHEDULER_ENV, scheduler_address
 from ..errors import PerflabError
 
-#: the environment variable that names the scheduler (as --cluster does)
-ENV = "PERFLAB_CLUSTER"
 GENERATOR = "generator"
 SERVER = "server"
 ROLES = (SERVER, GENERATOR)
@@ -30,9 +29,8 @@ LOCAL = "local"
 #: seconds to reach a scheduler before giving up with a clear error
 CONNECT_TIMEOUT = 10.0
 
-_ADDRESS = re.compile(r"^(tcp|tls)://[^\s/:]+(:\d+)?$")
 _lock = threading.Lock()
-_clusters: dict[str, "Cluster"] = {}
+_pools: dict[str, "HostPool"] = {}
 
 
 class HostsError(PerflabError):
@@ -40,20 +38,24 @@ class HostsError(PerflabError):
     lost mid-run."""
 
 
+class HostLost(HostsError):
+    """A host's worker died or stopped answering during a load."""
+
+
 @dataclass
-class Cluster:
+class HostPool:
     """A connection to the hosts: ``client`` (a ``distributed.Client``), the scheduler's ``address``,
     ``local`` (the in-process LocalCluster: agents may write straight into the run directory)."""
 
     client: object
     address: str
     local: bool
-    _cluster: object = None
+    _local_cluster: object = None
 
     @property
     def dashboard_link(self) -> str | None:
         """The scheduler's dashboard (``None`` when it runs none: bokeh missing on the scheduler host, or
-        the in-process cluster, which starts none)."""
+        the in-process hosts, which start none)."""
         if self.local:
             return None
         try:
@@ -77,43 +79,29 @@ class Cluster:
         return dict(info["workers"])
 
     def describe(self) -> str:
-        return "the in-process cluster (this machine)" if self.local else f"the Dask scheduler at {self.address}"
+        return "the in-process hosts (this machine)" if self.local else f"the Dask scheduler at {self.address}"
 
 
-def address_of(explicit: str | None = None) -> str | None:
-    """The scheduler to use: ``explicit``, else ``$PERFLAB_CLUSTER``, else ``None`` (in-process)."""
-    addr = explicit if explicit not in (None, "") else os.environ.get(ENV) or None
-    if addr is None:
-        return None
-    addr = addr.strip()
-    if addr in ("local", "in-process"):
-        return None
-    if not _ADDRESS.match(addr):
-        raise ValueError(f"cluster: expected a scheduler address like tcp://HOST:8786, got {addr!r}")
-    if addr.count(":") == 1:
-        addr += ":8786"
-    return addr
-
-
-def connect(address: str | None = None, timeout: float = CONNECT_TIMEOUT) -> Cluster:
-    """The cluster at ``address`` (see :func:`address_of`), connected once per process."""
-    addr = address_of(address)
+def connect(address: str | None = None, timeout: float = CONNECT_TIMEOUT) -> HostPool:
+    """The hosts of the scheduler at ``address`` (see :func:`perflab.config.hosts.scheduler_address`),
+    connected once per process."""
+    addr = scheduler_address(address)
     key = addr or LOCAL
     with _lock:
-        c = _clusters.get(key)
+        c = _pools.get(key)
         if c is not None and c.client.status == "running":
             return c
         c = _local() if addr is None else _remote(addr, timeout)
-        _clusters[key] = c
+        _pools[key] = c
         return c
 
 
 def disconnect(address: str | None = None) -> None:
     """Close this process's connection to ``address`` (before its scheduler goes away: a client left
     behind keeps polling a dead address)."""
-    key = address_of(address) or LOCAL
+    key = scheduler_address(address) or LOCAL
     with _lock:
-        c = _clusters.pop(key, None)
+        c = _pools.pop(key, None)
     if c is not None:
         try:
             c.client.close()
@@ -122,38 +110,36 @@ def disconnect(address: str | None = None) -> None:
 
 
 def _quiet():
-    # the in-process cluster's start-up and shutdown chatter would land in every notebook's output
+    # the in-process scheduler's start-up and shutdown chatter would land in every notebook's output
     for name in ("distributed", "distributed.scheduler", "distributed.worker", "distributed.core",
                  "distributed.nanny", "distributed.http.proxy"):
         logging.getLogger(name).setLevel(logging.WARNING)
 
 
-def _local() -> Cluster:
-    from distributed import Client, Scheduler, SpecCluster, Worker
+def _local() -> HostPool:
 
     _quiet()
     # one worker with both roles, in this process (inproc transport: nothing is serialised or sent over TCP);
-    # threads for the agents' calls. No dashboard: it would need bokeh and a port for a cluster nobody watches.
-    cluster = SpecCluster(
+    # threads for the agents' calls. No dashboard: it would need bokeh and a port for hosts nobody watches.
+    local = SpecCluster(
         scheduler={"cls": Scheduler, "options": {"protocol": "inproc://", "dashboard": False,
                                                  "dashboard_address": ":0"}},
         workers={LOCAL: {"cls": Worker, "options": {"nthreads": 4, "resources": {SERVER: 1, GENERATOR: 1},
                                                     "dashboard": False}}},
         name="perflab-local", silence_logs=logging.WARNING)
-    client = Client(cluster, set_as_default=False)
-    return Cluster(client, cluster.scheduler_address, True, cluster)
+    client = Client(local, set_as_default=False)
+    return HostPool(client, local.scheduler_address, True, local)
 
 
-def _remote(addr: str, timeout: float) -> Cluster:
-    from distributed import Client
+def _remote(addr: str, timeout: float) -> HostPool:
 
     try:
         client = Client(addr, timeout=timeout, set_as_default=False, direct_to_workers=True)
     except (OSError, TimeoutError) as e:
         raise HostsError(f"cannot reach the Dask scheduler at {addr} within {timeout:g} s ({type(e).__name__}: "
-                         f"{e}); start one there (`dask scheduler`), or leave out --cluster/{ENV} to measure on "
+                         f"{e}); start one there (`dask scheduler`), or leave out --scheduler/${SCHEDULER_ENV} to measure on "
                          f"this machine alone") from None
-    return Cluster(client, addr, False)
+    return HostPool(client, addr, False)
 
 
 def roles_of(worker: dict) -> tuple[str, ...]:

@@ -5,13 +5,13 @@ its own share of the load): with N parts, part i runs ``--segment i/N`` of the s
 run's ``-t -c -R``: the union of the parts is exactly the one-process schedule) with one start time: the
 coordinator picks ``T`` a little ahead (the *lead*), gives each host ``T`` on its own clock (``T`` + its
 measured offset), waits for every part's ready line (the barrier) and stops them all before ``T`` if one is
-missing. It then watches every host until its generators exit; a host whose worker leaves the cluster, or
+missing. It then watches every host until its generators exit; a host whose worker leaves the pool, or
 that stops answering, is *lost*: the others are stopped (they write what they have), everything returned is
-kept under ``hosts/<name>/`` and :class:`HostLost` is raised. The parts are merged exactly
+kept under ``hosts/<name>/`` and :class:`~perflab.hosts.pool.HostLost` is raised. The parts are merged exactly
 (:mod:`perflab.measure.merge`) into the load's own files, on the server host's clock.
 
 With one part there is nothing to split or synchronise: the generator runs as it always did (in the run
-directory itself on the in-process cluster), with a start time only when the caller needs to know when the
+directory itself on the in-process hosts), with a start time only when the caller needs to know when the
 window starts (``timed``).
 """
 
@@ -22,11 +22,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import LoadError, RunInterrupted
+from .. import children
+from ..cancel import CancelToken
+from ..errors import LoadError
+from ..hosts.pool import HostLost
+from ..measure.generator import LoadProcess
 from ..measure.merge import Part, merge
 from ..measure.result import CONSOLE, HDR_LOG, STDERR, SUMMARY, LoadResult, read_outputs
-from .cluster import HostsError
-from .sweep import CANCEL
+from ..records.run import dump_json
 
 #: first lead between picking the start time and the start; later loads on the same hosts: 3x the time their
 #: hosts last took to get ready, at least MIN_LEAD_S (this process remembers it per host set)
@@ -38,7 +41,7 @@ _ready_s: dict[tuple, float] = {}
 
 
 def _key(hosts) -> tuple:
-    return (hosts.cluster.address, tuple(sorted(g.name for g in hosts.generators)))
+    return (hosts.pool.address, tuple(sorted(g.name for g in hosts.generators)))
 
 
 def lead_for(hosts) -> float:
@@ -49,10 +52,6 @@ def lead_for(hosts) -> float:
 ANSWER_S = 10.0
 #: how often the coordinator looks at every host while a load runs
 POLL_S = 0.1
-
-
-class HostLost(HostsError):
-    """A host's worker died or stopped answering during a load."""
 
 
 def check_split(params, hosts: int, entries: int = 1) -> None:
@@ -92,10 +91,10 @@ class DistributedLoad:
     entry nodes), one part per host and entry (``.wait()`` returns the merged
     :class:`~perflab.measure.result.LoadResult`, like :class:`~perflab.measure.generator.LoadProcess`).
     ``timed``: give every part one start time even when there is one (a cluster run's faults and checker
-    run on the window's clock, :attr:`window_start`)."""
+    run on the window's clock, :attr:`window_start`); ``cancel``: stop waiting once it is cancelled."""
 
     def __init__(self, hosts, entries: dict[str, str], params, out_dir: Path, cpu_prefix: list[str], lead_s: float,
-                 timed: bool = False):
+                 timed: bool = False, cancel: CancelToken | None = None):
         self.hosts = hosts
         self.entries = dict(entries)
         self.params = params
@@ -114,6 +113,7 @@ class DistributedLoad:
         self.started_at = 0.0
         self.commands: dict[str, list[str]] = {}
         self.ready_s: float | None = None
+        self.cancel = cancel
         self._done = False
 
     @property
@@ -174,7 +174,7 @@ class DistributedLoad:
         alive = set(self.hosts.live_workers())
         for h in self.gens:
             if h.address not in alive or isinstance(futures[h.name], Exception):
-                by_host[h.name] = HostLost(f"generator host {h.name} ({h.address}) left the cluster during the run")
+                by_host[h.name] = HostLost(f"generator host {h.name} ({h.address}) left the pool during the run")
                 continue
             try:
                 by_host[h.name] = futures[h.name].result(timeout=ANSWER_S)["parts"]
@@ -213,8 +213,6 @@ class DistributedLoad:
 
     def wait(self, timeout: float | None = None) -> LoadResult:
         """Wait for every part (default limit: the run's expected time + 60 s), collect and merge."""
-        from ..measure.generator import LoadProcess
-
         expected = LoadProcess(self.parts[0].url, self.params).expected_seconds
         limit = timeout if timeout is not None else expected + 60 + (self.lead_s if self.timed else 0)
         deadline = time.monotonic() + limit
@@ -229,8 +227,8 @@ class DistributedLoad:
                     break
                 if all(s["rc"] is not None for s in states.values()):
                     break
-                if CANCEL.is_set():
-                    raise RunInterrupted("the sweep this load belongs to was stopped")
+                if self.cancel is not None:
+                    self.cancel.check()
                 if time.monotonic() > deadline:
                     self.stop(1)
                     raise LoadError(f"perflab-load did not finish within {limit:g} s on "
@@ -309,7 +307,6 @@ class DistributedLoad:
         failed = {p: r for p, r in got.items() if r["rc"] != 0}
         if failed:
             part, r = next(iter(failed.items()))
-            from .. import children
             err = children.tail(self.part_dir(part) / STDERR)
             lines = [ln for ln in err.splitlines() if ln.strip()]
             where = f" on {part.name}" if self.split or not self.hosts.shares_files else ""
@@ -379,8 +376,6 @@ class DistributedLoad:
 
 
 def _write_json(path: Path, obj) -> None:
-    from ..records.run import dump_json
-
     dump_json(obj, path)
 
 

@@ -1,11 +1,11 @@
-"""Hosts on one machine: network namespaces, each with a real ``dask worker`` process (the tests' hosts and
-the benchmark's, :mod:`perflab.hosts.bench`; they share this machine's CPUs, so they show correctness and
+"""Hosts on one machine: network namespaces, each with a real ``dask worker`` process (the tests' hosts, and
+the benchmark's: ``scripts/hosts_bench.py``; they share this machine's CPUs, so they show correctness and
 overhead, not speed).
 
 A Linux bridge ``plbr0`` in the root namespace (10.77.0.1/24, a private range traffic never leaves: the
 bridge is this machine's) and one namespace per host (``plns-<name>``, a veth pair into the bridge,
 10.77.0.<10+i>/24): the scheduler's and each worker's. Everything is named with the ``plns``/``plv``/``plbr``
-prefixes, removed in :meth:`NetnsCluster.close` (also after a failure), and stale leftovers of an interrupted
+prefixes, removed in :meth:`NetnsHosts.close` (also after a failure), and stale leftovers of an interrupted
 run are removed before anything is made. Every process started here carries ``marker`` on its command line
 (its directories), and so do the processes its agents start (``TMPDIR`` points into it), so a test can look
 for orphans by command line.
@@ -23,7 +23,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]   # the checkout: the workers run its perflab
+from perflab.config.hosts import SCHEDULER_ENV
+from perflab.hosts.pool import disconnect
+
+REPO = Path(__file__).resolve().parents[1]   # the checkout: the workers run its perflab
 PREFIX = "plns-"
 BRIDGE = "plbr0"
 SUBNET = "10.77.0"
@@ -85,7 +88,7 @@ class Host:
 
 
 @dataclass
-class NetnsCluster:
+class NetnsHosts:
     """A scheduler and workers in namespaces (see the module docstring)."""
 
     hosts: dict[str, Host]
@@ -123,7 +126,7 @@ class NetnsCluster:
         d = self.root / name
         d.mkdir(parents=True, exist_ok=True)
         env = dict(os.environ, TMPDIR=str(d), PYTHONUNBUFFERED="1")
-        env.pop("PERFLAB_CLUSTER", None)
+        env.pop(SCHEDULER_ENV, None)
         dask = [sys.executable, "-m"]
         if h.resources is None:
             cmd = [*dask, "distributed.cli.dask_scheduler", "--host", h.ip, "--port", str(PORT), "--no-dashboard",
@@ -167,7 +170,6 @@ class NetnsCluster:
         self.hosts[name].proc.wait(timeout=10)
 
     def close(self) -> None:
-        from .cluster import disconnect
         disconnect(self.address)
         for h in self.hosts.values():
             if h.proc is not None and h.proc.poll() is None:
@@ -188,7 +190,7 @@ class NetnsCluster:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def make(workers: dict[str, str]) -> NetnsCluster:
+def make(workers: dict[str, str]) -> NetnsHosts:
     """The bridge, a namespace for the scheduler and one per worker (``name -> resources``), each process
     started; returns once every worker joined. On any failure everything made so far is removed."""
     clean_stale()
@@ -196,7 +198,7 @@ def make(workers: dict[str, str]) -> NetnsCluster:
     hosts = {"sched": Host("sched", f"{SUBNET}.10", None)}
     for i, (name, res) in enumerate(workers.items(), 1):
         hosts[name] = Host(name, f"{SUBNET}.{10 + i}", res)
-    c = NetnsCluster(hosts, root.name, root)
+    c = NetnsHosts(hosts, root.name, root)
     try:
         _ip("link", "add", BRIDGE, "type", "bridge")
         _ip("addr", "add", f"{SUBNET}.1/24", "dev", BRIDGE)

@@ -1,0 +1,158 @@
+"""``python -m perflab`` (also the ``perflab`` script): the library's main calls from a shell.
+
+Subcommands: ``run`` (one experiment; ``--nodes N``: a cluster), ``profile`` (a run with a profile),
+``breakpoint``, ``ab`` (two servers, configurations or commits measured interleaved, with a paired verdict),
+``prefill``, ``inspect``, ``host`` (does the machine keep one speed?), ``hosts`` (a scheduler's hosts),
+``runs`` (recorded runs), ``index`` (rebuild the DuckDB index, optionally query it), ``bench`` (the server's
+standard benchmark), ``compare`` (two runs or two reports side by side), ``report`` (the HTML report:
+:mod:`perflab.report.cli`).
+
+Every parameter option is derived from the fields of the parameter classes (:mod:`.options`), so the
+command line and Python give the same errors; :mod:`.commands` does what each subcommand says.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+
+from ..bench import add_parser as add_bench
+from ..config import (ABParams, BreakpointCriteria, BreakpointParams, ForeignServer, ProfileParams, ServerConfig,
+                      ValidityThresholds)
+from ..config.fields import add_arguments
+from ..errors import PerflabError, RunInterrupted
+from ..report.cli import main as report_main
+from . import commands, options
+
+#: ProfileParams fields left at their defaults on the command line (names taken by the load's options)
+_PROFILE_HIDDEN = ("threads", "include", "exclude", "jstackdepth", "fallback")
+#: ABParams and BreakpointParams fields of the same name: ``perflab ab`` takes them once (ABParams')
+_AB_SHARED = ("probe_duration", "warmup", "cooldown", "server_warmup", "seed", "seed_arg", "restart_server")
+
+
+def _measuring(p: argparse.ArgumentParser, load_exclude: tuple[str, ...] = ()) -> None:
+    options.server_args(p)
+    options.load_args(p, exclude=load_exclude)
+    options.prefill_args(p)
+    options.common_args(p)
+
+
+def _validity(p: argparse.ArgumentParser) -> None:
+    add_arguments(p.add_argument_group("validity thresholds (see perflab.config.ValidityThresholds)"),
+                  ValidityThresholds, dest_prefix="validity_", flag_prefix="--validity-")
+
+
+def _ab_args(p: argparse.ArgumentParser) -> None:
+    options.server_args(p)
+    for side in ("a", "b"):
+        S = side.upper()
+        g = p.add_argument_group(f"side {S} only (any built-in server flag as --{side}-FLAG overrides the shared one)")
+        g.add_argument(f"--{side}-commit", metavar="REV", help=f"{S} is the built-in server at this git commit, built "
+                       "in a directory of its own (the working tree is never touched)")
+        add_arguments(g, ForeignServer, dest_prefix=f"{side}_foreign_", flag_prefix=f"--{side}-")
+        add_arguments(g, ServerConfig, exclude=("host", "port"), dest_prefix=f"{side}_server_", flag_prefix=f"--{side}-")
+    options.load_args(p, exclude=options.SEARCH_OWNS)
+    p.add_argument("-R", "--rate", dest="ab_rates", action="append", metavar="RATE[,RATE...]",
+                   help="offered rate(s) to compare at (repeatable; default: the load's rate, 1000)")
+    add_arguments(p.add_argument_group("comparison (interleaved pairs and the stop rule)"), ABParams, dest_prefix="ab_")
+    add_arguments(p.add_argument_group("pass criteria (pass/fail at the SLA; the searches' criteria)"),
+                  BreakpointCriteria, dest_prefix="criteria_")
+    g = p.add_argument_group("breakpoint mode: two interleaved searches instead of fixed rates")
+    g.add_argument("--breakpoint", action="store_true", help="compare breakpoints (probes use --probe-duration, "
+                   "--warmup, --cooldown of the comparison)")
+    add_arguments(g, BreakpointParams, dest_prefix="search_", exclude=_AB_SHARED)
+    _validity(p)
+    options.prefill_args(p)
+    options.common_args(p, hosts=False)   # both servers and the generator run on this machine (perflab.ab.run)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="perflab", description="perflab: fixed-rate loads, profiles, breakpoints and "
+                                "records for the Java key-value server.")
+    sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
+    r = sub.add_parser("run", help="start a server (or --nodes N: a cluster), (prefill,) hold one fixed-rate load, "
+                       "record it")
+    _measuring(r)
+    options.cluster_args(r, run=True)
+    pr = sub.add_parser("profile", help="like run, with async-profiler over the measured window")
+    _measuring(pr)
+    options.cluster_args(pr, run=True)
+    add_arguments(pr.add_argument_group("profile"), ProfileParams, exclude=_PROFILE_HIDDEN, dest_prefix="profile_")
+    b = sub.add_parser("breakpoint", help="find the highest rate the server keeps up with, with its interval")
+    _measuring(b, load_exclude=options.SEARCH_OWNS)
+    options.cluster_args(b)
+    add_arguments(b.add_argument_group("pass criteria of a probe"), BreakpointCriteria, dest_prefix="criteria_")
+    add_arguments(b.add_argument_group("search"), BreakpointParams, dest_prefix="search_", exclude=("seed", "seed_arg"))
+    _validity(b)
+    b.add_argument("--quiet", action="store_true", help="no progress bar")
+    f = sub.add_parser("prefill", help="fill a data directory in-process (deterministic)")
+    f.add_argument("dir")
+    options.prefill_args(f, flags={"keys": "--keys"})
+    f.add_argument("--backend", default="lsm", help="lsm or rocksdb (default lsm)")
+    i = sub.add_parser("inspect", help="describe a data directory (SSTables, sizes, key range)")
+    i.add_argument("dir")
+    ru = sub.add_parser("runs", help="list recorded runs")
+    ru.add_argument("--data")
+    ru.add_argument("--last", type=int, default=30)
+    ix = sub.add_parser("index", help="rebuild the DuckDB index of runs; optionally run SQL on it")
+    ix.add_argument("--data")
+    ix.add_argument("sql", nargs="?")
+    h = sub.add_parser("host", help="does this machine keep one speed? time a fixed loop on every CPU for a while")
+    h.add_argument("--seconds", type=float, default=30.0, help="how long to survey (default 30)")
+    h.add_argument("--every", type=float, default=0.5, help="one calibration every this many seconds (default 0.5)")
+    h.add_argument("--sample", type=float, default=0.1, help="seconds each calibration times the loop (default 0.1)")
+    h.add_argument("--json", help="also write the summary and every calibration to this file")
+    hs = sub.add_parser("hosts", help="the hosts of a scheduler: roles, CPUs, versions, clock offsets, leases")
+    options.host_args(hs, exclude=("generators", "server_host", "lease_timeout"))
+    add_bench(sub)
+    sub.add_parser("report", help="run the notebooks and export the HTML report (see `perflab report --help`)",
+                   add_help=False)
+    ab = sub.add_parser("ab", help="did my change help? two servers, configurations or commits measured interleaved, "
+                        "with a paired verdict")
+    _ab_args(ab)
+    cp = sub.add_parser("compare", help="two runs, or two report folders, side by side on one HTML page")
+    cp.add_argument("a", help="A, the base: a run directory or run id, or a report folder; or an A/B run alone "
+                    "(perflab ab), whose two sides are compared")
+    cp.add_argument("b", nargs="?", help="B, compared against A: the same kind as A")
+    cp.add_argument("-o", "--output", help="the page to write (default: <report root>/compare/<A>-vs-<B>.html)")
+    cp.add_argument("--data", help="data root where run ids are looked up (default $PERFLAB_DATA or <repo>/data)")
+    return p
+
+
+HANDLERS = {"run": commands.cmd_run, "profile": commands.cmd_profile, "breakpoint": commands.cmd_breakpoint,
+            "prefill": commands.cmd_prefill, "inspect": commands.cmd_inspect, "runs": commands.cmd_runs,
+            "index": commands.cmd_index, "bench": commands.cmd_bench, "compare": commands.cmd_compare,
+            "host": commands.cmd_host, "hosts": commands.cmd_hosts, "ab": commands.cmd_ab}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "report":
+        return report_main(argv[1:])
+    parser = build_parser()
+    a = parser.parse_args(argv)
+    if not a.cmd:
+        parser.print_help()
+        return 0
+    if a.cmd == "prefill" and a.prefill_keys is None:
+        parser.error("prefill: --keys N is required")
+    try:
+        return HANDLERS[a.cmd](a)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except PerflabError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except RunInterrupted as e:
+        print(f"interrupted: {e}", file=sys.stderr)
+        return 128 + signal.SIGTERM
+    except BrokenPipeError:  # output piped into `head` and closed early: not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

@@ -1,0 +1,265 @@
+"""What each subcommand does: it builds its parameters from the options (:mod:`.options`), calls the library
+and prints what came out (the run's console output, its validity, where it is recorded)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import warnings
+
+import pandas as pd
+
+from .. import Commit, compare_ab, find_breakpoint, run_cluster, run_experiment
+from ..bench import main as bench_main
+from ..config import (ABParams, BreakpointCriteria, BreakpointParams, ForeignServer, ProfileParams, ServerConfig,
+                      ValidityThresholds)
+from ..config.fields import cli_flag, from_arguments
+from ..errors import PerflabError
+from ..hosts.inventory import check_versions, survey, table
+from ..hosts.leases import held
+from ..hosts.pool import connect
+from ..measure import hostspeed
+from ..profiling import bridge
+from ..records import list_runs, query, rebuild_index
+from ..report.compare import compare
+from . import options
+
+
+def _print_validity(v) -> None:
+    if v is None:
+        return
+    print(f"validity: {v.level}")
+    for r in v.reasons:
+        print(f"  - {r}")
+
+
+def cmd_run(a, profile: ProfileParams | None = None) -> int:
+    target = options.target(a)
+    where = dict(data_root=a.data, placement=a.placement, **options.hosts(a))
+    if options.is_cluster(a):
+        what, consistency = options.cluster_run(a)
+        res = run_cluster(target, options.load(a), faults=what.faults, consistency=consistency, profile=profile,
+                          profile_nodes=what.profile_nodes, fill=what.fill, keys=what.keys,
+                          status_bin=what.status_bin, name=a.name, **where)
+    else:
+        res = run_experiment(target, options.load(a), profile=profile, prefill=options.prefill(a), name=a.name,
+                             **where)
+    print(res.load.console, end="")
+    print()
+    if options.is_cluster(a):
+        print_cluster_result(res)
+    _print_validity(res.validity)
+    print(f"run {res.run.id}: {res.run.dir}")
+    if res.profile is not None:
+        print(f"profile: {res.profile.html_path}")
+        cats = res.profile.categories()
+        for c, s in zip(cats["category"], cats["share"]):
+            if s > 0:
+                print(f"  {c:24s} {s:6.1%}")
+    return 0
+
+
+def cmd_profile(a) -> int:
+    return cmd_run(a, from_arguments(ProfileParams, a, "profile_"))
+
+
+def cmd_breakpoint(a) -> int:
+    crit = from_arguments(BreakpointCriteria, a, "criteria_")
+    bp = from_arguments(BreakpointParams, a, "search_")
+    thresholds = from_arguments(ValidityThresholds, a, "validity_")
+    res = find_breakpoint(options.target(a), options.load(a), crit, bp, name=a.name, data_root=a.data,
+                          prefill=options.prefill(a), progress=not a.quiet, placement=a.placement,
+                          thresholds=thresholds, **options.hosts(a))
+    cols = [c for c in ("probe", "phase", "rate", "passed", "validity", "p99_ms", "host_slowdown", "reason")
+            if c in res.table]
+    if res.ramp:
+        print(f"ramp: {res.ramp['reason']}")
+    if len(res.table):
+        print(res.table[cols].to_string(index=False))
+    print(f"\nbreakpoint: {res.describe()}; probes' validity: {res.validity}; {res.stop_reason}; "
+          f"{res.seconds:.0f} s")
+    if res.host_note():
+        print(res.host_note())
+    print(f"run {res.run_id}: {res.run.dir}")
+    return 0 if res.rate is not None else 1
+
+
+def cmd_prefill(a) -> int:
+    p = options.prefill(a)
+    out = bridge.prefill(a.dir, p.keys, p.value_size, p.seed, p.key_prefix, backend=a.backend)
+    print(json.dumps(out, indent=2))
+    return 0
+
+
+def cmd_inspect(a) -> int:
+    print(json.dumps(bridge.inspect(a.dir), indent=2))
+    return 0
+
+
+def cmd_runs(a):
+    df = list_runs(a.data)
+    if df.empty:
+        print("no runs recorded")
+        return 0
+    cols = [c for c in ("run_id", "kind", "status", "validity", "server_mode", "server_backend", "load_rate",
+                        "result_achieved_rate", "result_p99_ms", "result_breakpoint_rate", "result_verdict",
+                        "result_ratio", "result_conclusion")
+            if c in df]
+    with pd.option_context("display.width", 220, "display.max_columns", 20):
+        print(df[cols].tail(a.last).to_string(index=False))
+    return 0
+
+
+def cmd_index(a):
+    path = rebuild_index(a.data)
+    print(f"index: {path}")
+    if a.sql:
+        with pd.option_context("display.width", 200, "display.max_columns", 30):
+            print(query(a.sql, a.data, rebuild=False).to_string(index=False))
+    return 0
+
+
+def cmd_host(a):
+    hostspeed.check_survey(a.seconds, a.every, a.sample, prefix="--")  # before the banner
+    print(f"timing a fixed loop ({hostspeed.LOOP} iterations) on CPUs {hostspeed.cpus()} for {a.sample:g} s every "
+          f"{a.every:g} s, {a.seconds:g} s in all; keep the machine otherwise idle", flush=True)
+    cals = hostspeed.survey(a.seconds, a.every, a.sample)
+    summary = hostspeed.summarise(cals)
+    print(f"{'cpu':>4} {'n':>4} {'fastest us':>11} {'median us':>10} {'slowest us':>11} {'spread':>7} {'slow':>6}")
+    for c, r in summary["cpus"].items():
+        print(f"{c:>4} {r['n']:>4} {r['fastest_us']:>11.0f} {r['median_us']:>10.0f} {r['slowest_us']:>11.0f} "
+              f"{r['spread']:>6.2f}x {r['slow_share']:>6.0%}")
+    print(hostspeed.describe(summary))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({**summary, "cpus": {str(k): v for k, v in summary["cpus"].items()},
+                       "calibrations": [c.to_dict() for c in cals]}, f, indent=2)
+        print(f"calibrations: {a.json}")
+    return 0
+
+
+def cmd_hosts(a) -> int:
+    pool = connect(a.hosts_scheduler)
+    hosts = survey(pool)
+    print(f"{pool.describe()}" + (f", dashboard {pool.dashboard_link}" if pool.dashboard_link else ""))
+    print(table(hosts))
+    busy = held(pool)
+    for h, v in sorted(busy.items()):
+        print(f"{h}: leased by {v['what']}")
+    try:
+        check_versions(hosts)
+    except PerflabError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_compare(a):
+    c = compare(a.a, a.b, output=a.output, data_root=a.data)
+    print(c.path)
+    return 0
+
+
+def _ab_side(a, side: str):
+    """Side ``side`` ("a" or "b") from the shared and the side's own flags: a Commit, your server or a
+    built-in configuration."""
+    S = side.upper()
+    built = {f.name: getattr(a, "server_" + f.name, None) for f in dataclasses.fields(ServerConfig)}
+    built.update({k: v for k, v in ((f.name, getattr(a, f"{side}_server_{f.name}", None))
+                                    for f in dataclasses.fields(ServerConfig)) if v is not None})
+    built = {k: tuple(v) if isinstance(v, list) else v for k, v in built.items() if v is not None}
+    foreign = {f.name: getattr(a, "foreign_" + f.name, None) for f in dataclasses.fields(ForeignServer)}
+    foreign.update({k: v for k, v in ((f.name, getattr(a, f"{side}_foreign_{f.name}", None))
+                                      for f in dataclasses.fields(ForeignServer)) if v is not None})
+    foreign = {k: v for k, v in foreign.items() if v is not None}
+    commit = getattr(a, f"{side}_commit")
+    yours = foreign.get("command") is not None or foreign.get("url") is not None
+    if commit is not None and yours:
+        raise ValueError(f"--{side}-commit and --{side}-server-cmd/--{side}-url: give one of them for side {S}")
+    if yours:
+        given = [cli_flag(f) for f in dataclasses.fields(ServerConfig) if f.name in built and cli_flag(f)]
+        if given or getattr(a, "prefill_keys", None) is not None:
+            given += ["--prefill"] if getattr(a, "prefill_keys", None) is not None else []
+            raise ValueError(f"{', '.join(given)}: option{'s' if len(given) > 1 else ''} of the built-in server; side {S} "
+                             f"is your server, which takes its own settings (put them in its command)")
+        return ForeignServer(**foreign)
+    if foreign:
+        raise ValueError(f"{', '.join('--' + k.replace('_', '-') for k in foreign)}: only with --{side}-server-cmd or "
+                         f"--{side}-url (your own server)")
+    try:
+        cfg = ServerConfig(**built)
+    except ValueError as e:
+        raise ValueError(f"side {S}: {e}") from None
+    return Commit(commit, cfg) if commit is not None else cfg
+
+
+def cmd_ab(a):
+    sa, sb = _ab_side(a, "a"), _ab_side(a, "b")
+    load = options.load(a)
+    ab = from_arguments(ABParams, a, "ab_")
+    crit = from_arguments(BreakpointCriteria, a, "criteria_")
+    thresholds = from_arguments(ValidityThresholds, a, "validity_")
+    rates = [r.strip() for spec in a.ab_rates or () for r in spec.split(",") if r.strip()] or None
+    search = None
+    if a.breakpoint:
+        if rates:
+            raise ValueError("-R/--rate: a breakpoint comparison searches the rates itself; give no -R with --breakpoint")
+        search = from_arguments(BreakpointParams, a, "search_", probe_duration=ab.probe_duration, warmup=ab.warmup,
+                                cooldown=ab.cooldown, server_warmup=ab.server_warmup)
+    else:
+        given = [f"--{n.removeprefix('search_').replace('_', '-')}" for n, v in vars(a).items()
+                 if n.startswith("search_") and v is not None]
+        if given:
+            raise ValueError(f"{', '.join(given)}: only with --breakpoint")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            res = compare_ab(sa, sb, load, rates=rates, params=ab, criteria=crit, search=search, prefill=options.prefill(a),
+                             name=a.name, progress=not a.quiet, data_root=a.data, placement=a.placement,
+                             thresholds=thresholds)
+        finally:
+            for w in caught:
+                print(f"warning: {w.message}", file=sys.stderr)
+    for line in res.lines():
+        print(line)
+    print(f"run {res.run_id}: {res.run.dir}")
+    return 0
+
+
+def cmd_bench(a) -> int:
+    return bench_main(a)
+
+
+def print_cluster_result(res) -> None:
+    """What a cluster run adds to the console: entry nodes, answers, faults, recovery, consistency, keys."""
+    for e in res.entries:
+        print(f"entry node {e['node']} ({e['url']}): achieved {e['achieved_rate']:,.1f}/s of {e['offered_rate']:,.1f}/s, "
+              f"{e['errors']} errors, statuses {e['status_codes']}")
+    a = res.answers
+    print(f"answers: {a['2xx/3xx']:,} 2xx/3xx, {a['404']:,} 404, {a['4xx']:,} other 4xx, {a['504']:,} 504, "
+          f"{a['5xx']:,} other 5xx; errors: {a['timeout']:,} timeouts, {a['connect']:,} connect, {a['read']:,} read")
+    for f in res.faults:
+        print(f"fault {f['fault']!r}: {f['action']} node {f['node']} at {f['at_s']:g} s"
+              + (f" (took {f['dur_us'] / 1e6:.2f} s)" if f["ts_us"] is not None else "")
+              + (f" FAILED: {f['error']}" if f["error"] else ""))
+    for r in res.recovery:
+        when = f"{r['recovery_s']:.1f} s after it" if r["recovery_s"] is not None else "not within the window"
+        print(f"  clients served as before {r['fault']!r}: {when}")
+    if res.consistency is not None:
+        print(res.consistency.sentence())
+    for i, rec in sorted(res.node_profiles.items()):
+        for ev, prof in rec.profiles.items():
+            cats = prof.categories()
+            top = ", ".join(f"{c} {v:.0%}" for c, v in zip(cats["category"], cats["share"]) if v >= 0.05)
+            print(f"profile of node {i} ({ev}, {prof.samples:,} samples): {prof.html_path or prof.collapsed_path}"
+                  + (f"\n  {top}" if top else ""))
+    for i, entry in sorted((res.run.results.get("profiles") or {}).items()):
+        if "unavailable" in entry:
+            print(f"no profile of node {i}: {entry['unavailable']}")
+    if res.distribution is not None:
+        d = res.distribution
+        print(f"keys per node ({d.keys:,} keys): owners {d.owners} (CV {d.cvs()['owners']:.3f}), replicas {d.replicas}, "
+              f"stored {d.stored}")
+        if d.warning():
+            print(f"  warning: {d.warning()}")

@@ -1,0 +1,323 @@
+"""The measurement session: one recorded run around one target.
+
+:class:`Session` opens the hosts (:mod:`perflab.hosts`: by default this machine's in-process hosts, on the
+same code path as many), creates the run, prepares the target's storage on the server host (prefilled
+when asked), starts the target there (:class:`perflab.targets.base.TargetHost`) with its logs in the run,
+samples ``/v0/stats`` and its CPU, times the machine's own speed (:mod:`perflab.measure.hostspeed`), starts
+loads with the session's load tool on its generator hosts (:mod:`.load`) and judges each one's validity;
+on exit it stops everything and marks the run. The strategies are built on it: a fixed-rate run
+(:mod:`perflab.experiment`), a cluster run (:mod:`perflab.cluster_run`), a breakpoint search
+(:mod:`perflab.breakpoint`), an A/B comparison (:mod:`perflab.ab`); one probe of a load is :mod:`.probe`.
+
+The session knows targets through their protocol only (:mod:`perflab.targets`): what the user passed
+becomes a :class:`~perflab.targets.base.Target`, which says what it can do, and its running side is a
+:class:`~perflab.targets.base.TargetHandle`. How and where a session measures is one
+:class:`SessionOptions`: the keyword arguments every strategy takes.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from .. import children, paths
+from ..cancel import CancelToken
+from ..config import LoadParams, PrefillParams
+from ..config.hosts import HostOptions
+from ..config.validity import ValidityThresholds
+from ..hosts.hostset import HostSet
+from ..hosts.pool import HostLost
+from ..measure import hostspeed
+from ..measure.generator import LoadTool
+from ..measure.result import LoadResult
+from ..measure.validity import Validity, assess, with_hosts
+from ..records import Run, new_run
+from ..records.environment import environment
+from ..records.run import dump_json
+from ..server.placement import Placement
+from ..targets import Target, TargetHandle, target_of
+from ..targets.profiler import RemoteProfiler
+from .generators import GeneratorHost
+from .load import DistributedLoad, check_split, lead_for
+
+#: set by the report batch for each notebook it runs side by side with others
+RUN_TAG_ENV = "PERFLAB_RUN_TAG"
+#: the keywords of SessionOptions that choose the hosts (HostOptions' fields)
+HOST_KEYWORDS = ("scheduler", "generators", "server_host", "lease_timeout")
+
+
+class SessionOptions:
+    """How and where a session measures: every keyword of ``run_experiment``, ``find_breakpoint``,
+    ``run_cluster`` and ``compare_ab`` beyond what they measure.
+
+    ``data_root``: where the run is recorded (default ``$PERFLAB_DATA`` or ``<repo>/data``); ``data_dir``:
+    use (and keep) this storage directory instead of a fresh one under ``<data root>/scratch/<run id>/``;
+    ``keep_data``: keep the fresh one; ``stats_interval``: seconds between ``/v0/stats`` samples;
+    ``placement``: ``"shared"``, ``"split"`` or ``"server=CPUS;load=CPUS"`` (:mod:`perflab.server.placement`);
+    ``thresholds``: the validity record's limits; ``scheduler``, ``generators``, ``server_host``,
+    ``lease_timeout``: the hosts (:class:`~perflab.config.hosts.HostOptions`); ``cancel``: a
+    :class:`~perflab.cancel.CancelToken` that stops the run's loads and lease waits (a sweep's).
+    """
+
+    def __init__(self, data_root: str | Path | None = None, data_dir: str | Path | None = None,
+                 keep_data: bool = False, stats_interval: float = 1.0, placement: Placement | str | None = "shared",
+                 thresholds: ValidityThresholds | None = None, scheduler: str | None = None,
+                 generators: tuple[str, ...] | int | str | None = None, server_host: str | None = None,
+                 lease_timeout: float | None = None, cancel: CancelToken | None = None):
+        if not (isinstance(stats_interval, (int, float)) and stats_interval > 0):
+            raise ValueError(f"stats_interval must be > 0 seconds, got {stats_interval!r}")
+        thresholds = thresholds if thresholds is not None else ValidityThresholds()
+        if not isinstance(thresholds, ValidityThresholds):
+            raise ValueError(f"thresholds must be a ValidityThresholds, got {type(thresholds).__name__}")
+        if cancel is not None and not isinstance(cancel, CancelToken):
+            raise ValueError(f"cancel must be a CancelToken, got {type(cancel).__name__}")
+        self.data_root, self.data_dir, self.keep_data = data_root, data_dir, keep_data
+        self.stats_interval = stats_interval
+        self.placement = Placement.of(placement)
+        self.thresholds = thresholds
+        self.hosts = HostOptions(scheduler=scheduler, generators=generators, server_host=server_host,
+                                 lease_timeout=lease_timeout)
+        self.cancel = cancel
+
+
+def check_load(target: Target, load: LoadParams, options: SessionOptions) -> None:
+    """``load`` can be sent to ``target`` as the session will send it (a cluster's: with its ack/from), or
+    ``ValueError``, before anything starts: split over the generator hosts and the target's entries, every
+    part needs a thread of its own and none can stop the others early (:func:`.load.check_split`)."""
+    check_split(target.load_for(load), options.hosts.generator_count, target.entry_count)
+
+
+class Session:
+    """A recorded run around one target (see the module docstring).
+
+    ``kind``/``name``: the run's; ``target``: what is measured (anything :func:`perflab.targets.target_of`
+    takes); ``tool``: the load generator every load of the session runs with (its version is recorded);
+    ``params``: what else the run records as parameters. Inside the block, ``handle`` is the running target.
+    """
+
+    def __init__(self, kind: str, name: str, target, tool: LoadTool, options: SessionOptions | None = None,
+                 prefill: PrefillParams | None = None, params: dict | None = None):
+        self.target = target_of(target)
+        self.options = options or SessionOptions()
+        self.target.check_prefill(prefill)
+        if not isinstance(tool, LoadTool):
+            raise ValueError(f"tool must be a LoadTool, got {type(tool).__name__}")
+        self.placement = self.options.placement
+        if self.placement.server_cpus is not None:
+            self.target.require("placement")
+        self.kind, self.name, self.tool = kind, name, tool
+        self.prefill_params = prefill
+        self.extra_params = params or {}
+        self.data_root = paths.data_root(self.options.data_root)
+        self.run: Run | None = None
+        self.hosts: HostSet | None = None
+        self.handle: TargetHandle | None = None
+        self.stats_unavailable: str | None = None
+        self.prefill_result: dict | None = None
+        self.data_dir: Path | None = None
+        self.calibrations: list[hostspeed.Calibration] = []
+        self._sig = None
+        self._servers: list[dict] = []
+
+    @property
+    def thresholds(self) -> ValidityThresholds:
+        return self.options.thresholds
+
+    @property
+    def cancel(self) -> CancelToken | None:
+        return self.options.cancel
+
+    def __enter__(self) -> "Session":
+        # the hosts first: a missing host or role, a version mismatch or an unreachable scheduler is an error
+        # before a run exists or anything starts
+        self.hosts = HostSet.open(self.options.hosts, f"{self.kind} {self.name}", self.options.hosts.lease_timeout,
+                                  self.cancel)
+        try:
+            if self.hosts.apart and self.placement.server_cpus is not None:
+                raise ValueError("placement: CPU sets place the server and the generator on one machine; with "
+                                 "generator hosts apart from the server host use 'shared'")
+            if self.target.running and self.target.kind == "cluster" and not self.hosts.shares_files:
+                raise ValueError("server: a running Cluster (pl.start_cluster) lives in this Python process; measure "
+                                 "it on this machine alone (no scheduler), or give its ClusterConfig to start its "
+                                 "nodes on the server host")
+            self.hosts.start_agents((self.target.host_class, self.target), GeneratorHost)
+            params = {"server": self.target.to_dict(), "target": self.target.kind, **self.extra_params,
+                      "prefill": self.prefill_params.to_dict() if self.prefill_params else None,
+                      "stats_interval": self.options.stats_interval, "validity": self.thresholds.to_dict()}
+            self.run = new_run(self.kind, self.name, params, self.data_root,
+                               environment=environment({self.tool.name: self.tool.version()}))
+        except BaseException:
+            self.hosts.close()
+            raise
+        self.run.meta["placement"] = self.placement.to_dict()
+        self.run.meta["hosts"] = self.hosts.record()
+        if os.environ.get(RUN_TAG_ENV):
+            self.run.meta["tag"] = os.environ[RUN_TAG_ENV]   # which notebook of a parallel report made it
+        self.run.save()
+        self._sig = children.sigterm_as_exception()
+        self._sig.__enter__()
+        try:
+            self._setup()
+        except BaseException as e:
+            self.__exit__(type(e), e, e.__traceback__)
+            raise
+        return self
+
+    @property
+    def _host(self):
+        return self.hosts.server_agent
+
+    def _setup(self):
+        shares = self.hosts.shares_files
+        # on this machine the scratch storage is <data root>/scratch/<run id>/ as always; on another host, the
+        # agent's own temporary directory there
+        scratch = str(self.data_root / "scratch" / self.run.id) if shares and self.options.data_dir is None else None
+        got = self._host.prepare(str(self.run.dir) if shares else None,
+                                 str(self.options.data_dir) if self.options.data_dir is not None else None,
+                                 scratch, self.prefill_params).result()
+        self.data_dir = Path(got["data_dir"]) if got["data_dir"] else None
+        if got["prefill"] is not None:
+            self.prefill_result = got["prefill"]
+            self.run.update(prefill=self.prefill_result)
+        self.start_target()
+        self.calibrate()
+
+    def start_target(self):
+        """Start the target on the server host and record what it is."""
+        desc = self._host.start(self.placement.prefix("server"), self.options.stats_interval,
+                                self.hosts.server_address()).result()
+        self.handle = self.target.handle(self.hosts, desc)
+        record, artifacts = self.handle.record()
+        self.run.update(**record)
+        self.run.meta["artifacts"].update(artifacts)
+        self._servers.append({"pid": self.handle.pid, "started_at": desc["started_at"],
+                              "host": self.hosts.server.name})
+        self.stats_unavailable = self.handle.stats_unavailable
+        if self.stats_unavailable is not None:
+            self.run.update(stats_unavailable=self.stats_unavailable)
+
+    @property
+    def split(self) -> bool:
+        """Every load runs as several generator processes (several generator hosts, or entry nodes)."""
+        return self.hosts.split or len(self.handle.entries) > 1
+
+    def start_load(self, load: LoadParams, out_dir, timed: bool = False) -> DistributedLoad:
+        """Start ``load`` against the target's entries with the session's tool, on its generator hosts (split
+        over hosts and entry nodes when there are several; placed on its CPUs). ``timed``: with a start time
+        set ahead even when unsplit (``window_start``: faults and a checker run on it)."""
+        if LoadTool.of(load) != self.tool:
+            raise ValueError(f"load: this session measures with {self.tool.name} ({self.tool.binary}), "
+                             f"the load asks for {load.tool}")
+        lp = DistributedLoad(self.hosts, self.handle.entries, self.handle.load_for(load), Path(out_dir),
+                             self.placement.prefix("load"), lead_for(self.hosts), timed, self.cancel)
+        return lp.start()
+
+    def profiler(self, params, title: str, node: int | None = None, out_dir=None) -> RemoteProfiler:
+        """async-profiler in the target's JVM (a cluster's node ``node``) on its host, writing into the run
+        (or ``out_dir``; window mode)."""
+        return RemoteProfiler(self.hosts, params, Path(out_dir) if out_dir is not None else self.run.dir, title,
+                              node=node)
+
+    def calibrate(self) -> hostspeed.Calibration:
+        """Time the fixed loop on every CPU of the server host (:mod:`perflab.measure.hostspeed`); call it
+        while no load runs."""
+        cal = self.handle.calibrate()
+        self.calibrations.append(cal)
+        return cal
+
+    def validity(self, res: LoadResult, started_at: float | None = None) -> Validity:
+        """The validity record of a load that ran against this session's target; its ``host_speed`` check
+        holds the last calibration before the load (and the first after it, if any) against the session's
+        fastest. With several generator hosts (or one on another machine) each host is judged on its own
+        share too, and the run is only as valid as its worst host (:func:`perflab.measure.validity.with_hosts`)."""
+        start = res.measure_start or started_at or res.started_at
+        end = res.measure_end or res.ended_at
+        window = self.handle.cpu_window(start, end) if end else None
+        began = started_at or start or 0.0
+        before = [c for c in self.calibrations if c.at <= began][-1:]
+        after = [c for c in self.calibrations if end and c.at >= end][:1]
+        host = (before + after, self.calibrations) if before or after else None
+        v = assess(res, window, self.placement, self.thresholds, host)
+        if res.parts and (len(res.parts) > 1 or self.hosts.apart):
+            per_host = {n: assess(part, None, None, self.thresholds) for n, part in res.parts.items()}
+            v, bottleneck = with_hosts(v, per_host, self._sharing_note())
+            if res.hosts is not None:
+                for n, hv in per_host.items():
+                    res.hosts["generators"][n]["validity"] = hv.to_dict()
+                res.hosts["bottleneck"] = bottleneck
+                res.hosts["verdict"] = str(v.level)
+                if res.out_dir is not None:
+                    dump_json(res.hosts, Path(res.out_dir) / "hosts.json")
+        return v
+
+    def _sharing_note(self) -> str:
+        gens = [g for g in self.hosts.generators if g.name != self.hosts.server.name]
+        same = [g.name for g in gens if g.boot_id is not None and g.boot_id == self.hosts.server.boot_id]
+        note = (f"server on host {self.hosts.server.name}, generators on "
+                f"{', '.join(g.name for g in self.hosts.generators)}")
+        if same:
+            note += f" ({', '.join(same)} on the server's machine: they share its CPUs)"
+        return note
+
+    def restart_target(self):
+        """Stop and start the target again on the same data (fresh processes per probe)."""
+        self.target.require("restart")
+        self._stop_target()
+        self.start_target()
+
+    def _stop_target(self):
+        if self.handle is not None:
+            self.handle.stop()
+            info = self.handle.info()
+            self._servers[-1].update(exit_code=info.get("exit_code"), stopped=info.get("stopped"))
+
+    def sync_files(self) -> None:
+        """Bring the server host's logs and event lines into the run (nothing to do on this machine)."""
+        if self.hosts is None or self.hosts.shares_files or self.run is None:
+            return
+        for name, text in self.handle.files().items():
+            path = self.run.dir / name
+            path.parent.mkdir(parents=True, exist_ok=True)   # a cluster's are under nodes/<i>/
+            path.write_text(text)
+
+    def stats_frame(self, t0: float | None = None) -> pd.DataFrame:
+        if self.handle is None or self.stats_unavailable is not None:
+            return pd.DataFrame()
+        return self.handle.stats_frame(self.handle.samples(), t0)
+
+    def __exit__(self, et, ev, tb):
+        try:
+            if self.hosts is not None and self.hosts.server_agent is not None and self.run is not None \
+                    and self.handle is not None:
+                try:
+                    self._stop_target()
+                    samples = self.handle.samples(timeout=60) if self.stats_unavailable is None else []
+                    if samples and not (self.run.dir / "stats.csv").exists():
+                        self.run.write_frame("stats.csv", self.handle.stats_frame(samples), artifact="stats")
+                    self.sync_files()
+                except Exception:  # noqa: BLE001 - a lost server host: the run says so below
+                    if et is None:
+                        raise
+            if self.run is not None:
+                self.run.meta["servers"] = self._servers
+                if self.calibrations:
+                    self.run.meta["host_speed"] = {"loop": hostspeed.LOOP, "spread": hostspeed.spread(self.calibrations),
+                                                   "calibrations": [c.to_dict() for c in self.calibrations]}
+                if ev is not None and isinstance(ev, HostLost):
+                    # what the other hosts returned is kept under the load's hosts/<name>/; the run says why
+                    # nothing it measured can be trusted
+                    self.run.meta["validity"] = Validity.lost(ev.cause).to_dict()
+        finally:
+            try:
+                if self.hosts is not None:
+                    self.hosts.close(keep_data=self.options.keep_data, release=False)
+                if self._sig is not None:
+                    self._sig.__exit__(None, None, None)
+                if self.run is not None:
+                    self.run.__exit__(et, ev, tb)
+            finally:
+                if self.hosts is not None and self.hosts.lease is not None:
+                    self.hosts.lease.release()
+        return False

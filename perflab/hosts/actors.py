@@ -1,0 +1,112 @@
+"""What runs on a host: Dask actors that own the processes started there, with a heartbeat and a watchdog.
+
+:class:`Agent` is the base of every actor perflab starts on a host (the generator segments of a load:
+:class:`perflab.core.generators.GeneratorHost`; the target of a run: :class:`perflab.targets.base.TargetHost`).
+An agent whose coordinator has not been heard from for :data:`WATCHDOG_S` stops what it runs
+(:meth:`Agent._expire`): no orphan on any host, even when the coordinator is killed or cut off. Only the
+coordinator writes ``data/``: an agent works in a temporary directory of its host and returns what it
+recorded, except the in-process agent of one machine, which is handed the run directory itself.
+
+:func:`host_facts` is what a host tells about itself (``perflab hosts``, the version check).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import distributed
+
+from .. import paths
+from ..measure.generator import LoadTool
+from ..records.environment import java_version
+from ..version import __version__
+
+#: an agent that hears nothing from its coordinator for this long stops what it runs
+WATCHDOG_S = 60.0
+
+
+def boot_id() -> str | None:
+    """This machine's boot id: two workers with one boot id share one machine's CPUs and clock."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return None
+
+
+def host_facts() -> dict:
+    """What a host is: name, CPUs, versions of perflab, perflab-load and the JDK, its boot id and its clock."""
+    return {**_static_facts(), "time": time.time()}
+
+
+@functools.lru_cache(maxsize=1)
+def _static_facts() -> dict:
+    # asked at every session's start: the versions (two subprocesses) are read once per worker process
+    try:
+        loadgen = LoadTool("perflab-load", paths.loadgen_binary()).version()
+        loadgen = loadgen.split(" (")[0] if loadgen else loadgen
+    except Exception as e:  # noqa: BLE001 - a host without the generator is a fact to report
+        loadgen, loadgen_error = None, str(e).splitlines()[0]
+    else:
+        loadgen_error = None
+    return {"hostname": platform.node(), "cpus": os.cpu_count(), "pid": os.getpid(), "boot_id": boot_id(),
+            "versions": {"perflab": __version__, "perflab-load": loadgen, "java": java_version(),
+                         "python": sys.version.split()[0], "distributed": distributed.__version__},
+            "perflab_load_error": loadgen_error, "repo": str(paths.repo_root())}
+
+
+class Agent:
+    """Heartbeat and watchdog of every actor perflab starts on a host; ``touch`` is also one clock sample."""
+
+    def __init__(self, name: str, watchdog_s: float = WATCHDOG_S):
+        self.name = name
+        self.watchdog_s = watchdog_s
+        self._heard = time.monotonic()
+        self._closed = threading.Event()
+        self._tmp = Path(tempfile.mkdtemp(prefix=f"perflab-{type(self).__name__.lower()}-"))
+        threading.Thread(target=self._watch, name=f"perflab-watchdog-{name}", daemon=True).start()
+
+    async def touch(self) -> float:
+        """The coordinator is alive; returns this host's clock (epoch seconds)."""
+        self._heard = time.monotonic()
+        return time.time()
+
+    def heard(self) -> None:
+        """The coordinator just called: the watchdog waits again from now."""
+        self._heard = time.monotonic()
+
+    def _watch(self):
+        while not self._closed.wait(1.0):
+            if time.monotonic() - self._heard > self.watchdog_s:
+                self._expire()
+                return
+
+    def _expire(self):  # the coordinator is gone: stop everything this agent started
+        self.close()
+
+    def close(self) -> None:
+        self._closed.set()
+        shutil.rmtree(self._tmp, ignore_errors=True)
+
+
+def spawn(pool, cls, address: str, *args):
+    """Start an actor of ``cls(*args)`` on the worker at ``address`` of ``pool``; returns its future, which
+    must live as long as the actor (Dask deletes an actor whose future is released): :func:`bind` it."""
+    future = pool.client.submit(cls, *args, actor=True, workers=[address], allow_other_workers=False, pure=False)
+    return future
+
+
+def bind(pool, future, timeout: float = 60.0):
+    """The actor behind ``future`` (from :func:`spawn`), bound to ``pool``'s client: the proxy binds to Dask's
+    default client, and ours is not the default (a notebook's own Dask work must not land on the lab's hosts)."""
+    actor = future.result(timeout=timeout)
+    if actor._client is None:
+        actor._client, actor._future = pool.client, future
+    return actor

@@ -1,0 +1,36 @@
+"""What can be measured: one protocol (:mod:`.base`) for the built-in server and yours (:mod:`.server`) and
+for a cluster of either (:mod:`.cluster`); async-profiler in a target's JVM seen from the coordinator
+(:mod:`.profiler`).
+
+:func:`target_of` is the one place where what a user passes becomes a :class:`~.base.Target`.
+"""
+
+from __future__ import annotations
+
+from ..cluster.nodes import Cluster
+from ..config import ServerConfig
+from ..config.cluster import ClusterConfig
+from ..config.target import ForeignServer
+from .base import Target, TargetHandle, TargetHost
+from .cluster import ClusterTarget
+from .server import BuiltinTarget, ForeignTarget
+
+__all__ = ["Target", "TargetHandle", "TargetHost", "target_of"]
+
+
+def target_of(what) -> Target:
+    """``what`` as a target: a ``ServerConfig`` (the built-in server), a ``ForeignServer`` (yours), a URL string
+    (shorthand for ``ForeignServer(url=...)``), a ``ClusterConfig`` (N nodes started for the run), a running
+    :class:`~perflab.cluster.nodes.Cluster` (``pl.start_cluster``: measured, left running), or a Target."""
+    if isinstance(what, Target):
+        return what
+    if isinstance(what, str):
+        return ForeignTarget(ForeignServer(url=what))
+    if isinstance(what, ServerConfig):
+        return BuiltinTarget(what)
+    if isinstance(what, ForeignServer):
+        return ForeignTarget(what)
+    if isinstance(what, (ClusterConfig, Cluster)):
+        return ClusterTarget(what)
+    raise ValueError(f"server must be a ServerConfig, a ForeignServer, a ClusterConfig, a running Cluster or the URL "
+                     f"of a running server, got {type(what).__name__}")

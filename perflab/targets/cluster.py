@@ -1,0 +1,300 @@
+"""A cluster as a target: N nodes of the built-in server or of yours (:class:`ClusterTarget`), on the server
+host (:class:`ClusterHost`), with what only a cluster does: the fill through its entry nodes, faults on a
+schedule, the consistency checker, the key distribution (:class:`ClusterHandle`).
+
+Everything that touches the nodes (signals, ``/proc``, their HTTP API) runs on the server host, next to
+them: times are that host's clock, the clock of the merged load, the stats and the events. A
+``ClusterConfig`` target starts its nodes for the run (logs and events under ``<run>/nodes/<i>/``, data under
+the session's storage directory, ``node<i>/``) and stops them with the session; a running
+:class:`~perflab.cluster.nodes.Cluster` (``pl.start_cluster``, only on the in-process hosts: it lives in the
+coordinator's process) is sampled and measured, and left running.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+
+from ..cluster.checker import Checker
+from ..cluster.distribution import key_distribution
+from ..cluster.faults import FaultRunner
+from ..cluster.fill import fill_cluster
+from ..cluster.load import cluster_load
+from ..cluster.nodes import PAUSED, RUNNING, Cluster
+from ..cluster.sampling import ClusterStats, cluster_stats_frame
+from ..config import LoadParams
+from ..config.cluster import ClusterConfig
+from ..measure.events import parse_events
+from ..server.cpu import ProcessCpu
+from ..server.foreign import stats_available
+from .base import CALL_S, Target, TargetHandle, TargetHost
+
+
+class ClusterHost(TargetHost):
+    """The nodes of the target's cluster on this host (see the module docstring)."""
+
+    def __init__(self, name: str, target: "ClusterTarget", *args):
+        super().__init__(name, target, *args)
+        self.cluster: Cluster | None = None
+        self.owned = not target.running
+        self.stats = self.cpu = self.faults = self.checker = None
+
+    # --- what every target does -------------------------------------------------------------------------
+    def _start(self) -> dict:
+        if self.cluster is None and self.owned:
+            # the session's storage directory holds every node's (node<i>/); the agent deletes it, not a stop
+            self.cluster = Cluster(self.target.config, self.log_dir, self.data_dir, self.cpu_prefix, keep_data=True,
+                                   host=self.listen or "127.0.0.1").start()
+        elif self.cluster is None:
+            self.cluster = self.target.config
+            if any(n.state == "new" for n in self.cluster.nodes):
+                raise ValueError("server: this Cluster was never started (use pl.start_cluster, or pass its "
+                                 "ClusterConfig)")
+        elif self.owned:
+            self.cluster.start()   # again, on the same ports and data (a fresh cluster per probe)
+        cl = self.cluster
+        with_stats = [n.index for n in cl.nodes if n.state == RUNNING and
+                      (not cl.config.foreign or stats_available(n.url) is None)]
+        self.stats = ClusterStats(cl, self.stats_interval, with_stats).start() if with_stats else None
+        self.cpu = ProcessCpu(lambda: {n.index: n.pid for n in cl.nodes}).start()
+        entry = cl.nodes[cl.config.entries[0]]
+        return {"kind": "cluster", "config": cl.config, "url": entry.url, "urls": list(cl.urls),
+                "entry_urls": {f"node{i}": cl.nodes[i].url for i in cl.config.entries}, "pid": entry.pid,
+                "pids": [n.pid for n in cl.nodes], "java_version": cl.java_version, "command": list(cl.command),
+                "info": cl.info(), "owned": self.owned, "effective_config": None, "ready": None, "jvm": None,
+                "profiling_unavailable": None, "started_at": time.time(),
+                "stats_unavailable": None if with_stats else "no node answers GET /v0/stats with a JSON object"}
+
+    def stop(self) -> dict | None:
+        """Stop the samplers, a fault schedule or checker still running, and the nodes this target started (a
+        running cluster it was given is left running, resumed if a node was paused)."""
+        self.check_abort()
+        if self.faults is not None:
+            self.faults.stop(5)
+        for s in (self.stats, self.cpu):
+            if s is not None:
+                s.stop()
+        if self.cluster is None:
+            return None
+        if self.owned:
+            self.cluster.stop()
+        else:
+            self.resume_paused()
+        return self.cluster.info()
+
+    def samples(self) -> dict[int, list[dict]]:
+        """Every node's ``/v0/stats`` samples so far, by node (:func:`perflab.cluster.sampling.cluster_stats_frame`)."""
+        return self.stats.samples if self.stats is not None else {}
+
+    def cpu_window(self, start: float, end: float):
+        return self.cpu.window(start, end) if self.cpu is not None else None
+
+    def cpu_frame(self, t0: float | None):
+        return self.cpu.frame(t0) if self.cpu is not None else None
+
+    def files(self) -> dict[str, str]:
+        """The logs and events of the nodes this target started, by their path in the run directory."""
+        if not self.owned or self.cluster is None:
+            return {}
+        out = {}
+        for p in [self.log_dir / "cluster.log", *(f for n in self.cluster.nodes for f in (n.log_path, n.events_path))]:
+            if p.is_file():
+                out[str(p.relative_to(self.log_dir))] = p.read_text(errors="replace")
+        return out
+
+    def pid_of(self, node: int | None = None) -> int | None:
+        return self.cluster.node(node if node is not None else self.cluster.config.entries[0]).pid
+
+    # --- what only a cluster does -------------------------------------------------------------------------
+    def info(self) -> dict:
+        """What a run records about the cluster (its nodes' incarnations included)."""
+        self.heard()
+        return self.cluster.info()
+
+    def events(self, since: float) -> list[dict]:
+        """Every node's timed events that end after ``since`` (epoch seconds: not the nodes' start-up, nor an
+        earlier run's), each with its ``node``."""
+        self.heard()
+        rows = []
+        for n in self.cluster.nodes:
+            if n.events_path.is_file():
+                rows += [{**e, "node": n.index} for e in parse_events(n.events_path.read_text(errors="replace"))
+                         if e["ts_us"] + int(e.get("dur_us") or 0) >= since * 1e6]
+        return rows
+
+    def profiling_unavailable(self, node: int) -> str | None:
+        self.heard()
+        n = self.cluster.node(node)
+        if n.pid is None:
+            return "the node is not running"
+        if self.cluster.config.foreign and not n.jvm:
+            return f"pid {n.pid} is not a JVM; async-profiler profiles HotSpot JVMs"
+        return None
+
+    def fill(self, keys: int, value_size: int, seed: int, prefix: str, path: str, param: str) -> dict:
+        """``<prefix>0 .. <prefix><keys-1>`` written once each through the entry nodes with the cluster's
+        ack/from (:func:`perflab.cluster.fill.fill_cluster`), then settled: every replica has them."""
+        self.heard()
+        cfg = self.cluster.config
+        row = fill_cluster([self.cluster.nodes[i].url for i in cfg.entries], keys, value_size, seed, prefix,
+                           "&" + "&".join(cfg.replica_args()), path, param)
+        row["settled"] = self.cluster.settle(timeout=30)
+        self.heard()
+        return row
+
+    def faults_start(self, schedule: list, window_start: float) -> None:
+        """Apply ``schedule`` (checked :class:`perflab.cluster.faults.Fault` s) from ``window_start`` (this
+        host's clock)."""
+        self.heard()
+        self.faults = FaultRunner(self.cluster, schedule, window_start).start()
+
+    def faults_stop(self, timeout: float = 120.0) -> list[dict]:
+        """Stop the schedule (faults not yet due never happen); every fault's row
+        (:class:`perflab.cluster.faults.FaultRunner`)."""
+        self.heard()
+        if self.faults is None:
+            return []
+        applied, self.faults = self.faults.stop(timeout), None
+        return applied
+
+    def resume_paused(self) -> list[dict]:
+        """Resume every node left paused (never leave a node stopped behind a run); when, per node."""
+        self.heard()
+        out = []
+        for n in self.cluster.nodes:
+            if n.state == PAUSED:
+                n.resume()
+                out.append({"node": n.index, "ts_us": int(time.time() * 1e6)})
+        return out
+
+    def check_start(self, params, write: tuple[int, int], read: tuple[int, int], path: str, param: str,
+                    duration_s: float, at: float) -> None:
+        """The consistency checker (:class:`perflab.cluster.checker.Checker`) through every node, from ``at``
+        (this host's clock) for ``duration_s``."""
+        self.heard()
+        cfg = self.cluster.config
+        self.checker = Checker(self.cluster.urls, params, write, read, cfg.api, list(range(cfg.nodes)), path,
+                               param).start(duration_s, at=at)
+
+    def check_finish(self, join_timeout: float, final_read: bool, keeps_data: bool | None, restarts: bool) -> dict:
+        """Wait for the checker's operations, read every key once more through the running nodes (after the
+        faults), and judge: ``{"ops": every operation, "verdict": Verdict}``."""
+        self.heard()
+        chk = self.checker
+        chk.join(join_timeout)
+        chk.stop()
+        if final_read:
+            running = [n.index for n in self.cluster.nodes if n.state == RUNNING]
+            if running:
+                chk.final_read(via=running)
+        chk.close()
+        self.checker = None
+        return {"ops": list(chk.ops), "verdict": chk.verdict(keeps_data=keeps_data, restarts=restarts)}
+
+    def check_abort(self) -> None:
+        if self.checker is not None:
+            self.checker.stop()
+            self.checker.close()
+            self.checker = None
+
+    def key_distribution(self, keys: int):
+        """The key distribution over ``key0 .. key<keys-1>`` (:func:`perflab.cluster.distribution.key_distribution`)."""
+        self.heard()
+        return key_distribution(self.cluster, keys)
+
+
+class ClusterHandle(TargetHandle):
+    """The coordinator's handle on the cluster under test: what every target has, the cluster's facts, and
+    what only a cluster does (each one call to :class:`ClusterHost`)."""
+
+    #: the ClusterConfig its requests use (a running cluster's: its nodes, and this run's ack/from and entries)
+    config = property(lambda self: self.desc["config"])
+    urls = property(lambda self: self.desc["urls"])
+    #: where loads go: ``node<i>`` -> URL of every entry node
+    entries = property(lambda self: dict(self.desc["entry_urls"]))
+    owned = property(lambda self: self.desc["owned"])
+
+    def info(self) -> dict:
+        return self._host.info().result(timeout=CALL_S)
+
+    def stop(self) -> None:
+        self._final = self._host.stop().result(timeout=CALL_S) or self.desc["info"]
+
+    def events(self, since: float) -> list[dict]:
+        return self._host.events(since).result(timeout=CALL_S)
+
+    def profiling_unavailable_on(self, node: int) -> str | None:
+        return self._host.profiling_unavailable(node).result(timeout=CALL_S)
+
+    def fill(self, keys: int, value_size: int, seed: int, prefix: str, path: str, param: str) -> dict:
+        return self._host.fill(keys, value_size, seed, prefix, path, param).result(timeout=CALL_S + keys / 10)
+
+    def faults_start(self, schedule: list, window_start: float) -> None:
+        self._host.faults_start(schedule, window_start).result(timeout=CALL_S)
+
+    def faults_stop(self) -> list[dict]:
+        return self._host.faults_stop().result(timeout=CALL_S)
+
+    def resume_paused(self) -> list[dict]:
+        return self._host.resume_paused().result(timeout=CALL_S)
+
+    def check_start(self, params, write: tuple[int, int], read: tuple[int, int], path: str, param: str,
+                    duration_s: float, at: float) -> None:
+        self._host.check_start(params, write, read, path, param, duration_s, at).result(timeout=CALL_S)
+
+    def check_finish(self, join_timeout: float, final_read: bool, keeps_data: bool | None, restarts: bool,
+                     timeout: float) -> dict:
+        return self._host.check_finish(join_timeout, final_read, keeps_data, restarts).result(timeout=timeout)
+
+    def key_distribution(self, keys: int):
+        return self._host.key_distribution(keys).result(timeout=CALL_S)
+
+
+class ClusterTarget(Target):
+    """N nodes: a :class:`~perflab.config.cluster.ClusterConfig` started for the run, or a running
+    :class:`~perflab.cluster.nodes.Cluster` (measured, left running)."""
+
+    kind = "cluster"
+    host_class = ClusterHost
+
+    @property
+    def cluster_config(self) -> ClusterConfig:
+        """The ClusterConfig (a running cluster's own)."""
+        return self.config if isinstance(self.config, ClusterConfig) else self.config.config
+
+    @property
+    def running(self) -> bool:
+        return isinstance(self.config, Cluster)
+
+    @property
+    def needs_data_dir(self) -> bool:
+        return not self.running and self.config.needs_data_dir
+
+    @property
+    def entry_count(self) -> int:
+        return len(self.cluster_config.entries)
+
+    def why_not(self, feature: str) -> str | None:
+        if feature == "prefill":
+            return ("it writes plain values, and a cluster node stores timestamped records; a cluster starts empty "
+                    "or is filled through its API (run_cluster's fill=)")
+        if feature == "pause":
+            return "freezing a whole cluster is not supported; a fault pauses one node (--fault 'at=2s node=1 pause')"
+        return super().why_not(feature)
+
+    def load_for(self, load: LoadParams) -> LoadParams:
+        return cluster_load(load, self.cluster_config)
+
+    def stats_frame(self, samples, t0: float | None = None) -> pd.DataFrame:
+        return cluster_stats_frame(samples, t0)
+
+    def record(self, handle: TargetHandle) -> tuple[dict, dict]:
+        """``meta.json``'s ``cluster`` (nodes, topology, incarnations) and ``server``; node logs lie under
+        ``nodes/<i>/`` of a cluster the run started."""
+        return ({"cluster": handle.info(), "server": {"java_version": handle.java_version,
+                                                      "command": handle.command or None, "target": "cluster",
+                                                      "owned": handle.owned}}, {})
+
+    def handle(self, hosts, desc: dict) -> ClusterHandle:
+        return ClusterHandle(hosts, self, desc)
