@@ -207,3 +207,40 @@ def wait_for(predicate, timeout_s: float, interval_s: float = 0.05) -> bool:
             return True
         time.sleep(interval_s)
     return bool(predicate())
+
+
+# --- who is running a run: a coordinator known by its pid, its start and its machine's boot ----------------
+
+def boot_id() -> str | None:
+    """This machine's boot id (a new one at every boot)."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return None
+
+
+def _start_ticks(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks since boot), ``None`` when it is gone: with the pid, names
+    one process even after the pid is reused."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def identity() -> dict:
+    """This process as a run records its coordinator: pid, start, boot id and host name."""
+    return {"pid": os.getpid(), "start_ticks": _start_ticks(os.getpid()), "boot_id": boot_id(),
+            "hostname": os.uname().nodename}
+
+
+def gone(who: dict | None) -> bool:
+    """Whether the process ``who`` (:func:`identity`) has certainly ended: on this machine, since this boot,
+    its pid is gone or belongs to another process; or its machine was rebooted since. ``False`` when it
+    cannot be told (another machine, or no identity recorded)."""
+    if not who or who.get("pid") is None:
+        return False
+    if who.get("boot_id") != boot_id():
+        return who.get("hostname") == os.uname().nodename   # this machine, rebooted since
+    return _start_ticks(int(who["pid"])) != who.get("start_ticks")

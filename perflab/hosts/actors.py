@@ -25,20 +25,13 @@ from pathlib import Path
 import distributed
 
 from .. import paths
+from ..children import boot_id
 from ..measure.generator import LoadTool
 from ..records.environment import java_version
 from ..version import __version__
 
 #: an agent that hears nothing from its coordinator for this long stops what it runs
 WATCHDOG_S = 60.0
-
-
-def boot_id() -> str | None:
-    """This machine's boot id: two workers with one boot id share one machine's CPUs and clock."""
-    try:
-        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-    except OSError:
-        return None
 
 
 def host_facts() -> dict:

@@ -15,8 +15,9 @@ import threading
 import time
 
 from ..cancel import CancelToken
+from ..children import boot_id
 from ..config.hosts import HostOptions
-from .actors import bind, boot_id, spawn
+from .actors import bind, spawn
 from .inventory import HostInfo, check_versions, clock_offset, coordinator_versions, survey
 from .leases import Lease, acquire
 from .pool import GENERATOR, SERVER, HostPool, HostsError, connect

@@ -8,7 +8,8 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field
 
-from .actors import boot_id, host_facts
+from ..children import boot_id
+from .actors import host_facts
 from .pool import GENERATOR, SERVER, HostPool, HostsError, roles_of
 
 #: clock samples per host; the one with the shortest round trip gives the offset

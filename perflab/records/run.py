@@ -24,13 +24,16 @@ from typing import Iterable
 
 import pandas as pd
 
-from .. import paths
+from .. import children, paths
 from ..config.profile import PROFILE_EVENTS
 from ..errors import RunInterrupted
 from ..measure.result import CONSOLE, load_result_from_dir
 from .environment import environment as env_fn
 
 STATUSES = ("running", "ok", "failed", "interrupted")
+#: what a ``running`` run reads as once its coordinator is known to be gone (killed with SIGKILL, its machine
+#: rebooted): never written, so a run that is still going is never marked
+ABANDONED = "abandoned"
 _NAME_RE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -122,7 +125,12 @@ class Run:
 
     @property
     def status(self) -> str:
-        return self.meta.get("status", "running")
+        """``running``, ``ok``, ``failed``, ``interrupted``, or ``abandoned``: still ``running`` in ``meta.json``
+        while the process that ran it is gone (:func:`perflab.children.gone`)."""
+        status = self.meta.get("status", "running")
+        if status == "running" and children.gone(self.meta.get("coordinator")):
+            return ABANDONED
+        return status
 
     @property
     def validity(self) -> str | None:
@@ -306,7 +314,7 @@ def new_run(kind: str, name: str | None = None, params: dict | None = None, data
     if environment is None:
         environment = env_fn()
     meta = {"id": rid, "kind": kind, "name": name or kind, "status": "running", "created_at": _now(),
-            "finished_at": None, "params": clean(json.loads(json.dumps(params or {}, default=_json_default))),
+            "finished_at": None, "coordinator": children.identity(), "params": clean(json.loads(json.dumps(params or {}, default=_json_default))),
             "environment": environment, "results": {}, "artifacts": {}}
     run = Run(d, meta)
     run.save()

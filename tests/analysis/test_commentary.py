@@ -123,7 +123,7 @@ def test_categories_normalise_and_keep_focus():
 def _bp(rate, interval, judged=(), outcome="resolved"):
     from perflab import BreakpointCriteria, BreakpointParams
     from perflab.breakpoint import BreakpointResult, Outcome, Probe
-from perflab.measure.judgement import Judgement
+    from perflab.measure.judgement import Judgement
     probes = [Probe(i, r, Judgement(ok, [why], {}, {"verdict": "valid", "reasons": []}), "bisect")
               for i, (r, ok, why) in enumerate(judged)]
     rates = [r for r, ok, _ in judged if ok is not None]

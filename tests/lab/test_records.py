@@ -109,3 +109,38 @@ def test_index_survives_parameters_of_mixed_types(data_root):
             r.add_rows("loads", [{"note": v, "p99_ms": 1.0}])
     df = records.query("SELECT server_heap, note FROM loads ORDER BY run_id")
     assert len(df) == 4 and set(df["server_heap"].dropna()) == {"256", "256m", "[1, 2]"}
+
+
+def test_a_coordinator_killed_with_sigkill_leaves_its_run_abandoned(data_root):
+    """A coordinator killed with SIGKILL cannot mark its run: the run reads as abandoned (its pid is gone),
+    in the index and ``perflab runs`` too, and its meta.json is left as it was."""
+    import subprocess
+    import sys
+
+    from perflab.cli import main
+
+    code = ("import time; from perflab.records import new_run; r = new_run('experiment', 'killed'); "
+            "print(r.id, flush=True); time.sleep(120)")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                         env={**os.environ, "PERFLAB_DATA": str(data_root)})
+    try:
+        rid = p.stdout.readline().strip()
+        assert records.open_run(rid).status == "running"          # its coordinator is alive
+    finally:
+        p.kill()
+        p.wait(timeout=10)
+    run = records.open_run(rid)
+    assert run.status == "abandoned" and run.meta["status"] == "running"
+    assert records.list_runs().set_index("run_id").loc[rid, "status"] == "abandoned"
+    assert main(["runs"]) == 0
+
+
+def test_a_run_is_abandoned_only_when_its_coordinator_is_certainly_gone():
+    from perflab import children
+
+    me = children.identity()
+    assert not children.gone(me)
+    assert children.gone({**me, "start_ticks": me["start_ticks"] - 1})     # the pid now names another process
+    assert children.gone({**me, "boot_id": "rebooted"})                      # this machine, booted again since
+    assert not children.gone({**me, "boot_id": "elsewhere", "hostname": "another-machine"})  # cannot tell
+    assert not children.gone(None)                                            # a run recorded before identities
