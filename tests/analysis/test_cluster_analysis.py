@@ -100,8 +100,8 @@ def res(tmp_path):
                         "outcome": ["acked", "ok", "unavailable", "ok"]})
     dist = KeyDistribution(["a", "b", "c"], 300, "key", 3, [95, 100, 105], [300, 300, 300], [300, 300, 260])
     run = new_run("cluster", "synthetic", {}, tmp_path / "data", environment={})
-    return ClusterResult(run, load, stats, None, {}, None, None, None, ev, None, None,
-                         cluster={"nodes": 3, "ack": 2, "from": 3}, entries=[
+    return ClusterResult(run, load, stats, None, {"nodes": 3, "ack": 2, "from": 3}, None, None, None, ev, None, None,
+                         entries=[
                              {"node": 0, "url": "u", "offered_rate": 100.0, "achieved_rate": 94.0,
                               "achieved_ratio": 0.94}],
                          cpu=cpu, statuses=statuses, statuses_note=note, answers=totals(load), faults=applied,
@@ -200,7 +200,7 @@ def test_notebook_helpers_build_and_check(tmp_path, monkeypatch):
         cnb.workload(cfg, "put.lua", connections=3, threads=3)
     assert cnb.ramp_load(load, how.params, how.criteria, cfg.replace(entry="0")).stop_on_p99 is None
     monkeypatch.delenv("PERFLAB_GENERATORS")
-    # the nodes run on this machine once, or (on a Dask cluster) are started by each run on its server host
-    monkeypatch.setenv("PERFLAB_CLUSTER", "tcp://10.0.0.1:8786")
+    # the nodes run on this machine once, or (on a scheduler's hosts) are started by each run on its server host
+    monkeypatch.setenv("PERFLAB_SCHEDULER", "tcp://10.0.0.1:8786")
     assert cnb.start(cfg) is cfg
     cnb.stop(cfg)
