@@ -17,17 +17,20 @@ pub struct StepSummary {
     pub max: u64,
 }
 
-/// One hdr-log interval: what the schedule offered in it and what completed in it.
+/// One hdr-log interval: the requests the schedule offered in it, and what became of them.
 pub struct IntervalSummary {
     pub start_s: f64,
     pub end_s: f64,
     /// Requests scheduled (due) in [start, end).
     pub offered: u64,
-    /// Counted responses that arrived in it.
+    /// Of those, the answered ones (whenever the answer came).
     pub completed: u64,
     pub errors: Errors,
     /// Those responses by status code.
     pub status_codes: StatusTally,
+    /// Sent but neither answered nor lost when the run ended; never sent.
+    pub unanswered: u64,
+    pub unsent: u64,
 }
 
 /// `stopped_early`: when and why `--stop-on-p99` ended the window.
@@ -90,6 +93,7 @@ pub struct Summary<'a> {
     pub send_slack_auto: bool,
     pub offered: u64,
     pub unsent: u64,
+    pub unanswered: u64,
     pub lag: &'a Histogram,
     /// The generator's CPU (`cpu_usage::to_json`).
     pub cpu: Value,
@@ -194,6 +198,8 @@ pub fn render(s: &Summary) -> String {
                 "errors": i.errors.total(),
                 "error_kinds": errors_object(&i.errors),
                 "status_codes": Map::from_iter(i.status_codes.sorted().into_iter().map(|(c, n)| (c.to_string(), json!(n)))),
+                "unanswered": i.unanswered,
+                "unsent": i.unsent,
             })
         })
         .collect();
@@ -235,6 +241,7 @@ pub fn render(s: &Summary) -> String {
             "rate": round3(e.rate),
             "reason": e.reason,
         })),
+        "unanswered": s.unanswered,
     });
     // Present only with their flags: without them the summary is what it always was.
     if let Some(seg) = &s.segment {
@@ -294,6 +301,7 @@ mod tests {
             send_slack_auto: true,
             offered: 10,
             unsent: 0,
+            unanswered: 0,
             lag,
             cpu: Value::Null,
             intervals: &[],
@@ -355,7 +363,7 @@ mod tests {
         });
         let v: Value = serde_json::from_str(&render(&s)).unwrap();
         let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
-        assert_eq!(keys[keys.len() - 3..], ["stopped_early", "segment", "start_at"]);
+        assert_eq!(keys[keys.len() - 3..], ["unanswered", "segment", "start_at"]);
         assert_eq!(
             v["segment"],
             json!({"index": 0, "count": 2, "threads": 3, "connections": 7, "target_rate": 700.0,

@@ -255,11 +255,11 @@ fn collect(collector: &mut Collector, workers: &Workers, plan: &Plan, t0: u64) -
         }
         let wait = if out.cpu_start.is_none() { (w0 - now).min(20_000_000) } else { 20_000_000 };
         match workers.rx.recv_timeout(Duration::from_nanos(wait)) {
-            Ok(WorkerMsg::Interval { worker, index, data }) => collector.interval(worker, index, &data),
-            Ok(WorkerMsg::Finished { worker, index, data, totals }) => {
+            Ok(WorkerMsg::Progress { worker, index, report }) => collector.progress(worker, index, *report),
+            Ok(WorkerMsg::Finished { worker, report, totals }) => {
                 running -= 1;
                 last_finish = clock::now_ns();
-                collector.finished(worker, index, &data, &totals);
+                collector.finished(worker, *report, &totals);
             }
             Ok(WorkerMsg::Failed { worker, error }) => {
                 running -= 1;
@@ -271,7 +271,8 @@ fn collect(collector: &mut Collector, workers: &Workers, plan: &Plan, t0: u64) -
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
-        if let Some(reason) = collector.take_stop_request() {
+        // (A stop after the window has ended changes nothing.)
+        if let Some(reason) = collector.take_stop_request().filter(|_| clock::now_ns() < w1) {
             // Nothing is scheduled from now on; what is in flight drains as usual.
             let end = clock::now_ns().clamp(w0, w1);
             workers.window_end.store(end, Ordering::Relaxed);
@@ -291,18 +292,17 @@ fn collect(collector: &mut Collector, workers: &Workers, plan: &Plan, t0: u64) -
         }
     }
     out.interrupted = interrupted_at.is_some();
+    // Every thread stopped itself (thread:stop()): the window ended with the last.
+    let stopped_itself = !out.interrupted && last_finish < w0 + collector.window_end_rel_ns;
+    if stopped_itself {
+        collector.window_end_rel_ns = last_finish.saturating_sub(w0);
+    }
+    collector.close_window(w0);
     let w1 = w0 + collector.window_end_rel_ns;
     // The run's end: the window's end, or later if answers to requests scheduled in
-    // the window arrived during the drain (so the achieved rate counts that time);
-    // earlier if interrupted or if every thread stopped itself (thread:stop()).
-    out.stopped_at = match interrupted_at {
-        Some(t) if t < w1 => t,
-        _ if !out.interrupted && last_finish < w1 => last_finish,
-        _ => w1.max(collector.last_done),
-    }
-    .max(w0);
+    // the window arrived during the drain (so the achieved rate counts that time).
+    out.stopped_at = if stopped_itself { last_finish } else { w1.max(collector.last_done) }.max(w0);
     collector.end_rel_ns = out.stopped_at - w0;
-    collector.window_end_rel_ns = collector.window_end_rel_ns.min(collector.end_rel_ns);
     out
 }
 
@@ -402,7 +402,7 @@ fn run(cfg: &Config) -> Result<i32, String> {
     if let Some(e) = outcome.runtime_error {
         return Err(e);
     }
-    collector.drain(true);
+    collector.finish();
     if let Some(e) = collector.take_log_error() {
         eprintln!("perflab-load: warning: --hdr-log: {e}");
     }
@@ -460,7 +460,8 @@ fn run(cfg: &Config) -> Result<i32, String> {
             interrupted: outcome.interrupted,
             send_slack_auto: cfg.slack == crate::batching::Slack::Auto,
             offered: collector.offered(),
-            unsent: collector.unsent,
+            unsent: total.unsent,
+            unanswered: total.unanswered,
             lag: &collector.lag,
             cpu,
             intervals: &collector.summaries,
