@@ -8,13 +8,41 @@ use crate::cpu_usage::ThreadCpu;
 use crate::early_stop::{StopRule, Watch};
 use crate::hdr_log::HdrLog;
 use crate::histogram::Histogram;
-use crate::json_summary::{IntervalSummary, StepSummary};
 use crate::partition::Share;
-use crate::recording::{Interval, IntervalData, RateSamples, Report, WorkerTotals};
+use crate::recording::{Errors, Interval, IntervalData, RateSamples, Report, StatusTally, WorkerTotals};
 use crate::schedule::Plan;
 use std::collections::BTreeMap;
 use std::io;
 use std::sync::Arc;
+
+/// One rate step: what its requests became (`steps` in the JSON summary).
+pub struct StepSummary {
+    pub index: usize,
+    pub target_rate: f64,
+    pub start_s: f64,
+    pub end_s: f64,
+    pub requests: u64,
+    pub errors: u64,
+    pub p50: u64,
+    pub p99: u64,
+    pub max: u64,
+}
+
+/// One hdr-log interval: the requests the schedule offered in it, and what became of them.
+pub struct IntervalSummary {
+    pub start_s: f64,
+    pub end_s: f64,
+    /// Requests scheduled (due) in [start, end).
+    pub offered: u64,
+    /// Of those, the answered ones (whenever the answer came).
+    pub completed: u64,
+    pub errors: Errors,
+    /// Those responses by status code.
+    pub status_codes: StatusTally,
+    /// Sent but neither answered nor lost when the run ended; never sent.
+    pub unanswered: u64,
+    pub unsent: u64,
+}
 
 struct StepAcc {
     requests: u64,
