@@ -172,6 +172,28 @@ pub struct Report {
     pub oldest_pending_us: u64,
 }
 
+/// Messages from a worker to the main thread.
+pub enum WorkerMsg {
+    /// Connections are open (or failed to open); waiting for the start time.
+    Ready,
+    /// The worker moved past interval `index` of the run's clock.
+    Progress {
+        worker: usize,
+        index: usize,
+        report: Box<Report>,
+    },
+    /// The worker's last report comes with its totals.
+    Finished {
+        worker: usize,
+        report: Box<Report>,
+        totals: Box<WorkerTotals>,
+    },
+    Failed {
+        worker: usize,
+        error: String,
+    },
+}
+
 /// What a worker reports once, at its end.
 #[derive(Debug)]
 pub struct WorkerTotals {

@@ -31,10 +31,10 @@ mod counting;
 use crate::batching::{self, Slack};
 use crate::clock::{self, RealtimeOffset};
 use crate::poller::Poller;
-use crate::recording::{ErrorKind, Interval, Report, WorkerTotals};
+use crate::recording::{ErrorKind, Interval, WorkerMsg};
 use crate::schedule::Plan;
 use crate::script::{ThreadHandle, ThreadHooks};
-use connection::{Conn, State};
+use connection::{Conn, NONE, State};
 use counting::Tally;
 use mlua::Lua;
 use std::cmp::Reverse;
@@ -43,28 +43,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
-
-/// Messages from a worker to the main thread.
-pub enum WorkerMsg {
-    /// Connections are open (or failed to open); waiting for the start time.
-    Ready,
-    /// The worker moved past interval `index` of the run's clock.
-    Progress {
-        worker: usize,
-        index: usize,
-        report: Box<Report>,
-    },
-    /// The worker's last report comes with its totals.
-    Finished {
-        worker: usize,
-        report: Box<Report>,
-        totals: Box<WorkerTotals>,
-    },
-    Failed {
-        worker: usize,
-        error: String,
-    },
-}
 
 pub struct WorkerSetup {
     pub index: usize,
@@ -94,8 +72,6 @@ pub struct WorkerSetup {
 }
 
 const READ_BUF: usize = 64 * 1024;
-/// No time: a connection with no next request.
-const NONE: u64 = u64::MAX;
 
 struct Worker<'a> {
     poller: Poller,

@@ -7,16 +7,19 @@
 //! the `Worker` methods below add what a transition means for the schedule (the
 //! next request), the counting (`Tally`) and the script (`request()`/`response()`).
 
-use super::{NONE, Worker};
+use super::Worker;
+use super::counting::Answer;
 use crate::clock::{self, RealtimeOffset};
 use crate::http::{Feed, ResponseParser};
 use crate::net;
 use crate::poller::{Poller, READABLE, WRITABLE};
 use crate::recording::ErrorKind;
-use crate::worker::counting::Answer;
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
+
+/// No time: a connection with no next request.
+pub(super) const NONE: u64 = u64::MAX;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum State {

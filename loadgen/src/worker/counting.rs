@@ -10,9 +10,8 @@
 //! in the window counts nowhere, and the window (or an interval) never counts more
 //! requests than the schedule offered in it.
 
-use super::WorkerMsg;
 use crate::cpu_usage::{self, ThreadSample};
-use crate::recording::{self, ErrorKind, Interval, IntervalData, Report, WorkerTotals};
+use crate::recording::{self, ErrorKind, Interval, IntervalData, Report, WorkerMsg, WorkerTotals};
 use std::sync::Arc;
 use std::sync::mpsc::Sender;
 
