@@ -163,8 +163,8 @@ impl Tally {
         recording::ended_by(&self.grid, by.saturating_sub(self.window_start))
     }
 
-    /// When the current interval ends, if another follows it in the window (after the
-    /// window's end, the last one takes the drain's answers).
+    /// When the current interval of the run's clock ends, if another follows it in the
+    /// window (what comes after the window's end goes with the worker's end).
     pub fn next_roll(&self) -> Option<u64> {
         (self.index + 1 < self.grid.len() && self.interval_end < self.window_end).then_some(self.interval_end)
     }
