@@ -1,11 +1,12 @@
 //! Command line: wrk2's flags (getopt-style, so `-t2 -c64 -d12s -R2000` and
 //! options after the URL work as in wrk2) plus perflab's extensions, all from one
-//! table (`FLAGS`): parsing, `--help`, `--options-json` and the docs check. What the
-//! values mean together, and the checks between flags, are `options`'.
+//! table (`FLAGS`): parsing each flag's value into `options::FlagValues`, `--help`,
+//! `--options-json` and the docs check. What the values mean together, and the
+//! checks between flags, are `options`'.
 
 use crate::batching::{self, Slack};
 use crate::flags::{self, Default::*, Kind::*, Spec, flag};
-use crate::options::{Config, Curve, Segment};
+use crate::options::{Config, Curve, FlagValues, Segment};
 use crate::start_at;
 use crate::units::{parse_duration_us, parse_metric};
 use std::path::PathBuf;
@@ -20,47 +21,6 @@ pub enum Command {
     Version,
     /// `--options-json`: print the flag table.
     OptionsJson,
-}
-
-/// Everything the flags set, before the checks that relate flags to each other.
-/// Fields with a default start from it (see `FLAGS`).
-#[derive(Default)]
-pub struct FlagValues {
-    /// Long names of the flags the user gave.
-    pub given: Vec<&'static str>,
-    pub threads: usize,
-    pub connections: usize,
-    pub duration_us: u64,
-    pub rate: Option<f64>,
-    pub script: Option<PathBuf>,
-    pub headers: Vec<String>,
-    pub latency: bool,
-    pub u_latency: bool,
-    pub batch_latency: bool,
-    pub timeout_us: u64,
-    pub help: bool,
-    pub version: bool,
-    pub options_json: bool,
-    pub warmup_us: u64,
-    pub json: Option<PathBuf>,
-    pub hdr_log: Option<PathBuf>,
-    pub hdr_interval_us: u64,
-    pub steps: Option<[f64; 3]>,
-    pub step_us: Option<u64>,
-    pub ramp: Option<[f64; 2]>,
-    pub ramp_curve: Curve,
-    pub slack: Option<Slack>,
-    pub stop_on_p99_us: Option<u64>,
-    pub stop_intervals: u32,
-    pub segment: Option<Segment>,
-    /// `--start-at`, nanoseconds since the Unix epoch.
-    pub start_at_ns: Option<u128>,
-}
-
-impl FlagValues {
-    pub fn given(&self, long: &str) -> bool {
-        self.given.contains(&long)
-    }
 }
 
 /// `--hdr-interval` is at least this long (µs): shorter intervals cost more than they show.

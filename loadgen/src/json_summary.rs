@@ -1,34 +1,16 @@
-//! `--json`: the machine-readable summary described in docs/architecture.md §5.
+//! `--json`: the machine-readable summary described in docs/architecture.md §5, its
+//! fields assembled from what the run collected (`Summary::of`) and rendered.
 //! Latencies are microseconds, times are epoch milliseconds.
 
+use crate::batching::Slack;
+use crate::clock;
+use crate::collector::{Collector, IntervalSummary, StepSummary};
 use crate::histogram::Histogram;
-use crate::recording::{Errors, StatusTally};
+use crate::options::{Config, RateShape};
+use crate::partition::Share;
+use crate::recording::Errors;
+use crate::schedule::Plan;
 use serde_json::{Map, Value, json};
-
-pub struct StepSummary {
-    pub index: usize,
-    pub target_rate: f64,
-    pub start_s: f64,
-    pub end_s: f64,
-    pub requests: u64,
-    pub errors: u64,
-    pub p50: u64,
-    pub p99: u64,
-    pub max: u64,
-}
-
-/// One hdr-log interval: what the schedule offered in it and what completed in it.
-pub struct IntervalSummary {
-    pub start_s: f64,
-    pub end_s: f64,
-    /// Requests scheduled (due) in [start, end).
-    pub offered: u64,
-    /// Counted responses that arrived in it.
-    pub completed: u64,
-    pub errors: Errors,
-    /// Those responses by status code.
-    pub status_codes: StatusTally,
-}
 
 /// `stopped_early`: when and why `--stop-on-p99` ended the window.
 pub struct StoppedEarly {
@@ -85,11 +67,12 @@ pub struct Summary<'a> {
     pub status_codes: &'a [u64],
     pub latency: &'a Histogram,
     pub uncorrected: Option<&'a Histogram>,
-    pub steps: Vec<StepSummary>,
+    pub steps: &'a [StepSummary],
     pub interrupted: bool,
     pub send_slack_auto: bool,
     pub offered: u64,
     pub unsent: u64,
+    pub unanswered: u64,
     pub lag: &'a Histogram,
     /// The generator's CPU (`cpu_usage::to_json`).
     pub cpu: Value,
@@ -97,6 +80,83 @@ pub struct Summary<'a> {
     pub stopped_early: Option<&'a StoppedEarly>,
     pub segment: Option<SegmentSummary>,
     pub start_at: Option<StartAtSummary>,
+}
+
+/// What the run hands over for its summary: what it collected and how it went.
+pub struct RunParts<'a> {
+    pub cfg: &'a Config,
+    pub plan: &'a Plan,
+    pub share: &'a Share,
+    pub collector: &'a Collector,
+    /// The schedule's start (the warm-up's) and the run's end, monotonic ns.
+    pub schedule_start: u64,
+    pub stopped_at: u64,
+    pub interrupted: bool,
+    pub stopped_early: Option<&'a StoppedEarly>,
+    /// The generator's CPU (`cpu_usage::to_json`).
+    pub cpu: Value,
+    pub start_at: Option<StartAtSummary>,
+}
+
+impl<'a> Summary<'a> {
+    /// The summary's fields, from the run's parts.
+    pub fn of(p: RunParts<'a>) -> Summary<'a> {
+        let (cfg, c, total) = (p.cfg, p.collector, &p.collector.total);
+        let w0 = p.schedule_start + p.plan.window_start_ns;
+        let run_target_rate = target_rate(cfg, p.plan);
+        let segment = cfg.segment.map(|seg| SegmentSummary {
+            index: seg.index,
+            count: seg.count,
+            threads: cfg.threads,
+            connections: cfg.connections,
+            target_rate: run_target_rate,
+            thread_ids: p.share.threads.iter().map(|t| t.thread).collect(),
+            segment_connections: p.share.connections(),
+            share: p.share.fraction(),
+        });
+        Summary {
+            url: &cfg.url,
+            script: cfg.script.as_ref().map(|p| p.display().to_string()),
+            script_args: &cfg.script_args[1..],
+            threads: p.share.threads.len(),
+            connections: p.share.connections(),
+            duration_s: p.stopped_at.saturating_sub(w0) as f64 / 1e9,
+            warmup_s: cfg.warmup_us as f64 / 1e6,
+            send_slack_us: cfg.slack.max_ns() / 1000,
+            target_rate: c.share_of(run_target_rate),
+            start_ms: clock::wall_ms(w0),
+            end_ms: clock::wall_ms(p.stopped_at.max(w0)),
+            warmup_start_ms: clock::wall_ms(p.schedule_start),
+            requests: total.requests,
+            bytes_read: total.bytes_read,
+            bytes_written: total.bytes_written,
+            errors: total.errors,
+            status_codes: &c.status,
+            latency: &total.corrected,
+            uncorrected: total.uncorrected.as_ref(),
+            steps: &c.step_summaries,
+            interrupted: p.interrupted,
+            send_slack_auto: cfg.slack == Slack::Auto,
+            offered: c.offered(),
+            unsent: total.unsent,
+            unanswered: total.unanswered,
+            lag: &c.lag,
+            cpu: p.cpu,
+            intervals: &c.summaries,
+            stopped_early: p.stopped_early,
+            segment,
+            start_at: p.start_at,
+        }
+    }
+}
+
+/// The whole run's target rate: `-R`, or the mean planned rate over the window.
+fn target_rate(cfg: &Config, plan: &Plan) -> f64 {
+    let window_s = (plan.window_end_ns - plan.window_start_ns) as f64 / 1e9;
+    match cfg.shape {
+        RateShape::Constant(r) => r,
+        _ => plan.expected_between(plan.window_start_ns, plan.window_end_ns) / window_s,
+    }
 }
 
 /// Errors by kind, as the summary's `errors` and each interval's `error_kinds` write them.
@@ -194,6 +254,8 @@ pub fn render(s: &Summary) -> String {
                 "errors": i.errors.total(),
                 "error_kinds": errors_object(&i.errors),
                 "status_codes": Map::from_iter(i.status_codes.sorted().into_iter().map(|(c, n)| (c.to_string(), json!(n)))),
+                "unanswered": i.unanswered,
+                "unsent": i.unsent,
             })
         })
         .collect();
@@ -235,6 +297,7 @@ pub fn render(s: &Summary) -> String {
             "rate": round3(e.rate),
             "reason": e.reason,
         })),
+        "unanswered": s.unanswered,
     });
     // Present only with their flags: without them the summary is what it always was.
     if let Some(seg) = &s.segment {
@@ -289,11 +352,12 @@ mod tests {
             status_codes: codes,
             latency: h,
             uncorrected: None,
-            steps: vec![],
+            steps: &[],
             interrupted: false,
             send_slack_auto: true,
             offered: 10,
             unsent: 0,
+            unanswered: 0,
             lag,
             cpu: Value::Null,
             intervals: &[],
@@ -355,7 +419,7 @@ mod tests {
         });
         let v: Value = serde_json::from_str(&render(&s)).unwrap();
         let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
-        assert_eq!(keys[keys.len() - 3..], ["stopped_early", "segment", "start_at"]);
+        assert_eq!(keys[keys.len() - 3..], ["unanswered", "segment", "start_at"]);
         assert_eq!(
             v["segment"],
             json!({"index": 0, "count": 2, "threads": 3, "connections": 7, "target_rate": 700.0,

@@ -1,9 +1,7 @@
-//! What a run is asked to do (`Config`), built from the flags' values (`cli`) with
-//! the checks that relate flags to each other.
+//! What a run is asked to do: the flags' values as `cli` parses them (`FlagValues`),
+//! and the `Config` built from them with the checks that relate flags to each other.
 
 use crate::batching::Slack;
-use crate::cli::FlagValues;
-use crate::schedule;
 use crate::units::format_time_us;
 use std::path::PathBuf;
 
@@ -33,6 +31,47 @@ pub enum Curve {
 pub struct Segment {
     pub index: usize,
     pub count: usize,
+}
+
+/// Everything the flags set, before the checks that relate flags to each other
+/// (`cli` parses each flag's value into it). Fields with a default start from it.
+#[derive(Default)]
+pub struct FlagValues {
+    /// Long names of the flags the user gave.
+    pub given: Vec<&'static str>,
+    pub threads: usize,
+    pub connections: usize,
+    pub duration_us: u64,
+    pub rate: Option<f64>,
+    pub script: Option<PathBuf>,
+    pub headers: Vec<String>,
+    pub latency: bool,
+    pub u_latency: bool,
+    pub batch_latency: bool,
+    pub timeout_us: u64,
+    pub help: bool,
+    pub version: bool,
+    pub options_json: bool,
+    pub warmup_us: u64,
+    pub json: Option<PathBuf>,
+    pub hdr_log: Option<PathBuf>,
+    pub hdr_interval_us: u64,
+    pub steps: Option<[f64; 3]>,
+    pub step_us: Option<u64>,
+    pub ramp: Option<[f64; 2]>,
+    pub ramp_curve: Curve,
+    pub slack: Option<Slack>,
+    pub stop_on_p99_us: Option<u64>,
+    pub stop_intervals: u32,
+    pub segment: Option<Segment>,
+    /// `--start-at`, nanoseconds since the Unix epoch.
+    pub start_at_ns: Option<u128>,
+}
+
+impl FlagValues {
+    pub fn given(&self, long: &str) -> bool {
+        self.given.contains(&long)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -152,7 +191,7 @@ fn check_combinations(f: &FlagValues) -> Result<(), String> {
 /// The rate over time and the window's length (rate steps fix it to steps × step length).
 fn rate_shape(f: &FlagValues) -> Result<(RateShape, u64), String> {
     if let Some([first, last, step]) = f.steps {
-        let rates = schedule::rate_steps(first, last, step).map_err(|e| format!("--rate-steps: {e}"))?;
+        let rates = rate_steps(first, last, step).map_err(|e| format!("--rate-steps: {e}"))?;
         let step_us = step_length(f, rates.len() as u64)?;
         check_first_rate(f.rate, rates[0], "the first step of --rate-steps")?;
         let duration_us = step_us * rates.len() as u64;
@@ -166,6 +205,27 @@ fn rate_shape(f: &FlagValues) -> Result<(RateShape, u64), String> {
         Some(r) => Ok((RateShape::Constant(r), f.duration_us)),
         None => Err("-R/--rate is required: the number of requests per second, e.g. -R 2000".into()),
     }
+}
+
+/// `--rate-steps` gives at most this many steps.
+const MAX_STEPS: usize = 100_000;
+
+/// `--rate-steps A:B:S`: the rates A, A+S, … up to B (or down, A−S, … when B < A),
+/// B included when the steps land on it (within float rounding); never a rate ≤ 0.
+fn rate_steps(first: f64, last: f64, step: f64) -> Result<Vec<f64>, String> {
+    let up = last >= first;
+    let mut rates = Vec::new();
+    for k in 0u64.. {
+        let r = if up { first + step * k as f64 } else { first - step * k as f64 };
+        if (up && r > last * (1.0 + 1e-12)) || (!up && r < last * (1.0 - 1e-12)) || r <= 0.0 {
+            break;
+        }
+        if rates.len() == MAX_STEPS {
+            return Err(format!("more than {MAX_STEPS} steps"));
+        }
+        rates.push(r);
+    }
+    Ok(rates)
 }
 
 /// Each step's length: `--step-duration`, or `-d` shared by the steps.
@@ -192,5 +252,21 @@ fn check_first_rate(rate: Option<f64>, first: f64, what: &str) -> Result<(), Str
     match rate {
         Some(r) if (r - first).abs() > 1e-9 * r => Err(format!("-R/--rate ({r}) differs from {what} ({first})")),
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_steps_expand_both_ways() {
+        assert_eq!(rate_steps(1000.0, 3000.0, 1000.0).unwrap(), [1000.0, 2000.0, 3000.0]);
+        assert_eq!(rate_steps(1000.0, 2200.0, 500.0).unwrap(), [1000.0, 1500.0, 2000.0]);
+        assert_eq!(rate_steps(300.0, 100.0, 100.0).unwrap(), [300.0, 200.0, 100.0]);
+        // 0.1 steps do not add up exactly in floating point; the last rate is still kept.
+        assert_eq!(rate_steps(0.1, 0.3, 0.1).unwrap().len(), 3);
+        assert_eq!(rate_steps(5.0, 5.0, 1.0).unwrap(), [5.0]);
+        assert_eq!(rate_steps(1.0, 200_000.0, 1.0).unwrap_err(), "more than 100000 steps");
     }
 }

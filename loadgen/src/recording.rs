@@ -1,6 +1,7 @@
 //! What workers record and hand to the main thread: per-interval histograms and
-//! counters (an interval is one hdr-log interval inside one rate step), and per-thread
-//! request-rate samples for wrk's "Req/Sec" line.
+//! counters (an interval is one hdr-log interval inside one rate step; a request is
+//! recorded in the interval it was scheduled in), how far each worker's intervals are
+//! settled, and per-thread request-rate samples for wrk's "Req/Sec" line.
 
 use crate::cpu_usage::ThreadCpu;
 use crate::histogram::Histogram;
@@ -95,6 +96,17 @@ pub struct Interval {
     pub step: usize,
 }
 
+/// The interval that time `t` (ns after the window's start) falls in; the last one
+/// for any time after it.
+pub fn interval_at(grid: &[Interval], t: u64) -> usize {
+    grid.partition_point(|iv| iv.end_ns <= t).min(grid.len().saturating_sub(1))
+}
+
+/// How many intervals have ended by time `t` (ns after the window's start).
+pub fn ended_by(grid: &[Interval], t: u64) -> usize {
+    grid.partition_point(|iv| iv.end_ns <= t)
+}
+
 pub fn intervals(plan: &Plan, interval_ns: u64) -> Vec<Interval> {
     let mut out = Vec::new();
     for step in &plan.steps {
@@ -108,20 +120,22 @@ pub fn intervals(plan: &Plan, interval_ns: u64) -> Vec<Interval> {
     out
 }
 
-/// Everything recorded during one interval by one worker.
+/// What was recorded for the requests scheduled in one interval (by one worker, or merged).
 #[derive(Debug, Default)]
 pub struct IntervalData {
     pub corrected: Histogram,
     pub uncorrected: Option<Histogram>,
+    /// Counted responses.
     pub requests: u64,
     pub bytes_read: u64,
     pub bytes_written: u64,
     pub errors: Errors,
     /// The counted responses by status code.
     pub status: StatusTally,
-    /// At the interval's end: how long the oldest counted request not yet answered had
-    /// been waiting since it was due (µs); a latency the histogram cannot show yet.
-    pub oldest_pending_us: u64,
+    /// Requests sent that were neither answered nor lost when the run ended.
+    pub unanswered: u64,
+    /// Requests never sent (added by the main thread once the run's end is known).
+    pub unsent: u64,
 }
 
 impl IntervalData {
@@ -139,8 +153,45 @@ impl IntervalData {
         self.bytes_written += o.bytes_written;
         self.errors.add(&o.errors);
         self.status.add(&o.status);
-        self.oldest_pending_us = self.oldest_pending_us.max(o.oldest_pending_us);
+        self.unanswered += o.unanswered;
+        self.unsent += o.unsent;
     }
+}
+
+/// What a worker hands over as it goes (at the end of each interval of the run's clock,
+/// and once more when it ends).
+#[derive(Debug, Default)]
+pub struct Report {
+    /// What it recorded since its last report, by the interval the requests were
+    /// scheduled in (a few at most: answers come in about the order they were due).
+    pub parts: Vec<(usize, IntervalData)>,
+    /// Nothing more will come from it for the intervals before this one.
+    pub settled: usize,
+    /// How long the oldest counted request not yet answered had waited since it was
+    /// due (µs): a latency the histograms cannot show yet (for `--stop-on-p99`).
+    pub oldest_pending_us: u64,
+}
+
+/// Messages from a worker to the main thread.
+pub enum WorkerMsg {
+    /// Connections are open (or failed to open); waiting for the start time.
+    Ready,
+    /// The worker moved past interval `index` of the run's clock.
+    Progress {
+        worker: usize,
+        index: usize,
+        report: Box<Report>,
+    },
+    /// The worker's last report comes with its totals.
+    Finished {
+        worker: usize,
+        report: Box<Report>,
+        totals: Box<WorkerTotals>,
+    },
+    Failed {
+        worker: usize,
+        error: String,
+    },
 }
 
 /// What a worker reports once, at its end.
@@ -152,8 +203,11 @@ pub struct WorkerTotals {
     pub last_done: u64,
     /// Schedule lag of its counted requests, µs.
     pub lag: Histogram,
-    /// Requests scheduled in the window that it never sent.
-    pub unsent: u64,
+    /// The latest due time of a request it counted (absolute ns; 0 if none).
+    pub last_counted_due: u64,
+    /// For each of its connections, the schedule's number of the first request it
+    /// never sent: the main thread counts what of the window was left unsent.
+    pub first_unsent: Vec<u64>,
     /// Its CPU over the measured window.
     pub cpu: Option<ThreadCpu>,
 }
@@ -165,7 +219,8 @@ impl Default for WorkerTotals {
             rates: RateSamples::default(),
             last_done: 0,
             lag: Histogram::new(),
-            unsent: 0,
+            last_counted_due: 0,
+            first_unsent: Vec::new(),
             cpu: None,
         }
     }
@@ -202,3 +257,17 @@ impl RateSamples {
 
 /// Counts per HTTP status code, indexed by code (0..=999).
 pub type StatusCounts = Vec<u64>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_time_falls_in_one_interval_and_intervals_end_in_order() {
+        let grid: Vec<Interval> =
+            [(0, 10), (10, 20), (20, 25)].map(|(s, e)| Interval { start_ns: s, end_ns: e, step: 0 }).to_vec();
+        assert_eq!([0, 9, 10, 24].map(|t| interval_at(&grid, t)), [0, 0, 1, 2]);
+        assert_eq!(interval_at(&grid, 99), 2, "after the window: the last");
+        assert_eq!([0, 9, 10, 24, 25, u64::MAX].map(|t| ended_by(&grid, t)), [0, 0, 1, 2, 3, 3]);
+    }
+}

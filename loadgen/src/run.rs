@@ -8,16 +8,16 @@ use crate::cpu_usage;
 use crate::early_stop::StopRule;
 use crate::hdr_log::HdrLog;
 use crate::http;
-use crate::json_summary::{self, SegmentSummary, StartAtSummary, StoppedEarly, Summary};
-use crate::options::{Config, RateShape};
+use crate::json_summary::{self, RunParts, StartAtSummary, StoppedEarly, Summary};
+use crate::options::Config;
 use crate::partition::Share;
-use crate::recording::{Interval, intervals};
+use crate::recording::{Interval, WorkerMsg, intervals};
 use crate::schedule::Plan;
 use crate::script::{DoneSummary, LuaStats, ScriptSpec, Scripts, ThreadHooks};
 use crate::signals;
 use crate::start_at;
 use crate::url::Url;
-use crate::worker::{WorkerMsg, WorkerSetup, run_worker};
+use crate::worker::{WorkerSetup, run_worker};
 use crate::wrk_format::{self, Report};
 use std::fs::File;
 use std::io::Write;
@@ -200,6 +200,13 @@ impl Workers {
             let _ = s.send(t0);
         }
     }
+
+    /// Waits for every worker thread to end.
+    fn join(self) {
+        for j in self.joins {
+            let _ = j.join();
+        }
+    }
 }
 
 /// The workers get the start time this long before it, so each is waiting for it.
@@ -255,11 +262,11 @@ fn collect(collector: &mut Collector, workers: &Workers, plan: &Plan, t0: u64) -
         }
         let wait = if out.cpu_start.is_none() { (w0 - now).min(20_000_000) } else { 20_000_000 };
         match workers.rx.recv_timeout(Duration::from_nanos(wait)) {
-            Ok(WorkerMsg::Interval { worker, index, data }) => collector.interval(worker, index, &data),
-            Ok(WorkerMsg::Finished { worker, index, data, totals }) => {
+            Ok(WorkerMsg::Progress { worker, index, report }) => collector.progress(worker, index, *report),
+            Ok(WorkerMsg::Finished { worker, report, totals }) => {
                 running -= 1;
                 last_finish = clock::now_ns();
-                collector.finished(worker, index, &data, &totals);
+                collector.finished(worker, *report, &totals);
             }
             Ok(WorkerMsg::Failed { worker, error }) => {
                 running -= 1;
@@ -271,7 +278,8 @@ fn collect(collector: &mut Collector, workers: &Workers, plan: &Plan, t0: u64) -
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
-        if let Some(reason) = collector.take_stop_request() {
+        // (A stop after the window has ended changes nothing.)
+        if let Some(reason) = collector.take_stop_request().filter(|_| clock::now_ns() < w1) {
             // Nothing is scheduled from now on; what is in flight drains as usual.
             let end = clock::now_ns().clamp(w0, w1);
             workers.window_end.store(end, Ordering::Relaxed);
@@ -291,18 +299,17 @@ fn collect(collector: &mut Collector, workers: &Workers, plan: &Plan, t0: u64) -
         }
     }
     out.interrupted = interrupted_at.is_some();
+    // Every thread stopped itself (thread:stop()): the window ended with the last.
+    let stopped_itself = !out.interrupted && last_finish < w0 + collector.window_end_rel_ns;
+    if stopped_itself {
+        collector.window_end_rel_ns = last_finish.saturating_sub(w0);
+    }
+    collector.close_window(w0);
     let w1 = w0 + collector.window_end_rel_ns;
     // The run's end: the window's end, or later if answers to requests scheduled in
-    // the window arrived during the drain (so the achieved rate counts that time);
-    // earlier if interrupted or if every thread stopped itself (thread:stop()).
-    out.stopped_at = match interrupted_at {
-        Some(t) if t < w1 => t,
-        _ if !out.interrupted && last_finish < w1 => last_finish,
-        _ => w1.max(collector.last_done),
-    }
-    .max(w0);
+    // the window arrived during the drain (so the achieved rate counts that time).
+    out.stopped_at = if stopped_itself { last_finish } else { w1.max(collector.last_done) }.max(w0);
     collector.end_rel_ns = out.stopped_at - w0;
-    collector.window_end_rel_ns = collector.window_end_rel_ns.min(collector.end_rel_ns);
     out
 }
 
@@ -332,7 +339,40 @@ fn log_notes(cfg: &Config, share: &Share) -> Vec<String> {
     notes
 }
 
+/// Everything checked and built before a worker starts.
+struct Prepared {
+    share: Share,
+    scripts: Scripts,
+    /// Thread 0's first request (a dynamic script's, already made), and requests per send.
+    first_request: Option<Vec<u8>>,
+    pipeline: usize,
+    plan: Arc<Plan>,
+    grid: Arc<Vec<Interval>>,
+    json_file: Option<File>,
+}
+
 fn run(cfg: &Config) -> Result<i32, String> {
+    let url = check_inputs(cfg)?;
+    let mut p = prepare(cfg, &url)?;
+    let mut collector = new_collector(cfg, &p)?;
+    print_header(cfg, &p.share);
+    signals::install();
+    let (workers, t0, start_at) = start_workers(cfg, &mut p, &mut collector)?;
+    let mut outcome = collect(&mut collector, &workers, &p.plan, t0);
+    workers.join();
+    if let Some(e) = outcome.runtime_error.take() {
+        return Err(e);
+    }
+    collector.finish();
+    if let Some(e) = collector.take_log_error() {
+        eprintln!("perflab-load: warning: --hdr-log: {e}");
+    }
+    report(cfg, p, &collector, &outcome, t0, start_at)?;
+    Ok(0)
+}
+
+/// The checks that need no preparation: `--start-at` not long past, the URL, the script's file.
+fn check_inputs(cfg: &Config) -> Result<Url, String> {
     if let Some(start_ns) = cfg.start_at_ns {
         start_at::check(start_ns, start_at::now_ns(), "when the command started")?;
     }
@@ -342,6 +382,12 @@ fn run(cfg: &Config) -> Result<i32, String> {
     {
         return Err(format!("-s/--script: cannot read '{}': no such file", p.display()));
     }
+    Ok(url)
+}
+
+/// This process's part of the run, the Lua states with the first request checked,
+/// the file limit, the JSON file and the schedule.
+fn prepare(cfg: &Config, url: &Url) -> Result<Prepared, String> {
     let share = Share::of(cfg.threads, cfg.connections, cfg.segment);
     let thread_ids: Vec<usize> = share.threads.iter().map(|t| t.thread).collect();
     let spec = ScriptSpec { path: cfg.script.clone(), url: url.clone(), headers: cfg.headers.clone() };
@@ -355,38 +401,44 @@ fn run(cfg: &Config) -> Result<i32, String> {
     }
     let (first_request, pipeline) = check_first_request(&scripts)?;
     raise_open_file_limit(share.connections())?;
+    let json_file = cfg.json.as_ref().map(|p| create_file("--json", p)).transpose()?;
+    let plan = Arc::new(Plan::from_config(cfg));
+    let grid = Arc::new(intervals(&plan, cfg.hdr_interval_us * 1000));
+    Ok(Prepared { share, scripts, first_request, pipeline, plan, grid, json_file })
+}
 
-    let mut json_file = cfg.json.as_ref().map(|p| create_file("--json", p)).transpose()?;
+/// The main thread's side of recording, with the hdr log (created here) and the stop rule.
+fn new_collector(cfg: &Config, p: &Prepared) -> Result<Collector, String> {
     let hdr_log = match &cfg.hdr_log {
-        Some(p) => Some(HdrLog::create(p).map_err(|e| format!("--hdr-log: cannot create '{}': {e}", p.display()))?),
+        Some(path) => {
+            Some(HdrLog::create(path).map_err(|e| format!("--hdr-log: cannot create '{}': {e}", path.display()))?)
+        }
         None => None,
     };
-
-    let plan = Arc::new(Plan::from_config(cfg));
-    let grid = intervals(&plan, cfg.hdr_interval_us * 1000);
     let stop_rule = cfg.stop_on_p99_us.map(|us| StopRule::new(us, cfg.stop_intervals));
-    let workers_n = share.threads.len();
-    let mut collector =
-        Collector::new(workers_n, grid.clone(), plan.clone(), share.clone(), cfg.u_latency, hdr_log, stop_rule);
+    let (plan, share) = (p.plan.clone(), p.share.clone());
+    Ok(Collector::new(p.share.threads.len(), p.grid.to_vec(), plan, share, cfg.u_latency, hdr_log, stop_rule))
+}
 
-    print!("{}", wrk_format::header(cfg.duration_us as f64 / 1e6, &cfg.url, workers_n, share.connections()));
-    let _ = std::io::stdout().flush();
-
-    signals::install();
-    let grid = Arc::new(grid);
-    let worker_plan = WorkerPlan { cfg, plan: &plan, grid: &grid, pipeline };
-    let workers = Workers::spawn(&worker_plan, &share, &scripts, first_request)?;
-    let start = workers.wait_ready().and_then(|()| schedule_start(cfg));
-    let (t0, ready_ahead_ns) = match start {
+/// Starts the workers, and the schedule once every one has connected (now, or at
+/// `--start-at`): the workers, the schedule's start (monotonic ns) and `--start-at`'s summary.
+fn start_workers(
+    cfg: &Config,
+    p: &mut Prepared,
+    collector: &mut Collector,
+) -> Result<(Workers, u64, Option<StartAtSummary>), String> {
+    let worker_plan = WorkerPlan { cfg, plan: &p.plan, grid: &p.grid, pipeline: p.pipeline };
+    let workers = Workers::spawn(&worker_plan, &p.share, &p.scripts, p.first_request.take())?;
+    let (t0, ready_ahead_ns) = match workers.wait_ready().and_then(|()| schedule_start(cfg)) {
         Ok(s) => s,
         Err(e) => {
             workers.abandon();
             return Err(e);
         }
     };
-    let w0 = t0 + plan.window_start_ns;
     if let Some(log) = collector.log_mut() {
-        log.header(clock::wall_ns(w0), &log_notes(cfg, &share)).map_err(|e| format!("--hdr-log: {e}"))?;
+        let w0 = t0 + p.plan.window_start_ns;
+        log.header(clock::wall_ns(w0), &log_notes(cfg, &p.share)).map_err(|e| format!("--hdr-log: {e}"))?;
     }
     workers.start(t0);
     let start_at = cfg.start_at_ns.map(|requested_ns| {
@@ -394,22 +446,52 @@ fn run(cfg: &Config) -> Result<i32, String> {
         let skew_ns = start_at::skew_ns(requested_ns, t0);
         StartAtSummary { requested_ns, skew_ns, ready_ahead_ns: ready_ahead_ns.unwrap_or(0) }
     });
+    Ok((workers, t0, start_at))
+}
 
-    let outcome = collect(&mut collector, &workers, &plan, t0);
-    for j in workers.joins {
-        let _ = j.join();
+/// The results: wrk2's report on stdout, the JSON summary, the script's `done()`.
+fn report(
+    cfg: &Config,
+    p: Prepared,
+    collector: &Collector,
+    outcome: &Outcome,
+    t0: u64,
+    start_at: Option<StartAtSummary>,
+) -> Result<(), String> {
+    // The CPU sampled now, before printing: the window's, not the report's.
+    let cpu = cpu_json(outcome, collector);
+    let runtime_us = outcome.stopped_at.saturating_sub(t0 + p.plan.window_start_ns) / 1000;
+    print_results(cfg, collector, runtime_us);
+    if let Some(mut f) = p.json_file {
+        let summary = Summary::of(RunParts {
+            cfg,
+            plan: &p.plan,
+            share: &p.share,
+            collector,
+            schedule_start: t0,
+            stopped_at: outcome.stopped_at,
+            interrupted: outcome.interrupted,
+            stopped_early: outcome.stopped_early.as_ref(),
+            cpu,
+            start_at,
+        });
+        f.write_all(json_summary::render(&summary).as_bytes()).map_err(|e| format!("--json: {e}"))?;
     }
-    if let Some(e) = outcome.runtime_error {
-        return Err(e);
+    if p.scripts.has_done() {
+        call_done(&p.scripts, collector, runtime_us)?;
     }
-    collector.drain(true);
-    if let Some(e) = collector.take_log_error() {
-        eprintln!("perflab-load: warning: --hdr-log: {e}");
-    }
-    let cpu = cpu_json(&outcome, &collector);
-    let stopped_at = outcome.stopped_at;
-    let runtime_ns = stopped_at.saturating_sub(w0);
-    let runtime_us = runtime_ns / 1000;
+    Ok(())
+}
+
+/// wrk2's lines before the run.
+fn print_header(cfg: &Config, share: &Share) {
+    let threads = share.threads.len();
+    print!("{}", wrk_format::header(cfg.duration_us as f64 / 1e6, &cfg.url, threads, share.connections()));
+    let _ = std::io::stdout().flush();
+}
+
+/// wrk2's report of the run.
+fn print_results(cfg: &Config, collector: &Collector, runtime_us: u64) {
     let total = &collector.total;
     let report = Report {
         latency: &total.corrected,
@@ -423,67 +505,6 @@ fn run(cfg: &Config) -> Result<i32, String> {
     };
     print!("{}", wrk_format::results(&report));
     let _ = std::io::stdout().flush();
-
-    if let Some(f) = json_file.as_mut() {
-        let run_target_rate = target_rate(cfg, &plan);
-        let segment = cfg.segment.map(|seg| SegmentSummary {
-            index: seg.index,
-            count: seg.count,
-            threads: cfg.threads,
-            connections: cfg.connections,
-            target_rate: run_target_rate,
-            thread_ids: thread_ids.clone(),
-            segment_connections: share.connections(),
-            share: share.fraction(),
-        });
-        let summary = Summary {
-            url: &cfg.url,
-            script: cfg.script.as_ref().map(|p| p.display().to_string()),
-            script_args: &cfg.script_args[1..],
-            threads: workers_n,
-            connections: share.connections(),
-            duration_s: runtime_ns as f64 / 1e9,
-            warmup_s: cfg.warmup_us as f64 / 1e6,
-            send_slack_us: cfg.slack.max_ns() / 1000,
-            target_rate: collector.share_of(run_target_rate),
-            start_ms: clock::wall_ms(w0),
-            end_ms: clock::wall_ms(stopped_at.max(w0)),
-            warmup_start_ms: clock::wall_ms(t0),
-            requests: total.requests,
-            bytes_read: total.bytes_read,
-            bytes_written: total.bytes_written,
-            errors: total.errors,
-            status_codes: &collector.status,
-            latency: &total.corrected,
-            uncorrected: total.uncorrected.as_ref(),
-            steps: std::mem::take(&mut collector.step_summaries),
-            interrupted: outcome.interrupted,
-            send_slack_auto: cfg.slack == crate::batching::Slack::Auto,
-            offered: collector.offered(),
-            unsent: collector.unsent,
-            lag: &collector.lag,
-            cpu,
-            intervals: &collector.summaries,
-            stopped_early: outcome.stopped_early.as_ref(),
-            segment,
-            start_at,
-        };
-        f.write_all(json_summary::render(&summary).as_bytes()).map_err(|e| format!("--json: {e}"))?;
-    }
-
-    if scripts.has_done() {
-        call_done(&scripts, &collector, runtime_us)?;
-    }
-    Ok(0)
-}
-
-/// The whole run's target rate: `-R`, or the mean planned rate over the window.
-fn target_rate(cfg: &Config, plan: &Plan) -> f64 {
-    let window_s = (plan.window_end_ns - plan.window_start_ns) as f64 / 1e9;
-    match cfg.shape {
-        RateShape::Constant(r) => r,
-        _ => plan.expected_between(plan.window_start_ns, plan.window_end_ns) / window_s,
-    }
 }
 
 /// The JSON's `cpu`: the main thread's and the workers' CPU over the window, and the process's.

@@ -8,27 +8,6 @@
 
 use crate::options::{Config, Curve, RateShape};
 
-/// `--rate-steps` gives at most this many steps.
-pub const MAX_STEPS: usize = 100_000;
-
-/// `--rate-steps A:B:S`: the rates A, A+S, … up to B (or down, A−S, … when B < A),
-/// B included when the steps land on it (within float rounding); never a rate ≤ 0.
-pub fn rate_steps(first: f64, last: f64, step: f64) -> Result<Vec<f64>, String> {
-    let up = last >= first;
-    let mut rates = Vec::new();
-    for k in 0u64.. {
-        let r = if up { first + step * k as f64 } else { first - step * k as f64 };
-        if (up && r > last * (1.0 + 1e-12)) || (!up && r < last * (1.0 - 1e-12)) || r <= 0.0 {
-            break;
-        }
-        if rates.len() == MAX_STEPS {
-            return Err(format!("more than {MAX_STEPS} steps"));
-        }
-        rates.push(r);
-    }
-    Ok(rates)
-}
-
 #[derive(Clone, Debug)]
 struct Piece {
     /// How the rate goes from r0 to r1 (`Linear` with r0 == r1: constant).
@@ -208,17 +187,6 @@ mod tests {
             Command::Run(c) => Plan::from_config(&c),
             _ => panic!(),
         }
-    }
-
-    #[test]
-    fn rate_steps_expand_both_ways() {
-        assert_eq!(rate_steps(1000.0, 3000.0, 1000.0).unwrap(), [1000.0, 2000.0, 3000.0]);
-        assert_eq!(rate_steps(1000.0, 2200.0, 500.0).unwrap(), [1000.0, 1500.0, 2000.0]);
-        assert_eq!(rate_steps(300.0, 100.0, 100.0).unwrap(), [300.0, 200.0, 100.0]);
-        // 0.1 steps do not add up exactly in floating point; the last rate is still kept.
-        assert_eq!(rate_steps(0.1, 0.3, 0.1).unwrap().len(), 3);
-        assert_eq!(rate_steps(5.0, 5.0, 1.0).unwrap(), [5.0]);
-        assert_eq!(rate_steps(1.0, 200_000.0, 1.0).unwrap_err(), "more than 100000 steps");
     }
 
     #[test]

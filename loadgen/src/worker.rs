@@ -2,7 +2,8 @@
 //! request when the schedule says it is due and timing its response.
 //!
 //! Measurement model (per connection, one request in flight, like wrk2):
-//! * request k of connection g is due at `plan.due_ns(g + k·C)`;
+//! * request k of connection g is due at `plan.due_ns(g + k·C)`, and counts in the
+//!   window and the interval of that due time (`counting`);
 //! * corrected latency = response time − due time, so a request that goes out late
 //!   because the connection was still busy is still measured from its schedule;
 //! * uncorrected latency (`-U`) = response time − actual send time;
@@ -30,10 +31,10 @@ mod counting;
 use crate::batching::{self, Slack};
 use crate::clock::{self, RealtimeOffset};
 use crate::poller::Poller;
-use crate::recording::{ErrorKind, Interval, IntervalData, WorkerTotals};
+use crate::recording::{ErrorKind, Interval, WorkerMsg};
 use crate::schedule::Plan;
 use crate::script::{ThreadHandle, ThreadHooks};
-use connection::{Conn, State};
+use connection::{Conn, NONE, State};
 use counting::Tally;
 use mlua::Lua;
 use std::cmp::Reverse;
@@ -42,28 +43,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
-
-/// Messages from a worker to the main thread.
-pub enum WorkerMsg {
-    /// Connections are open (or failed to open); waiting for the start time.
-    Ready,
-    Interval {
-        worker: usize,
-        index: usize,
-        data: Box<IntervalData>,
-    },
-    /// The worker's last (possibly partial) interval comes with its totals.
-    Finished {
-        worker: usize,
-        index: usize,
-        data: Box<IntervalData>,
-        totals: Box<WorkerTotals>,
-    },
-    Failed {
-        worker: usize,
-        error: String,
-    },
-}
 
 pub struct WorkerSetup {
     pub index: usize,
@@ -93,8 +72,6 @@ pub struct WorkerSetup {
 }
 
 const READ_BUF: usize = 64 * 1024;
-/// No time: a connection with no next request.
-const NONE: u64 = u64::MAX;
 
 struct Worker<'a> {
     poller: Poller,
@@ -258,10 +235,8 @@ impl<'a> Worker<'a> {
         c.next.k = k;
         c.next.delay_asked = false;
         c.next.waiting = false;
-        c.next.due = match self.plan.due_ns(c.id + k * self.total_conns) {
-            Some(d) if self.schedule_start + d < self.tally.window_end => self.schedule_start + d,
-            _ => NONE,
-        };
+        c.next.planned = self.plan.due_ns(c.id + k * self.total_conns).map_or(NONE, |d| self.schedule_start + d);
+        c.next.due = if c.next.planned < self.tally.window_end { c.next.planned } else { NONE };
         c.next.intended = c.next.due;
         if c.next.due != NONE {
             self.due.push(Reverse((c.next.due, i as u32)));
@@ -379,31 +354,21 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Closes every connection and hands the last interval and totals to main.
+    /// Counts the requests still unanswered, closes every connection and hands the
+    /// last report and the totals to main; where each connection's unsent requests
+    /// begin goes with them (main counts them once the window's end is final).
     fn finish(&mut self) {
         self.sync_window_end();
         let now = clock::now_ns();
-        let unsent = self.unsent();
+        for c in &self.conns {
+            if c.busy() && c.flight.counted {
+                self.tally.unanswered(c.flight.interval);
+            }
+        }
         self.close_all();
-        self.tally.finish(now, unsent);
-    }
-
-    /// Requests scheduled in the window that never left (over capacity: the backlog).
-    fn unsent(&self) -> u64 {
-        let c_total = self.total_conns;
-        let first_in_window = self.plan.due_before(self.plan.window_start_ns);
-        // A worker that stops itself (thread:stop()) ends its window now.
-        let end = self.tally.window_end.min(clock::now_ns());
-        let end_in_window = self.plan.due_before(end.saturating_sub(self.schedule_start));
-        self.conns
-            .iter()
-            .map(|c| {
-                // Requests g + k·C with first_in_window ≤ g + k·C < end_in_window, k ≥ next.
-                let k_of = |n: u64| n.saturating_sub(c.id).div_ceil(c_total);
-                let from = k_of(first_in_window).max(c.next.k);
-                k_of(end_in_window).saturating_sub(from)
-            })
-            .sum()
+        let open_since = self.conns.iter().map(Conn::open_since).min().unwrap_or(NONE);
+        let first_unsent = self.conns.iter().map(|c| c.id + c.next.k * self.total_conns).collect();
+        self.tally.finish(now, open_since, first_unsent);
     }
 
     fn close_all(&mut self) {
@@ -416,18 +381,19 @@ impl<'a> Worker<'a> {
         // Never past the interval that holds the window's end, even a just-shortened one.
         self.sync_window_end();
         let conns = &self.conns;
+        let open_since = || conns.iter().map(Conn::open_since).min().unwrap_or(NONE);
         // How long the oldest counted request still unanswered has waited since it was
         // due: a lower bound on latencies not yet recorded.
         let oldest_wait = |at: u64| conns.iter().filter_map(Conn::waiting_since).map(|s| at.saturating_sub(s)).max();
-        self.tally.roll(t, |at| oldest_wait(at).unwrap_or(0));
+        self.tally.roll(t, open_since, |at| oldest_wait(at).unwrap_or(0));
     }
 
     /// Every `counting::TICK_NS`: a Req/Sec sample and the timeout check.
     fn tick(&mut self, t: u64) {
         self.next_tick = self.tally.tick(t);
         for c in &mut self.conns {
-            if c.times_out(t, self.timeout_ns) {
-                self.tally.error(ErrorKind::Timeout);
+            if let Some(interval) = c.times_out(t, self.timeout_ns) {
+                self.tally.error(ErrorKind::Timeout, interval);
             }
         }
     }

@@ -7,16 +7,19 @@
 //! the `Worker` methods below add what a transition means for the schedule (the
 //! next request), the counting (`Tally`) and the script (`request()`/`response()`).
 
-use super::{NONE, Worker};
+use super::Worker;
+use super::counting::Answer;
 use crate::clock::{self, RealtimeOffset};
 use crate::http::{Feed, ResponseParser};
 use crate::net;
 use crate::poller::{Poller, READABLE, WRITABLE};
 use crate::recording::ErrorKind;
-use crate::worker::counting::Answer;
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
+
+/// No time: a connection with no next request.
+pub(super) const NONE: u64 = u64::MAX;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum State {
@@ -34,7 +37,9 @@ pub(super) enum State {
 pub(super) struct NextRequest {
     /// Its number among this connection's requests: global request `id + k·C`.
     pub k: u64,
-    /// When it is due (absolute ns; `NONE` when the schedule has no more for us).
+    /// When the schedule has it due (absolute ns; `NONE` when it has no more for us).
+    pub planned: u64,
+    /// The same, while it is in the window: `NONE` once the window ends before it.
     pub due: u64,
     /// When it is meant to go out: the due time plus the script's `delay()`.
     pub intended: u64,
@@ -47,14 +52,17 @@ pub(super) struct NextRequest {
 /// The request in flight.
 #[derive(Default)]
 pub(super) struct InFlight {
-    /// When it was meant to go out; its corrected latency is measured from here.
+    /// When it was due, and when it was meant to go out (its due time plus `delay()`):
+    /// its corrected latency is measured from there.
+    pub due: u64,
     pub intended: u64,
     pub sent: u64,
     /// Responses still expected (more than one when the script pipelines).
     pub responses_left: usize,
     pub timed_out: bool,
-    /// Released inside the measured window: its responses are counted.
+    /// Due in the measured window: it is counted, in this interval.
     pub counted: bool,
+    pub interval: usize,
     /// Its bytes (added when its first response is counted) and those of the
     /// response being read.
     pub request_bytes: u64,
@@ -99,7 +107,7 @@ impl Conn {
             fd: -1,
             state: State::Closed,
             id,
-            next: NextRequest { k: 0, due: NONE, intended: NONE, delay_asked: false, waiting: false },
+            next: NextRequest { k: 0, planned: NONE, due: NONE, intended: NONE, delay_asked: false, waiting: false },
             flight: InFlight::default(),
             free_at: 0,
             partial_response: false,
@@ -170,11 +178,13 @@ impl Conn {
         let bytes: &[u8] = if self.uses_static { static_request } else { &self.write_buf };
         self.parser.set_head(bytes.starts_with(b"HEAD "));
         self.flight = InFlight {
+            due: self.next.due,
             intended: self.next.intended,
             sent: clock::now_ns(),
             responses_left: responses,
             timed_out: false,
             counted: false,
+            interval: 0,
             request_bytes: bytes.len() as u64,
             // A response lost half-way belongs to no counted request: its bytes go with it.
             response_bytes: 0,
@@ -232,18 +242,25 @@ impl Conn {
         }
     }
 
+    /// The due time of this connection's oldest request still open: its counted request
+    /// in flight, or else the first it has not sent (`NONE`: neither).
+    pub fn open_since(&self) -> u64 {
+        if self.busy() && self.flight.counted { self.flight.due } else { self.next.planned }
+    }
+
     /// Nothing scheduled in the window is still unsent or unanswered here.
     pub fn done_with_window(&self) -> bool {
         self.next.due == NONE && !self.next.waiting && !self.busy()
     }
 
-    /// The request in flight became a timeout at time t (once): whether to count it.
-    pub fn times_out(&mut self, t: u64, timeout_ns: u64) -> bool {
+    /// The request in flight became a timeout at time t (once): the interval it counts
+    /// in, if it is counted.
+    pub fn times_out(&mut self, t: u64, timeout_ns: u64) -> Option<usize> {
         if !self.busy() || self.flight.timed_out || t.saturating_sub(self.flight.sent) <= timeout_ns {
-            return false;
+            return None;
         }
         self.flight.timed_out = true;
-        self.flight.counted
+        self.flight.counted.then_some(self.flight.interval)
     }
 }
 
@@ -258,8 +275,8 @@ impl Worker<'_> {
     pub(super) fn connect_failed(&mut self, i: usize) {
         self.conns[i].close();
         if self.conns[i].next.waiting {
-            if self.tally.in_window(clock::now_ns()) {
-                self.tally.error(ErrorKind::Connect);
+            if let Some(interval) = self.tally.dispatched(self.conns[i].next.due) {
+                self.tally.error(ErrorKind::Connect, interval);
             }
             let k = self.conns[i].next.k + 1;
             self.schedule_next(i, k);
@@ -293,10 +310,10 @@ impl Worker<'_> {
             None
         };
         let release = self.conns[i].begin(request, &self.static_request, self.pipeline);
-        let counted = self.tally.counts(release);
-        self.conns[i].flight.counted = counted;
-        if counted {
-            self.tally.lag(self.conns[i].flight.sent, release);
+        let flight = &mut self.conns[i].flight;
+        if let Some(interval) = self.tally.dispatched(flight.due) {
+            (flight.counted, flight.interval) = (true, interval);
+            self.tally.lag(flight.sent, release);
         }
         let k = self.conns[i].next.k + 1;
         self.schedule_next(i, k);
@@ -306,8 +323,9 @@ impl Worker<'_> {
 
     fn write(&mut self, i: usize) {
         if let Written::Failed = self.conns[i].write_some(&self.poller, i, &self.static_request) {
-            if self.conns[i].flight.counted {
-                self.tally.error(ErrorKind::Write);
+            let flight = &self.conns[i].flight;
+            if flight.counted {
+                self.tally.error(ErrorKind::Write, flight.interval);
             }
             self.drop_connection(i);
         }
@@ -326,7 +344,7 @@ impl Worker<'_> {
     fn lose_request(&mut self, i: usize) {
         let c = &self.conns[i];
         if c.busy() && c.flight.counted {
-            self.tally.error(ErrorKind::Read);
+            self.tally.error(ErrorKind::Read, c.flight.interval);
         }
         self.drop_connection(i);
     }
@@ -419,9 +437,7 @@ impl Worker<'_> {
                 State::Awaiting => {}
                 State::Idle => {
                     // Bytes nobody asked for: the stream is out of sync.
-                    if self.tally.in_window(t) {
-                        self.tally.error(ErrorKind::Read);
-                    }
+                    self.tally.stray_error(ErrorKind::Read, t);
                     self.drop_connection(i);
                     return Ok(false);
                 }
@@ -457,6 +473,7 @@ impl Worker<'_> {
 
     /// A response of connection i arrived at time t.
     fn complete(&mut self, i: usize, t: u64) -> Result<(), String> {
+        // The reports of the run's clock go out before what arrived after them.
         if self.tally.past_interval(t) {
             self.roll_intervals(t);
         }
@@ -468,6 +485,7 @@ impl Worker<'_> {
         if c.flight.counted {
             let record = self.record_all || c.flight.responses_left == 0;
             self.tally.response(&Answer {
+                interval: c.flight.interval,
                 arrived: t,
                 status,
                 bytes_read,
@@ -490,8 +508,9 @@ impl Worker<'_> {
         }
         if !keep_alive {
             // Responses still expected on a closing connection are lost.
-            if self.conns[i].flight.responses_left > 0 && self.conns[i].flight.counted {
-                self.tally.error(ErrorKind::Read);
+            let flight = &self.conns[i].flight;
+            if flight.responses_left > 0 && flight.counted {
+                self.tally.error(ErrorKind::Read, flight.interval);
             }
             self.drop_connection(i);
         }
