@@ -88,9 +88,11 @@ fn a_stall_shows_in_corrected_latency_for_exactly_the_scheduled_requests() {
     // that the backlog was caught up long before the run ended.
     let late = corrected.count_between(100_000, 86_400_000_000);
     assert!((400..1500).contains(&late), "{late} requests ≥ 100 ms, expected about 401\n{}", r.stdout);
-    // Uncorrected: only the stalled response itself took long.
-    let u_late = uncorrected.count_between(200_000, 86_400_000_000);
-    assert_eq!(u_late, 1, "uncorrected latency should show only the stalled response");
+    // Uncorrected: the stalled response itself took long, the backlog behind it did not (each was sent
+    // late and answered fast). A loaded machine may add a long pause of its own to a few responses, so
+    // the bound is a share of what corrected latency sees, not exactly one.
+    let u_late = uncorrected.count_between(100_000, 86_400_000_000);
+    assert!(u_late >= 1 && u_late * 10 <= late, "uncorrected latency saw {u_late} requests ≥ 100 ms, corrected {late}");
     // So the corrected p90 shows the stall and the uncorrected p99 does not.
     let p = &v["latency_us"];
     let u = &v["latency_uncorrected_us"];
