@@ -36,7 +36,7 @@ from perflab.hosts.pool import connect
 from perflab.measure.generator import start_load
 from perflab.records.environment import load_average, machine_info
 from perflab.server import start_server
-from perflab.targets.server import BuiltinTarget, ServerHost
+from perflab.targets.server import ServerHost
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import netns  # noqa: E402 - the tests' namespace hosts
@@ -51,14 +51,13 @@ def overhead(repeat: int) -> dict:
     t0 = time.perf_counter()
     connect()
     pool_start = time.perf_counter() - t0
-    target = BuiltinTarget(ServerConfig(backend="memory"))
     load = LoadParams(rate=1000, duration=1, threads=1, connections=2, path="/v0/status")
     opened, plain, hosted = [], [], []
     with tempfile.TemporaryDirectory() as tmp, start_server(ServerConfig(backend="memory")) as srv:
         for i in range(repeat):
             t = time.perf_counter()
             hs = HostSet.open(HostOptions(), "bench")
-            hs.start_agents((ServerHost, target), GeneratorHost)
+            hs.start_agents(ServerHost, GeneratorHost)
             t_open = time.perf_counter() - t
             try:
                 t = time.perf_counter()
@@ -136,7 +135,7 @@ def main(argv=None) -> int:
     finally:
         if netc is not None:
             netc.close()
-    where = "namespace hosts on this machine (they share its CPUs)" if netc else cluster
+    where = "namespace hosts on this machine (they share its CPUs)" if netc else scheduler
     sk = s["skews_us"]
     print(f"\n## 2. start skew between {gens[0]} and {gens[1]} ({where}), {len(sk)} runs")
     print(f"- start_skew_us: median {_median(sk):.3f} us, max {max(sk):.3f} us (goal <= 1000 us); each run: "

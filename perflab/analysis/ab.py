@@ -37,6 +37,11 @@ from ..measure import paired
 from ..measure.methods import Method
 
 
+def family(params, rates: int = 1) -> paired.Family:
+    """The tests a comparison at ``rates`` rates makes with ``params`` (an ``ABParams``), with their level."""
+    return paired.Family(params.alpha, params.max_pairs, rates)
+
+
 def _verdict_rows(res) -> list[dict]:
     from ..ab.result import ABResult, recorded_verdicts, verdict_rows
     if isinstance(res, ABResult):

@@ -142,7 +142,7 @@ class Session:
                 raise ValueError("server: a running Cluster (pl.start_cluster) lives in this Python process; measure "
                                  "it on this machine alone (no scheduler), or give its ClusterConfig to start its "
                                  "nodes on the server host")
-            self.hosts.start_agents((self.target.host_class, self.target), GeneratorHost)
+            self.hosts.start_agents(self.target.host_class, GeneratorHost)
             params = {"server": self.target.to_dict(), "target": self.target.kind, **self.extra_params,
                       "prefill": self.prefill_params.to_dict() if self.prefill_params else None,
                       "stats_interval": self.options.stats_interval, "validity": self.thresholds.to_dict()}
@@ -174,7 +174,7 @@ class Session:
         # on this machine the scratch storage is <data root>/scratch/<run id>/ as always; on another host, the
         # agent's own temporary directory there
         scratch = str(self.data_root / "scratch" / self.run.id) if shares and self.options.data_dir is None else None
-        got = self._host.prepare(str(self.run.dir) if shares else None,
+        got = self._host.prepare(self.target, str(self.run.dir) if shares else None,
                                  str(self.options.data_dir) if self.options.data_dir is not None else None,
                                  scratch, self.prefill_params).result()
         self.data_dir = Path(got["data_dir"]) if got["data_dir"] else None

@@ -179,14 +179,13 @@ class HostSet:
                 "lease_waited_s": round(self.lease.waited_s, 3) if self.lease is not None else None}
 
     # --- agents -------------------------------------------------------------------------------------
-    def start_agents(self, server: tuple, generator: type) -> None:
-        """Start the actors: ``server`` (a class and its arguments after the host's name) on the server host,
-        ``generator`` (a class taking the host's name) on every generator host; then the clocks."""
+    def start_agents(self, server: type, generator: type) -> None:
+        """Start the actors: ``server`` (a class taking the host's name) on the server host, ``generator`` (one
+        too) on every generator host; then the clocks."""
         try:
-            cls, *args = server
-            wanted = [("server", self.server, cls, args)] + [("generator", g, generator, []) for g in self.generators]
-            for kind, h, c, a in wanted:
-                self._futures[(kind, h.name)] = spawn(self.pool, c, h.address, h.name, *a)
+            wanted = [("server", self.server, server)] + [("generator", g, generator) for g in self.generators]
+            for kind, h, c in wanted:
+                self._futures[(kind, h.name)] = spawn(self.pool, c, h.address, h.name)
             for key, f in self._futures.items():
                 try:
                     self._agents[key] = bind(self.pool, f)

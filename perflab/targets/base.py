@@ -126,9 +126,9 @@ class TargetHost(Agent):
     which this actor starts, samples, profiles and stops. Subclasses implement :meth:`_start`, :meth:`_stop`
     and what they sample."""
 
-    def __init__(self, name: str, target: Target, watchdog_s: float = WATCHDOG_S):
+    def __init__(self, name: str, watchdog_s: float = WATCHDOG_S):
         super().__init__(name, watchdog_s)
-        self.target = target
+        self.target: Target | None = None
         self.profilers: dict = {}
         self.data_dir: Path | None = None
         self.log_dir: Path | None = None
@@ -138,12 +138,15 @@ class TargetHost(Agent):
         self.listen: str | None = None
 
     # --- storage ------------------------------------------------------------------------------------
-    def prepare(self, log_dir: str | None, data_dir: str | None, scratch: str | None,
+    def prepare(self, target: Target, log_dir: str | None, data_dir: str | None, scratch: str | None,
                 prefill: PrefillParams | None = None) -> dict:
-        """Where the target's logs go (``log_dir``: the run directory when the coordinator shares this
-        host's files, else a temporary one) and its storage: ``data_dir`` as given, else a fresh
-        ``scratch`` directory (deleted by :meth:`close`), prefilled with ``prefill``."""
+        """The ``target`` this host runs (handed over in a call, not when the actor is made: a running
+        cluster lives in the coordinator's process and cannot be serialized into a task), where its logs go
+        (``log_dir``: the run directory when the coordinator shares this host's files, else a temporary one)
+        and its storage: ``data_dir`` as given, else a fresh ``scratch`` directory (deleted by
+        :meth:`close`), prefilled with ``prefill``."""
         self.heard()
+        self.target = target
         self.log_dir = Path(log_dir) if log_dir else self._tmp / "logs"
         self.log_dir.mkdir(parents=True, exist_ok=True)
         out: dict = {"data_dir": None, "prefill": None}

@@ -34,11 +34,15 @@ from .base import CALL_S, Target, TargetHandle, TargetHost
 class ClusterHost(TargetHost):
     """The nodes of the target's cluster on this host (see the module docstring)."""
 
-    def __init__(self, name: str, target: "ClusterTarget", *args):
-        super().__init__(name, target, *args)
+    def __init__(self, name: str, *args):
+        super().__init__(name, *args)
         self.cluster: Cluster | None = None
-        self.owned = not target.running
         self.stats = self.cpu = self.faults = self.checker = None
+
+    @property
+    def owned(self) -> bool:
+        """The nodes were started for this run (not a running cluster it was given)."""
+        return not self.target.running
 
     # --- what every target does -------------------------------------------------------------------------
     def _start(self) -> dict:

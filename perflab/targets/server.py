@@ -21,8 +21,8 @@ class ServerHost(TargetHost):
     """One server on the server host, with its ``/v0/stats`` and ``/proc`` CPU samplers; it can be frozen
     (:meth:`pause`)."""
 
-    def __init__(self, name: str, target: Target, *args):
-        super().__init__(name, target, *args)
+    def __init__(self, name: str, *args):
+        super().__init__(name, *args)
         self.server = self.stats = self.cpu = None
         self.paused = False
 
