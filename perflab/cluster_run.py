@@ -40,6 +40,8 @@ from .cluster.load import entry_rates
 from .cluster.statuses import status_intervals, totals
 from .config import LoadParams, ProfileParams
 from .config.cluster import ClusterRunParams, ConsistencyParams
+from .core.fill import check_fill
+from .core.fill import fill as fill_target
 from .core.record import ExperimentResult, record_load
 from .core.session import Session, SessionOptions, check_load
 from .errors import PerflabError, ProfilerError
@@ -95,16 +97,6 @@ def _script_keys(load: LoadParams) -> int | None:
     return None
 
 
-def _api_of(load: LoadParams) -> tuple[str, str]:
-    """The endpoint the load's script arguments name (``path=``, ``param=``): the checker uses the same."""
-    path, param = "/v0/entity", "id"
-    for a in load.script_args:
-        name, _, v = a.partition("=")
-        path = v if name == "path" else path
-        param = v if name == "param" else param
-    return path, param
-
-
 def run_cluster(cluster, load: LoadParams, faults=(), consistency: ConsistencyParams | bool | None = None,
                 profile: ProfileParams | None = None, profile_nodes="all", fill: int | None = None,
                 keys: int | None = None, name: str | None = None,
@@ -134,16 +126,14 @@ def run_cluster(cluster, load: LoadParams, faults=(), consistency: ConsistencyPa
     check_load(target, load, options)
     if isinstance(faults, str):
         faults = (faults,)
-    if isinstance(fill, bool):
-        raise ValueError(f"fill: a number of keys >= 1, got {fill!r}")
-    what = ClusterRunParams(faults=tuple(faults), fill=fill, keys=keys, profile_nodes=profile_nodes,
-                            status_bin=status_bin)
+    check_fill(fill)
+    what = ClusterRunParams(faults=tuple(faults), keys=keys, profile_nodes=profile_nodes, status_bin=status_bin)
     schedule = faults_mod.schedule(what.faults, cfg.nodes, load.duration, cfg.one_command)
     consistency = _consistency(consistency, cfg)
     prof_nodes = what.nodes_profiled(cfg.nodes) if profile is not None else []
     if profile is not None:
         paths.async_profiler_lib()   # fail before starting anything when the profiler is not built
-    fill, status_bin = what.fill, what.status_bin
+    status_bin = what.status_bin
     keys = what.keys or fill or _script_keys(load)
     name = name or f"cluster{cfg.nodes}-{cfg.quorum().replace('/', 'of')}-{load.workload_name}-{load.rate:g}rps"
     params = {"load": load.to_dict(), "faults": [f.to_dict() for f in schedule],
@@ -171,7 +161,7 @@ def _measure(sess, load, schedule, consistency, profile, prof_nodes, fill, keys,
     run, cl = sess.run, sess.handle       # cl: the ClusterHandle (its nodes run on the server host)
     session_start = time.time()
     cfg = cl.config
-    fill_res = _fill(sess, cl, fill, load) if fill else None
+    fill_res = fill_target(sess, fill, load) if fill else None
     profilers, prof_errors = {}, {}
     for i in prof_nodes:
         why = cl.profiling_unavailable_on(i)
@@ -193,7 +183,7 @@ def _measure(sess, load, schedule, consistency, profile, prof_nodes, fill, keys,
         lp = sess.start_load(load, out_dir=run.dir, timed=True)
         cl.faults_start(schedule, lp.window_start)
         if consistency is not None:
-            cl.check_start(consistency, write, read, *_api_of(load), consistency.duration or load.duration,
+            cl.check_start(consistency, write, read, *load.entity_api, consistency.duration or load.duration,
                            lp.window_start)
             checking = True
         res = lp.wait()
@@ -244,16 +234,6 @@ def _measure(sess, load, schedule, consistency, profile, prof_nodes, fill, keys,
                            recovery=_recovery(applied, res.intervals, statuses))
     _record_cluster(run, result, resumed, prof_errors, fill_res)
     return result
-
-
-def _fill(sess, cl, keys: int, load: LoadParams) -> dict:
-    """``key0 .. key<keys-1>`` written once each through the entry nodes (:mod:`perflab.cluster.fill`), with the
-    cluster's ack/from and the load's API and value size, then settled (every replica has them)."""
-    args = dict(a.split("=", 1) for a in load.script_args if "=" in a)
-    row = cl.fill(keys, int(args.get("value", 100)), int(args.get("seed", 0)), args.get("prefix", "key"),
-                  *_api_of(load))
-    sess.run.update(fill=row)
-    return row
 
 
 def _events(node_events: list[dict], t0: float, applied: list[dict], resumed: list[dict], end: float) -> pd.DataFrame:

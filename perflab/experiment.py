@@ -18,6 +18,8 @@ from . import paths
 from .cluster_run import run_cluster
 from .config import LoadParams, PrefillParams, ProfileParams, ServerConfig
 from .config.target import ForeignServer
+from .core.fill import check_fill
+from .core.fill import fill as fill_target
 from .core.record import ExperimentResult, load_events, record_load, window
 from .core.session import Session, SessionOptions, check_load
 from .measure.attribution import attribute
@@ -27,9 +29,13 @@ from .targets import target_of
 
 
 def run_experiment(server: ServerConfig | ForeignServer | str, load: LoadParams, profile: ProfileParams | None = None,
-                   prefill: PrefillParams | None = None, name: str | None = None, **options) -> ExperimentResult:
+                   prefill: PrefillParams | None = None, name: str | None = None, fill: int | None = None,
+                   **options) -> ExperimentResult:
     """Start a server with ``server``, optionally prefill, run ``load`` against it, profile the
     measured window with ``profile``, record everything, stop. See the module docstring.
+
+    ``fill``: write ``key0 .. key<fill-1>`` through the server's API before the load (any server; the
+    built-in one can be prefilled in-process instead, :mod:`perflab.core.fill`).
 
     ``options``: :class:`~perflab.core.session.SessionOptions` (``data_root``, ``placement``,
     ``stats_interval``, ``data_dir``, ``keep_data``, ``thresholds``, the hosts). The run's validity record
@@ -39,8 +45,12 @@ def run_experiment(server: ServerConfig | ForeignServer | str, load: LoadParams,
     """
     target = target_of(server)
     target.check_prefill(prefill)
-    if target.kind == "cluster":   # N nodes: a cluster's run (faults, the checker, a fill: call run_cluster directly)
-        return run_cluster(target, load, profile=profile, name=name, **options)
+    check_fill(fill)
+    if target.kind == "cluster":   # N nodes: a cluster's run (faults and the checker: call run_cluster directly)
+        return run_cluster(target, load, profile=profile, name=name, fill=fill, **options)
+    if prefill is not None and fill is not None:
+        raise ValueError("prefill and fill: give one (prefill writes the storage before the server starts, fill "
+                         "writes through its API after)")
     if not isinstance(load, LoadParams):
         raise ValueError(f"load must be a LoadParams, got {type(load).__name__}")
     if profile is not None and not isinstance(profile, ProfileParams):
@@ -50,11 +60,13 @@ def run_experiment(server: ServerConfig | ForeignServer | str, load: LoadParams,
     name = name or f"{load.workload_name}-{target.mode}-{load.rate:g}rps"
     options = SessionOptions(**options)
     check_load(target, load, options)
-    params = {"load": load.to_dict(), "profile": profile.to_dict() if profile else None}
+    params = {"load": load.to_dict(), "profile": profile.to_dict() if profile else None, "fill": fill}
     if profile is not None:
         paths.async_profiler_lib()  # fail before starting anything when the profiler is not built
     with Session("experiment", name, target, LoadTool.of(load), options, prefill=prefill, params=params) as sess:
         run = sess.run
+        if fill is not None:
+            fill_target(sess, fill, load)
         profiler = None
         if profile is not None:
             why_not = sess.handle.profiling_unavailable

@@ -36,6 +36,8 @@ from ..breakpoint.run import BreakpointResult, Probe
 from ..config import BreakpointCriteria, BreakpointParams, LoadParams, PrefillParams
 from ..config.ab import ABParams
 from ..config.fields import Spec, convert
+from ..core.fill import check_fill
+from ..core.fill import fill as fill_target
 from ..core.probe import probe as run_probe
 from ..core.probe import warm
 from ..core.session import HOST_KEYWORDS, Session, SessionOptions
@@ -134,7 +136,7 @@ def _notes(side_list, params: ABParams, family) -> list[str]:
 def compare_ab(a, b, load: LoadParams, rates=None, params: ABParams | None = None,
                criteria: BreakpointCriteria | None = None, search: BreakpointParams | None = None,
                prefill: PrefillParams | None = None, name: str | None = None, progress: bool = True,
-               **options) -> ABResult:
+               fill: int | None = None, **options) -> ABResult:
     """Compare B with A, measured interleaved (see the module docstring).
 
     ``a``, ``b``: a ``ServerConfig``, a ``ForeignServer`` (your server's command, or a URL), or a
@@ -148,6 +150,10 @@ def compare_ab(a, b, load: LoadParams, rates=None, params: ABParams | None = Non
     """
     params = params or ABParams()
     criteria = criteria or BreakpointCriteria()
+    check_fill(fill)
+    if prefill is not None and fill is not None:
+        raise ValueError("prefill and fill: give one (prefill writes the storage before a server starts, fill "
+                         "writes through its API after)")
     rate_list, probe, sess_opts = _check(load, rates, params, criteria, search, name, options)
     data_root = paths.data_root(sess_opts.data_root)
     side_list = (sides_mod.make_side("A", a, data_root / "builds"), sides_mod.make_side("B", b, data_root / "builds"))
@@ -170,6 +176,8 @@ def compare_ab(a, b, load: LoadParams, rates=None, params: ABParams | None = Non
     t_start = time.monotonic()
     with run, children.sigterm_as_exception(), contextlib.ExitStack() as stack:
         sessions = _start_sides(stack, run, side_list, tool, sess_opts, prefill, data_root)
+        if fill is not None:   # each side through its own API, with the probes' keys and values
+            run.update(fill={n: fill_target(x, fill, probe) for n, x in sessions.items()})
         m = _Measure(run, side_list, sessions, params, criteria, progress)
         if search is None:
             res = m.rates(probe, rate_list, family)

@@ -19,6 +19,8 @@ from .. import fmt
 from ..config import BreakpointCriteria, BreakpointParams, LoadParams, PrefillParams, ServerConfig
 from ..config.target import ForeignServer
 from ..config.validity import ValidityThresholds
+from ..core.fill import check_fill
+from ..core.fill import fill as fill_target
 from ..core.probe import probe as run_probe
 from ..core.probe import warm
 from ..core.session import Session, SessionOptions, check_load
@@ -141,7 +143,8 @@ class BreakpointResult:
 
 def find_breakpoint(server: ServerConfig | ForeignServer | str, load: LoadParams, criteria: BreakpointCriteria | None = None,
                     params: BreakpointParams | None = None, name: str | None = None,
-                    prefill: PrefillParams | None = None, progress: bool = True, **options) -> BreakpointResult:
+                    prefill: PrefillParams | None = None, progress: bool = True, fill: int | None = None,
+                    **options) -> BreakpointResult:
     """Find the breakpoint of the server started with ``server`` (a ``ServerConfig``, or a
     ``ForeignServer``: your own server's command, or the URL of a running one; or a cluster: a
     ``ClusterConfig``, or a running ``Cluster``, its load split over its entry nodes) under the workload
@@ -150,9 +153,14 @@ def find_breakpoint(server: ServerConfig | ForeignServer | str, load: LoadParams
     Records one run (kind ``breakpoint``) with ``ramp/`` (the bracketing ramp, if any) and a
     ``probes/NN-<rate>/`` directory per probe (raw generator outputs), ``probes.csv``, and index rows in
     ``loads`` (one per probe, with its judgement, validity and reason) and ``breakpoints``. Shows a
-    progress bar when ``progress``. ``options``: :class:`~perflab.core.session.SessionOptions`.
+    progress bar when ``progress``. ``fill``: write ``key0 .. key<fill-1>`` through the server's API first
+    (any server: :mod:`perflab.core.fill`). ``options``: :class:`~perflab.core.session.SessionOptions`.
     """
     target = target_of(server)
+    check_fill(fill)
+    if prefill is not None and fill is not None:
+        raise ValueError("prefill and fill: give one (prefill writes the storage before the server starts, fill "
+                         "writes through its API after)")
     options = SessionOptions(**options)
     criteria = criteria or BreakpointCriteria()
     params = params or BreakpointParams()
@@ -170,7 +178,9 @@ def find_breakpoint(server: ServerConfig | ForeignServer | str, load: LoadParams
     t_start = time.monotonic()
     with Session("breakpoint", name, target, LoadTool.of(base), options, prefill=prefill,
                  params={"load": base.to_dict(), "criteria": criteria.to_dict(),
-                         "breakpoint": params.to_dict()}) as sess:
+                         "breakpoint": params.to_dict(), "fill": fill}) as sess:
+        if fill is not None:
+            fill_target(sess, fill, base)
         search_run = _Search(sess, base, criteria, params, progress)
         found, estimate = search_run.run()
         result = BreakpointResult(found.rate, found.interval, found.outcome, search_run.probes, params, criteria,

@@ -90,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--quiet", action="store_true", help="no progress bar")
     f = sub.add_parser("prefill", help="fill a data directory in-process (deterministic)")
     f.add_argument("dir")
-    options.prefill_args(f, flags={"keys": "--keys"})
+    options.prefill_args(f, flags={"keys": "--keys"}, fill=False)
     f.add_argument("--backend", default="lsm", help="lsm or rocksdb (default lsm)")
     i = sub.add_parser("inspect", help="describe a data directory (SSTables, sizes, key range)")
     i.add_argument("dir")

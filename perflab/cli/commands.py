@@ -40,11 +40,11 @@ def cmd_run(a, profile: ProfileParams | None = None) -> int:
     if options.is_cluster(a):
         what, consistency = options.cluster_run(a)
         res = run_cluster(target, options.load(a), faults=what.faults, consistency=consistency, profile=profile,
-                          profile_nodes=what.profile_nodes, fill=what.fill, keys=what.keys,
+                          profile_nodes=what.profile_nodes, fill=options.fill(a), keys=what.keys,
                           status_bin=what.status_bin, name=a.name, **where)
     else:
         res = run_experiment(target, options.load(a), profile=profile, prefill=options.prefill(a), name=a.name,
-                             **where)
+                             fill=options.fill(a), **where)
     print(res.load.console, end="")
     print()
     if options.is_cluster(a):
@@ -69,7 +69,7 @@ def cmd_breakpoint(a) -> int:
     bp = from_arguments(BreakpointParams, a, "search_")
     thresholds = from_arguments(ValidityThresholds, a, "validity_")
     res = find_breakpoint(options.target(a), options.load(a), crit, bp, name=a.name, data_root=a.data,
-                          prefill=options.prefill(a), progress=not a.quiet, placement=a.placement,
+                          prefill=options.prefill(a), fill=options.fill(a), progress=not a.quiet, placement=a.placement,
                           thresholds=thresholds, **options.hosts(a))
     cols = [c for c in ("probe", "phase", "rate", "passed", "validity", "p99_ms", "host_slowdown", "reason")
             if c in res.table]
@@ -216,7 +216,7 @@ def cmd_ab(a):
         warnings.simplefilter("always")
         try:
             res = compare_ab(sa, sb, load, rates=rates, params=ab, criteria=crit, search=search, prefill=options.prefill(a),
-                             name=a.name, progress=not a.quiet, data_root=a.data, placement=a.placement,
+                             fill=options.fill(a), name=a.name, progress=not a.quiet, data_root=a.data, placement=a.placement,
                              thresholds=thresholds)
         finally:
             for w in caught:

@@ -13,8 +13,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from ..config import (ClusterConfig, ClusterRunParams, ConsistencyParams, ForeignServer, HostOptions, LoadParams,
-                      PrefillParams, ServerConfig)
+from ..config import (ClusterConfig, ClusterRunParams, ConsistencyParams, FillParams, ForeignServer, HostOptions,
+                      LoadParams, PrefillParams, ServerConfig)
 from ..config.fields import add_arguments, cli_flag, from_arguments
 
 #: LoadParams fields a search or a comparison sets itself (per probe / for the ramp)
@@ -43,9 +43,12 @@ def load_args(p: argparse.ArgumentParser, exclude: tuple[str, ...] = ()) -> None
     g.add_argument("script_args", nargs="*", help="arguments for the script's init(args) (after --)")
 
 
-def prefill_args(p: argparse.ArgumentParser, flags: dict | None = None) -> None:
-    add_arguments(p.add_argument_group("prefill (before the server starts; omit --prefill for none)"),
-                  PrefillParams, dest_prefix="prefill_", flags=flags)
+def prefill_args(p: argparse.ArgumentParser, flags: dict | None = None, fill: bool = True) -> None:
+    g = p.add_argument_group("data before the load: --prefill N (the built-in server's storage, before it starts) "
+                             "or --fill N (any server, through its API)")
+    add_arguments(g, PrefillParams, dest_prefix="prefill_", flags=flags)
+    if fill:
+        add_arguments(g, FillParams, dest_prefix="fill_")
 
 
 def host_args(p: argparse.ArgumentParser, exclude: tuple[str, ...] = ()) -> None:
@@ -161,6 +164,10 @@ def load(a) -> LoadParams:
 
 def prefill(a) -> PrefillParams | None:
     return from_arguments(PrefillParams, a, "prefill_") if a.prefill_keys is not None else None
+
+
+def fill(a) -> int | None:
+    return from_arguments(FillParams, a, "fill_").keys
 
 
 def hosts(a) -> dict:

@@ -7,7 +7,6 @@
 * :mod:`.faults`       the fault schedule (``at=10s node=2 kill``), checked up front, applied on time
 * :mod:`.statuses`     what the clients got per interval: answers by status, no answer
 * :mod:`.checker`      the consistency checker and what the ack/from invariants predict
-* :mod:`.fill`         keys written once each through the entry nodes
 * :mod:`.distribution` keys per node from the routing function and from the nodes themselves
 
 A cluster as a run's target is :mod:`perflab.targets.cluster`; a cluster's run with faults and the checker

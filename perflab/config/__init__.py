@@ -8,7 +8,7 @@ fields.
 
 * :mod:`.server`   ``ServerConfig`` -- one field per server flag, from the server's ``--options-json``
 * :mod:`.load`     ``LoadParams``
-* :mod:`.profile`  ``ProfileParams``, ``PrefillParams``
+* :mod:`.profile`  ``ProfileParams``, ``PrefillParams``, ``FillParams``
 * :mod:`.search`   ``BreakpointCriteria``, ``BreakpointParams``
 * :mod:`.validity` ``ValidityThresholds``
 * :mod:`.target`   ``ForeignServer`` -- a server perflab did not build (bring your own)
@@ -19,7 +19,7 @@ fields.
 """
 
 from .load import LOAD_TOOLS, LoadParams  # noqa: F401
-from .profile import PROFILE_EVENTS, PrefillParams, ProfileParams  # noqa: F401
+from .profile import PROFILE_EVENTS, FillParams, PrefillParams, ProfileParams  # noqa: F401
 from .search import BreakpointCriteria, BreakpointParams  # noqa: F401
 from .target import ForeignServer  # noqa: F401
 from .server import BACKENDS, DEFAULT_HEAP, GC_FLAGS, MODES, ServerConfig, server_options  # noqa: F401

@@ -240,13 +240,12 @@ class ConsistencyParams(Params):
 @dataclass(frozen=True)
 class ClusterRunParams(Params):
     """What a cluster's run does beyond its load (:func:`perflab.cluster_run.run_cluster`): faults in the
-    measured window, a fill before it, the key space of the key distribution, the nodes profiled, the bins of
-    the answers-by-status timeline, and whether the consistency checker runs (:class:`ConsistencyParams`)."""
+    measured window, the key space of the key distribution, the nodes profiled, the bins of the
+    answers-by-status timeline, and whether the consistency checker runs (:class:`ConsistencyParams`). Its
+    fill is any target's (:class:`~perflab.config.profile.FillParams`)."""
 
     faults: tuple = option((), "texts", "a fault in the measured window: 'at=10s node=2 kill' (kill, stop, pause, "
                            "resume, restart; for=5s undoes it after 5 s)", flag="--fault")
-    fill: int | None = option(None, "int", "write key0..key<N-1> through the cluster before the load (prefill "
-                              "cannot prepare a cluster node's storage)", optional=True, min=1)
     keys: int | None = option(None, "int", "key space of the key distribution report (default: fill, or the "
                               "script's keys=)", optional=True, min=1)
     profile_nodes: str = option("all", "text", "which nodes async-profiler records, one recording each: all, or "

@@ -277,7 +277,7 @@ def add_arguments(parser, cls, exclude: tuple[str, ...] = (), dest_prefix: str =
             flag = flag_prefix + flag[2:]
         flag = flags.get(f.name, flag)
         default = f.default if f.default is not dataclasses.MISSING else None
-        help_text = f"{spec.help} (default {spec.describe_default(default)})"
+        help_text = f"{spec.help} (default {spec.describe_default(default)})".replace("%", "%%")   # argparse formats it
         names = [flag] + ([spec.short] if spec.short and not flag_prefix else [])
         dest = dest_prefix + f.name
         if spec.kind == "bool":

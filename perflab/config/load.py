@@ -53,6 +53,8 @@ class LoadParams(Params):
     stop_on_p99: float | None = option(None, "duration", "end the window early once consecutive intervals have "
                                        "p99 above this (bracketing a breakpoint with a ramp)", min=0,
                                        min_open=True, optional=True)
+    allow_misses: bool = option(False, "bool", "the workload reads keys the store may not hold on purpose (a 404 "
+                                "is then an answer); otherwise a GET load with fewer than 99% hits is invalid")
     tool: str = option("perflab-load", "enum", "the generator", choices=LOAD_TOOLS)
     wrk_binary: str | None = option(None, "path", "a real wrk2 binary (with tool='wrk2')", optional=True,
                                     flag="--wrk")
@@ -110,6 +112,17 @@ class LoadParams(Params):
     def workload_name(self) -> str:
         """What run names call the workload: the script's name without ``.lua`` (``path`` without one)."""
         return Path(self.script).stem if self.script else "path"
+
+    def script_arg(self, name: str, default: str | None = None) -> str | None:
+        """The value of the script argument ``name=...`` (the last one given), else ``default``."""
+        found = [a.split("=", 1)[1] for a in self.script_args if a.split("=", 1)[0] == name and "=" in a]
+        return found[-1] if found else default
+
+    @property
+    def entity_api(self) -> tuple[str, str]:
+        """The key-value endpoint the script's requests name: its ``path=`` and ``param=`` arguments (the
+        course API, ``/v0/entity`` and ``id``, by default); a fill and the consistency checker use the same."""
+        return self.script_arg("path", "/v0/entity"), self.script_arg("param", "id")
 
     def for_probe(self, duration: float, warmup: float) -> "LoadParams":
         """This workload as one fixed-rate probe of ``duration`` after ``warmup``: no rate schedule, no early

@@ -83,3 +83,14 @@ class PrefillParams(Params):
     value_size: int = option(100, "size", "bytes per value", min=0)
     seed: int = option(0, "int", "seed of the values (and of the workload scripts' keys)")
     key_prefix: str = option("key", "text", "key prefix")
+
+
+@dataclass(frozen=True)
+class FillParams(Params):
+    """Data written through the server's API before the load (:mod:`perflab.core.fill`): ``key0 ..
+    key<keys-1>``, each once, every answer checked, with the load's own API and values (its script's
+    ``path=``, ``param=``, ``prefix=``, ``value=``, ``seed=``). Any server: yours, a course server, a cluster."""
+
+    keys: int | None = option(None, "int", "write key0..key<N-1> through the server's API before the load (any "
+                              "server; the built-in one can be prefilled in-process instead)", optional=True, min=1,
+                              flag="--fill")

@@ -22,8 +22,8 @@ class BreakpointCriteria(Params):
     min_achieved: float = option(0.99, "float", "achieved/offered rate a passing probe reaches", min=0,
                                  min_open=True, max=1)
     sla_p99: float = option(0.010, "duration", "p99 bound of a passing probe", min=0, min_open=True, flag="--sla")
-    max_error_ratio: float = option(0.001, "float", "errors (socket errors + 5xx) per request a passing probe "
-                                    "may have", min=0, max=0.5, flag="--max-errors")
+    max_error_ratio: float = option(0.001, "float", "requests not served (socket errors, 4xx but a GET's 404, "
+                                    "5xx) per request a passing probe may have", min=0, max=0.5, flag="--max-errors")
     trend: bool = option(True, "bool", "reject a probe whose latency grows during it")
     trend_factor: float = option(2.0, "float", "growth of p50 (last third / first third) that is a trend", min=1)
     trend_floor: float = option(0.001, "duration", "growth of p50 below this is never a trend", min=0)

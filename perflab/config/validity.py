@@ -39,8 +39,12 @@ class ValidityThresholds(Params):
                                  "the median: warn", min=0, min_open=True)
     min_intervals: int = option(10, "int", "fewer latency intervals than this: stationarity is not judged",
                                 min=3)
-    max_error_ratio: float = option(0.001, "float", "socket errors and 5xx per request: warn above", min=0,
-                                    max=1)
+    max_error_ratio: float = option(0.001, "float", "requests not served (socket errors, 4xx but a GET's 404, "
+                                    "5xx) per request: warn above", min=0, max=1)
+    min_hit_ratio: float = option(0.99, "float", "share of GETs that found their key (200 of 200 + 404) below "
+                                  "which a load meant to read data is invalid (it read an empty or unfilled "
+                                  "store); a load that asks for misses (allow_misses) is not judged", min=0,
+                                  max=1)
     host_speed_warn: float = option(1.25, "float", "a fixed loop timed on every CPU around the window took this "
                                     "many times its fastest time in the session: warn (the machine itself slowed "
                                     "down: see perflab.measure.hostspeed)", min=1, min_open=True)

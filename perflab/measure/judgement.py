@@ -5,8 +5,10 @@ measured from the scheduled send time) is within the SLA, socket errors and 5xx 
 ``max_error_ratio`` of requests, and latency shows no upward trend within the probe (a queue that
 builds up means the rate is over the limit even while p99 still looks fine).
 
-A failing probe whose validity record says ``invalid`` (the generator was the bottleneck) neither passes
-nor fails: it is *inconclusive*, and the search never counts it as the server failing. A probe
+A failing probe whose validity record says ``invalid`` for another reason than what it failed on (the
+generator was the bottleneck) neither passes nor fails: it is *inconclusive*, and the search never counts it
+as the server failing. A probe whose answers are not successes (400s, 5xx, no answer) or whose reads found no
+data (404s: an empty store) fails: no rate is "kept up with" by errors. A probe
 that meets every criterion passes whatever the generator's checks say: its lateness is inside the
 corrected latency, so it can only have made the server look worse.
 """
@@ -70,7 +72,7 @@ def evaluate(result, criteria: BreakpointCriteria | None = None, validity=None) 
     ``validity`` record (:class:`~perflab.measure.validity.Validity`) that is ``invalid``, the probe
     is inconclusive."""
     c = criteria or BreakpointCriteria()
-    ratio, p99, errs, n = result.achieved_ratio, result.p99_ms, result.server_errors, result.requests
+    ratio, p99, errs, n = result.achieved_ratio, result.p99_ms, result.unserved, result.requests
     err = errs / n if n else (0.0 if errs == 0 else math.inf)
     trend, desc = latency_trend(result.intervals, c) if c.trend else (False, "trend check off")
     metrics = {"achieved_rate": result.achieved_rate, "achieved_ratio": ratio, "p50_ms": result.p50_ms,
@@ -83,14 +85,20 @@ def evaluate(result, criteria: BreakpointCriteria | None = None, validity=None) 
     if not (p99 <= c.sla_p99 * 1000):
         reasons.append(f"p99 {p99:.2f} ms > SLA {c.sla_p99 * 1000:g} ms")
     if not (err <= c.max_error_ratio):
-        reasons.append(f"errors {errs}/{n} = {err:.2%} > {c.max_error_ratio:.2%}")
+        reasons.append(f"not served {errs}/{n} = {err:.2%} > {c.max_error_ratio:.2%}")
+    hits = validity.checks.get("hits") if validity is not None else None
+    if hits is not None and hits.status == "fail":
+        reasons.append(hits.note.split(":")[0])   # reads that found no data: no rate is kept up with by 404s
     if trend:
         reasons.append("latency trend: " + desc)
     if reasons:
-        if validity is not None and validity.level is Level.INVALID:
-            return Judgement(None, ["inconclusive, the probe is invalid: " + "; ".join(validity.reasons)], metrics, vd)
         if validity is not None:
-            # the shortfall, trend or errors the probe failed on are its finding, not a doubt about it
+            # the shortfall, trend, errors or misses the probe failed on are its finding, not a doubt about it;
+            # what is left decides whether it is inconclusive (the generator, not the server, set the numbers)
+            doubt = validity.ignoring(OVERLOAD_SYMPTOMS + ("hits",))
+            if doubt.level is Level.INVALID:
+                return Judgement(None, ["inconclusive, the probe is invalid: " + "; ".join(doubt.reasons)], metrics,
+                                 vd)
             vd = validity.ignoring(OVERLOAD_SYMPTOMS).to_dict()
         return Judgement(False, reasons, metrics, vd)
     if validity is not None:

@@ -14,7 +14,7 @@ summary and the interval log one generator would have written for the whole run:
   intervals with equal ``StartTimestamp`` (and tag) are added; nothing is shifted by a host's StartTime.
 * **Times** (``start_ms``, ``end_ms``, the log's StartTime) are put on one reference clock (the server
   host's: where stats, events, CPU and profiles are taken) with each host's measured clock offset.
-* Counts (requests, bytes, errors, status codes, offered, unsent, per-interval offered/completed/errors,
+* Counts (requests, bytes, errors, status codes, offered, unsent, unanswered, per-interval offered/completed/errors/unanswered/unsent,
   status codes and error kinds) add up. Parts sent to different URLs (the entry nodes of a cluster) give
   the merged ``url`` as every URL, comma-separated. The schedule lag has no histogram in the summary, so the merged one is the worst host's (and
   each host is judged on its own lag: :mod:`perflab.measure.validity`).
@@ -314,6 +314,7 @@ def merge(parts: list[Part], reference: str = "the server host's clock") -> tupl
         "steps": _steps(parts, intervals, log_text),
         "interrupted": any(bool(p.summary.get("interrupted")) for p in parts),
         "offered": _sum(parts, "offered"), "unsent": _sum(parts, "unsent"),
+        "unanswered": _sum(parts, "unanswered"),
         "schedule_lag_us": _worst_lag(parts),
         "cpu": {"user_s": sum(float((p.summary.get("cpu") or {}).get("user_s") or 0) for p in parts),
                 "sys_s": sum(float((p.summary.get("cpu") or {}).get("sys_s") or 0) for p in parts),
@@ -364,9 +365,10 @@ def _json_intervals(parts) -> list[dict]:
         for iv in p.summary.get("intervals") or []:
             k = round(float(iv["start_s"]), 6)
             cur = by_start.setdefault(k, {"start_s": iv["start_s"], "end_s": iv["end_s"], "offered": 0,
-                                          "completed": 0, "errors": 0, "error_kinds": {}, "status_codes": {}})
+                                          "completed": 0, "errors": 0, "error_kinds": {}, "status_codes": {},
+                                          "unanswered": 0, "unsent": 0})
             cur["end_s"] = max(cur["end_s"], iv["end_s"])
-            for key in ("offered", "completed", "errors"):
+            for key in ("offered", "completed", "errors", "unanswered", "unsent"):
                 cur[key] += int(iv.get(key) or 0)
             for key in ("error_kinds", "status_codes"):
                 cur[key] = _sum_dicts([cur[key], iv.get(key)])

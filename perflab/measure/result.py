@@ -107,6 +107,35 @@ class LoadResult:
             return socket + sum(v for k, v in codes.items() if k.isdigit() and int(k) >= 500)
         return socket + e.get("status", 0)  # wrk2: no status breakdown, count every error
 
+    @property
+    def unserved(self) -> int:
+        """Requests that were not served: socket errors and every answer that is not a success (4xx but a
+        GET's 404, which is a miss: :attr:`hit_ratio`; 5xx). A server that answers 400 to a workload's
+        requests serves none of them, however fast it answers."""
+        e = self.errors
+        socket = sum(v for k, v in e.items() if k != "status")
+        codes = self.status_counts
+        if codes and not set(codes) <= {"non-2xx/3xx"}:
+            return socket + sum(v for k, v in codes.items() if k.isdigit() and int(k) >= 400 and k != "404")
+        return socket + e.get("status", 0)  # wrk2: no status breakdown, count every error
+
+    @property
+    def hits(self) -> int:
+        """Answers 200: a GET that found its key (and a range that answered)."""
+        return self.status_counts.get("200", 0)
+
+    @property
+    def misses(self) -> int:
+        """Answers 404: a GET of a key the store does not hold."""
+        return self.status_counts.get("404", 0)
+
+    @property
+    def hit_ratio(self) -> float | None:
+        """hits / (hits + misses): the share of reads that found data; ``None`` for a load without reads (or
+        wrk2, which counts no statuses)."""
+        n = self.hits + self.misses
+        return self.hits / n if n else None
+
     # --- latency ---
     def percentile_ms(self, p: float, uncorrected: bool = False) -> float:
         """Latency at percentile ``p`` (0..100), ms, from the summary's percentiles or, for other
@@ -186,7 +215,8 @@ class LoadResult:
         return {
             "target_rate": self.target_rate, "achieved_rate": self.achieved_rate,
             "achieved_ratio": self.achieved_ratio, "requests": self.requests,
-            "errors": self.errors_total, "error_ratio": self.error_ratio,
+            "errors": self.errors_total, "error_ratio": self.error_ratio, "unserved": self.unserved,
+            "hit_ratio": self.hit_ratio,
             "p50_ms": self.p50_ms, "p90_ms": self.percentile_ms(90), "p99_ms": self.p99_ms,
             "p999_ms": self.p999_ms, "max_ms": self.max_ms,
             "schedule_lag_p99_ms": lag["p99"] / 1000.0 if "p99" in lag else None,

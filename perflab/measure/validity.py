@@ -126,8 +126,9 @@ def _achieved(load, t: ValidityThresholds) -> Check:
 
 
 def _served(load, t: ValidityThresholds) -> Check:
-    """How many answers served the request: a run answered with 504s (a cluster without its quorum) or
-    503s (a full queue) achieves its rate in answers, and its latency is of those answers."""
+    """How many answers served the request: a run answered with 504s (a cluster without its quorum), 503s (a
+    full queue) or 400s (a request the server does not take) achieves its rate in answers, and its latency is
+    of those answers. A GET's 404 is a miss, judged by :func:`_hits`."""
     codes = load.status_counts
     if not codes or set(codes) <= {"non-2xx/3xx"}:
         return Check("n/a", note=f"{load.params.tool} does not count answers by status")
@@ -135,12 +136,29 @@ def _served(load, t: ValidityThresholds) -> Check:
     bad = {k: v for k, v in codes.items() if not (k.isdigit() and (int(k) < 400 or k == "404"))}
     ratio = sum(bad.values()) / n if n else 0.0
     if not bad:
-        return Check("ok", 0.0, t.max_error_ratio, f"every one of {n:,} answers was 2xx/3xx (or a GET's 404)")
+        return Check("ok", 0.0, t.max_error_ratio, f"every one of {n:,} answers was 2xx/3xx (or a GET's 404: a miss)")
     what = ", ".join(f"{v:,} x {k}" for k, v in sorted(bad.items(), key=lambda kv: -kv[1]))
     served = (n - sum(bad.values())) / load.duration_s if load.duration_s else math.nan
     note = (f"{ratio:.1%} of {n:,} answers were not a success ({what}): {served:,.0f}/s served of "
             f"{load.target_rate:,.0f}/s offered, and the latency figures include those answers")
+    if ratio >= 1.0:
+        return Check("fail", ratio, t.max_error_ratio, note + "; not one request was served")
     return Check("warn" if ratio > t.max_error_ratio else "ok", ratio, t.max_error_ratio, note)
+
+
+def _hits(load, t: ValidityThresholds) -> Check:
+    """Whether the reads found data: a GET load on an empty or unfilled store measures 404s, not reads."""
+    ratio = load.hit_ratio
+    if ratio is None:
+        return Check("n/a", note="no reads (200 or 404 answers) to judge")
+    n = load.hits + load.misses
+    note = f"{ratio:.1%} of {n:,} reads found their key ({load.misses:,} answered 404)"
+    if load.params.allow_misses:
+        return Check("n/a", ratio, None, note + "; the workload asks for misses")
+    if ratio < t.min_hit_ratio:
+        return Check("fail", ratio, t.min_hit_ratio, note + ": the store did not hold the keys read, so these are "
+                     "not reads of data; fill it first (prefill, or fill through the API), or give allow_misses")
+    return Check("ok", ratio, t.min_hit_ratio, note)
 
 
 def _lag(load, t: ValidityThresholds) -> Check:
@@ -246,9 +264,9 @@ def _stationarity(load, t: ValidityThresholds) -> Check:
 
 def _errors(load, t: ValidityThresholds) -> Check:
     n = load.requests
-    errs = load.server_errors
+    errs = load.unserved
     ratio = errs / n if n else (0.0 if errs == 0 else math.inf)
-    note = f"{errs} socket errors and 5xx in {n:,} requests"
+    note = f"{errs} requests not served (socket errors, 4xx but a GET's 404, 5xx) in {n:,}"
     return Check("warn" if ratio > t.max_error_ratio else "ok", ratio, t.max_error_ratio, note)
 
 
@@ -276,6 +294,7 @@ def assess(load, server=None, placement=None, thresholds: ValidityThresholds | N
     checks = {
         "achieved_rate": _achieved(load, t),
         "served": _served(load, t),
+        "hits": _hits(load, t),
         "schedule_lag": _lag(load, t),
         "generator_cpu": _generator_cpu(load, t),
         "generator_runqueue": _runqueue(load, t),

@@ -4,6 +4,7 @@
 * :mod:`.foreign`   a server you bring: your command, or a server already running at a URL
 * :mod:`.stats`     sampling ``/v0/stats``; :mod:`.metrics` the metric names, from the server's own list
 * :mod:`.cpu`       the CPU and memory of its processes and of the machine, from ``/proc``
+* :mod:`.fill`      keys written once each through the API (yours, a course server's, a cluster's entry nodes)
 * :mod:`.placement` which CPUs the server and the generator run on
 * :mod:`.http`      one plain HTTP GET
 

@@ -19,7 +19,7 @@ import pandas as pd
 from ..cluster.checker import Checker
 from ..cluster.distribution import key_distribution
 from ..cluster.faults import FaultRunner
-from ..cluster.fill import fill_cluster
+from ..server.fill import write_keys
 from ..cluster.load import cluster_load
 from ..cluster.nodes import PAUSED, RUNNING, Cluster
 from ..cluster.sampling import ClusterStats, cluster_stats_frame
@@ -138,10 +138,10 @@ class ClusterHost(TargetHost):
 
     def fill(self, keys: int, value_size: int, seed: int, prefix: str, path: str, param: str) -> dict:
         """``<prefix>0 .. <prefix><keys-1>`` written once each through the entry nodes with the cluster's
-        ack/from (:func:`perflab.cluster.fill.fill_cluster`), then settled: every replica has them."""
+        ack/from (:func:`perflab.server.fill.write_keys`), then settled: every replica has them."""
         self.heard()
         cfg = self.cluster.config
-        row = fill_cluster([self.cluster.nodes[i].url for i in cfg.entries], keys, value_size, seed, prefix,
+        row = write_keys([self.cluster.nodes[i].url for i in cfg.entries], keys, value_size, seed, prefix,
                            "&" + "&".join(cfg.replica_args()), path, param)
         row["settled"] = self.cluster.settle(timeout=30)
         self.heard()

@@ -8,6 +8,7 @@ import os
 import time
 
 from ..children import pause_group
+from ..server.fill import write_keys
 from ..config import ServerConfig
 from ..config.target import ForeignServer
 from ..server import Server
@@ -47,6 +48,14 @@ class ServerHost(TargetHost):
                 "effective_config": getattr(s, "effective_config", None), "ready": getattr(s, "ready", None),
                 "jvm": getattr(s, "jvm", None), "profiling_unavailable": profiling_unavailable(s),
                 "stats_unavailable": why_no_stats, "started_at": time.time()}
+
+    def fill(self, keys: int, value_size: int, seed: int, prefix: str, path: str, param: str) -> dict:
+        """``<prefix>0 .. <prefix><keys-1>`` written once each through the server's API, every answer checked
+        (:func:`perflab.server.fill.write_keys` with one URL)."""
+        self.heard()
+        row = write_keys([self.server.url], keys, value_size, seed, prefix, "", path, param)
+        self.heard()
+        return row
 
     def pause(self, paused: bool) -> None:
         """Freeze (SIGSTOP: no CPU at all) or thaw every process of the server perflab started: what an idle
@@ -110,7 +119,11 @@ def profiling_unavailable(server) -> str | None:
 
 
 class ServerHandle(TargetHandle):
-    """The coordinator's handle on one server: what every target has, and freezing it."""
+    """The coordinator's handle on one server: what every target has, the fill through its API, and freezing
+    it."""
+
+    def fill(self, keys: int, value_size: int, seed: int, prefix: str, path: str, param: str) -> dict:
+        return self._host.fill(keys, value_size, seed, prefix, path, param).result(timeout=CALL_S + keys / 10)
 
     def pause(self, paused: bool) -> None:
         self._host.pause(paused).result(timeout=CALL_S)

@@ -120,3 +120,35 @@ def test_without_a_script_a_run_gets_the_urls_path(loadgen_binary, data_root, tm
     assert sent == {"GET /health"}  # wrk's rule: no script, GET the URL's path
     r = run_load("http://127.0.0.1:9", LoadParams(rate=10, duration=1))  # nothing there: connect errors, no crash
     assert r.errors["connect"] > 0
+
+
+def test_your_server_is_filled_through_its_api_and_its_gets_read_data(loadgen_binary, data_root):
+    """GETs against your server read what a fill wrote through its API: every GET found its key. The same GETs
+    on an empty store are 404s: a miss is never 'served', the run is invalid and says why."""
+    server = ForeignServer(command=PY_SERVER, ready_path="/health")
+    get = LoadParams(rate=300, duration=1, connections=2, script="get-random.lua", script_args=KV_ARGS)
+    res = run_experiment(server, get, fill=1000, name="filled")
+    assert res.run.meta["fill"]["keys"] == 1000 and res.run.meta["params"]["fill"] == 1000
+    assert res.load.hit_ratio == 1.0 and res.validity.checks["hits"].status == "ok"
+    empty = run_experiment(server, get, name="empty")
+    assert empty.load.hit_ratio == 0.0 and empty.validity.level == "invalid"
+    assert "0.0% of 300 reads found their key (300 answered 404)" in empty.validity.checks["hits"].note
+    assert empty.run.meta["validity"]["verdict"] == "invalid"
+    asked = run_experiment(server, get.replace(allow_misses=True), name="misses-wanted")
+    assert asked.validity.checks["hits"].status == "n/a"
+
+
+def test_a_search_over_answers_that_are_not_successes_finds_no_breakpoint(loadgen_binary, data_root):
+    """tiny_kv answers 400 to the course API it does not speak: every probe fails (no rate is 'kept up with' by
+    400s), and the search says none passed, never a breakpoint."""
+    from perflab import BreakpointParams, find_breakpoint
+
+    server = ForeignServer(command=PY_SERVER, ready_path="/health")
+    load = LoadParams(connections=2, script="put-random.lua", script_args=("keys=1000",))
+    res = find_breakpoint(server, load, params=BreakpointParams(bracket="growth", start_rate=200, min_rate=100,
+                                                                max_probes=4, probe_duration=0.5, warmup=0.2,
+                                                                server_warmup=0), progress=False)
+    # a probe may also be inconclusive when the machine is busy (the generator set its numbers): never a pass
+    assert res.rate is None and not any(p.judgement.passed for p in res.probes), res.describe()
+    failed = [p for p in res.probes if p.judgement.passed is False]
+    assert all(any(r.startswith("not served") for r in p.judgement.reasons) for p in failed)

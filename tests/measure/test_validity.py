@@ -6,7 +6,7 @@ import pytest
 from perflab import LoadParams
 from perflab.config import ValidityThresholds
 from perflab.measure.result import LoadResult
-from perflab.measure.validity import OVERLOAD_SYMPTOMS, Validity, assess
+from perflab.measure.validity import OVERLOAD_SYMPTOMS, Level, Validity, assess
 from perflab.server.placement import Placement
 from perflab.server.cpu import CpuWindow
 
@@ -86,21 +86,34 @@ def test_each_warning_makes_the_run_suspect(kw, check):
 
 def test_a_run_answered_with_504s_says_so_and_never_reads_as_held():
     """Every request answered, at the offered rate, in time: and every answer a 504 (a cluster without its
-    quorum). The rate is achieved; what was served is not, and the record says so first."""
+    quorum). The rate is achieved; what was served is not: not one request, so the run is invalid as a
+    measure of serving, and the record says so first."""
     v = assess(result(codes={"504": 100_000}, errors={"connect": 0, "read": 0, "write": 0, "timeout": 0,
                                                       "status": 100_000}), window())
     s = v.checks["served"]
-    assert v.checks["achieved_rate"].status == "ok" and s.status == "warn" and s.value == 1.0
-    assert "100,000 x 504" in s.note and "0/s served" in s.note and v.reasons[0] == s.note
+    assert v.checks["achieved_rate"].status == "ok" and s.status == "fail" and s.value == 1.0
+    assert "100,000 x 504" in s.note and "0/s served" in s.note and "not one request was served" in s.note
+    assert v.level is Level.INVALID and v.reasons[0] == s.note
+    some = assess(result(codes={"201": 90_000, "504": 10_000}), window())
+    assert some.checks["served"].status == "warn" and some.level is not Level.INVALID
     ok = assess(result(codes={"200": 50000, "404": 50000}), window())
     assert ok.checks["served"].status == "ok"
     assert "served" in OVERLOAD_SYMPTOMS, "a probe answered with 504s fails; it is not inconclusive"
 
 
-def test_404s_are_answers_not_errors():
+def test_404s_are_misses_not_errors_and_a_read_of_an_empty_store_is_invalid():
     v = assess(result(codes={"200": 50000, "404": 50000},
                       errors={"connect": 0, "read": 0, "write": 0, "timeout": 0, "status": 50000}), window())
-    assert v.checks["errors"].status == "ok"
+    assert v.checks["errors"].status == "ok" and v.checks["served"].status == "ok"
+    h = v.checks["hits"]
+    assert h.status == "fail" and h.value == 0.5 and v.level is Level.INVALID
+    assert "50.0% of 100,000 reads found their key (50,000 answered 404)" in h.note and "fill it first" in h.note
+    full = assess(result(codes={"200": 99_950, "404": 50}), window())
+    assert full.checks["hits"].status == "ok"
+    asked = assess(result(codes={"200": 10, "404": 99_990}, params=LoadParams(rate=10_000, duration=10.0, allow_misses=True)), window())
+    assert asked.checks["hits"].status == "n/a" and "asks for misses" in asked.checks["hits"].note
+    puts = assess(result(codes={"201": 100_000}), window())
+    assert puts.checks["hits"].status == "n/a"
 
 
 def test_a_busy_machine_and_placement_are_recorded():

@@ -1,8 +1,9 @@
-"""Filling a cluster through its API: ``key0 .. key<N-1>`` written once each, every answer checked.
+"""Filling a server (or a cluster, through its entry nodes) through its API: ``key0 .. key<N-1>`` written once
+each, every answer checked.
 
-Prefill writes plain values straight into a storage directory, and a cluster node stores timestamped
-records (docs/architecture.md section 7), so a cluster run starts empty or is filled through the API. The
-fill is a closed-loop client (a few threads, one request at a time each, every status checked, a failed
+Prefill writes the built-in server's storage files straight into its directory; any other server (yours, a
+course server) and a cluster's nodes (which store timestamped records, docs/architecture.md section 7) are
+filled through the API instead, before any GET reads them. The fill is a closed-loop client (a few threads, one request at a time each, every status checked, a failed
 write retried), not a fixed-rate load: it must write every key whatever the speed of a cluster whose JVMs
 are still cold, and an open-loop generator leaves keys unsent when the cluster falls behind. Values are
 ``value_size`` printable bytes derived from the key's index and the seed, so a fill is repeatable.
@@ -29,7 +30,7 @@ def value_of(i: int, size: int, seed: int = 0) -> bytes:
     return bytes(out)
 
 
-def fill_cluster(urls: list[str], keys: int, value_size: int = 100, seed: int = 0, prefix: str = "key",
+def write_keys(urls: list[str], keys: int, value_size: int = 100, seed: int = 0, prefix: str = "key",
                  query: str = "", path: str = "/v0/entity", param: str = "id", threads: int = 4,
                  timeout: float = 5.0) -> dict:
     """Write ``<prefix>0 .. <prefix><keys-1>`` through the nodes at ``urls`` (in turn); ``query`` is appended
