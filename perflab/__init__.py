@@ -29,7 +29,7 @@ from . import fmt
 from .ab import Commit, compare_ab
 from .breakpoint import find_breakpoint
 from .config import (ABParams, BreakpointCriteria, BreakpointParams, ClusterConfig, ConsistencyParams,
-                     ForeignServer, LoadParams, PrefillParams, ProfileParams, ServerConfig,
+                     CourseServer, ForeignServer, LoadParams, PrefillParams, ProfileParams, ServerConfig,
                      ValidityThresholds)
 from .errors import PerflabError, ProfilerError
 from .experiment import run_experiment
@@ -41,7 +41,7 @@ from .workloads import workload
 
 __all__ = [
     # what a run measures and how
-    "ServerConfig", "ForeignServer", "ClusterConfig", "ConsistencyParams", "LoadParams", "PrefillParams",
+    "ServerConfig", "ForeignServer", "CourseServer", "ClusterConfig", "ConsistencyParams", "LoadParams", "PrefillParams",
     "ProfileParams", "BreakpointCriteria", "BreakpointParams", "ValidityThresholds", "ABParams", "Commit",
     "workload",
     # measuring

@@ -48,11 +48,12 @@ def version(java_home: str | os.PathLike | None = None) -> tuple[int, str]:
 
 
 def find(min_major: int, preferred: str | os.PathLike | None = None,
-         search: Iterable[str] = ("/usr/lib/jvm",)) -> str | None:
-    """A JDK home of at least ``min_major``: ``preferred`` (or the default JDK) if new enough, else the
-    newest one found under ``search``; ``None`` if there is none."""
+         search: Iterable[str] = ("/usr/lib/jvm",), exact: bool = False) -> str | None:
+    """A JDK home of at least ``min_major`` (``exact``: of exactly that release): ``preferred`` (or the
+    default JDK) if it fits, else the newest one found under ``search`` that does; ``None`` if there is none."""
+    fits = (lambda m: m == min_major) if exact else (lambda m: m >= min_major)
     try:
-        if version(preferred)[0] >= min_major:
+        if fits(version(preferred)[0]):
             return str(home(preferred))
     except (ValueError, NotBuiltError, ServerStartError, OSError):
         pass  # a broken default JDK just means: look elsewhere
@@ -67,6 +68,6 @@ def find(min_major: int, preferred: str | os.PathLike | None = None,
                 major = version(str(candidate))[0]
             except (ServerStartError, OSError, subprocess.SubprocessError):
                 continue
-            if major >= min_major:
+            if fits(major):
                 found.append((major, str(candidate)))
     return max(found)[1] if found else None

@@ -40,6 +40,13 @@ def server_install_dir(check: bool = True) -> Path:
     return _require(p / "lib", "the server build", _SERVER_HINT).parent if check else p
 
 
+def course_dir(check: bool = True) -> Path:
+    """The course launcher and one-nio's run-time jars: ``<server install>/course/`` (``perflab-course.jar``,
+    ``lib/*.jar``)."""
+    p = server_install_dir(check=False) / "course"
+    return _require(p / "perflab-course.jar", "the course launcher", _SERVER_HINT).parent if check else p
+
+
 def server_classpath(check: bool = True) -> list[Path]:
     """All jars of the server (``lib/*.jar``), sorted for a stable classpath."""
     lib = server_install_dir(check) / "lib"

@@ -385,14 +385,14 @@ class _Measure:
     # --- breakpoints -----------------------------------------------------------------------------
     def breakpoints(self, probe_load: LoadParams, search: BreakpointParams) -> ABResult:
         use_ramp = ramp_mod.use_ramp(search, probe_load, split=False)
-        warm_s = ramp_mod.server_warmup(search, use_ramp)
+        warm_s = ramp_mod.server_warmup(search, all(x.handle.runs_jvm for x in self.sess.values()))
         self.warm(probe_load.replace(rate=search.start_rate), warm_s)
         estimates, ramps = {}, {}
         for side in ("A", "B"):
             if use_ramp:
                 out = self.run.path(f"ramp-{side}/x").parent
                 res = self.sess[side].start_load(ramp_mod.ramp_load(probe_load, search, self.criteria), out).wait()
-                ramps[side] = ramp_mod.estimate(res, self.criteria)
+                ramps[side] = ramp_mod.estimate(res, self.criteria, warm_s)
             estimates[side] = ramps[side].rate if side in ramps else None
         self.run.update(ramps={s: r.to_dict() for s, r in ramps.items()})
         per_side: dict[str, list[Probe]] = {"A": [], "B": []}

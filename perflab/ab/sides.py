@@ -193,7 +193,7 @@ def label(sides: tuple[Side, Side]) -> None:
         if s.commit:
             s.label = f"commit {s.commit[:10]}"
         elif not s.builtin:
-            s.label = s.target.command or s.target.url
+            s.label = s.target.name
     if a.builtin and b.builtin:
         skip = ("install_dir",) if a.commit or b.commit else ()
         diff = {k: v for k, v in _differences(a.target.to_dict(), b.target.to_dict()).items() if k not in skip}

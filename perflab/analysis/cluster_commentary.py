@@ -158,14 +158,20 @@ def describe_distribution(dist) -> str:
     if dist is None:
         return "The key distribution was not measured."
     cv = dist.cvs()
-    text = (f"Of {dist.keys:,} keys, the routing function makes the nodes owners of {', '.join(f'{n:,}' for n in dist.owners)} "
-            f"(coefficient of variation {cv['owners']:.3f})")
-    if dist.frm > 1:
-        text += f" and replicas (from = {dist.frm}) of {', '.join(f'{n:,}' for n in dist.replicas)}"
+    parts = []
+    if dist.owners is not None:
+        routed = (f"the built-in server's routing function makes the nodes owners of "
+                  f"{', '.join(f'{n:,}' for n in dist.owners)} (coefficient of variation {cv['owners']:.3f})")
+        if dist.frm > 1:
+            routed += f" and replicas (from = {dist.frm}) of {', '.join(f'{n:,}' for n in dist.replicas)}"
+        parts.append(routed)
     if dist.stored is not None:
-        text += (f"; the nodes themselves store {', '.join('n/a' if s is None else f'{s:,}' for s in dist.stored)} "
-                 f"of them" + (f" (CV {cv['stored']:.3f})" if cv.get("stored") is not None else ""))
-    text += "."
+        parts.append(f"the nodes themselves (each one's count of its own records, GET /v0/entities) store "
+                     f"{', '.join('n/a' if s is None else f'{s:,}' for s in dist.stored)} of them"
+                     + (f" (CV {cv['stored']:.3f})" if cv.get("stored") is not None else ""))
+    if not parts:
+        return f"The key distribution was not measured: {dist.note}."
+    text = f"Of {dist.keys:,} keys, " + "; ".join(parts) + "."
     known = [s for s in (dist.stored or []) if s is not None]
     if dist.everywhere and len(known) > 1 and min(known) < max(known):
         low = dist.stored.index(min(known))

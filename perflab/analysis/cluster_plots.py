@@ -167,8 +167,9 @@ def key_distribution(dist, title: str | None = None) -> go.Figure:
     df = dist.frame()
     cvs = dist.cvs()
     fig = go.Figure()
-    series = [("owners", "owner (from = 1)"), ("replicas", f"replica (from = {dist.frm})"),
-              ("stored", "stored by the node")]
+    series = [("owners", "owner by the built-in routing (from = 1)"),
+              ("replicas", f"replica by the built-in routing (from = {dist.frm})"),
+              ("stored", "stored: the node's own count (GET /v0/entities)")]
     for col, name in series:
         if df[col].isna().all():
             continue

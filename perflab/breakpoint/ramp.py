@@ -19,6 +19,13 @@ from ..config import BreakpointCriteria, BreakpointParams, LoadParams
 
 #: stop the ramp once p99 exceeds the SLA by this factor in consecutive intervals
 STOP_FACTOR = 5.0
+#: a ramp that breaks this early says the server was cold or stalled, not where its limit is
+COLD_BREAK_S = 1.0
+#: requests a JVM gets before a search: HotSpot compiles a hot method with C2 after about 5,000 invocations
+#: (Tier4InvocationThreshold), so the request path runs compiled code by the time the search starts
+WARM_REQUESTS = 5000
+#: and at least this long: a fresh JVM spends its first second loading classes and compiling with C1
+WARM_MIN_S = 2.0
 #: consecutive bad intervals that mark the break
 BAD_RUN = 2
 
@@ -31,9 +38,14 @@ class RampEstimate:
     rate: float | None
     t_s: float | None
     reason: str
+    #: it broke within :data:`COLD_BREAK_S`: no estimate
+    cold: bool = False
+    #: seconds of load the server had before the ramp
+    warmed_s: float = 0.0
 
     def to_dict(self) -> dict:
-        return {"rate": self.rate, "t_s": self.t_s, "reason": self.reason}
+        return {"rate": self.rate, "t_s": self.t_s, "reason": self.reason, "cold": self.cold,
+                "warmed_s": self.warmed_s}
 
 
 def ramp_load(base: LoadParams, params: BreakpointParams, criteria: BreakpointCriteria) -> LoadParams:
@@ -43,10 +55,15 @@ def ramp_load(base: LoadParams, params: BreakpointParams, criteria: BreakpointCr
                         rate_steps=None, step_duration=None)
 
 
-def estimate(result, criteria: BreakpointCriteria) -> RampEstimate:
+def estimate(result, criteria: BreakpointCriteria, warmed_s: float = 0.0) -> RampEstimate:
     """The breakpoint estimate from a ramp's :class:`~perflab.measure.result.LoadResult`: its hdr-log
     intervals (latency) and the generator's per-interval counts (``summary["intervals"]``: what the
-    schedule offered and what completed in each)."""
+    schedule offered and what completed in each); ``warmed_s``: the load the server had before it."""
+    est = _estimate(result, criteria)
+    return RampEstimate(est.rate, est.t_s, est.reason, est.cold, warmed_s)
+
+
+def _estimate(result, criteria: BreakpointCriteria) -> RampEstimate:
     load = result.params
     rows = result.summary.get("intervals") or []
     iv = result.intervals
@@ -65,9 +82,12 @@ def estimate(result, criteria: BreakpointCriteria) -> RampEstimate:
         # two bad intervals in a row, or bad to the end (the ramp stops itself shortly after breaking)
         if bad[i:i + BAD_RUN].all() and (i + BAD_RUN <= len(bad) or result.summary.get("stopped_early")
                                           or len(bad) < 2 * BAD_RUN):
-            if i == 0:
-                return RampEstimate(load.ramp[0], 0.0, f"p99 above {sla_ms:g} ms from the ramp's start "
-                                                          f"({load.ramp[0]:,.0f}/s)")
+            broke = float(rows[i]["start_s"])
+            if broke < COLD_BREAK_S:
+                return RampEstimate(None, broke, f"the ramp broke {broke:.1f} s in, at {rates[max(i - 1, 0)]:,.0f}/s: "
+                                                 f"too early to place a bracket (a cold or stalled server, or a "
+                                                 f"limit near start_rate); the search grows from start_rate",
+                                    cold=True)
             t = float(rows[i - 1]["start_s"])
             return RampEstimate(rates[i - 1], float(rows[i]["start_s"]),
                                 f"the ramp kept up until {t:.1f} s ({rates[i - 1]:,.0f}/s offered); from "
@@ -82,10 +102,13 @@ def use_ramp(params: BreakpointParams, base: LoadParams, split: bool) -> bool:
     return params.bracket == "ramp" and base.tool == "perflab-load" and not split
 
 
-def server_warmup(params: BreakpointParams, ramp: bool) -> float:
-    """Seconds of unrecorded load a server gets before a search: ``params.server_warmup`` when given, else
-    none before a ramp (the ramp warms the JVM on its way up), else ``ramp_duration`` (a JIT-cold first
-    probe fails far below the limit)."""
+def server_warmup(params: BreakpointParams, jvm: bool) -> float:
+    """Seconds of unrecorded load at ``start_rate`` a server gets before a search (its ramp, or its first
+    probe): ``params.server_warmup`` when given; else, for a JVM, long enough for :data:`WARM_REQUESTS`
+    requests and at least :data:`WARM_MIN_S`, at most ``ramp_duration`` (a JIT-cold server fails its first
+    probe, or breaks its ramp in the first second, far below its limit); nothing for a server without a JIT."""
     if params.server_warmup is not None:
         return params.server_warmup
-    return 0.0 if ramp else params.ramp_duration
+    if not jvm:
+        return 0.0
+    return min(params.ramp_duration, max(WARM_MIN_S, WARM_REQUESTS / params.start_rate))

@@ -103,8 +103,18 @@ class BreakpointResult:
 
     @property
     def validity(self) -> Level | None:
-        """The worst validity among the probes at the interval's edges (what the result rests on)."""
-        return Level.worst(p.validity["verdict"] for p in self.probes if p.rate in self.edges and p.validity)
+        """The worst validity among the probes at the interval's edges (what the result rests on), and no
+        better than suspect when a ramp on a server that had no warm-up broke at once (a cold JVM:
+        :data:`.ramp.COLD_BREAK_S`)."""
+        level = Level.worst(p.validity["verdict"] for p in self.probes if p.rate in self.edges and p.validity)
+        if level is not None and self.cold_start:
+            level = Level.worst([level, Level.SUSPECT])
+        return level
+
+    @property
+    def cold_start(self) -> bool:
+        """The search began with a ramp that broke at once on a server that had no warm-up."""
+        return bool(self.ramp and self.ramp.get("cold") and not self.ramp.get("warmed_s"))
 
     @property
     def table(self) -> pd.DataFrame:
@@ -203,7 +213,9 @@ class _Search:
         if want and not self.use_ramp:
             sess.run.update(bracket="growth: the ramp cannot stop early when the load is split (several generator "
                                     "hosts or entry nodes)")
-        self.warm_s = ramp_mod.server_warmup(params, self.use_ramp)
+        self.warm_s = ramp_mod.server_warmup(params, sess.handle.runs_jvm)
+        if self.warm_s:
+            sess.run.update(server_warmup_s=self.warm_s)
         self.bar = tqdm(total=params.max_probes + int(self.use_ramp), desc=f"breakpoint {base.workload_name}",
                         unit="probe") if progress else None
 
@@ -214,9 +226,10 @@ class _Search:
             if self.use_ramp:
                 out = self.sess.run.path("ramp/x").parent
                 res = self.sess.start_load(ramp_mod.ramp_load(self.base, self.params, self.criteria), out).wait()
-                estimate = ramp_mod.estimate(res, self.criteria)
+                estimate = ramp_mod.estimate(res, self.criteria, self.warm_s)
                 self.sess.run.update(ramp=estimate.to_dict())
-                self._tick()
+                self._tick("cold ramp: growth" if estimate.cold else None)
+            # a ramp that broke in its first second brackets nothing: the search grows from start_rate
             return search(self.probe, self.params, estimate.rate if estimate else None), estimate
         finally:
             if self.bar is not None:
@@ -263,6 +276,8 @@ def _record(run, result: BreakpointResult, base: LoadParams, script: str) -> Non
     run.add_rows("breakpoints", [row])
     edges = [p for p in result.probes if p.rate in result.edges and p.validity]
     reasons = sorted({f"{p.rate:,.0f}/s: {r}" for p in edges for r in p.validity.get("reasons", [])})
+    if result.cold_start:
+        reasons.insert(0, result.ramp["reason"] + ", with no warm-up before it")
     run.meta["validity"] = Validity.of_probes(result.validity, reasons, "edge_probes", len(edges),
                                               "validity of the probes at the interval's edges").to_dict()
     run.set_result(**row)

@@ -259,7 +259,12 @@ def print_cluster_result(res) -> None:
             print(f"no profile of node {i}: {entry['unavailable']}")
     if res.distribution is not None:
         d = res.distribution
-        print(f"keys per node ({d.keys:,} keys): owners {d.owners} (CV {d.cvs()['owners']:.3f}), replicas {d.replicas}, "
-              f"stored {d.stored}")
+        counts = {"owners": d.owners, "replicas": d.replicas, "stored": d.stored}
+        print(f"keys per node ({d.keys:,} keys):")
+        for what, source in d.sources.items():
+            cv = d.cvs()[what]
+            print(f"  {what} {counts[what]}" + (f" (CV {cv:.3f})" if cv is not None else "") + f", from {source}")
+        if d.note:
+            print(f"  ({d.note})")
         if d.warning():
             print(f"  warning: {d.warning()}")

@@ -1,12 +1,17 @@
-"""How evenly a cluster spreads keys: per node from the routing function, and from the nodes' own counts.
+"""How evenly a cluster spreads keys: per node from the nodes' own counts, and for the built-in server from
+its routing function too.
 
-The routing function is the server's (``perflab.tools.Owners``: rendezvous hashing, docs/architecture.md
-section 7), run as a subprocess on the same ``--cluster`` list, so the lab never computes a key's owner
-itself. A node's own count is the number of live ``<prefix>...`` records it serves from its own storage
-(``GET /v0/entities``, which on a cluster node streams only its own records; a range over the whole
-cluster is not implemented in the server). Evenness is the coefficient of variation (population standard
-deviation / mean) of the counts. With ``from`` = the cluster size every node holds every key, so the
-replica counts are equal by construction and say nothing: the owners' counts (``from`` = 1) still do.
+A node's own count is the number of live ``<prefix>...`` records it serves from its own storage: ``GET
+/v0/entities?start=&end=``, the course's range API (stage 6), which on a cluster node streams only its own
+records; the built-in server answers it the same way. That count is the cluster's own fact, whatever its
+routing: it is what a cluster you bring is measured by (a node that does not answer the range API leaves
+its count out, and the distribution says so). For the built-in server the routing function is known too
+(``perflab.tools.Owners``: rendezvous hashing, docs/architecture.md section 7, run as a subprocess on the
+same ``--cluster`` list, so the lab never computes a key's owner itself): owners (``from`` = 1) and
+replicas (the run's ``from``). Your cluster's routing is yours, and the lab never applies its own to it.
+Evenness is the coefficient of variation (population standard deviation / mean) of the counts. With
+``from`` = the cluster size every node holds every key, so the replica counts are equal by construction and
+say nothing: the owners' counts (``from`` = 1) still do.
 """
 
 from __future__ import annotations
@@ -86,20 +91,36 @@ def cv(counts) -> float:
     return float(a.std() / a.mean()) if len(a) and a.mean() > 0 else float("nan")
 
 
+#: where the counts come from, as the distribution says it
+FROM_NODES = "each node's own count of its records (GET /v0/entities, the range API)"
+FROM_ROUTING = "the built-in server's routing function (perflab.tools.Owners, rendezvous hashing)"
+
+
 @dataclass
 class KeyDistribution:
-    """``owners`` (from = 1) and ``replicas`` (the run's from) per node from the routing function,
-    ``stored`` per node from the nodes themselves (``None`` where a node could not say), for ``keys`` keys
-    ``<prefix>0..``; ``note``: why a count is missing or says nothing."""
+    """``stored`` per node from the nodes themselves (``None`` where a node could not say), and for the
+    built-in server ``owners`` (from = 1) and ``replicas`` (the run's from) per node from its routing function
+    (``None`` for a cluster you bring: its routing is its own), for ``keys`` keys ``<prefix>0..``; ``note``:
+    why a count is missing or says nothing; :attr:`sources` says where each count comes from."""
 
     urls: list[str]
     keys: int
     prefix: str
     frm: int
-    owners: list[int]
-    replicas: list[int]
+    owners: list[int] | None
+    replicas: list[int] | None
     stored: list[int | None] | None = None
     note: str = ""
+
+    @property
+    def sources(self) -> dict[str, str]:
+        """Each measured count (``owners``, ``replicas``, ``stored``) and where it comes from."""
+        out = {}
+        if self.owners is not None:
+            out.update(owners=FROM_ROUTING, replicas=FROM_ROUTING)
+        if self.stored is not None:
+            out["stored"] = FROM_NODES
+        return out
 
     @property
     def nodes(self) -> int:
@@ -112,7 +133,8 @@ class KeyDistribution:
 
     def cvs(self) -> dict[str, float | None]:
         stored = [s for s in (self.stored or []) if s is not None]
-        return {"owners": cv(self.owners), "replicas": cv(self.replicas),
+        return {"owners": cv(self.owners) if self.owners is not None else None,
+                "replicas": cv(self.replicas) if self.replicas is not None else None,
                 "stored": cv(stored) if self.stored and len(stored) == self.nodes else None}
 
     def warning(self) -> str | None:
@@ -122,35 +144,39 @@ class KeyDistribution:
         return None
 
     def frame(self):
-        return pd.DataFrame({"node": range(self.nodes), "url": self.urls, "owners": self.owners,
-                             "replicas": self.replicas,
-                             "stored": self.stored if self.stored is not None else [None] * self.nodes})
+        none = [None] * self.nodes
+        return pd.DataFrame({"node": range(self.nodes), "url": self.urls, "owners": self.owners or none,
+                             "replicas": self.replicas or none, "stored": self.stored or none})
 
     def to_dict(self) -> dict:
         return {"keys": self.keys, "prefix": self.prefix, "from": self.frm, "urls": self.urls,
                 "owners": self.owners, "replicas": self.replicas, "stored": self.stored, "cv": self.cvs(),
-                "warning": self.warning(), "note": self.note}
+                "sources": self.sources, "warning": self.warning(), "note": self.note}
 
 
 def key_distribution(cluster, keys: int, prefix: str = "key", frm: int | None = None) -> KeyDistribution:
     """The key distribution of ``cluster`` (a running :class:`~perflab.cluster.nodes.Cluster`) over
-    ``<prefix>0 .. <prefix><keys-1>``: routing counts, and each running built-in node's own count."""
+    ``<prefix>0 .. <prefix><keys-1>``: each running node's own count, and the built-in server's routing counts
+    (see the module docstring)."""
     frm = frm or cluster.config.replicas_from
     urls = cluster.urls
-    own = owners(urls, keys, 1, prefix)
-    reps = own if frm == 1 else owners(urls, keys, frm, prefix)
-    stored, why = None, ""
-    if cluster.config.foreign:
-        why = "your nodes' own counts are not read (GET /v0/entities is the built-in server's range API)"
-    else:
-        stored = []
-        for n in cluster.nodes:
-            try:
-                stored.append(count_live(n.url, prefix) if n.state == "running" else None)
-            except (OSError, RuntimeError, ValueError) as e:
-                stored.append(None)
-                why = f"node {n.index} could not count its records: {e}"
-        down = [n.index for n in cluster.nodes if n.state != "running"]
-        if down:
-            why = f"node{'s' if len(down) > 1 else ''} {', '.join(map(str, down))} down at the end: not counted"
-    return KeyDistribution(list(urls), keys, prefix, frm, own, reps, stored, why)
+    own = reps = None
+    if not cluster.config.foreign:
+        own = owners(urls, keys, 1, prefix)
+        reps = own if frm == 1 else owners(urls, keys, frm, prefix)
+    stored, why = [], []
+    for n in cluster.nodes:
+        try:
+            stored.append(count_live(n.url, prefix) if n.state == "running" else None)
+        except (OSError, RuntimeError, ValueError) as e:
+            stored.append(None)
+            why.append(f"node {n.index} did not count its records ({e}; GET /v0/entities is the course's range "
+                       f"API, stage 6)")
+    down = [n.index for n in cluster.nodes if n.state != "running"]
+    if down:
+        why.append(f"node{'s' if len(down) > 1 else ''} {', '.join(map(str, down))} down at the end: not counted")
+    if cluster.config.foreign and all(s is None for s in stored):
+        stored = None
+        why.append("keys per node not measured: your nodes' routing is their own, and no node answered the range "
+                   "API to count its records")
+    return KeyDistribution(list(urls), keys, prefix, frm, own, reps, stored, "; ".join(why))

@@ -12,6 +12,7 @@ fields.
 * :mod:`.search`   ``BreakpointCriteria``, ``BreakpointParams``
 * :mod:`.validity` ``ValidityThresholds``
 * :mod:`.target`   ``ForeignServer`` -- a server perflab did not build (bring your own)
+* :mod:`.course`   ``CourseServer`` -- a highload-dht course server from the student's build output
 * :mod:`.cluster`  ``ClusterConfig`` -- N nodes, ack/from, entry nodes; ``ClusterRunParams`` -- a cluster run's
   faults, fill, profiled nodes; ``ConsistencyParams`` -- the checker
 * :mod:`.hosts`    ``HostOptions`` -- the Dask scheduler, generator hosts and server host a run measures on
@@ -26,4 +27,5 @@ from .server import BACKENDS, DEFAULT_HEAP, GC_FLAGS, MODES, ServerConfig, serve
 from .validity import ValidityThresholds  # noqa: F401
 from .cluster import ClusterConfig, ClusterRunParams, ConsistencyParams  # noqa: F401,E402
 from .hosts import HostOptions  # noqa: F401,E402
+from .course import CourseServer  # noqa: F401,E402
 from .ab import ABParams  # noqa: F401

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from .fields import Params, option
 from .server import ServerConfig
+from .target import check_placeholders
 
 #: the API styles a request can name its replication in (architecture.md section 7)
 API_STYLES = ("ack-from", "replicas")
@@ -194,7 +195,9 @@ def check_command(cmd: str) -> None:
         if stray:
             raise ValueError(f"server_cmd: {stray[0]} is a per-node placeholder, but {{ports}} makes this one "
                              f"command that starts every node; use one or the other")
+        check_placeholders("server_cmd", cmd, ALL_PLACEHOLDERS)
         return
+    check_placeholders("server_cmd", cmd, NODE_PLACEHOLDERS)
     missing = [p for p in ("{port}", "{cluster}") if p not in cmd]
     if missing:
         raise ValueError(f"server_cmd: must contain {' and '.join(missing)} (a command per node gets its port and "

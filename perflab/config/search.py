@@ -61,8 +61,8 @@ class BreakpointParams(Params):
     warmup: float = option(1.0, "duration", "unrecorded load before each probe's window", min=0)
     cooldown: float = option(0.5, "duration", "idle time between probes (queues drain)", min=0)
     server_warmup: float | None = option(None, "duration", "unrecorded load at start_rate before the search "
-                                         "(default: none with bracket='ramp', whose ramp warms the JIT from "
-                                         "start_rate up; ramp_duration with bracket='growth')", min=0,
+                                         "(default, for a JVM: 5,000 requests, C2's compile threshold, at least 2 "
+                                         "s, at most ramp_duration; none for a server without a JIT)", min=0,
                                          optional=True, default_text="auto")
     restart_server: bool = option(False, "bool", "a fresh server for every probe")
     retries: int = option(1, "int", "repeat a probe that is invalid as a measure of the server (e.g. the "

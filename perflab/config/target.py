@@ -1,6 +1,7 @@
 """``ForeignServer``: a server perflab did not build (bring your own).
 
-Either a ``command`` that perflab starts, with ``{port}`` replaced by a free port, waits for until the
+Either a ``command`` that perflab starts, with ``{port}`` replaced by a free port (``{host}`` by the address to
+listen on, ``{dir}`` by a fresh directory for its data under the run's scratch storage), waits for until the
 port answers HTTP, and stops afterwards like the built-in server; or the ``url`` of a server that is
 already running (never started or stopped), with its ``pid`` found from the listening socket when not
 given. perflab measures it with the same generator, validity record, profiles (any HotSpot JVM) and
@@ -14,6 +15,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .fields import Params, option
+
+
+#: the placeholders of your server's command: its port, the address to listen on, a fresh data directory
+PLACEHOLDERS = ("{port}", "{host}", "{dir}")
+
+
+def check_placeholders(name: str, command: str, known: tuple[str, ...]) -> None:
+    """Every ``{word}`` in ``command`` is one of ``known``, or a ``ValueError`` naming it (it would reach the
+    server as it is: a directory named ``{dir}`` in the wrong place, a port named ``{prot}``)."""
+    for word in re.findall(r"\{[a-z_]+\}", command):
+        if word not in known:
+            raise ValueError(f"{name}: unknown placeholder {word} in {command!r} (known: {', '.join(known)})")
 
 
 @dataclass(frozen=True)
@@ -30,13 +43,17 @@ class ForeignServer(Params):
                                  optional=True, flag="--server-dir")
     ready_path: str = option("/", "text", "path polled until the server answers (any HTTP status counts)")
     startup_timeout: float = option(60.0, "duration", "how long a started server may take to answer", min=0.5)
+    label: str | None = option(None, "text", "a short name for your server in reports (default: its command's "
+                               "program)", optional=True, flag="--server-label")
 
     def _check(self):
         if (self.command is None) == (self.url is None):
             raise ValueError("command/url: give exactly one: a command perflab starts, or the url of a running server")
-        if self.command is not None and "{port}" not in self.command:
-            raise ValueError(f"command: must contain {{port}} (perflab picks a free port and substitutes it), "
-                             f"got {self.command!r}")
+        if self.command is not None:
+            if "{port}" not in self.command:
+                raise ValueError(f"command: must contain {{port}} (perflab picks a free port and substitutes it), "
+                                 f"got {self.command!r}")
+            check_placeholders("command", self.command, PLACEHOLDERS)
         if self.url is not None:
             if not re.fullmatch(r"http://[^/\s:]+:\d+/?", self.url):
                 raise ValueError(f"url: expected http://HOST:PORT, got {self.url!r}")
@@ -53,8 +70,14 @@ class ForeignServer(Params):
             raise ValueError(f"ready_path: must start with '/', got {self.ready_path!r}")
 
     @property
-    def label(self) -> str:
-        return "command" if self.command is not None else "url"
+    def name(self) -> str:
+        """What reports call it: ``label``, else the program of its command (or its URL)."""
+        if self.label:
+            return self.label
+        if self.command is None:
+            return self.url
+        prog = self.command.split()[0].rsplit("/", 1)[-1]
+        return prog if prog not in ("java", "python", "python3") else self.command
 
     @property
     def mode(self) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..cluster.nodes import Cluster
 from ..config import ServerConfig
 from ..config.cluster import ClusterConfig
+from ..config.course import CourseServer
 from ..config.target import ForeignServer
 from .base import Target, TargetHandle, TargetHost
 from .cluster import ClusterTarget
@@ -19,8 +20,9 @@ __all__ = ["Target", "TargetHandle", "TargetHost", "target_of"]
 
 
 def target_of(what) -> Target:
-    """``what`` as a target: a ``ServerConfig`` (the built-in server), a ``ForeignServer`` (yours), a URL string
-    (shorthand for ``ForeignServer(url=...)``), a ``ClusterConfig`` (N nodes started for the run), a running
+    """``what`` as a target: a ``ServerConfig`` (the built-in server), a ``ForeignServer`` (yours), a
+    ``CourseServer`` (a course student's, from their build output), a URL string (shorthand for
+    ``ForeignServer(url=...)``), a ``ClusterConfig`` (N nodes started for the run), a running
     :class:`~perflab.cluster.nodes.Cluster` (``pl.start_cluster``: measured, left running), or a Target."""
     if isinstance(what, Target):
         return what
@@ -30,7 +32,9 @@ def target_of(what) -> Target:
         return BuiltinTarget(what)
     if isinstance(what, ForeignServer):
         return ForeignTarget(what)
+    if isinstance(what, CourseServer):
+        return ForeignTarget(what.server())
     if isinstance(what, (ClusterConfig, Cluster)):
         return ClusterTarget(what)
-    raise ValueError(f"server must be a ServerConfig, a ForeignServer, a ClusterConfig, a running Cluster or the URL "
-                     f"of a running server, got {type(what).__name__}")
+    raise ValueError(f"server must be a ServerConfig, a ForeignServer, a CourseServer, a ClusterConfig, a running "
+                     f"Cluster or the URL of a running server, got {type(what).__name__}")

@@ -294,6 +294,11 @@ class TargetHandle:
     started_at = property(lambda self: self.desc["started_at"])
 
     @property
+    def runs_jvm(self) -> bool:
+        """Whether the target is a JVM (its processes report a Java version): it has a JIT to warm up."""
+        return bool(self.java_version)
+
+    @property
     def profiling_unavailable(self) -> str | None:
         """Why async-profiler cannot attach to it (``None``: it can)."""
         return self.desc["profiling_unavailable"]

@@ -173,7 +173,7 @@ class ForeignTarget(_OneServer):
 
     @property
     def mode(self) -> str:
-        return "foreign"
+        return self.config.label or "foreign"
 
     @property
     def needs_data_dir(self) -> bool:

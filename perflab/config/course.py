@@ -1,0 +1,162 @@
+"""``CourseServer``: a highload-dht course server (polis-vk/2024-highload-dht), from the student's build output.
+
+A course server has no main that takes a port: it is a ``ru.vk.itmo.Service`` made by a factory annotated
+``@ru.vk.itmo.test.ServiceFactory(stage = N)``. perflab's launcher (``perflab.course.CourseLauncher``, in the
+server's install under ``course/``: docs/architecture.md section 1) finds the factory by reflection (the
+highest stage, or ``factory``/``stage``), gives it a ``ServiceConfig`` (port, self URL, the cluster's URLs,
+a data directory), calls ``start()``, and ``stop()`` on SIGTERM so the student's DAO flushes. one-nio 1.7.1
+and its run-time dependencies come with it. The student's classes decide the Java version: the class files
+are read, and the first JDK here that runs them is used (``java_home`` to choose), or the error names the
+version and the fix before anything starts.
+
+``server()`` is the server as any server you bring (:class:`~perflab.config.target.ForeignServer`, its command
+built here); ``cluster(nodes=3, ...)`` is N of them (:class:`~perflab.config.cluster.ClusterConfig`).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import struct
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import jdk, paths
+from ..units import arg_size
+from .cluster import ClusterConfig
+from .fields import Params, option
+from .server import DEFAULT_HEAP
+from .target import ForeignServer
+
+#: the launcher's main class (java-server/src/course)
+LAUNCHER = "perflab.course.CourseLauncher"
+#: class file major version -> Java release (major 52 is Java 8)
+_JAVA_OF_MAJOR = 44
+#: minor version of a class compiled with --enable-preview: it runs on exactly its own release, with the flag
+_PREVIEW = 0xFFFF
+#: class files read to find the version (a student's build output holds a few hundred)
+_SAMPLE = 2000
+
+
+@dataclass(frozen=True)
+class CourseServer(Params):
+    """A course server from ``classes`` (see the module docstring)."""
+
+    classes: str = option(None, "text", "the student's build output: class directories or jars separated by ':' "
+                          "(Gradle: build/classes/java/main)", flag="--course-classes")
+    factory: str | None = option(None, "text", "the @ServiceFactory class to use (default: the highest stage "
+                                 "found)", optional=True, flag="--course-factory")
+    stage: int | None = option(None, "int", "use the factory of this stage", optional=True, min=1,
+                               flag="--course-stage")
+    java_home: str | None = option(None, "path", "JDK to run it on (default: the first JDK here new enough for "
+                                   "its classes)", optional=True, flag="--course-java-home")
+    heap: int = option(DEFAULT_HEAP, "size", "the server JVM's heap (-Xmx and -Xms)", min=16 << 20,
+                       flag="--course-heap")
+    label: str | None = option(None, "text", "a short name for the server in reports (default: the factory, or "
+                               "the build output's directory)", optional=True, flag="--course-label")
+
+    def _check(self):
+        entries = [e for e in self.classes.split(os.pathsep) if e]
+        for e in entries:
+            if not Path(e).exists():
+                raise ValueError(f"classes: {e} does not exist (give the student's build output, e.g. "
+                                 f"build/classes/java/main after `./gradlew compileJava`)")
+        self._set("classes", os.pathsep.join(str(Path(e).resolve()) for e in entries))
+        if self.factory is not None and self.stage is not None:
+            raise ValueError("factory/stage: give one (a factory class, or the stage whose factory to use)")
+
+    # --- what the classes need ------------------------------------------------------------------------
+    def class_version(self) -> tuple[int, bool]:
+        """``(Java release, preview)`` the classes were compiled for: the newest among them."""
+        found = [_class_version(data) for data in _class_files(self.classes.split(os.pathsep))]
+        if not found:
+            raise ValueError(f"classes: no .class file in {self.classes} (compile the student's code first: "
+                             f"./gradlew compileJava)")
+        major, minor = max(found)
+        return major - _JAVA_OF_MAJOR, minor == _PREVIEW
+
+    def java(self) -> tuple[str, int, bool]:
+        """``(java home, Java release the classes need, preview)``: ``java_home`` if it runs them, else the
+        first JDK here that does; a ``ValueError`` naming the version and the fix otherwise."""
+        need, preview = self.class_version()
+        if self.java_home is not None:
+            have = jdk.version(self.java_home)[0]
+            if have < need or (preview and have != need):
+                raise ValueError(f"java_home: {self.java_home} is Java {have}; the classes in {self.classes} need "
+                                 f"Java {need}{' exactly (compiled with --enable-preview)' if preview else ' or newer'}")
+            return self.java_home, need, preview
+        home = jdk.find(need) if not preview else jdk.find(need, exact=True)
+        if home is None:
+            raise ValueError(f"classes: {self.classes} holds classes compiled for Java {need}"
+                             f"{' with --enable-preview' if preview else ''}, and no JDK {need}"
+                             f"{'' if preview else '+'} is installed here (the default is Java "
+                             f"{jdk.version()[0]}): install one, or give its home with --course-java-home")
+        return home, need, preview
+
+    # --- as a server, or N ------------------------------------------------------------------------------
+    def command(self, cluster: bool = False) -> str:
+        """The launcher's command with the placeholders a server (``{port}``, ``{host}``, ``{dir}``) or a
+        cluster's node (``{cluster}``, ``{self}`` too) gets."""
+        home, _, preview = self.java()
+        course = paths.course_dir()
+        cp = os.pathsep.join([str(course / "perflab-course.jar"), self.classes, str(course / "lib" / "*")])
+        args = [str(Path(home) / "bin" / "java"), f"-Xmx{arg_size(self.heap)}", f"-Xms{arg_size(self.heap)}",
+                *(["--enable-preview"] if preview else []),
+                # async-profiler attaches to the running JVM; JDK 21+ asks for leave to load an agent that way
+                "-XX:+EnableDynamicAgentLoading", "-XX:+UnlockDiagnosticVMOptions", "-XX:+DebugNonSafepoints",
+                "-cp", cp, LAUNCHER, "--port", "{port}", "--host", "{host}", "--data-dir", "{dir}"]
+        if cluster:
+            args += ["--cluster", "{cluster}", "--self-url", "{self}"]
+        if self.factory is not None:
+            args += ["--factory", self.factory]
+        if self.stage is not None:
+            args += ["--stage", str(self.stage)]
+        return shlex.join(args).replace("'{", "{").replace("}'", "}")
+
+    @property
+    def name(self) -> str:
+        """What reports call it: ``label``, else the factory's class, else the build output's directory."""
+        if self.label:
+            return self.label
+        if self.factory:
+            return self.factory.rsplit(".", 1)[-1]
+        first = Path(self.classes.split(os.pathsep)[0])
+        return first.parent.parent.parent.name if first.name == "main" and first.parent.name == "java" else first.name
+
+    def server(self) -> ForeignServer:
+        """This course server as a server you bring: its launcher command, any answer on ``/`` as its ready
+        check (a course server answers unknown paths 400)."""
+        return ForeignServer(command=self.command(), ready_path="/", label=self.name)
+
+    def cluster(self, nodes: int = 3, **fields) -> ClusterConfig:
+        """``nodes`` of it as a cluster (``fields``: the ClusterConfig's ack, from_, entry, api)."""
+        return ClusterConfig(nodes=nodes, server_cmd=self.command(cluster=True), ready_path="/", **fields)
+
+
+def _class_files(entries: list[str]):
+    """The bytes of the first :data:`_SAMPLE` class files under ``entries`` (directories or jars)."""
+    n = 0
+    for e in map(Path, entries):
+        if e.is_dir():
+            for f in e.rglob("*.class"):
+                yield f.read_bytes()[:8]
+                n += 1
+                if n >= _SAMPLE:
+                    return
+        elif zipfile.is_zipfile(e):
+            with zipfile.ZipFile(e) as z:
+                for info in z.infolist():
+                    if info.filename.endswith(".class") and not info.filename.startswith("META-INF/"):
+                        yield z.read(info)[:8]
+                        n += 1
+                        if n >= _SAMPLE:
+                            return
+
+
+def _class_version(head: bytes) -> tuple[int, int]:
+    """``(major, minor)`` of a class file's header (magic CAFEBABE, then minor and major, big-endian)."""
+    if len(head) < 8 or head[:4] != b"\xca\xfe\xba\xbe":
+        return (0, 0)
+    minor, major = struct.unpack(">HH", head[4:8])
+    return major, minor
