@@ -64,7 +64,6 @@ def estimate(result, criteria: BreakpointCriteria, warmed_s: float = 0.0) -> Ram
 
 
 def _estimate(result, criteria: BreakpointCriteria) -> RampEstimate:
-    load = result.params
     rows = result.summary.get("intervals") or []
     iv = result.intervals
     if not rows or iv is None or len(iv) == 0:
