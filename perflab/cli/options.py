@@ -16,6 +16,8 @@ import dataclasses
 from ..config import (ClusterConfig, ClusterRunParams, ConsistencyParams, FillParams, ForeignServer, HostOptions,
                       LoadParams, PrefillParams, ServerConfig)
 from ..config.fields import add_arguments, cli_flag, from_arguments
+from ..config.project import FILENAME, PROJECT_ENV, Project
+from ..config.project import find as find_project
 
 #: LoadParams fields a search or a comparison sets itself (per probe / for the ramp)
 SEARCH_OWNS = ("rate", "duration", "warmup", "rate_steps", "step_duration", "ramp", "ramp_curve", "stop_on_p99")
@@ -59,6 +61,10 @@ def host_args(p: argparse.ArgumentParser, exclude: tuple[str, ...] = ()) -> None
 def common_args(p: argparse.ArgumentParser, hosts: bool = True) -> None:
     p.add_argument("--name", help="run name (part of the run id)")
     p.add_argument("--data", help="data root (default $PERFLAB_DATA or <repo>/data)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--project", metavar="FILE", help=f"your server declared in a {FILENAME} (default: "
+                   f"${PROJECT_ENV}, else ./{FILENAME} when there is one); flags override it")
+    g.add_argument("--no-project", action="store_true", help=f"ignore ./{FILENAME}: the built-in server")
     if hosts:
         host_args(p)
 
@@ -96,8 +102,20 @@ def refuse_builtin_flags(a, yours: str, prefix: str = "server_") -> None:
                          f"{yours} your server takes its own settings (put them in its command)")
 
 
+def project(a) -> Project | None:
+    """The project file that applies (``--project``, ``$PERFLAB_PROJECT``, ``./perflab.toml``), ``None`` with
+    ``--no-project`` or none."""
+    if getattr(a, "no_project", False):
+        return None
+    return find_project(getattr(a, "project", None))
+
+
 def server(a) -> ServerConfig | ForeignServer:
-    """The built-in server's configuration, or yours (``--server-cmd``/``--url``)."""
+    """The built-in server's configuration, yours (``--server-cmd``/``--url``), or the project file's."""
+    proj = project(a)
+    if proj is not None and a.foreign_command is None and a.foreign_url is None:
+        refuse_builtin_flags(a, f"{proj.path}")
+        return proj.server
     if a.foreign_command is None and a.foreign_url is None:
         for name in ("pid", "ready_path", "startup_timeout"):
             if getattr(a, "foreign_" + name) is not None:
@@ -112,8 +130,16 @@ def is_cluster(a) -> bool:
 
 
 def cluster(a) -> ClusterConfig:
-    """The ClusterConfig the options describe: the built-in server's options for every node, or your nodes
-    (``--server-cmd`` with the cluster's placeholders, ``--ready-path``, ``--server-dir``, ``--startup-timeout``)."""
+    """The ClusterConfig the options describe: the built-in server's options for every node, your nodes
+    (``--server-cmd`` with the cluster's placeholders, ``--ready-path``, ``--server-dir``, ``--startup-timeout``),
+    or the project file's (its ``[cluster]``, with the options given here on top)."""
+    proj = project(a)
+    if proj is not None and a.foreign_command is None and a.foreign_url is None:
+        refuse_builtin_flags(a, f"{proj.path}")
+        given = {f.name: getattr(a, "cluster_" + f.name) for f in dataclasses.fields(ClusterConfig)
+                 if getattr(a, "cluster_" + f.name, None) is not None}
+        return proj.cluster_config(**given)
+
     if getattr(a, "foreign_url", None) is not None:
         raise ValueError("--url: a cluster is started by perflab (--nodes); a cluster that is already running is "
                          "measured from Python (pl.start_cluster, pl.run_cluster)")
@@ -158,7 +184,10 @@ def cluster_run(a) -> tuple[ClusterRunParams, ConsistencyParams | None]:
 
 
 def load(a) -> LoadParams:
-    return from_arguments(LoadParams, a, "load_", script_args=tuple(a.script_args) or None,
+    """The load; a project file's API comes first in the script's arguments (the ones given here win)."""
+    proj = project(a) if a.foreign_command is None and a.foreign_url is None else None
+    args = (*(proj.script_args if proj is not None else ()), *a.script_args)
+    return from_arguments(LoadParams, a, "load_", script_args=args or None,
                           tool="wrk2" if getattr(a, "load_wrk_binary", None) else None)
 
 

@@ -95,9 +95,9 @@ class CourseServer(Params):
         return home, need, preview
 
     # --- as a server, or N ------------------------------------------------------------------------------
-    def command(self, cluster: bool = False) -> str:
-        """The launcher's command with the placeholders a server (``{port}``, ``{host}``, ``{dir}``) or a
-        cluster's node (``{cluster}``, ``{self}`` too) gets."""
+    def command(self) -> str:
+        """The launcher's command with the placeholders of a cluster's node (``{port}``, ``{host}``, ``{dir}``,
+        ``{cluster}``, ``{self}``): one server is a cluster of one."""
         home, _, preview = self.java()
         course = paths.course_dir()
         cp = os.pathsep.join([str(course / "perflab-course.jar"), self.classes, str(course / "lib" / "*")])
@@ -105,9 +105,8 @@ class CourseServer(Params):
                 *(["--enable-preview"] if preview else []),
                 # async-profiler attaches to the running JVM; JDK 21+ asks for leave to load an agent that way
                 "-XX:+EnableDynamicAgentLoading", "-XX:+UnlockDiagnosticVMOptions", "-XX:+DebugNonSafepoints",
-                "-cp", cp, LAUNCHER, "--port", "{port}", "--host", "{host}", "--data-dir", "{dir}"]
-        if cluster:
-            args += ["--cluster", "{cluster}", "--self-url", "{self}"]
+                "-cp", cp, LAUNCHER, "--port", "{port}", "--host", "{host}", "--data-dir", "{dir}",
+                "--cluster", "{cluster}", "--self-url", "{self}"]
         if self.factory is not None:
             args += ["--factory", self.factory]
         if self.stage is not None:
@@ -131,7 +130,7 @@ class CourseServer(Params):
 
     def cluster(self, nodes: int = 3, **fields) -> ClusterConfig:
         """``nodes`` of it as a cluster (``fields``: the ClusterConfig's ack, from_, entry, api)."""
-        return ClusterConfig(nodes=nodes, server_cmd=self.command(cluster=True), ready_path="/", **fields)
+        return ClusterConfig(nodes=nodes, server_cmd=self.command(), ready_path="/", **fields)
 
 
 def _class_files(entries: list[str]):

@@ -1,8 +1,9 @@
 """``ForeignServer``: a server perflab did not build (bring your own).
 
 Either a ``command`` that perflab starts, with ``{port}`` replaced by a free port (``{host}`` by the address to
-listen on, ``{dir}`` by a fresh directory for its data under the run's scratch storage), waits for until the
-port answers HTTP, and stops afterwards like the built-in server; or the ``url`` of a server that is
+listen on, ``{dir}`` by a fresh directory for its data under the run's scratch storage; a cluster node's
+``{cluster}``, ``{self}`` and ``{index}`` as a cluster of one), waits for until the port answers HTTP, and
+stops afterwards like the built-in server; or the ``url`` of a server that is
 already running (never started or stopped), with its ``pid`` found from the listening socket when not
 given. perflab measures it with the same generator, validity record, profiles (any HotSpot JVM) and
 reports; what only the built-in server has (its flags, prefill, ``/v0/stats``) is refused or skipped.
@@ -17,8 +18,10 @@ from pathlib import Path
 from .fields import Params, option
 
 
-#: the placeholders of your server's command: its port, the address to listen on, a fresh data directory
-PLACEHOLDERS = ("{port}", "{host}", "{dir}")
+#: the placeholders of your server's command: its port, the address to listen on, a fresh data directory; and
+#: a cluster node's (a cluster of one: ``{cluster}`` and ``{self}`` are its own URL, ``{index}`` is 0), so one
+#: command serves a single server and the nodes of a cluster
+PLACEHOLDERS = ("{port}", "{host}", "{dir}", "{cluster}", "{self}", "{index}")
 
 
 def check_placeholders(name: str, command: str, known: tuple[str, ...]) -> None:

@@ -116,7 +116,9 @@ class ForeignProcess(_Target):
 
     def start(self) -> "ForeignProcess":
         self.port = free_port(self.host)
-        text = self.config.command.replace("{port}", str(self.port)).replace("{host}", self.host)
+        url = f"http://{self.host}:{self.port}"
+        text = (self.config.command.replace("{port}", str(self.port)).replace("{host}", self.host)
+                .replace("{cluster}", url).replace("{self}", url).replace("{index}", "0"))   # a cluster of one
         if self.data_dir is not None:
             text = text.replace("{dir}", str(self.data_dir))
         try:

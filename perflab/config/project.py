@@ -1,0 +1,183 @@
+"""``perflab.toml``: your server declared once, in your project's directory; every command reads it.
+
+::
+
+    label = "alice, stage 6"                    # how reports name your server
+
+    [server]                                    # your command (placeholders {port}, {host}, {dir}) ...
+    command = "java -jar build/libs/kv.jar --port {port} --data {dir}"
+    ready_path = "/v0/status"                   # polled until it answers (any status; default /)
+    # ... or a highload-dht course server, from the student's build output:
+    # course = "build/classes/java/main"        # factory = "...", stage = 6, java_home = "...", heap = "256m"
+
+    [api]                                       # what the workload scripts send (default: the course API)
+    path = "/v0/entity"                         # the key-value endpoint
+    param = "id"                                # its key parameter
+    status = "/v0/status"                       # a no-op endpoint: the ceiling search ("" : none, no ceiling)
+
+    [cluster]                                   # your nodes: the command once per node, with {cluster}, {self}
+    nodes = 3
+    ack = 2                                     # from = 3; api = "ack-from" (&ack=&from=) or "replicas"
+
+    [categories]                                # profile categories: a name and a regex on frames, in order
+    storage = "ru/vk/itmo/test/alice/dao/"
+
+Paths are relative to the file's directory. An unknown table or key is an error naming it and the file, so a
+typo never falls back to a default silently. Flags on the command line override the file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .cluster import ClusterConfig
+from .course import CourseServer
+from .target import ForeignServer
+
+#: the file's name in your project's directory
+FILENAME = "perflab.toml"
+#: the environment variable a report's notebooks read it from
+PROJECT_ENV = "PERFLAB_PROJECT"
+#: the course API: what the workload scripts send when the file says nothing else
+COURSE_API = {"path": "/v0/entity", "param": "id", "status": ""}
+
+_KEYS = {
+    "": ("label", "server", "api", "cluster", "categories"),
+    "server": ("command", "ready_path", "startup_timeout", "workdir", "course", "factory", "stage", "java_home",
+               "heap"),
+    "api": ("path", "param", "status"),
+    "cluster": ("nodes", "ack", "from", "api", "entry"),
+}
+
+
+@dataclass(frozen=True)
+class Project:
+    """What ``perflab.toml`` declares (see the module docstring); :meth:`load` reads and checks it."""
+
+    path: Path
+    label: str | None
+    server: ForeignServer
+    course: CourseServer | None = None
+    api: dict = field(default_factory=lambda: dict(COURSE_API))
+    cluster: dict | None = None
+    categories: tuple[str, ...] = ()
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Project":
+        """Read and check the file at ``path`` (a ``ValueError`` naming the file and what is wrong)."""
+        p = Path(path).resolve()
+        if p.is_dir():
+            p = p / FILENAME
+        if not p.is_file():
+            raise ValueError(f"project: no {FILENAME} at {p}")
+        try:
+            data = tomllib.loads(p.read_text())
+        except tomllib.TOMLDecodeError as e:
+            raise ValueError(f"project: {p} is not valid TOML: {e}") from None
+        where = f"project {p}"
+        _known(data, "", where)
+        for table in ("server", "api", "cluster", "categories"):
+            if table in data and not isinstance(data[table], dict):
+                raise ValueError(f"{where}: [{table}] must be a table")
+            if table in data and table != "categories":
+                _known(data[table], table, where)
+        try:
+            return cls._of(p, data)
+        except ValueError as e:
+            raise ValueError(f"{where}: {e}") from None
+
+    @classmethod
+    def _of(cls, p: Path, data: dict) -> "Project":
+        base = p.parent
+        s = dict(data.get("server") or {})
+        label = data.get("label")
+        course = None
+        if "course" in s:
+            if "command" in s:
+                raise ValueError("server: give command or course, not both")
+            classes = os.pathsep.join(str((base / c).resolve()) for c in str(s.pop("course")).split(os.pathsep))
+            extra = {k: s.pop(k) for k in ("factory", "stage", "java_home", "heap") if k in s}
+            if "java_home" in extra:
+                extra["java_home"] = str((base / extra["java_home"]).resolve())
+            course = CourseServer(classes=classes, label=label, **extra)
+            server = course.server()
+            if s:
+                server = server.replace(**s)
+        elif "command" in s:
+            bad = [k for k in ("factory", "stage", "java_home", "heap") if k in s]
+            if bad:
+                raise ValueError(f"server.{bad[0]}: only with server.course (a course server)")
+            s.setdefault("workdir", str(base))
+            server = ForeignServer(label=label, **s)
+        else:
+            raise ValueError("[server]: give command (your server's, with {port}) or course (a course server's "
+                             "build output)")
+        api = {**COURSE_API, **(data.get("api") or {})}
+        for k in ("path", "status"):
+            if api[k] and not str(api[k]).startswith("/"):
+                raise ValueError(f"api.{k}: a path starting with '/', got {api[k]!r}")
+        cats = []
+        for name, rx in (data.get("categories") or {}).items():
+            try:
+                re.compile(rx)
+            except (re.error, TypeError) as e:
+                raise ValueError(f"categories.{name}: not a regular expression ({e}): {rx!r}") from None
+            cats.append(f"{name}={rx}")
+        cluster = data.get("cluster")
+        if cluster is not None:
+            cluster = {("from_" if k == "from" else k): v for k, v in cluster.items()}
+            cls._cluster_of(server, course, cluster)      # checked now, not when a run starts
+        return cls(p, label, server, course, api, cluster, tuple(cats))
+
+    @staticmethod
+    def _cluster_of(server: ForeignServer, course: CourseServer | None, fields: dict) -> ClusterConfig:
+        if course is not None:
+            return course.cluster(**fields)
+        cmd = server.command
+        return ClusterConfig(server_cmd=cmd, ready_path=server.ready_path, workdir=server.workdir,
+                             startup_timeout=server.startup_timeout, **fields)
+
+    # --- what the commands and notebooks take from it ----------------------------------------------
+    def cluster_config(self, **fields) -> ClusterConfig:
+        """The cluster the file declares (``[cluster]``), with ``fields`` (ClusterConfig's) on top; a
+        ``ValueError`` when neither says how many nodes."""
+        merged = {**(self.cluster or {}), **fields}
+        if "nodes" not in merged:
+            raise ValueError(f"project {self.path}: no [cluster] table (nodes = 3, ...) and no node count given")
+        return self._cluster_of(self.server, self.course, merged)
+
+    @property
+    def script_args(self) -> tuple[str, ...]:
+        """The workload scripts' arguments for this API (``path=``, ``param=``)."""
+        return (f"path={self.api['path']}", f"param={self.api['param']}")
+
+    @property
+    def status_path(self) -> str | None:
+        """The no-op endpoint of the ceiling search, ``None`` when the server has none."""
+        return self.api["status"] or None
+
+    @property
+    def name(self) -> str:
+        return self.label or self.server.name
+
+
+def _known(table: dict, name: str, where: str) -> None:
+    for k in table:
+        if k not in _KEYS[name]:
+            prefix = f"{name}." if name else ""
+            raise ValueError(f"{where}: unknown key {prefix}{k} (known{' in [' + name + ']' if name else ''}: "
+                             f"{', '.join(_KEYS[name])})")
+
+
+def find(explicit: str | os.PathLike | None = None) -> Project | None:
+    """The project to use: ``explicit`` (a file or a directory), else ``$PERFLAB_PROJECT``, else
+    ``./perflab.toml`` when there is one; ``None`` when there is none."""
+    given = explicit or os.environ.get(PROJECT_ENV)
+    if given:
+        return Project.load(given)
+    here = Path.cwd() / FILENAME
+    return Project.load(here) if here.is_file() else None
