@@ -23,6 +23,7 @@ RUST_SOURCES := $(shell find loadgen/src loadgen/Cargo.toml loadgen/Cargo.lock -
 
 help:
 	@echo "make report   run the default experiment plan (PLAN=quick|full) and write an HTML report under report/"
+	@echo "              PROJECT=path/to/perflab.toml tests your server, declared once (README: \"Your course server\")"
 	@echo "              SERVER_CMD='cmd ... {port} ...' tests your server instead (READY_PATH=/health, SCRIPT_ARGS='path=/kv param=key')"
 	@echo "make test     run every test suite: Gradle (java-server), cargo (loadgen), pytest (perflab, notebooks, report)"
 	@echo "make jupyter  JupyterLab on the project's environment"
@@ -30,8 +31,9 @@ help:
 
 setup: $(STAMPS)/venv $(SERVER)/.built $(LOADGEN)
 
+# $(value ...): a command or a path is passed as written, a `$` in it (a Java inner class: Service$$Factory) too
 report: setup
-	$(PY) -m perflab report --plan $(PLAN) $(if $(SERVER_CMD),--server-cmd '$(SERVER_CMD)' --ready-path '$(or $(READY_PATH),/)' --script-args '$(SCRIPT_ARGS)')
+	$(PY) -m perflab report --plan $(PLAN) $(if $(PROJECT),--project '$(value PROJECT)') $(if $(SERVER_CMD),--server-cmd '$(value SERVER_CMD)' --ready-path '$(or $(READY_PATH),/)' --script-args '$(value SCRIPT_ARGS)')
 
 test: setup $(STAMPS)/browser
 	$(MAKE) --no-print-directory test-arch test-java test-rust test-python
