@@ -144,11 +144,11 @@ final class ClusterHarness implements AutoCloseable {
     }
 
     /**
-     * The holders of a key once they are {@code expected} (within 10 s): a write is answered after ack
+     * The holders of a key once they are {@code expected} (within 30 s): a write is answered after ack
      * replicas, the others' copies may still be on their way.
      */
     List<Integer> awaitHolders(String key, List<Integer> expected) throws Exception {
-        long deadline = System.currentTimeMillis() + 10_000;
+        long deadline = System.currentTimeMillis() + 30_000;
         List<Integer> found = holders(key);
         while (!found.equals(expected) && System.currentTimeMillis() < deadline) {
             Thread.sleep(20);
@@ -178,9 +178,9 @@ final class ClusterHarness implements AutoCloseable {
         return out;
     }
 
-    /** Waits (up to 10 s) until node i has written at least {@code count} events of this kind. */
+    /** Waits (up to 30 s) until node i has written at least {@code count} events of this kind. */
     List<Map<String, Object>> awaitEvents(int i, String kind, int count) throws InterruptedException {
-        long deadline = System.currentTimeMillis() + 10_000;
+        long deadline = System.currentTimeMillis() + 30_000;
         List<Map<String, Object>> found = events(i, kind);
         while (found.size() < count && System.currentTimeMillis() < deadline) {
             Thread.sleep(50);

@@ -194,10 +194,10 @@ public class ClusterTest {
         }
     }
 
-    /** Node i's "cluster" stats once {@code name} has reached {@code expected} (within 10 s). */
+    /** Node i's "cluster" stats once {@code name} has reached {@code expected} (within 30 s). */
     private static Map<String, Object> awaitCluster(ClusterHarness c, int i, String name, long expected)
             throws Exception {
-        long deadline = System.currentTimeMillis() + 10_000;
+        long deadline = System.currentTimeMillis() + 30_000;
         while (true) {
             Map<String, Object> cluster = MiniJson.object(c.stats(i).get("cluster"));
             if (MiniJson.number(cluster.get(name)) >= expected || System.currentTimeMillis() > deadline) {

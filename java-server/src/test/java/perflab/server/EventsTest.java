@@ -121,8 +121,14 @@ public class EventsTest {
                     && stat(s, "immutable_memtables") == 0;
             if (idle && flushes.size() == stat(s, "flushes") && compactions.size() == stat(s, "compactions")
                     && (!lsm || syncs.size() == stat(s, "wal_syncs") && sum(stalls, "writers") == stat(s, "write_stalls"))) {
-                assertTrue("3 MB through a 64k memtable flushes often", flushes.size() > 20);
-                assertTrue("and compacts", compactions.size() > 0);
+                // ours flushes each memtable alone (46 here). RocksDB flushes all the immutable memtables
+                // waiting at once (up to max_write_buffer_number, 3 here), so when its flush thread lags on a busy
+                // machine it takes fewer, larger flushes: 23-31 seen under load, 20 or fewer in failed runs, 15
+                // if every flush took 3; the bound is half that
+                int fewest = lsm ? 20 : 3000 / (3 * 64) / 2;
+                assertTrue("3 MB through a 64k memtable flushes often: " + flushes.size() + " flushes, expected"
+                        + " more than " + fewest, flushes.size() > fewest);
+                assertTrue("and compacts: " + s, compactions.size() > 0);
                 if (lsm) {
                     assertEquals(stat(s, "flush_bytes"), sum(flushes, "bytes"));
                     assertEquals(stat(s, "compaction_bytes"), sum(compactions, "output_bytes"));

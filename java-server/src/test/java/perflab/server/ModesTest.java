@@ -24,7 +24,7 @@ public class ModesTest {
     }
 
     private static void awaitQueueDepth(ServerHarness server, long depth) throws Exception {
-        long deadline = System.currentTimeMillis() + 10_000;
+        long deadline = System.currentTimeMillis() + 30_000; // a wait, not a speed: generous on a busy machine
         while (queueDepth(server) != depth) {
             assertTrue("queue never reached depth " + depth, System.currentTimeMillis() < deadline);
             Thread.sleep(5);
@@ -37,7 +37,7 @@ public class ModesTest {
                 "--queue-kind", kind);
              RawHttp busy = server.connect(); RawHttp queued = server.connect(); RawHttp rejected = server.connect()) {
             busy.send(RawHttp.request("GET", "/v0/entity?id=block", null));
-            assertTrue(storage.entered.await(10, TimeUnit.SECONDS));
+            assertTrue(storage.entered.await(30, TimeUnit.SECONDS));
             queued.send(RawHttp.request("GET", "/v0/entity?id=queued", null));
             awaitQueueDepth(server, 1);
             long t0 = System.nanoTime();
@@ -82,7 +82,7 @@ public class ModesTest {
             RawHttp busy = server.connect();
             connections.add(busy);
             busy.send(RawHttp.request("GET", "/v0/entity?id=block", null));
-            assertTrue(storage.entered.await(10, TimeUnit.SECONDS));
+            assertTrue(storage.entered.await(30, TimeUnit.SECONDS));
             for (String id : new String[]{"first", "second", "third"}) {
                 RawHttp c = server.connect();
                 connections.add(c);
@@ -107,7 +107,7 @@ public class ModesTest {
         try (ServerHarness server = ServerHarness.start(storage, "--mode", "async", "--workers", "1", "--queue", "1");
              RawHttp busy = server.connect(); RawHttp queued = server.connect()) {
             busy.send(RawHttp.request("GET", "/v0/entity?id=block", null));
-            assertTrue(storage.entered.await(10, TimeUnit.SECONDS));
+            assertTrue(storage.entered.await(30, TimeUnit.SECONDS));
             queued.send(RawHttp.request("GET", "/v0/entity?id=q", null));
             awaitQueueDepth(server, 1); // answered although the worker is blocked and the queue full
             storage.release.countDown();

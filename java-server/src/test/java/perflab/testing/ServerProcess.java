@@ -57,11 +57,17 @@ public final class ServerProcess implements AutoCloseable {
     /** Starts {@code mainClass} (default the server) on the given JVM with JVM options and arguments. */
     public static ServerProcess start(Path javaHome, List<String> jvmOptions, String mainClass, String... args)
             throws IOException {
+        return launch(javaHome, jvmOptions, classpath(), mainClass, args);
+    }
+
+    /** Starts {@code mainClass} with a classpath of its own (the course launcher's tests). */
+    public static ServerProcess launch(Path javaHome, List<String> jvmOptions, String classpath, String mainClass,
+                                      String... args) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(javaHome.resolve("bin").resolve("java").toString());
         cmd.addAll(jvmOptions);
         cmd.add("-cp");
-        cmd.add(classpath());
+        cmd.add(classpath);
         cmd.add(mainClass);
         cmd.addAll(Arrays.asList(args));
         ProcessBuilder pb = new ProcessBuilder(cmd);
