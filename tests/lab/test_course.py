@@ -1,0 +1,100 @@
+"""Course servers out of the box: tests/servers/course (a course-style server written here: a @ServiceFactory
+factory found by reflection, one-nio 1.7.1, a DAO of its own, no /v0/status, no main) run by perflab's own
+launcher from its "build output", and measured as a student's server is (issue #28)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import perflab as pl
+from perflab import paths
+from perflab.errors import ServerStartError
+from perflab.records import list_runs
+from support import REPO, processes_mentioning
+
+SOURCES = REPO / "tests" / "servers" / "course"
+KEYS = ("keys=2000",)
+
+
+@pytest.fixture(scope="module")
+def classes(server_build) -> Path:
+    """The course server compiled as a student's Gradle build would leave it (javac 17 against course/lib)."""
+    out = Path(tempfile.mkdtemp(prefix="perflab-course-classes-"))
+    files = [str(p) for p in SOURCES.rglob("*.java")]
+    done = subprocess.run(["javac", "-d", str(out), "-cp", str(paths.course_dir() / "lib" / "*"), *files],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def test_a_course_server_runs_from_its_build_output_filled_and_read(classes, loadgen_binary, data_root):
+    """No code of the student's to write: the launcher finds the highest-stage factory, a fresh directory is
+    its data, the fill writes through its API, GETs read what is there, and SIGTERM stops it cleanly."""
+    server = pl.CourseServer(classes=str(classes))
+    put = pl.workload("put-random.lua", connections=2, rate=300, duration=1, extra_args=KEYS)
+    res = pl.run_experiment(server, put, name="course-put")
+    assert res.load.status_counts == {"201": res.load.requests} and res.validity.checks["served"].status == "ok"
+    info = res.run.meta["server"]["foreign"]
+    assert info["jvm"] is not None and res.run.meta["params"]["target"] == "foreign"
+    log = (res.run.dir / "server.log").read_text()
+    assert '"event":"ready"' in log and "ClusterFactory" in log and '"stage":6' in log
+    assert '"event":"stopped"' in log and '"error":null' in log            # stop() ran: the DAO flushed
+    get = pl.workload("get-random.lua", connections=2, rate=300, duration=1, extra_args=KEYS)
+    got = pl.run_experiment(server, get, fill=2000, name="course-get")
+    assert got.load.hit_ratio == 1.0 and got.validity.checks["hits"].status == "ok"
+    assert not processes_mentioning(str(classes))
+
+
+def test_the_stage_is_chosen_and_a_missing_factory_is_named(classes, data_root):
+    one = pl.CourseServer(classes=str(classes), stage=1)
+    assert "--stage 1" in one.command() and one.server().name == one.name
+    with pytest.raises(ServerStartError, match="no.such.Factory"):
+        pl.run_experiment(pl.CourseServer(classes=str(classes), factory="no.such.Factory"),
+                          pl.LoadParams(rate=10, duration=1, path="/v0/entity?id=k"))
+    assert not processes_mentioning(str(classes))
+
+
+def _class_file(d: Path, major: int) -> Path:
+    """A class file whose header says it needs Java ``major - 44``."""
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "Newer.class").write_bytes(b"\xca\xfe\xba\xbe" + (0).to_bytes(2, "big") + major.to_bytes(2, "big") + b"\0" * 8)
+    return d
+
+
+def test_classes_newer_than_any_jdk_here_are_named_before_anything_starts(tmp_path, data_root):
+    cs = pl.CourseServer(classes=str(_class_file(tmp_path / "classes", 44 + 99)))
+    with pytest.raises(ValueError, match=r"compiled for Java 99, and no JDK 99\+ is installed here .*--course-java-home"):
+        pl.run_experiment(cs, pl.LoadParams(rate=10, duration=1))
+    assert list_runs().empty                                                 # nothing started, nothing recorded
+
+
+def test_a_jdk_too_old_for_the_classes_is_named_with_the_fix(tmp_path):
+    java17 = str(Path(os.path.realpath(subprocess.run(["bash", "-c", "command -v java"], capture_output=True,
+                                                       text=True).stdout.strip())).parent.parent)
+    cs = pl.CourseServer(classes=str(_class_file(tmp_path / "classes", 44 + 21)), java_home=java17)
+    with pytest.raises(ValueError, match=r"java_home: .* is Java 17; the classes in .* need Java 21 or newer"):
+        cs.server()
+
+
+def test_a_missing_build_output_is_named():
+    with pytest.raises(ValueError, match=r"classes: /nonexistent/build/classes does not exist .*gradlew compileJava"):
+        pl.CourseServer(classes="/nonexistent/build/classes")
+
+
+def test_a_course_cluster_counts_its_keys_by_its_own_routing(classes, loadgen_binary, data_root):
+    """Three nodes of the course server (its rendezvous hashing with a hash of its own, one copy per key):
+    the keys per node come from each node's range API, never from perflab's routing, and say so."""
+    cfg = pl.CourseServer(classes=str(classes)).cluster(nodes=3, entry="0")
+    put = pl.workload("put-random.lua", connections=2, rate=100, duration=1, extra_args=("keys=300",))
+    res = pl.run_cluster(cfg, put, fill=300, keys=300, name="course-cluster")
+    d = res.distribution
+    assert d.owners is None and d.replicas is None                      # perflab's hash is not theirs
+    assert d.stored is not None and sum(d.stored) == 300 and min(d.stored) > 0, d.stored
+    assert set(d.sources) == {"stored"} and "GET /v0/entities" in d.sources["stored"]
+    assert res.run.results["key_distribution"]["sources"] == d.sources
+    assert not processes_mentioning(str(classes))
