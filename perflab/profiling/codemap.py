@@ -40,8 +40,9 @@ _METHOD = r"[A-Za-z_$<][\w$<>]*"
 #: what follows a class's name in its frames: a nested class, a lambda's hidden class, then the method
 _MEMBER = rf"(?:\$[\w$]*)?(?:{SEP}0x[0-9a-fA-F]+)?{SEP}{_METHOD}$"
 #: a Java frame (``pkg/Class.method``, lambdas' ``Class$$Lambda.0x1f.run`` included), of whichever code:
-#: at least a package, a class and a method starting like a Java name (so ``libc.so.6`` is not one)
-JAVA_FRAME = rf"[A-Za-z_$][\w$]*(?:{SEP}[\w$]+)+{SEP}{_METHOD}"
+#: a package, a class and a method starting like a Java name (so ``libc.so.6`` is not one), or a class of
+#: the default package (``TinyKv.kv``, a single-file server) named in upper case as Java classes are
+JAVA_FRAME = rf"(?:[A-Za-z_$][\w$]*(?:{SEP}[\w$]+)+|[A-Z][\w$]*(?:{SEP}0x[0-9a-fA-F]+)?){SEP}{_METHOD}"
 _NOT_LIBRARY = "(?!(?:" + "|".join(p.replace("/", SEP) for p in LIBRARIES) + f"){SEP})"
 #: a frame of the server's own code when no package is known: a Java frame outside :data:`LIBRARIES`
 AUTOMATIC_CODE = f"^{_NOT_LIBRARY}{JAVA_FRAME}$"
@@ -178,6 +179,8 @@ BUILTIN = CodeMap(
     ),
 )
 
+_HIDDEN_CLASS = re.compile(f"{SEP}0x[0-9a-fA-F]+(?={SEP})")
+
 #: the file of a run directory that holds the map its profiles were categorized with
 FILE = "code-map.json"
 
@@ -196,8 +199,7 @@ def read(run_dir: str | Path) -> CodeMap:
 
 
 def package_of_frame(frame: str) -> str:
-    """``ru/vk/itmo/test/alice/Server$1.run`` -> ``ru/vk/itmo/test/alice`` (slash form whatever the tool wrote)."""
-    if "/" in frame:
-        return frame.rsplit("/", 1)[0]
-    parts = frame.split(".")
-    return "/".join(parts[:-2])
+    """``ru/vk/itmo/test/alice/Server$1.run`` -> ``ru/vk/itmo/test/alice`` (slash form whatever the tool wrote;
+    ``(default package)`` for ``TinyKv.kv``)."""
+    name = _HIDDEN_CLASS.sub("", frame)
+    return "/".join(re.split(SEP, name)[:-2]) or "(default package)"

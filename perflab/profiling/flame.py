@@ -74,12 +74,13 @@ _AFTER_STORAGE: list[tuple[str, str]] = [
                      r"\b__recv|\brecv\b|recvfrom|__libc_read|__read|tcp_recvmsg|sys_read|ksys_read|sock_read"),
 ]
 #: tested after the server's own code: one-nio's side of a request (its handler dispatch, the request's and
-#: response's API) and the parser around it
+#: response's API) and the parser around it (one-nio's, or the JDK's HTTP server)
 _AFTER_CODE: list[tuple[str, str]] = [
     ("request handling", rf"HttpServer{_S}handleRequest|one{_S}nio{_S}http{_S}Response|"
                          rf"one{_S}nio{_S}http{_S}Request{_S}get|one{_S}nio{_S}util{_S}(Utf8|ByteArrayBuilder)"),
     ("HTTP parsing", rf"HttpSession{_S}(processRead|processHttpBuffer|parseRequest|handleParsedRequest|getRequest)|"
-                     rf"one{_S}nio{_S}http{_S}Request{_S}|one{_S}nio{_S}http{_S}HttpParser|Session{_S}process"),
+                     rf"one{_S}nio{_S}http{_S}Request{_S}|one{_S}nio{_S}http{_S}HttpParser|Session{_S}process|"
+                     rf"sun{_S}net{_S}httpserver{_S}"),  # the JDK's own HTTP server: its parser and exchange
 ]
 #: categories of work: a waiting stack with one of their frames is not idle (the server's code, its storage
 #: and the user's categories are work too)

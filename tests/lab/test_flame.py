@@ -184,6 +184,7 @@ def test_your_code_by_package():
     assert flame.classify_stack(["org/slf4j/helpers/Util.report", "ch/qos/logback/Logger.info"], code_map=auto) == "other"
     assert flame.classify_stack(["com/example/kv/Handler.get", "java/util/HashMap.get"], code_map=auto) == "your code"
     assert flame.classify_stack(["start_thread", "libc.so.6"], code_map=auto) == "other"
+    assert flame.classify_stack(["java/lang/Thread.run", "TinyKv.kv"], code_map=auto) == "your code"  # default package
 
 
 def test_storage_without_the_launchers_list_and_with_it():
