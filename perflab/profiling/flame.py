@@ -82,8 +82,8 @@ _AFTER_CODE: list[tuple[str, str]] = [
                      rf"one{_S}nio{_S}http{_S}Request{_S}|one{_S}nio{_S}http{_S}HttpParser|Session{_S}process|"
                      rf"sun{_S}net{_S}httpserver{_S}"),  # the JDK's own HTTP server: its parser and exchange
 ]
-#: categories of work: a waiting stack with one of their frames is not idle (the server's code, its storage
-#: and the user's categories are work too)
+#: the categories above that are work: a waiting stack with one of their frames is not idle (nor with a frame
+#: of the server's code, its storage or the user's categories)
 _WORK = ("network write", "request handling", "HTTP parsing")
 IDLE = "idle"
 OTHER = "other"
@@ -146,12 +146,12 @@ class _Rules:
 
 @functools.lru_cache(maxsize=64)
 def _rules(code_map: CodeMap) -> _Rules:
-    slots = _slots(code_map)
-    work = {name for name, _ in code_map.categories} | {name for name, _ in code_map.storage_rules} | \
-        {code_map.code_category, *_WORK}
-    ordered = [(n, re.compile(p, re.M)) for slot in slots[2:] for n, p in slot if p is not None]
-    user = [(n, re.compile(p, re.M)) for n, p in code_map.categories]
-    return _Rules(user, ordered, [rx for n, rx in user + ordered if n in work])
+    user, idle, *rest = _slots(code_map)
+    work = [*code_map.categories, *code_map.storage_rules, (code_map.code_category, code_map.code_pattern),
+            *[(n, p) for n, p in _AFTER_STORAGE + _AFTER_CODE if n in _WORK]]
+    return _Rules([(n, re.compile(p, re.M)) for n, p in user],
+                  [(n, re.compile(p, re.M)) for slot in rest for n, p in slot if p is not None],
+                  [re.compile(p, re.M) for _, p in work])
 
 
 _THREAD_RE = re.compile(r"^\[(.*?)(?: tid=\d+)?\]$")
