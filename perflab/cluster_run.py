@@ -48,6 +48,7 @@ from .errors import PerflabError, ProfilerError
 from .measure.attribution import attribute
 from .measure.events import await_delivery, events_frame
 from .measure.generator import LoadTool
+from .profiling import codemap
 from .targets import target_of
 
 
@@ -345,6 +346,7 @@ def _record_cluster(run, res: "ClusterResult", resumed: list[dict], prof_errors:
 def _node_profiles(run, recordings: dict, errors: dict) -> dict:
     out = {}
     for i, rec in recordings.items():
+        run.meta["artifacts"]["code_map"] = codemap.write(rec.code_map, run.dir).name  # the same for every node
         entry = {"events": list(rec.profiles), "window": [rec.started_at, rec.stopped_at],
                  "gc_pauses": len(rec.gc_events), "warnings": rec.warnings}
         for ev, prof in rec.profiles.items():

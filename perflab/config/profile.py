@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .fields import Params, option
@@ -21,6 +22,8 @@ class ProfileParams(Params):
     ``cpu, wall, itimer, ctimer`` plus ``alloc`` and/or ``lock``; each gets its own flame graph from the
     one recording. ``cpu`` uses perf_events and falls back to ``itimer`` (with a warning) when they are
     not usable and ``fallback`` is true. ``gc``: record the JVM's GC pauses in the same recording.
+    ``category``: categories of the user's own, ``NAME=REGEX`` (a regex on one frame, ``ru/vk/itmo/test/alice/db/``),
+    tested in the order given before every other category (:mod:`perflab.profiling.flame`).
     """
 
     event: str = option("cpu", "text", "what to sample: cpu, alloc, lock, wall, itimer or ctimer, or several "
@@ -35,6 +38,8 @@ class ProfileParams(Params):
     jstackdepth: int = option(2048, "int", "deepest Java stack recorded", min=1)
     include: tuple = option((), "texts", "only stacks with a frame matching this pattern")
     exclude: tuple = option((), "texts", "drop stacks with a frame matching this pattern")
+    category: tuple = option((), "texts", "a category of your own, NAME=REGEX on frames (storage=ru/vk/itmo/test/"
+                             "alice/db/), tested before the others in the order given")
 
     def _check(self):
         evs = tuple(e.strip().lower() for e in self.event.split(",") if e.strip())
@@ -50,6 +55,13 @@ class ProfileParams(Params):
         for p in self.include + self.exclude:
             if "," in p:
                 raise ValueError(f"include/exclude: patterns must not contain ',', got {p!r}")
+        for c in self.category:
+            parse_category(c)
+
+    @property
+    def categories(self) -> tuple[tuple[str, str], ...]:
+        """``category`` as ``(NAME, REGEX)`` pairs."""
+        return tuple(parse_category(c) for c in self.category)
 
     @property
     def events(self) -> tuple[str, ...]:
@@ -71,6 +83,19 @@ class ProfileParams(Params):
         opts.append(f"jstackdepth={self.jstackdepth}")
         opts += [f"include={p}" for p in self.include] + [f"exclude={p}" for p in self.exclude]
         return ",".join(opts)
+
+
+def parse_category(text: str) -> tuple[str, str]:
+    """``NAME=REGEX`` -> ``(NAME, REGEX)``; ``ValueError`` naming it when either is missing or the regex is
+    not one (frames are matched one per line, so ``^``/``$`` anchor at a frame)."""
+    name, sep, pattern = text.partition("=")
+    if not sep or not name.strip() or not pattern:
+        raise ValueError(f"category: expected NAME=REGEX, got {text!r}")
+    try:
+        re.compile(pattern, re.M)
+    except re.error as e:
+        raise ValueError(f"category: {text!r}: {pattern!r} is not a valid regular expression ({e})") from None
+    return name.strip(), pattern
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from ..measure.attribution import Attribution
 from ..measure.events import events_frame, read_events
 from ..measure.result import CONSOLE, HDR_LOG, STDERR, SUMMARY, LoadResult
 from ..measure.validity import Validity
+from ..profiling import codemap
 from ..profiling.profiler import Profile, Recording
 from ..records import Run
 from ..server import metrics as m
@@ -139,6 +140,7 @@ def record_load(run: Run, res: LoadResult, stats: pd.DataFrame, recording, valid
 
 def _record_profiles(run: Run, rec, diff: dict | None) -> dict:
     run.meta["artifacts"]["jfr"] = rec.jfr_path.name
+    run.meta["artifacts"]["code_map"] = codemap.write(rec.code_map, run.dir).name  # to recompute the categories
     if rec.heatmap_path:
         run.meta["artifacts"]["heatmap"] = rec.heatmap_path.name
     out = {"events": list(rec.profiles), "window": [rec.started_at, rec.stopped_at],

@@ -218,7 +218,7 @@ class Session:
         """async-profiler in the target's JVM (a cluster's node ``node``) on its host, writing into the run
         (or ``out_dir``; window mode)."""
         return RemoteProfiler(self.hosts, params, Path(out_dir) if out_dir is not None else self.run.dir, title,
-                              node=node)
+                              node=node, code_map=self.handle.code_map)
 
     def calibrate(self) -> hostspeed.Calibration:
         """Time the fixed loop on every CPU of the server host (:mod:`perflab.measure.hostspeed`); call it

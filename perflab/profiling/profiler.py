@@ -29,11 +29,14 @@ from .. import children, paths
 from ..config import ProfileParams
 from ..errors import ProfilerError
 from . import bridge, flame, jfr_events
+from .codemap import BUILTIN, CodeMap
 
 
 @dataclass
 class Profile:
-    """One recorded profile (files plus lazily computed tables)."""
+    """One recorded profile (files plus lazily computed tables). ``code_map``: what is known of the profiled
+    server's code, the user's categories included (:mod:`perflab.profiling.codemap`), which its categories
+    are computed with."""
 
     event: str
     requested_event: str
@@ -42,6 +45,7 @@ class Profile:
     started_at: float
     stopped_at: float
     warnings: list[str] = field(default_factory=list)
+    code_map: CodeMap = field(default=BUILTIN, repr=False)
     _stacks: pd.DataFrame | None = field(default=None, repr=False)
 
     @property
@@ -69,7 +73,11 @@ class Profile:
         return flame.frames_table(self.stacks)
 
     def categories(self, by_thread: bool = False) -> pd.DataFrame:
-        return flame.categorize(self.stacks, event=self.event, by_thread=by_thread)
+        return flame.categorize(self.stacks, event=self.event, by_thread=by_thread, code_map=self.code_map)
+
+    def code_packages(self) -> pd.DataFrame:
+        """The server's own code category by package (:func:`perflab.profiling.flame.code_packages`)."""
+        return flame.code_packages(self.stacks, event=self.event, code_map=self.code_map)
 
     def threads(self) -> pd.DataFrame:
         return flame.threads_table(self.stacks)
@@ -99,11 +107,13 @@ class Profiler:
     """Controls async-profiler inside the JVM ``pid``. One session per target JVM at a time.
 
     ``out_dir``: where ``profile-<event>.collapsed``, ``.html`` and ``profiler-<event>.log`` go.
-    ``name``: file stem (default ``profile-<event>``).
+    ``name``: file stem (default ``profile-<event>``). ``code_map``: what is known of the JVM's code (default:
+    the lab's own server), for the categories of the profiles it makes (with ``params.category`` added).
     """
 
     def __init__(self, pid: int, params: ProfileParams | None = None, out_dir: str | Path | None = None,
-                 name: str | None = None, html: bool = True, title: str | None = None):
+                 name: str | None = None, html: bool = True, title: str | None = None,
+                 code_map: CodeMap = BUILTIN):
         if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
             raise ValueError(f"pid must be a positive int, got {pid!r}")
         params = params or ProfileParams()
@@ -118,6 +128,7 @@ class Profiler:
         self.name = name or f"profile-{params.event.replace(',', '-')}"
         self.html = html
         self.title = title
+        self.code_map = code_map
         self.event: str | None = None
         self.active = False
         self.started_at = 0.0
@@ -224,7 +235,8 @@ class Profiler:
             raise ValueError(f"to_s must be after from_s, got [{from_s}, {to_s}]")
         self.stop_recording()
         return window_recording(self.jfr_path, from_s, to_s, self.out_dir, self.name, self.params, self.title,
-                                self.pid, self.warnings, self.recorded_events, self.gc_recorded, self.html)
+                                self.pid, self.warnings, self.recorded_events, self.gc_recorded, self.html,
+                                self.code_map)
 
     def stop_recording(self) -> Path:
         """Stop the JFR recording started by :meth:`start_recording`; its file (the server host keeps it
@@ -269,7 +281,8 @@ class Profiler:
                 html = None
                 self.warnings.append("the profile is empty (no samples in the window)")
         return Profile(event=self.event, requested_event=self.params.event, collapsed_path=collapsed, html_path=html,
-                       started_at=self.started_at, stopped_at=stopped, warnings=list(self.warnings))
+                       started_at=self.started_at, stopped_at=stopped, warnings=list(self.warnings),
+                       code_map=self.code_map.with_categories(self.params.categories))
 
     def abort(self) -> None:
         """Stop without producing output (cleanup after a failure). Never raises."""
@@ -292,10 +305,12 @@ class Profiler:
 
 def window_recording(jfr_path: Path, from_s: float, to_s: float, out_dir: Path, name: str, params: ProfileParams,
                      title: str | None, pid: int, warnings_: list[str], recorded_events, gc_recorded: bool,
-                     html: bool = True) -> "Recording":
+                     html: bool = True, code_map: CodeMap = BUILTIN) -> "Recording":
     """The :class:`Recording` of ``[from_s, to_s]`` cut from a stopped JFR recording ``jfr_path`` (taken on
-    the server's host; converted wherever the file now is)."""
-    rec = Recording(Path(jfr_path), from_s, to_s, Path(out_dir), name, params, title, pid, list(warnings_))
+    the server's host; converted wherever the file now is). ``code_map``: what is known of the profiled
+    server's code (``params.category`` is added to it)."""
+    rec = Recording(Path(jfr_path), from_s, to_s, Path(out_dir), name, params, title, pid, list(warnings_),
+                    code_map=code_map.with_categories(params.categories))
     for ev in recorded_events:
         rec.profiles[ev] = rec.convert(ev, [(from_s, to_s)], f"{name}-{ev}" if len(recorded_events) > 1 else name,
                                        html=html)
@@ -325,7 +340,8 @@ class Recording:
     """One JFR recording of a measured window: ``profiles`` (event -> :class:`Profile`), the CPU
     ``heatmap_path`` (async-profiler's heatmap), ``gc_events`` (the JVM's GC pauses in the server-event
     shape of :mod:`perflab.measure.events`), and flame graphs of sub-windows (:meth:`window_profile`,
-    :meth:`spike_diff`) from the same file."""
+    :meth:`spike_diff`) from the same file. ``code_map``: what its profiles are categorized with (the user's
+    categories included)."""
 
     jfr_path: Path
     started_at: float
@@ -340,6 +356,7 @@ class Recording:
     heatmap_path: Path | None = None
     gc_events: list = field(default_factory=list)
     requested: str = ""
+    code_map: CodeMap = BUILTIN
 
     @property
     def primary(self) -> "Profile":
@@ -373,7 +390,8 @@ class Recording:
         elif not collapsed.stat().st_size:
             warns.append(f"the {event} profile is empty (no samples in the window)")
         return Profile(event=event, requested_event=self.requested or self.params.event, collapsed_path=collapsed,
-                       html_path=path, started_at=windows[0][0], stopped_at=windows[-1][1], warnings=warns)
+                       html_path=path, started_at=windows[0][0], stopped_at=windows[-1][1], warnings=warns,
+                       code_map=self.code_map)
 
     def window_profile(self, windows: list[tuple[float, float]], name: str, event: str | None = None) -> "Profile":
         """The flame graph of just ``windows`` (e.g. the latency spikes), from the same recording."""
@@ -404,11 +422,12 @@ class Recording:
         return {"spikes": spikes, "rest_collapsed": rest_path, "diff_html": diff, "windows": list(windows)}
 
 
-def profile_for(pid: int, seconds: float, params: ProfileParams | None = None, out_dir=None) -> Profile:
-    """Profile JVM ``pid`` for ``seconds`` and return the :class:`Profile`."""
+def profile_for(pid: int, seconds: float, params: ProfileParams | None = None, out_dir=None,
+                code_map: CodeMap = BUILTIN) -> Profile:
+    """Profile JVM ``pid`` for ``seconds`` and return the :class:`Profile` (categorized with ``code_map``)."""
     if not (seconds > 0):
         raise ValueError(f"seconds must be > 0, got {seconds!r}")
-    p = Profiler(pid, params, out_dir).start()
+    p = Profiler(pid, params, out_dir, code_map=code_map).start()
     try:
         time.sleep(seconds)
     except BaseException:

@@ -319,13 +319,14 @@ def _flame_diff(name: str, a: Run, b: Run, event: str, files_dir: Path | None,
     """async-profiler's differential flame graph of ``event`` (B's shape coloured by growth against A),
     our static preview of it, and the categories' shares side by side."""
     from ..analysis.flamepreview import preview_svg, top_frames_html
-    from ..profiling import flame
+    from ..profiling import codemap, flame
 
     ca, cb = a.profiles()[event], b.profiles()[event]
     sa, sb = flame.read_collapsed(ca), flame.read_collapsed(cb)
     out = {"event": event, "preview_html": preview_svg(sb, event, base=sa) + top_frames_html(sb)}
-    cat_a = flame.categorize(sa, event).set_index("category")["share"]
-    cat_b = flame.categorize(sb, event).set_index("category")["share"]
+    # each run's categories by the map it was recorded with (a server of its own has other categories)
+    cat_a = flame.categorize(sa, event, code_map=codemap.read(a.dir)).set_index("category")["share"]
+    cat_b = flame.categorize(sb, event, code_map=codemap.read(b.dir)).set_index("category")["share"]
     cats = pd.DataFrame({"A": cat_a, "B": cat_b}).fillna(0.0)
     cats["change"] = cats["B"] - cats["A"]
     out["categories"] = cats.reindex(cats["change"].abs().sort_values(ascending=False).index).reset_index(

@@ -30,6 +30,7 @@ from ..config import LoadParams, PrefillParams
 from ..hosts.actors import WATCHDOG_S, Agent
 from ..measure import hostspeed
 from ..profiling import bridge
+from ..profiling.codemap import CodeMap
 from ..profiling.profiler import Profiler
 from ..server.stats import stats_frame
 
@@ -113,6 +114,11 @@ class Target:
     def record(self, handle: "TargetHandle") -> tuple[dict, dict]:
         """What the run records about it (``meta.json`` fields) and its artifacts."""
         raise NotImplementedError
+
+    def code_map(self, ready: dict | None) -> CodeMap:
+        """What is known of its code, for its profiles' categories: what its ``ready`` line says (a course
+        server's Dao classes and packages), else found automatically (:mod:`perflab.profiling.codemap`)."""
+        return CodeMap.from_ready(ready)
 
     def handle(self, hosts, desc: dict) -> "TargetHandle":
         return TargetHandle(hosts, self, desc)
@@ -336,3 +342,7 @@ class TargetHandle:
 
     def record(self) -> tuple[dict, dict]:
         return self.target.record(self)
+
+    @property
+    def code_map(self) -> CodeMap:
+        return self.target.code_map(self.ready)

@@ -26,6 +26,7 @@ from ..cluster.sampling import ClusterStats, cluster_stats_frame
 from ..config import LoadParams
 from ..config.cluster import ClusterConfig
 from ..measure.events import parse_events
+from ..profiling.codemap import BUILTIN, CodeMap
 from ..server.cpu import ProcessCpu
 from ..server.foreign import stats_available
 from .base import CALL_S, Target, TargetHandle, TargetHost
@@ -289,6 +290,9 @@ class ClusterTarget(Target):
 
     def load_for(self, load: LoadParams) -> LoadParams:
         return cluster_load(load, self.cluster_config)
+
+    def code_map(self, ready: dict | None) -> CodeMap:
+        return super().code_map(ready) if self.cluster_config.foreign else BUILTIN
 
     def stats_frame(self, samples, t0: float | None = None) -> pd.DataFrame:
         return cluster_stats_frame(samples, t0)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..profiling.codemap import BUILTIN, CodeMap
 from ..profiling.profiler import window_recording
 from .base import CALL_S
 
@@ -18,7 +19,8 @@ class RemoteProfiler:
     """async-profiler in a JVM on the server host (the server's, or node ``node``'s of a cluster), recording
     one window (see the module docstring)."""
 
-    def __init__(self, hosts, params, out_dir: Path, title: str, name: str | None = None, node: int | None = None):
+    def __init__(self, hosts, params, out_dir: Path, title: str, name: str | None = None, node: int | None = None,
+                 code_map: CodeMap = BUILTIN):
         self.hosts = hosts
         self.pid: int | None = None
         self.params = params
@@ -26,6 +28,7 @@ class RemoteProfiler:
         self.title = title
         self.name = name or f"profile-{params.event.replace(',', '-')}"
         self.node = node
+        self.code_map = code_map
         self.active = False
 
     @property
@@ -55,7 +58,7 @@ class RemoteProfiler:
             jfr.write_bytes(got["jfr"])
             (self.out_dir / f"{self.name}.log").write_text(got["log"])
         return window_recording(jfr, from_s, to_s, self.out_dir, self.name, self.params, self.title, self.pid,
-                                got["warnings"], got["recorded_events"], got["gc_recorded"])
+                                got["warnings"], got["recorded_events"], got["gc_recorded"], code_map=self.code_map)
 
     def abort(self) -> None:
         """Stop without output (after a failure). Never raises."""

@@ -11,6 +11,7 @@ from ..children import pause_group
 from ..server.fill import write_keys
 from ..config import ServerConfig
 from ..config.target import ForeignServer
+from ..profiling.codemap import BUILTIN, CodeMap
 from ..server import Server
 from ..server.cpu import ProcessCpu
 from ..server.foreign import AttachedServer, ForeignProcess, stats_available
@@ -153,6 +154,9 @@ class BuiltinTarget(_OneServer):
         if feature == "prefill" and self.config.backend == "memory":
             return "needs a persistent backend (lsm or rocksdb); backend='memory' starts empty"
         return super().why_not(feature)
+
+    def code_map(self, ready: dict | None) -> CodeMap:
+        return BUILTIN
 
     def record(self, handle: TargetHandle) -> tuple[dict, dict]:
         return ({"server": {"java_version": handle.java_version, "command": handle.command,

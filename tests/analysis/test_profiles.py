@@ -13,7 +13,7 @@ from perflab.profiling import bridge
 SYNC = ("[selector-1 tid=1];one/nio/net/SelectorThread.run;one/nio/net/NativeSocket.read 60\n"
         "[selector-1 tid=1];perflab/server/ApiHandler.handle;perflab/storage/lsm/MemTable.get 40\n")
 ASYNC = ("[selector-1 tid=1];one/nio/net/SelectorThread.run;one/nio/net/NativeSocket.read 30\n"
-         "[worker-1 tid=2];java/util/concurrent/ThreadPoolExecutor.getTask;LockSupport.park 30\n"
+         "[worker-1 tid=2];java/util/concurrent/ThreadPoolExecutor.getTask 30\n"
          "[worker-1 tid=2];perflab/server/ApiHandler.handle;perflab/storage/lsm/MemTable.get 40\n")
 
 

@@ -51,6 +51,14 @@ def test_other_modes(busy_server, tmp_path, event):
         assert prof.samples > 0 and prof.html_path.is_file()
 
 
+def test_wall_profile_counts_waiting_threads_as_idle(busy_server, tmp_path):
+    prof = profile_for(busy_server.pid, 1.5, ProfileParams("wall", interval="10ms"), out_dir=tmp_path)
+    cats = prof.categories().set_index("category")["share"]
+    # at 2,000 PUT/s most of the JVM's threads wait most of the time (selectors in epoll_wait, workers parked in
+    # getTask, GC and JIT threads on their monitors): idle, not executor queue, locks or other
+    assert cats["idle"] > 0.5 and cats["idle"] > cats["executor queue"] + cats["locks"] + cats["other"]
+
+
 def test_dump_without_stopping_then_stop(busy_server, tmp_path):
     p = Profiler(busy_server.pid, ProfileParams("cpu"), out_dir=tmp_path).start()
     time.sleep(0.5)

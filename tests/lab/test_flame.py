@@ -2,7 +2,10 @@
 
 import pytest
 
-from perflab.profiling import flame
+from perflab.config import ProfileParams
+from perflab.profiling import codemap, flame
+from perflab.profiling.codemap import BUILTIN, CodeMap
+from perflab.profiling.profiler import Profile
 
 SEL = "[NIO Selector #0 tid=10];one/nio/server/SelectorThread.run;one/nio/net/Session.process;one/nio/http/HttpSession.processRead"
 WORK = "[worker-1 tid=11];java/lang/Thread.run;java/util/concurrent/ThreadPoolExecutor.runWorker;perflab/server/ApiHandler.handle"
@@ -49,13 +52,13 @@ def test_frames_self_and_total():
 
 def test_categories_answer_the_reports_questions():
     cats = flame.categorize(flame.read_collapsed(TEXT)).set_index("category")["samples"]
-    assert list(flame.categorize(flame.read_collapsed(TEXT))["category"]) == flame.CATEGORY_ORDER
+    assert list(flame.categorize(flame.read_collapsed(TEXT))["category"]) == flame.category_order(BUILTIN)
     assert cats["network read"] == 30
     assert cats["HTTP parsing"] == 20
     assert cats["storage: memtable"] == 10
     assert cats["network write"] == 25
     assert cats["request handling"] == 5
-    assert cats["executor queue"] == 6
+    assert cats["idle"] == 6 and cats["executor queue"] == 0  # a worker parked in getTask waits for work
     assert cats["GC"] == 4 and cats["JIT"] == 2
     assert cats["storage: flush"] == 8  # a file write under the flusher is flush, not network
     assert cats.sum() == 110
@@ -102,3 +105,158 @@ def test_icicle_nodes_and_threads():
     th = flame.threads_table(st).set_index("thread_group")["samples"]
     assert th["worker"] == 46 and th["NIO Selector"] == 50
     assert flame.thread_group("one-nio selector #12") == "one-nio selector"
+
+
+# --- any server: a course server's stacks (one-nio selector -> the student's handler -> its DAO) ---------------
+
+ALICE = "ru/vk/itmo/test/alice"
+PARSE = ("[NIO Selector #1 tid=20];one/nio/server/SelectorThread.run;one/nio/net/Session.process;"
+         "one/nio/http/HttpSession.processRead;one/nio/http/HttpSession.processHttpBuffer")
+GET = (f"{PARSE};one/nio/http/HttpSession.handleParsedRequest;one/nio/http/HttpServer.handleRequest;"
+       f"{ALICE}/ServerImpl.handleGet")
+PARK = "java/util/concurrent/locks/LockSupport.park;jdk/internal/misc/Unsafe.park;Unsafe_Park;Parker::park"
+WORKER = ("[worker-1 tid=21];java/lang/Thread.run;java/util/concurrent/ThreadPoolExecutor$Worker.run;"
+          "java/util/concurrent/ThreadPoolExecutor.runWorker;java/util/concurrent/ThreadPoolExecutor.getTask;"
+          "java/util/concurrent/LinkedBlockingQueue.take")
+COURSE = "\n".join([
+    f"{GET};{ALICE}/dao/PersistentDao.get;{ALICE}/dao/SSTable.find;java/nio/DirectByteBuffer.get 40",
+    f"{GET};{ALICE}/dao/PersistentDao.get;java/util/concurrent/ConcurrentSkipListMap.get 10",
+    f"{GET};{ALICE}/ServerImpl.toKey;java/lang/String.getBytes 7",
+    f"{GET};{ALICE}/util/Keys.parse 3",
+    f"{GET};one/nio/http/HttpSession.sendResponse;one/nio/net/Session.write;one/nio/net/NativeSocket.write;__send 20",
+    f"{GET};{ALICE}/Stats.record;java/util/concurrent/locks/ReentrantLock.lock;"
+    f"java/util/concurrent/locks/AbstractQueuedSynchronizer.acquire;{PARK} 5",
+    f"{PARSE};one/nio/http/HttpSession.parseRequest 15",
+    "[NIO Selector #1 tid=20];one/nio/server/SelectorThread.run;one/nio/net/Session.process;"
+    "one/nio/net/NativeSocket.read;__recv 25",
+    f"[dao-flusher tid=30];java/lang/Thread.run;{ALICE}/dao/PersistentDao$$Lambda.0x0000000801234a00.run;"
+    f"{ALICE}/dao/PersistentDao.lambda$flush$0;sun/nio/ch/FileChannelImpl.write;__write 12",
+    f"{WORKER};java/util/concurrent/locks/AbstractQueuedSynchronizer$ConditionObject.await;{PARK};"
+    "___pthread_cond_wait;__futex_abstimed_wait_common 30",
+    f"{WORKER};java/util/concurrent/locks/ReentrantLock.lockInterruptibly;"
+    f"java/util/concurrent/locks/AbstractQueuedSynchronizer.acquire;{PARK} 4",
+    "[GC Thread#0 tid=3];thread_native_entry;Thread::call_run;WorkerThread::run;G1EvacuateRegionsTask::work;"
+    "G1ParEvacuateFollowersClosure::do_void 6",
+    "[GC Thread#1 tid=4];thread_native_entry;Thread::call_run;WorkerThread::run;"
+    "WorkerTaskDispatcher::worker_wait_for_task;PosixSemaphore::wait;__futex_abstimed_wait_common 3",
+    "[main tid=1];perflab/course/CourseLauncher.main;java/util/concurrent/CountDownLatch.await;"
+    f"java/util/concurrent/locks/AbstractQueuedSynchronizer.acquireSharedInterruptibly;{PARK} 2",
+]) + "\n"
+#: what the course launcher reports of alice's server
+ALICE_MAP = CodeMap.course(["ru.vk.itmo.test.alice.dao.PersistentDao"],
+                           ["ru.vk.itmo.test.alice", "ru.vk.itmo.test.alice.dao", "ru.vk.itmo.test.alice.util"],
+                           "ru.vk.itmo.test.alice.AliceFactory")
+
+
+def _dao_share_by_hand(text: str) -> float:
+    """The samples of stacks with a frame of the DAO, counted from the text alone."""
+    rows = [line.rsplit(" ", 1) for line in text.splitlines()]
+    return sum(int(n) for stack, n in rows if "/dao/" in stack) / sum(int(n) for _, n in rows)
+
+
+@pytest.mark.parametrize("code_map", [ALICE_MAP, CodeMap()], ids=["launcher's map", "found automatically"])
+def test_a_course_servers_storage_share_is_its_dao_frames_share(code_map):
+    st = flame.read_collapsed(COURSE)
+    cats = flame.categorize(st, code_map=code_map).set_index("category")
+    assert list(cats.index) == flame.category_order(code_map)
+    assert cats.loc["storage", "share"] == pytest.approx(_dao_share_by_hand(COURSE))
+    assert cats.loc["storage", "samples"] == 62
+    n = cats["samples"]
+    assert n["your code"] == 10 and n["network write"] == 20 and n["network read"] == 25 and n["HTTP parsing"] == 15
+    # parked workers, an idle GC worker and the launcher's waiting main thread are idle; the queue's own lock
+    # and a lock the handler waits for are contention
+    assert n["idle"] == 35 and n["executor queue"] == 4 and n["locks"] == 5 and n["GC"] == 6
+    assert n["other"] == 0 and n.sum() == st["samples"].sum()
+    # the built-in server's map knows none of it: every storage category reads 0 (the issue's wrong answer)
+    builtin = flame.categorize(st).set_index("category")["samples"]
+    assert builtin[[c for c in builtin.index if c.startswith("storage")]].sum() == 0
+
+
+def test_your_code_by_package():
+    st = flame.read_collapsed(COURSE)
+    for code_map in (ALICE_MAP, CodeMap()):
+        by_pkg = flame.code_packages(st, code_map=code_map)
+        assert by_pkg.to_dict("records") == [
+            {"package": ALICE, "samples": 7, "share": pytest.approx(7 / 182)},
+            {"package": f"{ALICE}/util", "samples": 3, "share": pytest.approx(3 / 182)}]
+    # found automatically: any Java frame outside the JDK, one-nio and the known libraries
+    auto = CodeMap()
+    assert flame.classify_stack(["org/slf4j/helpers/Util.report", "ch/qos/logback/Logger.info"], code_map=auto) == "other"
+    assert flame.classify_stack(["com/example/kv/Handler.get", "java/util/HashMap.get"], code_map=auto) == "your code"
+    assert flame.classify_stack(["start_thread", "libc.so.6"], code_map=auto) == "other"
+    assert flame.classify_stack(["java/lang/Thread.run", "TinyKv.kv"], code_map=auto) == "your code"  # default package
+
+
+def test_storage_without_the_launchers_list_and_with_it():
+    heuristic = CodeMap()
+    for frame in ("ru/vk/itmo/dao/Dao.upsert", "ru/vk/itmo/test/bob/dao2/MemTable.put",
+                  "ru/vk/itmo/test/bob/InMemoryDao$1.next", "ru/vk/itmo/test/bob/MyDAO.get",
+                  "ru/vk/itmo/test/bob/InMemoryDao$$Lambda.0x00000008010c4a00.run"):
+        assert flame.classify_stack([frame], code_map=heuristic) == "storage", frame
+    for frame in ("ru/vk/itmo/test/bob/DaoServer.handle", "ru/vk/itmo/test/bob/DaoWorkerPool.run",
+                  "ru/vk/itmo/test/bob/daemon/Tick.run"):
+        assert flame.classify_stack([frame], code_map=heuristic) == "your code", frame
+    # the launcher's list names a Dao the heuristic cannot (and overrides it); a Dao class beside the server
+    # (the factory's package) makes only itself storage, not its neighbours
+    listed = CodeMap.from_ready({"event": "ready", "factory": "ru.vk.itmo.test.carol.Factory",
+                                 "dao_classes": ["ru.vk.itmo.test.carol.LsmStorage"],
+                                 "packages": ["ru.vk.itmo.test.carol"]})
+    assert flame.classify_stack(["ru/vk/itmo/test/carol/LsmStorage$Table.get"], code_map=listed) == "storage"
+    assert flame.classify_stack(["ru/vk/itmo/test/carol/Server.handle"], code_map=listed) == "your code"
+    assert flame.classify_stack(["ru/vk/itmo/test/carol/dao/Unused.x"], code_map=listed) == "your code"
+    assert CodeMap.from_ready({"event": "ready", "port": 8080}) == CodeMap()
+
+
+def test_idle_is_waiting_without_work_and_wall_counts_the_selectors_wait():
+    epoll = ["one/nio/server/SelectorThread.run", "one/nio/net/NativeSelector.select",
+             "one/nio/net/NativeSelector.epollWait", "epoll_wait"]
+    assert flame.classify_stack(epoll, "wall") == "idle"
+    assert flame.classify_stack(epoll, "cpu") == "network read"  # on a CPU, the system call's own work
+    parked = ["java/lang/Thread.run", "java/util/concurrent/ForkJoinPool.awaitWork", *PARK.split(";"),
+              "futex_wait_[k]", "schedule_[k]"]
+    assert flame.classify_stack(parked, "cpu") == flame.classify_stack(parked, "wall") == "idle"
+    # waiting inside the server's own work is not idle: where it waits is what it costs; a thread's own loop
+    # waiting for its next item is
+    waiting = [f"{ALICE}/ServerImpl.handleGet", "java/util/concurrent/CompletableFuture.get", *PARK.split(";")]
+    assert flame.classify_stack(waiting, "wall", CodeMap()) == "locks"
+    loops = [["perflab/server/Main.main", "java/util/concurrent/CountDownLatch.await", *PARK.split(";")],
+             ["ru/vk/itmo/test/alice/Poller.run", "java/util/concurrent/ArrayBlockingQueue.take", *PARK.split(";")]]
+    assert [flame.classify_stack(s, "wall", m) for s, m in zip(loops, (BUILTIN, CodeMap()))] == ["idle", "idle"]
+    # a monitor's contention (a wait inside a lock's acquire) stays locks
+    monitor = ["java/lang/Thread.run", "one/nio/net/Session.write", "ObjectMonitor::enter", "PlatformEvent::park"]
+    assert flame.classify_stack(monitor, "wall") == "locks"
+    # alloc and lock profiles have no idle threads
+    assert flame.classify_stack(parked + ["java.lang.Object"], "lock") != "idle"
+
+
+def test_user_categories_are_tested_first_and_named_first():
+    params = ProfileParams(category=("checksums=alice/dao/SSTable", "slow keys=ServerImpl\\.toKey"))
+    assert params.categories == (("checksums", "alice/dao/SSTable"), ("slow keys", "ServerImpl\\.toKey"))
+    code_map = ALICE_MAP.with_categories(params.categories)
+    cats = flame.categorize(flame.read_collapsed(COURSE), code_map=code_map)
+    assert list(cats["category"][:3]) == ["checksums", "slow keys", "idle"]
+    n = cats.set_index("category")["samples"]
+    assert n["checksums"] == 40 and n["slow keys"] == 7 and n["storage"] == 22 and n["your code"] == 3
+    with pytest.raises(ValueError, match=r"category: 'bad=\(': '\(' is not a valid regular expression"):
+        ProfileParams(category=("bad=(",))
+    with pytest.raises(ValueError, match="category: expected NAME=REGEX, got 'storage'"):
+        ProfileParams(category=("storage",))
+
+
+def test_a_profile_keeps_its_map_and_a_run_records_it(tmp_path):
+    path = tmp_path / "profile-cpu.collapsed"
+    path.write_text(COURSE)
+    prof = Profile("cpu", "cpu", path, None, 0.0, 1.0, code_map=ALICE_MAP)
+    assert prof.categories().set_index("category").loc["storage", "samples"] == 62
+    assert list(prof.code_packages()["package"]) == [ALICE, f"{ALICE}/util"]
+    assert codemap.read(tmp_path) == BUILTIN  # a run from before maps were recorded was categorized so
+    codemap.write(ALICE_MAP.with_categories([("x", "y")]), tmp_path)
+    assert codemap.read(tmp_path) == ALICE_MAP.with_categories([("x", "y")])
+    assert CodeMap.from_dict(BUILTIN.to_dict()) == BUILTIN
+
+
+def test_every_maps_categories_are_in_the_one_list():
+    for code_map in (BUILTIN, CodeMap(), ALICE_MAP):
+        order = flame.category_order(code_map)
+        assert [c for c in flame.CATEGORY_ORDER if c in order] == order
+    assert flame.category_order(BUILTIN)[:5] == ["idle", "GC", "JIT", "executor queue", "locks"]

@@ -16,6 +16,8 @@ from support import REPO, free_port, processes_mentioning
 from perflab import ForeignServer, LoadParams, ProfileParams, run_experiment
 from perflab.errors import ServerStartError
 from perflab.measure.generator import run_load
+from perflab.profiling import codemap
+from perflab.profiling.codemap import CodeMap
 from perflab.cli import main
 
 PY_SERVER = f"{sys.executable} {REPO}/tests/servers/tiny_kv.py {{port}}"
@@ -53,6 +55,10 @@ def test_a_jvm_server_started_as_a_command_is_profiled(server_build, loadgen_bin
     assert res.run.meta["server"]["foreign"]["jvm"]["java_version"]
     assert res.profile is not None and res.profile.samples >= 100, res.profile
     assert "TinyKv.kv" in res.profile.collapsed  # the user's own handler shows in the flame graph
+    # and in the categories: found automatically (a frame outside the JDK and the libraries), by class's package
+    assert res.profile.code_map == CodeMap() == codemap.read(res.run.dir)
+    assert res.category_shares["your code"] > 0 and "storage: memtable" not in res.category_shares
+    assert "(default package)" in set(res.profile.code_packages()["package"])
     # judged like any run (how valid depends on how busy the machine was: not asserted)
     assert res.validity.checks["server_cpu"].value > 0 and res.run.meta["validity"]["verdict"] == res.validity.level
     assert processes_mentioning("TinyKv.java") == []
