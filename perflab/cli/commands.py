@@ -61,7 +61,7 @@ def cmd_run(a, profile: ProfileParams | None = None) -> int:
 
 
 def cmd_profile(a) -> int:
-    return cmd_run(a, from_arguments(ProfileParams, a, "profile_"))
+    return cmd_run(a, options.profile(a))
 
 
 def cmd_breakpoint(a) -> int:

@@ -14,7 +14,7 @@ import argparse
 import dataclasses
 
 from ..config import (ClusterConfig, ClusterRunParams, ConsistencyParams, FillParams, ForeignServer, HostOptions,
-                      LoadParams, PrefillParams, ServerConfig)
+                      LoadParams, PrefillParams, ProfileParams, ServerConfig)
 from ..config.fields import add_arguments, cli_flag, from_arguments
 from ..config.project import FILENAME, PROJECT_ENV, Project
 from ..config.project import find as find_project
@@ -189,6 +189,13 @@ def load(a) -> LoadParams:
     args = (*(proj.script_args if proj is not None else ()), *a.script_args)
     return from_arguments(LoadParams, a, "load_", script_args=args or None,
                           tool="wrk2" if getattr(a, "load_wrk_binary", None) else None)
+
+
+def profile(a) -> ProfileParams:
+    """The profile; a project file's categories when no --category is given."""
+    proj = project(a) if a.foreign_command is None and a.foreign_url is None else None
+    cats = tuple(getattr(a, "profile_category", None) or ()) or (proj.categories if proj is not None else ())
+    return from_arguments(ProfileParams, a, "profile_", category=cats or None)
 
 
 def prefill(a) -> PrefillParams | None:

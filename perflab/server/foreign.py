@@ -62,6 +62,23 @@ def jvm_of(pid: int) -> dict | None:
     return {"java_home": str(home), "java_version": version}
 
 
+def ready_line(log: Path) -> dict | None:
+    """The first ``{"event": "ready", ...}`` JSON line in a server's log (what perflab's course launcher
+    prints: its factory, stage, Dao classes and packages), ``None`` when there is none."""
+    try:
+        with open(log, errors="replace") as f:
+            for line in f:
+                if line.startswith('{"event":"ready"') or line.startswith('{"event": "ready"'):
+                    try:
+                        got = json.loads(line)
+                    except ValueError:
+                        return None
+                    return got if isinstance(got, dict) else None
+    except OSError:
+        return None
+    return None
+
+
 def _answers(url: str, path: str) -> bool:
     try:
         http_get(url + path, timeout=1.0)  # any status: the server is listening and speaks HTTP
@@ -144,6 +161,11 @@ class ForeignProcess(_Target):
             return None
         self.exit_code = children.kill_group(self.proc, grace_s)
         return self.exit_code
+
+    @property
+    def ready(self) -> dict | None:
+        """What the server said when it was ready, if it says it as perflab's course launcher does."""
+        return ready_line(self.log_path)
 
     def info(self) -> dict:
         return {"kind": "command", "command": self.command, "port": self.port, "pid": self._pid,

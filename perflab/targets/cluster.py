@@ -28,7 +28,7 @@ from ..config.cluster import ClusterConfig
 from ..measure.events import parse_events
 from ..profiling.codemap import BUILTIN, CodeMap
 from ..server.cpu import ProcessCpu
-from ..server.foreign import stats_available
+from ..server.foreign import ready_line, stats_available
 from .base import CALL_S, Target, TargetHandle, TargetHost
 
 
@@ -67,7 +67,8 @@ class ClusterHost(TargetHost):
         return {"kind": "cluster", "config": cl.config, "url": entry.url, "urls": list(cl.urls),
                 "entry_urls": {f"node{i}": cl.nodes[i].url for i in cl.config.entries}, "pid": entry.pid,
                 "pids": [n.pid for n in cl.nodes], "java_version": cl.java_version, "command": list(cl.command),
-                "info": cl.info(), "owned": self.owned, "effective_config": None, "ready": None, "jvm": None,
+                "info": cl.info(), "owned": self.owned, "effective_config": None, "jvm": None,
+                "ready": ready_line(cl.nodes[0].log_path) if cl.config.foreign else None,
                 "profiling_unavailable": None, "started_at": time.time(),
                 "stats_unavailable": None if with_stats else "no node answers GET /v0/stats with a JSON object"}
 

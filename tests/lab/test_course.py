@@ -98,3 +98,22 @@ def test_a_course_cluster_counts_its_keys_by_its_own_routing(classes, loadgen_bi
     assert set(d.sources) == {"stored"} and "GET /v0/entities" in d.sources["stored"]
     assert res.run.results["key_distribution"]["sources"] == d.sources
     assert not processes_mentioning(str(classes))
+
+
+def test_the_students_dao_is_storage_in_the_cpu_breakdown(classes, loadgen_binary, profiler_lib, data_root):
+    """The course's first question, "how much goes to the DAO?": the launcher names the Dao classes, the
+    profile's storage share is their frames' share of the samples (counted here from the collapsed stacks),
+    and the server's own code has a category of its own."""
+    server = pl.CourseServer(classes=str(classes))
+    put = pl.workload("put-random.lua", connections=4, rate=2000, duration=3, warmup=2, extra_args=KEYS)
+    res = pl.run_experiment(server, put, profile=pl.ProfileParams("cpu", interval="1ms"), name="course-profile")
+    prof = res.profile
+    assert prof is not None and prof.samples >= 100, prof
+    assert "ru/vk/itmo/test/perflabstudent/dao" in str(prof.code_map), prof.code_map
+    stacks = prof.stacks
+    dao = stacks[stacks["stack"].str.contains("perflabstudent/dao/")]["samples"].sum() / stacks["samples"].sum()
+    shares = res.category_shares
+    # a DAO stack may sit under a lock or a GC frame first (those categories are tested before storage)
+    assert 0 < shares["storage"] <= dao + 1e-9 and shares["storage"] >= 0.75 * dao, (shares, dao)
+    assert shares["your code"] > 0 and shares["other"] < 0.5, shares
+    assert (res.run.dir / "code-map.json").is_file()
