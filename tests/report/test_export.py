@@ -253,3 +253,26 @@ def test_chromium_check_catches_a_broken_toggle(executed, tmp_path):
     chk = browser.check_page(page, toggles=True)
     assert chk.code["hidden_at_load"] and not chk.code["all_shown_by_button"]
     assert not chk.ok
+
+
+@pytest.mark.browser
+def test_chromium_check_catches_an_absurd_axis_and_an_empty_figure(tmp_path):
+    """A log axis running to 10^270 (a ramp plotted over its unset rates, notebook 07 once) and a figure with
+    no data are what a reader cannot use: the page check names them and fails."""
+    import plotly.graph_objects as go
+    from plotly.offline import get_plotlyjs
+
+    absurd = go.Figure(go.Scatter(x=[1, 1e270], y=[1, 2]), layout={"title": "ramp", "xaxis": {"type": "log",
+                       "title": "rate"}, "yaxis": {"title": "p99"}})
+    empty = go.Figure(layout={"title": "nothing", "xaxis": {"title": "x"}, "yaxis": {"title": "y"}})
+    fine = go.Figure(go.Scatter(x=[100, 1e5], y=[1, 2]), layout={"title": "fine", "xaxis": {"type": "log",
+                     "title": "rate"}, "yaxis": {"title": "p99"}})
+    page = tmp_path / "axes.html"
+    divs = "".join(f.to_html(full_html=False, include_plotlyjs=False, div_id=n)
+                   for n, f in (("absurd", absurd), ("empty", empty), ("fine", fine)))
+    page.write_text(f"<html><head><script>{get_plotlyjs()}</script></head><body>{divs}</body></html>")
+    chk = browser.check_page(page, toggles=False)
+    assert chk.drawn_plots == 3 and not chk.ok
+    assert [a.split(" ")[0] for a in chk.absurd_axes] == ["absurd"] and "(log)" in chk.absurd_axes[0]
+    assert chk.empty_plots == ["empty"]
+    assert "absurd axes: absurd xaxis" in chk.summary() and "empty figures: empty" in chk.summary()

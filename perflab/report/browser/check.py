@@ -3,7 +3,9 @@
 :func:`check_page` loads a page from ``file://`` through the DevTools protocol (:mod:`.cdp`), waits
 until every plotly figure is drawn, and records
 
-* the figures: how many, how many drawn, which lack a title or an axis title;
+* the figures: how many, how many drawn, which lack a title or an axis title, which have an axis whose range
+  no measured quantity has (not finite, more than 12 decades on a log axis, beyond 1e15 on a linear one),
+  which are drawn with no data at all;
 * what went wrong: uncaught exceptions, ``console.error``, failed loads (a missing local file too);
 * every request that would leave ``file://`` (none may: the report is read offline);
 * the code toggles of notebook pages: code hidden at first, the page's "show all code" button shows
@@ -26,11 +28,16 @@ from .cdp import BrowserError, Chromium
 _FIGURES = r"""(() => {
   const divs = [...document.querySelectorAll('.plotly-graph-div')];
   const out = {divs: divs.length, drawn: 0, main_svg: document.querySelectorAll('svg.main-svg').length,
-               modebars: document.querySelectorAll('.modebar-container').length, untitled: [], unlabelled: []};
+               modebars: document.querySelectorAll('.modebar-container').length, untitled: [], unlabelled: [],
+               absurd: [], empty: []};
+  const points = t => ['x', 'y', 'z', 'values', 'labels'].reduce((n, k) =>
+      Math.max(n, (t[k] && t[k].length) || 0), 0);
   divs.forEach((d, i) => {
     if (!d.classList.contains('js-plotly-plot') || !d.querySelector('svg.main-svg')) return;
     out.drawn += 1;
     const name = (d.id || ('figure ' + i));
+    const shownTraces = (d._fullData || []).filter(t => t.visible !== false);
+    if (!shownTraces.some(t => points(t) > 0)) out.empty.push(name);
     const title = d.querySelector('.gtitle');
     if (!title || !title.textContent.trim()) out.untitled.push(name);
     const fl = d._fullLayout || {};
@@ -45,6 +52,13 @@ _FIGURES = r"""(() => {
       const titled = ax.title && ax.title.text && String(ax.title.text).trim();
       const shared = key[0] === 'x' && ax.matches;
       if (!titled && !shared) out.unlabelled.push(name + ' ' + key);
+      // a range no measured quantity has: not finite, over 12 decades on a log axis, beyond 1e15 on a linear one
+      const r = ax.range;
+      if (ax.type === 'date' || ax.type === 'category' || !r || r.length !== 2) continue;
+      const lo = Number(r[0]), hi = Number(r[1]);
+      const span = ax.type === 'log' ? Math.abs(hi - lo) : Math.max(Math.abs(lo), Math.abs(hi));
+      if (!isFinite(lo) || !isFinite(hi) || (ax.type === 'log' ? span > 12 : span > 1e15))
+        out.absurd.push(name + ' ' + key + ' [' + r[0] + ', ' + r[1] + ']' + (ax.type === 'log' ? ' (log)' : ''));
     }
   });
   return out;
@@ -75,6 +89,8 @@ class PageCheck:
     modebars: int = 0             # plotly's interactive toolbars
     untitled_plots: list[str] = field(default_factory=list)
     unlabelled_axes: list[str] = field(default_factory=list)
+    absurd_axes: list[str] = field(default_factory=list)   # a range no measured quantity has (non-finite, 10^270)
+    empty_plots: list[str] = field(default_factory=list)   # drawn with no data at all
     code: dict = field(default_factory=dict)       # the toggle checks (empty when the page has no code)
     consoles: dict = field(default_factory=dict)
     requests: list[str] = field(default_factory=list)   # every URL the page loaded
@@ -94,13 +110,17 @@ class PageCheck:
     def ok(self) -> bool:
         return (not self.errors and not self.network and self.drawn_plots == self.plot_divs
                 and self.main_svg >= self.plot_divs and self.toggles_work
-                and not self.consoles.get("open"))
+                and not self.consoles.get("open") and not self.absurd_axes and not self.empty_plots)
 
     def summary(self) -> str:
         s = f"{self.drawn_plots}/{self.plot_divs} plots drawn, "
         if self.code:
             s += f"{self.code['cells']} code cells hidden and toggled {'correctly' if self.toggles_work else 'WRONGLY'}, "
         s += f"{len(self.errors)} errors, {len(self.network)} network requests"
+        if self.absurd_axes:
+            s += f", absurd axes: {'; '.join(self.absurd_axes[:3])}"
+        if self.empty_plots:
+            s += f", empty figures: {', '.join(self.empty_plots[:3])}"
         if self.errors:
             s += ": " + "; ".join(self.errors[:3])
         return s
@@ -134,6 +154,7 @@ def check_page(page: str | os.PathLike, screenshot: str | os.PathLike | None = N
             result.plot_divs, result.drawn_plots = figs["divs"], figs["drawn"]
             result.main_svg, result.modebars = figs["main_svg"], figs["modebars"]
             result.untitled_plots, result.unlabelled_axes = figs["untitled"], figs["unlabelled"]
+            result.absurd_axes, result.empty_plots = figs["absurd"], figs["empty"]
             result.consoles = tab.evaluate(_CONSOLES)
             if screenshot:
                 result.screenshot = str(tab.screenshot(screenshot))
