@@ -161,6 +161,7 @@ def cmd_profile(a):
 
 
 def cmd_breakpoint(a):
+    from .analysis import breakpoints
     from .breakpoint import find_breakpoint
     from .config import BreakpointCriteria, BreakpointParams, ValidityThresholds
     from .config.fields import from_arguments
@@ -175,10 +176,10 @@ def cmd_breakpoint(a):
         print(f"ramp: {res.ramp['reason']}")
     if len(res.table):
         print(res.table[cols].to_string(index=False))
-    print(f"\nbreakpoint: {res.describe()}; probes' validity: {res.validity}; {res.stop_reason}; "
+    print(f"\nbreakpoint: {breakpoints.estimate(res)}; probes' validity: {res.validity}; {res.stop_reason}; "
           f"{res.seconds:.0f} s")
-    if res.host_note():
-        print(res.host_note())
+    if breakpoints.host_note(res):
+        print(breakpoints.host_note(res))
     print(f"run {res.run_id}: {res.run.dir}")
     return 0 if res.rate is not None else 1
 
@@ -345,6 +346,7 @@ def cmd_ab(a):
     import warnings
 
     from .ab import compare_ab
+    from .analysis.ab import lines
     from .config import ABParams, BreakpointCriteria, BreakpointParams, ValidityThresholds
     from .config.fields import from_arguments
     sa, sb = _ab_side(a, "a"), _ab_side(a, "b")
@@ -373,7 +375,7 @@ def cmd_ab(a):
         finally:
             for w in caught:
                 print(f"warning: {w.message}", file=sys.stderr)
-    for line in res.lines():
+    for line in lines(res):
         print(line)
     print(f"run {res.run_id}: {res.run.dir}")
     return 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..analysis.cluster import describe_consistency
 from ..config.cluster import ClusterConfig, ConsistencyParams
 from ..config.fields import add_arguments, from_arguments
 
@@ -125,7 +126,7 @@ def print_cluster_result(res) -> None:
         when = f"{r['recovery_s']:.1f} s after it" if r["recovery_s"] is not None else "not within the window"
         print(f"  clients served as before {r['fault']!r}: {when}")
     if res.consistency is not None:
-        print(res.consistency.sentence())
+        print(describe_consistency(res.consistency))
     for i, rec in sorted(res.node_profiles.items()):
         for ev, prof in rec.profiles.items():
             cats = prof.categories()

@@ -25,7 +25,7 @@ import nbformat
 import papermill
 
 from perflab import open_run, paths
-from perflab.analysis import findings
+from perflab.analysis import ab, findings
 from perflab.records import list_runs
 
 NB = paths.repo_root() / "notebooks" / "08-ab.ipynb"
@@ -50,7 +50,7 @@ def test_notebook_08_as_an_aa_comparison_claims_nothing_and_ends_with_its_findin
     verdicts = run.results["verdicts"]
     assert {v["metric"] for v in verdicts} == {"p50", "p99", "p99.9", "pass"}
     assert all(v["method"] == "interleaved pairs" for v in verdicts) and run.results["identical"]
-    assert all(v["conclusion"] != "different" for v in verdicts), run.results["lines"]
+    assert all(v["conclusion"] != "different" for v in verdicts), ab.lines(run)
     p50 = next(v for v in verdicts if v["metric"] == "p50")
     assert p50["stop"] in ("equivalent", "max-pairs") and p50["n"] >= 8, p50   # no budget: never too few pairs
     f = findings.read(nb)
