@@ -23,5 +23,12 @@ sentence claims a difference only with a test behind it, gives n, and names its 
 (:class:`perflab.measure.methods.Method`: *interleaved pairs*, *interleaved searches*, *sequential runs*,
 *sequential intervals*).
 
+Units. Inputs (parameter fields, command-line flags, notebook parameters, plan keys) are named for the
+quantity, with no unit suffix, and take a value with its unit as text (``'500ms'``, ``'4m'``) or a bare
+number in seconds or bytes; a notebook parameter has exactly the name of the field it feeds
+(``probe_duration``, ``warmup``, ``duration``, ``ramp_duration``, ``budget``, ``sla_p99``). Outputs (record
+fields, index columns, result attributes, table columns) are bare numbers and carry their unit as a suffix
+(``_s``, ``_ms``, ``_us``, ``_bytes``).
+
 A notebook imports ``perflab`` and these modules, nothing else of the package.
 """

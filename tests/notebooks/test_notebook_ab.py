@@ -9,7 +9,7 @@ What this test asserts cannot fail by chance on a busy machine:
   at most alpha = 1e-6 (perflab.measure.paired; simulated in tests/measure/test_paired.py), however slow or
   uneven the machine: a slow phase falls on both probes of a pair. A claim here would be a defect of the
   method, or two JVMs of one configuration persistently more than 5 % apart in every pair;
-* nothing depends on time: there is no budget (``budget_s = None``), so the rule stops only when the p50
+* nothing depends on time: there is no budget (``budget = None``), so the rule stops only when the p50
   interval lies within ±5 % or after ``max_pairs`` pairs, never with too few pairs to say anything, however
   long a probe takes.
 
@@ -31,7 +31,7 @@ from perflab.records import list_runs
 NB = paths.repo_root() / "notebooks" / "08-ab.ipynb"
 SIDE = {"mode": "async", "workers": 8, "debug_delay": "4ms"}
 TINY = {"a": SIDE, "b": SIDE, "common": {"backend": "memory"}, "script": "status.lua", "prefill_keys": 0,
-        "rates": [500], "metric": "p50", "probe_s": 0.4, "probe_warmup_s": 0.2, "max_pairs": 24, "budget_s": None,
+        "rates": [500], "metric": "p50", "probe_duration": "400ms", "warmup": "200ms", "max_pairs": 24, "budget": None,
         "idle_pairs": 2}
 
 
