@@ -31,6 +31,14 @@ import plotly.graph_objects as go
 from .. import fmt
 from ..measure.validity import Level, Validity
 
+__all__ = [
+    # what a notebook calls
+    "Finding", "show", "breakpoint_row", "validity_of", "key_breakpoint", "key_latency", "highest", "bullets",
+    # what the report reads and renders
+    "MIME", "make_finding", "check_key_number", "read", "read_all", "box_html", "summary_html", "validity_badge",
+    "key_number_text", "thumbnail",
+]
+
 #: the output mimetype a finding travels in (JSON)
 MIME = "application/vnd.perflab.finding+json"
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from .. import fmt
 
+__all__ = ["load", "executor", "memtable", "row"]
+
 
 def load(op: str, connections: int, placement: str | None = None) -> str:
     """A run or a search: 'PUT, 1 connection', 'GET, 64 connections [split]' (the placement when a notebook

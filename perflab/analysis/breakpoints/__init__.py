@@ -19,8 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..findings import Finding, key_breakpoint, validity_of
-from ..latency import percentile_spectrum
-from ..latency.spectra import describe_spectra
+from ..latency import describe_spectra, percentile_spectrum
 from ..section import Section
 from .figures import breakpoint_curve, breakpoint_overview
 from .sentences import (answer_breakpoints, compare_breakpoint_rows, compare_breakpoints, compare_by_connections,

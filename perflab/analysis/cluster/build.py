@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ... import workloads
 from ...breakpoint import ramp
 from ...cluster.faults import schedule
 from ...cluster.nodes import start_cluster
@@ -16,7 +17,6 @@ from ...config import BreakpointCriteria, BreakpointParams, ServerConfig
 from ...config.cluster import ClusterConfig
 from ...hosts.cluster import address_of
 from ...session import SessionOptions, check_load, load_parts
-from ... import workloads
 from ..notebook import param
 
 

@@ -29,8 +29,8 @@ __all__ = [
     # what a notebook calls
     "fixed_rate", "timeline", "findings", "answer",
     # what the other subjects and the report build on
-    "load_table", "percentile_spectrum", "levels", "compare_latency", "timeline_figure", "latency_timelines",
-    "describe_timeline", "describe_events_effect", "describe_trend",
+    "load_table", "percentile_spectrum", "levels", "describe_spectra", "compare_latency", "timeline_figure",
+    "latency_timelines", "describe_timeline", "describe_events_effect", "describe_trend",
 ]
 
 

@@ -24,8 +24,6 @@ from ...server import metrics
 #: a stable colour per event kind, so every timeline of the lab reads the same way
 KIND_COLOURS = {"flush": "#1f77b4", "compaction": "#ff7f0e", "gc": "#2ca02c", "write_stall": "#d62728",
                 "wal_sync": "#9467bd", "queue_full": "#8c564b", "debug_pause": "#7f7f7f"}
-
-
 _OTHER = ["#e377c2", "#bcbd22", "#17becf"]
 
 

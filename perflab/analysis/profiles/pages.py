@@ -69,11 +69,7 @@ def flamegraph(path: str | os.PathLike, title: str | None = None, collapsed: str
 # --- the preview -----------------------------------------------------------------------------------
 
 _ROW = 15          # px per stack level
-
-
 _FONT = 10         # px
-
-
 _CHAR = 6.0        # px per character at that font size (approximate, for clipping labels)
 
 
