@@ -10,7 +10,7 @@ The public surface, what a notebook or a script needs::
     ab = pl.compare_ab(srv, srv.replace(workers=4), get, rates=[5000])   # interleaved, paired verdict
     pl.query("SELECT workload, breakpoint_rate, lo, hi FROM breakpoints")
 
-and, for the notebooks, :mod:`perflab.analysis` (plots, commentary, findings, notebook helpers). The
+and, for the notebooks, :mod:`perflab.analysis` (the results told by subject: latency, breakpoints...). The
 package inside, grouped by job (each subpackage's docstring says more):
 
 * ``config``     parameters of every run, validated once (server, load, profile, prefill, search, validity)

@@ -36,6 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import perflab as pl  # noqa: E402
+from perflab.analysis.ab import lines  # noqa: E402
 from perflab.measure import paired  # noqa: E402
 from perflab.measure.methods import Method  # noqa: E402
 from perflab.measure.significance import compare_intervals, compare_samples  # noqa: E402
@@ -78,7 +79,7 @@ def interleaved(name: str, sc: dict, data: str) -> dict:
                             search=SEARCH if sc.get("search") else None, name=f"bench-{name}", progress=False,
                             data_root=data)
     out = {"method": str(res.method), "seconds": round(time.monotonic() - t, 1), "run": res.run_id,
-           "claim": res.significant, "lines": res.lines()}
+           "claim": res.significant, "lines": lines(res)}
     v = res.verdict()
     out.update(ratio=v.ratio, ci=list(v.interval if sc.get("search") else v.ci), conclusion=str(v.conclusion),
                direction=str(v.direction))

@@ -18,39 +18,29 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from .. import fmt
 from ..measure.methods import Method
 from ..measure.paired import Conclusion, Family, IntervalRatio, PairedRatio, PassFail, Stop
 from ..records import Run
 from .sides import Side, identical
 
 
-def where(rate: float | None) -> str:
-    """' at 1,000 req/s'."""
-    return f" at {fmt.rate(rate)}" if rate else ""
-
-
 @dataclass
 class RateVerdict:
     """The comparison at one offered ``rate``: the stop rule's ``primary`` metric, the ``others`` (tested
-    once, at the end), pass/fail at the SLA, why it stopped and how many pairs were measured."""
+    once, at the end), pass/fail at the SLA, why it stopped (``stop``, with the ``budget_s`` it had) and how
+    many pairs were measured."""
 
     rate: float
     primary: PairedRatio
     others: dict
     passing: PassFail
     stop: Stop
-    stop_reason: str
+    budget_s: float | None
     measured: int
 
     @property
     def metrics(self) -> dict[str, PairedRatio]:
         return {self.primary.metric: self.primary, **self.others}
-
-    def sentences(self, a: str = "A", b: str = "B", sla: str = "the SLA") -> list[str]:
-        w = where(self.rate)
-        return ([self.primary.sentence(w, a, b)] + [r.sentence(w, a, b) for r in self.others.values()]
-                + [self.passing.sentence(w, sla, a, b)])
 
 
 @dataclass
@@ -63,13 +53,6 @@ class IdleCost:
     ratios: dict
     busy: str = "A"
     idle: str = "B"
-
-    def sentence(self, metric: str = "p99") -> str:
-        r = self.ratios[metric]
-        if r.conclusion is Conclusion.TOO_FEW:
-            return f"the idle side's cost was not measured: {r.n} usable pairs"
-        return (f"{self.busy}'s {metric}{where(self.rate)} with {self.idle} idle but running is {fmt.ratio(r.ratio)} "
-                f"{self.busy}'s with {self.idle} frozen ({r.ci_text}, n = {r.n} pairs; {Method.INTERLEAVED_PAIRS})")
 
     def to_dict(self) -> dict:
         return {"rate": self.rate, "busy": self.busy, "idle": self.idle, "against": "frozen (SIGSTOP)",
@@ -138,37 +121,12 @@ class ABResult:
             rv.passing.conclusion is Conclusion.DIFFERENT for rv in self.rates)
 
     @property
-    def header(self) -> str:
-        """'A = mode=sync, B = mode=async; interleaved pairs: ...' (who A and B are, and the method)."""
-        return f"A = {self.a.label}, B = {self.b.label}; {self.method.description}"
-
-    def lines(self) -> list[str]:
-        """Who A and B are, every verdict as a sentence (the stop rule's metric first), the stop reasons,
-        the idle side's cost."""
-        sla = f"the SLA (p99 <= {fmt.ms(self.sla_ms)})" if self.sla_ms else "the SLA"
-        out = [self.header]
-        if self.mode == "breakpoint":
-            out.append(self.breakpoint.sentence())
-            for side, s in (self.searches or {}).items():
-                out.append(f"{side}'s search: {s.describe()}; {s.stop_reason}")
-        for rv in self.rates:
-            out += rv.sentences(sla=sla)
-            out.append(f"stopped{where(rv.rate)} after {rv.measured} pairs: {rv.stop_reason}")
-        if self.idle_cost is not None:
-            out.append(self.idle_cost.sentence(self.metric if self.metric in self.idle_cost.ratios else "p99"))
-        return out
-
-    def describe(self) -> str:
-        return "\n".join(self.lines())
-
-    @property
     def table(self) -> pd.DataFrame:
         """One row per verdict (the ``ab`` index rows without the run columns)."""
         return pd.DataFrame(verdict_rows(self))
 
     def __repr__(self):
-        first = self.lines()[1] if self.rates or self.breakpoint else ""
-        return f"<ABResult {self.run.id}: {first}>"
+        return f"<ABResult {self.run.id}: {self.mode}, {self.method}, significant={self.significant}>"
 
 
 def verdict_rows(res: ABResult) -> list[dict]:
@@ -183,21 +141,22 @@ def verdict_rows(res: ABResult) -> list[dict]:
                      "conclusion": d["conclusion"], "direction": d["direction"], "test": d["test"],
                      "a_value": d["a"], "b_value": d["b"], "stop": None,
                      "stop_reason": "; ".join(f"{k}: {s.stop_reason}" for k, s in (res.searches or {}).items()),
-                     "sentence": res.breakpoint.sentence()})
+                     "a_interval": d["a_interval"], "b_interval": d["b_interval"]})
     for rv in res.rates:
         for m, r in rv.metrics.items():
             d = r.to_dict()
             rows.append({**base, "rate": rv.rate, "metric": m, "stop_rule": m == res.metric, "ratio": d["ratio"],
                          "ci_lo": d["ci"][0], "ci_hi": d["ci"][1], "n": d["n"], "p_value": d["p_value"],
                          "conclusion": d["conclusion"], "direction": d["direction"], "test": d["test"],
-                         "a_value": None, "b_value": None, "stop": str(rv.stop), "stop_reason": rv.stop_reason,
-                         "sentence": r.sentence(where(rv.rate))})
+                         "a_value": None, "b_value": None, "stop": str(rv.stop), "measured": rv.measured,
+                         "budget_s": rv.budget_s, "max_pairs": res.family.max_pairs, "confidence": d["confidence"],
+                         "min_pairs": r.min_pairs})
         p = rv.passing
         rows.append({**base, "rate": rv.rate, "metric": "pass", "stop_rule": False, "ratio": None, "ci_lo": None,
                      "ci_hi": None, "n": p.n, "p_value": p.p_value, "conclusion": str(p.conclusion),
                      "direction": str(p.direction), "test": p.to_dict()["test"], "a_value": p.a_passed,
-                     "b_value": p.b_passed, "stop": str(rv.stop), "stop_reason": rv.stop_reason,
-                     "sentence": p.sentence(where(rv.rate))})
+                     "b_value": p.b_passed, "stop": str(rv.stop), "measured": rv.measured,
+                     "budget_s": rv.budget_s, "max_pairs": res.family.max_pairs})
     return rows
 
 
@@ -218,7 +177,7 @@ def record(res: ABResult) -> None:
                    n=primary.get("n"), conclusion=primary.get("conclusion"), direction=primary.get("direction"),
                    stop=primary.get("stop"), stop_reason=primary.get("stop_reason"),
                    idle_cost=res.idle_cost.to_dict() if res.idle_cost else None,
-                   lines=res.lines(), seconds=res.seconds, warnings=res.warnings, identical=res.identical)
+                   seconds=res.seconds, warnings=res.warnings, identical=res.identical)
 
 
 def recorded_verdicts(run: Run) -> list[dict]:

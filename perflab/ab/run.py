@@ -349,8 +349,7 @@ class _Measure:
                 others[m] = paired.paired_ratio(a, b, m, family.level, p.margin, p.min_pairs, p.seed)
         used = [r for r in rows if r["used"]]
         passing = paired.pass_fail([r["a_passed"] for r in used], [r["b_passed"] for r in used], family.level)
-        return RateVerdict(rate, primary, others, passing, stop, paired.stop_text(stop, primary, family, p.budget),
-                           len(rows))
+        return RateVerdict(rate, primary, others, passing, stop, p.budget, len(rows))
 
     # --- what the idle side costs ----------------------------------------------------------------
     def idle_cost(self, load: LoadParams) -> IdleCost | None:

@@ -1,18 +1,15 @@
-"""A notebook's finding: its answer in one sentence, the key number, the validity level, the
-breakpoints it measured. Notebooks end with::
+"""A notebook's findings: the list its Findings section shows, and its answer for the report's index
+page (one sentence, the key number, the validity level, the breakpoints it measured, a preview).
 
-    from perflab.analysis import findings, plots
-    findings.show_finding(
-        "GET keeps up to 50,000 req/s with 64 connections.",
-        key_number={"label": "GET breakpoint, 64 connections", "value": 50000, "unit": "req/s",
-                    "interval": [48000, 52000]},
-        validity=findings.validity_of(*results.values()),
-        breakpoints=[findings.breakpoint_row(r, workload="GET") for r in results.values()],
-        preview=plots.breakpoint_curve(results))
+Each subject's ``findings(...)`` returns the lines of the list and its ``answer(...)`` a :class:`Finding`;
+a notebook ends with::
 
-:func:`show_finding` shows a highlighted box in the notebook and leaves the same facts machine-readable
-in the cell's output (mimetype :data:`MIME`); :func:`read` takes them back from an executed notebook,
-which is how the report's index page (:mod:`perflab.report.index_page`) leads with every notebook's answer.
+    findings.show(latency.findings({"PUT": put, "GET": get}, sla), profiles.findings(put | get))
+    latency.answer(put | get, sla, "GET p99, 64 connections", many_get).show()
+
+:meth:`Finding.show` shows a highlighted box in the notebook and leaves the same facts machine-readable in
+the cell's output (mimetype :data:`MIME`); :func:`read` takes them back from an executed notebook, which is
+how the report's index page (:mod:`perflab.report.index_page`) leads with every notebook's answer.
 
 Validity comes from the runs (:class:`perflab.measure.validity.Level`); :func:`validity_of` takes the
 worst level of the results behind a finding, or ``None`` when none records one, which pages show as
@@ -22,12 +19,25 @@ worst level of the results behind a finding, or ``None`` when none records one, 
 from __future__ import annotations
 
 import html
+import json
 import math
 import numbers
 from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+import IPython.display as ipd
+import plotly.graph_objects as go
 
 from .. import fmt
 from ..measure.validity import Level, Validity
+
+__all__ = [
+    # what a notebook calls
+    "Finding", "show", "breakpoint_row", "validity_of", "key_breakpoint", "key_latency", "highest", "bullets",
+    # what the report reads and renders
+    "MIME", "make_finding", "check_key_number", "read", "read_all", "box_html", "summary_html", "validity_badge",
+    "key_number_text", "thumbnail",
+]
 
 #: the output mimetype a finding travels in (JSON)
 MIME = "application/vnd.perflab.finding+json"
@@ -108,10 +118,39 @@ def make_finding(answer: str, key_number: dict | None = None, validity: str | No
                "validity": _validity("validity", validity),
                "breakpoints": [check_breakpoint(r, i) for i, r in enumerate(breakpoints or [])]}
     if preview is not None:
-        from .plots import thumbnail
-
         finding["preview"] = thumbnail(preview)
     return finding
+
+
+def thumbnail(fig, height: int = 220) -> dict:
+    """A small static copy of a figure for the index page: its JSON with a compact layout (no
+    legend, small margins and fonts, the template reduced to a white background and grey grid)."""
+    if isinstance(fig, go.Figure):
+        d = json.loads(fig.to_json())
+    elif isinstance(fig, dict) and "data" in fig:
+        d = json.loads(json.dumps(fig))
+    else:
+        raise ValueError(f"preview must be a plotly Figure, got {type(fig).__name__}")
+    layout = d.setdefault("layout", {})
+    title = layout.get("title")
+    text = title.get("text") if isinstance(title, dict) else title
+    layout.pop("template", None)
+    for key, ax in list(layout.items()):
+        if key.startswith(("xaxis", "yaxis")) and isinstance(ax, dict):
+            ax.setdefault("gridcolor", "#eee")
+            ax.setdefault("zerolinecolor", "#ddd")
+            t = ax.get("title")
+            if isinstance(t, dict):
+                t["font"] = {"size": 9}
+    layout.update(height=height, width=None, showlegend=False, margin={"l": 44, "r": 8, "t": 28, "b": 34},
+                  font={"size": 9}, paper_bgcolor="#fff", plot_bgcolor="#fff",
+                  title={"text": text or "", "font": {"size": 11}, "x": 0.01, "xanchor": "left"})
+    for ann in layout.get("annotations", []) or []:
+        ann["font"] = {"size": 8}
+    for tr in d.get("data", []):
+        if tr.get("type") in ("icicle", "treemap", "sunburst"):
+            tr["textfont"] = {"size": 8}
+    return d
 
 
 # --- showing it ------------------------------------------------------------------------------------
@@ -168,28 +207,52 @@ def summary_html(f: dict, anchor: str = "#finding") -> str:
             f"{html.escape(f['answer'])}{key} <a href='{html.escape(anchor)}'>details below</a></div>")
 
 
-def show_finding(answer: str, key_number: dict | None = None, validity: str | None = None,
-                 breakpoints: list[dict] | None = None, preview=None) -> None:
-    """Display the finding (a highlighted box) and leave it machine-readable in the output.
+@dataclass(frozen=True)
+class Finding:
+    """A notebook's answer, as each subject's ``answer(...)`` makes it: ``answer`` (one sentence),
+    ``key_number`` (``{"label", "value", "unit", "interval": [lo, hi] (optional)}``), ``validity``
+    (``"valid"``, ``"suspect"``, ``"invalid"`` or ``None``: not assessed), ``breakpoints`` (rows
+    ``{"workload", "connections", "mode", "rate", "interval", "verdict", "validity"}``: :func:`breakpoint_row`)
+    and ``preview`` (a plotly figure for the index page's thumbnail)."""
 
-    ``key_number``: ``{"label", "value", "unit", "interval": [lo, hi] (optional)}``; ``validity``:
-    ``"valid"``, ``"suspect"``, ``"invalid"`` or ``None`` (not assessed); ``breakpoints``: rows
-    ``{"workload", "connections", "mode", "rate", "interval", "verdict" (the search's outcome), "validity"}`` (see
-    :func:`breakpoint_row`); ``preview``: a plotly figure for the index page's thumbnail.
-    Returns nothing, so that as a cell's last line it adds no ``Out[...]`` (:func:`make_finding`
-    gives the stored form)."""
-    from IPython.display import display
+    answer: str
+    key_number: dict | None = None
+    validity: str | None = None
+    breakpoints: list | None = None
+    preview: object = None
 
-    f = make_finding(answer, key_number, validity, breakpoints, preview)
-    plain = f["answer"] + (f" ({f['key_number']['label']}: {key_number_text(f['key_number'])})" if f["key_number"] else "")
-    display({MIME: f, "text/html": box_html(f), "text/plain": plain}, raw=True)
+    def with_validity_of(self, *results) -> "Finding":
+        """This finding with the validity of ``results`` counted too (runs the answer does not name but rests
+        on)."""
+        return replace(self, validity=validity_of(self.validity, *results))
+
+    def show(self) -> None:
+        """Display the finding (a highlighted box) and leave it machine-readable in the output
+        (:func:`make_finding` gives the stored form, checked: a bad value raises ``ValueError`` naming it).
+        Returns nothing, so that as a cell's last line it adds no ``Out[...]``."""
+        f = make_finding(self.answer, self.key_number, self.validity, self.breakpoints, self.preview)
+        key = f["key_number"]
+        plain = f["answer"] + (f" ({key['label']}: {key_number_text(key)})" if key else "")
+        ipd.display({MIME: f, "text/html": box_html(f), "text/plain": plain}, raw=True)
+
+
+def bullets(*groups) -> str:
+    """The lines of ``groups`` (lists of sentences; empty ones left out) as one Markdown list."""
+    return "\n".join(f"- {line}" for group in groups for line in group if line)
+
+
+def show(*groups) -> None:
+    """A notebook's Findings section: the lines every subject's ``findings(...)`` returned, as one list."""
+    text = bullets(*groups)
+    if text:
+        ipd.display(ipd.Markdown(text))
 
 
 # --- reading it back -------------------------------------------------------------------------------
 
 def read_all(nb) -> list[dict]:
     """Every finding an executed notebook (a path or an nbformat node) shows, in order."""
-    import nbformat
+    import nbformat   # 0.26 s, and only reading an executed notebook back needs it (not a kernel)
 
     if not hasattr(nb, "cells"):
         nb = nbformat.read(str(nb), as_version=4)
@@ -233,11 +296,6 @@ def breakpoint_row(result, workload: str | None = None, connections: int | None 
     row.update({k: v for k, v in (("workload", workload), ("connections", connections), ("mode", mode)) if v})
     row.update(extra)
     return check_breakpoint(row)
-
-
-def workload_label(row: dict) -> str:
-    """A breakpoint row's workload and connections, short (figures, the summary): 'GET, 64 conn'."""
-    return str(row.get("workload")) + (f", {row['connections']} conn" if row.get("connections") else "")
 
 
 def highest(rows: list[dict]) -> dict | None:

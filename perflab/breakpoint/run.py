@@ -15,10 +15,8 @@ from pathlib import Path
 import pandas as pd
 from tqdm.auto import tqdm
 
-from .. import fmt
 from ..config import BreakpointCriteria, BreakpointParams, LoadParams, PrefillParams, ServerConfig
 from ..config.target import ForeignServer
-from ..config.validity import ValidityThresholds
 from ..core.fill import check_fill
 from ..core.fill import fill as fill_target
 from ..core.probe import probe as run_probe
@@ -132,23 +130,8 @@ class BreakpointResult:
     def run_id(self) -> str | None:
         return self.run.id if self.run is not None else None
 
-    def describe(self) -> str:
-        """'50,000 req/s (interval [48,000, 52,000], resolved)'."""
-        if self.rate is None:
-            return f"none ({self.outcome})"
-        return f"{fmt.rate(self.rate)} (interval {fmt.interval(self.interval)}, {self.outcome})"
-
-    def host_note(self) -> str | None:
-        """What the calibrations before the probes say about the machine's own speed during the search."""
-        if self.host_spread is None:
-            return None
-        s, limit = self.host_spread, self.host_limit or ValidityThresholds().host_speed_warn
-        word = "changed" if s > limit else "held"
-        return (f"the machine's speed {word} during the search: a fixed loop before each probe took up to {s:.2f}x its "
-                f"fastest time (warn above {limit:g}x)")
-
     def __repr__(self):
-        return f"<BreakpointResult {self.describe()} probes={len(self.probes)}>"
+        return f"<BreakpointResult {self.rate} {self.interval} {self.outcome} probes={len(self.probes)}>"
 
 
 def find_breakpoint(server: ServerConfig | ForeignServer | str, load: LoadParams, criteria: BreakpointCriteria | None = None,

@@ -11,6 +11,9 @@ import warnings
 import pandas as pd
 
 from .. import Commit, compare_ab, find_breakpoint, run_cluster, run_experiment
+from ..analysis import breakpoints
+from ..analysis.ab import lines as ab_lines
+from ..analysis.cluster import describe_consistency
 from ..bench import main as bench_main
 from ..config import (ABParams, BreakpointCriteria, BreakpointParams, ForeignServer, ProfileParams, ServerConfig,
                       ValidityThresholds)
@@ -77,10 +80,10 @@ def cmd_breakpoint(a) -> int:
         print(f"ramp: {res.ramp['reason']}")
     if len(res.table):
         print(res.table[cols].to_string(index=False))
-    print(f"\nbreakpoint: {res.describe()}; probes' validity: {res.validity}; {res.stop_reason}; "
+    print(f"\nbreakpoint: {breakpoints.estimate(res)}; probes' validity: {res.validity}; {res.stop_reason}; "
           f"{res.seconds:.0f} s")
-    if res.host_note():
-        print(res.host_note())
+    if breakpoints.host_note(res):
+        print(breakpoints.host_note(res))
     print(f"run {res.run_id}: {res.run.dir}")
     return 0 if res.rate is not None else 1
 
@@ -221,7 +224,7 @@ def cmd_ab(a):
         finally:
             for w in caught:
                 print(f"warning: {w.message}", file=sys.stderr)
-    for line in res.lines():
+    for line in ab_lines(res):
         print(line)
     print(f"run {res.run_id}: {res.run.dir}")
     return 0
@@ -247,7 +250,7 @@ def print_cluster_result(res) -> None:
         when = f"{r['recovery_s']:.1f} s after it" if r["recovery_s"] is not None else "not within the window"
         print(f"  clients served as before {r['fault']!r}: {when}")
     if res.consistency is not None:
-        print(res.consistency.sentence())
+        print(describe_consistency(res.consistency))
     for i, rec in sorted(res.node_profiles.items()):
         for ev, prof in rec.profiles.items():
             cats = prof.categories()

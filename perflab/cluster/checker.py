@@ -309,7 +309,7 @@ def judge(history: list, observed) -> str:
 @dataclass
 class Verdict:
     """The checker's counts against the prediction: ``ok`` when they agree (none seen where none can happen,
-    or anomalies where the configuration allows them), and the sentence that says so."""
+    or anomalies where the configuration allows them)."""
 
     prediction: Prediction
     counts: dict
@@ -331,24 +331,6 @@ class Verdict:
             return "anomalies allowed"
         return "consistent" if self.prediction.never else "none seen"
 
-    def sentence(self) -> str:
-        c = self.counts
-        seen = ", ".join(f"{c[k]} {k if k != 'missed' else 'missed acknowledged writes'}"
-                         .replace("stale", "stale reads").replace("resurrected", "resurrected deletes")
-                         .replace("unknown", "reads of values never written")
-                         for k in ANOMALIES if c.get(k))
-        head = (f"Consistency ({self.prediction.write} writes, {self.prediction.read} reads): {c['reads']:,} reads "
-                f"judged against {c['acknowledged']:,} acknowledged writes and deletes "
-                f"({c['unavailable']:,} reads unavailable, {c['unacknowledged']:,} writes not acknowledged)")
-        if self.violated:
-            return (f"{head}: **VIOLATION**: {seen}, where the invariant predicts none ({self.prediction.reason}).")
-        if self.anomalies:
-            return f"{head}: {seen}, as the configuration allows ({self.prediction.reason})."
-        if self.prediction.never:
-            return f"{head}: no stale, missed or resurrected read, as predicted ({self.prediction.reason})."
-        return (f"{head}: none seen, but the configuration does not rule them out ({self.prediction.reason}); "
-                f"their absence here is no proof.")
-
     def to_dict(self) -> dict:
         return {"level": self.level, "violated": self.violated, "anomalies": self.anomalies,
-                "prediction": self.prediction.to_dict(), "counts": self.counts, "sentence": self.sentence()}
+                "prediction": self.prediction.to_dict(), "counts": self.counts}

@@ -43,7 +43,6 @@ from enum import StrEnum
 
 import numpy as np
 
-from .. import fmt
 from ..config.ab import ALPHA, LOOKS, MARGIN, MAX_PAIRS, METRICS, MIN_PAIRS
 from .methods import Method
 from .significance import Direction
@@ -193,44 +192,6 @@ class PairedRatio:
     def significant(self) -> bool:
         return self.conclusion is Conclusion.DIFFERENT
 
-    @property
-    def ci_text(self) -> str:
-        lo, hi = self.ci
-        return f"{100 * self.confidence:g}% CI {fmt.ratio(lo)}-{fmt.ratio(hi)}"
-
-    @property
-    def evidence(self) -> str:
-        """'n = 24 pairs, 95% CI 0.65x-0.80x, Wilcoxon p = 1.2e-07 (level 1.3e-07)'."""
-        if self.conclusion is Conclusion.TOO_FEW:
-            return f"n = {self.n} pairs (at least {self.min_pairs} needed)"
-        level = f" (level {fmt.p_sci(self.level)})" if self.level is not None else " (not a look)"
-        return f"n = {self.n} pairs, {self.ci_text}, Wilcoxon p = {fmt.p_sci(self.p_value)}{level}"
-
-    def sentence(self, where: str = "", a: str = "A", b: str = "B") -> str:
-        """The verdict in one sentence, naming the method: "B's p99 at 30,000 req/s is 0.72x A's (95% CI
-        0.65x-0.80x, n = 24 pairs; interleaved pairs, Wilcoxon p = 1.2e-07)"; ``where``: " at 30,000 req/s"."""
-        how = f"{self.method}, Wilcoxon p = {fmt.p_sci(self.p_value)}"
-        if self.conclusion is Conclusion.TOO_FEW:
-            return f"too few pairs to compare {self.metric}{where}: n = {self.n} (at least {self.min_pairs}; {self.method})"
-        if self.conclusion is Conclusion.DIFFERENT:
-            return (f"{b}'s {self.metric}{where} is {fmt.ratio(self.ratio)} {a}'s ({self.ci_text}, n = {self.n} pairs; "
-                    f"{how})")
-        if self.conclusion is Conclusion.EQUIVALENT:
-            return (f"no difference beyond ±{fmt.pct(self.margin)} in {self.metric}{where}: {b}/{a} "
-                    f"{fmt.ratio(self.ratio)} ({self.ci_text}, n = {self.n} pairs; {how})")
-        lo, hi = self.ci
-        if lo > 1 or hi < 1:  # the interval excludes 1, but the rule does not claim: say why
-            if band(self.margin)[0] <= self.ratio <= band(self.margin)[1]:
-                why = f"within the ±{fmt.pct(self.margin)} margin"
-            elif self.level is None:
-                why = "the test is consulted at the looks only"
-            else:
-                why = f"the test does not reach the comparison's level {fmt.p_sci(self.level)}"
-            return (f"no difference established in {self.metric}{where} with n = {self.n} pairs: {b}/{a} "
-                    f"{fmt.ratio(self.ratio)} ({self.ci_text}), but {why} ({how})")
-        return (f"no difference detectable in {self.metric}{where} with n = {self.n} pairs ({b}/{a} "
-                f"{fmt.ratio(self.ratio)}, {self.ci_text}; {how})")
-
     def to_dict(self) -> dict:
         return {"metric": self.metric, "n": self.n, "ratio": self.ratio, "ci": list(self.ci),
                 "p_value": self.p_value, "level": self.level, "margin": self.margin,
@@ -285,14 +246,6 @@ class PassFail:
     level: float | None
     conclusion: Conclusion
     direction: Direction
-
-    def sentence(self, where: str = "", sla: str = "the SLA", a: str = "A", b: str = "B") -> str:
-        counts = f"{a} passed {self.a_passed} of {self.n} probes, {b} {self.b_passed}"
-        test = f"exact McNemar p = {fmt.p_sci(self.p_value)}; {Method.INTERLEAVED_PAIRS}"
-        if self.conclusion is Conclusion.DIFFERENT:
-            word = "fewer" if self.direction is Direction.LOWER else "more"
-            return f"{b} passes {sla}{where} in {word} probes than {a}: {counts} ({test})"
-        return f"pass at {sla}{where}: {counts}; no difference detectable ({test})"
 
     def to_dict(self) -> dict:
         return {"metric": "pass", "n": self.n, "a_passed": self.a_passed, "b_passed": self.b_passed,
@@ -379,19 +332,6 @@ class StopRule:
         return r, None
 
 
-def stop_text(stop: Stop, result: PairedRatio, family: Family, budget_s: float | None = None) -> str:
-    """Why the rule stopped, in words."""
-    if stop is Stop.EQUIVALENT:
-        return f"the {100 * result.confidence:g}% interval of {result.metric} lies within ±{fmt.pct(result.margin)}"
-    if stop is Stop.DIFFERENT:
-        return (f"the test claims a difference in {result.metric} at n = {result.n} (p = {fmt.p_sci(result.p_value)} "
-                f"<= {fmt.p_sci(family.level)}) and the interval excludes 1")
-    if stop is Stop.MAX_PAIRS:
-        return f"max_pairs ({family.max_pairs}) measured without a verdict"
-    budget = f" ({budget_s:g} s)" if budget_s else ""
-    return f"the time budget{budget} ended without a verdict"
-
-
 # --- how conservative the bound is -----------------------------------------------------------------
 
 def _null_cdf(n: int) -> np.ndarray:
@@ -458,29 +398,6 @@ class IntervalRatio:
     @property
     def significant(self) -> bool:
         return self.conclusion is Conclusion.DIFFERENT
-
-    @property
-    def interval_text(self) -> str:
-        lo, hi = self.interval
-        return f"interval {fmt.ratio(lo) if lo > 0 else '0'}-{fmt.ratio(hi)}"
-
-    @property
-    def evidence(self) -> str:
-        return (f"A {fmt.estimate(self.a, self.a_interval, 'req/s')}, B {fmt.estimate(self.b, self.b_interval, 'req/s')}; "
-                f"ratio {self.interval_text}")
-
-    def sentence(self, where: str = "", a: str = "A", b: str = "B") -> str:
-        if self.ratio is None:
-            return f"{self.what}{where} not compared: a search found none (no probed rate passed; {self.method})"
-        if self.conclusion is Conclusion.DIFFERENT:
-            return (f"{b}'s {self.what}{where} is {fmt.ratio(self.ratio)} {a}'s ({self.interval_text}; {a} "
-                    f"{fmt.estimate(self.a, self.a_interval)}, {b} {fmt.estimate(self.b, self.b_interval)}; {self.method})")
-        if self.conclusion is Conclusion.EQUIVALENT:
-            return (f"no difference beyond ±{fmt.pct(self.margin)} in {self.what}{where}: {b}/{a} {fmt.ratio(self.ratio)} "
-                    f"({self.interval_text}; {self.method})")
-        return (f"no difference detectable in {self.what}{where} ({b}/{a} {fmt.ratio(self.ratio)}, "
-                f"{self.interval_text}; {a} {fmt.estimate(self.a, self.a_interval)}, {b} "
-                f"{fmt.estimate(self.b, self.b_interval)}; {self.method})")
 
     def to_dict(self) -> dict:
         return {"metric": self.what, "a": self.a, "a_interval": list(self.a_interval), "b": self.b,

@@ -8,5 +8,5 @@
 * :mod:`.compare` / :mod:`.compare_page`  ``perflab compare A B``: two runs or two reports side by side
 * :mod:`.browser`    headless chromium checks the pages (plots drawn, toggles, no network, screenshots)
 
-What the notebooks themselves call (plots, commentary, findings) is :mod:`perflab.analysis`.
+What the notebooks themselves call (each subject's figures, tables, sentences and findings) is :mod:`perflab.analysis`.
 """

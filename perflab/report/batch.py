@@ -61,7 +61,7 @@ class NotebookResult:
     export_error: str | None = None
     runs: list[dict] = field(default_factory=list)   # {"id", "path" (relative link), "status", "validity"}
     browser: dict | None = None
-    finding: dict | None = None             # what the notebook's show_finding left (findings.read)
+    finding: dict | None = None             # what the notebook's answer left (findings.read)
     flamegraphs: list[str] = field(default_factory=list)   # flame graph files the page links
     missing_files: list[str] = field(default_factory=list)  # files the page should link but could not find
 

@@ -39,9 +39,17 @@ from pathlib import Path
 import pandas as pd
 
 from .. import fmt, paths
+from ..ab.result import recorded_verdicts
+from ..analysis import ab
+from ..analysis.breakpoints import breakpoint_curve
+from ..analysis.latency import latency_timelines, percentile_spectrum
+from ..analysis.profiles import preview_svg, top_frames_html
 from ..measure.methods import Method
 from ..measure.significance import SAMPLE_TEST, Direction, compare_intervals, compare_samples
+from ..profiling import bridge, codemap, flame
 from ..records import Run, open_run
+from .compare_page import summary_table, write_page
+from .export import ensure_plotly_js
 
 
 class CompareError(ValueError):
@@ -190,8 +198,6 @@ def _intervals_rows(name: str, la, lb, where: str = "") -> list[Row]:
 def compare_pair(name: str, a: Run, b: Run, label_a: str, label_b: str, files_dir: Path | None,
                  page_dir: Path | None) -> Pair:
     """Compare run ``b`` with run ``a`` (see the module docstring)."""
-    from ..analysis import plots
-
     pair = Pair(name, a, b)
     for side, run in (("A", a), ("B", b)):
         if run.status != "ok":
@@ -216,7 +222,7 @@ def compare_pair(name: str, a: Run, b: Run, label_a: str, label_b: str, files_di
         pair.breakpoints.append((ra, rb, direction, evidence, str(Method.SEQUENTIAL_INTERVALS)))
         pair.rows.append(Row(name, "breakpoint", ra["rate"], rb["rate"], "req/s", direction, evidence,
                              "intervals compared: different only when disjoint", str(Method.SEQUENTIAL_INTERVALS)))
-        pair.figures["Breakpoint searches"] = plots.breakpoint_curve(
+        pair.figures["Breakpoint searches"] = breakpoint_curve(
             {label_a: sa, label_b: sb}, title=f"{name}: latency against the offered rate, {label_a} and {label_b}")
         la, lb = sa.at_breakpoint, sb.at_breakpoint
         where = " (the probe at each breakpoint)"
@@ -236,10 +242,10 @@ def compare_pair(name: str, a: Run, b: Run, label_a: str, label_b: str, files_di
     if la is not None and lb is not None:
         pair.rows += _intervals_rows(name, la, lb, where)
         if not la.spectrum.empty and not lb.spectrum.empty:
-            pair.figures["Percentile spectra"] = plots.percentile_spectrum(
+            pair.figures["Percentile spectra"] = percentile_spectrum(
                 {label_a: la, label_b: lb}, title=f"{name}: latency by percentile{where}, {label_a} and {label_b}")
         if not la.intervals.empty and not lb.intervals.empty:
-            pair.figures["Latency over time"] = plots.latency_timelines(
+            pair.figures["Latency over time"] = latency_timelines(
                 {label_a: la, label_b: lb}, title=f"{name}: latency over time{where}")
     for event in sorted(set(a.profiles()) & set(b.profiles())):
         pair.flamegraphs.append(_flame_diff(name, a, b, event, files_dir, page_dir))
@@ -252,9 +258,6 @@ def _where(row: dict) -> str:
 
 def _ab_pair(name: str, run: Run, pair: Pair) -> Pair:
     """One A/B run: its own paired verdicts as rows (A's and B's medians over the pairs it used)."""
-    from ..ab.result import recorded_verdicts
-    from ..analysis import ab as abx
-
     rows = recorded_verdicts(run)
     if not rows:
         pair.notes.append(f"the A/B run {run.id} has status {run.status!r} and recorded no verdict: nothing "
@@ -262,7 +265,7 @@ def _ab_pair(name: str, run: Run, pair: Pair) -> Pair:
         return pair
     method = Method(run.results.get("method"))
     pair.notes.append(f"A = {rows[0]['a']}, B = {rows[0]['b']}; {method.description}")
-    pairs = abx._pairs(run)
+    pairs = ab.pairs_of(run)
     for r in rows:
         direction = Direction(r["direction"]) if r["direction"] in Direction._value2member_map_ else Direction.NONE
         a_val, b_val, unit = r.get("a_value"), r.get("b_value"), ""
@@ -274,28 +277,20 @@ def _ab_pair(name: str, run: Run, pair: Pair) -> Pair:
             unit = "probes passed"
         elif r["metric"] == "breakpoint":
             unit = "req/s"
-        pair.rows.append(Row(name, f"{r['metric']}{_where(r)}", a_val, b_val, unit, direction, r["sentence"], r["test"],
+        pair.rows.append(Row(name, f"{r['metric']}{_where(r)}", a_val, b_val, unit, direction, ab.sentence(r), r["test"],
                              r["method"]))
     if not pairs.empty:
-        pair.figures["Pairs"] = abx.pairs_figure(run)
-    if run.results.get("idle_cost"):
-        ic = run.results["idle_cost"]
-        m = run.results.get("metric") if run.results.get("metric") in ic["ratios"] else "p99"
-        r = ic["ratios"][m]
-        if r.get("ratio") is None or r.get("conclusion") == "too few pairs":
-            pair.notes.append(f"what the idle side costs was not measured: {r.get('n', 0)} usable pairs")
-            return pair
-        pair.notes.append(f"what the idle side costs: {ic['busy']}'s {m} with {ic['idle']} idle but running is "
-                          f"{fmt.ratio(r['ratio'])} {ic['busy']}'s with {ic['idle']} frozen (95% CI "
-                          f"{fmt.ratio(r['ci'][0])}-{fmt.ratio(r['ci'][1])}, n = {r['n']} pairs)")
+        pair.figures["Pairs"] = ab.pairs_figure(run)
+    ic = run.results.get("idle_cost")
+    if ic:
+        metric = run.results.get("metric")
+        pair.notes.append(ab.idle_sentence(ic, metric if metric in ic["ratios"] else "p99"))
     return pair
 
 
 def _two_ab_pairs(name: str, a: Run, b: Run, pair: Pair) -> Pair:
     """Two A/B runs (the same comparison in two reports): their ratios compared by their intervals; they
     were measured one after the other, so the method is sequential."""
-    from ..ab.result import recorded_verdicts
-
     ra = {(r.get("rate"), r["metric"]): r for r in recorded_verdicts(a) if r.get("ratio") is not None}
     rb = {(r.get("rate"), r["metric"]): r for r in recorded_verdicts(b) if r.get("ratio") is not None}
     for key in [k for k in ra if k in rb]:
@@ -318,9 +313,6 @@ def _flame_diff(name: str, a: Run, b: Run, event: str, files_dir: Path | None,
                 page_dir: Path | None) -> dict:
     """async-profiler's differential flame graph of ``event`` (B's shape coloured by growth against A),
     our static preview of it, and the categories' shares side by side."""
-    from ..analysis.flamepreview import preview_svg, top_frames_html
-    from ..profiling import codemap, flame
-
     ca, cb = a.profiles()[event], b.profiles()[event]
     sa, sb = flame.read_collapsed(ca), flame.read_collapsed(cb)
     out = {"event": event, "preview_html": preview_svg(sb, event, base=sa) + top_frames_html(sb)}
@@ -334,8 +326,6 @@ def _flame_diff(name: str, a: Run, b: Run, event: str, files_dir: Path | None,
     if files_dir is not None:
         target = files_dir / re.sub(r"[^A-Za-z0-9_.-]+", "-", f"diff-{a.id}-vs-{b.id}-{event}.html")
         try:
-            from ..profiling import bridge
-
             bridge.diff_html(ca, cb, target, title=f"{name}: {event}, B against A (red: grew)")
             out["href"] = os.path.relpath(target, page_dir) if page_dir else str(target)
         except Exception as e:  # noqa: BLE001 - a missing JVM costs the linked graph, not the page
@@ -374,8 +364,6 @@ class Comparison:
                 "rows": [asdict(r) for r in self.rows], "only_in_a": self.only_a, "only_in_b": self.only_b}
 
     def _repr_html_(self) -> str:
-        from .compare_page import summary_table
-
         try:
             href = os.path.relpath(self.path, Path.cwd())
         except ValueError:
@@ -397,9 +385,6 @@ def compare(a: str | os.PathLike, b: str | os.PathLike | None = None, output: st
     and write the page (``output``, default ``<report root>/compare/<A>-vs-<B>.html``) with
     ``assets/plotly.min.js`` and the differential flame graphs (``flamegraphs/``) next to it. Bad inputs
     raise :class:`CompareError` naming the problem."""
-    from .compare_page import write_page
-    from .export import ensure_plotly_js
-
     if b is None:
         return _compare_ab_run(a, output, data_root)
     sa, sb = open_side(a, data_root, "A"), open_side(b, data_root, "B")
@@ -435,9 +420,6 @@ def compare(a: str | os.PathLike, b: str | os.PathLike | None = None, output: st
 
 def _compare_ab_run(spec, output, data_root) -> Comparison:
     """The page of one A/B run: its two sides and its paired verdicts."""
-    from .compare_page import write_page
-    from .export import ensure_plotly_js
-
     side = open_side(spec, data_root, "A")
     run = next(iter(side.runs.values())) if side.kind == "run" else None
     if run is None or run.kind != "ab":

@@ -10,7 +10,7 @@ nothing from the network and
   "show all code" button in the page's navigation bar;
 * shows the notebook's finding (:mod:`.findings`) at the top of the page, linked to the cell;
 * copies async-profiler's flame graphs next to the page (``flamegraphs/``) and links them, with the
-  preview the notebook drew (:class:`FlameGraphLinks`, see :func:`.notebook.show_flamegraph`);
+  preview the notebook drew (:class:`FlameGraphLinks`, see :func:`perflab.analysis.profiles.flamegraph`);
 * folds each cell's stderr into a closed ``<details>`` after removing the kernel's start-up warnings
   and progress bars, which say nothing about the experiment (:class:`TidyStderr`); the executed
   notebook keeps them;
@@ -31,8 +31,11 @@ from pathlib import Path
 import nbformat
 from nbconvert import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
+import plotly
+import plotly.io as pio
 
 from ..analysis import findings
+from ..analysis.profiles import FLAMEGRAPH_MIME, flamegraph_html
 
 TEMPLATES = Path(__file__).parent / "templates"
 TEMPLATE_NAME = "perflab_offline"
@@ -53,8 +56,6 @@ class OfflineExportError(RuntimeError):
 
 def plotly_js_source() -> Path:
     """The plotly.js bundle shipped inside the installed plotly package."""
-    import plotly
-
     p = Path(plotly.__file__).parent / "package_data" / PLOTLY_JS
     if not p.is_file():
         raise FileNotFoundError(f"plotly.js not found in the plotly package ({p}): reinstall plotly")
@@ -100,8 +101,6 @@ class PlotlyFigures(Preprocessor):
     def preprocess_cell(self, cell, resources, index):
         if cell.get("cell_type") != "code":
             return cell, resources
-        import plotly.io as pio
-
         kept = []
         for k, out in enumerate(cell.get("outputs", [])):
             data = out.get("data") or {}
@@ -180,15 +179,13 @@ class TidyStderr(Preprocessor):
 
 
 class FlameGraphLinks(Preprocessor):
-    """Copy each flame graph a cell showed (:func:`.notebook.show_flamegraph`) into the page's
+    """Copy each flame graph a cell showed (:func:`perflab.analysis.profiles.flamegraph`) into the page's
     ``flamegraphs/`` folder and point its link there. A file that no longer exists is named in the
     page (and in ``resources['perflab_missing']``) instead of linked."""
 
     page_dir: Path | None = None
 
     def preprocess_cell(self, cell, resources, index):
-        from ..analysis.notebook import FLAMEGRAPH_MIME, flamegraph_html
-
         for out in cell.get("outputs", []):
             data = out.get("data") or {}
             if FLAMEGRAPH_MIME not in data:

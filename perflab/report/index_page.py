@@ -17,6 +17,8 @@ from markupsafe import Markup, escape
 
 from .. import fmt
 from ..analysis import findings as fnd
+from ..analysis.breakpoints import breakpoint_overview
+from .export import ensure_plotly_js
 
 TEMPLATE = r"""<!DOCTYPE html>
 <html lang="en">
@@ -208,8 +210,6 @@ def _breakpoint_rows(report) -> list[dict]:
 
 
 def render(report, plotly_js: str | None = "assets/plotly.min.js") -> str:
-    from ..analysis.plots import breakpoint_overview, thumbnail
-
     env = jinja2.Environment(autoescape=True, undefined=jinja2.ChainableUndefined)
     env.filters["inline_code"] = _inline_code
     shots = [(n.notebook, n.browser["screenshot"]) for n in report.notebooks
@@ -220,7 +220,7 @@ def render(report, plotly_js: str | None = "assets/plotly.min.js") -> str:
     if breakpoints and any(b.get("rate") is not None for b in breakpoints):
         fig = breakpoint_overview(breakpoints)
         overview_height = int(fig.layout.height)
-        figures["breakpoint-overview"] = thumbnail(fig, height=overview_height)
+        figures["breakpoint-overview"] = fnd.thumbnail(fig, height=overview_height)
         figures["breakpoint-overview"]["layout"].update(showlegend=True, margin={"l": 120, "r": 10, "t": 30, "b": 40})
     for n in report.notebooks:
         prev = (n.finding or {}).get("preview")
@@ -238,8 +238,6 @@ def render(report, plotly_js: str | None = "assets/plotly.min.js") -> str:
 
 
 def write(report, folder: Path) -> Path:
-    from .export import ensure_plotly_js
-
     folder = Path(folder)
     (folder / "report.json").write_text(json.dumps(report.to_json(), indent=2, default=str))
     html = render(report)

@@ -104,20 +104,22 @@ def notebooks_dir() -> Path:
 
 
 # --- the built-in plans ---------------------------------------------------------------------------
-# Durations are seconds. The quick plan keeps every measured window >= 3 s after >= 2 s of warm-up
-# (perflab-load records everything after --warmup: no wrk2-style 10 s calibration hole to outlast).
+# Durations carry their unit ("5s", "500ms": notebooks/README.md, Conventions). The quick plan keeps every
+# measured window >= 3 s after >= 2 s of warm-up (perflab-load records everything after --warmup: no
+# wrk2-style 10 s calibration hole to outlast).
 
 # The quick plan's searches: 2 s probes after 0.5 s of warm-up, a 6 s ramp, at most 10 probes (two
 # repeats at each edge included); a search then takes 30-45 s. Its interval is what the probes show: in
 # the quick report of 2026-11-23 two of eight were within ±10%, the rest ±17-23% or open (the shared
 # 2-core machine's p99 noise; java-server/bench/RESULTS.md).
-_QUICK_SEARCH = {"probe_duration_s": 2, "warmup_s": 0.5, "ramp_duration_s": 6, "precision": 0.04, "repeats": 2,
+_QUICK_SEARCH = {"probe_duration": "2s", "warmup": "500ms", "ramp_duration": "6s", "precision": 0.04, "repeats": 2,
                  "max_probes": 10}
 # The quick plan's interleaved comparisons at a fixed rate (03's latency, 05's backends): 0.5 s probes after
 # 0.25 s of warm-up, at most 16 pairs (under 40 s a comparison); alpha 1e-3, so that 16 pairs that agree can
 # claim a difference (the default 1e-6 needs 24). The idle side's cost is notebook 8's.
-_QUICK_PAIRS = {"probe_duration": 0.5, "warmup": 0.25, "max_pairs": 16, "alpha": 1e-3, "budget": 60, "idle_pairs": 0}
-_FULL_PAIRS = {"probe_duration": 2, "warmup": 1, "max_pairs": 64, "budget": 600, "idle_pairs": 0}
+_QUICK_PAIRS = {"probe_duration": "500ms", "warmup": "250ms", "max_pairs": 16, "alpha": 1e-3, "budget": "60s",
+                "idle_pairs": 0}
+_FULL_PAIRS = {"probe_duration": "2s", "warmup": "1s", "max_pairs": 64, "budget": "600s", "idle_pairs": 0}
 
 QUICK = Plan(
     "quick",
@@ -125,7 +127,7 @@ QUICK = Plan(
         # a 256k memtable: PUTs at 3000/s flush every ~0.4 s and compact every few flushes, so the
         # 5 s window holds the events the notebook is about
         NotebookSpec("01-stable-load", {
-            "duration_s": 5, "warmup_s": 3, "put_rate": 3000, "get_rate": 3000, "many_connections": 32,
+            "duration": "5s", "warmup": "3s", "put_rate": 3000, "get_rate": 3000, "many_connections": 32,
             "threads": 2, "prefill_keys": 100_000, "memtable_size": "256k", "profile_events": "cpu,alloc,lock",
         }),
         NotebookSpec("02-breakpoint", {
@@ -134,34 +136,34 @@ QUICK = Plan(
         NotebookSpec("03-sync-vs-async", {
             # async and virtual each against sync: two interleaved comparisons of two searches each
             **_QUICK_SEARCH, "modes": ["sync", "async", "virtual"], "connections": 32, "prefill_keys": 100_000,
-            "profile_duration_s": 4, "profile_events": "cpu,alloc,lock", "pairs": _QUICK_PAIRS,
+            "profile_duration": "4s", "profile_events": "cpu,alloc,lock", "pairs": _QUICK_PAIRS,
         }),
         NotebookSpec("04-executor-tuning", {
             # one interleaved comparison (two searches), not three: the batch stays short (the full plan crosses
             # queues too)
             **_QUICK_SEARCH, "workers": [1, 4], "queues": [1024], "connections": 32, "prefill_keys": 100_000,
-            "overload_duration_s": 3,
+            "overload_duration": "3s",
         }),
         NotebookSpec("05-storage", {
-            "duration_s": 4, "warmup_s": 2, "rate": 3000, "connections": 16, "prefill_keys": 100_000,
+            "duration": "4s", "warmup": "2s", "rate": 3000, "connections": 16, "prefill_keys": 100_000,
             "backends": ["lsm", "rocksdb", "memory"], "flush_threads": [1, 2], "memtable_sizes": ["256k", "4m"],
             "compaction_memtable": "256k", "pairs": _QUICK_PAIRS,
         }),
         # one start of the three nodes serves every run; the breakpoints are the ramps' estimates (a probed
         # search of both targets alone would take longer than the rest of the notebook)
         NotebookSpec("07-cluster", {
-            "rate": 200, "duration_s": 3, "warmup_s": 2, "threads": 3, "connections": 6, "keys": 5000,
-            "fill_keys": 500, "cluster_warmup_s": 8, "search": "ramp", "search_start_rate": 100,
-            "search_max_rate": 20_000, "ramp_duration_s": 4, "fault_at_s": 1.5, "fault_down_s": 1,
-            "fault_duration_s": 12, "check_rate": 60,
+            "rate": 200, "duration": "3s", "warmup": "2s", "threads": 3, "connections": 6, "keys": 5000,
+            "fill_keys": 500, "cluster_warmup": "8s", "search": "ramp", "search_start_rate": 100,
+            "search_max_rate": 20_000, "ramp_duration": "4s", "fault_at": "1.5s", "fault_down": "1s",
+            "fault_duration": "12s", "check_rate": 60,
         }),
         # the A/B method checked against known truth in every quick report: a 5 ms park against a 4 ms one
         # (B's p50 about 1.23x A's); 24 pairs of 0.5 s probes are the fewest that can claim it (alpha 1e-6)
         NotebookSpec("08-ab", {
             "a": {"mode": "async", "workers": 8, "debug_delay": "4ms"},
             "b": {"mode": "async", "workers": 8, "debug_delay": "5ms"}, "common": {"backend": "memory"},
-            "script": "status.lua", "prefill_keys": 0, "rates": [500], "metric": "p50", "probe_s": 0.5,
-            "probe_warmup_s": 0.25, "max_pairs": 32, "budget_s": 90, "idle_pairs": 4,
+            "script": "status.lua", "prefill_keys": 0, "rates": [500], "metric": "p50", "probe_duration": "500ms",
+            "warmup": "250ms", "max_pairs": 32, "budget": "90s", "idle_pairs": 4,
         }),
         NotebookSpec("06-summary", {}, after=True),
     ),
@@ -172,40 +174,40 @@ FULL = Plan(
     "full",
     (
         NotebookSpec("01-stable-load", {
-            "duration_s": 120, "warmup_s": 15, "put_rate": 10000, "get_rate": 10000, "many_connections": 64,
+            "duration": "120s", "warmup": "15s", "put_rate": 10000, "get_rate": 10000, "many_connections": 64,
             "threads": 2, "prefill_keys": 2_000_000, "memtable_size": "4m", "profile_events": "cpu,alloc,lock",
         }),
         NotebookSpec("02-breakpoint", {
-            "probe_duration_s": 10, "warmup_s": 3, "ramp_duration_s": 20, "precision": 0.03, "repeats": 3,
+            "probe_duration": "10s", "warmup": "3s", "ramp_duration": "20s", "precision": 0.03, "repeats": 3,
             "max_probes": 20, "connections": [1, 64], "prefill_keys": 2_000_000, "include_ceiling": True,
             "placements": ["shared", "split"],
         }),
         NotebookSpec("03-sync-vs-async", {
-            "modes": ["sync", "async", "virtual"], "probe_duration_s": 10, "warmup_s": 3, "ramp_duration_s": 20,
+            "modes": ["sync", "async", "virtual"], "probe_duration": "10s", "warmup": "3s", "ramp_duration": "20s",
             "precision": 0.03, "repeats": 3, "max_probes": 20, "connections": 64, "prefill_keys": 2_000_000,
-            "profile_duration_s": 60, "profile_events": "cpu,alloc,lock", "pairs": _FULL_PAIRS,
+            "profile_duration": "60s", "profile_events": "cpu,alloc,lock", "pairs": _FULL_PAIRS,
         }),
         NotebookSpec("04-executor-tuning", {
             # each configuration against 1 worker, queue 16: 11 interleaved comparisons of two searches each
-            "workers": [1, 2, 4, 8], "queues": [16, 256, 4096], "probe_duration_s": 8, "warmup_s": 2,
-            "ramp_duration_s": 15, "precision": 0.04, "repeats": 2, "max_probes": 16, "connections": 64,
-            "prefill_keys": 1_000_000, "overload_duration_s": 30,
+            "workers": [1, 2, 4, 8], "queues": [16, 256, 4096], "probe_duration": "8s", "warmup": "2s",
+            "ramp_duration": "15s", "precision": 0.04, "repeats": 2, "max_probes": 16, "connections": 64,
+            "prefill_keys": 1_000_000, "overload_duration": "30s",
         }),
         NotebookSpec("05-storage", {
-            "duration_s": 60, "warmup_s": 10, "rate": 10000, "connections": 64, "prefill_keys": 2_000_000,
+            "duration": "60s", "warmup": "10s", "rate": 10000, "connections": 64, "prefill_keys": 2_000_000,
             "backends": ["lsm", "rocksdb", "memory"], "flush_threads": [1, 2, 4],
             "memtable_sizes": ["1m", "4m", "16m", "64m"], "compaction_memtable": "1m", "pairs": _FULL_PAIRS,
         }),
         NotebookSpec("07-cluster", {
-            "rate": 1000, "duration_s": 60, "warmup_s": 10, "threads": 3, "connections": 48, "keys": 200_000,
-            "fill_keys": 20_000, "cluster_warmup_s": 60, "search": "probes", "search_start_rate": 200,
-            "search_max_rate": 100_000, "ramp_duration_s": 20, "probe_duration_s": 10,
-            "fault_at_s": 20, "fault_down_s": 15, "fault_duration_s": 60, "check_rate": 200,
+            "rate": 1000, "duration": "60s", "warmup": "10s", "threads": 3, "connections": 48, "keys": 200_000,
+            "fill_keys": 20_000, "cluster_warmup": "60s", "search": "probes", "search_start_rate": 200,
+            "search_max_rate": 100_000, "ramp_duration": "20s", "probe_duration": "10s",
+            "fault_at": "20s", "fault_down": "15s", "fault_duration": "60s", "check_rate": 200,
         }),
         NotebookSpec("08-ab", {
             "a": {"mode": "sync"}, "b": {"mode": "async"}, "common": {"backend": "lsm"}, "script": "get-random.lua",
             "connections": 64, "threads": 2, "prefill_keys": 1_000_000, "rates": [10000, 25000], "metric": "p99",
-            "probe_s": 2, "probe_warmup_s": 1, "max_pairs": 64, "budget_s": 1200, "idle_pairs": 8,
+            "probe_duration": "2s", "warmup": "1s", "max_pairs": 64, "budget": "1200s", "idle_pairs": 8,
         }),
         NotebookSpec("06-summary", {}, after=True),
     ),

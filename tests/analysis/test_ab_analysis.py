@@ -1,7 +1,9 @@
-"""perflab.analysis.ab on recorded A/B runs (no server): what notebooks show of a comparison."""
+"""perflab.analysis.ab on recorded A/B runs (no server): a comparison's verdicts in words, what notebooks show of one
+or of several against one baseline."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 import synthetic as syn
@@ -9,26 +11,31 @@ import synthetic as syn
 from perflab import ABParams, Commit, LoadParams, ServerConfig
 from perflab.ab.result import ABResult, record
 from perflab.ab.sides import Side
-from perflab.analysis import ab as abx
+from perflab.analysis import ab
+from perflab.analysis.ab import baseline, reading, verdicts
+from perflab.measure import paired
 from perflab.measure.methods import Method
 from perflab.measure.paired import interval_ratio
 from perflab.records import new_run
 
 
+#: what a recorded comparison's verdict rows hold besides the verdict (perflab.ab.result.verdict_rows)
+ROW = {"a": "mode=sync", "b": "mode=async", "method": "interleaved pairs", "rate": 1000.0, "level": 1.2e-7,
+       "margin": 0.05, "stop": "different", "measured": 24, "budget_s": 300.0, "max_pairs": 64, "confidence": 0.95,
+       "min_pairs": 8}
+
+
 def _run(root, name, ratio, ci, conclusion="different", metric="p99"):
-    run = new_run("ab", name, {"a": {"label": "mode=sync"}, "b": {"label": "mode=async"}}, data_root=root,
-                  environment={})
-    word = "B's p99 at 1,000 req/s is" if conclusion == "different" else "no difference detectable in p99 at 1,000 req/s"
-    rows = [{"a": "mode=sync", "b": "mode=async", "method": "interleaved pairs", "rate": 1000.0, "metric": metric,
-             "stop_rule": True, "ratio": ratio, "ci_lo": ci[0], "ci_hi": ci[1], "n": 24, "p_value": 1e-7,
-             "conclusion": conclusion, "direction": "lower", "margin": 0.05, "stop": "different",
-             "sentence": f"{word} {ratio:.2f}x A's (95% CI ...)"},
-            {"a": "mode=sync", "b": "mode=async", "method": "interleaved pairs", "rate": 1000.0, "metric": "p50",
-             "stop_rule": False, "ratio": 1.0, "ci_lo": 0.98, "ci_hi": 1.02, "n": 24, "p_value": 0.5,
-             "conclusion": "equivalent", "direction": "no difference beyond the margin", "stop": "different",
-             "sentence": "no difference beyond ±5% in p50 at 1,000 req/s"}]
-    run.set_result(method="interleaved pairs", metric=metric, verdicts=rows, lines=["A = mode=sync, B = mode=async"]
-                   + [r["sentence"] for r in rows])
+    run = new_run("ab", name, {"a": {"label": "mode=sync"}, "b": {"label": "mode=async"},
+                               "criteria": {"sla_p99": 0.01}}, data_root=root, environment={})
+    rows = [{**ROW, "metric": metric, "stop_rule": True, "ratio": ratio, "ci_lo": ci[0], "ci_hi": ci[1], "n": 24,
+             "p_value": 1e-7, "conclusion": conclusion, "direction": "lower"},
+            {**ROW, "metric": "p50", "stop_rule": False, "ratio": 1.0, "ci_lo": 0.98, "ci_hi": 1.02, "n": 24,
+             "p_value": 0.5, "conclusion": "equivalent", "direction": "no difference beyond the margin"},
+            {**ROW, "metric": "pass", "stop_rule": False, "ratio": None, "ci_lo": None, "ci_hi": None, "n": 24,
+             "p_value": 1.0, "conclusion": "undecided", "direction": "no difference detectable", "a_value": 24,
+             "b_value": 24}]
+    run.set_result(method="interleaved pairs", metric=metric, verdicts=rows)
     run.finish("ok")
     return run
 
@@ -36,30 +43,42 @@ def _run(root, name, ratio, ci, conclusion="different", metric="p99"):
 def test_answer_key_number_commentary_and_tables_of_recorded_runs(tmp_path):
     x = _run(tmp_path, "ab-x", 0.72, (0.65, 0.80))
     y = _run(tmp_path, "ab-y", 1.01, (0.90, 1.10), conclusion="undecided")
-    assert abx.answer(x) == "B's p99 at 1,000 req/s is 0.72x A's (95% CI ...) (A = mode=sync, B = mode=async)."
-    assert abx.key_number(x) == {"label": "B/A p99 at 1,000 req/s", "value": 0.72, "unit": "x", "interval": [0.65, 0.80]}
-    md = abx.commentary(x)
+    assert reading.answer_comparison(x) == ("B's p99 at 1,000 req/s is 0.72x A's (95% CI 0.65x-0.80x, n = 24 pairs; "
+                                            "interleaved pairs, Wilcoxon p = 1e-7) (A = mode=sync, B = mode=async).")
+    assert reading.key_number(x) == {"label": "B/A p99 at 1,000 req/s", "value": 0.72, "unit": "x", "interval": [0.65, 0.80]}
+    md = reading.commentary(x)
     assert md.startswith("**A** = `mode=sync`, **B** = `mode=async`, compared by *interleaved pairs*: interleaved A/B")
-    assert "- No difference beyond ±5% in p50" in md
-    t = abx.table({"async": x, "virtual": y})
-    assert list(t.columns[:3]) == ["comparison", "rate", "metric"] and len(t) == 4
+    assert md.splitlines()[1:] == [
+        "- B's p99 at 1,000 req/s is 0.72x A's (95% CI 0.65x-0.80x, n = 24 pairs; interleaved pairs, Wilcoxon p = 1e-7)",
+        "- No difference beyond ±5% in p50 at 1,000 req/s: B/A 1.00x (95% CI 0.98x-1.02x, n = 24 pairs; interleaved "
+        "pairs, Wilcoxon p = 0.5)",
+        "- Pass at the SLA (p99 <= 10.0 ms) at 1,000 req/s: A passed 24 of 24 probes, B 24; no difference detectable "
+        "(exact McNemar p = 1; interleaved pairs)",
+        "- Stopped at 1,000 req/s after 24 pairs: the test claims a difference in p99 at n = 24 (p = 1e-7 <= 1.2e-7) "
+        "and the interval excludes 1"]
+    t = reading.table({"async": x, "virtual": y})
+    assert list(t.columns[:3]) == ["comparison", "rate", "metric"] and len(t) == 6
     assert set(t["comparison"]) == {"async", "virtual"} and (t["method"] == "interleaved pairs").all()
-    ov = abx.overview({"async": x, "virtual": y})
-    assert ov.splitlines()[0].startswith("- **async**: B's p99") and "- **virtual**: No difference detectable" in ov
-    fig = abx.pairs_figure(x)   # a run without pairs.csv still draws, and says so
+    ov = baseline.verdict_lines({"async": x, "virtual": y}, "GET")
+    assert ov[0].startswith("**GET, async**: B's p99") and ov[1].startswith("**GET, virtual**: No difference detectable")
+    fig = ab.pairs_figure(x)   # a run without pairs.csv still draws, and says so
     assert fig.layout.title.text and fig.layout.annotations
-    assert isinstance(abx.table(x), pd.DataFrame)
+    assert isinstance(reading.table(x), pd.DataFrame)
+    section = ab.comparison(x)
+    assert section.text == md and section.figure is not None and section.table is not None
+    f = ab.answer(x)
+    assert f.answer == reading.answer_comparison(x) and f.key_number == reading.key_number(x) and f.breakpoints == []
 
 
 def test_a_notebook_side_is_checked_and_named():
-    assert abx.side({"backend": "memory"}, {"mode": "async"}) == ServerConfig(backend="memory", mode="async")
-    assert abx.side(None, {"mode": "sync"}, "HEAD~1") == Commit("HEAD~1", ServerConfig(mode="sync"))
+    assert ab.side({"backend": "memory"}, {"mode": "async"}) == ServerConfig(backend="memory", mode="async")
+    assert ab.side(None, {"mode": "sync"}, "HEAD~1") == Commit("HEAD~1", ServerConfig(mode="sync"))
     with pytest.raises(ValueError, match="b: mode: --mode: expected one of sync, async, virtual, got 'turbo'"):
-        abx.side({}, {"mode": "turbo"}, what="b")
+        ab.side({}, {"mode": "turbo"}, what="b")
     with pytest.raises(ValueError, match="a: 'moode' is no ServerConfig field"):
-        abx.side({}, {"moode": "async"}, what="a")
+        ab.side({}, {"moode": "async"}, what="a")
     with pytest.raises(ValueError, match="common: expected a dict"):
-        abx.side(["mode"], {})
+        ab.side(["mode"], {})
 
 
 def _bp_comparison(root, key, a_rate, b_rate):
@@ -80,34 +99,95 @@ def _bp_comparison(root, key, a_rate, b_rate):
 
 
 def test_several_configurations_against_one_baseline(tmp_path):
-    found = abx.Comparisons(1, {1: "1 worker", 2: "2 workers", 4: "4 workers"})
+    found = ab.Comparisons(1, {1: "1 worker", 2: "2 workers", 4: "4 workers"})
     found[2] = _bp_comparison(tmp_path, 2, 1000, 1050)    # inside each other's intervals: no claim
     found[4] = _bp_comparison(tmp_path, 4, 1000, 1900)    # disjoint: a claim
-    bps = abx.searches(found)
+    bps = ab.searches(found)
     assert list(bps) == [1, 2, 4] and bps[1] is found[2].searches["A"] and bps[4].rate == 1900
-    rows = abx.search_rows(found, "get-random", 16)
+    rows = baseline.search_rows(found, "get-random", 16)
     assert [(r["mode"], r["rate"], r["run_id"]) for r in rows] == [
         ("1 worker", 1000, found[2].run_id), ("2 workers", 1050, found[2].run_id), ("4 workers", 1900, found[4].run_id)]
-    assert abx.best(found) == 4
-    answer = abx.answer_against(found)
+    assert baseline.best(found) == 4
+    answer = baseline.answer_against(found)
     assert answer.startswith("Against 1 worker, 1 of 2 configurations differs (each compared with it interleaved")
     assert "the best, 4 workers: B's breakpoint is 1.90x A's" in answer and "interleaved searches" in answer
-    assert abx.key_against(found)["label"] == "B/A breakpoint (4 workers)"
-    assert abx.overview(found).splitlines()[1].startswith("- **4 workers**: B's breakpoint is 1.90x A's")
-    assert found.validity == "valid" and abx.validity({}) is None
-    fig = abx.figure(found)
+    assert baseline.key_against(found)["label"] == "B/A breakpoint (4 workers)"
+    assert ab.findings(found)[1].startswith("**4 workers**: B's breakpoint is 1.90x A's")
+    assert found.validity == "valid" and reading.validity({}) is None
+    fig = ab.figure(found)
     assert len(fig.data) >= 3 and "side by side with 1 worker's" in fig.layout.title.text
-    one = abx.Comparisons(1, {1: "1 worker", 4: "4 workers"})
+    one = ab.Comparisons(1, {1: "1 worker", 4: "4 workers"})
     one[4] = found[4]
-    assert abx.answer_against(one, "GET") == "GET: " + abx.answer(found[4]) and abx.key_against(one)["label"] == "B/A breakpoint"
-    assert abx.answer_against(abx.Comparisons("lsm", {}), "GET") == "GET: Only lsm was measured, so nothing was compared."
+    assert baseline.answer_against(one, "GET") == "GET: " + reading.answer_comparison(found[4]) and baseline.key_against(one)["label"] == "B/A breakpoint"
+    assert baseline.answer_against(ab.Comparisons("lsm", {}), "GET") == "GET: Only lsm was measured, so nothing was compared."
 
 
 def test_a_notebooks_pairs_and_baseline_are_checked_before_anything_runs():
-    assert abx.pairs({"max_pairs": 16, "idle_pairs": 0}) == ABParams(max_pairs=16, idle_pairs=0)
+    assert ab.pairs({"max_pairs": 16, "idle_pairs": 0}) == ABParams(max_pairs=16, idle_pairs=0)
     with pytest.raises(ValueError, match="pairs: 'max_pairz' is no ABParams field"):
-        abx.pairs({"max_pairz": 16})
+        ab.pairs({"max_pairz": 16})
     with pytest.raises(ValueError, match="max_pairs: must be"):
-        abx.pairs({"max_pairs": 1})
+        ab.pairs({"max_pairs": 1})
     with pytest.raises(ValueError, match="baseline: 'zfs' is not among the configurations"):
-        abx.against({"lsm": ServerConfig()}, LoadParams(rate=100), "nb05", baseline="zfs")
+        ab.against({"lsm": ServerConfig()}, LoadParams(rate=100), "nb05", baseline="zfs")
+
+
+# --- every verdict in words (the rows perflab.ab.result.verdict_rows makes of one) --------------------------
+
+def _pairs(seed, n, ratio=1.0, sigma=0.05, heavy=False):
+    """``n`` pairs: A's values log-normal around 2 ms, B's = A's x ratio x noise (Student t when ``heavy``)."""
+    rng = np.random.default_rng(seed)
+    a = 2.0 * np.exp(rng.normal(0, 0.3, n))
+    return a, a * ratio * np.exp(rng.standard_t(2, n) * sigma if heavy else rng.normal(0, sigma, n))
+
+
+def _row(r, rate=None, **extra) -> dict:
+    """A paired verdict as its row, as verdict_rows writes it."""
+    d = r.to_dict()
+    return {**d, "rate": rate, "ci_lo": d["ci"][0], "ci_hi": d["ci"][1], "min_pairs": r.min_pairs, **extra}
+
+
+def test_a_paired_verdict_in_words_names_its_method_n_interval_and_p():
+    level = paired.Family().level
+    r = _row(paired.paired_ratio(*_pairs(1, 24, ratio=0.8), "p99", level=level), 1000.0)
+    s = verdicts.sentence(r)
+    assert s.startswith("B's p99 at 1,000 req/s is 0.") and "x A's (95% CI" in s
+    assert "n = 24 pairs" in s and "interleaved pairs" in s and "Wilcoxon p = 1.19e-7" in s
+    short = _row(paired.paired_ratio(*_pairs(1, 22, ratio=0.8), level=level))        # 22 pairs cannot reach the level
+    assert "does not reach the comparison's level" in verdicts.sentence(short)
+    same = _row(paired.paired_ratio(*_pairs(2, 8, sigma=0.01), "p50", level=level))
+    assert verdicts.sentence(same).startswith("no difference beyond ±5% in p50: B/A 1.0")
+    noise = _row(paired.paired_ratio(*_pairs(4, 24, sigma=0.6, heavy=True), level=level), 3000.0)
+    assert verdicts.sentence(noise).startswith("no difference detectable in p99 at 3,000 req/s with n = 24 pairs")
+    few = _row(paired.paired_ratio([1, 2, 3], [1, 2, 3]))
+    assert verdicts.sentence(few) == "too few pairs to compare p99: n = 3 (at least 8; interleaved pairs)"
+
+
+def test_pass_fail_stop_reasons_and_the_idle_sides_cost_in_words():
+    p = paired.pass_fail([True] * 24, [False] * 24, paired.Family().level)
+    row = {"metric": "pass", "rate": 500.0, "n": p.n, "a_value": p.a_passed, "b_value": p.b_passed,
+           "p_value": p.p_value, "conclusion": str(p.conclusion), "direction": str(p.direction)}
+    assert verdicts.sentence(row, "the SLA (p99 <= 10.0 ms)").startswith(
+        "B passes the SLA (p99 <= 10.0 ms) at 500 req/s in fewer probes than A: A passed 24 of 24 probes, B 0")
+    r = _row(paired.paired_ratio(*_pairs(6, 8, sigma=0.01), "p50", level=1e-3), stop="equivalent")
+    assert verdicts.stop_reason(r) == "the 95% interval of p50 lies within ±5%"
+    assert verdicts.stop_reason({**r, "stop": "max-pairs", "max_pairs": 32}) == "max_pairs (32) measured without a verdict"
+    assert verdicts.stop_reason({**r, "stop": "budget", "budget_s": 90.0}) == "the time budget (90 s) ended without a verdict"
+    idle = {"rate": 500.0, "busy": "A", "idle": "B",
+            "ratios": {"p50": {**_row(paired.paired_ratio(*_pairs(9, 4), "p50", None, min_pairs=2)), "ci": [0.98, 1.05]}}}
+    assert verdicts.idle_sentence(idle, "p50").startswith("A's p50 at 500 req/s with B idle but running is 1.0")
+    assert verdicts.idle_sentence({**idle, "ratios": {"p50": {"n": 1, "conclusion": "too few pairs"}}}, "p50") == \
+        "the idle side's cost was not measured: 1 usable pairs"
+
+
+def test_two_breakpoints_of_interleaved_searches_in_words():
+    def row(r):
+        d = r.to_dict()
+        return {**d, "rate": None, "ci_lo": d["ci"][0], "ci_hi": d["ci"][1], "a_value": d["a"], "b_value": d["b"]}
+
+    s = verdicts.sentence(row(interval_ratio(1990, (1900, 2070), 1600, (1500, 1660))))
+    assert s.startswith("B's breakpoint is 0.80x A's (interval 0.72x-0.87x") and "interleaved searches" in s
+    assert "no difference detectable" in verdicts.sentence(row(interval_ratio(2000, (1800, 2200), 1900, (1700, 2100))))
+    assert "a search found none" in verdicts.sentence(row(interval_ratio(2000, (1900, 2100), None, (None, 100))))
+    recorded = row(interval_ratio(1000, (950, 1050), 2000, (1900, None)))
+    assert verdicts.sentence({**recorded, "ci_hi": None}) == verdicts.sentence(recorded)   # an open end, recorded as null

@@ -1,4 +1,4 @@
-"""The cluster figures and sentences (perflab.analysis.cluster_plots, .cluster_commentary) on a cluster run
+"""The cluster figures and sentences (perflab.analysis.cluster) on a cluster run
 built from known numbers: what each says must follow from them."""
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ import pytest
 from hdrh.histogram import HdrHistogram
 
 import perflab as pl
-from perflab.analysis import cluster_commentary as csay
-from perflab.analysis import cluster_notebook as cnb
-from perflab.analysis import cluster_plots as cplots
+from perflab.analysis import cluster
+from perflab.analysis.cluster import build as cnb
+from perflab.analysis.cluster import figures as cplots
+from perflab.analysis.cluster import sentences as csay
 from perflab.cluster.checker import Verdict, predict
 from perflab.cluster.distribution import KeyDistribution
 from perflab.cluster_run import ClusterResult, _recovery
@@ -169,10 +170,10 @@ def test_sentences_follow_the_numbers(res):
 
 
 def test_notebook_helpers_build_and_check(tmp_path, monkeypatch):
-    cfg = cnb.cluster(None, nodes=3, ack=2, entry="all", mode="async")
+    cfg = cnb.config(None, nodes=3, ack=2, entry="all", mode="async")
     assert cfg.node_config(0).mode == "async" and cfg.entries == (0, 1, 2)
     assert isinstance(cnb.single_node(cfg), pl.ServerConfig)
-    mine = cnb.cluster("kv {port} {cluster}", "/health", str(tmp_path), nodes=3)
+    mine = cnb.config("kv {port} {cluster}", "/health", str(tmp_path), nodes=3)
     one = cnb.single_node(mine)
     assert isinstance(one, pl.ClusterConfig) and one.nodes == 1 and one.foreign
     q = cnb.quorums(cfg, [[1, 3], [3, 3]])
@@ -180,16 +181,19 @@ def test_notebook_helpers_build_and_check(tmp_path, monkeypatch):
     assert list(cnb.quorums(cfg)) == ["1/3", "2/3", "3/3"], "every ack of from"
     with pytest.raises(ValueError, match=r"quorums\[1\]: ack: must not exceed from"):
         cnb.quorums(cfg, [[1, 3], [3, 2]])
-    assert cnb.check_faults(["at=1s node=2 kill for=2s"], cfg, 10) == ["at=1s node=2 kill for=2s"]
+    assert cnb.kill(cfg, 2, "1s", 2, "10s") == ["at=1s node=2 kill for=2s"]
+    assert cnb.kill(cfg, 2, "1500ms", "0.5s", 10) == ["at=1.5s node=2 kill for=0.5s"]
     with pytest.raises(ValueError, match="node 5 is out of range"):
-        cnb.check_faults(["at=1s node=5 kill"], cfg, 10)
+        cnb.kill(cfg, 5, 1, 1, 10)
+    with pytest.raises(ValueError, match="fault_down: must be > 0ms, got 0"):
+        cnb.kill(cfg, 2, 1, 0, 10)
     with pytest.raises(ValueError, match="needs at least 3 threads"):
         cnb.workload(cfg, "put.lua", connections=2, threads=1)
     assert cnb.workload(cfg, "put.lua", connections=3, threads=3).script.endswith("put.lua")
-    how = cnb.search("ramp", 10.0, start_rate=100, max_rate=1000, ramp_duration=4)
-    assert how.criteria.sla_p99 == 0.01 and how.params.warmup == 1
+    how = cnb.search("ramp", "10ms", start_rate=100, max_rate=1000, ramp_duration=4)
+    assert how.criteria.sla_p99 == 0.01 and how.sla_ms == 10 and how.params.warmup == 1
     with pytest.raises(ValueError, match="search: expected one of probes, ramp"):
-        cnb.search("guess", 10.0)
+        cnb.search("guess", "10ms")
     # a ramp over several entry nodes runs its whole length (no part can stop the others); to one, it stops
     load = cnb.workload(cfg, "put.lua", connections=3, threads=3, rate=100)
     assert cnb.ramp_load(load, how.params, how.criteria, cfg).stop_on_p99 is None
@@ -204,3 +208,31 @@ def test_notebook_helpers_build_and_check(tmp_path, monkeypatch):
     monkeypatch.setenv("PERFLAB_SCHEDULER", "tcp://10.0.0.1:8786")
     assert cnb.start(cfg) is cfg
     cnb.stop(cfg)
+
+
+def test_the_consistency_verdict_in_words():
+    c = {"reads": 40, "acknowledged": 30, "unavailable": 2, "unacknowledged": 1, "ok": 38, "stale": 0, "missed": 0,
+         "resurrected": 0, "unknown": 0}
+    ok = csay.describe_consistency(Verdict(predict(2, 2, 3), c))
+    assert ok.startswith("Consistency (2/3 writes, 2/3 reads): 40 reads judged against 30 acknowledged writes and "
+                         "deletes (2 reads unavailable, 1 writes not acknowledged): no stale, missed or resurrected "
+                         "read, as predicted (")
+    broken = csay.describe_consistency(Verdict(predict(2, 2, 3), {**c, "stale": 3, "missed": 1}))
+    assert "**VIOLATION**: 3 stale reads, 1 missed acknowledged writes, where the invariant predicts none" in broken
+    allowed = csay.describe_consistency(Verdict(predict(1, 1, 3), {**c, "stale": 3}))
+    assert "3 stale reads, as the configuration allows" in allowed
+    assert "their absence here is no proof" in csay.describe_consistency(Verdict(predict(1, 1, 3), c))
+    assert "sentence" not in Verdict(predict(2, 2, 3), c).to_dict()              # the record holds numbers
+
+
+def test_the_sections_notebook_07_shows(res):
+    status, text, panels, checker = cluster.fault_run(res).parts
+    assert status.layout.title.text.startswith("Latency and what the clients got") and text == csay.describe_fault_run(res)
+    assert panels.layout.title.text.startswith("Each node on one timeline") and checker.layout.title.text
+    keys = cluster.distribution(res)
+    assert keys.figure.layout.title.text.startswith("Keys per node") and keys.text == csay.describe_distribution(res.distribution)
+    assert cluster.node_profile(res, 0).parts == ["No cpu profile of node 0: not recorded."]
+    capacity = cluster.Capacity(["Ramp estimates ..."], rows=[{"workload": "put", "rate": 100.0}])
+    f = cluster.answer({"3 nodes, 2/3": res}, res, capacity)
+    assert f.answer == csay.answer_cluster({"3 nodes, 2/3": res}, res) and f.breakpoints == capacity.rows
+    assert f.key_number["label"] == "p99, 3 nodes, 2/3 at 100 req/s" and f.preview.layout.title.text

@@ -11,7 +11,7 @@ from perflab.breakpoint import BreakpointResult, Outcome, Probe
 from perflab.measure.judgement import Judgement
 from perflab.config import BreakpointCriteria, BreakpointParams
 from perflab.records import new_run
-from perflab.analysis import commentary, findings
+from perflab.analysis import findings, labels
 
 
 def test_make_finding_normalises_and_keeps_extra_breakpoint_keys():
@@ -48,19 +48,49 @@ def test_bad_findings_are_refused_with_the_reason(kwargs, message):
         findings.make_finding(**args)
 
 
-def test_show_finding_displays_a_box_and_a_machine_readable_copy(monkeypatch):
+def test_a_finding_shows_a_box_and_a_machine_readable_copy(monkeypatch):
     import IPython.display as d
 
     shown = []
     monkeypatch.setattr(d, "display", lambda obj, **kw: shown.append((obj, kw)))
-    assert findings.show_finding("p99 stays under 2 ms.", {"label": "p99", "value": 1.5, "unit": "ms"},
-                                 preview=go.Figure(go.Scatter(x=[1], y=[2]), layout=dict(title="t"))) is None
+    f = findings.Finding("p99 stays under 2 ms.", {"label": "p99", "value": 1.5, "unit": "ms"},
+                         preview=go.Figure(go.Scatter(x=[1], y=[2]), layout=dict(title="t")))
+    assert f.show() is None
     bundle, kw = shown[0]
     assert kw == {"raw": True}
-    f = bundle[findings.MIME]
-    assert f["answer"] == "p99 stays under 2 ms." and f["preview"]["layout"]["height"] == 220
+    stored = bundle[findings.MIME]
+    assert stored["answer"] == "p99 stays under 2 ms." and stored["preview"]["layout"]["height"] == 220
     assert "p99 stays under 2 ms." in bundle["text/html"] and "1.50 ms" in bundle["text/html"]
     assert bundle["text/plain"] == "p99 stays under 2 ms. (p99: 1.50 ms)"
+    assert f.with_validity_of("valid").validity == "valid" and f.with_validity_of("valid", "suspect").validity == "suspect"
+    assert findings.Finding("x", validity="invalid").with_validity_of("valid").validity == "invalid"
+
+
+def test_the_findings_list_joins_every_subjects_lines(monkeypatch):
+    import IPython.display as d
+
+    shown = []
+    monkeypatch.setattr(d, "display", lambda obj, **kw: shown.append(obj))
+    assert findings.bullets(["a", "", "b"], ["c"]) == "- a\n- b\n- c" and findings.bullets([]) == ""
+    findings.show(["a"], [], ["b"])
+    findings.show([""])
+    assert [s.data for s in shown] == ["- a\n- b"]
+
+
+def test_labels():
+    assert labels.load("PUT", 1) == "PUT, 1 connection" and labels.load("GET", 64, "split") == "GET, 64 connections [split]"
+    assert labels.executor(1, 16) == "1 worker, queue 16" and labels.memtable("4m", 2) == "memtable 4m, 2 flush threads"
+    assert labels.row({"workload": "GET", "connections": 64}) == "GET, 64 conn" and labels.row({"workload": "x"}) == "x"
+
+
+def test_thumbnail_is_small_static_json():
+    fig = go.Figure(go.Scatter(x=[1, 2], y=[3, 4]), layout=dict(title="A search", xaxis_title="rate"))
+    t = findings.thumbnail(fig)
+    assert t["layout"]["height"] == 220 and t["layout"]["showlegend"] is False
+    assert t["layout"]["title"]["text"] == "A search" and "template" not in t["layout"]
+    assert len(t["data"]) == len(fig.data)
+    with pytest.raises(ValueError, match="preview must be a plotly Figure"):
+        findings.thumbnail([1, 2])
 
 
 def test_read_takes_the_last_finding_of_an_executed_notebook():
@@ -120,28 +150,11 @@ def test_numbers_and_intervals_read_well():
         "none passed (below 250 req/s)"
 
 
-def test_answers_follow_the_rows():
-    rows = [{"workload": "PUT", "connections": 1, "mode": "sync", "rate": 1000.0, "interval": [1000.0, 1100.0]},
-            {"workload": "GET", "connections": 64, "mode": None, "rate": None, "interval": [None, 500.0]}]
-    assert commentary.answer_breakpoints(rows) == (
-        "PUT, 1 connection (sync) keeps up to 1,000 req/s (interval [1,000, 1,100]); "
-        "GET, 64 connections: no probed rate passed.")
-    a, b = {"rate": 1000.0, "interval": [1000.0, 2000.0]}, {"rate": 3000.0, "interval": [3000.0, None]}
-    assert commentary.compare_breakpoint_rows("sync", a, "async", b) == \
-        "async's breakpoint is higher than sync's (sequential intervals): intervals [1,000, 2,000] and [3,000, open) do " \
-        "not overlap."
-    c = {"rate": 1500.0, "interval": [1500.0, 1900.0]}
-    assert commentary.compare_breakpoint_rows("sync", a, "async", c).startswith("No difference between the breakpoints")
-    assert commentary.compare_breakpoint_rows("sync", a, "async", {"rate": None, "interval": [None, 50.0]}) == \
-        "async and sync cannot be compared: one of the searches found no breakpoint."
-
-
 def test_key_numbers_and_the_highest_row():
     rows = [{"workload": "GET", "connections": 64, "mode": "sync", "rate": 2000.0, "interval": [1900.0, 2100.0]},
             {"workload": "GET", "connections": 1, "mode": "async", "rate": 3000.0, "interval": [2800.0, None]},
             {"workload": "PUT", "connections": 64, "mode": "sync", "rate": None, "interval": [None, 100.0]}]
     assert findings.highest(rows) is rows[1] and findings.highest(rows[2:]) is None
-    assert findings.workload_label(rows[0]) == "GET, 64 conn" and findings.workload_label({"workload": "x"}) == "x"
     assert findings.key_breakpoint(rows[1], "{mode} breakpoint, {connection_count}") == {
         "label": "async breakpoint, 1 connection", "value": 3000.0, "unit": "req/s", "interval": [2800.0, None]}
     none = findings.key_breakpoint(rows[2], "{workload} breakpoint")

@@ -1,18 +1,20 @@
-"""The helpers the notebooks call: parameter checks, console outputs and flame graphs folded and linked."""
+"""The plumbing the notebooks call: parameter checks, measuring with one printed line, console outputs folded, and
+a section shown in order."""
 
 import html
 
 import plotly.graph_objects as go
 import pytest
 from IPython.core.interactiveshell import InteractiveShell  # noqa: F401  (display() needs IPython)
-from synthetic import events, experiment, load, search
+from synthetic import experiment, load, search
+
+import pandas as pd
 
 import perflab as pl
-import perflab.breakpoint
-import perflab.experiment
 from perflab import jdk
-from perflab.analysis import commentary as say
+from perflab.analysis import consoles
 from perflab.analysis import notebook as nb
+from perflab.analysis.section import Section
 
 
 def test_param_checks_a_notebook_parameter_with_the_config_layers_words():
@@ -33,41 +35,16 @@ def capture_display(monkeypatch) -> list:
     return shown
 
 
-COLLAPSED = ("[selector-1 tid=1];one/nio/net/SelectorThread.run;one/nio/net/NativeSocket.read 75\n"
-             "[selector-1 tid=1];one/nio/net/SelectorThread.run;perflab/storage/lsm/MemTable.get 25\n")
-
-
-def test_flamegraph_is_linked_with_a_preview_not_embedded(tmp_path, monkeypatch):
-    shown = capture_display(monkeypatch)
-    page = tmp_path / "profile-cpu.html"
-    page.write_text("<html><script>var s = 1;</script><body>async-profiler page body</body></html>")
-    (tmp_path / "profile-cpu.collapsed").write_text(COLLAPSED)
-    monkeypatch.chdir(tmp_path)
-    assert nb.show_flamegraph(page, title="cpu <1>") is None
-    bundle, kw = shown[0]
-    assert kw == {"raw": True}
-    info = bundle[nb.FLAMEGRAPH_MIME]
-    assert info["path"] == str(page.resolve()) and info["event"] == "cpu" and info["title"] == "cpu <1>"
-    out = bundle["text/html"]
-    assert "cpu &lt;1&gt;" in out and "href='profile-cpu.html'" in out    # relative to the kernel's directory
-    assert "srcdoc" not in out and "async-profiler page body" not in out  # the page is not embedded
-    assert "<svg class='perflab-flame-preview'" in out and "NativeSocket.read" in out and "75.0%" in out
-    with pytest.raises(FileNotFoundError):
-        nb.show_flamegraph(tmp_path / "missing.html")
-
-
-def test_console_is_folded_with_a_one_line_summary(shared_dir, monkeypatch):
-    shown = capture_display(monkeypatch)
+def test_console_is_folded_with_a_one_line_summary(shared_dir):
     text = (shared_dir / "fixtures" / "wrk2" / "put-t1-c1-R2000-L.txt").read_text()
-    nb.show_console(text, title="PUT <1>")
-    out = shown[0][0].data
+    out = consoles.console(text, title="PUT <1>")["text/html"]
     assert out.startswith("<details class='perflab-console'><summary><b>PUT &lt;1&gt;</b>: ")
     assert "<details class='perflab-console' open" not in out
-    summary = nb.console_summary(text)
+    summary = consoles.console_summary(text)
     assert summary.startswith("23,997 requests in 12.00 s, 1,999.8 req/s, p50 0.920 ms, p99 1.900 ms")
     assert summary.endswith("0 errors")
     assert html.escape(text.rstrip("\n")) in out                          # every line kept
-    assert nb.console_summary("not a wrk output") == ""
+    assert consoles.console_summary("not a wrk output") == ""
 
 
 def test_retry_once_retries_only_the_named_errors_and_only_once(capsys):
@@ -149,7 +126,7 @@ def test_measure_retries_a_failed_profiler_once_and_says_how_the_run_went(monkey
             raise pl.ProfilerError("could not attach")
         return experiment(load(2.5), "suspect", ("rate short",), run_id="run-7")
 
-    monkeypatch.setattr(perflab.experiment, "run_experiment", run_experiment)
+    monkeypatch.setattr(nb, "run_experiment", run_experiment)
     r = nb.measure("PUT, 4 connections", pl.ServerConfig(), pl.workload("put.lua", 4, rate=100), "nb01-put-4c",
                    placement="shared")
     assert r.run_id == "run-7" and calls == [("nb01-put-4c", {"placement": "shared"})] * 2
@@ -160,7 +137,7 @@ def test_measure_retries_a_failed_profiler_once_and_says_how_the_run_went(monkey
 
 def test_search_breakpoint_says_where_the_search_ended(monkeypatch, capsys):
     found = search(2000, (1900, 2100), [(1000, True, 2.0), (2000, True, 3.0), (2100, False, 30.0)], seconds=41.2)
-    monkeypatch.setattr(perflab.breakpoint, "find_breakpoint", lambda server, load, name=None, **o: found)
+    monkeypatch.setattr(nb, "find_breakpoint", lambda server, load, name=None, **o: found)
     assert nb.search_breakpoint("GET, 64 connections", pl.ServerConfig(), pl.workload("get-random.lua", 64), "x") is found
     assert capsys.readouterr().out == ("GET, 64 connections: 2,000 req/s (interval [1,900, 2,100], resolved); probes' "
                                        "validity valid; 41 s; run None\n")
@@ -177,7 +154,7 @@ def test_a_rate_scaled_from_the_breakpoints():
         nb.scaled_breakpoint(found, 0.7, "lowest")
 
 
-def test_markdown_paragraphs_consoles_and_a_timeline(monkeypatch):
+def test_markdown_paragraphs_and_a_section_shown_in_order(monkeypatch):
     shown = capture_display(monkeypatch)
     figures = []
     monkeypatch.setattr(go.Figure, "show", lambda fig, *a, **kw: figures.append(fig))
@@ -185,13 +162,11 @@ def test_markdown_paragraphs_consoles_and_a_timeline(monkeypatch):
     nb.show_markdown("", "")
     assert [s[0].data for s in shown] == ["one\n\ntwo"]
     shown.clear()
-    runs = {"PUT, 1 connection": experiment(load(1.0)), "PUT, 4 connections": experiment(load(2.0))}
-    nb.show_consoles(runs)
-    assert [s[0].data.split("</b>")[0] for s in shown] == ["<details class='perflab-console'><summary><b>PUT, 1 connection",
-                                                           "<details class='perflab-console'><summary><b>PUT, 4 connections"]
-    shown.clear()
-    run = experiment(load(1.0, p99s=[1.0, 1.0, 9.0, 1.0, 1.0, 1.0]), ev=events(("flush", 0.2, 50)))
-    nb.show_timeline("PUT, 4 connections", run, kinds=("flush",))
-    assert figures[0].layout.title.text == "PUT, 4 connections: latency per 100 ms and server events"
-    assert "flush (1)" in [t.name for t in figures[0].data]
-    assert shown[0][0].data == say.describe_timeline(run, ("flush",))
+    fig, table, bundle = go.Figure(), pd.DataFrame({"a": [1]}), {"text/html": "<b>console</b>"}
+    s = Section([table, "one", "", "two", fig, bundle, None, "three"])
+    assert s.figure is fig and s.table is table and s.text == "one\n\ntwo\n\nthree"
+    assert s.show() is None and figures == [fig]
+    assert [(type(o).__name__, kw) for o, kw in shown] == [("DataFrame", {}), ("Markdown", {}), ("dict", {"raw": True}),
+                                                          ("Markdown", {})]
+    assert shown[1][0].data == "one\n\ntwo" and shown[3][0].data == "three"     # adjacent paragraphs: one output
+    assert Section().figure is None and Section().table is None and Section().text == ""

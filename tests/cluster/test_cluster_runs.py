@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 import perflab as pl
+from perflab.analysis.cluster import describe_consistency
 from perflab.cluster.checker import Checker
 from perflab.cluster.distribution import replica_sets
 from perflab.config.cluster import ConsistencyParams
@@ -137,7 +138,7 @@ def test_checker_stale_where_the_configuration_allows_and_none_where_it_cannot(d
     assert ws.counts["acknowledged"] == 50 and ss.counts["acknowledged"] == 50
     assert (ws.counts["stale"], ws.counts["resurrected"], ws.counts["missed"], ws.counts["ok"]) == (10, 10, 10, 0)
     assert not ws.prediction.never and ws.level == "anomalies allowed" and not ws.violated
-    assert "10 stale reads" in ws.sentence()
+    assert "10 stale reads" in describe_consistency(ws)
     assert ss.anomalies == 0 and ss.counts["ok"] == 30 and ss.counts["unavailable"] == 0
     assert ss.prediction.never and ss.level == "consistent"
     # the keys the weak checker found stale have node 2 among their replicas, as from = 3 says

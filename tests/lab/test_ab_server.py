@@ -25,6 +25,7 @@ from perflab import (ABParams, BreakpointCriteria, BreakpointParams, LoadParams,
 from perflab.ab import SideError
 from perflab.ab import run as ab_run
 from perflab.analysis import ab as abx
+from perflab.analysis.ab import reading, verdicts
 from perflab.measure.paired import Conclusion, Stop
 from perflab.records import list_runs
 from perflab.report.compare import compare
@@ -49,17 +50,18 @@ def known(tmp_path_factory, server_build, loadgen_binary):
 def test_a_known_latency_difference_is_claimed_naming_its_method(known):
     res, _ = known
     v = res.verdict()
-    assert v.conclusion is Conclusion.DIFFERENT and v.direction == "higher", res.describe()
+    assert v.conclusion is Conclusion.DIFFERENT and v.direction == "higher", abx.lines(res)
     assert 1.1 < v.ci[0] and v.ci[1] <= 1.3, v                                # (5 + o) / (4 + o), o small
     assert v.n >= 24 and v.p_value <= res.family.level                        # no claim before the first look
     rv = res.rates[0]
-    assert rv.stop is Stop.DIFFERENT and "the test claims a difference in p50" in rv.stop_reason
-    assert res.lines()[1].startswith("B's p50 at 500 req/s is 1.") and "interleaved pairs" in res.lines()[1]
+    assert rv.stop is Stop.DIFFERENT and "the test claims a difference in p50" in verdicts.stop_reason(reading.rows_of(res)[0])
+    assert abx.lines(res)[1].startswith("B's p50 at 500 req/s is 1.") and "interleaved pairs" in abx.lines(res)[1]
     assert res.a.label == "debug_delay=4ms" and res.b.label == "debug_delay=5ms"
     # every other metric has its verdict too, from the same pairs, named the same way
-    assert set(rv.metrics) == {"p50", "p99", "p99.9"} and all("interleaved pairs" in r.sentence() for r in rv.metrics.values())
+    assert set(rv.metrics) == {"p50", "p99", "p99.9"} and all("interleaved pairs" in abx.sentence(r) for r in reading.rows_of(res)
+                                                              if r["metric"] != "pass")
     assert res.idle_cost is not None and res.idle_cost.ratios["p50"].n == 2
-    assert "with B idle but running is" in res.lines()[-1] or "not measured" in res.lines()[-1]
+    assert "with B idle but running is" in abx.lines(res)[-1] or "not measured" in abx.lines(res)[-1]
 
 
 def test_the_comparison_is_one_recorded_run_with_both_sides_probes(known):
@@ -69,7 +71,7 @@ def test_the_comparison_is_one_recorded_run_with_both_sides_probes(known):
     r = run.results
     assert r["method"] == "interleaved pairs" and "Wilcoxon" in r["test"] and r["conclusion"] == "different"
     assert r["n"] >= 24 and r["ci"][0] > 1 and r["stop"] == "different" and r["family"]["alpha"] == 1e-6
-    assert r["idle_cost"]["against"] == "frozen (SIGSTOP)" and r["lines"] == res.lines()
+    assert r["idle_cost"]["against"] == "frozen (SIGSTOP)" and abx.lines(run) == abx.lines(res)
     pairs = res.pairs
     assert len(pairs) == res.rates[0].measured and set(pairs["first"]) == {"A", "B"}
     assert (run.dir / "pairs.csv").is_file() and len(list((run.dir / "probes").iterdir())) >= 2 * len(pairs)
@@ -102,10 +104,10 @@ def test_perflab_compare_shows_the_ab_runs_paired_verdicts(known, tmp_path):
     html = (tmp_path / "ab.html").read_text()
     assert "interleaved pairs" in html and "B higher" in html and "Pairs" in str(c.pairs[0].figures)
     # and what a notebook shows of it
-    md = abx.commentary(res)
+    md = reading.commentary(res)
     assert md.startswith("**A** = `debug_delay=4ms`, **B** = `debug_delay=5ms`, compared by *interleaved pairs*")
-    assert abx.key_number(res)["label"] == "B/A p50 at 500 req/s" and abx.answer(res).startswith("B's p50")
-    assert abx.commentary(open_run(res.run.dir)) == md
+    assert reading.key_number(res)["label"] == "B/A p50 at 500 req/s" and abx.answer(res).answer.startswith("B's p50")
+    assert reading.commentary(open_run(res.run.dir)) == md
     fig = abx.pairs_figure(open_run(res.run.dir))
     assert fig.layout.title.text and fig.layout.yaxis.title.text and len(fig.data) >= 3
 
@@ -119,9 +121,9 @@ def test_breakpoints_are_compared_by_two_interleaved_searches(server_build, load
                      criteria=BreakpointCriteria(sla_p99=1.0), params=FAST.replace(idle_pairs=0), progress=False)
     v = res.breakpoint
     assert res.method == "interleaved searches" and v.method == "interleaved searches"
-    assert res.searches["B"].rate <= 1600 / 0.99 and res.searches["A"].rate <= 2000 / 0.99, res.describe()
+    assert res.searches["B"].rate <= 1600 / 0.99 and res.searches["A"].rate <= 2000 / 0.99, abx.lines(res)
     assert v.interval[0] <= v.ratio <= v.interval[1] and v.ratio == pytest.approx(res.searches["B"].rate / res.searches["A"].rate)
-    assert "interleaved searches" in res.lines()[1]
+    assert "interleaved searches" in abx.lines(res)[1]
     # the probes alternated A B B A while both searches lasted
     seq = "".join(p["side"] for p in (json.loads(x) for x in (res.run.dir / "tables" / "loads.jsonl").open())
                   if p["phase"].startswith("search"))

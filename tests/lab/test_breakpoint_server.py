@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 from perflab import BreakpointCriteria, BreakpointParams, LoadParams, ServerConfig, find_breakpoint, query
+from perflab.analysis.breakpoints import host_note
 from perflab.breakpoint import Outcome
 
 CAPACITY = 2000.0
@@ -58,6 +59,6 @@ def test_a_search_against_a_server_of_known_capacity_is_bounded_recorded_and_nev
     # the machine's speed was timed once at the start and before every probe; the result says what it did
     assert len(meta["host_speed"]["calibrations"]) == len(t) + 1
     assert res.host_spread == pytest.approx(meta["host_speed"]["spread"]) and res.host_spread >= 1.0
-    assert "the machine's speed" in res.host_note()
+    assert "the machine's speed" in host_note(res)
     assert query("SELECT host_spread FROM breakpoints")["host_spread"].item() == pytest.approx(res.host_spread)
     assert res.run.status == "ok"

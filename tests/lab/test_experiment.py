@@ -66,10 +66,10 @@ def test_experiment_with_prefill_profile_stats(server_build, loadgen_binary, pro
     assert meta["validity"]["checks"]["host_speed"]["status"] in ("ok", "warn")
     assert meta["validity"]["checks"]["host_speed"]["value"] >= 1.0
     # the figures a notebook draws from this result build from the real data
-    from perflab.analysis import plots
-    assert len(plots.percentile_spectrum({"get": res.load}).data) == 1
-    assert [t.name for t in plots.timeline(res).data][:3] == ["max", "p99", "p50"]
-    assert plots.category_bars({"async": res.profile}).data
+    from perflab.analysis import latency, profiles
+    assert len(latency.percentile_spectrum({"get": res.load}).data) == 1
+    assert [t.name for t in latency.timeline_figure(res).data][:3] == ["max", "p99", "p50"]
+    assert profiles.category_bars({"async": res.profile}).data
 
 
 def test_server_start_failure_marks_run_failed(server_build, loadgen_binary, data_root):

@@ -40,9 +40,6 @@ def test_a_real_difference_is_claimed_with_its_method_n_interval_and_p():
     assert r.conclusion is Conclusion.DIFFERENT and r.direction == "lower" and r.significant
     assert 0.75 < r.ratio < 0.85 and r.ci[0] < 0.8 < r.ci[1] and r.ci[1] < 1
     assert r.p_value == pytest.approx(2 / 2 ** 24)    # every pair agrees: the exact test's smallest p
-    s = r.sentence(" at 1,000 req/s")
-    assert s.startswith("B's p99 at 1,000 req/s is 0.") and "x A's (95% CI" in s
-    assert "n = 24 pairs" in s and "interleaved pairs" in s and "Wilcoxon p = 1.19e-7" in s
 
 
 def test_the_same_difference_is_not_claimed_without_a_look_or_below_the_first_claim():
@@ -50,14 +47,13 @@ def test_the_same_difference_is_not_claimed_without_a_look_or_below_the_first_cl
     assert paired_ratio(a, b, level=None).conclusion is Conclusion.UNDECIDED     # not a look
     a, b = _pairs(1, 22, ratio=0.8)
     r = paired_ratio(a, b, level=Family().level)                                 # 22 pairs cannot reach 1.25e-7
-    assert r.conclusion is Conclusion.UNDECIDED and "does not reach the comparison's level" in r.sentence()
+    assert r.conclusion is Conclusion.UNDECIDED
 
 
 def test_identical_sides_conclude_no_difference_beyond_the_margin():
     a, b = _pairs(2, 8, sigma=0.01)
     r = paired_ratio(a, b, "p50", level=Family().level)
     assert r.conclusion is Conclusion.EQUIVALENT and r.direction == "no difference beyond the margin"
-    assert r.sentence().startswith("no difference beyond ±5% in p50: B/A 1.0")
 
 
 def test_a_small_persistent_difference_inside_the_margin_is_never_a_claim():
@@ -71,12 +67,11 @@ def test_noise_leaves_it_undecided_and_says_no_difference_detectable():
     a, b = _pairs(4, 24, sigma=0.6, heavy=True)
     r = paired_ratio(a, b, level=Family().level)
     assert r.conclusion is Conclusion.UNDECIDED and r.ci[0] < 1 < r.ci[1]
-    assert r.sentence(" at 3,000 req/s").startswith("no difference detectable in p99 at 3,000 req/s with n = 24 pairs")
 
 
 def test_too_few_pairs_and_missing_values():
     r = paired_ratio([1, 2, 3], [1, 2, 3])
-    assert r.conclusion is Conclusion.TOO_FEW and "at least 8" in r.sentence()
+    assert r.conclusion is Conclusion.TOO_FEW
     a, b = _pairs(5, 10)
     a[0], b[1] = math.nan, 0.0                        # a pair without a value is left out, not guessed
     assert paired_ratio(a, b, min_pairs=2).n == 8
@@ -93,7 +88,6 @@ def test_the_wilcoxon_p_is_exact_with_ties_and_zeros():
 def test_pass_fail_uses_the_discordant_pairs():
     p = paired.pass_fail([True] * 24, [False] * 24, Family().level)
     assert p.conclusion is Conclusion.DIFFERENT and p.direction == "lower" and p.a_only == 24
-    assert "B passes the SLA in fewer probes than A: A passed 24 of 24 probes, B 0" in p.sentence()
     q = paired.pass_fail([True, None, False, True], [True, True, False, False], Family().level)
     assert q.n == 3 and q.conclusion is Conclusion.UNDECIDED and q.a_only == 1   # None: an inconclusive probe
 
@@ -103,7 +97,7 @@ def test_the_stop_rule_stops_for_the_reason_it_gives():
     rule = StopRule(fam, "p50")
     a, b = _pairs(6, 32, sigma=0.01)
     r, stop = rule.check(a[:8], b[:8], 8)
-    assert stop is Stop.EQUIVALENT and "lies within ±5%" in paired.stop_text(stop, r, fam)
+    assert stop is Stop.EQUIVALENT
     rule = StopRule(fam, "p50")
     a, b = _pairs(7, 32, ratio=1.25, sigma=0.01)
     seen = [rule.check(a[:n], b[:n], n)[1] for n in range(8, 33, 2)]
@@ -161,12 +155,11 @@ def test_the_whole_rule_on_identical_sides_claims_nothing_and_on_known_truth_fin
 def test_interval_ratio_of_two_breakpoints():
     r = paired.interval_ratio(1990, (1900, 2070), 1600, (1500, 1660))
     assert r.conclusion is Conclusion.DIFFERENT and r.interval[0] < 0.8 < r.interval[1]
-    assert r.sentence().startswith("B's breakpoint is 0.80x A's (interval 0.72x-0.87x") and "interleaved searches" in r.sentence()
     same = paired.interval_ratio(2000, (1950, 2050), 2000, (1960, 2040))
     assert same.conclusion is Conclusion.EQUIVALENT
     overlap = paired.interval_ratio(2000, (1800, 2200), 1900, (1700, 2100))
-    assert overlap.conclusion is Conclusion.UNDECIDED and "no difference detectable" in overlap.sentence()
+    assert overlap.conclusion is Conclusion.UNDECIDED
     open_end = paired.interval_ratio(2000, (1900, None), 1000, (950, 1050))
     assert open_end.interval[0] == 0 and open_end.conclusion is Conclusion.DIFFERENT
     none = paired.interval_ratio(2000, (1900, 2100), None, (None, 100))
-    assert none.conclusion is Conclusion.TOO_FEW and "a search found none" in none.sentence()
+    assert none.conclusion is Conclusion.TOO_FEW

@@ -9,7 +9,7 @@ What this test asserts cannot fail by chance on a busy machine:
   at most alpha = 1e-6 (perflab.measure.paired; simulated in tests/measure/test_paired.py), however slow or
   uneven the machine: a slow phase falls on both probes of a pair. A claim here would be a defect of the
   method, or two JVMs of one configuration persistently more than 5 % apart in every pair;
-* nothing depends on time: there is no budget (``budget_s = None``), so the rule stops only when the p50
+* nothing depends on time: there is no budget (``budget = None``), so the rule stops only when the p50
   interval lies within ±5 % or after ``max_pairs`` pairs, never with too few pairs to say anything, however
   long a probe takes.
 
@@ -25,13 +25,13 @@ import nbformat
 import papermill
 
 from perflab import open_run, paths
-from perflab.analysis import findings
+from perflab.analysis import ab, findings
 from perflab.records import list_runs
 
 NB = paths.repo_root() / "notebooks" / "08-ab.ipynb"
 SIDE = {"mode": "async", "workers": 8, "debug_delay": "4ms"}
 TINY = {"a": SIDE, "b": SIDE, "common": {"backend": "memory"}, "script": "status.lua", "prefill_keys": 0,
-        "rates": [500], "metric": "p50", "probe_s": 0.4, "probe_warmup_s": 0.2, "max_pairs": 24, "budget_s": None,
+        "rates": [500], "metric": "p50", "probe_duration": "400ms", "warmup": "200ms", "max_pairs": 24, "budget": None,
         "idle_pairs": 2}
 
 
@@ -50,7 +50,7 @@ def test_notebook_08_as_an_aa_comparison_claims_nothing_and_ends_with_its_findin
     verdicts = run.results["verdicts"]
     assert {v["metric"] for v in verdicts} == {"p50", "p99", "p99.9", "pass"}
     assert all(v["method"] == "interleaved pairs" for v in verdicts) and run.results["identical"]
-    assert all(v["conclusion"] != "different" for v in verdicts), run.results["lines"]
+    assert all(v["conclusion"] != "different" for v in verdicts), ab.lines(run)
     p50 = next(v for v in verdicts if v["metric"] == "p50")
     assert p50["stop"] in ("equivalent", "max-pairs") and p50["n"] >= 8, p50   # no budget: never too few pairs
     f = findings.read(nb)

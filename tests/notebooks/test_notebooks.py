@@ -60,10 +60,11 @@ def test_structure_title_question_parameters_then_validation(name):
 
 
 #: the most non-blank code lines (the parameters cell included) each notebook may hold: issue #21 halved
-#: them (111-140 before), the logic living in tested functions of perflab.analysis; 05 holds two lines more
-#: since issue #23 (its backends also compared interleaved); 07 has the most sections (cost, capacity,
-#: ack/from, a fault with the checker, keys per node, a node's profile) and parameters (37); 08 is #23's
-CODE_LINES = {"01": 70, "02": 70, "03": 67, "04": 67, "05": 69, "06": 43, "07": 79, "08": 60}
+#: them (111-140 before), the logic living in tested functions of perflab.analysis; issue #30 cut them again
+#: (70, 70, 67, 67, 69, 43, 79, 59 before), each section one story-level call of its subject; 07 has the
+#: most sections (cost, capacity, ack/from, a fault with the checker, keys per node, a node's profile) and
+#: parameters (37)
+CODE_LINES = {"01": 57, "02": 58, "03": 59, "04": 51, "05": 57, "06": 16, "07": 68, "08": 55}
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -93,10 +94,11 @@ def test_thin_no_functions_only_public_imports_within_the_line_budget(name):
 BAD = [
     ("01-stable-load.ipynb", {"mode": "fast"}, "mode: --mode: expected one of sync, async, virtual, got 'fast'"),
     ("01-stable-load.ipynb", {"get_script": "no-such-script.lua"}, "script: no-such-script.lua not found"),
-    ("01-stable-load.ipynb", {"duration_s": 2, "warmup_s": 5},
+    ("01-stable-load.ipynb", {"duration": "2s", "warmup": 5},
      "warmup: must not be longer than the measured window (2 s), got 5 s"),
+    ("01-stable-load.ipynb", {"sla_p99": "soon"}, "sla_p99: must be a duration like 500ms, 10s, 1m, got 'soon'"),
     ("01-stable-load.ipynb", {"memtable_size": "1k"}, "--memtable-size: must be between 64k and 1g, got '1k'"),
-    ("02-breakpoint.ipynb", {"probe_duration_s": 0.1}, "probe_duration: must be >= 500ms, got 0.1"),
+    ("02-breakpoint.ipynb", {"probe_duration": 0.1}, "probe_duration: must be >= 500ms, got 0.1"),
     ("02-breakpoint.ipynb", {"placements": ["shared", "spread"]}, "placement: expected one of shared, split"),
     ("03-sync-vs-async.ipynb", {"modes": ["sync", "turbo"]}, "mode: --mode: expected one of sync, async, virtual, got 'turbo'"),
     ("04-executor-tuning.ipynb", {"workers": [0, 2]}, "workers[0]: must be >= 1, got 0"),
@@ -104,12 +106,15 @@ BAD = [
     ("05-storage.ipynb", {"memtable_sizes": ["1q"]}, "--memtable-size: expected a size like 4m, 512k or 1048576, got '1q'"),
     ("05-storage.ipynb", {"pairs": {"max_pairz": 8}}, "pairs: 'max_pairz' is no ABParams field"),
     ("06-summary.ipynb", {"max_rows": 0}, "max_rows: must be >= 1, got 0"),
+    ("06-summary.ipynb", {"since": "yesterday"}, "since: must be a duration like 500ms, 10s, 1m, got 'yesterday'"),
     ("07-cluster.ipynb", {"ack": 4}, "cluster: ack: must not exceed from (3), got 4"),
     ("07-cluster.ipynb", {"fault_node": 3}, "node 3 is out of range: the cluster has nodes 0..2"),
+    ("07-cluster.ipynb", {"fault_at": "later"}, "faults: fault_at: must be a duration like 500ms, 10s, 1m, got 'later'"),
     ("07-cluster.ipynb", {"search": "guess"}, "capacity: search: expected one of probes, ramp"),
     ("07-cluster.ipynb", {"cluster_cmd": "python3 kv.py {port}"}, "server_cmd: must contain {cluster}"),
     ("08-ab.ipynb", {"b": {"mode": "turbo"}}, "b: mode: --mode: expected one of sync, async, virtual, got 'turbo'"),
     ("08-ab.ipynb", {"rates": [3000, 0]}, "rates[1]: must be >= 1, got 0"),
+    ("08-ab.ipynb", {"budget": "a while"}, "budget: must be a duration like 500ms, 10s, 1m, got 'a while'"),
 ]
 
 

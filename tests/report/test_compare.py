@@ -118,8 +118,8 @@ def _ab_run(data_root, name, ratio, ci, status="ok"):
            "metric": "p99", "stop_rule": True, "ratio": ratio, "ci_lo": ci[0], "ci_hi": ci[1], "n": 24,
            "p_value": 1e-7, "conclusion": "different", "direction": "lower", "margin": 0.05,
            "test": "two-sided exact Wilcoxon signed-rank test on the pairs' log-ratios", "stop": "different",
-           "sentence": f"B's p99 at 1,000 req/s is {ratio:.2f}x A's (95% CI ...)"}
-    run.set_result(method="interleaved pairs", metric="p99", verdicts=[row], lines=["A = ...", row["sentence"]])
+           "level": 1.2e-7, "confidence": 0.95, "min_pairs": 8, "measured": 24, "max_pairs": 64, "budget_s": 300.0}
+    run.set_result(method="interleaved pairs", metric="p99", verdicts=[row])
     run.finish(status)
     return run
 
@@ -136,7 +136,9 @@ def test_every_row_names_its_method_and_ab_runs_are_compared_by_theirs(two_runs,
     one = compare(x.dir, output=tmp_path / "one.html")
     r = one.rows[0]
     assert (r.metric, r.method, r.direction) == ("p99 at 1,000 req/s", "interleaved pairs", "lower")
-    assert r.evidence.startswith("B's p99 at 1,000 req/s is 0.72x A's") and one.a.ab_side == "A" and one.b.ab_side == "B"
+    assert r.evidence == ("B's p99 at 1,000 req/s is 0.72x A's (95% CI 0.65x-0.80x, n = 24 pairs; interleaved pairs, "
+                          "Wilcoxon p = 1e-7)")                            # written from the recorded numbers
+    assert one.a.ab_side == "A" and one.b.ab_side == "B"
     assert "side B of A/B run ab-x: mode=async" in (tmp_path / "one.html").read_text()
     # two A/B runs (the same comparison in two reports): their ratios' intervals, a sequential method
     y = _ab_run(data_root, "ab-x", 0.95, (0.90, 1.01))

@@ -16,17 +16,17 @@ COLLAPSED = ("[selector-1 tid=1];one/nio/net/SelectorThread.run;one/nio/net/Nati
              "perflab/server/ApiHandler.handle;perflab/storage/lsm/MemTable.get 40\n")
 
 PLOT_CELLS = [
-    "from perflab.analysis import findings, notebook as nb\nnb.setup()\n"
-    "import plotly.graph_objects as go",
+    "from perflab.analysis import consoles, findings, notebook as nb, profiles\n"
+    "from perflab.analysis.section import Section\nnb.setup()\nimport plotly.graph_objects as go",
     "go.Figure(go.Scatter(x=list(range(n)), y=[i * i for i in range(n)], name='squares'),\n"
     "          layout=dict(title='Squares', xaxis_title='n, items', yaxis_title='n squared, items')).show()",
     "go.Figure(go.Bar(x=['a', 'b', 'c'], y=[3, 1, 2]),\n"
     "          layout=dict(title='Bars', xaxis_title='letter', yaxis_title='count, items')).show()",
-    "nb.show_console(console_text, title='PUT, 1 connection')",
+    "Section([consoles.console(console_text, title='PUT, 1 connection')]).show()",
     "import sys\nprint('a warning the reader should be able to find', file=sys.stderr)",
-    "nb.show_flamegraph(flame_html, title='cpu flame graph')",
-    "findings.show_finding('Squares grow fast.', key_number={'label': 'largest square', 'value': (n - 1) ** 2, "
-    "'unit': 'items'}, preview=go.Figure(go.Scatter(x=[1, 2], y=[1, 4]), layout=dict(title='preview')))",
+    "Section([profiles.flamegraph(flame_html, title='cpu flame graph')]).show()",
+    "findings.Finding('Squares grow fast.', key_number={'label': 'largest square', 'value': (n - 1) ** 2, "
+    "'unit': 'items'}, preview=go.Figure(go.Scatter(x=[1, 2], y=[1, 4]), layout=dict(title='preview'))).show()",
 ]
 
 
@@ -83,7 +83,7 @@ def test_code_is_folded_not_dropped(executed, tmp_path):
     assert html.count('<details class="perflab-code">') == len(code_cells)
     assert "<details class=\"perflab-code\" open" not in html
     assert "parameters set by the plan" in html and "parameters (the notebook's defaults)" in html
-    for fragment in ("squares", "show_console", "show_finding"):               # the code itself is all there
+    for fragment in ("squares", "consoles.console", "findings.Finding"):               # the code itself is all there
         assert fragment in html, fragment
 
 

@@ -7,8 +7,8 @@ import re
 import pytest
 
 from perflab.measure.paired import Family
-
 from perflab.report import batch, index_page, plans
+from perflab.units import parse_duration
 
 
 def test_builtin_plans_cover_every_notebook_with_their_real_parameters():
@@ -35,25 +35,29 @@ def test_quick_windows_stay_meaningful_and_full_is_longer():
         if spec.notebook == "08-ab":
             # A/B probes are short by design: its verdict rests on n pairs, never on one window; the quick
             # plan gives it the pairs a claim needs (24 at alpha 1e-6) and a budget that keeps it short
-            assert p["max_pairs"] >= 24 and p["probe_s"] >= 0.5 and p["budget_s"] <= 120, p
+            assert p["max_pairs"] >= 24 and parse_duration(p["probe_duration"]) >= 0.5 and parse_duration(p["budget"]) <= 120, p
             continue
         if "pairs" in p:
             # the interleaved comparisons of 03 and 05: short probes, but enough pairs that a claim is possible
             from perflab import ABParams
             ab = ABParams(**p["pairs"])
-            assert ab.probe_duration >= 0.5 and Family(ab.alpha, ab.max_pairs).first_claim <= ab.max_pairs, (spec.notebook, p["pairs"])
-        for k in ("duration_s", "profile_duration_s", "overload_duration_s"):
+            assert ab.probe_duration >= 0.5 and Family(ab.alpha, ab.max_pairs).first_claim <= ab.max_pairs, \
+                (spec.notebook, p["pairs"])
+        for k in ("duration", "profile_duration", "overload_duration"):
             if k in p:
-                assert p[k] >= 3, (spec.notebook, k)
-        if "probe_duration_s" in p:
-            assert p["probe_duration_s"] >= 2 and p.get("repeats", 2) >= 2, spec.notebook
-        elif "warmup_s" in p:
-            assert p["warmup_s"] >= 2, spec.notebook
+                assert parse_duration(p[k]) >= 3, (spec.notebook, k)
+        if "probe_duration" in p:
+            assert parse_duration(p["probe_duration"]) >= 2 and p.get("repeats", 2) >= 2, spec.notebook
+        elif "warmup" in p:
+            assert parse_duration(p["warmup"]) >= 2, spec.notebook
     quick = {s.notebook: s.parameters for s in plans.QUICK.notebooks}
     for spec in plans.FULL.notebooks:
-        for k, least in (("duration_s", 20), ("probe_duration_s", 8)):
+        if spec.notebook == "08-ab":   # A/B probes are short by design (above)
+            continue
+        for k, least in (("duration", 20), ("probe_duration", 8)):
             if k in spec.parameters:   # (07's quick plan has no probes: the ramps' estimates only)
-                assert spec.parameters[k] >= least and spec.parameters[k] > quick[spec.notebook].get(k, 0)
+                full = parse_duration(spec.parameters[k])
+                assert full >= least and full > parse_duration(quick[spec.notebook].get(k, 0))
 
 
 def test_plan_file_and_its_errors(tmp_path):
@@ -155,7 +159,7 @@ def test_a_plan_for_your_server_runs_the_notebooks_that_take_one_and_says_why_no
     for name in ("01-stable-load", "02-breakpoint"):
         assert by[name].not_applicable is None
         assert by[name].parameters["server_cmd"] == cmd and by[name].parameters["ready_path"] == "/health"
-        assert by[name].parameters["duration_s" if name == "01-stable-load" else "max_probes"]  # plan's own kept
+        assert by[name].parameters["duration" if name == "01-stable-load" else "max_probes"]  # plan's own kept
     for name in ("03-sync-vs-async", "04-executor-tuning", "05-storage", "06-summary"):
         assert by[name].not_applicable.startswith("not applicable: it ")
         assert "server_cmd" not in by[name].parameters

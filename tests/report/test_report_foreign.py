@@ -13,11 +13,11 @@ from perflab import paths
 
 TINY = {"name": "tiny-foreign", "notebooks": [
     {"notebook": "01-stable-load", "parameters": {
-        "duration_s": 1, "warmup_s": 1, "put_rate": 300, "get_rate": 300, "many_connections": 4,
+        "duration": 1, "warmup": 1, "put_rate": 300, "get_rate": 300, "many_connections": 4,
         "prefill_keys": 2000, "profile_events": "cpu"}},
     {"notebook": "02-breakpoint", "parameters": {
-        "probe_duration_s": 1, "warmup_s": 1, "ramp_duration_s": 2, "connections": [4], "start_rate": 200, "repeats": 1, "max_probes": 2,
-        "prefill_keys": 2000, "include_ceiling": False, "sla_ms": 200.0}},
+        "probe_duration": 1, "warmup": 1, "ramp_duration": 2, "connections": [4], "start_rate": 200, "repeats": 1, "max_probes": 2,
+        "prefill_keys": 2000, "include_ceiling": False, "sla_p99": "200ms"}},
     {"notebook": "05-storage", "parameters": {}},
 ]}
 

@@ -18,7 +18,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .. import fmt
+from ... import fmt
+from .sentences import ramp_estimate
 
 #: colours of what the clients got, the same in every cluster figure
 STATUS_COLOURS = {"answered": "#2ca02c", "4xx": "#ff7f0e", "504": "#d62728", "5xx": "#8c564b",
@@ -218,8 +219,7 @@ def consistency_timeline(res, bin_s: float = 1.0, title: str | None = None) -> g
 
 def ramp_curves(ramps: dict, criteria, title: str | None = None) -> go.Figure:
     """p99 of each 100 ms interval against the rate the ramp offered in it (``{label: result of a ramp}``),
-    the SLA and each ramp's estimate (:func:`perflab.analysis.cluster_commentary.ramp_estimate`)."""
-    from .cluster_commentary import ramp_estimate
+    the SLA and each ramp's estimate (:func:`.sentences.ramp_estimate`)."""
     fig = go.Figure()
     for i, (label, r) in enumerate(ramps.items()):
         rows = pd.DataFrame(r.load.summary.get("intervals") or [])

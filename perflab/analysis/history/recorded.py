@@ -16,7 +16,7 @@ import math
 
 import pandas as pd
 
-from .. import fmt, paths
+from ... import fmt, paths, records
 
 #: what a validity level reads when a run recorded none
 NOT_ASSESSED = "not assessed"
@@ -24,10 +24,8 @@ NOT_ASSESSED = "not assessed"
 
 def rebuild_index() -> str:
     """Rebuild the DuckDB index from every run directory; 'data root: /x/data; index tables: loads, runs'."""
-    from ..records import rebuild_index as rebuild, tables
-
-    rebuild()
-    return f"data root: {paths.data_root()}; index tables: {', '.join(tables()) or 'none'}"
+    records.rebuild_index()
+    return f"data root: {paths.data_root()}; index tables: {', '.join(records.tables()) or 'none'}"
 
 
 def _text(v) -> str | None:
@@ -138,7 +136,7 @@ def fixed_rate_runs(loads: pd.DataFrame) -> pd.DataFrame:
 def mean_categories(categories: pd.DataFrame, event: str = "cpu") -> dict[str, pd.DataFrame]:
     """Per configuration, the mean share of each category over its ``event`` profiles (a category counts in
     the profiles it appears in): configuration -> ``category, share, profiles`` (the number of profiles),
-    the shape :func:`perflab.analysis.plots.category_bars` takes."""
+    the shape :func:`perflab.analysis.profiles.category_bars` takes."""
     if categories is None or categories.empty:
         return {}
     cats = categories[categories["event"] == event]

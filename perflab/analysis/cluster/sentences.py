@@ -1,26 +1,46 @@
-"""Sentences about cluster runs, generated from what they recorded (:class:`~perflab.cluster.ClusterResult`)
-(notebook 07 builds its runs with :mod:`.cluster_notebook`).
+"""Sentences about cluster runs, generated from what they recorded (:class:`~perflab.cluster.ClusterResult`).
 
-Like :mod:`.commentary`, a sentence claims a difference only with a test (it calls
-:func:`.commentary.compare_latency` and :func:`.commentary.compare_breakpoints`) and gives n; the
-consistency verdict is the checker's own (:meth:`perflab.cluster.checker.Verdict.sentence`): exact counts
-against what the ack/from invariants predict.
+Like every sentence of the lab, one claims a difference only with a test (it calls
+:func:`perflab.analysis.latency.compare_latency` and :func:`perflab.analysis.breakpoints.compare_breakpoints`)
+and gives n; the consistency verdict (:func:`describe_consistency`) is the checker's exact counts against what
+the ack/from invariants predict.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .. import fmt
-from . import commentary
+from ... import fmt
+from ...breakpoint.ramp import estimate
+from ...cluster.checker import ANOMALIES
+from ..latency import compare_latency, describe_trend, levels
+from ..profiles import describe_categories
 
 
-# --- ramps and profiles ---------------------------------------------------------------------------------
+def describe_consistency(verdict) -> str:
+    """The checker's verdict (:class:`~perflab.cluster.checker.Verdict`) in words: its counts, and whether they
+    agree with what ack/from predict ('... no stale, missed or resurrected read, as predicted (...)')."""
+    c, prediction = verdict.counts, verdict.prediction
+    seen = ", ".join(f"{c[k]} {k if k != 'missed' else 'missed acknowledged writes'}"
+                     .replace("stale", "stale reads").replace("resurrected", "resurrected deletes")
+                     .replace("unknown", "reads of values never written")
+                     for k in ANOMALIES if c.get(k))
+    head = (f"Consistency ({prediction.write} writes, {prediction.read} reads): {c['reads']:,} reads "
+            f"judged against {c['acknowledged']:,} acknowledged writes and deletes "
+            f"({c['unavailable']:,} reads unavailable, {c['unacknowledged']:,} writes not acknowledged)")
+    if verdict.violated:
+        return f"{head}: **VIOLATION**: {seen}, where the invariant predicts none ({prediction.reason})."
+    if verdict.anomalies:
+        return f"{head}: {seen}, as the configuration allows ({prediction.reason})."
+    if prediction.never:
+        return f"{head}: no stale, missed or resurrected read, as predicted ({prediction.reason})."
+    return (f"{head}: none seen, but the configuration does not rule them out ({prediction.reason}); "
+            f"their absence here is no proof.")
+
 
 def ramp_estimate(res, criteria):
     """The ramp's breakpoint estimate (:class:`~perflab.breakpoint.ramp.RampEstimate`) of a run of
     :func:`ramp_load`: the offered rate of the last interval before p99 missed the SLA in two in a row."""
-    from ..breakpoint.ramp import estimate
     return estimate(res.load, criteria)
 
 
@@ -48,8 +68,6 @@ def node_profiles(res, event: str = "cpu") -> dict:
     """``{"node i": Profile}`` of the nodes profiled with ``event`` (empty when none could be)."""
     return {f"node {i}": rec.profiles[event] for i, rec in res.node_profiles.items() if event in rec.profiles}
 
-
-# --- sentences ------------------------------------------------------------------------------------------
 
 def answers_note(res) -> str:
     """What the clients got, beside a latency figure: 'Every one of 12,345 answers was a success.' or
@@ -83,7 +101,7 @@ def describe_warmup(res) -> str:
     fill = (res.run.results.get("fill") or {})
     text = (f"Filled {fill['keys']:,} keys through the cluster in {fill['seconds']:.1f} s ({fmt.rate(fill['rate'])}, "
             f"{fill['retries']} writes retried). " if fill else "")
-    trend = commentary.describe_trend(res.load.intervals, "p50_ms")
+    trend = describe_trend(res.load.intervals, "p50_ms")
     return text + (f"Warm-up load: {trend}" if trend else "") + " " + answers_note(res)
 
 
@@ -92,17 +110,17 @@ def describe_cost(runs: Mapping[str, object]) -> str:
     of each, the difference per interval by test, and what the cluster's answers were."""
     parts = []
     for label, r in runs.items():
-        lv = commentary.levels(r.load.spectrum, (50.0, 99.0))
+        lv = levels(r.load.spectrum, (50.0, 99.0))
         parts.append(f"{label}: p50 {fmt.ms(lv[50.0])}, p99 {fmt.ms(lv[99.0])}, achieved "
                      f"{fmt.rate(r.load.achieved_rate)} of {fmt.rate(r.load.target_rate)}")
-    cmp = commentary.compare_latency({k: r.load for k, r in runs.items()})
+    cmp = compare_latency({k: r.load for k, r in runs.items()})
     notes = [f"{k}: {answers_note(r)}" for k, r in runs.items() if hasattr(r, "answers")]
     return "At the same rate, " + "; ".join(parts) + ". " + cmp + " " + " ".join(notes)
 
 
 def describe_quorums(runs: Mapping[str, object]) -> str:
     """The ack/from matrix: p99 per interval compared by test, and any run whose answers failed."""
-    cmp = commentary.compare_latency({k: r.load for k, r in runs.items()})
+    cmp = compare_latency({k: r.load for k, r in runs.items()})
     failing = [f"{k}: {answers_note(r)}" for k, r in runs.items() if "Not every" in answers_note(r)]
     return " ".join([cmp] + failing)
 
@@ -148,7 +166,7 @@ def describe_fault_run(res) -> str:
                            f"({d.get('failures')} failed requests in between).")
     out.append(answers_note(res))
     if res.consistency is not None:
-        out.append(res.consistency.sentence())
+        out.append(describe_consistency(res.consistency))
     return " ".join(out)
 
 
@@ -195,7 +213,7 @@ def describe_node_profile(res, node: int, event: str = "cpu") -> str:
     cats = p.categories()
     shares = dict(zip(cats["category"], cats["share"]))
     return (f"**Node {node}** ({p.samples:,} {event} samples): "
-            + commentary.describe_categories(shares, event, top=4, focus=("cluster: internal requests",))
+            + describe_categories(shares, event, top=4, focus=("cluster: internal requests",))
             + f" The category 'cluster: internal requests' is the coordination and the HTTP client that asks the "
               f"other nodes (their socket I/O included): {fmt.pct(shares.get('cluster: internal requests', 0))}.")
 
@@ -206,7 +224,7 @@ def answer_cluster(cost: Mapping[str, object], fault=None) -> str:
     parts = []
     if len(cost) == 2:
         (a, ra), (b, rb) = cost.items()
-        pa, pb = commentary.value_at(ra.load.spectrum, 99), commentary.value_at(rb.load.spectrum, 99)
+        pa, pb = (levels(r.load.spectrum, (99.0,))[99.0] for r in (ra, rb))
         parts.append(f"at {fmt.rate(ra.load.target_rate)} p99 went from {fmt.ms(pa)} ({a}) to {fmt.ms(pb)} ({b})")
     if fault is not None:
         a = fault.answers or {}
@@ -220,11 +238,11 @@ def answer_cluster(cost: Mapping[str, object], fault=None) -> str:
 
 
 def describe_findings(cost: Mapping[str, object], capacity: str, quorums: Mapping[str, object], fault, node: int,
-                      event: str = "cpu") -> str:
-    """The findings as bullets: the cost, the capacity, the ack/from matrix, the fault run, the keys per node,
+                      event: str = "cpu") -> list[str]:
+    """The findings: the cost, the capacity, the ack/from matrix, the fault run, the keys per node,
     the node's profile, and every run's validity."""
     lines = [describe_cost(cost), capacity, describe_quorums(quorums), describe_fault_run(fault),
              describe_distribution(fault.distribution), describe_node_profile(cost[list(cost)[-1]], node, event)]
     runs = {**cost, **{f"ack/from {q}": r for q, r in quorums.items()}, "fault run": fault}
     lines += [f"{label}: validity {r.validity.badge}." for label, r in runs.items()]
-    return commentary.bullets(lines)
+    return lines

@@ -1,18 +1,72 @@
-"""A static preview of a profile: a small flame graph drawn as inline SVG, and the hottest frames.
+"""async-profiler's own pages (flame graphs, the CPU heatmap) in a notebook: linked, not embedded, with a
+static preview.
 
-Report pages link async-profiler's own interactive flame graphs as separate files; the preview tells
-a reader what is in one before opening it. It is plain SVG and HTML (no script), a few kilobytes.
-With ``base`` the rectangles are coloured by how much each frame's share of all samples changed
-from ``base`` (red grew, blue shrank), as in a differential flame graph.
+The page stays a separate file: the report copies it next to the notebook's page and links it
+(:mod:`perflab.report.export`); in JupyterLab the link opens the file itself. The preview tells a reader
+what is in one before opening it: a small flame graph drawn as inline SVG (plain SVG and HTML, no script,
+a few kilobytes) and the hottest frames. With ``base`` the rectangles are coloured by how much each
+frame's share of all samples changed from ``base`` (red grew, blue shrank), as in a differential flame
+graph.
 """
 
 from __future__ import annotations
 
 import html
+import os
+from pathlib import Path
 
 import pandas as pd
 
-from ..profiling import flame
+from ...profiling import flame
+from .figures import CATEGORY_COLORS
+
+#: The output a flame graph leaves in the notebook (its file, title and preview), which the export
+#: turns into a link to a copy next to the page.
+FLAMEGRAPH_MIME = "application/vnd.perflab.flamegraph+json"
+
+
+def flamegraph_html(info: dict, href: str | None) -> str:
+    """The block a flame graph leaves in a page: title, link (or why there is none), preview."""
+    title = html.escape(info.get("title") or Path(info.get("path", "")).name)
+    if href:
+        link = (f"<a href='{html.escape(href)}' target='_blank' rel='noopener'>open the interactive flame graph</a>"
+                f" <span style='color:#888'>(async-profiler's page: search, zoom)</span>")
+    else:
+        link = f"<span style='color:#c62828'>flame graph file not found: {html.escape(info.get('path', ''))}</span>"
+    return (f"<div class='perflab-flamegraph' style='margin:8px 0'><div style='font-weight:600'>{title}</div>"
+            f"<div style='margin:2px 0 6px 0'>{link}</div>{info.get('preview_html', '')}</div>")
+
+
+def flamegraph(path: str | os.PathLike, title: str | None = None, collapsed: str | os.PathLike | None = None,
+               base: str | os.PathLike | None = None, event: str | None = None) -> dict:
+    """The output async-profiler's HTML flame graph (``path``) leaves in a notebook (a section's part): a link
+    with a preview, not the page itself. The preview is drawn from ``collapsed`` (default: the ``.collapsed``
+    file next to ``path``, as async-profiler's runs record it); ``base`` (collapsed stacks) colours it by the
+    change against a base profile, for differential graphs."""
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"flame graph {p} does not exist")
+    stacks_path = Path(collapsed) if collapsed else p.with_suffix(".collapsed")
+    ev = event or (p.stem.split("-", 1)[1] if p.stem.startswith("profile-") else "cpu")
+    if ev not in ("cpu", "alloc", "lock", "wall", "itimer", "ctimer"):
+        ev = "cpu"
+    preview = ""
+    if stacks_path.is_file() and stacks_path.stat().st_size:
+        stacks = flame.read_collapsed(stacks_path)
+        base_stacks = flame.read_collapsed(Path(base)) if base else None
+        preview = ("<div style='display:flex;gap:16px;flex-wrap:wrap;align-items:flex-end'>"
+                   f"<div>{preview_svg(stacks, ev, base=base_stacks)}</div><div>{top_frames_html(stacks)}</div></div>")
+    info = {"path": str(p.resolve()), "title": title or p.name, "event": ev, "preview_html": preview,
+            "collapsed": str(stacks_path.resolve()) if stacks_path.is_file() else None}
+    try:   # in JupyterLab the link is relative to the notebook's directory, where the kernel runs
+        href = os.path.relpath(p.resolve(), Path.cwd())
+    except ValueError:
+        href = p.resolve().as_uri()
+    return {FLAMEGRAPH_MIME: info, "text/html": flamegraph_html(info, href),
+            "text/plain": f"flame graph: {info['title']} ({info['path']})"}
+
+
+# --- the preview -----------------------------------------------------------------------------------
 
 _ROW = 15          # px per stack level
 _FONT = 10         # px
@@ -47,8 +101,6 @@ def preview_svg(stacks: pd.DataFrame, event: str = "cpu", width: int = 640, dept
                 min_share: float = 0.01, base: pd.DataFrame | None = None) -> str:
     """A flame graph (root at the bottom) of the ``depth`` lowest levels of ``stacks``; frames under
     ``min_share`` of all samples are left out. Colours: categories, or the change against ``base``."""
-    from .plots import CATEGORY_COLORS
-
     nodes = _nodes(stacks, depth, min_share)
     if nodes.empty:
         return "<p class='perflab-muted'>no samples</p>"

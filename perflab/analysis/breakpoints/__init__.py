@@ -1,0 +1,74 @@
+"""Breakpoint searches: up to which fixed rate a server keeps up, with the interval the probes support, and
+how breakpoints compare (a difference only when their intervals do not overlap, the method named).
+
+A notebook tells it with a few calls (``results``: label -> BreakpointResult; ``rows``: their findings'
+breakpoint rows, :func:`perflab.analysis.findings.breakpoint_row`)::
+
+    breakpoints.searches(results, rows).show()          # the table, each search in words
+    breakpoints.breakpoint_curve(results).show()        # latency against the offered rate
+    breakpoints.at_limit(results).show()                # the spectrum at each breakpoint
+    findings.show(breakpoints.findings(results, rows))
+    breakpoints.answer(results, rows).show()
+
+The sentences are :mod:`.sentences`' (also the one-line :func:`estimate` the CLI prints), the figures
+:mod:`.figures`', the tables :mod:`.tables`'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..findings import Finding, key_breakpoint, validity_of
+from ..latency import describe_spectra, percentile_spectrum
+from ..section import Section
+from .figures import breakpoint_curve, breakpoint_overview
+from .sentences import (answer_breakpoints, compare_breakpoint_rows, compare_breakpoints, compare_by_connections,
+                        describe_breakpoint, describe_breakpoints, describe_ceiling_shares, describe_search_validity,
+                        describe_unresolved, estimate, host_note, placement_table)
+from .tables import at_breakpoints, breakpoint_table
+
+__all__ = [
+    # what a notebook calls
+    "searches", "at_limit", "findings", "answer", "breakpoint_curve",
+    # what the other subjects, the report and the command line build on
+    "breakpoint_table", "breakpoint_overview", "describe_breakpoint", "describe_breakpoints", "compare_breakpoints",
+    "compare_breakpoint_rows", "describe_search_validity", "estimate", "host_note",
+]
+
+
+def _sla_ms(results: Mapping) -> float | None:
+    """The SLA the searches were judged by (their criteria's p99 bound), in ms."""
+    return next((r.criteria.sla_p99 * 1000 for r in results.values() if getattr(r, "criteria", None)), None)
+
+
+def searches(results: Mapping, rows: list[dict]) -> Section:
+    """The searches' table, each one in words (its breakpoint, interval, why its first failing probe failed),
+    and, when ``rows`` measured several CPU placements, the same searches at each placement side by side."""
+    return Section([breakpoint_table(results), *describe_breakpoints(results), placement_table(rows)])
+
+
+def at_limit(results: Mapping) -> Section:
+    """The percentile spectrum of each search's highest passing probe, what "keeping up" looks like right
+    below the limit, and each one in words."""
+    at = at_breakpoints(results)
+    if not at:
+        return Section(["No search found a passing rate, so there is no spectrum at a breakpoint."])
+    sla = _sla_ms(results)
+    return Section([percentile_spectrum(at, sla_ms=sla, title="Latency by percentile at each breakpoint"),
+                    describe_spectra(at, sla, compare=())])
+
+
+def findings(results: Mapping, rows: list[dict]) -> list[str]:
+    """Each search in words, each breakpoint against the request-handling ceiling (the ``status`` workload),
+    each workload's connection counts compared, and the searches that did not resolve."""
+    return [*describe_breakpoints(results), *describe_ceiling_shares(rows), *compare_by_connections(rows),
+            describe_unresolved(results)]
+
+
+def answer(results: Mapping, rows: list[dict]) -> Finding:
+    """Every breakpoint in one sentence; the key number the last row's (the notebook's last search: GET with
+    the most connections); the curves as the preview."""
+    return Finding(answer_breakpoints(rows), key_number=key_breakpoint(rows[-1] if rows else None,
+                                                                       "{workload} breakpoint, {connection_count}"),
+                   validity=validity_of(*results.values()), breakpoints=rows,
+                   preview=breakpoint_curve(results, sla_ms=_sla_ms(results), title="Breakpoint searches"))
