@@ -23,12 +23,20 @@ directory, as in JupyterLab, so an interactive run and a batch run behave the sa
 from __future__ import annotations
 
 import datetime as dt
+import html
 import os
+import shutil
 import sys
+import tempfile
 import time
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+import nbformat
+from jupyter_client.manager import AsyncKernelManager
+from traitlets import default
 
 from .. import paths
 from ..analysis import findings
@@ -36,9 +44,12 @@ from ..config.hosts import GENERATORS_ENV, SCHEDULER_ENV, generators_of
 from ..core.sweep import disjoint_sets
 from ..hosts.inventory import survey
 from ..hosts.pool import connect
+from ..measure.generator import LoadTool
 from ..measure.validity import Level
 from ..records import environment, iter_runs, run_names
-from . import export
+from . import export, index_page
+from .browser import check as br
+from .browser.cdp import find_chromium
 from .plans import NotebookSpec, Plan, notebooks_dir
 
 
@@ -121,7 +132,6 @@ class Report:
 
 def _notebook_info(path: Path) -> tuple[str, str]:
     """(title, question) from the notebook's first markdown cell: '# Title' and a '**Question:**' line."""
-    import nbformat
 
     nb = nbformat.read(str(path), as_version=4)
     title, question = path.stem, ""
@@ -140,7 +150,7 @@ def _notebook_info(path: Path) -> tuple[str, str]:
 
 def _defaults(path: Path) -> dict:
     """The parameters cell's defaults as written in the notebook (Python source text)."""
-    import papermill
+    import papermill  # in here: ~0.3 s to import, and only running notebooks needs it
 
     try:
         return {k: str(v.get("default")) for k, v in papermill.inspect_notebook(str(path)).items()}
@@ -193,8 +203,6 @@ def _kernel_manager_class(env: dict | None = None, ipc_dir: str | None = None):
     and its run tag when notebooks run side by side: the process environment is shared by all of them);
     ``ipc_dir``: where its sockets go (kernels started at once in one directory would pick the same socket
     names and read each other's messages)."""
-    from jupyter_client.manager import AsyncKernelManager
-    from traitlets import default
 
     extra = dict(env or {})
 
@@ -218,10 +226,8 @@ def _kernel_manager_class(env: dict | None = None, ipc_dir: str | None = None):
 def execute(spec: NotebookSpec, src: Path, out: Path, progress: bool, cell_timeout: float | None,
             kernel_name: str | None, env: dict | None = None) -> tuple[str, str | None, int | None]:
     """Run one notebook with papermill: (status, error, failing cell index)."""
-    import shutil
-    import tempfile
 
-    import papermill
+    import papermill  # in here: ~0.3 s to import, and only running notebooks needs it
     from papermill.exceptions import PapermillExecutionError
 
     ipc_dir = tempfile.mkdtemp(prefix="perflab-kernel-") if env else None
@@ -268,8 +274,6 @@ def run_plan(plan: Plan, *, root: str | os.PathLike | None = None, progress: boo
 
 
 def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_name, command, t_start, hosts):
-    from ..measure.generator import LoadTool
-    from . import index_page
 
     nb_dir = notebooks_dir()
     loadgen = LoadTool("perflab-load", paths.loadgen_binary())
@@ -336,7 +340,6 @@ def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_na
         for item in first:
             one(*item)
     else:
-        from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max_workers=width, thread_name_prefix="perflab-report") as pool:
             for f in [pool.submit(one, *item) for item in first]:
@@ -350,7 +353,6 @@ def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_na
     index_page.write(report, folder)
 
     if browser is None:
-        from .browser.cdp import find_chromium
         browser = find_chromium() is not None
     if browser:
         _say("checking the pages in headless chromium ...")
@@ -387,7 +389,6 @@ def _host_env(hosts: dict) -> dict:
 
 
 def _nav(sources: list, index: int) -> str:
-    import html
 
     parts = ['<a href="index.html">&larr; report index</a>']
     if index > 0:
@@ -401,10 +402,7 @@ def _nav(sources: list, index: int) -> str:
 
 def _browser_check(report: Report, folder: Path) -> str:
     """Render every page in headless chromium (two at a time), screenshots in ``screenshots/``."""
-    from concurrent.futures import ThreadPoolExecutor
 
-    from . import index_page
-    from .browser import check as br
 
     def check(page: Path, name: str) -> dict:
         try:

@@ -20,7 +20,10 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import nbformat
+
 from .. import paths
+from ..config import ForeignServer
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,6 @@ class Plan:
         """This plan aimed at your server (``command`` with ``{port}``): a notebook whose parameters cell
         has ``server_cmd`` gets it (and ``script_args``, e.g. ``path=/kv``, for your API); every other one
         is marked not applicable with the reason its own metadata gives (``perflab.foreign_server``)."""
-        from ..config import ForeignServer
 
         ForeignServer(command=command, ready_path=ready_path)   # a bad command fails before anything runs
         nb_dir = notebooks_dir()
@@ -87,14 +89,13 @@ class Plan:
 
 def notebook_parameters(path: Path) -> set[str]:
     """The names its ``parameters`` cell assigns."""
-    import papermill
+    import papermill  # in here: ~0.3 s to import, and only running notebooks needs it
 
     return set(papermill.inspect_notebook(str(path)))
 
 
 def foreign_server_note(path: Path) -> str | None:
     """Why a notebook cannot run against your server, as the notebook's metadata says."""
-    import nbformat
 
     return (nbformat.read(str(path), as_version=4).metadata.get("perflab") or {}).get("foreign_server")
 
