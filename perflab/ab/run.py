@@ -377,8 +377,9 @@ class _Measure:
         for m, f in _VALUE.items():
             ok = [(r, f_) for r, f_ in rows if not p.drop_invalid
                   or Level.INVALID not in (r["validity"].level, f_["validity"].level)]
+            # one test per metric at the comparison's alpha: with a few pairs it cannot claim (and says so)
             ratios[m] = paired.paired_ratio([f(x["result"]) for _, x in ok], [f(x["result"]) for x, _ in ok], m,
-                                            None, p.margin, min_pairs=2, seed=p.seed)
+                                            p.alpha, p.margin, min_pairs=2, seed=p.seed)
         return IdleCost(load.rate, ratios)
 
     # --- breakpoints -----------------------------------------------------------------------------

@@ -5,7 +5,7 @@ A notebook's first code cell after ``parameters`` builds its configs from the pa
 (``pl.ServerConfig(...)``, ``pl.workload(...)``, ...), so the one validation layer of
 :mod:`perflab.config` speaks: a bad plan fails in that cell, naming the parameter, before anything
 runs. A parameter that is no config's field is checked by the same layer with :func:`param` (and
-:func:`placements`); :func:`servers_for_modes` and :func:`prefill_for` build the configs that depend on
+:func:`placements`); :func:`servers_for_modes` and :func:`data_for` build the configs that depend on
 more than one parameter.
 
 Then :func:`measure` (one fixed-rate run) and :func:`search_breakpoint` (one breakpoint search) run the
@@ -24,9 +24,10 @@ import plotly.io as pio
 
 from .. import fmt, jdk
 from ..breakpoint import find_breakpoint
-from ..config import ForeignServer, PrefillParams, ServerConfig
+from ..config import ForeignServer, PrefillParams, ProfileParams, ServerConfig
 from ..config.fields import Spec, convert
 from ..config.hosts import SCHEDULER_ENV
+from ..config.project import Project
 from ..errors import ProfilerError
 from ..experiment import run_experiment
 from ..hosts.pool import connect
@@ -34,8 +35,8 @@ from ..hosts.inventory import survey
 from ..server.placement import Placement
 from .breakpoints import estimate
 
-__all__ = ["setup", "param", "placements", "build", "server", "prefill_for", "servers_for_modes", "measure",
-           "search_breakpoint", "scaled_breakpoint", "show_markdown"]
+__all__ = ["setup", "param", "placements", "build", "server", "data_for", "api_args", "profile", "ceiling",
+           "servers_for_modes", "measure", "search_breakpoint", "scaled_breakpoint", "show_markdown"]
 
 #: The plotly renderer of the lab's notebooks: the figure's JSON only. JupyterLab draws it
 #: interactively; the report's export draws each figure from it with one shared copy of plotly.js per
@@ -101,21 +102,53 @@ def build(what: str, make, *args, **kwargs):
         raise ValueError(f"{what}: {e}") from None
 
 
-def server(server_cmd: str | None = None, ready_path: str = "/", server_dir: str | None = None, **built_in):
-    """The target of a notebook: your server (``server_cmd``, with ``{port}``, run in ``server_dir``) or
-    the built-in one configured by ``built_in`` (``ServerConfig`` fields); printed, so the notebook says
-    what it measures."""
-    target = (ForeignServer(command=server_cmd, ready_path=ready_path, workdir=server_dir) if server_cmd
-              else ServerConfig(**built_in))
+def server(server_cmd: str | None = None, ready_path: str = "/", server_dir: str | None = None,
+           project: str | None = None, **built_in):
+    """The target of a notebook: your server declared in a project file (``project``: its ``perflab.toml``),
+    or started from ``server_cmd`` (with ``{port}``, run in ``server_dir``), or the built-in one configured by
+    ``built_in`` (``ServerConfig`` fields); printed, so the notebook says what it measures."""
+    if project:
+        target = Project.load(project).server
+    elif server_cmd:
+        target = ForeignServer(command=server_cmd, ready_path=ready_path, workdir=server_dir)
+    else:
+        target = ServerConfig(**built_in)
     print(target)
     return target
 
 
-def prefill_for(server, **fields):
-    """The ``PrefillParams`` (``fields``) for the built-in server, ``None`` for yours: perflab fills only the
-    storage of the server it starts itself. The fields are checked either way."""
+def data_for(server, **fields) -> dict:
+    """How GETs get data to read, as keywords of a run: the built-in server is prefilled in-process
+    (``prefill=``, ``fields``: ``PrefillParams``'), any other server filled through its API with the same
+    keys (``fill=``). The fields are checked either way."""
     params = PrefillParams(**fields)
-    return None if isinstance(server, ForeignServer) else params
+    return {"prefill": params} if isinstance(server, ServerConfig) else {"fill": params.keys}
+
+
+def api_args(project: str | None, script_args) -> tuple[str, ...]:
+    """The workload scripts' arguments for the server's API: a project file's (``path=``, ``param=``), then
+    ``script_args`` (which win)."""
+    extra = param("script_args", script_args, "texts")
+    return (*(Project.load(project).script_args if project else ()), *extra)
+
+
+def profile(events: str, project: str | None = None, **fields) -> ProfileParams:
+    """The notebook's profile (``ProfileParams``: ``events``, ``fields``), with a project file's categories."""
+    cats = Project.load(project).categories if project else ()
+    return ProfileParams(events, category=cats, **fields)
+
+
+def ceiling(server, status_path: str | None = None, project: str | None = None) -> tuple[str | None, str]:
+    """The no-op endpoint the ceiling search loads, and why when there is none: the built-in server's
+    ``/v0/status``, your project's ``[api] status``, or ``status_path``; a server without one gets no ceiling
+    (a search over answers that are not successes would be a "ceiling" of errors)."""
+    path = status_path or (Project.load(project).status_path if project else None)
+    if isinstance(server, ServerConfig):
+        return path or "/v0/status", ""
+    if path:
+        return path, ""
+    return None, ("No ceiling measured: your server declares no no-op endpoint (status_path, or status in the "
+                  "[api] of its perflab.toml); the cheapest request's search needs one that answers 200.")
 
 
 def servers_for_modes(modes, java_home: str | None = None, **fields) -> dict:

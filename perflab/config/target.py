@@ -74,13 +74,27 @@ class ForeignServer(Params):
 
     @property
     def name(self) -> str:
-        """What reports call it: ``label``, else the program of its command (or its URL)."""
+        """What reports call it: ``label``; else its program (a Java command's jar or main class, a script's
+        file), not the whole command line; else its URL."""
         if self.label:
             return self.label
         if self.command is None:
             return self.url
-        prog = self.command.split()[0].rsplit("/", 1)[-1]
-        return prog if prog not in ("java", "python", "python3") else self.command
+        words = self.command.split()
+        prog = words[0].rsplit("/", 1)[-1]
+        if prog.startswith("python") or prog == "java":
+            rest, skip = [], False
+            for w in words[1:]:
+                if skip:
+                    skip = False
+                elif w in ("-cp", "-classpath", "--class-path", "-m"):
+                    skip = True
+                elif w == "-jar":
+                    continue
+                elif not w.startswith("-"):
+                    rest.append(w)
+            return rest[0].rsplit("/", 1)[-1] if rest else prog
+        return prog
 
     @property
     def mode(self) -> str:

@@ -19,6 +19,8 @@ from pathlib import Path
 from .. import paths
 from ..config.fields import add_arguments
 from ..config.hosts import HostOptions
+from ..config.project import PROJECT_ENV
+from ..config.project import find as find_project
 from ..errors import NotBuiltError, PerflabError
 from ..hosts.pool import connect
 from .batch import run_plan
@@ -39,6 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--no-browser", dest="browser", action="store_false", help="skip the chromium check")
     p.add_argument("--no-progress", action="store_true", help="no per-cell progress bars")
     p.add_argument("--cell-timeout", type=float, default=None, help="seconds a single cell may run (default: no limit)")
+    p.add_argument("--project", default=None, metavar="FILE",
+                   help=f"your server declared in a perflab.toml (default: ${PROJECT_ENV}, else ./perflab.toml when "
+                        f"there is one): notebooks that only apply to the built-in server are marked not applicable")
     p.add_argument("--server-cmd", default=None, metavar="COMMAND",
                    help="test your server instead of the built-in one: a command with {port}; notebooks that only "
                         "apply to the built-in server are marked not applicable")
@@ -63,10 +68,15 @@ def main(argv: list[str] | None = None) -> int:
         plan = load_plan(args.plan)
         if args.only:
             plan = plan.only(args.only.split(","))
+        project = find_project(args.project) if not args.server_cmd else None
+        if args.server_cmd and args.project:
+            raise ValueError("--project and --server-cmd: give one (the project file declares your server's command)")
         if args.server_cmd:
             plan = plan.for_server(args.server_cmd, args.ready_path, tuple(shlex.split(args.script_args)))
         elif args.ready_path != "/" or args.script_args:
             raise ValueError("--ready-path and --script-args go with --server-cmd")
+        elif project is not None:
+            plan = plan.for_project(project)
         if args.cell_timeout is not None and args.cell_timeout <= 0:
             raise ValueError(f"--cell-timeout must be > 0, got {args.cell_timeout}")
         if args.hosts_scheduler is None and args.hosts_generators is not None:

@@ -24,6 +24,7 @@ import nbformat
 
 from .. import paths
 from ..config import ForeignServer
+from ..config.project import Project
 
 
 @dataclass(frozen=True)
@@ -67,24 +68,34 @@ class Plan:
         """This plan aimed at your server (``command`` with ``{port}``): a notebook whose parameters cell
         has ``server_cmd`` gets it (and ``script_args``, e.g. ``path=/kv``, for your API); every other one
         is marked not applicable with the reason its own metadata gives (``perflab.foreign_server``)."""
-
         ForeignServer(command=command, ready_path=ready_path)   # a bad command fails before anything runs
+        extra = {"script_args": list(script_args)} if script_args else {}
+        # the notebooks run in notebooks/: the command keeps the directory it was given in
+        given = {"server_cmd": command, "ready_path": ready_path, "server_dir": os.getcwd(), **extra}
+        return self._aimed(lambda names: "server_cmd" in names, given, f"your server ({command})")
+
+    def for_project(self, project: Project) -> "Plan":
+        """This plan aimed at your server declared in ``project`` (a ``perflab.toml``): a notebook whose
+        parameters cell has ``project`` gets its path (07, the cluster's, only when the file has a
+        ``[cluster]``); every other one is marked not applicable with the reason its metadata gives."""
+        def takes(names: set[str]) -> bool:
+            return "project" in names and ("cluster_cmd" not in names or project.cluster is not None)
+        return self._aimed(takes, {"project": str(project.path)}, f"{project.name} ({project.path})")
+
+    def _aimed(self, takes, given: dict, target: str) -> "Plan":
         nb_dir = notebooks_dir()
         out = []
         for spec in self.notebooks:
             src = spec.path(nb_dir)
-            if "server_cmd" in notebook_parameters(src):
-                extra = {"script_args": list(script_args)} if script_args else {}
-                # the notebooks run in notebooks/: the command keeps the directory it was given in
-                out.append(replace(spec, parameters={**spec.parameters, "server_cmd": command,
-                                                     "ready_path": ready_path, "server_dir": os.getcwd(), **extra}))
+            if takes(notebook_parameters(src)):
+                out.append(replace(spec, parameters={**spec.parameters, **given}))
             else:
                 why = foreign_server_note(src)
                 if not why:
-                    raise ValueError(f"{src.name}: has no server_cmd parameter and its metadata does not say why "
-                                     f"it cannot test your server (perflab.foreign_server)")
+                    raise ValueError(f"{src.name}: cannot test your server and its metadata does not say why "
+                                     f"(perflab.foreign_server)")
                 out.append(replace(spec, not_applicable=why))
-        return Plan(self.name, tuple(out), self.description, f"your server ({command})")
+        return Plan(self.name, tuple(out), self.description, target)
 
 
 def notebook_parameters(path: Path) -> set[str]:

@@ -186,7 +186,7 @@ class ForeignTarget(_OneServer):
 
     def why_not(self, feature: str) -> str | None:
         if feature == "prefill":
-            return "it writes the built-in server's storage files; your server loads its own data"
+            return "it writes the built-in server's storage files; fill writes keys through your server's API (fill=N, --fill N)"
         if feature == "pause" and self.running:
             return "only a server process perflab started can be frozen"
         return super().why_not(feature)

@@ -28,6 +28,8 @@ ROW = {"a": "mode=sync", "b": "mode=async", "method": "interleaved pairs", "rate
 def _run(root, name, ratio, ci, conclusion="different", metric="p99"):
     run = new_run("ab", name, {"a": {"label": "mode=sync"}, "b": {"label": "mode=async"},
                                "criteria": {"sla_p99": 0.01}}, data_root=root, environment={})
+    # as the comparison records it (Validity.of_probes): 3 of its 51 probes were invalid
+    run.meta["validity"] = {"verdict": "valid", "checks": {"probes": {"value": {"valid": 48, "invalid": 3}}}}
     rows = [{**ROW, "metric": metric, "stop_rule": True, "ratio": ratio, "ci_lo": ci[0], "ci_hi": ci[1], "n": 24,
              "p_value": 1e-7, "conclusion": conclusion, "direction": "lower"},
             {**ROW, "metric": "p50", "stop_rule": False, "ratio": 1.0, "ci_lo": 0.98, "ci_hi": 1.02, "n": 24,
@@ -49,6 +51,7 @@ def test_answer_key_number_commentary_and_tables_of_recorded_runs(tmp_path):
     md = reading.commentary(x)
     assert md.startswith("**A** = `mode=sync`, **B** = `mode=async`, compared by *interleaved pairs*: interleaved A/B")
     assert md.splitlines()[1:] == [
+        "- Validity: valid; 3 of 51 probes invalid (the generator, not the server, set them)",
         "- B's p99 at 1,000 req/s is 0.72x A's (95% CI 0.65x-0.80x, n = 24 pairs; interleaved pairs, Wilcoxon p = 1e-7)",
         "- No difference beyond ±5% in p50 at 1,000 req/s: B/A 1.00x (95% CI 0.98x-1.02x, n = 24 pairs; interleaved "
         "pairs, Wilcoxon p = 0.5)",
@@ -173,9 +176,17 @@ def test_pass_fail_stop_reasons_and_the_idle_sides_cost_in_words():
     assert verdicts.stop_reason(r) == "the 95% interval of p50 lies within ±5%"
     assert verdicts.stop_reason({**r, "stop": "max-pairs", "max_pairs": 32}) == "max_pairs (32) measured without a verdict"
     assert verdicts.stop_reason({**r, "stop": "budget", "budget_s": 90.0}) == "the time budget (90 s) ended without a verdict"
+    # four pairs cannot reach a level of 0.05 (all agreeing gives p = 2/16): measured, and no claim
     idle = {"rate": 500.0, "busy": "A", "idle": "B",
-            "ratios": {"p50": {**_row(paired.paired_ratio(*_pairs(9, 4), "p50", None, min_pairs=2)), "ci": [0.98, 1.05]}}}
-    assert verdicts.idle_sentence(idle, "p50").startswith("A's p50 at 500 req/s with B idle but running is 1.0")
+            "ratios": {"p50": {**_row(paired.paired_ratio(*_pairs(9, 4), "p50", 0.05, min_pairs=2)), "ci": [0.98, 1.05]}}}
+    few_pairs = verdicts.idle_sentence(idle, "p50")
+    assert few_pairs.startswith("A's p50 at 500 req/s with B idle but running against A's with B frozen: "
+                                "not measurable with n = 4 pairs: a claim at level 0.05 needs 6"), few_pairs
+    assert "no claim" in few_pairs and "costs" not in few_pairs
+    # with enough pairs a real 30% cost is claimed, with its p-value and level
+    slow = paired.paired_ratio(*_pairs(9, 12, ratio=1.3, sigma=0.01), "p50", 0.05, min_pairs=2)
+    costs = verdicts.idle_sentence({**idle, "ratios": {"p50": _row(slow)}}, "p50")
+    assert "1.30x" in costs and costs.endswith("the idle side costs this"), costs
     assert verdicts.idle_sentence({**idle, "ratios": {"p50": {"n": 1, "conclusion": "too few pairs"}}}, "p50") == \
         "the idle side's cost was not measured: 1 usable pairs"
 

@@ -147,7 +147,9 @@ def test_node_panels_break_a_nodes_line_where_it_was_down(res):
 
 def test_key_distribution_and_consistency_figures(res):
     fig = cplots.key_distribution(res.distribution)
-    assert [t.name.split(",")[0] for t in fig.data] == ["owner (from = 1)", "replica (from = 3)", "stored by the node"]
+    assert [t.name.split(",")[0] for t in fig.data] == ["owner by the built-in routing (from = 1)",
+                                                          "replica by the built-in routing (from = 3)",
+                                                          "stored: the node's own count (GET /v0/entities)"]
     assert "CV 0.041" in fig.data[0].name and "equal by construction" in fig.layout.title.text
     fig = cplots.consistency_timeline(res)
     assert {"read: ok", "read: unavailable", "write/delete: acked"} <= {t.name for t in fig.data}

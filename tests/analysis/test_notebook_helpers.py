@@ -94,9 +94,9 @@ def test_the_target_is_printed_and_prefill_is_for_the_built_in_server_only(capsy
     assert isinstance(built, pl.ServerConfig) and "mode='async'" in capsys.readouterr().out
     yours = nb.server("python3 kv.py {port}", "/health")
     assert isinstance(yours, pl.ForeignServer) and "python3 kv.py {port}" in capsys.readouterr().out
-    assert nb.prefill_for(built, keys=100).keys == 100 and nb.prefill_for(yours, keys=100) is None
+    assert nb.data_for(built, keys=100)["prefill"].keys == 100 and nb.data_for(yours, keys=100) == {"fill": 100}
     with pytest.raises(ValueError, match="keys"):
-        nb.prefill_for(yours, keys=0)                   # checked even when not used
+        nb.data_for(yours, keys=0)                      # checked for any server
 
 
 def test_servers_for_modes_find_a_jdk_for_virtual_threads_or_skip_them(monkeypatch, capsys, tmp_path):

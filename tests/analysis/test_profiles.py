@@ -119,7 +119,7 @@ SAMPLES = ("[selector-1 tid=1];one/nio/net/SelectorThread.run;one/nio/net/Native
            "[selector-1 tid=1];one/nio/net/SelectorThread.run;one/nio/http/HttpSession.processRead;"
            "one/nio/http/HttpSession.parseRequest 20\n"
            "[selector-1 tid=1];perflab/server/ApiHandler.handle;perflab/storage/lsm/MemTable.get 20\n"
-           "[worker-1 tid=2];java/util/concurrent/ThreadPoolExecutor.getTask;LockSupport.park 10\n")
+           "[worker-1 tid=2];java/util/concurrent/ThreadPoolExecutor.execute;java/util/concurrent/LinkedBlockingQueue.offer 10\n")
 
 
 def test_a_profile_paragraph_and_the_cpu_split(tmp_path):

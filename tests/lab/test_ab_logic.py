@@ -46,7 +46,7 @@ def test_labels_tell_the_sides_apart_in_their_flags_words():
     assert sides.identical(*same) and not sides.identical(a, b)
     f = (sides.Side("A", ForeignServer(command="java Tiny.java {port}")), sides.Side("B", ServerConfig()))
     sides.label(f)
-    assert f[0].label == "java Tiny.java {port}" and not f[0].builtin and f[0].spec.why_not("pause") is None
+    assert f[0].label == "Tiny.java" and not f[0].builtin and f[0].spec.why_not("pause") is None
     assert "only a server process perflab started" in sides.Side("A", ForeignServer(url="http://127.0.0.1:1")).spec.why_not("pause")
 
 
@@ -62,7 +62,7 @@ def test_bad_input_is_named_before_anything_starts(data_root):
         (dict(a=mem, b=mem, prefill=PrefillParams(keys=10)),
          "prefill: side A (A: backend=memory): needs a persistent backend (lsm or rocksdb); backend='memory'"),
         (dict(a=ForeignServer(command="x {port}"), b=ServerConfig(), prefill=PrefillParams(keys=10)),
-         "prefill: side A (x {port}): it writes the built-in server's storage files; your server loads its own data"),
+         "prefill: side A (x): it writes the built-in server's storage files; fill writes keys through your server's API (fill=N, --fill N)"),
         (dict(a=mem, b=mem, data_dir="/tmp/x"), "data_dir: an A/B comparison gives each side"),
         (dict(a=mem, b=mem, scheduler="tcp://10.0.0.1:8786", generators=2),
          "scheduler, generators: an A/B comparison runs both servers and the generator on this machine"),

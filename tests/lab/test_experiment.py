@@ -154,7 +154,7 @@ def test_split_placement_pins_server_and_generator(server_build, loadgen_binary,
 
 
 def test_bad_arguments(data_root):
-    with pytest.raises(ValueError, match="server must be a ServerConfig, a ForeignServer, a ClusterConfig, a running "
+    with pytest.raises(ValueError, match="server must be a ServerConfig, a ForeignServer, a CourseServer, a ClusterConfig, a running "
                                          "Cluster or the URL"):
         run_experiment({"mode": "async"}, LoadParams())
     with pytest.raises(ValueError, match="load must be a LoadParams"):

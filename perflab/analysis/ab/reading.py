@@ -52,7 +52,7 @@ def lines(res) -> list[str]:
     a, b = labels_of(res)
     rows = rows_of(res)
     sla = f"the SLA (p99 <= {fmt.ms(_sla_ms(res))})" if _sla_ms(res) else "the SLA"
-    out = [f"A = {a}, B = {b}; {_method(res).description}"]
+    out = [f"A = {a}, B = {b}; {_method(res).description}", validity_line(res)]
     for r in (r for r in rows if r["metric"] == "breakpoint"):
         out.append(sentence(r))
         for side, s in ((res.searches or {}) if isinstance(res, ABResult) else {}).items():
@@ -68,6 +68,23 @@ def lines(res) -> list[str]:
         metric = res.metric if isinstance(res, ABResult) else res.results.get("metric")
         out.append(idle_sentence(idle, metric if metric in idle["ratios"] else "p99"))
     return out
+
+
+def validity_line(res) -> str:
+    """The run's validity beside its verdicts: its level, how many probes were invalid and how many pairs
+    held one (their ratios are pulled toward 1, or left out with ``drop_invalid``)."""
+    meta = res.run.meta if isinstance(res, ABResult) else res.meta
+    v = meta.get("validity") or {}
+    counts = ((v.get("checks") or {}).get("probes") or {}).get("value") or {}
+    probes = sum(counts.values()) if isinstance(counts, dict) else 0
+    pairs = pairs_of(res)
+    held = int(pairs["invalid"].notna().sum()) if pairs is not None and "invalid" in pairs else 0
+    text = f"validity: {v.get('verdict') or 'not recorded'}"
+    if probes:
+        text += f"; {counts.get('invalid', 0)} of {probes} probes invalid (the generator, not the server, set them)"
+    if pairs is not None and len(pairs):
+        text += f"; {held} of {len(pairs)} pairs held an invalid probe"
+    return text
 
 
 def commentary(res) -> str:

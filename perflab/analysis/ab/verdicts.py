@@ -15,7 +15,7 @@ import math
 
 from ... import fmt
 from ...measure.methods import Method
-from ...measure.paired import CONFIDENCE, Conclusion, band
+from ...measure.paired import CONFIDENCE, Conclusion, band, min_pairs_for
 from ...measure.significance import Direction
 
 
@@ -118,12 +118,23 @@ def stop_reason(row: dict) -> str:
 
 
 def idle_sentence(idle: dict, metric: str = "p99") -> str:
-    """What the idle side cost the busy one (``idle``: the recorded ``idle_cost``, :meth:`IdleCost.to_dict`):
-    "A's p99 at 1,000 req/s with B idle but running is 1.02x A's with B frozen (95% CI ..., n = 4 pairs; ...)"."""
+    """What the idle side cost the busy one (``idle``: the recorded ``idle_cost``, :meth:`IdleCost.to_dict`),
+    a difference stated only where its own test reaches its level: "A's p99 at 1,000 req/s with B idle but
+    running is 1.31x A's with B frozen (...)"; else that none was shown, or that none can be with so few
+    pairs ("not measurable with n = 4 pairs: a claim at level 1e-06 needs 21")."""
     r = idle["ratios"][metric]
     if r["conclusion"] == Conclusion.TOO_FEW:
         return f"the idle side's cost was not measured: {r['n']} usable pairs"
     busy, other = idle["busy"], idle["idle"]
-    return (f"{busy}'s {metric}{where(idle['rate'])} with {other} idle but running is {fmt.ratio(r['ratio'])} {busy}'s "
-            f"with {other} frozen ({ci_text(*r['ci'], r.get('confidence') or CONFIDENCE)}, n = {r['n']} pairs; "
-            f"{Method.INTERLEAVED_PAIRS})")
+    what = f"{busy}'s {metric}{where(idle['rate'])} with {other} idle but running against {busy}'s with {other} frozen"
+    measured = (f"{fmt.ratio(r['ratio'])} ({ci_text(*r['ci'], r.get('confidence') or CONFIDENCE)}, n = {r['n']} "
+                f"pairs; {Method.INTERLEAVED_PAIRS})")
+    level = r.get("level")
+    if level is None or r["n"] < min_pairs_for(level):
+        need = f": a claim at level {fmt.p_sci(level)} needs {min_pairs_for(level)}" if level else ""
+        return f"{what}: not measurable with n = {r['n']} pairs{need} (measured {measured}, no claim)"
+    if r["conclusion"] == Conclusion.DIFFERENT:
+        return f"{what}: {measured}, p = {fmt.p_sci(r['p_value'])} <= {fmt.p_sci(level)}: the idle side costs this"
+    if r["conclusion"] == Conclusion.EQUIVALENT:
+        return f"{what}: {measured}: within the margin, no cost shown"
+    return f"{what}: {measured}: no difference shown at level {fmt.p_sci(level)}"

@@ -15,6 +15,7 @@ from ...cluster.faults import schedule
 from ...cluster.nodes import start_cluster
 from ...config import BreakpointCriteria, BreakpointParams, ServerConfig
 from ...config.cluster import ClusterConfig
+from ...config.project import Project
 from ...config.hosts import scheduler_address
 from ...core.session import SessionOptions, check_load
 from ...targets import target_of
@@ -23,10 +24,15 @@ from ..notebook import param
 
 def config(cluster_cmd: str | None = None, ready_path: str = "/", server_dir: str | None = None, nodes: int = 3,
             ack: int | None = None, from_: int | None = None, entry="all", api: str = "ack-from",
-            **built_in) -> ClusterConfig:
-    """The cluster of a notebook: your nodes (``cluster_cmd`` with ``{port}`` and ``{cluster}``, or
-    ``{ports}``; run in ``server_dir``) or the built-in server on every node, configured by ``built_in``
-    (``ServerConfig`` fields)."""
+            project: str | None = None, **built_in) -> ClusterConfig:
+    """The cluster of a notebook: your nodes declared in a project file (``project``: its ``[server]`` command
+    or course server on every node; what its ``[cluster]`` declares wins, the other fields fill the rest), or
+    started from ``cluster_cmd`` (with ``{port}`` and ``{cluster}``, or ``{ports}``; run in ``server_dir``), or
+    the built-in server on every node, configured by ``built_in`` (``ServerConfig`` fields)."""
+    if project:
+        proj = Project.load(project)
+        given = dict(nodes=nodes, ack=ack, from_=from_, entry=entry, api=api)
+        return proj.cluster_config(**{k: v for k, v in given.items() if k not in (proj.cluster or {})})
     if cluster_cmd:
         return ClusterConfig(nodes=nodes, ack=ack, from_=from_, entry=entry, api=api, server_cmd=cluster_cmd,
                              ready_path=ready_path, workdir=server_dir)
