@@ -56,7 +56,7 @@ def executor_heatmap(table: pd.DataFrame, value: str, title: str, text_format: s
         raise ValueError(f"table must be indexed by workers, queue, got {list(table.index.names)}")
     if value not in table:
         raise ValueError(f"value: {value!r} is not a column of the table ({', '.join(table.columns)})")
-    grid = pd.to_numeric(table[value], errors="coerce").unstack("queue")
+    grid = pd.to_numeric(table[value], errors="coerce").astype(float).unstack("queue")
     fig = go.Figure(go.Heatmap(
         z=grid.to_numpy(), x=[str(q) for q in grid.columns], y=[str(w) for w in grid.index], colorscale=colorscale,
         texttemplate=f"%{{z:{text_format}}}", colorbar=dict(title=value),

@@ -33,7 +33,7 @@ from ..measure.validity import Level, Validity
 
 __all__ = [
     # what a notebook calls
-    "Finding", "show", "breakpoint_row", "validity_of", "key_breakpoint", "key_latency", "highest", "bullets",
+    "Finding", "show", "breakpoint_row", "RAMP_ESTIMATE", "validity_of", "key_breakpoint", "key_latency", "highest", "bullets",
     # what the report reads and renders
     "MIME", "make_finding", "check_key_number", "read", "read_all", "box_html", "summary_html", "validity_badge",
     "key_number_text", "thumbnail",
@@ -41,6 +41,9 @@ __all__ = [
 
 #: the output mimetype a finding travels in (JSON)
 MIME = "application/vnd.perflab.finding+json"
+#: the verdict of a breakpoint row that one ramp estimated (no fixed-rate probes, no interval): the report
+#: lists such rows apart from the searches' breakpoints
+RAMP_ESTIMATE = "ramp estimate"
 
 
 # --- checking what a notebook passes --------------------------------------------------------------

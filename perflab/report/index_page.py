@@ -99,6 +99,19 @@ and were not run: {% for n in skipped %}<b>{{ n.notebook }}</b>{% if not loop.la
 </table>
 {% if overview %}<div class="card"><div id="breakpoint-overview" class="plotly-graph-div" style="height:{{ overview_height }}px"></div></div>{% endif %}
 {% endif %}
+{% if estimates %}
+<h2 id="ramp-estimates">Ramp estimates</h2>
+<p class="muted small">One exponential ramp each, no fixed-rate probes: an estimate without an interval, not a
+breakpoint, and no difference is claimed between them.</p>
+<table>
+<tr><th>workload</th><th>connections</th><th>mode</th><th>estimate</th><th>validity</th><th>from</th></tr>
+{% for b in estimates %}
+<tr><td>{{ b.workload }}</td><td class="num">{{ b.connections or "" }}</td><td>{{ b.mode or "" }}</td>
+<td class="num">{% if b.rate is not none %}~{{ num(b.rate) }} req/s{% else %}<span class="failed">broke at once</span>{% endif %}</td><td>{{ badge(b.validity) }}</td>
+<td class="small">{% if b.page %}<a href="{{ b.page }}">{{ b.notebook }}</a>{% else %}{{ b.notebook }}{% endif %}{% if b.run_path %} &middot; <a class="mono" href="{{ b.run_path }}/">run</a>{% endif %}</td></tr>
+{% endfor %}
+</table>
+{% endif %}
 
 {% if previews %}
 <h2 id="previews">At a glance</h2>
@@ -214,7 +227,9 @@ def render(report, plotly_js: str | None = "assets/plotly.min.js") -> str:
     env.filters["inline_code"] = _inline_code
     shots = [(n.notebook, n.browser["screenshot"]) for n in report.notebooks
              if n.browser and n.browser.get("screenshot")]
-    breakpoints = _breakpoint_rows(report)
+    rows = _breakpoint_rows(report)
+    breakpoints = [b for b in rows if b.get("verdict") != fnd.RAMP_ESTIMATE]
+    estimates = [b for b in rows if b.get("verdict") == fnd.RAMP_ESTIMATE]
     figures, previews = {}, []
     overview_height = 0
     if breakpoints and any(b.get("rate") is not None for b in breakpoints):
@@ -228,7 +243,8 @@ def render(report, plotly_js: str | None = "assets/plotly.min.js") -> str:
             previews.append({"title": n.title, "href": n.html or "#"})
             figures[f"preview-{len(previews)}"] = prev
     return env.from_string(TEMPLATE).render(
-        r=report, failed=report.failed, skipped=[n for n in report.notebooks if n.status == "not applicable"], shots=shots, breakpoints=breakpoints, previews=previews,
+        r=report, failed=report.failed, skipped=[n for n in report.notebooks if n.status == "not applicable"], shots=shots, breakpoints=breakpoints,
+        estimates=estimates, previews=previews,
         overview="breakpoint-overview" in figures, overview_height=overview_height,
         figures=_script_json(figures) if figures else None, plotly_js=plotly_js if figures else None,
         key_text=fnd.key_number_text, num=fmt.number, interval=fmt.interval,

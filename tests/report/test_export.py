@@ -262,17 +262,23 @@ def test_chromium_check_catches_an_absurd_axis_and_an_empty_figure(tmp_path):
     import plotly.graph_objects as go
     from plotly.offline import get_plotlyjs
 
+    from perflab.analysis.marks import rate_line
+
     absurd = go.Figure(go.Scatter(x=[1, 1e270], y=[1, 2]), layout={"title": "ramp", "xaxis": {"type": "log",
                        "title": "rate"}, "yaxis": {"title": "p99"}})
     empty = go.Figure(layout={"title": "nothing", "xaxis": {"title": "x"}, "yaxis": {"title": "y"}})
     fine = go.Figure(go.Scatter(x=[100, 1e5], y=[1, 2]), layout={"title": "fine", "xaxis": {"type": "log",
                      "title": "rate"}, "yaxis": {"title": "p99"}})
+    # a ramp's estimate marked on a log axis the way the lab's figures mark it: its label once sat at 10^210
+    marked = go.Figure(go.Scatter(x=[100, 1e4], y=[1, 2]), layout={"title": "ramp", "xaxis": {"type": "log",
+                       "title": "rate"}, "yaxis": {"title": "p99"}})
+    rate_line(marked, 210.0, "~210 req/s", True, "#1f77b4")
     page = tmp_path / "axes.html"
     divs = "".join(f.to_html(full_html=False, include_plotlyjs=False, div_id=n)
-                   for n, f in (("absurd", absurd), ("empty", empty), ("fine", fine)))
+                   for n, f in (("absurd", absurd), ("empty", empty), ("fine", fine), ("marked", marked)))
     page.write_text(f"<html><head><script>{get_plotlyjs()}</script></head><body>{divs}</body></html>")
     chk = browser.check_page(page, toggles=False)
-    assert chk.drawn_plots == 3 and not chk.ok
+    assert chk.drawn_plots == 4 and not chk.ok
     assert [a.split(" ")[0] for a in chk.absurd_axes] == ["absurd"] and "(log)" in chk.absurd_axes[0]
     assert chk.empty_plots == ["empty"]
     assert "absurd axes: absurd xaxis" in chk.summary() and "empty figures: empty" in chk.summary()

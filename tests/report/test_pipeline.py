@@ -193,6 +193,11 @@ def test_index_leads_with_each_notebook_s_finding(report):
     ramps = [b for b in bps if b["notebook"] == "07-cluster"]
     assert len(ramps) == 2 and all(b["verdict"] == "ramp estimate" and b["interval"] is None for b in ramps), \
         "07's tiny plan compares the ramps' estimates: no interval is claimed"
+    # the page lists searches as breakpoints and the ramps' estimates apart, under their own name
+    searches = page[page.index('id="breakpoints"'):page.index('id="ramp-estimates"')]
+    estimates = page[page.index('id="ramp-estimates"'):page.index('id="record"')]
+    assert "07-cluster" not in searches and "02-breakpoint" in searches
+    assert estimates.count("07-cluster</a>") == 2 and "not a\nbreakpoint" in estimates
     for b in (b for b in bps if b not in ramps):   # the search its run recorded: its own, or a side of an A/B run
         meta = json.loads((folder / runs[b["run_id"]]["path"] / "meta.json").read_text())
         if meta["kind"] == "ab":

@@ -14,11 +14,14 @@ def breakpoint_table(results: Mapping, index="search") -> pd.DataFrame:
     """One row per breakpoint search (key -> BreakpointResult): the breakpoint (NaN when no rate passed)
     with its interval, the search's outcome, the validity of the probes at the interval's edges, the number
     of probes, the search's seconds and why it stopped."""
-    rows = [{"breakpoint, req/s": r.rate if r.rate is not None else float("nan"),
+    # whole requests per second and tenths of a second: the notebooks' 3-decimal float format is for latencies
+    rows = [{"breakpoint, req/s": round(r.rate) if r.rate is not None else None,
              "interval, req/s": fmt.interval(r.interval), "outcome": str(r.outcome),
              "probes' validity": str(r.validity) if r.validity else "not assessed", "probes": len(r.probes),
-             "search, s": r.seconds, "stopped because": r.stop_reason} for r in results.values()]
-    return keyed(rows, list(results), index)
+             "search, s": round(r.seconds, 1), "stopped because": r.stop_reason} for r in results.values()]
+    df = keyed(rows, list(results), index)
+    df["breakpoint, req/s"] = df["breakpoint, req/s"].astype("Int64")
+    return df
 
 
 def at_breakpoints(results: Mapping) -> dict:

@@ -19,6 +19,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ... import fmt
+from ..marks import rate_line
 from .sentences import ramp_estimate
 
 #: colours of what the clients got, the same in every cluster figure
@@ -235,9 +236,7 @@ def ramp_curves(ramps: dict, criteria, title: str | None = None) -> go.Figure:
                                  hovertemplate=f"{label}: p99 %{{y:.2f}} ms at %{{x:,.0f}} req/s<extra></extra>"))
         est = ramp_estimate(r, criteria)
         if est.rate is not None:
-            fig.add_vline(x=est.rate, line_dash="dash", line_color=colour)
-            fig.add_annotation(x=est.rate, y=1, yref="paper", text=f"{label}: ~{fmt.rate(est.rate)}", showarrow=False,
-                               yanchor="bottom", font={"color": colour, "size": 10})
+            rate_line(fig, est.rate, f"{label}: ~{fmt.rate(est.rate)}", True, colour)
     sla = criteria.sla_p99 * 1000
     fig.add_hline(y=sla, line_dash="dot", line_color="red")
     fig.update_layout(template="plotly_white", title=title or "Ramp: p99 per interval against the offered rate",

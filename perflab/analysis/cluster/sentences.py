@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from ... import fmt
 from ...breakpoint.ramp import estimate
 from ...cluster.checker import ANOMALIES
+from ..findings import RAMP_ESTIMATE
 from ..latency import compare_latency, describe_trend, levels
 from ..profiles import describe_categories
 
@@ -54,12 +55,12 @@ def describe_ramps(ramps: Mapping[str, object], criteria) -> str:
 
 
 def ramp_rows(ramps: Mapping[str, object], criteria, workload: str) -> list[dict]:
-    """Breakpoint rows of ramp estimates for a finding (rate, no interval, verdict ``ramp estimate``)."""
+    """Breakpoint rows of ramp estimates for a finding (rate, no interval, verdict :data:`RAMP_ESTIMATE`)."""
     rows = []
     for k, r in ramps.items():
         est = ramp_estimate(r, criteria)
         rows.append({"workload": workload, "connections": r.load.params.connections, "mode": k, "rate": est.rate,
-                     "interval": None, "verdict": "ramp estimate", "validity": str(r.validity.level),
+                     "interval": None, "verdict": RAMP_ESTIMATE, "validity": str(r.validity.level),
                      "run_id": r.run.id})
     return rows
 
@@ -110,7 +111,7 @@ def describe_cost(runs: Mapping[str, object]) -> str:
     of each, the difference per interval by test, and what the cluster's answers were."""
     parts = []
     for label, r in runs.items():
-        lv = levels(r.load.spectrum, (50.0, 99.0))
+        lv = levels(r.load, (50.0, 99.0))
         parts.append(f"{label}: p50 {fmt.ms(lv[50.0])}, p99 {fmt.ms(lv[99.0])}, achieved "
                      f"{fmt.rate(r.load.achieved_rate)} of {fmt.rate(r.load.target_rate)}")
     cmp = compare_latency({k: r.load for k, r in runs.items()})
@@ -224,7 +225,7 @@ def answer_cluster(cost: Mapping[str, object], fault=None) -> str:
     parts = []
     if len(cost) == 2:
         (a, ra), (b, rb) = cost.items()
-        pa, pb = (levels(r.load.spectrum, (99.0,))[99.0] for r in (ra, rb))
+        pa, pb = (levels(r.load, (99.0,))[99.0] for r in (ra, rb))
         parts.append(f"at {fmt.rate(ra.load.target_rate)} p99 went from {fmt.ms(pa)} ({a}) to {fmt.ms(pb)} ({b})")
     if fault is not None:
         a = fault.answers or {}
