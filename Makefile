@@ -22,7 +22,8 @@ RUST_SOURCES := $(shell find loadgen/src loadgen/Cargo.toml loadgen/Cargo.lock -
 .PHONY: help report test jupyter clean setup test-arch test-java test-rust test-python
 
 help:
-	@echo "make report   run the default experiment plan (PLAN=quick|full) and write an HTML report under report/"
+	@echo "make report   run an experiment plan and write an HTML report under report/: PLAN=quick (a tour, the default),"
+	@echo "              standard (numbers worth quoting) or full (course-length)"
 	@echo "              PROJECT=path/to/perflab.toml tests your server, declared once (README: \"Your course server\")"
 	@echo "              SERVER_CMD='cmd ... {port} ...' tests your server instead (READY_PATH=/health, SCRIPT_ARGS='path=/kv param=key')"
 	@echo "make test     run every test suite: Gradle (java-server), cargo (loadgen), pytest (perflab, notebooks, report)"
@@ -31,9 +32,12 @@ help:
 
 setup: $(STAMPS)/venv $(SERVER)/.built $(LOADGEN)
 
-# $(value ...): a command or a path is passed as written, a `$` in it (a Java inner class: Service$$Factory) too
+# $(value ...): a command or a path is passed as written, a `$` in it (a Java inner class: Service$$Factory) too.
+# MAKE_T0 is read when make starts, so the last line's time includes the builds.
+MAKE_T0 := $(shell date +%s)
 report: setup
-	$(PY) -m perflab report --plan $(PLAN) $(if $(PROJECT),--project '$(value PROJECT)') $(if $(SERVER_CMD),--server-cmd '$(value SERVER_CMD)' --ready-path '$(or $(READY_PATH),/)' --script-args '$(value SCRIPT_ARGS)')
+	status=0; $(PY) -m perflab report --plan $(PLAN) $(if $(PROJECT),--project '$(value PROJECT)') $(if $(SERVER_CMD),--server-cmd '$(value SERVER_CMD)' --ready-path '$(or $(READY_PATH),/)' --script-args '$(value SCRIPT_ARGS)') || status=$$?; \
+	echo "make report: $$(( $$(date +%s) - $(MAKE_T0) )) s in all, builds included"; exit $$status
 
 test: setup $(STAMPS)/browser
 	$(MAKE) --no-print-directory test-arch test-java test-rust test-python

@@ -94,6 +94,7 @@ class Report:
     folder: str
     started: str
     target: str = ""                        # empty: the built-in server
+    caveat: str = ""                        # the plan's line on what its numbers are not (every page shows it)
     finished: str = ""
     seconds: float = 0.0
     command: str = ""
@@ -280,7 +281,7 @@ def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_na
     env = environment.environment({loadgen.name: loadgen.version(), "java": environment.java_version(),
                                    "chromium": environment.chromium_version()})
     report = Report(
-        plan=plan.name, plan_description=plan.description, folder=str(folder), target=plan.target,
+        plan=plan.name, plan_description=plan.description, folder=str(folder), target=plan.target, caveat=plan.caveat,
         started=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), command=command,
         data_root=str(paths.data_root()), **env, load_start=environment.load_average(),
     )
@@ -324,7 +325,8 @@ def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_na
                 res.export_error = f"finding: {type(e).__name__}: {e}"
             nav = _nav(sources, i - 1)
             try:
-                info = export.export_notebook(out, folder / f"{spec.name}.html", nav_html=nav, title=res.title)
+                info = export.export_notebook(out, folder / f"{spec.name}.html", nav_html=nav, title=res.title,
+                                              caveat=plan.caveat)
                 res.html = f"{spec.name}.html"
                 res.html_bytes, res.plotly_js_copies = info["bytes"], info["plotly_js_copies"]
                 res.flamegraphs, res.missing_files = info["flamegraphs"], info["missing"]

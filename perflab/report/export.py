@@ -249,8 +249,10 @@ def make_exporter(page_dir: Path | None = None) -> HTMLExporter:
     return exporter
 
 
-def export_notebook(nb_path: Path, html_path: Path, nav_html: str = "", title: str | None = None) -> dict:
-    """Write ``nb_path`` as an offline page at ``html_path`` (plotly.js and flame graphs next to it).
+def export_notebook(nb_path: Path, html_path: Path, nav_html: str = "", title: str | None = None,
+                    caveat: str = "") -> dict:
+    """Write ``nb_path`` as an offline page at ``html_path`` (plotly.js and flame graphs next to it), with
+    ``caveat`` (the plan's line on what its numbers are not) under its navigation bar.
 
     Returns ``{"bytes", "plotly_js_copies", "finding", "flamegraphs", "missing"}``: the page's size,
     how many plotly.js bundles it embeds (0: it loads the shared one), the notebook's finding (or
@@ -264,6 +266,7 @@ def export_notebook(nb_path: Path, html_path: Path, nav_html: str = "", title: s
     page_dir.mkdir(parents=True, exist_ok=True)
     plotly_js = ensure_plotly_js(page_dir)
     resources = {"metadata": {"name": title or nb_path.stem, "path": str(nb_path.parent)}, "perflab_nav": nav_html,
+                 "perflab_caveat": caveat,
                  "perflab_plotly_js": plotly_js.relative_to(page_dir).as_posix(),
                  "perflab_finding": findings.summary_html(finding, anchor="#finding") if finding else ""}
     body, res = make_exporter(page_dir).from_notebook_node(nb, resources=resources)

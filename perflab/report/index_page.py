@@ -48,6 +48,7 @@ details { margin: 2px 0; } summary { cursor: pointer; color: #555; }
 .card { border: 1px solid #e3e3e3; border-radius: 4px; padding: 6px 8px; }
 .card .plotly-graph-div { height: 220px; }
 img.shot { max-width: 240px; border: 1px solid #ccc; }
+.caveat { padding: 6px 10px; background: #fff8e1; border-left: 4px solid #f0b400; }
 </style>
 </head>
 <body>
@@ -56,6 +57,7 @@ img.shot { max-width: 240px; border: 1px solid #ccc; }
 &middot; started {{ r.started }} UTC &middot; {{ "%.0f"|format(r.seconds) }} s in total
 &middot; commit <span class="mono">{{ (r.git.commit or "unknown")[:10] }}</span>{% if r.git.dirty %} (with uncommitted changes){% endif %}
 &middot; {{ r.machine.cores }} cores{% if r.load_start %} &middot; load average {{ r.load_start[0] }} at the start, {{ (r.load_end or ["?"])[0] }} at the end{% endif %}</div>
+{% if r.caveat %}<p class="caveat">{{ r.caveat }}</p>{% endif %}
 
 {% if failed %}
 <div class="banner failed">{{ failed|length }} of {{ r.notebooks|length }} notebooks failed:

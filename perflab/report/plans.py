@@ -1,11 +1,13 @@
 """Experiment plans: which notebooks the batch runs, with which parameters.
 
 A plan is an ordered list of notebooks, each with the papermill parameters that override its
-``parameters`` cell. Two plans are built in:
+``parameters`` cell. Three plans are built in:
 
-* ``quick`` (``make report``): every notebook with short durations and few probes, a few minutes in
-  total on a 2-core machine; each load is still long enough to mean something (several seconds after
-  a warm-up, so a percentile spectrum has thousands of samples and the server's JIT has settled).
+* ``quick`` (``make report``): a tour. Every notebook runs and tells its story with honest, short
+  measurements (1-2 s windows, one probe per rate, few pairs), within 8 minutes on a 2-core machine with
+  the builds; each page says its numbers are a tour's (:attr:`Plan.caveat`).
+* ``standard`` (``make report PLAN=standard``): numbers worth quoting, in well under an hour: windows of
+  seconds after warm-up, repeated edges, enough pairs to claim a difference.
 * ``full`` (``make report PLAN=full``): course-length durations (the seeds' 1-5 minute runs), more
   probes and a tighter breakpoint precision.
 
@@ -53,6 +55,7 @@ class Plan:
     notebooks: tuple[NotebookSpec, ...]
     description: str = ""
     target: str = ""                   # what the notebooks test when it is not the built-in server
+    caveat: str = ""                   # one line every page shows: what its numbers are not
 
     def only(self, names: list[str]) -> "Plan":
         wanted = [n.strip() for n in names if n.strip()]
@@ -62,7 +65,7 @@ class Plan:
             raise ValueError(f"--only: no notebook named {', '.join(unknown)} in plan {self.name} "
                              f"(has: {', '.join(sorted(known))})")
         picked = tuple(s for s in self.notebooks if any(s.notebook == n or s.notebook.startswith(n) for n in wanted))
-        return Plan(self.name, picked, self.description, self.target)
+        return replace(self, notebooks=picked)
 
     def for_server(self, command: str, ready_path: str = "/", script_args: tuple[str, ...] = ()) -> "Plan":
         """This plan aimed at your server (``command`` with ``{port}``): a notebook whose parameters cell
@@ -95,7 +98,7 @@ class Plan:
                     raise ValueError(f"{src.name}: cannot test your server and its metadata does not say why "
                                      f"(perflab.foreign_server)")
                 out.append(replace(spec, not_applicable=why))
-        return Plan(self.name, tuple(out), self.description, target)
+        return replace(self, notebooks=tuple(out), target=target)
 
 
 def notebook_parameters(path: Path) -> set[str]:
@@ -116,70 +119,111 @@ def notebooks_dir() -> Path:
 
 
 # --- the built-in plans ---------------------------------------------------------------------------
-# Durations carry their unit ("5s", "500ms": notebooks/README.md, Conventions). The quick plan keeps every
-# measured window >= 3 s after >= 2 s of warm-up (perflab-load records everything after --warmup: no
-# wrk2-style 10 s calibration hole to outlast).
+# Durations carry their unit ("5s", "500ms": notebooks/README.md, Conventions). perflab-load records
+# everything after --warmup, so even the tour's 2 s windows have no wrk2-style 10 s calibration hole in them;
+# what a short window lacks is samples (p99 of 4,000 requests rests on 40) and repeats.
 
-# The quick plan's searches: 2 s probes after 0.5 s of warm-up, a 6 s ramp, at most 10 probes (two
-# repeats at each edge included); a search then takes 30-45 s. Its interval is what the probes show: in
-# the quick report of 2026-11-23 two of eight were within ±10%, the rest ±17-23% or open (the shared
-# 2-core machine's p99 noise; java-server/bench/RESULTS.md).
-_QUICK_SEARCH = {"probe_duration": "2s", "warmup": "500ms", "ramp_duration": "6s", "precision": 0.04, "repeats": 2,
-                 "max_probes": 10}
-# The quick plan's interleaved comparisons at a fixed rate (03's latency, 05's backends): 0.5 s probes after
-# 0.25 s of warm-up, at most 16 pairs (under 40 s a comparison); alpha 1e-3, so that 16 pairs that agree can
-# claim a difference (the default 1e-6 needs 24). The idle side's cost is notebook 8's.
-_QUICK_PAIRS = {"probe_duration": "500ms", "warmup": "250ms", "max_pairs": 16, "alpha": 1e-3, "budget": "60s",
-                "idle_pairs": 0}
+# The tour's searches: 1 s probes after 0.3 s of warm-up, a 3 s ramp, at most 5 probes and no repeats;
+# a search takes about 15 s with its server's start and warm-up. The interval it reports is wide: it says so.
+_TOUR_SEARCH = {"probe_duration": "1s", "warmup": "300ms", "ramp_duration": "3s", "precision": 0.1, "repeats": 1,
+                "max_probes": 5}
+# The tour's interleaved comparisons: up to 12 pairs of 0.3 s probes at alpha 0.01, the fewest with which a
+# claim is possible (Family.first_claim): a clear difference is claimed, a small one reported as undecided.
+_TOUR_PAIRS = {"probe_duration": "300ms", "warmup": "150ms", "max_pairs": 12, "alpha": 0.01, "budget": "30s",
+               "idle_pairs": 0}
+# The standard plan's searches: 3 s probes after 1 s, an 8 s ramp, two unanimous probes at each edge.
+_STANDARD_SEARCH = {"probe_duration": "3s", "warmup": "1s", "ramp_duration": "8s", "precision": 0.04, "repeats": 2,
+                    "max_probes": 12}
+# 24 pairs of 1 s probes can claim at alpha 1e-6 (the default); a budget bounds a noisy comparison.
+_STANDARD_PAIRS = {"probe_duration": "1s", "warmup": "500ms", "max_pairs": 32, "budget": "120s", "idle_pairs": 0}
 _FULL_PAIRS = {"probe_duration": "2s", "warmup": "1s", "max_pairs": 64, "budget": "600s", "idle_pairs": 0}
 
 QUICK = Plan(
     "quick",
     (
-        # a 256k memtable: PUTs at 3000/s flush every ~0.4 s and compact every few flushes, so the
-        # 5 s window holds the events the notebook is about
+        # a 128k memtable: PUTs at 2,000/s flush about twice a second, so even a 2 s window holds flushes
         NotebookSpec("01-stable-load", {
-            "duration": "5s", "warmup": "3s", "put_rate": 3000, "get_rate": 3000, "many_connections": 32,
-            "threads": 2, "prefill_keys": 100_000, "memtable_size": "256k", "profile_events": "cpu,alloc,lock",
+            "duration": "2s", "warmup": "1s", "put_rate": 2000, "get_rate": 2000, "many_connections": 16,
+            "threads": 2, "prefill_keys": 20_000, "memtable_size": "128k", "profile_events": "cpu,alloc,lock",
         }),
         NotebookSpec("02-breakpoint", {
-            **_QUICK_SEARCH, "connections": [64], "prefill_keys": 100_000, "include_ceiling": True,
+            **_TOUR_SEARCH, "connections": [32], "prefill_keys": 20_000, "include_ceiling": True,
         }),
         NotebookSpec("03-sync-vs-async", {
-            # async and virtual each against sync: two interleaved comparisons of two searches each
-            **_QUICK_SEARCH, "modes": ["sync", "async", "virtual"], "connections": 32, "prefill_keys": 100_000,
-            "profile_duration": "4s", "profile_events": "cpu,alloc,lock", "pairs": _QUICK_PAIRS,
+            # async against sync: one interleaved comparison of two searches, one of latency (virtual: standard)
+            **_TOUR_SEARCH, "modes": ["sync", "async"], "connections": 32, "prefill_keys": 20_000,
+            "profile_duration": "2s", "profile_events": "cpu,alloc,lock", "pairs": _TOUR_PAIRS,
         }),
         NotebookSpec("04-executor-tuning", {
-            # one interleaved comparison (two searches), not three: the batch stays short (the full plan crosses
-            # queues too)
-            **_QUICK_SEARCH, "workers": [1, 4], "queues": [1024], "connections": 32, "prefill_keys": 100_000,
-            "overload_duration": "3s",
+            **_TOUR_SEARCH, "workers": [1, 4], "queues": [1024], "connections": 32, "prefill_keys": 20_000,
+            "overload_duration": "2s",
         }),
         NotebookSpec("05-storage", {
-            "duration": "4s", "warmup": "2s", "rate": 3000, "connections": 16, "prefill_keys": 100_000,
-            "backends": ["lsm", "rocksdb", "memory"], "flush_threads": [1, 2], "memtable_sizes": ["256k", "4m"],
-            "compaction_memtable": "256k", "pairs": _QUICK_PAIRS,
+            "duration": "2s", "warmup": "1s", "rate": 2000, "connections": 16, "prefill_keys": 20_000,
+            "backends": ["lsm", "rocksdb", "memory"], "flush_threads": [1, 2], "memtable_sizes": ["128k"],
+            "compaction_memtable": "128k", "pairs": _TOUR_PAIRS,
         }),
-        # one start of the three nodes serves every run; the breakpoints are the ramps' estimates (a probed
-        # search of both targets alone would take longer than the rest of the notebook)
+        # one start of the three nodes serves every run; the capacities are the ramps' estimates
         NotebookSpec("07-cluster", {
-            "rate": 200, "duration": "3s", "warmup": "2s", "threads": 3, "connections": 6, "keys": 5000,
-            "fill_keys": 500, "cluster_warmup": "8s", "search": "ramp", "search_start_rate": 100,
-            "search_max_rate": 20_000, "ramp_duration": "4s", "fault_at": "1.5s", "fault_down": "1s",
-            "fault_duration": "12s", "check_rate": 60,
+            "rate": 200, "duration": "2s", "warmup": "1s", "threads": 3, "connections": 6, "keys": 2000,
+            "fill_keys": 300, "cluster_warmup": "4s", "search": "ramp", "search_start_rate": 100,
+            "search_max_rate": 20_000, "ramp_duration": "3s", "fault_at": "1.5s", "fault_down": "1.5s",
+            "fault_duration": "6s", "check_rate": 60,
         }),
-        # the A/B method checked against known truth in every quick report: a 5 ms park against a 4 ms one
-        # (B's p50 about 1.23x A's); 24 pairs of 0.5 s probes are the fewest that can claim it (alpha 1e-6)
+        # the A/B method checked against known truth in every report: a 5 ms park against a 4 ms one (B's p50
+        # about 1.23x A's); at alpha 1e-3, 16 pairs that agree can claim it
         NotebookSpec("08-ab", {
             "a": {"mode": "async", "workers": 8, "debug_delay": "4ms"},
             "b": {"mode": "async", "workers": 8, "debug_delay": "5ms"}, "common": {"backend": "memory"},
-            "script": "status.lua", "prefill_keys": 0, "rates": [500], "metric": "p50", "probe_duration": "500ms",
-            "warmup": "250ms", "max_pairs": 32, "budget": "90s", "idle_pairs": 4,
+            "script": "status.lua", "prefill_keys": 0, "rates": [500], "metric": "p50", "probe_duration": "300ms",
+            "warmup": "150ms", "max_pairs": 16, "alpha": 1e-3, "budget": "40s", "idle_pairs": 4,
         }),
         NotebookSpec("06-summary", {}, after=True),
     ),
-    "short durations (about twelve minutes in total on a 2-core machine)",
+    "a tour: every notebook with 1-2 s windows, one probe per rate and few pairs (within 8 minutes on a "
+    "2-core machine, builds included)",
+    caveat="A quick plan's numbers: a tour of the method (1-2 s windows, single probes, wide intervals), not "
+           "limits to quote. For those: make report PLAN=standard.",
+)
+
+STANDARD = Plan(
+    "standard",
+    (
+        NotebookSpec("01-stable-load", {
+            "duration": "10s", "warmup": "3s", "put_rate": 5000, "get_rate": 5000, "many_connections": 64,
+            "threads": 2, "prefill_keys": 200_000, "memtable_size": "1m", "profile_events": "cpu,alloc,lock",
+        }),
+        NotebookSpec("02-breakpoint", {
+            **_STANDARD_SEARCH, "connections": [1, 64], "prefill_keys": 200_000, "include_ceiling": True,
+        }),
+        NotebookSpec("03-sync-vs-async", {
+            **_STANDARD_SEARCH, "modes": ["sync", "async", "virtual"], "connections": 64, "prefill_keys": 200_000,
+            "profile_duration": "10s", "profile_events": "cpu,alloc,lock", "pairs": _STANDARD_PAIRS,
+        }),
+        NotebookSpec("04-executor-tuning", {
+            **_STANDARD_SEARCH, "workers": [1, 4, 8], "queues": [1024], "connections": 64, "prefill_keys": 200_000,
+            "overload_duration": "5s",
+        }),
+        NotebookSpec("05-storage", {
+            "duration": "10s", "warmup": "3s", "rate": 5000, "connections": 64, "prefill_keys": 200_000,
+            "backends": ["lsm", "rocksdb", "memory"], "flush_threads": [1, 2], "memtable_sizes": ["1m", "8m"],
+            "compaction_memtable": "1m", "pairs": _STANDARD_PAIRS,
+        }),
+        NotebookSpec("07-cluster", {
+            "rate": 500, "duration": "8s", "warmup": "3s", "threads": 3, "connections": 12, "keys": 20_000,
+            "fill_keys": 2000, "cluster_warmup": "15s", "search": "probes", "search_start_rate": 200,
+            "search_max_rate": 100_000, "ramp_duration": "8s", "probe_duration": "3s", "fault_at": "4s",
+            "fault_down": "4s", "fault_duration": "16s", "check_rate": 100,
+        }),
+        NotebookSpec("08-ab", {
+            "a": {"mode": "sync"}, "b": {"mode": "async"}, "common": {"backend": "lsm"}, "script": "get-random.lua",
+            "connections": 16, "threads": 1, "prefill_keys": 100_000, "rates": [3000], "metric": "p99",
+            "probe_duration": "1s", "warmup": "500ms", "max_pairs": 48, "budget": "300s", "idle_pairs": 4,
+        }),
+        NotebookSpec("06-summary", {}, after=True),
+    ),
+    "numbers worth quoting: second-long windows after warm-up, two unanimous probes at each edge, up to 32 "
+    "interleaved pairs per comparison",
 )
 
 FULL = Plan(
@@ -226,7 +270,7 @@ FULL = Plan(
     "course-length durations (the seeds' minute-long runs), repeated edges, both CPU placements",
 )
 
-BUILTIN = {"quick": QUICK, "full": FULL}
+BUILTIN = {"quick": QUICK, "standard": STANDARD, "full": FULL}
 
 
 def load_plan(name_or_path: str) -> Plan:
@@ -257,4 +301,5 @@ def load_plan(name_or_path: str) -> Plan:
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise ValueError(f"--plan: {p}: {', '.join(dup)} appear more than once: give the copies distinct 'output' names")
-    return Plan(str(raw.get("name") or p.stem), tuple(specs), str(raw.get("description", "")))
+    return Plan(str(raw.get("name") or p.stem), tuple(specs), str(raw.get("description", "")),
+                caveat=str(raw.get("caveat", "")))
