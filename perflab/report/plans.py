@@ -123,14 +123,14 @@ def notebooks_dir() -> Path:
 # everything after --warmup, so even the tour's 2 s windows have no wrk2-style 10 s calibration hole in them;
 # what a short window lacks is samples (p99 of 4,000 requests rests on 40) and repeats.
 
-# The tour's searches: 1 s probes after 0.3 s of warm-up, a 3 s ramp, at most 5 probes and no repeats;
-# a search takes about 15 s with its server's start and warm-up. The interval it reports is wide: it says so.
+# The tour's searches: 1.5 s of JVM warm-up, a 3 s ramp, then at most 5 probes of 1 s after 0.3 s, no repeats;
+# a search takes about 12 s with its server's start. The interval it reports is wide: it says so.
 _TOUR_SEARCH = {"probe_duration": "1s", "warmup": "300ms", "ramp_duration": "3s", "precision": 0.1, "repeats": 1,
-                "max_probes": 5}
+                "max_probes": 5, "cooldown": "200ms", "server_warmup": "1500ms"}
 # The tour's interleaved comparisons: up to 12 pairs of 0.3 s probes at alpha 0.01, the fewest with which a
 # claim is possible (Family.first_claim): a clear difference is claimed, a small one reported as undecided.
 _TOUR_PAIRS = {"probe_duration": "300ms", "warmup": "150ms", "max_pairs": 12, "alpha": 0.01, "budget": "30s",
-               "idle_pairs": 0}
+               "idle_pairs": 0, "server_warmup": "1s"}
 # The standard plan's searches: 3 s probes after 1 s, an 8 s ramp, two unanimous probes at each edge.
 _STANDARD_SEARCH = {"probe_duration": "3s", "warmup": "1s", "ramp_duration": "8s", "precision": 0.04, "repeats": 2,
                     "max_probes": 12}
