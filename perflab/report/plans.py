@@ -127,9 +127,9 @@ def notebooks_dir() -> Path:
 # a search takes about 12 s with its server's start. The interval it reports is wide: it says so.
 _TOUR_SEARCH = {"probe_duration": "1s", "warmup": "300ms", "ramp_duration": "3s", "precision": 0.1, "repeats": 1,
                 "max_probes": 5, "cooldown": "200ms", "server_warmup": "1500ms"}
-# The tour's interleaved comparisons: up to 12 pairs of 0.3 s probes at alpha 0.01, the fewest with which a
+# The tour's interleaved comparisons: up to 10 pairs of 0.3 s probes at alpha 0.01, the fewest with which a
 # claim is possible (Family.first_claim): a clear difference is claimed, a small one reported as undecided.
-_TOUR_PAIRS = {"probe_duration": "300ms", "warmup": "150ms", "max_pairs": 12, "alpha": 0.01, "budget": "30s",
+_TOUR_PAIRS = {"probe_duration": "300ms", "warmup": "150ms", "max_pairs": 10, "alpha": 0.01, "budget": "30s",
                "idle_pairs": 0, "server_warmup": "1s"}
 # The standard plan's searches: 3 s probes after 1 s, an 8 s ramp, two unanimous probes at each edge.
 _STANDARD_SEARCH = {"probe_duration": "3s", "warmup": "1s", "ramp_duration": "8s", "precision": 0.04, "repeats": 2,
@@ -159,7 +159,7 @@ QUICK = Plan(
             "overload_duration": "2s",
         }),
         NotebookSpec("05-storage", {
-            "duration": "2s", "warmup": "1s", "rate": 2000, "connections": 16, "prefill_keys": 20_000,
+            "duration": "1500ms", "warmup": "500ms", "rate": 2000, "connections": 16, "prefill_keys": 20_000,
             "backends": ["lsm", "rocksdb", "memory"], "flush_threads": [1, 2], "memtable_sizes": ["128k"],
             "compaction_memtable": "128k", "pairs": _TOUR_PAIRS,
         }),
@@ -176,7 +176,7 @@ QUICK = Plan(
             "a": {"mode": "async", "workers": 8, "debug_delay": "4ms"},
             "b": {"mode": "async", "workers": 8, "debug_delay": "5ms"}, "common": {"backend": "memory"},
             "script": "status.lua", "prefill_keys": 0, "rates": [500], "metric": "p50", "probe_duration": "300ms",
-            "warmup": "150ms", "max_pairs": 16, "alpha": 1e-3, "budget": "40s", "idle_pairs": 4,
+            "warmup": "150ms", "max_pairs": 16, "alpha": 1e-3, "budget": "40s", "idle_pairs": 2,
         }),
         NotebookSpec("06-summary", {}, after=True),
     ),
