@@ -166,9 +166,9 @@ QUICK = Plan(
         # one start of the three nodes serves every run; the capacities are the ramps' estimates
         NotebookSpec("07-cluster", {
             "rate": 200, "duration": "2s", "warmup": "1s", "threads": 3, "connections": 6, "keys": 2000,
-            "fill_keys": 300, "cluster_warmup": "4s", "search": "ramp", "search_start_rate": 100,
+            "fill_keys": 300, "cluster_warmup": "3s", "search": "ramp", "search_start_rate": 100,
             "search_max_rate": 20_000, "ramp_duration": "3s", "fault_at": "1.5s", "fault_down": "1.5s",
-            "fault_duration": "6s", "check_rate": 60,
+            "fault_duration": "5s", "check_rate": 60,
         }),
         # the A/B method checked against known truth in every report: a 5 ms park against a 4 ms one (B's p50
         # about 1.23x A's); at alpha 1e-3, 16 pairs that agree can claim it
@@ -176,7 +176,7 @@ QUICK = Plan(
             "a": {"mode": "async", "workers": 8, "debug_delay": "4ms"},
             "b": {"mode": "async", "workers": 8, "debug_delay": "5ms"}, "common": {"backend": "memory"},
             "script": "status.lua", "prefill_keys": 0, "rates": [500], "metric": "p50", "probe_duration": "300ms",
-            "warmup": "150ms", "max_pairs": 16, "alpha": 1e-3, "budget": "40s", "idle_pairs": 2,
+            "warmup": "150ms", "max_pairs": 16, "alpha": 1e-3, "budget": "40s", "idle_pairs": 2, "server_warmup": "1s",
         }),
         NotebookSpec("06-summary", {}, after=True),
     ),
