@@ -29,9 +29,23 @@ SLA = "200ms"
 PAIRS = {"probe_duration": 0.5, "warmup": 0.25, "server_warmup": 0.5, "max_pairs": 4, "min_pairs": 2, "idle_pairs": 0,
          "budget": 30}
 
+#: notebook 08 as an A/A comparison (the same configuration on both sides). What its test asserts cannot fail by
+#: chance on a busy machine: a claim needs, at a look, an exact Wilcoxon p at most the comparison's level (here
+#: 2e-7: at 24 pairs, all 24 agreeing in sign), an interval that excludes 1 and a median ratio outside ±5 %;
+#: between identical sides the pairs are exchangeable, so every claim together has probability at most alpha =
+#: 1e-6 (perflab.measure.paired; simulated in tests/measure/test_paired.py), however slow or uneven the machine.
+#: Nothing depends on time: no budget, so the rule stops only when the p50 interval lies within ±5 % or after
+#: max_pairs pairs. How often A/A comparisons claim a difference here is the benchmark's (scripts/ab_benchmark.py).
+SIDE = {"mode": "async", "workers": 8, "debug_delay": "4ms"}
+AA = {"a": SIDE, "b": SIDE, "common": {"backend": "memory"}, "script": "status.lua", "prefill_keys": 0,
+      "rates": [500], "metric": "p50", "probe_duration": "400ms", "warmup": "200ms", "max_pairs": 24, "budget": None,
+      "idle_pairs": 2, "server_warmup": "1s"}
+CAVEAT = "A tiny plan's numbers: the test suite's."
+
 TINY = {
     "name": "tiny",
     "description": "seconds per notebook (the test suite)",
+    "caveat": CAVEAT,
     "notebooks": [
         {"notebook": "01-stable-load", "parameters": {
             "duration": 1, "warmup": 1, "put_rate": 500, "get_rate": 500, "many_connections": 4,
@@ -57,11 +71,12 @@ TINY = {
             "connections": 2, "keys": 200, "fill_keys": 50, "cluster_warmup": 1, "search": "ramp",
             "search_start_rate": 100, "search_max_rate": 2000, "ramp_duration": 2, "fault_node": 1,
             "fault_at": 0.5, "fault_down": 0.5, "fault_duration": 2, "check_rate": 50, "sla_p99": SLA}},
+        {"notebook": "08-ab", "parameters": AA},
         {"notebook": "01-stable-load", "output": "01-bad-rate", "parameters": {"put_rate": -5}},
     ],
 }
 OK = ["01-stable-load", "02-breakpoint", "03-sync-vs-async", "04-executor-tuning", "05-storage", "06-summary",
-      "07-cluster"]
+      "07-cluster", "08-ab"]
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +96,7 @@ def report(tmp_path_factory):
 def test_failed_notebook_fails_the_command_but_not_the_report(report):
     proc = report["proc"]
     assert proc.returncode == 1, proc.stderr[-2000:]
-    assert "1 of 8 notebooks failed: 01-bad-rate (ValueError: PUT load: rate: must be > 0, got -5)" in proc.stderr
+    assert "1 of 9 notebooks failed: 01-bad-rate (ValueError: PUT load: rate: must be > 0, got -5)" in proc.stderr
     # the kernels talk to the batch over IPC: no warning about TCP without encryption, once per notebook
     assert "Kernel is running over TCP" not in proc.stderr
     assert report["index"].name == "index.html" and report["index"].is_file()
@@ -98,8 +113,8 @@ def test_failed_notebook_fails_the_command_but_not_the_report(report):
 def test_progress_is_shown(report):
     err = report["proc"].stderr
     for i, name in enumerate(OK, 1):
-        assert re.search(rf"\[{i}/8\] {name}: ok in \d+ s, \d+ runs recorded", err), name
-    assert "[8/8] 01-bad-rate: FAILED" in err
+        assert re.search(rf"\[{i}/9\] {name}: ok in \d+ s, \d+ runs recorded", err), name
+    assert "[9/9] 01-bad-rate: FAILED" in err
 
 
 def test_latest_points_at_the_report(report):
@@ -240,7 +255,7 @@ def test_every_page_renders_in_chromium(report):
     request leaves file://; a screenshot of every page."""
     folder, data = report["folder"], report["json"]
     idx = data["index_browser"]
-    assert idx["ok"] and idx["plots"] == idx["drawn"] == 8, idx     # 7 previews and the breakpoint overview
+    assert idx["ok"] and idx["plots"] == idx["drawn"] == 9, idx     # 8 previews and the breakpoint overview
     assert idx["network"] == [] and idx["untitled_plots"] == [] and idx["unlabelled_axes"] == []
     for n in data["notebooks"]:
         b = n["browser"]
@@ -322,3 +337,35 @@ def test_cli_rejects_bad_arguments(tmp_path):
                            cwd=str(paths.repo_root()), timeout=120)
         assert p.returncode == 2 and msg in p.stderr, (args, p.stderr)
     assert not (tmp_path / "r").exists() or not any((tmp_path / "r").iterdir()), "nothing written for bad arguments"
+
+
+def test_notebook_08_as_an_aa_comparison_claims_nothing_and_ends_with_its_finding(report):
+    """Notebook 08 between identical sides (AA above): it says so, claims no difference, stops only on a verdict
+    or max_pairs (no budget), and its comparison is one recorded ``ab`` run."""
+    folder = report["folder"]
+    nb = nbformat.read(str(folder / "notebooks" / "08-ab.ipynb"), as_version=4)
+    text = json.dumps([c.get("outputs", []) for c in nb.cells])
+    assert "A and B are the same configuration: this is an A/A comparison" in text
+    assert "compared by *interleaved pairs*" in text
+    (entry,) = [n for n in report["json"]["notebooks"] if n["notebook"] == "08-ab"]
+    (rec,) = entry["runs"]
+    run = open_run(folder / rec["path"])
+    assert run.kind == "ab" and run.status == "ok"
+    verdicts = run.results["verdicts"]
+    assert {v["metric"] for v in verdicts} == {"p50", "p99", "p99.9", "pass"}
+    assert all(v["method"] == "interleaved pairs" for v in verdicts) and run.results["identical"]
+    assert all(v["conclusion"] != "different" for v in verdicts), verdicts
+    p50 = next(v for v in verdicts if v["metric"] == "p50")
+    assert p50["stop"] in ("equivalent", "max-pairs") and p50["n"] >= 8, p50   # no budget: never too few pairs
+    f = entry["finding"]
+    assert f["answer"].startswith("No difference") and "A = " in f["answer"]
+    assert f["key_number"]["label"] == "B/A p50 at 500 req/s" and f["validity"] == run.validity
+
+
+def test_the_plans_caveat_is_on_every_page(report):
+    """A plan's line on what its numbers are not (the quick plan's: a tour) heads the index and every page."""
+    folder = report["folder"]
+    assert report["json"]["caveat"] == CAVEAT
+    assert f'<p class="caveat">{CAVEAT}</p>' in report["index"].read_text()
+    for name in OK + ["01-bad-rate"]:
+        assert f'<div class="perflab-caveat">{CAVEAT}</div>' in (folder / f"{name}.html").read_text(), name
