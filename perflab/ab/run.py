@@ -387,14 +387,18 @@ class _Measure:
         use_ramp = ramp_mod.use_ramp(search, probe_load, split=False)
         warm_s = ramp_mod.server_warmup(search, all(x.handle.runs_jvm for x in self.sess.values()))
         self.warm(probe_load.replace(rate=search.start_rate), warm_s)
-        estimates, ramps = {}, {}
+        estimates, ramps, cold = {}, {}, {}
+        ramp_load = ramp_mod.ramp_load(probe_load, search, self.criteria)
         for side in ("A", "B"):
             if use_ramp:
-                out = self.run.path(f"ramp-{side}/x").parent
-                res = self.sess[side].start_load(ramp_mod.ramp_load(probe_load, search, self.criteria), out).wait()
-                ramps[side] = ramp_mod.estimate(res, self.criteria, warm_s)
+                ramps[side], first = ramp_mod.bracket(
+                    lambda name: self.sess[side].start_load(ramp_load, self.run.path(f"{name}-{side}/x").parent).wait(),
+                    lambda: self.warm_one(side, probe_load.replace(rate=search.start_rate), warm_s), self.criteria,
+                    warm_s)
+                if first is not None:
+                    cold[side] = first.to_dict()
             estimates[side] = ramps[side].rate if side in ramps else None
-        self.run.update(ramps={s: r.to_dict() for s, r in ramps.items()})
+        self.run.update(ramps={s: r.to_dict() for s, r in ramps.items()}, **({"cold_ramps": cold} if cold else {}))
         per_side: dict[str, list[Probe]] = {"A": [], "B": []}
         t_start = time.monotonic()
         if self.progress:

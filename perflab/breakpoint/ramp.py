@@ -11,6 +11,7 @@ its first bracket, ``estimate × (1 ± ramp_margin)``, and checks it with fixed-
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -92,6 +93,19 @@ def _estimate(result, criteria: BreakpointCriteria) -> RampEstimate:
                                 f"the ramp kept up until {t:.1f} s ({rates[i - 1]:,.0f}/s offered); from "
                                 f"{float(rows[i]['start_s']):.1f} s on p99 missed {sla_ms:g} ms")
     return RampEstimate(rates[-1], None, f"the ramp kept up to its end ({rates[-1]:,.0f}/s offered)")
+
+
+def bracket(ramp: Callable[[str], object], warm_again: Callable[[], None], criteria: BreakpointCriteria,
+            warmed_s: float) -> tuple[RampEstimate, RampEstimate | None]:
+    """The ramp's estimate, and the first ramp's when it had to be run twice: ``ramp(name)`` runs one ramp (its
+    output under ``name``) and returns its result. A ramp that broke at once on a server that was warmed
+    (``warmed_s`` > 0: its JIT still compiling on a busy machine, or a stall) is run once more after
+    ``warm_again()`` (as much warm-up again); still cold, the search grows from start_rate."""
+    first = estimate(ramp("ramp"), criteria, warmed_s)
+    if not (first.cold and warmed_s):
+        return first, None
+    warm_again()
+    return estimate(ramp("ramp-again"), criteria, 2 * warmed_s), first
 
 
 def use_ramp(params: BreakpointParams, base: LoadParams, split: bool) -> bool:

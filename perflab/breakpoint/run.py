@@ -207,9 +207,12 @@ class _Search:
         try:
             self.warm()
             if self.use_ramp:
-                out = self.sess.run.path("ramp/x").parent
-                res = self.sess.start_load(ramp_mod.ramp_load(self.base, self.params, self.criteria), out).wait()
-                estimate = ramp_mod.estimate(res, self.criteria, self.warm_s)
+                load = ramp_mod.ramp_load(self.base, self.params, self.criteria)
+                estimate, first = ramp_mod.bracket(
+                    lambda name: self.sess.start_load(load, self.sess.run.path(f"{name}/x").parent).wait(),
+                    self.warm, self.criteria, self.warm_s)
+                if first is not None:
+                    self.sess.run.update(cold_ramp=first.to_dict())
                 self.sess.run.update(ramp=estimate.to_dict())
                 self._tick("cold ramp: growth" if estimate.cold else None)
             # a ramp that broke in its first second brackets nothing: the search grows from start_rate

@@ -218,6 +218,32 @@ def test_a_ramp_that_breaks_in_its_first_second_places_no_bracket():
     assert not warm.cold_start and warm.validity == "valid"
 
 
+def test_a_warmed_server_whose_ramp_broke_at_once_is_warmed_again_and_ramped_once_more():
+    """Seen in a quick report: a JVM warmed 1.5 s still compiled into its ramp, which broke at 1,130/s; the
+    search then grew from start_rate and five probes ended at 6,000 req/s, a sixteenth of the server's limit."""
+    calls = []
+
+    def ramp(results):
+        def run(name):
+            calls.append(name)
+            return results.pop(0)
+        return run
+
+    cold, fine = _ramp_result(100), _ramp_result(50_000)
+    est, first = ramp_mod.bracket(ramp([cold, fine]), lambda: calls.append("warm"), BreakpointCriteria(), 1.5)
+    assert calls == ["ramp", "warm", "ramp-again"] and first.cold and not est.cold and est.rate > 10_000
+    assert est.warmed_s == 3.0 and first.warmed_s == 1.5
+    calls.clear()   # a ramp that brackets is run once
+    est, first = ramp_mod.bracket(ramp([fine]), lambda: calls.append("warm"), BreakpointCriteria(), 1.5)
+    assert calls == ["ramp"] and first is None
+    calls.clear()   # no warm-up at all (not a JVM): nothing to repeat, the search grows from start_rate
+    est, first = ramp_mod.bracket(ramp([cold]), lambda: calls.append("warm"), BreakpointCriteria(), 0.0)
+    assert calls == ["ramp"] and est.cold and first is None
+    calls.clear()   # cold twice: the second one's estimate (cold), the search grows from start_rate
+    est, first = ramp_mod.bracket(ramp([cold, _ramp_result(100)]), lambda: calls.append("warm"), BreakpointCriteria(), 2.0)
+    assert calls == ["ramp", "warm", "ramp-again"] and est.cold and first.cold
+
+
 def test_a_jvm_is_warmed_before_a_search_long_enough_for_c2():
     assert ramp_mod.server_warmup(BreakpointParams(start_rate=1000), jvm=True) == 5.0     # 5,000 requests
     assert ramp_mod.server_warmup(BreakpointParams(start_rate=10_000), jvm=True) == 2.0   # at least 2 s
