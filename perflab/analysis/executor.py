@@ -111,8 +111,17 @@ def grid(found: ab.Comparisons) -> Section:
     the worst configuration and the worker counts compared at each queue capacity, and every search's curve."""
     bps = ab.searches(found)
     table = breakpoint_table(bps, index=GRID)
-    return Section([executor_heatmap(table, "breakpoint, req/s", "Breakpoint (requests/s) by workers and queue capacity"),
-                    table, bullets(ab.findings(found)), describe_executor_grid(bps), ab.figure(found)])
+    return Section([breakpoint_heatmap(table), table, bullets(ab.findings(found)), describe_executor_grid(bps),
+                    ab.figure(found)])
+
+
+def breakpoint_heatmap(table: pd.DataFrame) -> go.Figure | str:
+    """The breakpoints over the grid (``table``: :func:`breakpoint_table` indexed by :data:`GRID`), or why there is
+    no map: a heatmap of empty cells only would be a figure with nothing in it."""
+    if table["breakpoint, req/s"].notna().any():
+        return executor_heatmap(table, "breakpoint, req/s", "Breakpoint (requests/s) by workers and queue capacity")
+    return ("No configuration kept up with any rate it was probed at: there is no breakpoint to map (each search's "
+            "probes are in the figure below).")
 
 
 def overload(runs: Mapping, rate: float) -> Section:

@@ -74,3 +74,12 @@ def test_the_stories_of_notebook_04(tmp_path):
     assert o.parts[0] == "Overload at 4,500 req/s." and o.table.equals(executor.overload_table(over, index=("workers", "queue")))
     assert [p.layout.title.text for p in o.parts[2:]] == ["Share of requests rejected with 503 under overload",
                                                          "p99 (ms) under overload"]
+
+
+def test_a_grid_where_nothing_passed_gets_a_sentence_not_an_empty_heatmap():
+    """Seen in the report test's tiny plan (queue 4): two searches that passed no probe drew a heatmap of two
+    empty cells, which the chromium check rightly failed as a figure with no data."""
+    table = TABLE.assign(**{"breakpoint, req/s": float("nan")})
+    assert executor.breakpoint_heatmap(table).startswith("No configuration kept up with any rate")
+    assert executor.breakpoint_heatmap(TABLE).layout.title.text.startswith("Breakpoint (requests/s)")
+

@@ -224,11 +224,12 @@ def test_index_leads_with_each_notebook_s_finding(report):
         assert f'href="{runs[b["run_id"]]["path"]}/"' in page
     # 03, 04 and 05 compare two configurations interleaved, each comparison an ab run whose verdicts name it
     ab = {n["notebook"]: [r for r in n["runs"] if open_run(folder / r["path"]).kind == "ab"] for n in data["notebooks"]}
-    assert {k: len(v) for k, v in ab.items() if v} == {"03-sync-vs-async": 2, "04-executor-tuning": 1, "05-storage": 1}
+    assert {k: len(v) for k, v in ab.items() if v} == {"03-sync-vs-async": 2, "04-executor-tuning": 1, "05-storage": 1,
+                                                       "08-ab": 1}
     for name in ("03-sync-vs-async", "04-executor-tuning", "05-storage"):
         answer = next(n for n in data["notebooks"] if n["notebook"] == name)["finding"]["answer"]
         assert "interleaved searches" in answer or "interleaved pairs" in answer, (name, answer)
-    assert page.count('id="preview-') == 7 and 'id="breakpoint-overview"' in page
+    assert page.count('id="preview-') == 8 and 'id="breakpoint-overview"' in page
 
 
 def test_commentary_numbers_come_from_the_recorded_runs(report):
@@ -366,6 +367,6 @@ def test_the_plans_caveat_is_on_every_page(report):
     """A plan's line on what its numbers are not (the quick plan's: a tour) heads the index and every page."""
     folder = report["folder"]
     assert report["json"]["caveat"] == CAVEAT
-    assert f'<p class="caveat">{CAVEAT}</p>' in report["index"].read_text()
+    assert f'<p class="caveat">{escape(CAVEAT)}</p>' in report["index"].read_text()
     for name in OK + ["01-bad-rate"]:
-        assert f'<div class="perflab-caveat">{CAVEAT}</div>' in (folder / f"{name}.html").read_text(), name
+        assert f'<div class="perflab-caveat">{escape(CAVEAT)}</div>' in (folder / f"{name}.html").read_text(), name
