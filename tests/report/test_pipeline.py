@@ -4,6 +4,7 @@ Then the report folder is checked as a reader would use it: index, pages, links,
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -368,5 +369,6 @@ def test_the_plans_caveat_is_on_every_page(report):
     folder = report["folder"]
     assert report["json"]["caveat"] == CAVEAT
     assert f'<p class="caveat">{escape(CAVEAT)}</p>' in report["index"].read_text()
-    for name in OK + ["01-bad-rate"]:
-        assert f'<div class="perflab-caveat">{escape(CAVEAT)}</div>' in (folder / f"{name}.html").read_text(), name
+    for name in OK + ["01-bad-rate"]:   # (nbconvert's writer leaves an apostrophe unescaped in text)
+        page = html.unescape((folder / f"{name}.html").read_text())
+        assert f'<div class="perflab-caveat">{CAVEAT}</div>' in page, name
