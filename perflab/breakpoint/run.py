@@ -208,7 +208,8 @@ class _Search:
             self.warm()
             if self.use_ramp:
                 out = self.sess.run.path("ramp/x").parent
-                res = self.sess.start_load(ramp_mod.ramp_load(self.base, self.params, self.criteria), out).wait()
+                res = self.sess.start_load(ramp_mod.ramp_load(self.base, self.params, self.criteria), out,
+                                           timed=False).wait()
                 estimate = ramp_mod.estimate(res, self.criteria, self.warm_s)
                 self.sess.run.update(ramp=estimate.to_dict())
                 self._tick("cold ramp: growth" if estimate.cold else None)

@@ -58,4 +58,4 @@ def warm(sess, load: LoadParams, seconds: float, out_dir: Path) -> None:
     """``seconds`` of ``load`` at its rate, unrecorded (a JIT-cold JVM fails its first probe far below its
     limit); nothing when ``seconds`` is 0."""
     if seconds > 0:
-        sess.start_load(load.replace(duration=seconds, warmup=0), out_dir).wait()
+        sess.start_load(load.replace(duration=seconds, warmup=0), out_dir, timed=False).wait()
