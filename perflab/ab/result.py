@@ -2,9 +2,10 @@
 
 One run of kind ``ab`` holds everything: ``meta.json`` (both sides, the method, the test, the family
 of tests with its level, every verdict with n, interval and p-value, the stop reason, the idle side's
-cost, warnings), ``pairs.csv`` (one row per pair: both probes' p50/p99/p99.9, log-ratios, pass/fail,
-validity, whether the pair counted), ``probes/`` (every probe's raw generator files), ``sides/runs/``
-(each side's own session run: server logs, ``/v0/stats``, the machine's speed) and index rows:
+cost, warnings), ``pairs.csv`` (one row per pair: both probes' p50/p99/p99.9 and CPU per request,
+log-ratios, pass/fail, validity, whether the pair counted), ``probes/`` (every probe's raw generator
+files), ``sides/runs/`` (each side's own session run: server logs, ``/v0/stats``, the machine's speed) and
+index rows:
 
 * ``ab`` -- one row per verdict (rate x metric, or the breakpoint): ratio, interval, n, p, conclusion,
   direction, method, stop reason; only written once the comparison has finished, so a failed or

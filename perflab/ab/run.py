@@ -3,8 +3,9 @@
 Both servers are started side by side (each in its own :class:`~perflab.core.session.Session`, prefilled
 identically when asked) and kept running; optionally restarted before every block. After a warm-up of
 each, probes alternate in balanced blocks (:mod:`.design`) at the same offered rates, every probe with
-its validity record; each adjacent A-B pair gives ratios of p50, p99 and p99.9 and pass/fail at the SLA,
-and the stop rule (:mod:`perflab.measure.paired`) decides after every block whether to go on. A pair
+its validity record; each adjacent A-B pair gives ratios of p50, p99, p99.9 and the server's CPU per
+request (:data:`perflab.config.ab.METRIC`) and pass/fail at the SLA, and the stop rule
+(:mod:`perflab.measure.paired`) decides after every block whether to go on. A pair
 with an invalid probe (the generator, not the server, set its numbers) counts in the test by default:
 the generator's lateness is in both sides' latency, which pulls the ratio toward 1, and under A/A the
 pairs stay exchangeable, so the false-claim bound holds (``drop_invalid`` leaves such pairs out); the
@@ -34,7 +35,7 @@ from .. import children, fmt, paths
 from ..breakpoint import ramp as ramp_mod
 from ..breakpoint.run import BreakpointResult, Probe
 from ..config import BreakpointCriteria, BreakpointParams, LoadParams, PrefillParams
-from ..config.ab import ABParams
+from ..config.ab import METRIC, ABParams
 from ..config.fields import Spec, convert
 from ..core.fill import check_fill
 from ..core.fill import fill as fill_target
@@ -55,8 +56,12 @@ from . import sides as sides_mod
 from .result import ABResult, IdleCost, RateVerdict
 from .searches import interleaved
 
-#: the latency of each metric on a LoadResult
-_VALUE = {"p50": lambda r: r.p50_ms, "p99": lambda r: r.p99_ms, "p99.9": lambda r: r.p999_ms}
+
+
+def value(res, metric: str) -> float:
+    """``metric``'s value in one probe's result (:data:`perflab.config.ab.METRIC` says where it is)."""
+    v = res.record()[METRIC[metric].key]
+    return math.nan if v is None else float(v)
 
 
 class SideError(PerflabError):
@@ -271,7 +276,8 @@ class _Measure:
     # --- fixed rates -----------------------------------------------------------------------------
     def rates(self, probe_load: LoadParams, rates: tuple, family: paired.Family) -> ABResult:
         p = self.params
-        rules = {r: paired.StopRule(family, p.metric, p.margin, p.min_pairs, p.seed) for r in rates}
+        rules = {r: paired.StopRule(family, p.metric, p.margin, p.min_pairs, p.seed, p.stop_at == "not-worse")
+                 for r in rates}
         pairs = {r: [] for r in rates}
         blocks = {r: 0 for r in rates}
         done: dict[float, RateVerdict] = {}
@@ -321,10 +327,10 @@ class _Measure:
             row = {"rate": load.rate, "block": block, "pair": 2 * block + slot.index, "first": slot.first,
                    "a_probe": ra["seq"], "b_probe": rb["seq"], "used": not drop, "invalid": ",".join(bad) or None,
                    "why_not": f"{' and '.join(bad)} invalid: the generator set the numbers" if drop else None}
-            for m, f in _VALUE.items():
-                va, vb = f(ra["result"]), f(rb["result"])
-                row[f"a_{m}_ms"], row[f"b_{m}_ms"] = va, vb
-                row[f"log_ratio_{m}"] = math.log(vb / va) if va and vb and va > 0 and vb > 0 else math.nan
+            for m in METRIC.values():
+                va, vb = value(ra["result"], m.name), value(rb["result"], m.name)
+                row[f"a_{m.column}"], row[f"b_{m.column}"] = va, vb
+                row[f"log_ratio_{m.name}"] = math.log(vb / va) if va > 0 and vb > 0 else math.nan
             row.update(a_passed=ra["judgement"].passed, b_passed=rb["judgement"].passed,
                        a_validity=str(ra["validity"].level), b_validity=str(rb["validity"].level))
             rows.append(row)
@@ -332,8 +338,9 @@ class _Measure:
 
     @staticmethod
     def _values(rows: list[dict], metric: str) -> tuple[list, list]:
-        a = [r[f"a_{metric}_ms"] if r["used"] else math.nan for r in rows]
-        b = [r[f"b_{metric}_ms"] if r["used"] else math.nan for r in rows]
+        col = METRIC[metric].column
+        a = [r[f"a_{col}"] if r["used"] else math.nan for r in rows]
+        b = [r[f"b_{col}"] if r["used"] else math.nan for r in rows]
         return a, b
 
     def _check(self, rule: paired.StopRule, rows: list[dict], out_of_time: bool):
@@ -374,11 +381,12 @@ class _Measure:
             block += 1
         rows = rows[:p.idle_pairs]
         ratios = {}
-        for m, f in _VALUE.items():
-            ok = [(r, f_) for r, f_ in rows if not p.drop_invalid
-                  or Level.INVALID not in (r["validity"].level, f_["validity"].level)]
-            ratios[m] = paired.paired_ratio([f(x["result"]) for _, x in ok], [f(x["result"]) for x, _ in ok], m,
-                                            None, p.margin, min_pairs=2, seed=p.seed)
+        ok = [(r, f_) for r, f_ in rows if not p.drop_invalid
+              or Level.INVALID not in (r["validity"].level, f_["validity"].level)]
+        for m in METRIC:
+            ratios[m] = paired.paired_ratio([value(x["result"], m) for _, x in ok],
+                                            [value(x["result"], m) for x, _ in ok], m, None, p.margin, min_pairs=2,
+                                            seed=p.seed)
         return IdleCost(load.rate, ratios)
 
     # --- breakpoints -----------------------------------------------------------------------------
@@ -390,7 +398,8 @@ class _Measure:
         for side in ("A", "B"):
             if use_ramp:
                 out = self.run.path(f"ramp-{side}/x").parent
-                res = self.sess[side].start_load(ramp_mod.ramp_load(probe_load, search, self.criteria), out).wait()
+                res = self.sess[side].start_load(ramp_mod.ramp_load(probe_load, search, self.criteria), out,
+                                                 timed=False).wait()
                 ramps[side] = ramp_mod.estimate(res, self.criteria, warm_s)
             estimates[side] = ramps[side].rate if side in ramps else None
         self.run.update(ramps={s: r.to_dict() for s, r in ramps.items()})

@@ -149,10 +149,12 @@ def _row(r, rate=None, **extra) -> dict:
 
 def test_a_paired_verdict_in_words_names_its_method_n_interval_and_p():
     level = paired.Family().level
-    r = _row(paired.paired_ratio(*_pairs(1, 24, ratio=0.8), "p99", level=level), 1000.0)
+    r = _row(paired.paired_ratio(*_pairs(1, 25, ratio=0.8), "p99", level=level), 1000.0)
     s = verdicts.sentence(r)
     assert s.startswith("B's p99 at 1,000 req/s is 0.") and "x A's (95% CI" in s
-    assert "n = 24 pairs" in s and "interleaved pairs" in s and "Wilcoxon p = 1.19e-7" in s
+    assert "n = 25 pairs" in s and "interleaved pairs" in s and "Wilcoxon p = 5.96e-8" in s
+    cpu = _row(paired.paired_ratio(*_pairs(1, 25, ratio=1.25), "cpu", level=level), 1000.0)
+    assert verdicts.sentence(cpu).startswith("B's CPU per request at 1,000 req/s is 1.2")
     short = _row(paired.paired_ratio(*_pairs(1, 22, ratio=0.8), level=level))        # 22 pairs cannot reach the level
     assert "does not reach the comparison's level" in verdicts.sentence(short)
     same = _row(paired.paired_ratio(*_pairs(2, 8, sigma=0.01), "p50", level=level))
@@ -164,11 +166,11 @@ def test_a_paired_verdict_in_words_names_its_method_n_interval_and_p():
 
 
 def test_pass_fail_stop_reasons_and_the_idle_sides_cost_in_words():
-    p = paired.pass_fail([True] * 24, [False] * 24, paired.Family().level)
+    p = paired.pass_fail([True] * 25, [False] * 25, paired.Family().level)
     row = {"metric": "pass", "rate": 500.0, "n": p.n, "a_value": p.a_passed, "b_value": p.b_passed,
            "p_value": p.p_value, "conclusion": str(p.conclusion), "direction": str(p.direction)}
     assert verdicts.sentence(row, "the SLA (p99 <= 10.0 ms)").startswith(
-        "B passes the SLA (p99 <= 10.0 ms) at 500 req/s in fewer probes than A: A passed 24 of 24 probes, B 0")
+        "B passes the SLA (p99 <= 10.0 ms) at 500 req/s in fewer probes than A: A passed 25 of 25 probes, B 0")
     r = _row(paired.paired_ratio(*_pairs(6, 8, sigma=0.01), "p50", level=1e-3), stop="equivalent")
     assert verdicts.stop_reason(r) == "the 95% interval of p50 lies within ±5%"
     assert verdicts.stop_reason({**r, "stop": "max-pairs", "max_pairs": 32}) == "max_pairs (32) measured without a verdict"
