@@ -29,22 +29,28 @@ def _init(repo: Path) -> Path:
     return repo
 
 
-def project_file(install: Path) -> str:
-    """The declaration: the built server on a free port, one selector, memory backend, with the commit's
-    ``work-us`` of CPU per request; no events, no GC event stream (less background CPU)."""
-    java = "java -Xmx128m -Xms128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1"
-    cmd = (f"{java} -cp '{install}/lib/*' perflab.server.Main --port {{port}} --backend memory --mode sync "
-           f"--selectors 1 --events off --gc-events off --debug-work-us $(cat work-us)")
+#: the tests' server: small, quick to start, little background CPU (no events, no GC event stream)
+TEST_JVM = "-Xmx128m -Xms128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1"
+TEST_SERVER = "--backend memory --mode sync --selectors 1 --events off --gc-events off"
+
+
+def project_file(install: Path, jvm: str = TEST_JVM, server: str = TEST_SERVER) -> str:
+    """The declaration: the built server (``jvm`` flags, ``server`` flags) on a free port, with the commit's
+    ``work-us`` of CPU per request."""
+    cmd = (f"java {jvm} -cp '{install}/lib/*' perflab.server.Main --port {{port}} {server} "
+           f"--debug-work-us $(cat work-us)")
     return ('label = "planted"\n[server]\n'
             f'command = "sh -c \\"exec {cmd}\\""\n'
             'ready_path = "/v0/status"\nbuild = "test -f work-us"\n')
 
 
-def declared(root: Path, costs: list[int], broken: tuple[int, ...] = ()) -> Path:
+def declared(root: Path, costs: list[int], broken: tuple[int, ...] = (), jvm: str = TEST_JVM,
+             server: str = TEST_SERVER) -> Path:
     """A repository of ``len(costs)`` commits (the first is GOOD): commit ``i`` burns ``costs[i]`` us of CPU
-    per request; commits in ``broken`` do not build (their ``work-us`` is missing, which the build checks)."""
+    per request; commits in ``broken`` do not build (their ``work-us`` is missing, which the build checks);
+    ``jvm``, ``server``: the server's flags (:func:`project_file`)."""
     repo = _init(root / "yours")
-    (repo / "perflab.toml").write_text(project_file(paths.server_install_dir()))
+    (repo / "perflab.toml").write_text(project_file(paths.server_install_dir(), jvm, server))
     for i, cost in enumerate(costs):
         (repo / "notes.txt").write_text(f"step {i}\n")
         work = repo / "work-us"
