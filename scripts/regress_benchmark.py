@@ -30,7 +30,6 @@ import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -112,9 +111,7 @@ def real_history(root: Path) -> Path:
     repo = root / "real"
     repo.mkdir(parents=True)
     histories.git(repo, "init", "-q", "-b", "main")
-    tar = subprocess.run(["git", "archive", "--format=tar", "HEAD", "java-server"], cwd=ROOT, capture_output=True,
-                         check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(repo)], input=tar, check=True)
+    shutil.copytree(ROOT / "java-server", repo / "java-server", ignore=shutil.ignore_patterns("build", ".gradle"))
     handler = repo / "java-server/src/main/java/perflab/server/ApiHandler.java"
     options = repo / "java-server/src/main/java/perflab/spec/OptionList.java"
     histories.git(repo, "add", "-A")
