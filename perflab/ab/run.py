@@ -51,6 +51,7 @@ from ..measure.validity import Level, Validity
 from ..records import new_run
 from ..records.environment import environment
 from . import design
+from . import profiles as profiles_mod
 from . import result as result_mod
 from . import sides as sides_mod
 from .result import ABResult, IdleCost, RateVerdict
@@ -93,6 +94,8 @@ def _check(load, rates, params, criteria, search, name, options):
             raise ValueError(f"search must be a BreakpointParams, got {type(search).__name__}")
         if rates is not None:
             raise ValueError("rates and search are exclusive: compare at fixed rates, or compare breakpoints")
+        if params.profile:
+            raise ValueError("profile: the CPU per request by category is compared at fixed rates, not by breakpoints")
     rate_list = _rates(rates, load) if search is None else ()
     if name is not None and (not isinstance(name, str) or not name.strip()):
         raise ValueError(f"name must be a non-empty string, got {name!r}")
@@ -164,7 +167,8 @@ def compare_ab(a, b, load: LoadParams, rates=None, params: ABParams | None = Non
     side_list = (sides_mod.make_side("A", a, data_root / "builds"), sides_mod.make_side("B", b, data_root / "builds"))
     sides_mod.label(side_list)
     _check_sides(side_list, prefill, params.restart_per_block or (search is not None and search.restart_server))
-    family = paired.Family(params.alpha, params.max_pairs, len(rate_list)) if search is None else None
+    extra = len(profiles_mod.CATEGORIES) if params.profile else 0   # each category is a test of the family
+    family = paired.Family(params.alpha, params.max_pairs, len(rate_list), extra) if search is None else None
     notes = _notes(side_list, params, family)
     for n in notes:
         warnings.warn(n, UserWarning, stacklevel=2)
@@ -285,6 +289,7 @@ class _Measure:
             self.bar = tqdm(total=p.max_pairs * len(rates), desc="A/B pairs", unit="pair")
         t0 = time.monotonic()
         self.warm(probe_load.replace(rate=rates[0]), p.server_warmup)
+        profiles = profiles_mod.SideProfiles(self.run, self.sess).start() if p.profile else None
         try:
             block = 0
             while len(done) < len(rates):
@@ -307,9 +312,15 @@ class _Measure:
                     if stop is not None:
                         done[r] = self._finish(r, pairs[r], verdict, stop, family)
                 block += 1
+        except BaseException:
+            if profiles is not None:
+                profiles.abort()
+            raise
         finally:
             if self.bar is not None:
                 self.bar.close()
+        if profiles is not None:
+            self._categories(profiles, pairs, done, family)
         idle = self.idle_cost(probe_load.replace(rate=max(rates)))
         table = pd.DataFrame([row for r in rates for row in pairs[r]])
         return ABResult(self.run, self.side_list, "rates", Method.INTERLEAVED_PAIRS, [done[r] for r in rates],
@@ -357,6 +368,38 @@ class _Measure:
         used = [r for r in rows if r["used"]]
         passing = paired.pass_fail([r["a_passed"] for r in used], [r["b_passed"] for r in used], family.level)
         return RateVerdict(rate, primary, others, passing, stop, p.budget, len(rows))
+
+    # --- where the CPU goes, by category ------------------------------------------------------------
+    def _categories(self, profiles, pairs: dict, done: dict, family: paired.Family) -> None:
+        """Each pair's microseconds per request by category (:mod:`.profiles`), and each rate's verdicts."""
+        probes = {r["seq"]: r for r in self.probes if r["phase"] == "pair"}
+        windows = {}
+        for side in ("A", "B"):
+            mine = [r["result"] for r in probes.values() if r["side"] == side]
+            windows[side] = (min(x.measure_start for x in mine), max(x.measure_end for x in mine))
+        profiles.stop(windows)
+        if profiles.unavailable:
+            self.run.update(warnings=[*self.run.meta.get("warnings", []), *(
+                f"side {s}: no profile, so no CPU per request by category ({why})"
+                for s, why in profiles.unavailable.items())])
+            return
+        rows = []
+        for rate, rate_pairs in pairs.items():
+            for pr in rate_pairs:
+                row = {"rate": rate, "pair": pr["pair"], "used": pr["used"]}
+                for side in ("a", "b"):
+                    rec = probes[pr[f"{side}_probe"]]
+                    res = rec["result"]
+                    shares = profiles.shares(rec["side"], rec["seq"], (res.measure_start, res.measure_end))
+                    for c, us in profiles_mod.per_request(res.cpu_us_per_request, shares).items():
+                        row[f"{side}_{c}"] = us if pr["used"] else math.nan
+                rows.append(row)
+        table = pd.DataFrame(rows)
+        profiles_mod.write(self.run, table)
+        p = self.params
+        for rate, verdict in done.items():
+            verdict.categories = profiles_mod.verdicts(table[table["rate"] == rate], family.level, p.min_pairs,
+                                                       p.seed)
 
     # --- what the idle side costs ----------------------------------------------------------------
     def idle_cost(self, load: LoadParams) -> IdleCost | None:

@@ -81,6 +81,9 @@ class ABParams(Params):
     drop_invalid: bool = option(False, "bool", "leave pairs with an invalid probe (the generator, not the server, "
                                 "set its numbers) out of the test; by default they count: the generator's lateness "
                                 "is in both sides' latency and pulls their ratio toward 1")
+    profile: bool = option(False, "bool", "record each side's CPU with async-profiler during the pairs (1 ms "
+                           "samples): where B spends more CPU per request than A, per category (network, HTTP "
+                           "parsing, storage, GC, your code...), with intervals")
     idle_pairs: int = option(4, "int", "pairs measuring what the idle server costs the busy one (A with B idle "
                              "against A with B frozen by SIGSTOP); 0: not measured", min=0, max=MAX_PAIRS)
     seed: int = option(0, "int", "seed of the bootstrap intervals", flag="--bootstrap-seed")

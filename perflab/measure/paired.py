@@ -87,6 +87,9 @@ class Family:
     alpha: float = ALPHA
     max_pairs: int = 64
     rates: int = 1
+    #: tests made once at the end besides the metrics and pass/fail, per rate (a profiled comparison's
+    #: categories: :func:`paired_difference`)
+    extra: int = 0
 
     def __post_init__(self):
         if not (0 < self.alpha <= 0.05):
@@ -95,6 +98,8 @@ class Family:
             raise ValueError(f"max_pairs: must be an integer within [2, {MAX_PAIRS}], got {self.max_pairs!r}")
         if not (isinstance(self.rates, int) and self.rates >= 1):
             raise ValueError(f"rates: must be an integer >= 1, got {self.rates!r}")
+        if not (isinstance(self.extra, int) and self.extra >= 0):
+            raise ValueError(f"extra: must be an integer >= 0, got {self.extra!r}")
 
     @property
     def tests_per_rate(self) -> int:
@@ -104,7 +109,7 @@ class Family:
         level they give, ``alpha / (rates x (counted + 1 + metrics))`` (counting a look that cannot reject
         only lowers the level)."""
         scheduled = looks(self.max_pairs)
-        end = 1 + len(METRICS)      # the final look, the other metrics, pass/fail
+        end = 1 + len(METRICS) + self.extra      # the final look, the other metrics, pass/fail, the extra tests
         for count in range(len(scheduled) + 1):
             need = min_pairs_for(self.alpha / (self.rates * (count + end)))
             if all(n < need for n in scheduled[:len(scheduled) - count]):
@@ -129,7 +134,7 @@ class Family:
 
     def to_dict(self) -> dict:
         return {"alpha": self.alpha, "tests": self.tests, "level": self.level, "looks": list(looks(self.max_pairs)),
-                "first_claim": self.first_claim}
+                "first_claim": self.first_claim, "extra": self.extra}
 
 
 # --- one metric ------------------------------------------------------------------------------------
@@ -224,6 +229,65 @@ def paired_ratio(a, b, metric: str = "p99", level: float | None = None, margin: 
         conclusion, direction = Conclusion.UNDECIDED, Direction.NONE
     return PairedRatio(metric, n, ratio, (lo, hi), p, level, margin, conclusion, direction, confidence,
                        min_pairs=min_pairs)
+
+
+# --- a difference per pair (CPU per request in one category) ------------------------------------------
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """B - A of a quantity that may be zero on one side (the CPU per request a category takes), pair by pair:
+    the median difference, its bootstrap interval ``ci``, the exact Wilcoxon signed-rank test's ``p_value``
+    against ``level``; *different* only where the test reaches the level and the interval excludes 0."""
+
+    what: str
+    n: int
+    difference: float
+    ci: tuple[float, float]
+    p_value: float
+    level: float | None
+    conclusion: Conclusion
+    direction: Direction
+    a_median: float
+    b_median: float
+    confidence: float = CONFIDENCE
+
+    @property
+    def significant(self) -> bool:
+        return self.conclusion is Conclusion.DIFFERENT
+
+    def to_dict(self) -> dict:
+        return {"what": self.what, "n": self.n, "difference": self.difference, "ci": list(self.ci),
+                "p_value": self.p_value, "level": self.level, "conclusion": str(self.conclusion),
+                "direction": str(self.direction), "a_median": self.a_median, "b_median": self.b_median,
+                "confidence": self.confidence, "method": str(Method.INTERLEAVED_PAIRS),
+                "test": "two-sided exact Wilcoxon signed-rank test on the pairs' differences"}
+
+
+def paired_difference(a, b, what: str, level: float | None = None, min_pairs: int = MIN_PAIRS, seed: int = 0,
+                      n_boot: int = N_BOOT, confidence: float = CONFIDENCE) -> PairedDifference:
+    """``b[i] - a[i]`` over the pairs where both are finite (between identical sides the differences are
+    symmetric about 0, so the exact test holds its level whatever their distribution)."""
+    x, y = np.asarray(list(a), dtype=float), np.asarray(list(b), dtype=float)
+    if x.shape != y.shape:
+        raise ValueError(f"a and b must hold one value per pair each, got {len(x)} and {len(y)}")
+    ok = np.isfinite(x) & np.isfinite(y)
+    d, x, y = y[ok] - x[ok], x[ok], y[ok]
+    n = len(d)
+    med = float(np.median(d)) if n else math.nan
+    medians = (float(np.median(x)) if n else math.nan, float(np.median(y)) if n else math.nan)
+    if n < min_pairs:
+        return PairedDifference(what, n, med, (math.nan, math.nan), math.nan, level, Conclusion.TOO_FEW,
+                                Direction.TOO_FEW, *medians, confidence)
+    rng = np.random.default_rng(seed)
+    boot = np.median(rng.choice(d, size=(n_boot, n), replace=True), axis=1)
+    q = (1 - confidence) / 2
+    lo, hi = (float(v) for v in np.quantile(boot, [q, 1 - q]))
+    p = _wilcoxon_p(d)
+    if level is not None and p <= level and (lo > 0 or hi < 0):
+        conclusion, direction = Conclusion.DIFFERENT, Direction.HIGHER if med > 0 else Direction.LOWER
+    else:
+        conclusion, direction = Conclusion.UNDECIDED, Direction.NONE
+    return PairedDifference(what, n, med, (lo, hi), p, level, conclusion, direction, *medians, confidence)
 
 
 # --- pass/fail at the SLA --------------------------------------------------------------------------

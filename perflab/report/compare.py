@@ -275,14 +275,20 @@ def _ab_pair(name: str, run: Run, pair: Pair) -> Pair:
             used = pairs[(pairs["rate"] == r["rate"]) & pairs["used"].astype(bool)]
             a_val, b_val = used[f"a_{m.column}"].median(), used[f"b_{m.column}"].median()
             unit = f"{m.unit} (median of the probes)"
+        elif r["metric"] == "category":
+            unit = "us per request (median of the pairs)"
         elif r["metric"] == "pass":
             unit = "probes passed"
         elif r["metric"] == "breakpoint":
             unit = "req/s"
-        pair.rows.append(Row(name, f"{r['metric']}{_where(r)}", a_val, b_val, unit, direction, ab.sentence(r), r["test"],
+        what = f"CPU per request in {r['category']}" if r["metric"] == "category" else r["metric"]
+        pair.rows.append(Row(name, f"{what}{_where(r)}", a_val, b_val, unit, direction, ab.sentence(r), r["test"],
                              r["method"]))
     if not pairs.empty:
         pair.figures["Pairs"] = ab.pairs_figure(run)
+    cats = ab.categories_figure(run)
+    if cats is not None:
+        pair.figures["CPU per request by category"] = cats
     ic = run.results.get("idle_cost")
     if ic:
         metric = run.results.get("metric")

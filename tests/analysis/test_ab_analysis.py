@@ -12,7 +12,7 @@ from perflab import ABParams, Commit, LoadParams, ServerConfig
 from perflab.ab.result import ABResult, record
 from perflab.ab.sides import Side
 from perflab.analysis import ab
-from perflab.analysis.ab import baseline, reading, verdicts
+from perflab.analysis.ab import baseline, figures, reading, verdicts
 from perflab.measure import paired
 from perflab.measure.methods import Method
 from perflab.measure.paired import interval_ratio
@@ -193,3 +193,24 @@ def test_two_breakpoints_of_interleaved_searches_in_words():
     assert "a search found none" in verdicts.sentence(row(interval_ratio(2000, (1900, 2100), None, (None, 100))))
     recorded = row(interval_ratio(1000, (950, 1050), 2000, (1900, None)))
     assert verdicts.sentence({**recorded, "ci_hi": None}) == verdicts.sentence(recorded)   # an open end, recorded as null
+
+
+def test_a_profiled_comparisons_categories_in_words_and_in_a_figure(monkeypatch):
+    rng = np.random.default_rng(5)
+    a = rng.normal(2, 0.2, 24)
+    base = {"rate": 1000.0, "metric": "category", "method": "interleaved pairs", "stop_rule": False}
+    rows = [{**base, "category": c, "difference": d.difference, "ci_lo": d.ci[0], "ci_hi": d.ci[1], "n": d.n,
+             "p_value": d.p_value, "conclusion": str(d.conclusion), "confidence": d.confidence}
+            for c, d in (("storage", paired.paired_difference(a, a + 12, "storage", 1e-6)),
+                         ("GC", paired.paired_difference(a, a + rng.normal(0, 0.2, 24), "GC", 1e-6)))]
+    s = verdicts.sentence(rows[0])
+    assert s.startswith("B spends 12 us more per request in storage than A at 1,000 req/s (95% CI 12 us to 12 us, "
+                        "n = 24 pairs; interleaved pairs, Wilcoxon p = 1.19e-7)"), s
+    assert verdicts.sentence(rows[1]).startswith("no difference detectable in the CPU per request in GC at 1,000 req/s")
+
+    class Res:                                # a recorded comparison's rows are enough for the figure
+        params = {"a": {"label": "A"}, "b": {"label": "B"}}
+    monkeypatch.setattr(figures, "rows_of", lambda res: rows)
+    fig = figures.categories_figure(Res())
+    assert list(fig.data[0].y) == ["storage", "GC"] and fig.layout.xaxis.title.text.startswith("B - A")
+

@@ -164,3 +164,22 @@ def test_interval_ratio_of_two_breakpoints():
     assert open_end.interval[0] == 0 and open_end.conclusion is Conclusion.DIFFERENT
     none = paired.interval_ratio(2000, (1900, 2100), None, (None, 100))
     assert none.conclusion is Conclusion.TOO_FEW
+
+
+def test_a_paired_difference_claims_only_where_the_test_reaches_the_level():
+    """Microseconds per request in one category, pair by pair: a real 3 us more on B is claimed with its
+    interval; identical sides (differences symmetric about 0) and a category both sides spend nothing in are
+    not; the categories count in the family's tests."""
+    rng = np.random.default_rng(21)
+    a = rng.normal(10, 1, 32)
+    d = paired.paired_difference(a, a + 3 + rng.normal(0, 0.5, 32), "storage", Family(extra=19).level)
+    assert d.conclusion is Conclusion.DIFFERENT and d.direction == "higher" and d.ci[0] < 3 < d.ci[1]
+    same = paired.paired_difference(a, a + rng.normal(0, 1, 32), "storage", Family(extra=19).level)
+    assert same.conclusion is Conclusion.UNDECIDED and same.ci[0] < 0 < same.ci[1]
+    zeros = paired.paired_difference(np.zeros(16), np.zeros(16), "GC", 1e-3)
+    assert zeros.conclusion is Conclusion.UNDECIDED and zeros.p_value == 1.0
+    assert paired.paired_difference([1.0, math.nan], [2.0, 3.0], "x").conclusion is Conclusion.TOO_FEW
+    assert Family(extra=19).tests == 27 and Family(extra=19).to_dict()["extra"] == 19   # looks 32, 48, 64, the end,
+    # 3 other metrics, pass/fail, 19 categories: the lower level leaves 24 pairs too few
+    with pytest.raises(ValueError, match="extra"):
+        Family(extra=-1)

@@ -94,6 +94,34 @@ def ratios_figure(results: dict, title: str | None = None) -> go.Figure:
     return fig
 
 
+def categories_figure(res, title: str | None = None) -> go.Figure | None:
+    """A profiled comparison: B - A of each category's CPU per request (median over the pairs, with its 95%
+    interval), the claimed ones solid; ``None`` when the comparison was not profiled."""
+    rows = [r for r in rows_of(res) if r["metric"] == "category"]
+    if not rows:
+        return None
+    rows = sorted(rows, key=lambda r: (r.get("rate") or 0, -abs(r["difference"] or 0)))
+    multi = len({r.get("rate") for r in rows}) > 1
+    names = [r["category"] + (f" at {fmt.rate(r['rate'])}" if multi else "") for r in rows]
+    claimed = [r["conclusion"] == "different" for r in rows]
+    fig = go.Figure(go.Bar(
+        x=[r["difference"] for r in rows], y=names, orientation="h",
+        marker=dict(color=["#d62728" if c and r["difference"] > 0 else "#1f77b4" if c else "#c7c7c7"
+                           for c, r in zip(claimed, rows)]),
+        error_x=dict(type="data", symmetric=False, array=[(r["ci_hi"] or 0) - r["difference"] for r in rows],
+                     arrayminus=[r["difference"] - (r["ci_lo"] or 0) for r in rows], visible=True),
+        customdata=[[r["n"], r["ci_lo"], r["ci_hi"], r["conclusion"]] for r in rows],
+        hovertemplate="%{y}: B - A %{x:.3g} us per request<br>95% CI %{customdata[1]:.3g} to %{customdata[2]:.3g}"
+                      "<br>n = %{customdata[0]} pairs, %{customdata[3]}<extra></extra>"))
+    fig.add_vline(x=0, line=dict(color="#444", width=1))
+    a, b = labels_of(res)
+    fig.update_xaxes(title="B - A: CPU per request in the category (us; median of the pairs, 95% interval)")
+    fig.update_layout(title=title or f"Where B ({b}) spends more CPU per request than A ({a}): claimed in colour",
+                      template="plotly_white", height=max(300, 28 * len(rows) + 120), showlegend=False,
+                      yaxis=dict(autorange="reversed"))
+    return fig
+
+
 def figure(res, title: str | None = None) -> go.Figure:
     """The comparison's figure: the pairs (:func:`pairs_figure`) at fixed rates, or both searches'
     breakpoint curves when breakpoints were compared. Of several comparisons against one baseline

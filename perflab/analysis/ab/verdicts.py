@@ -5,7 +5,8 @@ that just ran and what a recorded ``ab`` run holds (:func:`perflab.ab.result.rec
 comparison reads the same in a notebook, on the command line (``perflab ab``) and in ``perflab compare``.
 A row's ``metric`` says which verdict it is: ``p50``, ``p99``, ``p99.9``, ``cpu`` (the server's CPU time per
 request; each by interleaved pairs: a Wilcoxon signed-rank test on the pairs' log-ratios and a bootstrap
-interval of the median ratio), ``pass`` (pass/fail
+interval of the median ratio), ``category`` (a profiled comparison's microseconds per request in one category: the same test on the pairs'
+differences), ``pass`` (pass/fail
 at the SLA: an exact McNemar test) or ``breakpoint`` (interleaved searches: the ratio's interval from both
 searches' intervals); :mod:`perflab.measure.paired` says when each one claims.
 """
@@ -99,11 +100,34 @@ def interval_sentence(row: dict, where: str = "", a: str = "A", b: str = "B") ->
     return f"no difference detectable in {what}{where} ({b}/{a} {fmt.ratio(ratio)}, {span}; {a} {ea}, {b} {eb}; {method})"
 
 
+def _us(v) -> str:
+    return f"{v:.3g} us" if abs(v) < 100 else f"{v:,.0f} us"
+
+
+def category_sentence(row: dict, where: str = "", a: str = "A", b: str = "B") -> str:
+    """A profiled comparison's category: "B spends 12 us more per request in storage than A at 2,000 req/s
+    (95% CI 10 us-14 us, n = 24 pairs; interleaved pairs, Wilcoxon p = 1e-8)", or why no difference is claimed."""
+    c, n = row["category"], row["n"]
+    conclusion = Conclusion(row["conclusion"])
+    if conclusion is Conclusion.TOO_FEW:
+        return f"too few profiled pairs to compare the CPU per request in {c}{where}: n = {n} ({row['method']})"
+    lo, hi, d = row["ci_lo"], row["ci_hi"], row["difference"]
+    ci = f"{100 * (row.get('confidence') or CONFIDENCE):g}% CI {_us(lo)} to {_us(hi)}"
+    how = f"{row['method']}, Wilcoxon p = {fmt.p_sci(row['p_value'])}"
+    if conclusion is Conclusion.DIFFERENT:
+        return (f"{b} spends {_us(abs(d))} {'more' if d > 0 else 'less'} per request in {c} than {a}{where} "
+                f"({ci}, n = {n} pairs; {how})")
+    return (f"no difference detectable in the CPU per request in {c}{where} with n = {n} pairs: {b} - {a} "
+            f"{'+' if d >= 0 else '-'}{_us(abs(d))} ({ci}; {how})")
+
+
 def sentence(row: dict, sla: str = "the SLA", a: str = "A", b: str = "B") -> str:
     """The verdict of any row in one sentence (where it was measured included)."""
     w = where(row.get("rate"))
     if row["metric"] == "pass":
         return pass_sentence(row, w, sla, a, b)
+    if row["metric"] == "category":
+        return category_sentence(row, w, a, b)
     if row["metric"] == "breakpoint":
         return interval_sentence(row, w, a, b)
     return paired_sentence(row, w, a, b)
