@@ -89,6 +89,9 @@ class ABParams(Params):
     seed: int = option(0, "int", "seed of the bootstrap intervals", flag="--bootstrap-seed")
 
     def _check(self):
+        if self.profile and self.restart_per_block:
+            raise ValueError("profile: one recording per server runs through the pairs; a server restarted before "
+                             "every block (restart_per_block) would end it")
         if self.min_pairs > self.max_pairs:
             raise ValueError(f"min_pairs: must be <= max_pairs ({self.max_pairs}), got {self.min_pairs}")
         if self.warmup > self.probe_duration:
