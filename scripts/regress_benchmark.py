@@ -16,7 +16,8 @@ Every comparison compares every metric, so the same runs give the spread of the 
 p50 between pairs side by side. ``bisect-real`` is the real thing: a throwaway history of this checkout's
 ``java-server/`` (17 commits: GOOD, 15 that touch a comment, one that raises ``--debug-work-us``'s default so
 every request burns a known CPU cost), each step's commit built with Gradle in its own directory, bisected with
-``perflab.regress.run_bisect``: is the planted commit named, and how long does it take with the builds?
+``perflab.regress.run_bisect`` (a 10% margin): is the planted commit named, and how long does it take with the
+builds?
 
     .venv/bin/python scripts/regress_benchmark.py --runs 40 --only gate-aa-cpu,gate-aa-p50 --data /tmp/rb --out /tmp/rb/aa.jsonl
     .venv/bin/python scripts/regress_benchmark.py --summary /tmp/rb/aa.jsonl,/tmp/rb/truth.jsonl
@@ -66,8 +67,11 @@ SCENARIOS = {
     "gate-truth-p50": dict(metric="p50", truth=0.10),
     "bisect-real": dict(bisect=True),
 }
-#: bisect-real: the planted commit (of 16 after GOOD) and its cost, in us of CPU per request
+#: bisect-real: the planted commit (of 16 after GOOD) and its cost, in us of CPU per request; the margin: every
+#: commit before the planted one must be shown no worse than GOOD beyond it, and with the CPU per request
+#: moving some 20% from pair to pair here, 5% takes about 140 pairs a commit, 10% about 30
 PLANTED, PLANTED_COST = 11, 40
+BISECT_MARGIN = 0.10
 
 
 def load_avg() -> float:
@@ -134,7 +138,7 @@ def bisect_once(root: Path, data: str) -> dict:
     repo = real_history(root / f"history-{time.time_ns()}")
     commits = histories.git(repo, "log", "--reverse", "--format=%H").split()
     t = time.monotonic()
-    res = run_bisect("HEAD~16", "HEAD", LOAD, BisectParams(**GATE), RepoParams(repo=str(repo)),
+    res = run_bisect("HEAD~16", "HEAD", LOAD, BisectParams(**GATE, margin=BISECT_MARGIN), RepoParams(repo=str(repo)),
                      server=pl.ServerConfig(backend="memory"), fill=FILL, data_root=data, progress=False)
     seconds = time.monotonic() - t
     return {"scenario": "bisect-real", "found": str(res.found), "first": res.first.sha if res.first else None,

@@ -115,6 +115,9 @@ class DistributedLoad:
         self.ready_s: float | None = None
         self.cancel = cancel
         self._done = False
+        #: a part exited before its ready line (a start time it could not keep on a stalled machine, or an
+        #: error of its own): nothing of the load was sent
+        self.failed_before_start = False
 
     @property
     def window_start(self) -> float | None:
@@ -198,6 +201,7 @@ class DistributedLoad:
                 self.stop(1)
                 raise lost[0]
             if any(s["rc"] is not None and not s["ready"] for s in states.values()):
+                self.failed_before_start = True
                 return  # a part failed before its ready line: collect() reports its error
             if all(s["ready"] for s in states.values()):
                 self.ready_s = time.time() - self.started_at
