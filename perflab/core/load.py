@@ -11,8 +11,9 @@ kept under ``hosts/<name>/`` and :class:`~perflab.hosts.pool.HostLost` is raised
 (:mod:`perflab.measure.merge`) into the load's own files, on the server host's clock.
 
 With one part there is nothing to split or synchronise: the generator runs as it always did (in the run
-directory itself on the in-process hosts), with a start time only when the caller needs to know when the
-window starts (``timed``).
+directory itself on the in-process hosts), with a start time when the caller needs to know when the window
+starts (``timed``: a session's measured loads, whose CPU is sampled at the window's edges, and a cluster
+run's faults and checker).
 """
 
 from __future__ import annotations
