@@ -212,7 +212,7 @@ def main() -> int:
     if unknown:
         p.error(f"unknown scenario(s) {unknown}; known: {', '.join(SCENARIOS)}")
     data = a.data or tempfile.mkdtemp(prefix="regress-bench-")
-    root = Path(data) / "histories"
+    root = Path(data) / "histories" / time.strftime("%Y%m%dT%H%M%S")   # a fresh one per invocation
     root.mkdir(parents=True, exist_ok=True)
     warnings.simplefilter("ignore")
     rows: list[dict] = []
