@@ -5,16 +5,16 @@ how often do they cry wolf?
 Gate scenarios run ``perflab.regress.run_gate`` (its defaults: alpha 1e-3, a 240 s budget, 64 pairs, a 5%
 margin, the not-worse stop) ``--runs`` times each, in turns, on a throwaway repository whose commits run this
 checkout's built server (tests/regress/histories.py: each commit's ``perflab.toml`` runs the JVM with
-``--debug-work-us $(cat work-us)``; nothing to compile), deciding on the server's CPU per request or on p50:
+``--debug-work-ns $(cat work-ns)``; nothing to compile), deciding on the server's CPU per request or on p50:
 
 * ``gate-aa-cpu``, ``gate-aa-p50``       BASE and HEAD run the same server: any exit 1 is a false alarm;
-* ``gate-truth-cpu``, ``gate-truth-p50`` HEAD adds 10% of BASE's CPU per request (``--debug-work-us``, CPU time
+* ``gate-truth-cpu``, ``gate-truth-p50`` HEAD adds 10% of BASE's CPU per request (``--debug-work-ns``, CPU time
                                          on the request's thread; BASE's CPU per request and what the spin costs
                                          beyond what it spins are measured here first): exit 1 is a detection.
 
 Every comparison compares every metric, so the same runs give the spread of the CPU per request and of the
 p50 between pairs side by side. ``bisect-real`` is the real thing: a throwaway history of this checkout's
-``java-server/`` (17 commits: GOOD, 15 that touch a comment, one that raises ``--debug-work-us``'s default so
+``java-server/`` (17 commits: GOOD, 15 that touch a comment, one that raises ``--debug-work-ns``'s default so
 every request burns a known CPU cost), each step's commit built with Gradle in its own directory, bisected with
 ``perflab.regress.run_bisect`` (a 10% margin): is the planted commit named, and how long does it take with the
 builds?
@@ -83,7 +83,7 @@ SPIN = 20
 
 
 def calibrate(root: Path, data: str) -> tuple[float, float]:
-    """BASE's CPU per request on this machine, and what ``--debug-work-us`` costs beyond the CPU it spins (two
+    """BASE's CPU per request on this machine, and what ``--debug-work-ns`` costs beyond the CPU it spins (two
     reads of the thread's CPU clock, at least): one comparison of 0 us against SPIN us (16 pairs), A's median
     and B's median minus A's minus SPIN."""
     repo = histories.declared(root / "calibration", [0, SPIN], jvm=JVM, server=SERVER)
@@ -94,7 +94,7 @@ def calibrate(root: Path, data: str) -> tuple[float, float]:
     return base, float(np.median(pairs["b_cpu_us"] - pairs["a_cpu_us"])) - SPIN
 
 
-def gate_once(name: str, sc: dict, repo: Path, data: str, planted: int | None) -> dict:
+def gate_once(name: str, sc: dict, repo: Path, data: str, planted: float | None) -> dict:
     t = time.monotonic()
     res = run_gate("HEAD~1", "HEAD", LOAD, GateParams(**GATE, metric=sc["metric"]), RepoParams(repo=str(repo)),
                    fill=FILL, data_root=data, progress=False)
@@ -118,7 +118,7 @@ def gate_once(name: str, sc: dict, repo: Path, data: str, planted: int | None) -
 
 def real_history(root: Path) -> Path:
     """17 commits of this checkout's java-server/: GOOD, then 16 that each touch a comment of ApiHandler.java;
-    commit PLANTED also raises the default of --debug-work-us to PLANTED_COST (a known CPU cost per request)."""
+    commit PLANTED also raises the default of --debug-work-ns to PLANTED_COST us (a known CPU cost per request)."""
     repo = root / "real"
     repo.mkdir(parents=True)
     histories.git(repo, "init", "-q", "-b", "main")
@@ -131,9 +131,9 @@ def real_history(root: Path) -> Path:
         handler.write_text(handler.read_text() + f"// step {i}\n")
         msg = f"step {i}: a comment"
         if i == PLANTED:
-            text, n = re.subn(r'OptionSpec\.integer\("debug-work-us", SERVER, 0,',
-                              f'OptionSpec.integer("debug-work-us", SERVER, {PLANTED_COST},', options.read_text())
-            assert n == 1, "OptionList.java: the debug-work-us declaration moved"
+            text, n = re.subn(r'OptionSpec\.integer\("debug-work-ns", SERVER, 0,',
+                              f'OptionSpec.integer("debug-work-ns", SERVER, {PLANTED_COST * 1000},', options.read_text())
+            assert n == 1, "OptionList.java: the debug-work-ns declaration moved"
             options.write_text(text)
             msg = f"step {i}: every request burns {PLANTED_COST} us of CPU"
         histories.git(repo, "add", "-A")
@@ -163,7 +163,7 @@ def summary(rows: list[dict]) -> str:
     gates = [r for r in rows if r["scenario"].startswith("gate")]
     for c in (r for r in rows if r["scenario"] == "calibration"):
         out.insert(0, f"calibration: BASE {c['base_us']:.1f} us of CPU per request, the spin's own cost "
-                      f"{c['overhead_us']:.2f} us, planted --debug-work-us {c['planted_us']}: true ratio about "
+                      f"{c['overhead_us']:.2f} us, planted --debug-work-ns {c['planted_us'] * 1000:.0f}: true ratio about "
                       f"{c['truth']:.3f}\n")
     for name in dict.fromkeys(r["scenario"] for r in gates):
         g = [r for r in gates if r["scenario"] == name]
@@ -219,10 +219,10 @@ def main() -> int:
     repos, planted = {}, None
     if any(SCENARIOS[n].get("truth") for n in names):
         base, overhead = calibrate(root, data)
-        planted = max(1, round(0.10 * base - overhead))
+        planted = round(max(0.1, 0.10 * base - overhead), 2)
         truth = (planted + overhead) / base
         print(f"BASE's CPU per request here: {base:.1f} us; the spin costs {overhead:.2f} us beyond what it spins; "
-              f"planted: --debug-work-us {planted}, a true increase of about {truth:.1%}", flush=True)
+              f"planted: --debug-work-ns {planted * 1000:.0f}, a true increase of about {truth:.1%}", flush=True)
         if a.out:
             with open(a.out, "a") as f:
                 f.write(json.dumps({"scenario": "calibration", "base_us": base, "overhead_us": overhead,

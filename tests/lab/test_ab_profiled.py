@@ -1,6 +1,6 @@
 """A profiled A/B comparison against real servers: where B spends more CPU per request than A, by category.
 
-Known truth: B's ``--debug-work-us 200`` spins 200 us of CPU time on every request's thread, in
+Known truth: B's ``--debug-work-ns 200000`` spins 200 us of CPU time on every request's thread, in
 ``ApiHandler`` (the built-in server's request handling), on a server that spends some 20 us per request
 otherwise. Every pair puts B's CPU per request and its request handling far above A's (a machine stall moves
 both probes of a pair, and CPU time is not stretched by waiting), so the claims below cannot fail by chance;
@@ -14,7 +14,7 @@ from perflab.analysis import ab as abx
 from perflab.measure.paired import Conclusion
 
 A = ServerConfig(backend="memory")
-B = A.replace(debug_work_us=200)
+B = A.replace(debug_work_ns=200_000)
 LOAD = LoadParams(script="status.lua", connections=4, threads=1, rate=500)
 PARAMS = ABParams(probe_duration=0.5, warmup=0.2, cooldown=0, server_warmup=1, metric="cpu", max_pairs=24,
                   budget=None, idle_pairs=0, profile=True, alpha=1e-3)

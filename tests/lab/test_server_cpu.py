@@ -1,6 +1,6 @@
 """The server's CPU as the lab measures it, on real processes: the process CPU clock (every thread, exited
 ones included, in nanoseconds), and a run's CPU per request against a server whose CPU per request is known
-to be at least 500 us (``--debug-work-us 500`` spins on each request's thread until it has used that much CPU
+to be at least 500 us (``--debug-work-ns 500000`` spins on each request's thread until it has used that much CPU
 time, so no machine, however slow or busy, makes it less)."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def test_the_process_cpu_clock_counts_exited_threads_to_the_nanosecond():
 
 
 def test_a_run_records_the_servers_cpu_per_request(server_build, loadgen_binary, data_root):
-    srv = ServerConfig(backend="memory", debug_work_us=500)
+    srv = ServerConfig(backend="memory", debug_work_ns=500_000)
     res = run_experiment(srv, LoadParams(script="status.lua", connections=2, threads=1, rate=200, duration=1,
                                          warmup=0.5))
     assert res.load.server_cpu_s is not None and res.load.cpu_us_per_request >= 450, res.load.record()

@@ -2,8 +2,8 @@
 directory: cheap to "build" (nothing to compile), real to measure.
 
 A *declared* history (:func:`declared`) is "your repository": each commit holds a ``perflab.toml`` whose
-command runs this checkout's built server JVM with ``--debug-work-us $(cat work-us)`` (each request spins
-until its thread has used that many microseconds of CPU), so a commit that raises ``work-us`` makes the
+command runs this checkout's built server JVM with ``--debug-work-ns $(cat work-ns)`` (each request spins
+until its thread has used that many nanoseconds of CPU), so a commit that raises ``work-ns`` makes the
 server's CPU per request higher by exactly that much. A *built-in* history (:func:`builtin`) is a perflab
 checkout's ``java-server/`` whose "build" (``PERFLAB_AB_BUILD``) links this checkout's build.
 """
@@ -36,28 +36,28 @@ TEST_SERVER = "--backend memory --mode sync --selectors 1 --events off --gc-even
 
 def project_file(install: Path, jvm: str = TEST_JVM, server: str = TEST_SERVER) -> str:
     """The declaration: the built server (``jvm`` flags, ``server`` flags) on a free port, with the commit's
-    ``work-us`` of CPU per request."""
+    ``work-ns`` nanoseconds of CPU per request."""
     cmd = (f"java {jvm} -cp '{install}/lib/*' perflab.server.Main --port {{port}} {server} "
-           f"--debug-work-us $(cat work-us)")
+           f"--debug-work-ns $(cat work-ns)")
     return ('label = "planted"\n[server]\n'
             f'command = "sh -c \\"exec {cmd}\\""\n'
-            'ready_path = "/v0/status"\nbuild = "test -f work-us"\n')
+            'ready_path = "/v0/status"\nbuild = "test -f work-ns"\n')
 
 
 def declared(root: Path, costs: list[int], broken: tuple[int, ...] = (), jvm: str = TEST_JVM,
              server: str = TEST_SERVER) -> Path:
     """A repository of ``len(costs)`` commits (the first is GOOD): commit ``i`` burns ``costs[i]`` us of CPU
-    per request; commits in ``broken`` do not build (their ``work-us`` is missing, which the build checks);
+    per request; commits in ``broken`` do not build (their ``work-ns`` is missing, which the build checks);
     ``jvm``, ``server``: the server's flags (:func:`project_file`)."""
     repo = _init(root / "yours")
     (repo / "perflab.toml").write_text(project_file(paths.server_install_dir(), jvm, server))
     for i, cost in enumerate(costs):
         (repo / "notes.txt").write_text(f"step {i}\n")
-        work = repo / "work-us"
+        work = repo / "work-ns"
         if i in broken:
             work.unlink(missing_ok=True)
         else:
-            work.write_text(f"{cost}\n")
+            work.write_text(f"{round(cost * 1000)}\n")
         git(repo, "add", "-A")
         git(repo, "commit", "-q", "-m", f"step {i}: {cost} us of work per request" + (" (broken)" if i in broken else ""))
     return repo

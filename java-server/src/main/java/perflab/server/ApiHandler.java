@@ -50,7 +50,7 @@ final class ApiHandler {
     }
 
     /**
-     * --debug-delay (a server of known capacity), --debug-work-us (a known CPU cost per request) and a
+     * --debug-delay (a server of known capacity), --debug-work-ns (a known CPU cost per request) and a
      * /v0/debug/pause window, when enabled.
      */
     private void debugDelay() {

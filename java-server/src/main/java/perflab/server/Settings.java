@@ -71,7 +71,7 @@ final class Settings {
         this.gcEvents = v.getString(OptionList.GC_EVENTS);
         this.debugEndpoints = v.isOn(OptionList.DEBUG_ENDPOINTS);
         this.debugDelayNanos = v.getLong(OptionList.DEBUG_DELAY) * 1_000_000L;
-        this.debugWorkNanos = v.getLong(OptionList.DEBUG_WORK_US) * 1_000L;
+        this.debugWorkNanos = v.getLong(OptionList.DEBUG_WORK_NS);
         this.configFile = path(v, OptionList.CONFIG);
         this.storage = StorageOptions.from(v);
         if (dataDir == null && !backend.equals("memory")) {

@@ -133,7 +133,7 @@ public class ModesTest {
     @Test
     public void debugWorkBurnsCpuTimeOnTheRequestThread() throws Exception {
         java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
-        try (ServerHarness server = ServerHarness.start(new BlockingStorage(), "--debug-work-us", "20000");
+        try (ServerHarness server = ServerHarness.start(new BlockingStorage(), "--debug-work-ns", "20000000");
              RawHttp http = server.connect()) {
             // the server runs in this JVM: its threads' CPU time grows by at least 20 ms per request
             long before = totalCpu(threads);
