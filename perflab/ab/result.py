@@ -2,14 +2,17 @@
 
 One run of kind ``ab`` holds everything: ``meta.json`` (both sides, the method, the test, the family
 of tests with its level, every verdict with n, interval and p-value, the stop reason, the idle side's
-cost, warnings), ``pairs.csv`` (one row per pair: both probes' p50/p99/p99.9, log-ratios, pass/fail,
-validity, whether the pair counted), ``probes/`` (every probe's raw generator files), ``sides/runs/``
-(each side's own session run: server logs, ``/v0/stats``, the machine's speed) and index rows:
+cost, warnings), ``pairs.csv`` (one row per pair: both probes' p50/p99/p99.9 and CPU per request,
+log-ratios, pass/fail, validity, whether the pair counted), ``probes/`` (every probe's raw generator
+files), ``sides/runs/`` (each side's own session run: server logs, ``/v0/stats``, the machine's speed) and
+index rows:
 
 * ``ab`` -- one row per verdict (rate x metric, or the breakpoint): ratio, interval, n, p, conclusion,
   direction, method, stop reason; only written once the comparison has finished, so a failed or
   interrupted run is never read as a comparison;
-* ``ab_pairs`` -- one row per pair; ``loads`` -- one row per probe (side, block, validity).
+* ``ab_pairs`` -- one row per pair; ``loads`` -- one row per probe (side, block, validity);
+* a profiled comparison (:mod:`.profiles`) adds ``ab`` rows of metric ``category`` (B - A of a category's
+  microseconds per request: ``difference`` with its interval) and ``categories.csv`` (every pair's).
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ class RateVerdict:
     stop: Stop
     budget_s: float | None
     measured: int
+    #: a profiled comparison's: category -> PairedDifference of its microseconds per request (:mod:`.profiles`)
+    categories: dict = field(default_factory=dict)
 
     @property
     def metrics(self) -> dict[str, PairedRatio]:
@@ -151,6 +156,13 @@ def verdict_rows(res: ABResult) -> list[dict]:
                          "a_value": None, "b_value": None, "stop": str(rv.stop), "measured": rv.measured,
                          "budget_s": rv.budget_s, "max_pairs": res.family.max_pairs, "confidence": d["confidence"],
                          "min_pairs": r.min_pairs})
+        for c, d in rv.categories.items():
+            x = d.to_dict()
+            rows.append({**base, "rate": rv.rate, "metric": "category", "category": c, "stop_rule": False,
+                         "ratio": None, "ci_lo": x["ci"][0], "ci_hi": x["ci"][1], "n": x["n"], "p_value": x["p_value"],
+                         "conclusion": x["conclusion"], "direction": x["direction"], "test": x["test"],
+                         "a_value": x["a_median"], "b_value": x["b_median"], "difference": x["difference"],
+                         "stop": str(rv.stop), "measured": rv.measured, "confidence": x["confidence"]})
         p = rv.passing
         rows.append({**base, "rate": rv.rate, "metric": "pass", "stop_rule": False, "ratio": None, "ci_lo": None,
                      "ci_hi": None, "n": p.n, "p_value": p.p_value, "conclusion": str(p.conclusion),

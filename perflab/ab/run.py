@@ -3,8 +3,9 @@
 Both servers are started side by side (each in its own :class:`~perflab.core.session.Session`, prefilled
 identically when asked) and kept running; optionally restarted before every block. After a warm-up of
 each, probes alternate in balanced blocks (:mod:`.design`) at the same offered rates, every probe with
-its validity record; each adjacent A-B pair gives ratios of p50, p99 and p99.9 and pass/fail at the SLA,
-and the stop rule (:mod:`perflab.measure.paired`) decides after every block whether to go on. A pair
+its validity record; each adjacent A-B pair gives ratios of p50, p99, p99.9 and the server's CPU per
+request (:data:`perflab.config.ab.METRIC`) and pass/fail at the SLA, and the stop rule
+(:mod:`perflab.measure.paired`) decides after every block whether to go on. A pair
 with an invalid probe (the generator, not the server, set its numbers) counts in the test by default:
 the generator's lateness is in both sides' latency, which pulls the ratio toward 1, and under A/A the
 pairs stay exchangeable, so the false-claim bound holds (``drop_invalid`` leaves such pairs out); the
@@ -34,7 +35,7 @@ from .. import children, fmt, paths
 from ..breakpoint import ramp as ramp_mod
 from ..breakpoint.run import BreakpointResult, Probe
 from ..config import BreakpointCriteria, BreakpointParams, LoadParams, PrefillParams
-from ..config.ab import ABParams
+from ..config.ab import METRIC, ABParams
 from ..config.fields import Spec, convert
 from ..core.fill import check_fill
 from ..core.fill import fill as fill_target
@@ -50,13 +51,18 @@ from ..measure.validity import Level, Validity
 from ..records import new_run
 from ..records.environment import environment
 from . import design
+from . import profiles as profiles_mod
 from . import result as result_mod
 from . import sides as sides_mod
 from .result import ABResult, IdleCost, RateVerdict
 from .searches import interleaved
 
-#: the latency of each metric on a LoadResult
-_VALUE = {"p50": lambda r: r.p50_ms, "p99": lambda r: r.p99_ms, "p99.9": lambda r: r.p999_ms}
+
+
+def value(res, metric: str) -> float:
+    """``metric``'s value in one probe's result (:data:`perflab.config.ab.METRIC` says where it is)."""
+    v = res.record()[METRIC[metric].key]
+    return math.nan if v is None else float(v)
 
 
 class SideError(PerflabError):
@@ -88,6 +94,8 @@ def _check(load, rates, params, criteria, search, name, options):
             raise ValueError(f"search must be a BreakpointParams, got {type(search).__name__}")
         if rates is not None:
             raise ValueError("rates and search are exclusive: compare at fixed rates, or compare breakpoints")
+        if params.profile:
+            raise ValueError("profile: the CPU per request by category is compared at fixed rates, not by breakpoints")
     rate_list = _rates(rates, load) if search is None else ()
     if name is not None and (not isinstance(name, str) or not name.strip()):
         raise ValueError(f"name must be a non-empty string, got {name!r}")
@@ -159,7 +167,8 @@ def compare_ab(a, b, load: LoadParams, rates=None, params: ABParams | None = Non
     side_list = (sides_mod.make_side("A", a, data_root / "builds"), sides_mod.make_side("B", b, data_root / "builds"))
     sides_mod.label(side_list)
     _check_sides(side_list, prefill, params.restart_per_block or (search is not None and search.restart_server))
-    family = paired.Family(params.alpha, params.max_pairs, len(rate_list)) if search is None else None
+    extra = len(profiles_mod.CATEGORIES) if params.profile else 0   # each category is a test of the family
+    family = paired.Family(params.alpha, params.max_pairs, len(rate_list), extra) if search is None else None
     notes = _notes(side_list, params, family)
     for n in notes:
         warnings.warn(n, UserWarning, stacklevel=2)
@@ -271,7 +280,8 @@ class _Measure:
     # --- fixed rates -----------------------------------------------------------------------------
     def rates(self, probe_load: LoadParams, rates: tuple, family: paired.Family) -> ABResult:
         p = self.params
-        rules = {r: paired.StopRule(family, p.metric, p.margin, p.min_pairs, p.seed) for r in rates}
+        rules = {r: paired.StopRule(family, p.metric, p.margin, p.min_pairs, p.seed, p.stop_at == "not-worse")
+                 for r in rates}
         pairs = {r: [] for r in rates}
         blocks = {r: 0 for r in rates}
         done: dict[float, RateVerdict] = {}
@@ -279,6 +289,7 @@ class _Measure:
             self.bar = tqdm(total=p.max_pairs * len(rates), desc="A/B pairs", unit="pair")
         t0 = time.monotonic()
         self.warm(probe_load.replace(rate=rates[0]), p.server_warmup)
+        profiles = profiles_mod.SideProfiles(self.run, self.sess).start() if p.profile else None
         try:
             block = 0
             while len(done) < len(rates):
@@ -301,9 +312,15 @@ class _Measure:
                     if stop is not None:
                         done[r] = self._finish(r, pairs[r], verdict, stop, family)
                 block += 1
+        except BaseException:
+            if profiles is not None:
+                profiles.abort()
+            raise
         finally:
             if self.bar is not None:
                 self.bar.close()
+        if profiles is not None:
+            self._categories(profiles, pairs, done, family)
         idle = self.idle_cost(probe_load.replace(rate=max(rates)))
         table = pd.DataFrame([row for r in rates for row in pairs[r]])
         return ABResult(self.run, self.side_list, "rates", Method.INTERLEAVED_PAIRS, [done[r] for r in rates],
@@ -321,10 +338,10 @@ class _Measure:
             row = {"rate": load.rate, "block": block, "pair": 2 * block + slot.index, "first": slot.first,
                    "a_probe": ra["seq"], "b_probe": rb["seq"], "used": not drop, "invalid": ",".join(bad) or None,
                    "why_not": f"{' and '.join(bad)} invalid: the generator set the numbers" if drop else None}
-            for m, f in _VALUE.items():
-                va, vb = f(ra["result"]), f(rb["result"])
-                row[f"a_{m}_ms"], row[f"b_{m}_ms"] = va, vb
-                row[f"log_ratio_{m}"] = math.log(vb / va) if va and vb and va > 0 and vb > 0 else math.nan
+            for m in METRIC.values():
+                va, vb = value(ra["result"], m.name), value(rb["result"], m.name)
+                row[f"a_{m.column}"], row[f"b_{m.column}"] = va, vb
+                row[f"log_ratio_{m.name}"] = math.log(vb / va) if va > 0 and vb > 0 else math.nan
             row.update(a_passed=ra["judgement"].passed, b_passed=rb["judgement"].passed,
                        a_validity=str(ra["validity"].level), b_validity=str(rb["validity"].level))
             rows.append(row)
@@ -332,8 +349,9 @@ class _Measure:
 
     @staticmethod
     def _values(rows: list[dict], metric: str) -> tuple[list, list]:
-        a = [r[f"a_{metric}_ms"] if r["used"] else math.nan for r in rows]
-        b = [r[f"b_{metric}_ms"] if r["used"] else math.nan for r in rows]
+        col = METRIC[metric].column
+        a = [r[f"a_{col}"] if r["used"] else math.nan for r in rows]
+        b = [r[f"b_{col}"] if r["used"] else math.nan for r in rows]
         return a, b
 
     def _check(self, rule: paired.StopRule, rows: list[dict], out_of_time: bool):
@@ -350,6 +368,38 @@ class _Measure:
         used = [r for r in rows if r["used"]]
         passing = paired.pass_fail([r["a_passed"] for r in used], [r["b_passed"] for r in used], family.level)
         return RateVerdict(rate, primary, others, passing, stop, p.budget, len(rows))
+
+    # --- where the CPU goes, by category ------------------------------------------------------------
+    def _categories(self, profiles, pairs: dict, done: dict, family: paired.Family) -> None:
+        """Each pair's microseconds per request by category (:mod:`.profiles`), and each rate's verdicts."""
+        probes = {r["seq"]: r for r in self.probes if r["phase"] == "pair"}
+        windows = {}
+        for side in ("A", "B"):
+            mine = [r["result"] for r in probes.values() if r["side"] == side]
+            windows[side] = (min(x.measure_start for x in mine), max(x.measure_end for x in mine))
+        profiles.stop(windows)
+        if profiles.unavailable:
+            self.run.update(warnings=[*self.run.meta.get("warnings", []), *(
+                f"side {s}: no profile, so no CPU per request by category ({why})"
+                for s, why in profiles.unavailable.items())])
+            return
+        rows = []
+        for rate, rate_pairs in pairs.items():
+            for pr in rate_pairs:
+                row = {"rate": rate, "pair": pr["pair"], "used": pr["used"]}
+                for side in ("a", "b"):
+                    rec = probes[pr[f"{side}_probe"]]
+                    res = rec["result"]
+                    shares = profiles.shares(rec["side"], rec["seq"], (res.measure_start, res.measure_end))
+                    for c, us in profiles_mod.per_request(res.cpu_us_per_request, shares).items():
+                        row[f"{side}_{c}"] = us if pr["used"] else math.nan
+                rows.append(row)
+        table = pd.DataFrame(rows)
+        profiles_mod.write(self.run, table)
+        p = self.params
+        for rate, verdict in done.items():
+            verdict.categories = profiles_mod.verdicts(table[table["rate"] == rate], family.level, p.min_pairs,
+                                                       p.seed)
 
     # --- what the idle side costs ----------------------------------------------------------------
     def idle_cost(self, load: LoadParams) -> IdleCost | None:
@@ -374,12 +424,13 @@ class _Measure:
             block += 1
         rows = rows[:p.idle_pairs]
         ratios = {}
-        for m, f in _VALUE.items():
-            ok = [(r, f_) for r, f_ in rows if not p.drop_invalid
-                  or Level.INVALID not in (r["validity"].level, f_["validity"].level)]
+        ok = [(r, f_) for r, f_ in rows if not p.drop_invalid
+              or Level.INVALID not in (r["validity"].level, f_["validity"].level)]
+        for m in METRIC:
             # one test per metric at the comparison's alpha: with a few pairs it cannot claim (and says so)
-            ratios[m] = paired.paired_ratio([f(x["result"]) for _, x in ok], [f(x["result"]) for x, _ in ok], m,
-                                            p.alpha, p.margin, min_pairs=2, seed=p.seed)
+            ratios[m] = paired.paired_ratio([value(x["result"], m) for _, x in ok],
+                                            [value(x["result"], m) for x, _ in ok], m, p.alpha, p.margin, min_pairs=2,
+                                            seed=p.seed)
         return IdleCost(load.rate, ratios)
 
     # --- breakpoints -----------------------------------------------------------------------------
@@ -392,7 +443,8 @@ class _Measure:
         for side in ("A", "B"):
             if use_ramp:
                 ramps[side], first = ramp_mod.bracket(
-                    lambda name: self.sess[side].start_load(ramp_load, self.run.path(f"{name}-{side}/x").parent).wait(),
+                    lambda name: self.sess[side].start_load(ramp_load, self.run.path(f"{name}-{side}/x").parent,
+                                                            timed=False).wait(),
                     lambda: self.warm_one(side, probe_load.replace(rate=search.start_rate), warm_s), self.criteria,
                     warm_s)
                 if first is not None:

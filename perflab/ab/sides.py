@@ -50,17 +50,20 @@ class BuildError(PerflabError):
 
 @dataclass(frozen=True)
 class Commit:
-    """The built-in server at git commit ``rev`` (any name git resolves: a hash, a tag, ``HEAD~1``),
-    run with ``config`` (its other fields as any built-in configuration)."""
+    """The built-in server at git commit ``rev`` (any name git resolves: a hash, a tag, ``HEAD~1``) of
+    ``repo`` (default: this checkout), run with ``config`` (its other fields as any built-in configuration)."""
 
     rev: str
     config: ServerConfig = field(default_factory=ServerConfig)
+    repo: str | None = None
 
     def __post_init__(self):
         if not isinstance(self.rev, str) or not self.rev.strip():
             raise ValueError(f"commit: expected a git revision (hash, tag, branch), got {self.rev!r}")
         if not isinstance(self.config, ServerConfig):
             raise ValueError(f"commit config: must be a ServerConfig, got {type(self.config).__name__}")
+        if self.repo is not None and not (Path(self.repo) / ".git").exists():
+            raise ValueError(f"commit repo: {self.repo} is not a git repository")
 
 
 @dataclass
@@ -115,26 +118,10 @@ def build_commit(sha: str, cache: Path, repo: Path | None = None, what: str = "c
     work = Path(tempfile.mkdtemp(prefix="build-", dir=home))
     log = home / "build.log"
     try:
-        p = _git("archive", "--format=tar", sha, "java-server", repo=repo)
-        if p.returncode != 0:
-            raise BuildError(f"{what} {sha[:12]} cannot be built: git archive of java-server/ failed "
-                             f"(status {p.returncode})", p.stderr.decode(errors="replace"))
-        with tarfile.open(fileobj=io.BytesIO(p.stdout)) as tar:
-            tar.extractall(work, filter="data")
+        export(repo, sha, work, "java-server", what)
         src = work / "java-server"
         command = os.environ.get(BUILD_ENV) or BUILD_COMMAND
-        with open(log, "wb") as out:
-            out.write(f"# {command} (in {src})\n".encode())
-            out.flush()
-            proc = subprocess.Popen(["bash", "-c", command], cwd=src, stdout=out, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
-            children.register(proc)
-            try:
-                rc = proc.wait(timeout=1800)
-            except BaseException:
-                children.kill_group(proc, 2)
-                raise
-            children.unregister(proc)
+        rc = run_build(command, src, log)
         if rc != 0:
             raise BuildError(f"{what} {sha[:12]} cannot be built: `{command}` exited with status {rc} (log: {log})",
                              children.tail(log))
@@ -153,6 +140,35 @@ def build_commit(sha: str, cache: Path, repo: Path | None = None, what: str = "c
         shutil.rmtree(work, ignore_errors=True)
 
 
+def export(repo: Path, sha: str, into: Path, path: str | None = None, what: str = "commit") -> None:
+    """``git archive`` of commit ``sha`` (only ``path`` of it, when given) extracted into ``into``; the working
+    tree is never read. :class:`BuildError` when git cannot."""
+    p = _git("archive", "--format=tar", sha, *([path] if path else []), repo=repo)
+    if p.returncode != 0:
+        raise BuildError(f"{what} {sha[:12]} cannot be built: git archive of {path or 'the commit'} failed "
+                         f"(status {p.returncode})", p.stderr.decode(errors="replace"))
+    with tarfile.open(fileobj=io.BytesIO(p.stdout)) as tar:
+        tar.extractall(into, filter="data")
+
+
+def run_build(command: str, cwd: Path, log: Path, timeout_s: float = 1800) -> int:
+    """Run the shell ``command`` in ``cwd`` with its output in ``log`` (its process group stopped on any
+    interruption); its exit status."""
+    with open(log, "wb") as out:
+        out.write(f"# {command} (in {cwd})\n".encode())
+        out.flush()
+        proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        children.register(proc)
+        try:
+            rc = proc.wait(timeout=timeout_s)
+        except BaseException:
+            children.kill_group(proc, 2)
+            raise
+        children.unregister(proc)
+    return rc
+
+
 # --- sides -----------------------------------------------------------------------------------------
 
 def make_side(name: str, spec, cache: Path) -> Side:
@@ -160,8 +176,9 @@ def make_side(name: str, spec, cache: Path) -> Side:
     :class:`Commit` (built here)."""
     what = f"{name} ({'--' + name.lower() + '-commit'})"
     if isinstance(spec, Commit):
-        sha = resolve_commit(spec.rev, what=what)
-        install = build_commit(sha, cache, what=what)
+        repo = Path(spec.repo) if spec.repo else None
+        sha = resolve_commit(spec.rev, repo, what=what)
+        install = build_commit(sha, cache, repo, what=what)
         return Side(name, spec.config.replace(install_dir=str(install)), commit=sha)
     if isinstance(spec, str):
         spec = ForeignServer(url=spec)

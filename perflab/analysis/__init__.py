@@ -12,6 +12,7 @@ other subjects, the report and the command line build on.
 * :mod:`.storage`      the storage engine's cost: backends, flushes, compaction (notebook 05)
 * :mod:`.executor`     worker threads × queue capacity: the grid's breakpoints and overload (notebook 04)
 * :mod:`.ab`           two configurations measured interleaved, or several against one baseline
+* :mod:`.regress`      regression checks across commits: the CI gate's verdict, a bisection's chain of verdicts
 * :mod:`.cluster`      N nodes: cost, capacity, ack/from, a node killed and restarted, consistency (notebook 07)
 * :mod:`.history`      everything recorded so far, from the runs index (notebook 06)
 * :mod:`.notebook`     the plumbing: setup, parameters checked, measuring with one printed line

@@ -209,7 +209,7 @@ class _Search:
             if self.use_ramp:
                 load = ramp_mod.ramp_load(self.base, self.params, self.criteria)
                 estimate, first = ramp_mod.bracket(
-                    lambda name: self.sess.start_load(load, self.sess.run.path(f"{name}/x").parent).wait(),
+                    lambda name: self.sess.start_load(load, self.sess.run.path(f"{name}/x").parent, timed=False).wait(),
                     self.warm, self.criteria, self.warm_s)
                 if first is not None:
                     self.sess.run.update(cold_ramp=first.to_dict())

@@ -2,6 +2,7 @@
 
 Subcommands: ``run`` (one experiment; ``--nodes N``: a cluster), ``profile`` (a run with a profile),
 ``breakpoint``, ``ab`` (two servers, configurations or commits measured interleaved, with a paired verdict),
+``gate`` (may a pull request go in? exit 0/1/2/3), ``bisect`` (which commit made the server slower?),
 ``prefill``, ``inspect``, ``host`` (does the machine keep one speed?), ``hosts`` (a scheduler's hosts),
 ``runs`` (recorded runs), ``index`` (rebuild the DuckDB index, optionally query it), ``bench`` (the server's
 standard benchmark), ``compare`` (two runs or two reports side by side), ``report`` (the HTML report:
@@ -21,6 +22,7 @@ import sys
 from ..bench import add_parser as add_bench
 from ..config import (ABParams, BreakpointCriteria, BreakpointParams, ForeignServer, ProfileParams, ServerConfig,
                       ValidityThresholds)
+from ..config.regress import BisectParams, GateParams, RepoParams
 from ..config.fields import add_arguments
 from ..errors import PerflabError, RunInterrupted
 from ..report.cli import main as report_main
@@ -69,6 +71,28 @@ def _ab_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
+def _regress_args(p: argparse.ArgumentParser, params, what: str) -> None:
+    """``perflab gate`` and ``perflab bisect``: whose commits, the built-in server's flags (the same for every
+    commit), the load at one rate, the comparison's parameters with the command's defaults."""
+    add_arguments(p.add_argument_group("whose commits (default: the built-in server of this checkout)"), RepoParams,
+                  dest_prefix="repo_")
+    add_arguments(p.add_argument_group("server (the built-in server's flags, the same for every commit)"),
+                  ServerConfig, exclude=options.LAB_SETS + ("install_dir",), dest_prefix="server_")
+    p.add_argument("--placement", default="shared", help="shared, split or 'server=0;load=1' (default shared)")
+    options.load_args(p, exclude=options.SEARCH_OWNS)
+    p.add_argument("-R", "--rate", dest="regress_rate", metavar="RATE", help="the offered rate compared at "
+                   "(default: the load's, 1000)")
+    add_arguments(p.add_argument_group(f"{what}: each comparison (interleaved pairs and the stop rule)"), params,
+                  dest_prefix="ab_")
+    add_arguments(p.add_argument_group("pass criteria (pass/fail at the SLA; the searches' criteria)"),
+                  BreakpointCriteria, dest_prefix="criteria_")
+    _validity(p)
+    options.prefill_args(p)
+    p.add_argument("--name", help="run name (part of the run id)")
+    p.add_argument("--data", help="data root (default $PERFLAB_DATA or <repo>/data)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="perflab", description="perflab: fixed-rate loads, profiles, breakpoints and "
                                 "records for the Java key-value server.")
@@ -113,6 +137,23 @@ def build_parser() -> argparse.ArgumentParser:
     ab = sub.add_parser("ab", help="did my change help? two servers, configurations or commits measured interleaved, "
                         "with a paired verdict")
     _ab_args(ab)
+    g = sub.add_parser("gate", help="may a pull request go in? HEAD against BASE, interleaved; exit 0 no regression "
+                       "beyond the margin, 1 a regression (proven), 2 undecided within the budget, 3 could not measure")
+    g.add_argument("base", metavar="BASE", help="the base commit (any revision git resolves)")
+    g.add_argument("head", metavar="HEAD", help="the commit checked against it")
+    _regress_args(g, GateParams, "the gate")
+    g.add_argument("--out", metavar="DIR", help="also write gate.md (for the pull request), gate.xml (JUnit) and "
+                   "gate.json here (they are always in the run's directory)")
+    bs = sub.add_parser("bisect", help="which commit made the server slower? the first commit after GOOD up to BAD "
+                        "slower than GOOD beyond the margin, every step interleaved against GOOD; exit 0 answered, "
+                        "2 cannot tell at this precision")
+    bs.add_argument("good", metavar="GOOD", help="a commit whose server is as fast as it should be")
+    bs.add_argument("bad", metavar="BAD", help="a later commit whose server is slower (BAD's first-parent history "
+                    "from GOOD is searched)")
+    _regress_args(bs, BisectParams, "bisect")
+    gb = bs.add_argument_group("breakpoint mode: each step compares breakpoints (two interleaved searches)")
+    gb.add_argument("--breakpoint", action="store_true", help="slower means a lower breakpoint")
+    add_arguments(gb, BreakpointParams, dest_prefix="search_", exclude=_AB_SHARED + ("retries",))
     cp = sub.add_parser("compare", help="two runs, or two report folders, side by side on one HTML page")
     cp.add_argument("a", help="A, the base: a run directory or run id, or a report folder; or an A/B run alone "
                     "(perflab ab), whose two sides are compared")
@@ -125,7 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
 HANDLERS = {"run": commands.cmd_run, "profile": commands.cmd_profile, "breakpoint": commands.cmd_breakpoint,
             "prefill": commands.cmd_prefill, "inspect": commands.cmd_inspect, "runs": commands.cmd_runs,
             "index": commands.cmd_index, "bench": commands.cmd_bench, "compare": commands.cmd_compare,
-            "host": commands.cmd_host, "hosts": commands.cmd_hosts, "ab": commands.cmd_ab}
+            "host": commands.cmd_host, "hosts": commands.cmd_hosts, "ab": commands.cmd_ab, "gate": commands.cmd_gate,
+            "bisect": commands.cmd_bisect}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -133,7 +175,12 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "report":
         return report_main(argv[1:])
     parser = build_parser()
-    a = parser.parse_args(argv)
+    try:
+        a = parser.parse_args(argv)
+    except SystemExit as e:
+        if argv and argv[0] == "gate" and e.code == 2:
+            raise SystemExit(3) from None   # the gate's 2 is "undecided": a bad command line could not measure
+        raise
     if not a.cmd:
         parser.print_help()
         return 0

@@ -15,8 +15,10 @@ from ..analysis import breakpoints
 from ..analysis.ab import lines as ab_lines
 from ..analysis.cluster import describe_consistency
 from ..bench import main as bench_main
-from ..config import (ABParams, BreakpointCriteria, BreakpointParams, ForeignServer, ProfileParams, ServerConfig,
-                      ValidityThresholds)
+from ..analysis.regress import bisect_lines, gate_lines
+from ..config import (ABParams, BreakpointCriteria, BreakpointParams, ForeignServer, LoadParams, ProfileParams,
+                      ServerConfig, ValidityThresholds)
+from ..config.regress import BisectParams, GateParams, RepoParams
 from ..config.fields import cli_flag, from_arguments
 from ..errors import PerflabError
 from ..hosts.inventory import check_versions, survey, table
@@ -25,7 +27,9 @@ from ..hosts.pool import connect
 from ..measure import hostspeed
 from ..profiling import bridge
 from ..records import list_runs, query, rebuild_index
+from ..regress import Found, run_bisect, run_gate
 from ..report.compare import compare
+from ..report.regress import bisect_page, write_gate_files
 from . import options
 
 
@@ -228,6 +232,57 @@ def cmd_ab(a):
         print(line)
     print(f"run {res.run_id}: {res.run.dir}")
     return 0
+
+
+def _regress(a, params_cls) -> dict:
+    """What ``perflab gate`` and ``perflab bisect`` share: their keyword arguments from the options."""
+    load = from_arguments(LoadParams, a, "load_", script_args=a.script_args or None,
+                          tool="wrk2" if getattr(a, "load_wrk_binary", None) else None)
+    return dict(load=load, params=from_arguments(params_cls, a, "ab_"), repo=from_arguments(RepoParams, a, "repo_"),
+                server=from_arguments(ServerConfig, a, "server_"), rate=a.regress_rate,
+                criteria=from_arguments(BreakpointCriteria, a, "criteria_"), prefill=options.prefill(a),
+                fill=options.fill(a), name=a.name, progress=not a.quiet, data_root=a.data, placement=a.placement,
+                thresholds=from_arguments(ValidityThresholds, a, "validity_"))
+
+
+def cmd_gate(a) -> int:
+    """Exit 0 (no regression beyond the margin), 1 (a regression, proven), 2 (undecided within the budget) or 3
+    (could not measure: bad input included, so a CI job never reads a typo as "undecided")."""
+    try:
+        res = run_gate(a.base, a.head, **_regress(a, GateParams))
+    except (ValueError, PerflabError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 3
+    files = write_gate_files(res, a.out)
+    for line in gate_lines(res):
+        print(line)
+    print(f"files: {', '.join(str(f) for f in files)}")
+    print(f"run {res.run_id}: {res.run.dir}")
+    return res.exit_code
+
+
+def cmd_bisect(a) -> int:
+    """Exit 0 with an answer (a first slower commit, no regression, or GOOD slower than BAD), 2 when it cannot
+    tell at this precision."""
+    kw = _regress(a, BisectParams)
+    if a.breakpoint:
+        if kw["rate"] is not None:
+            raise ValueError("-R/--rate: a breakpoint comparison searches the rates itself; give no -R with "
+                             "--breakpoint")
+        p = kw["params"]
+        kw["search_params"] = from_arguments(BreakpointParams, a, "search_", probe_duration=p.probe_duration,
+                                             warmup=p.warmup, cooldown=p.cooldown, server_warmup=p.server_warmup)
+    else:
+        given = [f"--{n.removeprefix('search_').replace('_', '-')}" for n, v in vars(a).items()
+                 if n.startswith("search_") and v is not None]
+        if given:
+            raise ValueError(f"{', '.join(given)}: only with --breakpoint")
+    res = run_bisect(a.good, a.bad, **kw)
+    for line in bisect_lines(res):
+        print(line)
+    print(f"page: {bisect_page(res)}")
+    print(f"run {res.run_id}: {res.run.dir}")
+    return 2 if res.found is Found.CANNOT_TELL else 0
 
 
 def cmd_bench(a) -> int:

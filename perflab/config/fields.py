@@ -101,6 +101,15 @@ def spec_of(f: dataclasses.Field) -> Spec | None:
     return f.metadata.get("spec")
 
 
+def with_default(cls, name: str, default: Any) -> Any:
+    """Field ``name`` of ``cls`` (its spec: help, bounds, flag) with another ``default``: a subclass that
+    means something else by default (the CI gate's alpha) declares only that."""
+    f = next((f for f in dataclasses.fields(cls) if f.name == name), None)
+    if f is None:
+        raise ValueError(f"{cls.__name__} has no field {name!r}")
+    return dataclasses.field(default=default, metadata=f.metadata)
+
+
 def _shown(raw) -> str:
     return repr(raw) if not isinstance(raw, str) else f"'{raw}'"
 
@@ -126,7 +135,8 @@ def convert(name: str, spec: Spec, raw):
             if isinstance(raw, bool):
                 raise ValueError(f"{name}: {spec.prefix}expected a number, got {_shown(raw)}")
             try:
-                v = float(raw)
+                # a share may be written as a percentage: "5%" is 0.05
+                v = float(raw.strip()[:-1]) / 100 if isinstance(raw, str) and raw.strip().endswith("%") else float(raw)
             except (TypeError, ValueError):
                 raise ValueError(f"{name}: {spec.prefix}expected a number, got {_shown(raw)}") from None
             if not math.isfinite(v):

@@ -7,6 +7,7 @@
     [server]                                    # your command (placeholders {port}, {host}, {dir}) ...
     command = "java -jar build/libs/kv.jar --port {port} --data {dir}"
     ready_path = "/v0/status"                   # polled until it answers (any status; default /)
+    build = "./gradlew installDist"             # what builds it in a checkout (perflab gate, perflab bisect)
     # ... or a highload-dht course server, from the student's build output:
     # course = "build/classes/java/main"        # factory = "...", stage = 6, java_home = "...", heap = "256m"
 
@@ -48,7 +49,7 @@ COURSE_API = {"path": "/v0/entity", "param": "id", "status": ""}
 _KEYS = {
     "": ("label", "server", "api", "cluster", "categories"),
     "server": ("command", "ready_path", "startup_timeout", "workdir", "course", "factory", "stage", "java_home",
-               "heap"),
+               "heap", "build"),
     "api": ("path", "param", "status"),
     "cluster": ("nodes", "ack", "from", "api", "entry"),
 }
@@ -65,6 +66,7 @@ class Project:
     api: dict = field(default_factory=lambda: dict(COURSE_API))
     cluster: dict | None = None
     categories: tuple[str, ...] = ()
+    build: str | None = None
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Project":
@@ -94,6 +96,9 @@ class Project:
     def _of(cls, p: Path, data: dict) -> "Project":
         base = p.parent
         s = dict(data.get("server") or {})
+        build = s.pop("build", None)
+        if build is not None and (not isinstance(build, str) or not build.strip()):
+            raise ValueError(f"server.build: a shell command, got {build!r}")
         label = data.get("label")
         course = None
         if "course" in s:
@@ -131,7 +136,7 @@ class Project:
         if cluster is not None:
             cluster = {("from_" if k == "from" else k): v for k, v in cluster.items()}
             cls._cluster_of(server, course, cluster)      # checked now, not when a run starts
-        return cls(p, label, server, course, api, cluster, tuple(cats))
+        return cls(p, label, server, course, api, cluster, tuple(cats), build)
 
     @staticmethod
     def _cluster_of(server: ForeignServer, course: CourseServer | None, fields: dict) -> ClusterConfig:
@@ -171,6 +176,19 @@ def _known(table: dict, name: str, where: str) -> None:
             prefix = f"{name}." if name else ""
             raise ValueError(f"{where}: unknown key {prefix}{k} (known{' in [' + name + ']' if name else ''}: "
                              f"{', '.join(_KEYS[name])})")
+
+
+def build_command(path: str | os.PathLike) -> str | None:
+    """The ``[server] build`` command of the project file at ``path``, read before what it builds exists (a
+    course server's classes are checked by :meth:`Project.load`, so they must be built first)."""
+    try:
+        data = tomllib.loads(Path(path).read_text())
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise ValueError(f"project: cannot read {path}: {e}") from None
+    build = (data.get("server") or {}).get("build")
+    if build is not None and (not isinstance(build, str) or not build.strip()):
+        raise ValueError(f"project {path}: server.build: a shell command, got {build!r}")
+    return build
 
 
 def find(explicit: str | os.PathLike | None = None) -> Project | None:

@@ -11,8 +11,9 @@ kept under ``hosts/<name>/`` and :class:`~perflab.hosts.pool.HostLost` is raised
 (:mod:`perflab.measure.merge`) into the load's own files, on the server host's clock.
 
 With one part there is nothing to split or synchronise: the generator runs as it always did (in the run
-directory itself on the in-process hosts), with a start time only when the caller needs to know when the
-window starts (``timed``).
+directory itself on the in-process hosts), with a start time when the caller needs to know when the window
+starts (``timed``: a session's measured loads, whose CPU is sampled at the window's edges, and a cluster
+run's faults and checker).
 """
 
 from __future__ import annotations
@@ -115,6 +116,9 @@ class DistributedLoad:
         self.ready_s: float | None = None
         self.cancel = cancel
         self._done = False
+        #: a part exited before its ready line (a start time it could not keep on a stalled machine, or an
+        #: error of its own): nothing of the load was sent
+        self.failed_before_start = False
 
     @property
     def window_start(self) -> float | None:
@@ -198,6 +202,7 @@ class DistributedLoad:
                 self.stop(1)
                 raise lost[0]
             if any(s["rc"] is not None and not s["ready"] for s in states.values()):
+                self.failed_before_start = True
                 return  # a part failed before its ready line: collect() reports its error
             if all(s["ready"] for s in states.values()):
                 self.ready_s = time.time() - self.started_at

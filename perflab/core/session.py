@@ -203,16 +203,23 @@ class Session:
         """Every load runs as several generator processes (several generator hosts, or entry nodes)."""
         return self.hosts.split or len(self.handle.entries) > 1
 
-    def start_load(self, load: LoadParams, out_dir, timed: bool = False) -> DistributedLoad:
+    def start_load(self, load: LoadParams, out_dir, timed: bool | None = None) -> DistributedLoad:
         """Start ``load`` against the target's entries with the session's tool, on its generator hosts (split
         over hosts and entry nodes when there are several; placed on its CPUs). ``timed``: with a start time
-        set ahead even when unsplit (``window_start``: faults and a checker run on it)."""
+        set ahead even when unsplit (``window_start``: faults and a checker run on it); by default whenever the
+        tool takes one. A timed load's window is known before it starts, so the server host samples the
+        target's CPU at both its edges (the load's CPU per request: :meth:`validity`); ``False`` for a load
+        nothing is measured of (a warm-up), which then starts at once."""
         if LoadTool.of(load) != self.tool:
             raise ValueError(f"load: this session measures with {self.tool.name} ({self.tool.binary}), "
                              f"the load asks for {load.tool}")
-        lp = DistributedLoad(self.hosts, self.handle.entries, self.handle.load_for(load), Path(out_dir),
-                             self.placement.prefix("load"), lead_for(self.hosts), timed, self.cancel)
-        return lp.start()
+        timed = self.tool.starts_at_a_time if timed is None else timed
+        sent = self.handle.load_for(load)
+        lp = DistributedLoad(self.hosts, self.handle.entries, sent, Path(out_dir), self.placement.prefix("load"),
+                             lead_for(self.hosts), timed, self.cancel).start()
+        if lp.window_start is not None:
+            self.handle.cpu_at([lp.window_start, lp.window_start + sent.duration])
+        return lp
 
     def profiler(self, params, title: str, node: int | None = None, out_dir=None) -> RemoteProfiler:
         """async-profiler in the target's JVM (a cluster's node ``node``) on its host, writing into the run
@@ -231,10 +238,13 @@ class Session:
         """The validity record of a load that ran against this session's target; its ``host_speed`` check
         holds the last calibration before the load (and the first after it, if any) against the session's
         fastest. With several generator hosts (or one on another machine) each host is judged on its own
-        share too, and the run is only as valid as its worst host (:func:`perflab.measure.validity.with_hosts`)."""
+        share too, and the run is only as valid as its worst host (:func:`perflab.measure.validity.with_hosts`).
+        The target's CPU over the same window becomes the load's ``server_cpu_s`` (its CPU per request), so
+        the validity record and the metric read one window."""
         start = res.measure_start or started_at or res.started_at
         end = res.measure_end or res.ended_at
         window = self.handle.cpu_window(start, end) if end else None
+        res.server_cpu_s = window.cpu_s if window is not None else None
         began = started_at or start or 0.0
         before = [c for c in self.calibrations if c.at <= began][-1:]
         after = [c for c in self.calibrations if end and c.at >= end][:1]

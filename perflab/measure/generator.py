@@ -36,6 +36,12 @@ class LoadTool:
             return cls("wrk2", Path(params.wrk_binary))
         return cls("perflab-load", paths.loadgen_binary())
 
+    @property
+    def starts_at_a_time(self) -> bool:
+        """Whether the tool takes a start time set ahead (perflab-load's ``--start-at``), so the measured
+        window's edges are known before it starts."""
+        return self.name == "perflab-load"
+
     def version(self) -> str | None:
         """The first line of the tool's ``-v`` output (for the run's record)."""
         try:

@@ -2,8 +2,9 @@
 
 An interleaved comparison (:mod:`perflab.ab`) measures A and B side by side in balanced blocks
 (A B B A, then B A A B) at the same offered rate; each adjacent A-B probe pair gives ``log(B / A)`` of a
-metric (p50, p99, p99.9) and whether each side passed the SLA. The slow phases of a shared machine
-(seconds at half speed: ``perflab host``) fall on both probes of a pair and cancel in its ratio.
+metric (p50, p99, p99.9, and the server's CPU time per request: :data:`perflab.config.ab.METRIC`) and
+whether each side passed the SLA. The slow phases of a shared machine (seconds at half speed: ``perflab
+host``) fall on both probes of a pair and cancel in its ratio.
 
 **The verdict** on one metric after ``n`` pairs (:func:`paired_ratio`), checked in this order:
 
@@ -17,21 +18,24 @@ metric (p50, p99, p99.9) and whether each side passed the SLA. The slow phases o
 
 **The stop rule** (:class:`StopRule`): after each block, stop as soon as (1) or (2) holds (never before
 ``min_pairs``), or when ``max_pairs`` pairs are measured, or when the time budget ends; the result says
-which. The test is only consulted at the looks ``n = 8, 12, 16, 24, 32, 48, 64, 96, 128`` (those up
+which. A check for regressions (``not_worse``: ``perflab gate``, ``perflab bisect``) also stops once the
+interval's upper end lies within the margin: B is no worse than A beyond it (every metric here is better
+lower), whether or not it is better. The test is only consulted at the looks ``n = 8, 12, 16, 24, 32, 48, 64, 96, 128`` (those up
 to ``max_pairs``) and once at the end; the interval is checked after every block (an *equivalent* stop
 cannot make a false claim).
 
 **False claims.** When A and B are the same (pairs independent, each log-ratio symmetric about 0: what
 interleaving two identical servers gives), each exact Wilcoxon test rejects with probability at most its
 level whatever the distribution of the noise, heavy tails and ties included. A comparison at ``rates``
-rates makes at most ``rates x (looks + 1 + 3)`` tests that can reject (the primary metric at every look
-with enough pairs to reach the level, and at the end; the other two metrics and pass/fail once, at the
+rates makes at most ``rates x (looks + 1 + 4)`` tests that can reject (the primary metric at every look
+with enough pairs to reach the level, and at the end; the three other metrics and pass/fail once, at the
 end), and each gets ``level = alpha / tests``. So the
 probability that a comparison of identical sides claims *any* difference is at most ``alpha`` (Bonferroni;
 the interval and margin conditions only lower it). The default ``alpha = 1e-6`` makes one false claim in
 a million comparisons the worst case, and two in twenty comparisons a ~2e-10 event. The price is a
 minimum of pairs for any claim: an exact signed-rank test cannot go below ``2 / 2^n``, so with the
-default 64 pairs (level 1.25e-7) a claim needs 24 pairs that all agree (:meth:`Family.first_claim`).
+default 64 pairs (9 tests: level 1.11e-7) a claim needs 25 pairs that all agree, at the look at 32
+(:meth:`Family.first_claim`; ``alpha = 1e-3``: 16 pairs).
 :func:`sequential_false_claims` simulates the looks to show how conservative the bound is.
 """
 
@@ -47,8 +51,6 @@ from ..config.ab import ALPHA, LOOKS, MARGIN, MAX_PAIRS, METRICS, MIN_PAIRS
 from .methods import Method
 from .significance import Direction
 
-#: the percentile of each metric
-PERCENTILE = {"p50": 50.0, "p99": 99.0, "p99.9": 99.9}
 #: the test named in every paired verdict
 PAIRED_TEST = "two-sided exact Wilcoxon signed-rank test on the pairs' log-ratios"
 PASS_TEST = "two-sided exact McNemar test (binomial on the discordant pairs)"
@@ -85,6 +87,9 @@ class Family:
     alpha: float = ALPHA
     max_pairs: int = 64
     rates: int = 1
+    #: tests made once at the end besides the metrics and pass/fail, per rate (a profiled comparison's
+    #: categories: :func:`paired_difference`)
+    extra: int = 0
 
     def __post_init__(self):
         if not (0 < self.alpha <= 0.05):
@@ -93,27 +98,23 @@ class Family:
             raise ValueError(f"max_pairs: must be an integer within [2, {MAX_PAIRS}], got {self.max_pairs!r}")
         if not (isinstance(self.rates, int) and self.rates >= 1):
             raise ValueError(f"rates: must be an integer >= 1, got {self.rates!r}")
-
-    def _feasible(self, level: float) -> int:
-        """Scheduled looks at which a test of ``level`` can reject at all (any fewer pairs cannot)."""
-        need = min_pairs_for(level)
-        return sum(n >= need for n in looks(self.max_pairs))
+        if not (isinstance(self.extra, int) and self.extra >= 0):
+            raise ValueError(f"extra: must be an integer >= 0, got {self.extra!r}")
 
     @property
     def tests_per_rate(self) -> int:
-        """The looks that can claim, the final look, the two other metrics and pass/fail. A look with too
-        few pairs to reach the level never rejects, so it adds nothing to the false-claim probability:
-        the level is the fixed point of ``alpha / (rates x (feasible looks + 4))`` (all looks counted if
-        there is none)."""
-        count = len(looks(self.max_pairs))
-        for _ in range(len(LOOKS) + 2):
-            feasible = self._feasible(self.alpha / (self.rates * (count + 4)))
-            if feasible == count:
-                break
-            count = feasible
-        else:
-            count = len(looks(self.max_pairs))
-        return count + 4
+        """The looks that can claim, the final look, the other metrics once each and pass/fail. A look with
+        too few pairs to reach the level never rejects, so it adds nothing to the false-claim probability:
+        the looks counted are the fewest last ones such that every look left out has too few pairs for the
+        level they give, ``alpha / (rates x (counted + 1 + metrics))`` (counting a look that cannot reject
+        only lowers the level)."""
+        scheduled = looks(self.max_pairs)
+        end = 1 + len(METRICS) + self.extra      # the final look, the other metrics, pass/fail, the extra tests
+        for count in range(len(scheduled) + 1):
+            need = min_pairs_for(self.alpha / (self.rates * (count + end)))
+            if all(n < need for n in scheduled[:len(scheduled) - count]):
+                return count + end
+        return len(scheduled) + end
 
     @property
     def tests(self) -> int:
@@ -133,7 +134,7 @@ class Family:
 
     def to_dict(self) -> dict:
         return {"alpha": self.alpha, "tests": self.tests, "level": self.level, "looks": list(looks(self.max_pairs)),
-                "first_claim": self.first_claim}
+                "first_claim": self.first_claim, "extra": self.extra}
 
 
 # --- one metric ------------------------------------------------------------------------------------
@@ -230,6 +231,65 @@ def paired_ratio(a, b, metric: str = "p99", level: float | None = None, margin: 
                        min_pairs=min_pairs)
 
 
+# --- a difference per pair (CPU per request in one category) ------------------------------------------
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """B - A of a quantity that may be zero on one side (the CPU per request a category takes), pair by pair:
+    the median difference, its bootstrap interval ``ci``, the exact Wilcoxon signed-rank test's ``p_value``
+    against ``level``; *different* only where the test reaches the level and the interval excludes 0."""
+
+    what: str
+    n: int
+    difference: float
+    ci: tuple[float, float]
+    p_value: float
+    level: float | None
+    conclusion: Conclusion
+    direction: Direction
+    a_median: float
+    b_median: float
+    confidence: float = CONFIDENCE
+
+    @property
+    def significant(self) -> bool:
+        return self.conclusion is Conclusion.DIFFERENT
+
+    def to_dict(self) -> dict:
+        return {"what": self.what, "n": self.n, "difference": self.difference, "ci": list(self.ci),
+                "p_value": self.p_value, "level": self.level, "conclusion": str(self.conclusion),
+                "direction": str(self.direction), "a_median": self.a_median, "b_median": self.b_median,
+                "confidence": self.confidence, "method": str(Method.INTERLEAVED_PAIRS),
+                "test": "two-sided exact Wilcoxon signed-rank test on the pairs' differences"}
+
+
+def paired_difference(a, b, what: str, level: float | None = None, min_pairs: int = MIN_PAIRS, seed: int = 0,
+                      n_boot: int = N_BOOT, confidence: float = CONFIDENCE) -> PairedDifference:
+    """``b[i] - a[i]`` over the pairs where both are finite (between identical sides the differences are
+    symmetric about 0, so the exact test holds its level whatever their distribution)."""
+    x, y = np.asarray(list(a), dtype=float), np.asarray(list(b), dtype=float)
+    if x.shape != y.shape:
+        raise ValueError(f"a and b must hold one value per pair each, got {len(x)} and {len(y)}")
+    ok = np.isfinite(x) & np.isfinite(y)
+    d, x, y = y[ok] - x[ok], x[ok], y[ok]
+    n = len(d)
+    med = float(np.median(d)) if n else math.nan
+    medians = (float(np.median(x)) if n else math.nan, float(np.median(y)) if n else math.nan)
+    if n < min_pairs:
+        return PairedDifference(what, n, med, (math.nan, math.nan), math.nan, level, Conclusion.TOO_FEW,
+                                Direction.TOO_FEW, *medians, confidence)
+    rng = np.random.default_rng(seed)
+    boot = np.median(rng.choice(d, size=(n_boot, n), replace=True), axis=1)
+    q = (1 - confidence) / 2
+    lo, hi = (float(v) for v in np.quantile(boot, [q, 1 - q]))
+    p = _wilcoxon_p(d)
+    if level is not None and p <= level and (lo > 0 or hi < 0):
+        conclusion, direction = Conclusion.DIFFERENT, Direction.HIGHER if med > 0 else Direction.LOWER
+    else:
+        conclusion, direction = Conclusion.UNDECIDED, Direction.NONE
+    return PairedDifference(what, n, med, (lo, hi), p, level, conclusion, direction, *medians, confidence)
+
+
 # --- pass/fail at the SLA --------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -281,6 +341,7 @@ class Stop(StrEnum):
     """Why a comparison stopped."""
 
     EQUIVALENT = "equivalent"
+    NOT_WORSE = "not-worse"
     DIFFERENT = "different"
     MAX_PAIRS = "max-pairs"
     BUDGET = "budget"
@@ -296,6 +357,7 @@ class StopRule:
     margin: float = MARGIN
     min_pairs: int = MIN_PAIRS
     seed: int = 0
+    not_worse: bool = False
     _next_look: int = field(default=0, repr=False)
     looks_done: list = field(default_factory=list)
 
@@ -325,6 +387,8 @@ class StopRule:
             return r, Stop.EQUIVALENT
         if r.conclusion is Conclusion.DIFFERENT:
             return r, Stop.DIFFERENT
+        if self.not_worse and r.conclusion is not Conclusion.TOO_FEW and r.ci[1] <= band(self.margin)[1]:
+            return r, Stop.NOT_WORSE
         if measured >= self.family.max_pairs:
             return r, Stop.MAX_PAIRS
         if out_of_time:

@@ -53,6 +53,9 @@ class LoadResult:
     parts: dict = field(default_factory=dict, repr=False)
     #: the load's hosts (segments, start skew, clocks, validity: :mod:`perflab.core.load`), ``None`` before
     hosts: dict | None = field(default=None, repr=False)
+    #: the server's CPU seconds (user + system, every thread) over the measured window, from the server host's
+    #: samples (:meth:`perflab.core.session.Session.validity` sets it); ``None`` when not measured
+    server_cpu_s: float | None = None
 
     # --- rates and counts ---
     @property
@@ -198,6 +201,15 @@ class LoadResult:
             return self.summary["end_ms"] / 1000.0
         return None
 
+    # --- the server's CPU ---
+    @property
+    def cpu_us_per_request(self) -> float:
+        """The server's CPU time per answered request over the measured window, microseconds (NaN when its
+        CPU was not measured or nothing was answered)."""
+        if self.server_cpu_s is None or not self.requests:
+            return math.nan
+        return self.server_cpu_s / self.requests * 1e6
+
     # --- the generator itself ---
     @property
     def schedule_lag(self) -> dict | None:
@@ -220,6 +232,7 @@ class LoadResult:
             "p50_ms": self.p50_ms, "p90_ms": self.percentile_ms(90), "p99_ms": self.p99_ms,
             "p999_ms": self.p999_ms, "max_ms": self.max_ms,
             "schedule_lag_p99_ms": lag["p99"] / 1000.0 if "p99" in lag else None,
+            "server_cpu_s": self.server_cpu_s, "cpu_us_per_request": self.cpu_us_per_request,
             "threads": self.params.threads, "connections": self.params.connections,
             "duration_s": self.params.duration, "warmup_s": self.params.warmup,
             "script": Path(self.params.script).name if self.params.script else None,

@@ -6,6 +6,7 @@
 * :mod:`.export`     offline pages: code folded, one shared plotly.js, flame graphs linked
 * :mod:`.index_page` the index page: findings first, then the record
 * :mod:`.compare` / :mod:`.compare_page`  ``perflab compare A B``: two runs or two reports side by side
+* :mod:`.regress`    ``perflab gate``'s files (Markdown, JUnit XML, JSON) and ``perflab bisect``'s page
 * :mod:`.browser`    headless chromium checks the pages (plots drawn, toggles, no network, screenshots)
 
 What the notebooks themselves call (each subject's figures, tables, sentences and findings) is :mod:`perflab.analysis`.

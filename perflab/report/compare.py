@@ -44,6 +44,7 @@ from ..analysis import ab
 from ..analysis.breakpoints import breakpoint_curve
 from ..analysis.latency import latency_timelines, percentile_spectrum
 from ..analysis.profiles import preview_svg, top_frames_html
+from ..config.ab import METRIC
 from ..measure.methods import Method
 from ..measure.significance import SAMPLE_TEST, Direction, compare_intervals, compare_samples
 from ..profiling import bridge, codemap, flame
@@ -269,18 +270,25 @@ def _ab_pair(name: str, run: Run, pair: Pair) -> Pair:
     for r in rows:
         direction = Direction(r["direction"]) if r["direction"] in Direction._value2member_map_ else Direction.NONE
         a_val, b_val, unit = r.get("a_value"), r.get("b_value"), ""
-        if r["metric"] in ("p50", "p99", "p99.9") and not pairs.empty:
+        m = METRIC.get(r["metric"])
+        if m is not None and not pairs.empty and f"a_{m.column}" in pairs:
             used = pairs[(pairs["rate"] == r["rate"]) & pairs["used"].astype(bool)]
-            a_val, b_val = used[f"a_{r['metric']}_ms"].median(), used[f"b_{r['metric']}_ms"].median()
-            unit = "ms (median of the probes)"
+            a_val, b_val = used[f"a_{m.column}"].median(), used[f"b_{m.column}"].median()
+            unit = f"{m.unit} (median of the probes)"
+        elif r["metric"] == "category":
+            unit = "us per request (median of the pairs)"
         elif r["metric"] == "pass":
             unit = "probes passed"
         elif r["metric"] == "breakpoint":
             unit = "req/s"
-        pair.rows.append(Row(name, f"{r['metric']}{_where(r)}", a_val, b_val, unit, direction, ab.sentence(r), r["test"],
+        what = f"CPU per request in {r['category']}" if r["metric"] == "category" else r["metric"]
+        pair.rows.append(Row(name, f"{what}{_where(r)}", a_val, b_val, unit, direction, ab.sentence(r), r["test"],
                              r["method"]))
     if not pairs.empty:
         pair.figures["Pairs"] = ab.pairs_figure(run)
+    cats = ab.categories_figure(run)
+    if cats is not None:
+        pair.figures["CPU per request by category"] = cats
     ic = run.results.get("idle_cost")
     if ic:
         metric = run.results.get("metric")

@@ -1,14 +1,22 @@
-"""CPU and memory of a process and of the machine, from /proc, sampled over a run.
+"""CPU and memory of a process and of the machine, sampled over a run.
 
-The validity of a run needs the server's CPU over exactly the measured window, which is known only when
-the generator reports it; so a background thread samples every ``interval_s`` and :meth:`ProcessCpu.window`
-interpolates the counters at the window's edges. Works for any process (the built-in server or a server
-the user brings), needs nothing from it.
+A run needs the server's CPU over exactly the measured window: its validity, and its CPU per request (a
+metric compared like latency). A background thread samples every ``interval_s``; a load whose window is
+known ahead (a start time set ahead: :meth:`ProcessCpu.at`) gets a sample at each edge too, and
+:meth:`ProcessCpu.window` interpolates the counters at the window's edges from the samples around them. Works
+for any process (the built-in server or a server the user brings), needs nothing from it.
+
+A process's CPU is its *process CPU clock* (``clock_gettime`` of ``CPUCLOCK_SCHED`` for its pid, which Linux
+lets any process read): the scheduler's nanosecond sum over all its threads, those that have exited
+included. ``/proc/<pid>/stat``'s utime and stime are the same sum cut to clock ticks (10 ms); a 1 s window of
+a server using a tenth of a core is 100 ms of CPU, so a tick would be 10 %. Where the clock cannot be read,
+the ticks are used. Both lag by at most one scheduler tick for a thread running at that moment.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import dataclass
 
@@ -21,8 +29,23 @@ _TICK = os.sysconf("SC_CLK_TCK")
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
+def _cpu_clock(pid: int) -> int:
+    """The clock id of process ``pid``'s CPU clock: ``MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED)`` of Linux's
+    posix-cpu-timers (the pid's complement shifted by 3, the clock kind 2 in the low bits)."""
+    return ((~pid) << 3) | 2
+
+
 def process_cpu_s(pid: int) -> float | None:
-    """user + system CPU seconds of process ``pid`` (all its threads), ``None`` if it is gone."""
+    """user + system CPU seconds of process ``pid`` (all its threads, exited ones too), ``None`` if it is
+    gone: its process CPU clock (nanoseconds), else ``/proc/<pid>/stat`` (clock ticks)."""
+    try:
+        return time.clock_gettime_ns(_cpu_clock(pid)) / 1e9
+    except (OSError, OverflowError, AttributeError):
+        pass   # not Linux, or the process is gone: /proc says which
+    return _stat_cpu_s(pid)
+
+
+def _stat_cpu_s(pid: int) -> float | None:
     try:
         with open(f"/proc/{pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
@@ -82,12 +105,23 @@ class ProcessCpu(Periodic):
 
     def sample(self) -> None:
         busy, total = machine_cpu()
-        t = time.time()
         for slot, pid in self.pids().items():
+            t = time.time()
             cpu = process_cpu_s(pid) if pid else None
             rss = process_rss(pid) if cpu is not None else None
             if rss:   # no resident memory: a process that is gone (a zombie until reaped)
                 self.samples.append((t, slot, pid, cpu, rss, busy, total))
+
+    def at(self, times) -> None:
+        """One more sample at each of ``times`` (epoch seconds, on this host's clock): a window's edges known
+        ahead, so that :meth:`window` need not interpolate over a quarter of a second in which the load
+        stopped."""
+        now = time.time()
+        for t in times:
+            if t is not None and t > now:
+                timer = threading.Timer(t - now, self._sample)
+                timer.daemon = True
+                timer.start()
 
     def _frame(self) -> pd.DataFrame:
         return pd.DataFrame(list(self.samples), columns=["t", "node", "pid", "cpu_s", "rss", "busy", "total"])
@@ -110,6 +144,7 @@ class ProcessCpu(Periodic):
         if df.empty or not end > start or df["t"].min() > start + self.interval_s or \
                 df["t"].max() < end - self.interval_s:
             return None
+        df = df.sort_values("t", kind="stable")   # edge samples are appended by their own timers
         cpu = 0.0
         for _, g in df.groupby(["node", "pid"], dropna=False):
             t, c = g["t"].to_numpy(), g["cpu_s"].to_numpy(dtype=float)

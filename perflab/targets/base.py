@@ -204,6 +204,11 @@ class TargetHost(Agent):
         """Each process's cores and RSS over time (:meth:`perflab.server.cpu.ProcessCpu.frame`)."""
         raise NotImplementedError
 
+    def cpu_at(self, times: list[float]) -> None:
+        """Sample the target's CPU at each of ``times`` too (a window's edges known ahead: this host's clock;
+        :meth:`perflab.server.cpu.ProcessCpu.at`)."""
+        raise NotImplementedError
+
     def files(self) -> dict[str, str]:
         """Logs and event lines so far, by their path in the run directory."""
         raise NotImplementedError
@@ -327,6 +332,9 @@ class TargetHandle:
 
     def cpu_frame(self, t0: float | None) -> pd.DataFrame | None:
         return self._host.cpu_frame(t0).result(timeout=CALL_S)
+
+    def cpu_at(self, times: list[float]) -> None:
+        self._host.cpu_at(list(times)).result(timeout=CALL_S)
 
     def files(self) -> dict[str, str]:
         return self._host.files().result(timeout=CALL_S)

@@ -99,6 +99,11 @@ class ClusterHost(TargetHost):
     def cpu_frame(self, t0: float | None):
         return self.cpu.frame(t0) if self.cpu is not None else None
 
+    def cpu_at(self, times: list[float]) -> None:
+        self.heard()
+        if self.cpu is not None:
+            self.cpu.at(times)
+
     def files(self) -> dict[str, str]:
         """The logs and events of the nodes this target started, by their path in the run directory."""
         if not self.owned or self.cluster is None:

@@ -90,6 +90,11 @@ class ServerHost(TargetHost):
     def cpu_frame(self, t0: float | None):
         return self.cpu.frame(t0) if self.cpu is not None else None
 
+    def cpu_at(self, times: list[float]) -> None:
+        self.heard()
+        if self.cpu is not None:
+            self.cpu.at(times)
+
     def files(self) -> dict[str, str]:
         """The server's log and event lines so far, by their name in the run directory."""
         out = {}

@@ -12,7 +12,7 @@ from perflab import ABParams, Commit, LoadParams, ServerConfig
 from perflab.ab.result import ABResult, record
 from perflab.ab.sides import Side
 from perflab.analysis import ab
-from perflab.analysis.ab import baseline, reading, verdicts
+from perflab.analysis.ab import baseline, figures, reading, verdicts
 from perflab.measure import paired
 from perflab.measure.methods import Method
 from perflab.measure.paired import interval_ratio
@@ -152,10 +152,12 @@ def _row(r, rate=None, **extra) -> dict:
 
 def test_a_paired_verdict_in_words_names_its_method_n_interval_and_p():
     level = paired.Family().level
-    r = _row(paired.paired_ratio(*_pairs(1, 24, ratio=0.8), "p99", level=level), 1000.0)
+    r = _row(paired.paired_ratio(*_pairs(1, 25, ratio=0.8), "p99", level=level), 1000.0)
     s = verdicts.sentence(r)
     assert s.startswith("B's p99 at 1,000 req/s is 0.") and "x A's (95% CI" in s
-    assert "n = 24 pairs" in s and "interleaved pairs" in s and "Wilcoxon p = 1.19e-7" in s
+    assert "n = 25 pairs" in s and "interleaved pairs" in s and "Wilcoxon p = 5.96e-8" in s
+    cpu = _row(paired.paired_ratio(*_pairs(1, 25, ratio=1.25), "cpu", level=level), 1000.0)
+    assert verdicts.sentence(cpu).startswith("B's CPU per request at 1,000 req/s is 1.2")
     short = _row(paired.paired_ratio(*_pairs(1, 22, ratio=0.8), level=level))        # 22 pairs cannot reach the level
     assert "does not reach the comparison's level" in verdicts.sentence(short)
     same = _row(paired.paired_ratio(*_pairs(2, 8, sigma=0.01), "p50", level=level))
@@ -167,11 +169,11 @@ def test_a_paired_verdict_in_words_names_its_method_n_interval_and_p():
 
 
 def test_pass_fail_stop_reasons_and_the_idle_sides_cost_in_words():
-    p = paired.pass_fail([True] * 24, [False] * 24, paired.Family().level)
+    p = paired.pass_fail([True] * 25, [False] * 25, paired.Family().level)
     row = {"metric": "pass", "rate": 500.0, "n": p.n, "a_value": p.a_passed, "b_value": p.b_passed,
            "p_value": p.p_value, "conclusion": str(p.conclusion), "direction": str(p.direction)}
     assert verdicts.sentence(row, "the SLA (p99 <= 10.0 ms)").startswith(
-        "B passes the SLA (p99 <= 10.0 ms) at 500 req/s in fewer probes than A: A passed 24 of 24 probes, B 0")
+        "B passes the SLA (p99 <= 10.0 ms) at 500 req/s in fewer probes than A: A passed 25 of 25 probes, B 0")
     r = _row(paired.paired_ratio(*_pairs(6, 8, sigma=0.01), "p50", level=1e-3), stop="equivalent")
     assert verdicts.stop_reason(r) == "the 95% interval of p50 lies within ±5%"
     assert verdicts.stop_reason({**r, "stop": "max-pairs", "max_pairs": 32}) == "max_pairs (32) measured without a verdict"
@@ -202,3 +204,24 @@ def test_two_breakpoints_of_interleaved_searches_in_words():
     assert "a search found none" in verdicts.sentence(row(interval_ratio(2000, (1900, 2100), None, (None, 100))))
     recorded = row(interval_ratio(1000, (950, 1050), 2000, (1900, None)))
     assert verdicts.sentence({**recorded, "ci_hi": None}) == verdicts.sentence(recorded)   # an open end, recorded as null
+
+
+def test_a_profiled_comparisons_categories_in_words_and_in_a_figure(monkeypatch):
+    rng = np.random.default_rng(5)
+    a = rng.normal(2, 0.2, 24)
+    base = {"rate": 1000.0, "metric": "category", "method": "interleaved pairs", "stop_rule": False}
+    rows = [{**base, "category": c, "difference": d.difference, "ci_lo": d.ci[0], "ci_hi": d.ci[1], "n": d.n,
+             "p_value": d.p_value, "conclusion": str(d.conclusion), "confidence": d.confidence}
+            for c, d in (("storage", paired.paired_difference(a, a + 12, "storage", 1e-6)),
+                         ("GC", paired.paired_difference(a, a + rng.normal(0, 0.2, 24), "GC", 1e-6)))]
+    s = verdicts.sentence(rows[0])
+    assert s.startswith("B spends 12 us more per request in storage than A at 1,000 req/s (95% CI 12 us to 12 us, "
+                        "n = 24 pairs; interleaved pairs, Wilcoxon p = 1.19e-7)"), s
+    assert verdicts.sentence(rows[1]).startswith("no difference detectable in the CPU per request in GC at 1,000 req/s")
+
+    class Res:                                # a recorded comparison's rows are enough for the figure
+        params = {"a": {"label": "A"}, "b": {"label": "B"}}
+    monkeypatch.setattr(figures, "rows_of", lambda res: rows)
+    fig = figures.categories_figure(Res())
+    assert list(fig.data[0].y) == ["storage", "GC"] and fig.layout.xaxis.title.text.startswith("B - A")
+

@@ -59,7 +59,7 @@ def test_a_known_latency_difference_is_claimed_naming_its_method(known):
     assert abx.lines(res)[2].startswith("B's p50 at 500 req/s is 1.") and "interleaved pairs" in abx.lines(res)[2]
     assert res.a.label == "debug_delay=4ms" and res.b.label == "debug_delay=5ms"
     # every other metric has its verdict too, from the same pairs, named the same way
-    assert set(rv.metrics) == {"p50", "p99", "p99.9"} and all("interleaved pairs" in abx.sentence(r) for r in reading.rows_of(res)
+    assert set(rv.metrics) == {"p50", "p99", "p99.9", "cpu"} and all("interleaved pairs" in abx.sentence(r) for r in reading.rows_of(res)
                                                               if r["metric"] != "pass")
     assert res.idle_cost is not None and res.idle_cost.ratios["p50"].n == 2
     # two idle pairs can claim nothing at the comparison's alpha, and the sentence says so
@@ -85,7 +85,7 @@ def test_the_comparison_is_one_recorded_run_with_both_sides_probes(known):
         assert len(side.meta["host_speed"]["calibrations"]) >= 2
     ab_rows = query("SELECT metric, stop_rule, conclusion, direction, method, n, ratio, ci_lo, ci_hi FROM ab "
                     "ORDER BY metric", data_root=root)
-    assert set(ab_rows["metric"]) == {"p50", "p99", "p99.9", "pass"} and (ab_rows["method"] == "interleaved pairs").all()
+    assert set(ab_rows["metric"]) == {"p50", "p99", "p99.9", "cpu", "pass"} and (ab_rows["method"] == "interleaved pairs").all()
     p50 = ab_rows[ab_rows.metric == "p50"].iloc[0]
     assert bool(p50["stop_rule"]) and p50["conclusion"] == "different" and p50["ci_lo"] == pytest.approx(res.verdict().ci[0])
     loads = query("SELECT side, phase, validity FROM loads", data_root=root)

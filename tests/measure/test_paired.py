@@ -21,13 +21,14 @@ def _pairs(seed, n, ratio=1.0, sigma=0.05, bias=1.0, heavy=False):
 
 
 def test_the_family_splits_alpha_over_every_test_it_makes():
-    f = Family()                                      # 64 pairs: looks 24, 32, 48, 64, the end, 2 metrics, pass/fail
-    assert f.tests == 8 and f.level == pytest.approx(1e-6 / 8)
-    assert f.first_claim == 24                        # 2 / 2^24 = 1.19e-7 <= 1.25e-7; 8, 12, 16 cannot claim
-    assert Family(rates=2).level == pytest.approx(1e-6 / 14) and Family(rates=2).first_claim == 32
+    f = Family()                                      # 64 pairs: looks 24, 32, 48, 64, the end, 3 metrics, pass/fail
+    assert f.tests == 9 and f.level == pytest.approx(1e-6 / 9)
+    assert f.first_claim == 32                        # 2 / 2^24 = 1.19e-7 > 1.11e-7: 8 .. 24 cannot claim
+    assert Family(max_pairs=32).tests == 7 and Family(max_pairs=32).first_claim == 24   # looks 24, 32 only
+    assert Family(rates=2).level == pytest.approx(1e-6 / 16) and Family(rates=2).first_claim == 32
     assert Family(max_pairs=16).first_claim > 16      # too few pairs for any claim: the API warns
     fast = Family(alpha=1e-3)                         # a looser alpha claims earlier: looks 16 .. 64 can
-    assert fast.tests == 9 and fast.first_claim == 16 and 2 / 2 ** 16 <= fast.level
+    assert fast.tests == 10 and fast.first_claim == 16 and 2 / 2 ** 16 <= fast.level
     assert paired.min_pairs_for(0.05) == 6 and paired.min_pairs_for(2 / 2 ** 24) == 24
     for bad, msg in ((dict(alpha=0), "alpha"), (dict(max_pairs=200), "max_pairs"), (dict(rates=0), "rates")):
         with pytest.raises(ValueError, match=msg):
@@ -35,18 +36,18 @@ def test_the_family_splits_alpha_over_every_test_it_makes():
 
 
 def test_a_real_difference_is_claimed_with_its_method_n_interval_and_p():
-    a, b = _pairs(1, 24, ratio=0.8)
+    a, b = _pairs(1, 25, ratio=0.8)
     r = paired_ratio(a, b, "p99", level=Family().level)
     assert r.conclusion is Conclusion.DIFFERENT and r.direction == "lower" and r.significant
     assert 0.75 < r.ratio < 0.85 and r.ci[0] < 0.8 < r.ci[1] and r.ci[1] < 1
-    assert r.p_value == pytest.approx(2 / 2 ** 24)    # every pair agrees: the exact test's smallest p
+    assert r.p_value == pytest.approx(2 / 2 ** 25)    # every pair agrees: the exact test's smallest p
 
 
 def test_the_same_difference_is_not_claimed_without_a_look_or_below_the_first_claim():
     a, b = _pairs(1, 24, ratio=0.8)
     assert paired_ratio(a, b, level=None).conclusion is Conclusion.UNDECIDED     # not a look
     a, b = _pairs(1, 22, ratio=0.8)
-    r = paired_ratio(a, b, level=Family().level)                                 # 22 pairs cannot reach 1.25e-7
+    r = paired_ratio(a, b, level=Family().level)                                 # 22 pairs cannot reach 1.11e-7
     assert r.conclusion is Conclusion.UNDECIDED
 
 
@@ -86,8 +87,8 @@ def test_the_wilcoxon_p_is_exact_with_ties_and_zeros():
 
 
 def test_pass_fail_uses_the_discordant_pairs():
-    p = paired.pass_fail([True] * 24, [False] * 24, Family().level)
-    assert p.conclusion is Conclusion.DIFFERENT and p.direction == "lower" and p.a_only == 24
+    p = paired.pass_fail([True] * 25, [False] * 25, Family().level)
+    assert p.conclusion is Conclusion.DIFFERENT and p.direction == "lower" and p.a_only == 25
     q = paired.pass_fail([True, None, False, True], [True, True, False, False], Family().level)
     assert q.n == 3 and q.conclusion is Conclusion.UNDECIDED and q.a_only == 1   # None: an inconclusive probe
 
@@ -128,7 +129,7 @@ def test_the_whole_rule_on_identical_sides_claims_nothing_and_on_known_truth_fin
     """40 seeded A/A sequences with heavy-tailed noise and a persistent 2% difference between the two
     processes (inside the margin): at the default alpha a chance claim has probability <= 1e-6 per
     comparison (4e-5 for all 40), so any claim would be a defect of the rule. 40 sequences with B at
-    0.8x A: every one claims it at the first look (n = 24), and the 95% interval holds 0.8 at least as
+    0.8x A: every one claims it at the first look that can (n = 32), and the 95% interval holds 0.8 at least as
     often as a 95% interval would with a 1e-6 tail."""
     fam = Family(max_pairs=64)
     for seed in range(40):
@@ -147,7 +148,7 @@ def test_the_whole_rule_on_identical_sides_claims_nothing_and_on_known_truth_fin
             r, stop = rule.check(a[:n], b[:n], n)
             if stop:
                 break
-        assert stop is Stop.DIFFERENT and r.n == 24 and r.direction == "lower", (seed, r)
+        assert stop is Stop.DIFFERENT and r.n == 32 and r.direction == "lower", (seed, r)
         hits += r.ci[0] <= 0.8 <= r.ci[1]
     assert hits >= binom.ppf(1e-6, 40, 0.95), hits
 
@@ -163,3 +164,22 @@ def test_interval_ratio_of_two_breakpoints():
     assert open_end.interval[0] == 0 and open_end.conclusion is Conclusion.DIFFERENT
     none = paired.interval_ratio(2000, (1900, 2100), None, (None, 100))
     assert none.conclusion is Conclusion.TOO_FEW
+
+
+def test_a_paired_difference_claims_only_where_the_test_reaches_the_level():
+    """Microseconds per request in one category, pair by pair: a real 3 us more on B is claimed with its
+    interval; identical sides (differences symmetric about 0) and a category both sides spend nothing in are
+    not; the categories count in the family's tests."""
+    rng = np.random.default_rng(21)
+    a = rng.normal(10, 1, 32)
+    d = paired.paired_difference(a, a + 3 + rng.normal(0, 0.5, 32), "storage", Family(extra=19).level)
+    assert d.conclusion is Conclusion.DIFFERENT and d.direction == "higher" and d.ci[0] < 3 < d.ci[1]
+    same = paired.paired_difference(a, a + rng.normal(0, 1, 32), "storage", Family(extra=19).level)
+    assert same.conclusion is Conclusion.UNDECIDED and same.ci[0] < 0 < same.ci[1]
+    zeros = paired.paired_difference(np.zeros(16), np.zeros(16), "GC", 1e-3)
+    assert zeros.conclusion is Conclusion.UNDECIDED and zeros.p_value == 1.0
+    assert paired.paired_difference([1.0, math.nan], [2.0, 3.0], "x").conclusion is Conclusion.TOO_FEW
+    assert Family(extra=19).tests == 27 and Family(extra=19).to_dict()["extra"] == 19   # looks 32, 48, 64, the end,
+    # 3 other metrics, pass/fail, 19 categories: the lower level leaves 24 pairs too few
+    with pytest.raises(ValueError, match="extra"):
+        Family(extra=-1)

@@ -354,7 +354,7 @@ def test_notebook_08_as_an_aa_comparison_claims_nothing_and_ends_with_its_findin
     run = open_run(folder / rec["path"])
     assert run.kind == "ab" and run.status == "ok"
     verdicts = run.results["verdicts"]
-    assert {v["metric"] for v in verdicts} == {"p50", "p99", "p99.9", "pass"}
+    assert {v["metric"] for v in verdicts} == {"p50", "p99", "p99.9", "cpu", "pass"}
     assert all(v["method"] == "interleaved pairs" for v in verdicts) and run.results["identical"]
     assert all(v["conclusion"] != "different" for v in verdicts), verdicts
     p50 = next(v for v in verdicts if v["metric"] == "p50")

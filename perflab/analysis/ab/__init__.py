@@ -29,7 +29,7 @@ from ..breakpoints import describe_breakpoints, describe_search_validity
 from ..findings import Finding, bullets
 from ..section import Section
 from .baseline import Comparisons, against, answer_against, key_against, search_rows, searches, verdict_lines
-from .figures import figure, pairs_figure
+from .figures import categories_figure, figure, pairs_figure
 from .reading import (answer_comparison, breakpoint_rows, commentary, key_number, lines, pairs_of, table,
                       validity)
 from .sides import family, pairs, side
@@ -39,7 +39,7 @@ __all__ = [
     # what a notebook calls
     "side", "pairs", "family", "against", "searches", "comparison", "findings", "answer",
     # what the command line and the report build on
-    "Comparisons", "figure", "lines", "sentence", "idle_sentence", "pairs_of", "pairs_figure",
+    "Comparisons", "figure", "lines", "sentence", "idle_sentence", "pairs_of", "pairs_figure", "categories_figure",
 ]
 
 
@@ -49,7 +49,8 @@ def comparison(res, what: str = "") -> Section:
     of every pair), each search in words, and one line per comparison (after ``what``, e.g. ``"PUT"``)."""
     if isinstance(res, Comparisons):
         return Section([figure(res), *describe_breakpoints(searches(res)), bullets(verdict_lines(res, what))])
-    return Section([commentary(res), figure(res), table(res)])
+    cats = categories_figure(res)
+    return Section([commentary(res), figure(res), *([cats] if cats is not None else []), table(res)])
 
 
 def findings(results: Comparisons, runs: dict | None = None, what: str = "") -> list[str]:

@@ -59,7 +59,12 @@ def lines(res) -> list[str]:
             out.append(f"{side}'s search: {estimate(s)}; {s.stop_reason}")
     for rate in dict.fromkeys(r["rate"] for r in rows if r["metric"] != "breakpoint"):
         at = [r for r in rows if r["rate"] == rate and r["metric"] != "breakpoint"]
-        out += [sentence(r, sla) for r in at]
+        quiet = [r for r in at if r["metric"] == "category" and r["conclusion"] != "different"]
+        out += [sentence(r, sla) for r in at if r not in quiet]
+        if quiet:   # the categories without a claim, in one line (each one's interval is in the table)
+            out.append(f"no difference detectable in the CPU per request in {', '.join(r['category'] for r in quiet)}"
+                       f"{where(rate)} (n = {quiet[0]['n']} pairs; {quiet[0]['method']}, each a Wilcoxon test on "
+                       f"the pairs' differences)")
         primary = next(r for r in at if r["stop_rule"])
         out.append(f"stopped{where(rate)} after {primary['measured']} pairs: {stop_reason(primary)}")
     idle = (res.idle_cost.to_dict() if res.idle_cost else None) if isinstance(res, ABResult) else \

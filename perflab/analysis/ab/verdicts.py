@@ -3,8 +3,10 @@
 Every function here takes a verdict row: what :func:`perflab.ab.result.verdict_rows` makes of a comparison
 that just ran and what a recorded ``ab`` run holds (:func:`perflab.ab.result.recorded_verdicts`), so a
 comparison reads the same in a notebook, on the command line (``perflab ab``) and in ``perflab compare``.
-A row's ``metric`` says which verdict it is: ``p50``, ``p99``, ``p99.9`` (interleaved pairs: a Wilcoxon
-signed-rank test on the pairs' log-ratios and a bootstrap interval of the median ratio), ``pass`` (pass/fail
+A row's ``metric`` says which verdict it is: ``p50``, ``p99``, ``p99.9``, ``cpu`` (the server's CPU time per
+request; each by interleaved pairs: a Wilcoxon signed-rank test on the pairs' log-ratios and a bootstrap
+interval of the median ratio), ``category`` (a profiled comparison's microseconds per request in one category: the same test on the pairs'
+differences), ``pass`` (pass/fail
 at the SLA: an exact McNemar test) or ``breakpoint`` (interleaved searches: the ratio's interval from both
 searches' intervals); :mod:`perflab.measure.paired` says when each one claims.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 import math
 
 from ... import fmt
+from ...config.ab import METRIC
 from ...measure.methods import Method
 from ...measure.paired import CONFIDENCE, Conclusion, band, min_pairs_for
 from ...measure.significance import Direction
@@ -33,10 +36,15 @@ def _missing(v) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
 
+def named(metric: str) -> str:
+    """How a sentence names a metric: ``p99``, ``CPU per request``."""
+    return METRIC[metric].words if metric in METRIC else metric
+
+
 def paired_sentence(row: dict, where: str = "", a: str = "A", b: str = "B") -> str:
     """A latency metric's verdict: "B's p99 at 30,000 req/s is 0.72x A's (95% CI 0.65x-0.80x, n = 24 pairs;
     interleaved pairs, Wilcoxon p = 1.2e-07)", or why no difference is claimed."""
-    metric, n, ratio, method = row["metric"], row["n"], row["ratio"], row["method"]
+    metric, n, ratio, method = named(row["metric"]), row["n"], row["ratio"], row["method"]
     conclusion = Conclusion(row["conclusion"])
     if conclusion is Conclusion.TOO_FEW:
         return f"too few pairs to compare {metric}{where}: n = {n} (at least {row.get('min_pairs')}; {method})"
@@ -92,11 +100,34 @@ def interval_sentence(row: dict, where: str = "", a: str = "A", b: str = "B") ->
     return f"no difference detectable in {what}{where} ({b}/{a} {fmt.ratio(ratio)}, {span}; {a} {ea}, {b} {eb}; {method})"
 
 
+def _us(v) -> str:
+    return f"{v:.3g} us" if abs(v) < 100 else f"{v:,.0f} us"
+
+
+def category_sentence(row: dict, where: str = "", a: str = "A", b: str = "B") -> str:
+    """A profiled comparison's category: "B spends 12 us more per request in storage than A at 2,000 req/s
+    (95% CI 10 us-14 us, n = 24 pairs; interleaved pairs, Wilcoxon p = 1e-8)", or why no difference is claimed."""
+    c, n = row["category"], row["n"]
+    conclusion = Conclusion(row["conclusion"])
+    if conclusion is Conclusion.TOO_FEW:
+        return f"too few profiled pairs to compare the CPU per request in {c}{where}: n = {n} ({row['method']})"
+    lo, hi, d = row["ci_lo"], row["ci_hi"], row["difference"]
+    ci = f"{100 * (row.get('confidence') or CONFIDENCE):g}% CI {_us(lo)} to {_us(hi)}"
+    how = f"{row['method']}, Wilcoxon p = {fmt.p_sci(row['p_value'])}"
+    if conclusion is Conclusion.DIFFERENT:
+        return (f"{b} spends {_us(abs(d))} {'more' if d > 0 else 'less'} per request in {c} than {a}{where} "
+                f"({ci}, n = {n} pairs; {how})")
+    return (f"no difference detectable in the CPU per request in {c}{where} with n = {n} pairs: {b} - {a} "
+            f"{'+' if d >= 0 else '-'}{_us(abs(d))} ({ci}; {how})")
+
+
 def sentence(row: dict, sla: str = "the SLA", a: str = "A", b: str = "B") -> str:
     """The verdict of any row in one sentence (where it was measured included)."""
     w = where(row.get("rate"))
     if row["metric"] == "pass":
         return pass_sentence(row, w, sla, a, b)
+    if row["metric"] == "category":
+        return category_sentence(row, w, a, b)
     if row["metric"] == "breakpoint":
         return interval_sentence(row, w, a, b)
     return paired_sentence(row, w, a, b)
@@ -104,10 +135,13 @@ def sentence(row: dict, sla: str = "the SLA", a: str = "A", b: str = "B") -> str
 
 def stop_reason(row: dict) -> str:
     """Why the stop rule stopped, in words, from the row of its metric (``stop_rule``)."""
-    stop, metric = row["stop"], row["metric"]
+    stop, metric = row["stop"], named(row["metric"])
     if stop == "equivalent":
         return (f"the {100 * (row.get('confidence') or CONFIDENCE):g}% interval of {metric} lies within "
                 f"±{fmt.pct(row['margin'])}")
+    if stop == "not-worse":
+        return (f"the {100 * (row.get('confidence') or CONFIDENCE):g}% interval of {metric} lies below "
+                f"+{fmt.pct(row['margin'])}: B is no worse than A beyond the margin")
     if stop == "different":
         return (f"the test claims a difference in {metric} at n = {row['n']} (p = {fmt.p_sci(row['p_value'])} "
                 f"<= {fmt.p_sci(row['level'])}) and the interval excludes 1")
@@ -126,7 +160,8 @@ def idle_sentence(idle: dict, metric: str = "p99") -> str:
     if r["conclusion"] == Conclusion.TOO_FEW:
         return f"the idle side's cost was not measured: {r['n']} usable pairs"
     busy, other = idle["busy"], idle["idle"]
-    what = f"{busy}'s {metric}{where(idle['rate'])} with {other} idle but running against {busy}'s with {other} frozen"
+    what = (f"{busy}'s {named(metric)}{where(idle['rate'])} with {other} idle but running against {busy}'s with "
+            f"{other} frozen")
     measured = (f"{fmt.ratio(r['ratio'])} ({ci_text(*r['ci'], r.get('confidence') or CONFIDENCE)}, n = {r['n']} "
                 f"pairs; {Method.INTERLEAVED_PAIRS})")
     level = r.get("level")

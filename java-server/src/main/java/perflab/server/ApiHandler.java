@@ -5,6 +5,8 @@ import perflab.storage.RangeIterator;
 import perflab.storage.Storage;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -25,24 +27,32 @@ final class ApiHandler {
     private final StatsReport stats;
     private final ErrorLog errors = new ErrorLog();
     private final long debugDelayNanos;
+    private final long debugWorkNanos;
+    private final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+    /** Sink of the spin's arithmetic, so the JIT cannot drop the loop. */
+    private volatile long workSink;
     /** Both null unless --debug-endpoints on. */
     private final DebugEndpoints debug;
     private final DebugPause pause;
     /** Null for a single node; otherwise /v0/entity goes through the cluster and ranges decode records. */
     private final ClusterHandler cluster;
 
-    ApiHandler(Storage storage, RequestStats requests, StatsReport stats, long debugDelayNanos,
+    ApiHandler(Storage storage, RequestStats requests, StatsReport stats, long debugDelayNanos, long debugWorkNanos,
                DebugEndpoints debug, DebugPause pause, ClusterHandler cluster) {
         this.cluster = cluster;
         this.storage = storage;
         this.requests = requests;
         this.stats = stats;
         this.debugDelayNanos = debugDelayNanos;
+        this.debugWorkNanos = debugWorkNanos;
         this.debug = debug;
         this.pause = pause;
     }
 
-    /** --debug-delay (a server of known capacity) and a /v0/debug/pause window, when enabled. */
+    /**
+     * --debug-delay (a server of known capacity), --debug-work-ns (a known CPU cost per request) and a
+     * /v0/debug/pause window, when enabled.
+     */
     private void debugDelay() {
         if (pause != null) {
             pause.awaitEnd();
@@ -53,6 +63,29 @@ final class ApiHandler {
                 LockSupport.parkNanos(left);
             }
         }
+        if (debugWorkNanos > 0) {
+            burn(debugWorkNanos);
+        }
+    }
+
+    /**
+     * Spins until this thread has used {@code nanos} of CPU time: its own CPU clock, so a slow phase of the
+     * machine costs the same CPU time, not the same wall time. A virtual thread has no CPU clock of its own
+     * (-1): it spins for wall time instead.
+     */
+    private void burn(long nanos) {
+        long start = threads.getCurrentThreadCpuTime();
+        boolean cpu = start >= 0;
+        if (!cpu) {
+            start = System.nanoTime();
+        }
+        long x = workSink;
+        while ((cpu ? threads.getCurrentThreadCpuTime() : System.nanoTime()) - start < nanos) {
+            for (int i = 0; i < 64; i++) {
+                x = x * 6364136223846793005L + 1442695040888963407L;
+            }
+        }
+        workSink = x;
     }
 
     void handle(Request request, KvSession session) {

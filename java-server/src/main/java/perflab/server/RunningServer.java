@@ -64,8 +64,8 @@ final class RunningServer {
         StatsReport stats = new StatsReport(requests, storage, events, cluster);
         DebugPause pause = settings.debugEndpoints ? new DebugPause() : null;
         DebugEndpoints debug = settings.debugEndpoints ? new DebugEndpoints(pause, sink, gc) : null;
-        ApiHandler handler = new ApiHandler(storage, requests, stats, settings.debugDelayNanos, debug, pause,
-                cluster == null ? null : new ClusterHandler(cluster, requests));
+        ApiHandler handler = new ApiHandler(storage, requests, stats, settings.debugDelayNanos,
+                settings.debugWorkNanos, debug, pause, cluster == null ? null : new ClusterHandler(cluster, requests));
         QueueFullEpisodes episodes = null;
         if (events != null && settings.mode != Mode.SYNC) {
             episodes = new QueueFullEpisodes(events);

@@ -43,6 +43,8 @@ final class Settings {
     final boolean debugEndpoints;
     /** Test aid: every /v0/entity and /v0/status request parks this long before answering. */
     final long debugDelayNanos;
+    /** Test aid: every /v0/entity and /v0/status request burns this much CPU time before answering. */
+    final long debugWorkNanos;
     final Path configFile;
     final StorageOptions storage;
     /** Null for a single node (no --cluster). */
@@ -69,6 +71,7 @@ final class Settings {
         this.gcEvents = v.getString(OptionList.GC_EVENTS);
         this.debugEndpoints = v.isOn(OptionList.DEBUG_ENDPOINTS);
         this.debugDelayNanos = v.getLong(OptionList.DEBUG_DELAY) * 1_000_000L;
+        this.debugWorkNanos = v.getLong(OptionList.DEBUG_WORK_NS);
         this.configFile = path(v, OptionList.CONFIG);
         this.storage = StorageOptions.from(v);
         if (dataDir == null && !backend.equals("memory")) {

@@ -93,6 +93,10 @@ public final class OptionList {
     public static final OptionSpec DEBUG_DELAY = OptionSpec.duration("debug-delay", SERVER, "0ms", "0ms", "60s",
             "test aid: each /v0/entity and /v0/status request parks this long before answering (on the worker"
                     + " thread in async mode), giving a server of known capacity");
+    public static final OptionSpec DEBUG_WORK_NS = OptionSpec.integer("debug-work-ns", SERVER, 0, 0, 1_000_000_000,
+            "test aid: each /v0/entity and /v0/status request spins on its thread until it has used this many"
+                    + " nanoseconds of CPU time (its thread's CPU clock; wall time on a virtual thread), giving a"
+                    + " server whose CPU per request is known to grow by that much");
     public static final OptionSpec CONFIG = OptionSpec.path("config", SERVER, "none",
             "a .properties file with the same keys (without --); flags override it");
 
@@ -101,7 +105,7 @@ public final class OptionList {
             CLUSTER, SELF_URL, CLUSTER_TIMEOUT,
             MEMTABLE_SIZE, MAX_IMMUTABLE, FLUSH_THREADS, COMPACTION_THREADS, WAL, WAL_BATCH_DELAY,
             SLOW_SYNC_THRESHOLD, TABLE_SIZE, BLOCK_SIZE, BLOOM_BITS, BACKGROUND_NICE,
-            EVENTS, GC_EVENTS, DEBUG_ENDPOINTS, DEBUG_DELAY, CONFIG));
+            EVENTS, GC_EVENTS, DEBUG_ENDPOINTS, DEBUG_DELAY, DEBUG_WORK_NS, CONFIG));
 
     private OptionList() {
     }

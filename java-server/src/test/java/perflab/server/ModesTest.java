@@ -131,6 +131,29 @@ public class ModesTest {
     }
 
     @Test
+    public void debugWorkBurnsCpuTimeOnTheRequestThread() throws Exception {
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        try (ServerHarness server = ServerHarness.start(new BlockingStorage(), "--debug-work-ns", "20000000");
+             RawHttp http = server.connect()) {
+            // the server runs in this JVM: its threads' CPU time grows by at least 20 ms per request
+            long before = totalCpu(threads);
+            for (int i = 0; i < 5; i++) {
+                assertEquals(200, http.call("GET", "/v0/status").status);
+            }
+            long ms = (totalCpu(threads) - before) / 1_000_000;
+            assertTrue("5 requests with 20 ms of work each used " + ms + " ms of CPU", ms >= 100);
+        }
+    }
+
+    private static long totalCpu(java.lang.management.ThreadMXBean threads) {
+        long sum = 0;
+        for (long id : threads.getAllThreadIds()) {
+            sum += Math.max(0, threads.getThreadCpuTime(id));
+        }
+        return sum;
+    }
+
+    @Test
     public void virtualThreadsServeRequests() throws Exception {
         Assume.assumeTrue("virtual threads need JDK 21+", Runtime.version().feature() >= 21);
         try (ServerHarness server = ServerHarness.start(new BlockingStorage(), "--mode", "virtual");

@@ -1,0 +1,25 @@
+"""Regressions across commits: did any commit make the server slower, which one, and may a pull request go in?
+
+Two strategies over :func:`perflab.compare_ab` (each commit built apart and cached, the working tree untouched):
+
+* :mod:`.gate`    -- ``perflab gate BASE HEAD``: one interleaved comparison for CI, exit 0/1/2/3, its false
+  alarms bounded by the comparison's alpha
+* :mod:`.bisect`  -- ``perflab bisect GOOD BAD``: the first commit slower than GOOD beyond a margin, by halving,
+  every step a comparison against GOOD
+
+and what they share:
+
+* :mod:`.history` -- the commits from git: resolved, GOOD..BAD in order, the working tree's own changes
+* :mod:`.builds`  -- a commit as a side: the built-in server's ``java-server/``, or your repository built with
+  its command and run as its ``perflab.toml`` declares it
+* :mod:`.compare` -- one check: a comparison and its verdict on the deciding metric
+* :mod:`.verdict` -- a verdict read as a regression check: regression, improvement, not worse, undecided,
+  unmeasured
+
+Their parameters are :mod:`perflab.config.regress`; their sentences :mod:`perflab.analysis.regress`; the gate's
+files and the bisection's page :mod:`perflab.report.regress`.
+"""
+
+from .bisect import BisectResult, Found, run_bisect  # noqa: F401
+from .gate import GateResult, run_gate  # noqa: F401
+from .verdict import Check, Outcome  # noqa: F401
