@@ -9,7 +9,7 @@ Two strategies over :func:`perflab.compare_ab` (each commit built apart and cach
 
 and what they share:
 
-* :mod:`.history` -- the commits from git: resolved, GOOD..BAD in order, the working tree's own changes
+* :mod:`.commits` -- the commits from git: resolved, GOOD..BAD in order, the working tree's own changes
 * :mod:`.builds`  -- a commit as a side: the built-in server's ``java-server/``, or your repository built with
   its command and run as its ``perflab.toml`` declares it
 * :mod:`.compare` -- one check: a comparison and its verdict on the deciding metric

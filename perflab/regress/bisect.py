@@ -1,6 +1,6 @@
 """``perflab bisect GOOD BAD``: the first commit whose server is slower than GOOD's beyond a margin.
 
-The commits are BAD's first-parent history from GOOD (:func:`.history.between`): ``c0 = GOOD, c1 .. cn = BAD``.
+The commits are BAD's first-parent history from GOOD (:func:`.commits.between`): ``c0 = GOOD, c1 .. cn = BAD``.
 Every step compares one commit against GOOD, interleaved (:func:`.compare.check`: each commit built apart and
 cached, the working tree untouched), and reads the verdict on the deciding metric as a regression check
 (:mod:`.verdict`). The search (:func:`search`, the pure part):
@@ -40,9 +40,8 @@ from ..config.ab import MAX_PAIRS
 from ..config.regress import BisectParams
 from ..errors import PerflabError
 from ..records import Run, new_run
-from . import history
 from .compare import Setup, check
-from .history import Revision
+from .commits import Revision, between, dirty, resolve
 from .verdict import Check, Outcome
 
 
@@ -218,9 +217,9 @@ def run_bisect(good: str, bad: str, load, params: BisectParams | None = None, re
     setup = Setup.of(load, params, BisectParams, repo, server, rate, criteria, search_params, prefill, fill,
                      progress, options)
     path = setup.builds.path
-    commits = history.between(path, history.resolve(path, good, "GOOD"), history.resolve(path, bad, "BAD"))
+    commits = between(path, resolve(path, good, "GOOD"), resolve(path, bad, "BAD"))
     notes = []
-    changes = history.dirty(path)
+    changes = dirty(path)
     if changes:
         notes.append(f"the working tree of {path} has {len(changes)} uncommitted change(s); they are in no commit "
                      f"measured and were not touched")

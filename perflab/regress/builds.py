@@ -26,8 +26,7 @@ from ..ab.sides import BuildError, Commit, build_commit, export, run_build
 from ..config import ServerConfig
 from ..config.project import Project, build_command
 from ..config.regress import RepoParams
-from . import history
-from .history import Revision
+from .commits import Revision, holds
 
 #: what marks a tree whose build finished (its content: the build command)
 _BUILT = ".perflab-built"
@@ -51,7 +50,7 @@ class Builds:
         self.cache = Path(cache)
         # yours when it declares a server (in the working tree, or in HEAD); else a perflab checkout
         self.yours = repo.repo is not None and ((self.path / repo.project).is_file()
-                                                or history.holds(self.path, "HEAD", repo.project))
+                                                or holds(self.path, "HEAD", repo.project))
 
     @property
     def what(self) -> str:

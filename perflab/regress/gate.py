@@ -28,9 +28,8 @@ from ..ab.result import ABResult
 from ..config.regress import GateParams
 from ..errors import PerflabError
 from ..records import Run, new_run
-from . import history
 from .compare import Setup, check
-from .history import Revision
+from .commits import Revision, resolve
 from .verdict import Check, Outcome
 
 #: the gate's exit status of each outcome
@@ -81,7 +80,7 @@ def run_gate(base: str, head: str, load, params: GateParams | None = None, repo=
     ``criteria``, ``prefill``, ``fill``, ``options``: as :func:`perflab.compare_ab`. Bad input raises
     ``ValueError`` before anything is built or recorded."""
     setup = Setup.of(load, params, GateParams, repo, server, rate, criteria, None, prefill, fill, progress, options)
-    b, h = history.resolve(setup.builds.path, base, "BASE"), history.resolve(setup.builds.path, head, "HEAD")
+    b, h = resolve(setup.builds.path, base, "BASE"), resolve(setup.builds.path, head, "HEAD")
     run_params = {"base": b.to_dict(), "head": h.to_dict(), "repo": setup.builds.to_dict(),
                   "gate": setup.params.to_dict(), "load": setup.load.to_dict(), "rate": setup.rate,
                   "metric": setup.metric}

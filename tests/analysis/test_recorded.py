@@ -5,10 +5,10 @@ import pandas as pd
 import pytest
 
 import perflab as pl
-from perflab.analysis import history
-from perflab.analysis.history import figures as hfig
-from perflab.analysis.history import recorded
-from perflab.analysis.history import sentences as hsay
+from perflab.analysis import recorded as story
+from perflab.analysis.recorded import figures as hfig
+from perflab.analysis.recorded import tables as recorded
+from perflab.analysis.recorded import sentences as hsay
 from perflab.measure.significance import compare_intervals
 from perflab.records import new_run
 
@@ -91,7 +91,7 @@ def test_rebuild_index_says_what_it_holds(data_root):
     run = new_run("experiment", "x", {"server": {"mode": "sync"}}, environment={})
     run.add_rows("loads", [{"p99_ms": 1.0}])
     run.finish("ok")
-    assert history.rebuild_index() == f"data root: {data_root}; index tables: index_info, loads, runs"
+    assert story.rebuild_index() == f"data root: {data_root}; index tables: index_info, loads, runs"
     assert list(pl.recorded("loads", rebuild=False)["p99_ms"]) == [1.0]
 
 
@@ -161,21 +161,21 @@ def test_fixed_rate_scatter_colours_configurations_and_marks_validity():
 
 
 def test_the_stories_of_notebook_06(data_root):
-    where = history.where("48h", "yes", False)
+    where = story.where("48h", "yes", False)
     assert where == {"since_days": 2.0, "include_failed": True, "include_invalid": False, "rebuild": False}
-    assert history.where()["since_days"] is None
+    assert story.where()["since_days"] is None
     with pytest.raises(ValueError, match="since: must be a duration like"):
-        history.where("two days")
-    empty = history.runs(pd.DataFrame(), 10)
+        story.where("two days")
+    empty = story.runs(pd.DataFrame(), 10)
     assert empty.parts == [hsay.describe_recorded_runs(pd.DataFrame())]
-    runs = history.runs(RECORDED_RUNS.assign(name="x", status="ok", placement="shared", elapsed_s=1.0), 2)
+    runs = story.runs(RECORDED_RUNS.assign(name="x", status="ok", placement="shared", elapsed_s=1.0), 2)
     assert len(runs.parts) == 3 and len(runs.parts[1]) == 2                          # by kind, the 2 newest, a sentence
-    bps = history.breakpoints(SEARCHES, 1)
+    bps = story.breakpoints(SEARCHES, 1)
     assert bps.figure.layout.title.text.startswith("Latest breakpoint of each workload and configuration")
     assert isinstance(bps.parts[1], type(bps.figure))                                 # searched again: over time
     assert len(bps.table) == 1 and bps.text.startswith("- get-random, 4 conn: ")
-    f = history.answer(RECORDED_RUNS, SEARCHES)
+    f = story.answer(RECORDED_RUNS, SEARCHES)
     assert f.answer == hsay.answer_recorded(RECORDED_RUNS, recorded.breakpoint_rows(SEARCHES))
     assert f.key_number["label"] == "highest breakpoint (get-random, 4 conn, async / lsm)" and f.validity == "suspect"
-    assert history.fixed_rate(pd.DataFrame()).parts == [hsay.describe_fixed_rate_runs(pd.DataFrame())]
-    assert history.categories(pd.DataFrame()).text.startswith("No cpu profile is recorded yet")
+    assert story.fixed_rate(pd.DataFrame()).parts == [hsay.describe_fixed_rate_runs(pd.DataFrame())]
+    assert story.categories(pd.DataFrame()).text.startswith("No cpu profile is recorded yet")

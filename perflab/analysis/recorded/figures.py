@@ -13,7 +13,7 @@ from .. import labels
 def breakpoints_over_time(rows: list[dict], title: str | None = None) -> go.Figure:
     """Every recorded breakpoint against when it was searched (``created_at``, UTC), with its interval as
     a vertical bar: one colour per workload and connection count, one symbol per configuration (``mode``).
-    ``rows``: breakpoint rows with ``created_at`` (:func:`perflab.analysis.history.breakpoint_rows`);
+    ``rows``: breakpoint rows with ``created_at`` (:func:`perflab.analysis.recorded.breakpoint_rows`);
     rows without a rate (none passed) are left out."""
     found = [r for r in rows if r.get("rate") is not None]
     if not found:
@@ -50,7 +50,7 @@ def breakpoints_over_time(rows: list[dict], title: str | None = None) -> go.Figu
 def fixed_rate_scatter(loads: pd.DataFrame, title: str | None = None) -> go.Figure:
     """p99 (log axis) of every recorded fixed-rate run against its offered rate: one colour per
     ``configuration``, one symbol per ``validity``; hover: run, script, connections, p50 and p99.9.
-    ``loads``: :func:`perflab.analysis.history.fixed_rate_runs`."""
+    ``loads``: :func:`perflab.analysis.recorded.fixed_rate_runs`."""
     need = {"target_rate", "p99_ms", "configuration", "validity", "run_id"}
     if loads is None or loads.empty or not need <= set(loads.columns):
         raise ValueError(f"loads must be a non-empty table with columns {', '.join(sorted(need))}")

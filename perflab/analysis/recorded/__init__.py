@@ -2,15 +2,15 @@
 :func:`perflab.recorded`): the runs by kind and validity, every configuration's latest breakpoint compared
 (by their intervals), the fixed-rate runs, where each configuration's CPU time goes::
 
-    where = history.where(since, include_failed, include_invalid)
-    print(history.rebuild_index())
-    history.runs(pl.recorded("runs", **where), max_rows).show()
-    history.breakpoints(pl.recorded("breakpoints", **where), max_rows).show()
-    history.fixed_rate(pl.recorded("loads", **where)).show()
-    history.categories(pl.recorded("categories", **where)).show()
-    history.answer(pl.recorded("runs", **where), pl.recorded("breakpoints", **where)).show()
+    where = recorded.where(since, include_failed, include_invalid)
+    print(recorded.rebuild_index())
+    recorded.runs(pl.recorded("runs", **where), max_rows).show()
+    recorded.breakpoints(pl.recorded("breakpoints", **where), max_rows).show()
+    recorded.fixed_rate(pl.recorded("loads", **where)).show()
+    recorded.categories(pl.recorded("categories", **where)).show()
+    recorded.answer(pl.recorded("runs", **where), pl.recorded("breakpoints", **where)).show()
 
-The index's tables become rows and tables in :mod:`.recorded`, sentences in :mod:`.sentences`, figures in
+The index's tables become rows and tables in :mod:`.tables`, sentences in :mod:`.sentences`, figures in
 :mod:`.figures`.
 """
 
@@ -24,7 +24,7 @@ from ..notebook import param
 from ..profiles import category_bars
 from ..section import Section
 from .figures import breakpoints_over_time, fixed_rate_scatter
-from .recorded import (breakpoint_frame, breakpoint_rows, fixed_rate_runs, latest, mean_categories, newest_runs,
+from .tables import (breakpoint_frame, breakpoint_rows, fixed_rate_runs, latest, mean_categories, newest_runs,
                        rebuild_index, runs_by_kind, searched_again)
 from .sentences import (answer_recorded, compare_configurations, describe_fixed_rate_runs, describe_mean_categories,
                         describe_recorded_runs)

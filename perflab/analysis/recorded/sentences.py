@@ -35,7 +35,7 @@ def _validity_counts(df: pd.DataFrame) -> pd.Series:
 def compare_configurations(rows: list[dict]) -> str:
     """For each workload (and connection count) with breakpoints of several configurations (``mode``),
     each compared with the highest, by their intervals, as a Markdown list. ``rows``: the latest
-    breakpoint of each workload and configuration (:func:`perflab.analysis.history.latest`)."""
+    breakpoint of each workload and configuration (:func:`perflab.analysis.recorded.latest`)."""
     if not rows:
         return "No breakpoint search is recorded yet (notebooks 2-4 record them)."
     lines = []
@@ -52,7 +52,7 @@ def compare_configurations(rows: list[dict]) -> str:
 
 def describe_fixed_rate_runs(loads: pd.DataFrame) -> str:
     """'14 fixed-rate runs; the highest p99 is 12.1 ms (put.lua at 3,000 req/s, sync / lsm, validity valid,
-    run `<id>`); the median p99 is 1.20 ms.' from :func:`perflab.analysis.history.fixed_rate_runs`."""
+    run `<id>`); the median p99 is 1.20 ms.' from :func:`perflab.analysis.recorded.fixed_rate_runs`."""
     if loads is None or loads.empty:
         return "No fixed-rate run is recorded yet (notebooks 1, 3, 4, 5 record them)."
     worst = loads.sort_values("p99_ms", ascending=False).iloc[0]
@@ -63,7 +63,7 @@ def describe_fixed_rate_runs(loads: pd.DataFrame) -> str:
 
 def describe_mean_categories(means: Mapping[str, pd.DataFrame], event: str = "cpu") -> str:
     """Per configuration, where its profiles' samples go on average: '**sync / lsm** (3 profiles): Of the
-    CPU samples, ...'. ``means``: :func:`perflab.analysis.history.mean_categories`."""
+    CPU samples, ...'. ``means``: :func:`perflab.analysis.recorded.mean_categories`."""
     if not means:
         return f"No {event} profile is recorded yet (notebooks 1 and 3 record them)."
     return "\n\n".join(f"**{cfg}** ({fmt.count(int(m['profiles'].iloc[0]), 'profile')}): "
