@@ -101,6 +101,9 @@ def _check(load, rates, params, criteria, search, name, options):
         raise ValueError(f"name must be a non-empty string, got {name!r}")
     if options.get("data_dir") is not None:
         raise ValueError("data_dir: an A/B comparison gives each side a storage directory of its own")
+    if options.get("version") is not None:
+        raise ValueError("version: a comparison measures two versions; each side's run records its own (a commit's "
+                         "build its commit)")
     hosts = [k for k in HOST_KEYWORDS if options.get(k) is not None]
     if hosts:
         raise ValueError(f"{', '.join(hosts)}: an A/B comparison runs both servers and the generator on this machine "

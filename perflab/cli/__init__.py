@@ -39,6 +39,7 @@ def _measuring(p: argparse.ArgumentParser, load_exclude: tuple[str, ...] = ()) -
     options.load_args(p, exclude=load_exclude)
     options.prefill_args(p)
     options.common_args(p)
+    options.version_args(p)
 
 
 def _validity(p: argparse.ArgumentParser) -> None:
@@ -121,6 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
     ru = sub.add_parser("runs", help="list recorded runs")
     ru.add_argument("--data")
     ru.add_argument("--last", type=int, default=30)
+    ru.add_argument("--commit", metavar="SHA", help="only runs of the server at this commit (a hash or its prefix)")
+    ru.add_argument("--label", help="only runs of the server with this version label (--version-label)")
     ix = sub.add_parser("index", help="rebuild the DuckDB index of runs; optionally run SQL on it")
     ix.add_argument("--data")
     ix.add_argument("sql", nargs="?")

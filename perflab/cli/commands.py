@@ -26,7 +26,9 @@ from ..hosts.leases import held
 from ..hosts.pool import connect
 from ..measure import hostspeed
 from ..profiling import bridge
+from ..config.version import Version
 from ..records import list_runs, query, rebuild_index
+from ..records.index import of_version
 from ..regress import Found, run_bisect, run_gate
 from ..report.compare import compare
 from ..report.regress import bisect_page, write_gate_files
@@ -43,7 +45,7 @@ def _print_validity(v) -> None:
 
 def cmd_run(a, profile: ProfileParams | None = None) -> int:
     target = options.target(a)
-    where = dict(data_root=a.data, placement=a.placement, **options.hosts(a))
+    where = dict(data_root=a.data, placement=a.placement, version=options.version(a), **options.hosts(a))
     if options.is_cluster(a):
         what, consistency = options.cluster_run(a)
         res = run_cluster(target, options.load(a), faults=what.faults, consistency=consistency, profile=profile,
@@ -77,7 +79,7 @@ def cmd_breakpoint(a) -> int:
     thresholds = from_arguments(ValidityThresholds, a, "validity_")
     res = find_breakpoint(options.target(a), options.load(a), crit, bp, name=a.name, data_root=a.data,
                           prefill=options.prefill(a), fill=options.fill(a), progress=not a.quiet, placement=a.placement,
-                          thresholds=thresholds, **options.hosts(a))
+                          thresholds=thresholds, version=options.version(a), **options.hosts(a))
     cols = [c for c in ("probe", "phase", "rate", "passed", "validity", "p99_ms", "host_slowdown", "reason")
             if c in res.table]
     if res.ramp:
@@ -105,11 +107,16 @@ def cmd_inspect(a) -> int:
 
 
 def cmd_runs(a):
+    given = Version(commit=a.commit, label=a.label)   # checked before the runs are read
     df = list_runs(a.data)
+    if not df.empty:
+        df = of_version(df, given.commit, given.label)
     if df.empty:
-        print("no runs recorded")
+        print("no runs recorded" + (" of that version" if a.commit or a.label else ""))
         return 0
-    cols = [c for c in ("run_id", "kind", "status", "validity", "server_mode", "server_backend", "load_rate",
+    df = df.assign(version_commit=df["version_commit"].map(lambda c: c[:10] if isinstance(c, str) else c))
+    cols = [c for c in ("run_id", "kind", "status", "validity", "version_commit", "version_label", "server_mode",
+                        "server_backend", "load_rate",
                         "result_achieved_rate", "result_p99_ms", "result_breakpoint_rate", "result_verdict",
                         "result_ratio", "result_conclusion")
             if c in df]

@@ -17,6 +17,7 @@ from ..config import (ClusterConfig, ClusterRunParams, ConsistencyParams, FillPa
                       LoadParams, PrefillParams, ProfileParams, ServerConfig)
 from ..config.fields import add_arguments, cli_flag, from_arguments
 from ..config.project import FILENAME, PROJECT_ENV, Project
+from ..config.version import Version
 from ..config.project import find as find_project
 
 #: LoadParams fields a search or a comparison sets itself (per probe / for the ramp)
@@ -56,6 +57,15 @@ def prefill_args(p: argparse.ArgumentParser, flags: dict | None = None, fill: bo
 def host_args(p: argparse.ArgumentParser, exclude: tuple[str, ...] = ()) -> None:
     add_arguments(p.add_argument_group("hosts (see `perflab hosts`; default: this machine alone)"), HostOptions,
                   exclude=exclude, dest_prefix="hosts_")
+
+
+def version_args(p: argparse.ArgumentParser) -> None:
+    add_arguments(p.add_argument_group("the version of the server measured (the run index is keyed by it)"),
+                  Version, dest_prefix="version_", flag_prefix="--version-")
+
+
+def version(a) -> Version:
+    return from_arguments(Version, a, "version_")
 
 
 def common_args(p: argparse.ArgumentParser, hosts: bool = True) -> None:

@@ -27,6 +27,7 @@ from ..cancel import CancelToken
 from ..config import LoadParams, PrefillParams
 from ..config.hosts import HostOptions
 from ..config.validity import ValidityThresholds
+from ..config.version import Version
 from ..hosts.hostset import HostSet
 from ..hosts.pool import HostLost
 from ..measure import hostspeed
@@ -34,7 +35,7 @@ from ..measure.generator import LoadTool
 from ..measure.result import LoadResult
 from ..measure.validity import Validity, assess, with_hosts
 from ..records import Run, new_run
-from ..records.environment import environment
+from ..records.environment import environment, server_version
 from ..records.run import dump_json
 from ..server.placement import Placement
 from ..targets import Target, TargetHandle, target_of
@@ -65,7 +66,7 @@ class SessionOptions:
                  keep_data: bool = False, stats_interval: float = 1.0, placement: Placement | str | None = "shared",
                  thresholds: ValidityThresholds | None = None, scheduler: str | None = None,
                  generators: tuple[str, ...] | int | str | None = None, server_host: str | None = None,
-                 lease_timeout: float | None = None, cancel: CancelToken | None = None):
+                 lease_timeout: float | None = None, cancel: CancelToken | None = None, version=None):
         if not (isinstance(stats_interval, (int, float)) and stats_interval > 0):
             raise ValueError(f"stats_interval must be > 0 seconds, got {stats_interval!r}")
         thresholds = thresholds if thresholds is not None else ValidityThresholds()
@@ -80,6 +81,7 @@ class SessionOptions:
         self.hosts = HostOptions(scheduler=scheduler, generators=generators, server_host=server_host,
                                  lease_timeout=lease_timeout)
         self.cancel = cancel
+        self.version = Version.of(version)
 
 
 def check_load(target: Target, load: LoadParams, options: SessionOptions) -> None:
@@ -147,7 +149,8 @@ class Session:
                       "prefill": self.prefill_params.to_dict() if self.prefill_params else None,
                       "stats_interval": self.options.stats_interval, "validity": self.thresholds.to_dict()}
             self.run = new_run(self.kind, self.name, params, self.data_root,
-                               environment=environment({self.tool.name: self.tool.version()}))
+                               environment=environment({self.tool.name: self.tool.version()}),
+                               version=server_version(self.target.config, self.options.version))
         except BaseException:
             self.hosts.close()
             raise

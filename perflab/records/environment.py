@@ -21,6 +21,7 @@ from importlib import metadata
 from pathlib import Path
 
 from .. import jdk, paths
+from ..config.version import Version
 
 #: the Python packages whose versions a record names
 PACKAGES = ("perflab", "pandas", "numpy", "scipy", "plotly", "hdrhistogram", "JPype1", "duckdb", "psutil",
@@ -41,6 +42,39 @@ def git_info() -> dict:
     return {"commit": _run(["git", "rev-parse", "HEAD"], timeout=10),
             "branch": _run(["git", "rev-parse", "--abbrev-ref", "HEAD"], timeout=10),
             "dirty": bool(status) if status is not None else None}
+
+
+def commit_at(path) -> str | None:
+    """The commit checked out at ``path`` (a directory inside a git work tree), or ``None``."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, cwd=path)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    sha = out.stdout.strip()
+    return sha if out.returncode == 0 and re.fullmatch(r"[0-9a-f]{40}", sha) else None
+
+
+def server_version(config, given=None) -> dict:
+    """Which version of the server under test a run measures: ``{"commit", "label"}``
+    (:class:`perflab.config.version.Version`; what is given wins). The commit found: the built-in server of
+    this checkout, its commit; a build of a commit (``install_dir`` with the ``.built`` marker
+    :func:`perflab.ab.sides.build_commit` leaves), that commit; your server started by a command, its
+    working directory's commit when that is in git; a server at a URL or elsewhere, none."""
+    given = Version.of(given)
+    commit = given.commit
+    if commit is None and config is not None:
+        install = getattr(config, "install_dir", "absent")
+        command = getattr(config, "command", None) or getattr(config, "server_cmd", None)
+        if install is None:                       # the built-in server of this checkout
+            commit = git_info()["commit"]
+        elif install != "absent":                 # the built-in server built elsewhere: a commit's build, or not
+            built = (_read(str(Path(install) / ".built")) or "").strip()
+            commit = built if re.fullmatch(r"[0-9a-f]{40}", built) else None
+        elif command is not None:
+            commit = commit_at(getattr(config, "workdir", None) or os.getcwd())
+        elif hasattr(config, "server_cmd"):       # a cluster of built-in nodes
+            commit = git_info()["commit"]
+    return {"commit": commit, "label": given.label}
 
 
 def _read(path: str) -> str | None:

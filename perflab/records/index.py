@@ -36,13 +36,15 @@ def _flat(prefix: str, d: dict | None, out: dict):
 
 
 def run_row(run: Run) -> dict:
-    """One ``runs`` index row: identity, status, environment highlights, and every parameter
+    """One ``runs`` index row: identity, status, the version of the server it measured (``version_commit``,
+    ``version_label``), perflab's own commit (``perflab_commit``), environment highlights, and every parameter
     flattened with its group as prefix (``server_mode``, ``load_rate``, ``breakpoint_precision``...)."""
     m = run.meta
     env = m.get("environment") or {}
     row = {"run_id": run.id, "kind": run.kind, "name": run.name, "status": run.status,
            "created_at": m.get("created_at"), "finished_at": m.get("finished_at"), "elapsed_s": m.get("elapsed_s"),
-           "git_commit": run.commit, "git_dirty": (env.get("git") or {}).get("dirty"),
+           "version_commit": run.version["commit"], "version_label": run.version["label"],
+           "perflab_commit": run.commit, "perflab_dirty": (env.get("git") or {}).get("dirty"),
            "hostname": (env.get("machine") or {}).get("hostname"), "cores": (env.get("machine") or {}).get("cores"),
            "java_version": (m.get("server") or {}).get("java_version"),
            "error": (m.get("error") or {}).get("message"), "dir": str(run.dir),
@@ -171,11 +173,29 @@ def tables(data_root=None, rebuild: bool = False) -> list[str]:
         con.close()
 
 
+def of_version(df: pd.DataFrame, commit: str | None = None, label: str | None = None) -> pd.DataFrame:
+    """The rows of ``df`` (with the ``runs`` columns) that measured the server at ``commit`` (a hash or its
+    prefix) and/or with the version ``label``; all of them when neither is given."""
+    if commit is None and label is None:
+        return df
+    keep = pd.Series(True, index=df.index)
+    if commit is not None:
+        commit = str(commit).strip().lower()
+        col = df["version_commit"] if "version_commit" in df else pd.Series(None, index=df.index, dtype=object)
+        keep &= col.map(lambda c: isinstance(c, str) and c.startswith(commit))
+    if label is not None:
+        col = df["version_label"] if "version_label" in df else pd.Series(None, index=df.index, dtype=object)
+        keep &= col == label
+    return df[keep]
+
+
 def recorded(table: str, data_root=None, since_days: float | None = None, include_failed: bool = False,
-             include_invalid: bool = False, rebuild: bool = True) -> pd.DataFrame:
+             include_invalid: bool = False, rebuild: bool = True, commit: str | None = None,
+             label: str | None = None) -> pd.DataFrame:
     """Every row of index table ``table`` (empty when nothing of that kind is recorded yet), oldest first,
     without failed or interrupted runs and without runs whose validity is ``invalid`` unless asked, and only
-    runs created in the last ``since_days`` days when given."""
+    runs created in the last ``since_days`` days when given, and only those that measured the server at
+    ``commit`` (a prefix) or with the version ``label`` when given (:func:`of_version`)."""
     if not isinstance(table, str) or not table.isidentifier():
         raise ValueError(f"table must be the name of an index table, got {table!r}")
     if rebuild:
@@ -190,4 +210,4 @@ def recorded(table: str, data_root=None, since_days: float | None = None, includ
         df = df[df["status"] == "ok"]
     if not include_invalid and "validity" in df:
         df = df[df["validity"].fillna("n/a") != "invalid"]
-    return df.reset_index(drop=True)
+    return of_version(df, commit, label).reset_index(drop=True)

@@ -145,7 +145,16 @@ class Run:
 
     @property
     def commit(self) -> str | None:
+        """perflab's own commit when the run was made (its environment's ``git``), not the measured server's:
+        that is :attr:`version`."""
         return ((self.meta.get("environment") or {}).get("git") or {}).get("commit")
+
+    @property
+    def version(self) -> dict:
+        """The version of the server under test it measured: ``{"commit", "label"}`` (each ``None`` when not
+        known, as for a run of two servers or of many commits)."""
+        v = self.meta.get("version") or {}
+        return {"commit": v.get("commit"), "label": v.get("label")}
 
     @property
     def params(self) -> dict:
@@ -287,13 +296,17 @@ class Run:
 
 
 def new_run(kind: str, name: str | None = None, params: dict | None = None, data_root=None,
-            environment: dict | None = None) -> Run:
+            environment: dict | None = None, version: dict | None = None) -> Run:
     """Create ``runs/<UTC timestamp>-<name>-<suffix>/`` with ``meta.json`` (status ``running``).
 
     ``kind``: what made it (``experiment``, ``breakpoint``...); ``params``: every parameter (config objects
     are stored via their ``to_dict``); ``environment``: defaults to
-    :func:`perflab.records.environment.environment`.
+    :func:`perflab.records.environment.environment`; ``version``: the version of the server under test it
+    measures (``{"commit", "label"}``: :func:`perflab.records.environment.server_version`), for a run of one
+    server.
     """
+    if version is not None and (not isinstance(version, dict) or set(version) != {"commit", "label"}):
+        raise ValueError(f"version must be a dict with commit and label, got {version!r}")
     if not isinstance(kind, str) or not re.fullmatch(r"[a-z][a-z0-9_-]*", kind):
         raise ValueError(f"kind must be a lowercase word like 'experiment', got {kind!r}")
     if params is not None and not isinstance(params, dict):
@@ -316,6 +329,8 @@ def new_run(kind: str, name: str | None = None, params: dict | None = None, data
     meta = {"id": rid, "kind": kind, "name": name or kind, "status": "running", "created_at": _now(),
             "finished_at": None, "coordinator": children.identity(), "params": clean(json.loads(json.dumps(params or {}, default=_json_default))),
             "environment": environment, "results": {}, "artifacts": {}}
+    if version is not None:
+        meta["version"] = version
     run = Run(d, meta)
     run.save()
     return run

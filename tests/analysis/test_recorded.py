@@ -27,7 +27,7 @@ SEARCHES = pd.DataFrame({
     "connections": [4, 4, 4, 4], "server_mode": ["sync", "sync", "async", "sync"], "server_backend": ["lsm"] * 4,
     "breakpoint_rate": [1000.0, 1200.0, 3000.0, float("nan")], "lo": [900.0, 1100.0, 2800.0, float("nan")],
     "hi": [1100.0, float("nan"), 3200.0, 100.0], "verdict": ["resolved", "unresolved", "resolved", "none-passed"],
-    "validity": ["valid", None, "suspect", "valid"], "git_commit": ["c1", "c1", "c1", "c1"],
+    "validity": ["valid", None, "suspect", "valid"], "version_commit": ["c1", "c1", "c1", "c1"],
     "created_at": ["2026-11-20T10:00:00", "2026-11-21T10:00:00", "2026-11-20T11:00:00", "2026-11-20T12:00:00"]})
 
 
@@ -36,12 +36,12 @@ def test_recorded_searches_as_breakpoint_rows_and_the_latest_of_each():
     assert [r["run_id"] for r in rows] == ["b1", "b3", "b4", "b2"]                      # oldest first
     assert rows[3] == {"workload": "get-random", "connections": 4, "mode": "sync / lsm", "rate": 1200.0,
                        "interval": [1100.0, None], "verdict": "unresolved", "validity": None, "run_id": "b2",
-                       "created_at": "2026-11-21T10:00:00", "git_commit": "c1"}
+                       "created_at": "2026-11-21T10:00:00", "version_commit": "c1"}
     assert rows[2]["rate"] is None and rows[2]["interval"] == [None, 100.0]
     latest = recorded.latest(rows)
     assert [r["run_id"] for r in latest] == ["b2", "b3", "b4"]
     assert recorded.searched_again(rows) and not recorded.searched_again(latest)
-    assert recorded.searched_again([dict(latest[0], git_commit="c0")] + latest[1:])       # two commits
+    assert recorded.searched_again([dict(latest[0], version_commit="c0")] + latest[1:])       # two commits
     frame = recorded.breakpoint_frame(latest)
     assert list(frame["configuration"]) == ["sync / lsm", "async / lsm", "sync / lsm"]
     assert list(frame["interval, req/s"]) == ["[1,100, open)", "[2,800, 3,200]", "< 100"]
@@ -52,7 +52,7 @@ def test_recorded_searches_as_breakpoint_rows_and_the_latest_of_each():
 RUNS = pd.DataFrame({"run_id": ["r1", "r2", "r3"], "kind": ["experiment", "breakpoint", "experiment"],
                      "name": ["a", "b", "c"], "status": ["ok"] * 3, "validity": ["valid", None, "valid"],
                      "created_at": ["2026-11-20T10:00:00", "2026-11-22T10:00:00", "2026-11-21T10:00:00"],
-                     "git_commit": ["c1", "c2", "c2"], "server_mode": ["sync"] * 3, "server_backend": ["lsm"] * 3})
+                     "version_commit": ["c1", "c2", "c2"], "server_mode": ["sync"] * 3, "server_backend": ["lsm"] * 3})
 
 
 def test_runs_counted_by_kind_and_listed_newest_first():
@@ -61,7 +61,7 @@ def test_runs_counted_by_kind_and_listed_newest_first():
                                          {"kind": "experiment", "validity": "valid", "runs": 2}]
     newest = recorded.newest_runs(RUNS, 2)
     assert list(newest["run_id"]) == ["r2", "r3"] and list(newest["validity"]) == ["not assessed", "valid"]
-    assert list(newest.columns) == ["run_id", "kind", "name", "status", "validity", "created_at", "git_commit",
+    assert list(newest.columns) == ["run_id", "kind", "name", "status", "validity", "created_at", "version_commit",
                                     "configuration"]
 
 
@@ -97,11 +97,11 @@ def test_rebuild_index_says_what_it_holds(data_root):
 
 RECORDED_RUNS = pd.DataFrame({"run_id": ["r1", "r2", "r3"], "kind": ["experiment", "breakpoint", "experiment"],
                      "created_at": ["2026-11-20T10:00:00", "2026-11-22T10:00:00", "2026-11-21T10:00:00"],
-                     "git_commit": ["c1", "c2", None], "validity": ["valid", "suspect", None]})
+                     "version_commit": ["c1", "c2", None], "validity": ["valid", "suspect", None]})
 
 
 def test_the_records_of_every_run_in_sentences():
-    assert hsay.describe_recorded_runs(RECORDED_RUNS) == ("3 runs are counted here, made at 2 git commits; by validity: valid 1, "
+    assert hsay.describe_recorded_runs(RECORDED_RUNS) == ("3 runs are counted here, of the server at 2 commits; by validity: valid 1, "
                                               "suspect 1, not assessed 1; the newest is `r2`.")
     assert hsay.describe_recorded_runs(pd.DataFrame()).startswith("No run is recorded yet")
     rows = [{"workload": "get-random", "connections": 4, "mode": "sync / lsm", "rate": 1000.0, "interval": [900.0, 1100.0]},
@@ -112,7 +112,7 @@ def test_the_records_of_every_run_in_sentences():
                                               "(sequential intervals): " + compare_intervals([900.0, 1100.0], [2800.0, 3200.0]).evidence + ".")
     assert hsay.compare_configurations(rows[2:]) == "Each workload has one configuration recorded: nothing to compare."
     assert hsay.compare_configurations([]).startswith("No breakpoint search is recorded yet")
-    assert hsay.answer_recorded(RECORDED_RUNS, rows) == ("3 runs are counted (1 valid, 1 suspect, 1 not assessed) at 2 git commits; "
+    assert hsay.answer_recorded(RECORDED_RUNS, rows) == ("3 runs are counted (1 valid, 1 suspect, 1 not assessed) of the server at 2 commits; "
                                              "the highest breakpoint is 3,000 req/s (get-random, 4 conn, async / lsm).")
     loads = pd.DataFrame({"p99_ms": [1.0, 12.1, 2.0], "target_rate": [500, 3000, 500], "script": ["put.lua"] * 3,
                           "configuration": ["sync / lsm"] * 3, "validity": ["valid"] * 3, "run_id": ["a", "b", "c"]})
@@ -126,13 +126,13 @@ def test_the_records_of_every_run_in_sentences():
 
 def test_breakpoints_over_time_one_colour_per_workload_one_symbol_per_configuration():
     rows = [{"workload": "get-random", "connections": 4, "mode": "sync / lsm", "rate": 1000.0, "interval": [900.0, 1100.0],
-             "created_at": "2026-11-20T10:00:00+00:00", "run_id": "a", "git_commit": "c1"},
+             "created_at": "2026-11-20T10:00:00+00:00", "run_id": "a", "version_commit": "c1"},
             {"workload": "get-random", "connections": 4, "mode": "sync / lsm", "rate": 1200.0, "interval": [1100.0, None],
-             "created_at": "2026-11-21T10:00:00+00:00", "run_id": "b", "git_commit": "c2"},
+             "created_at": "2026-11-21T10:00:00+00:00", "run_id": "b", "version_commit": "c2"},
             {"workload": "get-random", "connections": 4, "mode": "async / lsm", "rate": 2000.0,
-             "interval": [1900.0, 2100.0], "created_at": "2026-11-21T11:00:00+00:00", "run_id": "c", "git_commit": "c2"},
+             "interval": [1900.0, 2100.0], "created_at": "2026-11-21T11:00:00+00:00", "run_id": "c", "version_commit": "c2"},
             {"workload": "put", "connections": 4, "mode": "sync / lsm", "rate": None, "interval": [None, 300.0],
-             "created_at": "2026-11-21T12:00:00+00:00", "run_id": "d", "git_commit": "c2"}]
+             "created_at": "2026-11-21T12:00:00+00:00", "run_id": "d", "version_commit": "c2"}]
     fig = hfig.breakpoints_over_time(rows)
     assert [t.name for t in fig.data] == ["get-random, 4 conn, sync / lsm", "get-random, 4 conn, async / lsm"]
     sync, async_ = fig.data
@@ -162,7 +162,12 @@ def test_fixed_rate_scatter_colours_configurations_and_marks_validity():
 
 def test_the_stories_of_notebook_06(data_root):
     where = story.where("48h", "yes", False)
-    assert where == {"since_days": 2.0, "include_failed": True, "include_invalid": False, "rebuild": False}
+    assert where == {"since_days": 2.0, "include_failed": True, "include_invalid": False, "rebuild": False,
+                     "commit": None, "label": None}
+    assert story.where(commit="ABC1234", label=" stage  6")["commit"] == "abc1234"
+    assert story.where(label="stage 6")["label"] == "stage 6"
+    with pytest.raises(ValueError, match="commit: a hex commit hash"):
+        story.where(commit="main")
     assert story.where()["since_days"] is None
     with pytest.raises(ValueError, match="since: must be a duration like"):
         story.where("two days")

@@ -5,7 +5,9 @@ import os
 
 import pytest
 
+import perflab as pl
 from perflab import records
+from perflab.records import new_run
 from perflab.errors import RunInterrupted
 
 
@@ -144,3 +146,42 @@ def test_a_run_is_abandoned_only_when_its_coordinator_is_certainly_gone():
     assert children.gone({**me, "boot_id": "rebooted"})                      # this machine, booted again since
     assert not children.gone({**me, "boot_id": "elsewhere", "hostname": "another-machine"})  # cannot tell
     assert not children.gone(None)                                            # a run recorded before identities
+
+
+def test_each_run_is_keyed_by_the_version_of_the_server_it_measured(data_root, tmp_path, capsys):
+    """The index's ``version_commit`` / ``version_label`` are the measured server's (found, or given), apart from
+    perflab's own commit (``perflab_commit``); ``recorded`` and ``perflab runs`` filter by them."""
+    from perflab.cli import main
+    from perflab.config import ForeignServer, ServerConfig
+    from perflab.config.version import Version
+    from perflab.records.environment import commit_at, git_info, server_version
+
+    mine = git_info()["commit"]
+    assert server_version(ServerConfig()) == {"commit": mine, "label": None}             # this checkout's server
+    install = tmp_path / "build"
+    install.mkdir()
+    (install / "lib").mkdir()
+    (install / "lib" / "server.jar").write_text("")
+    (install / ".built").write_text("a" * 40 + "\n")                                     # a commit's build
+    assert server_version(ServerConfig(install_dir=str(install)), "stage 6") == {"commit": "a" * 40, "label": "stage 6"}
+    assert server_version(ForeignServer(command="x {port}", workdir=str(tmp_path)))["commit"] is None   # not in git
+    assert server_version(ForeignServer(url="http://127.0.0.1:1"), Version(commit="B" * 12))["commit"] == "b" * 12
+    assert commit_at(tmp_path) is None
+    with pytest.raises(ValueError, match="commit: a hex commit hash"):
+        Version(commit="HEAD")
+    with pytest.raises(ValueError, match="version must be a dict"):
+        new_run("experiment", "x", {}, version={"sha": "a"})
+    for commit, label in (("a" * 40, "v1"), ("b" * 40, "v2"), ("b" * 40, None)):
+        with new_run("experiment", "x", {"server": {"mode": "sync"}}, version={"commit": commit, "label": label}):
+            pass
+    with new_run("ab", "two-servers", {}):
+        pass
+    runs = pl.recorded("runs")
+    assert set(runs.columns) >= {"version_commit", "version_label", "perflab_commit", "perflab_dirty"}
+    assert "git_commit" not in runs.columns and set(runs["perflab_commit"]) == {mine}
+    assert len(pl.recorded("runs", commit="bbbbbbb")) == 2 and len(pl.recorded("runs", label="v1")) == 1
+    assert len(pl.recorded("runs", commit="b" * 40, label="v2")) == 1
+    assert main(["runs", "--data", str(data_root), "--label", "v2"]) == 0
+    out = capsys.readouterr().out
+    assert "v2" in out and "v1" not in out and "b" * 10 in out
+    assert main(["runs", "--data", str(data_root), "--commit", "not-hex"]) == 2

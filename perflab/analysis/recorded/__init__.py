@@ -2,7 +2,7 @@
 :func:`perflab.recorded`): the runs by kind and validity, every configuration's latest breakpoint compared
 (by their intervals), the fixed-rate runs, where each configuration's CPU time goes::
 
-    where = recorded.where(since, include_failed, include_invalid)
+    where = recorded.where(since, include_failed, include_invalid, commit, label)
     print(recorded.rebuild_index())
     recorded.runs(pl.recorded("runs", **where), max_rows).show()
     recorded.breakpoints(pl.recorded("breakpoints", **where), max_rows).show()
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ...config.version import Version
 from ..breakpoints import breakpoint_overview
 from ..findings import Finding, highest, key_breakpoint, validity_of
 from ..notebook import param
@@ -35,15 +36,18 @@ __all__ = ["where", "rebuild_index", "runs", "breakpoints", "fixed_rate", "categ
 DAY = 86400
 
 
-def where(since=None, include_failed=False, include_invalid=False) -> dict:
+def where(since=None, include_failed=False, include_invalid=False, commit=None, label=None) -> dict:
     """Which runs count (the keyword arguments of :func:`perflab.recorded`), from the notebook's parameters,
     each checked: created within ``since`` (a duration: ``'48h'``, or seconds; ``None``: all), failed or
-    interrupted runs too (``include_failed``), runs judged invalid too (``include_invalid``); the index is
-    rebuilt once, by :func:`rebuild_index`."""
+    interrupted runs too (``include_failed``), runs judged invalid too (``include_invalid``), only runs of the
+    server at ``commit`` (a hash or its prefix) or with the version ``label`` (``--version-label``) when given;
+    the index is rebuilt once, by :func:`rebuild_index`."""
     since = param("since", since, "duration", min=0, min_open=True, optional=True)
+    version = Version(commit=commit, label=label)
     return dict(since_days=since / DAY if since is not None else None,
                 include_failed=param("include_failed", include_failed, "bool"),
-                include_invalid=param("include_invalid", include_invalid, "bool"), rebuild=False)
+                include_invalid=param("include_invalid", include_invalid, "bool"), rebuild=False,
+                commit=version.commit, label=version.label)
 
 
 def runs(recorded: pd.DataFrame, max_rows: int) -> Section:

@@ -38,7 +38,7 @@ def breakpoints_over_time(rows: list[dict], title: str | None = None) -> go.Figu
                                                                   for r, (_, hi) in zip(group, iv)],
                              arrayminus=[(r["rate"] - lo) if lo is not None else 0 for r, (lo, _) in zip(group, iv)]),
                 hovertext=[f"{w}, {c}<br>breakpoint {fmt.rate(r['rate'])}<br>interval {fmt.interval(i)}"
-                           f"<br>run {r.get('run_id')}<br>commit {r.get('git_commit') or 'n/a'}"
+                           f"<br>run {r.get('run_id')}<br>commit {r.get('version_commit') or 'n/a'}"
                            for r, i in zip(group, iv)], hoverinfo="text"))
     fig.update_xaxes(title="recorded at (UTC)")
     fig.update_yaxes(title="breakpoint, requests/s (bar: its interval)", rangemode="tozero")

@@ -16,13 +16,13 @@ from ..profiles import describe_categories
 
 
 def describe_recorded_runs(runs: pd.DataFrame) -> str:
-    """'12 runs are counted here, made at 2 git commits; by validity: valid 9, suspect 3; the newest is
+    """'12 runs are counted here, of the server at 2 commits; by validity: valid 9, suspect 3; the newest is
     `<id>`.' from the ``runs`` index table (:func:`perflab.records.recorded`)."""
     if runs is None or runs.empty:
         return "No run is recorded yet: run notebooks 1-5 (or `make report`) first."
-    commits = runs["git_commit"].dropna().nunique() if "git_commit" in runs else 0
+    commits = runs["version_commit"].dropna().nunique() if "version_commit" in runs else 0
     newest = runs.sort_values("created_at").iloc[-1]
-    return (f"{len(runs)} runs are counted here, made at {fmt.count(commits, 'git commit')}; by validity: "
+    return (f"{len(runs)} runs are counted here, of the server at {fmt.count(commits, 'commit')}; by validity: "
             + ", ".join(f"{v} {n}" for v, n in _validity_counts(runs).items())
             + f"; the newest is `{newest['run_id']}`.")
 
@@ -76,9 +76,9 @@ def answer_recorded(runs: pd.DataFrame, rows: list[dict]) -> str:
     breakpoint recorded."""
     if runs is None or runs.empty:
         return describe_recorded_runs(runs)
-    commits = runs["git_commit"].dropna().nunique() if "git_commit" in runs else 0
-    text = (f"{len(runs)} runs are counted ({', '.join(f'{n} {v}' for v, n in _validity_counts(runs).items())}) at "
-            f"{fmt.count(commits, 'git commit')}")
+    commits = runs["version_commit"].dropna().nunique() if "version_commit" in runs else 0
+    text = (f"{len(runs)} runs are counted ({', '.join(f'{n} {v}' for v, n in _validity_counts(runs).items())}) "
+            f"of the server at {fmt.count(commits, 'commit')}")
     top = highest(rows)
     if top is not None:
         text += f"; the highest breakpoint is {fmt.rate(top['rate'])} ({labels.row(top)}, {top.get('mode')})"

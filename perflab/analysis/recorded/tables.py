@@ -66,7 +66,8 @@ def runs_by_kind(runs: pd.DataFrame) -> pd.DataFrame:
 
 def newest_runs(runs: pd.DataFrame, n: int) -> pd.DataFrame:
     """The ``n`` newest runs, newest first: identity, status, validity, placement, commit, configuration."""
-    cols = ["run_id", "kind", "name", "status", "validity", "placement", "created_at", "elapsed_s", "git_commit"]
+    cols = ["run_id", "kind", "name", "status", "validity", "placement", "created_at", "elapsed_s", "version_commit",
+            "version_label"]
     out = runs.assign(validity=_validity(runs), configuration=configuration(runs))
     return out.sort_values("created_at", ascending=False)[[c for c in cols + ["configuration"] if c in out]].head(n)
 
@@ -74,7 +75,7 @@ def newest_runs(runs: pd.DataFrame, n: int) -> pd.DataFrame:
 def breakpoint_rows(searches: pd.DataFrame) -> list[dict]:
     """Every recorded search of the ``breakpoints`` table, oldest first, as a breakpoint row
     (:func:`perflab.analysis.findings.check_breakpoint`'s keys) whose ``mode`` is its
-    :func:`configuration`, with ``created_at``, ``git_commit`` and ``run_id``."""
+    :func:`configuration`, with ``created_at``, ``version_commit`` and ``run_id``."""
     if searches is None or searches.empty:
         return []
     df = searches.sort_values("created_at", kind="stable")
@@ -87,7 +88,7 @@ def breakpoint_rows(searches: pd.DataFrame) -> list[dict]:
         rows.append({"workload": str(r.get("workload")), "connections": _whole(r.get("connections")), "mode": cfg,
                      "rate": rate, "interval": [lo, hi], "verdict": _text(r.get("verdict")),
                      "validity": _text(r.get("validity")), "run_id": r.get("run_id"),
-                     "created_at": str(r.get("created_at")), "git_commit": _text(r.get("git_commit"))})
+                     "created_at": str(r.get("created_at")), "version_commit": _text(r.get("version_commit"))})
     return rows
 
 
@@ -106,7 +107,7 @@ def latest(rows: list[dict]) -> list[dict]:
 def searched_again(rows: list[dict]) -> bool:
     """Whether the record holds more than the latest search of each configuration, or searches at more
     than one commit: the cases a figure over time says something."""
-    return len(rows) > len(latest(rows)) or len({r.get("git_commit") for r in rows}) > 1
+    return len(rows) > len(latest(rows)) or len({r.get("version_commit") for r in rows}) > 1
 
 
 def breakpoint_frame(rows: list[dict]) -> pd.DataFrame:
