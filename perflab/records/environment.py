@@ -25,7 +25,7 @@ from ..config.version import Version
 
 #: the Python packages whose versions a record names
 PACKAGES = ("perflab", "pandas", "numpy", "scipy", "plotly", "hdrhistogram", "JPype1", "duckdb", "psutil",
-            "papermill", "nbconvert", "nbformat", "ipykernel", "dask", "distributed")
+            "papermill", "nbconvert", "nbformat", "ipykernel", "dask", "distributed", "ruptures")
 
 
 def _run(cmd: list[str], timeout: float = 30) -> str | None:
