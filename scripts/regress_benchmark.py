@@ -4,7 +4,7 @@ how often do they cry wolf?
 
 Gate scenarios run ``perflab.regress.run_gate`` (its defaults: alpha 1e-3, a 240 s budget, 64 pairs, a 5%
 margin, the not-worse stop) ``--runs`` times each, in turns, on a throwaway repository whose commits run this
-checkout's built server (tests/regress/histories.py: each commit's ``perflab.toml`` runs the JVM with
+checkout's built server (perflab/regress/synthetic.py: each commit's ``perflab.toml`` runs the JVM with
 ``--debug-work-ns $(cat work-ns)``; nothing to compile), deciding on the server's CPU per request or on p50:
 
 * ``gate-aa-cpu``, ``gate-aa-p50``       BASE and HEAD run the same server: any exit 1 is a false alarm;
@@ -39,13 +39,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "regress"))
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-import histories  # noqa: E402
 import perflab as pl  # noqa: E402
+from perflab.regress import synthetic  # noqa: E402
 from perflab.analysis.regress import bisect_lines, gate_lines  # noqa: E402
 from perflab.config.regress import BisectParams, GateParams, RepoParams  # noqa: E402
 from perflab.records import open_run  # noqa: E402
@@ -86,7 +85,7 @@ def calibrate(root: Path, data: str) -> tuple[float, float]:
     """BASE's CPU per request on this machine, and what ``--debug-work-ns`` costs beyond the CPU it spins (two
     reads of the thread's CPU clock, at least): one comparison of 0 us against SPIN us (16 pairs), A's median
     and B's median minus A's minus SPIN."""
-    repo = histories.declared(root / "calibration", [0, SPIN], jvm=JVM, server=SERVER)
+    repo = synthetic.declared(root / "calibration", [0, SPIN], jvm=JVM, server=SERVER)
     res = run_gate("HEAD~1", "HEAD", LOAD, GateParams(**GATE, max_pairs=16, min_pairs=16, budget=None),
                    RepoParams(repo=str(repo)), fill=FILL, data_root=data, progress=False)
     pairs = open_run(res.comparison.run.dir).read_frame("pairs.csv")
@@ -121,12 +120,12 @@ def real_history(root: Path) -> Path:
     commit PLANTED also raises the default of --debug-work-ns to PLANTED_COST us (a known CPU cost per request)."""
     repo = root / "real"
     repo.mkdir(parents=True)
-    histories.git(repo, "init", "-q", "-b", "main")
+    synthetic.git(repo, "init", "-q", "-b", "main")
     shutil.copytree(ROOT / "java-server", repo / "java-server", ignore=shutil.ignore_patterns("build", ".gradle"))
     handler = repo / "java-server/src/main/java/perflab/server/ApiHandler.java"
     options = repo / "java-server/src/main/java/perflab/spec/OptionList.java"
-    histories.git(repo, "add", "-A")
-    histories.git(repo, "commit", "-q", "-m", "GOOD: the server as it is")
+    synthetic.git(repo, "add", "-A")
+    synthetic.git(repo, "commit", "-q", "-m", "GOOD: the server as it is")
     for i in range(1, 17):
         handler.write_text(handler.read_text() + f"// step {i}\n")
         msg = f"step {i}: a comment"
@@ -136,14 +135,14 @@ def real_history(root: Path) -> Path:
             assert n == 1, "OptionList.java: the debug-work-ns declaration moved"
             options.write_text(text)
             msg = f"step {i}: every request burns {PLANTED_COST} us of CPU"
-        histories.git(repo, "add", "-A")
-        histories.git(repo, "commit", "-q", "-m", msg)
+        synthetic.git(repo, "add", "-A")
+        synthetic.git(repo, "commit", "-q", "-m", msg)
     return repo
 
 
 def bisect_once(root: Path, data: str) -> dict:
     repo = real_history(root / f"history-{time.time_ns()}")
-    commits = histories.git(repo, "log", "--reverse", "--format=%H").split()
+    commits = synthetic.git(repo, "log", "--reverse", "--format=%H").split()
     t = time.monotonic()
     res = run_bisect("HEAD~16", "HEAD", LOAD, BisectParams(**GATE, margin=BISECT_MARGIN), RepoParams(repo=str(repo)),
                      server=pl.ServerConfig(backend="memory"), fill=FILL, data_root=data, progress=False)
@@ -231,7 +230,7 @@ def main() -> int:
         sc = SCENARIOS[n]
         if not sc.get("bisect"):
             costs = [0, planted] if sc["truth"] else [0, 0]
-            repos[n] = histories.declared(root / n, costs, jvm=JVM, server=SERVER)
+            repos[n] = synthetic.declared(root / n, costs, jvm=JVM, server=SERVER)
     for i in range(a.runs):
         for n in names:
             sc = SCENARIOS[n]

@@ -1,6 +1,6 @@
-"""What ``perflab gate`` and ``perflab bisect`` (:mod:`perflab.regress`) take beyond an A/B comparison's
+"""What ``perflab gate``, ``perflab bisect`` and ``perflab history`` (:mod:`perflab.regress`) take beyond an A/B comparison's
 parameters: whose commits (:class:`RepoParams`), and each command's own defaults of the comparison
-(:class:`GateParams`, :class:`BisectParams`: an :class:`~perflab.config.ab.ABParams` with other defaults
+(:class:`GateParams`, :class:`BisectParams`, :class:`HistoryParams`: an :class:`~perflab.config.ab.ABParams` with other defaults
 and a few fields of their own).
 
 Each comparison is :func:`perflab.compare_ab` of one commit against the base, so "slower" is its verdict on
@@ -67,3 +67,27 @@ class BisectParams(ABParams):
     idle_pairs: int = with_default(ABParams, "idle_pairs", 0)
     retries: int = option(1, "int", "a step that cannot decide is compared again this many times, each time with "
                           "twice the pairs and budget", min=0, max=3)
+
+
+@dataclass(frozen=True)
+class HistoryParams(ABParams):
+    """``perflab history GOOD BAD``: every commit measured ``repeats`` times at one rate (each repeat a probe of
+    ``probe_duration`` after ``warmup``, on a server warmed for ``server_warmup``), change points found on
+    ``metric``'s series (steps within ``margin`` are none), and each one checked by an interleaved comparison of
+    the commits on both sides with these parameters; ``alpha`` bounds each check's false claims, so a history
+    without a change is reported with a regression with probability at most the checks made times alpha."""
+
+    metric: str = with_default(ABParams, "metric", "cpu")
+    stop_at: str = with_default(ABParams, "stop_at", "not-worse")
+    alpha: float = with_default(ABParams, "alpha", 1e-3)
+    budget: float | None = with_default(ABParams, "budget", 120.0)
+    idle_pairs: int = with_default(ABParams, "idle_pairs", 0)
+    repeats: int = option(3, "int", "probes of each commit (its interval: their range, which holds their median "
+                          "with probability 1 - 2^(1 - repeats): 75% for 3)", min=2, max=20)
+    check: bool = option(True, "bool", "check each change point by an interleaved comparison (without: candidates "
+                         "only, nothing is called a regression)")
+
+    def _check(self):
+        super()._check()
+        if self.metric not in ("cpu", "p50", "p99"):
+            raise ValueError(f"metric: a history follows cpu, p50 or p99, got {self.metric!r}")

@@ -1,5 +1,5 @@
 """``perflab bisect`` and ``perflab gate`` against real servers, on throwaway histories with a planted CPU cost
-per request (tests/regress/histories.py: nothing to compile, so a history of 16 commits costs seconds).
+per request (perflab/regress/synthetic.py: nothing to compile, so a history of 16 commits costs seconds).
 
 What is asserted cannot fail by chance on a busy machine: the planted cost is 300 us of CPU per request on a
 server that uses a few tens (each request spins on its thread's CPU clock, so a slow machine does not shrink
@@ -21,10 +21,9 @@ from perflab import LoadParams, open_run, query
 from perflab.cli import main
 from perflab.config.regress import BisectParams, GateParams, RepoParams
 from perflab.records import list_runs
-from perflab.regress import Found, Outcome, run_bisect, run_gate
+from perflab.regress import Found, Outcome, run_bisect, run_gate, synthetic
 from perflab.analysis import regress as words
 
-import histories
 
 LOAD = LoadParams(script="status.lua", connections=4, threads=1, rate=400)
 #: short probes, no budget: the comparisons stop on their verdicts, or at 16 pairs
@@ -39,7 +38,7 @@ def planted(tmp_path_factory, server_build, loadgen_binary):
     """17 commits (GOOD and 16 after it); commit 11 adds 300 us of CPU per request; commit 8 does not build."""
     root = tmp_path_factory.mktemp("planted")
     costs = [0] * PLANTED + [COST] * (17 - PLANTED)
-    return histories.declared(root, costs, broken=(8,)), root
+    return synthetic.declared(root, costs, broken=(8,)), root
 
 
 def test_bisect_names_the_commit_that_made_the_server_slower(planted):
@@ -48,7 +47,7 @@ def test_bisect_names_the_commit_that_made_the_server_slower(planted):
     data = root / "data"
     res = run_bisect("HEAD~16", "HEAD", LOAD, BisectParams(**FAST, retries=0), RepoParams(repo=str(repo)),
                      data_root=data, progress=False)
-    commits = histories.git(repo, "log", "--reverse", "--format=%H").split()
+    commits = synthetic.git(repo, "log", "--reverse", "--format=%H").split()
     assert res.found is Found.FIRST_SLOWER and res.first.sha == commits[PLANTED], words.bisect_lines(res)
     check = res.first_check
     assert check.outcome is Outcome.REGRESSION and check.ratio > 1.5 and check.ci[0] > 1.5
@@ -62,7 +61,7 @@ def test_bisect_names_the_commit_that_made_the_server_slower(planted):
     assert words.answer(res).startswith(f"first slower commit: {commits[PLANTED][:10]} (step 11: 300 us")
     assert any("skipped" in x and commits[8][:10] in x for x in lines) and "uncommitted" in lines[-1]
     # the working tree is as it was: the change is there, nothing else moved
-    assert (repo / "notes.txt").read_text() == "uncommitted\n" and histories.git(repo, "status", "--porcelain").strip() == "M notes.txt"
+    assert (repo / "notes.txt").read_text() == "uncommitted\n" and synthetic.git(repo, "status", "--porcelain").strip() == "M notes.txt"
     # one bisect run in the index with its steps, each comparison an ab run of its own
     run = open_run(res.run.dir)
     assert run.kind == "bisect" and run.status == "ok" and run.results["first"] == commits[PLANTED]
@@ -77,7 +76,7 @@ def test_bisect_names_the_commit_that_made_the_server_slower(planted):
 
 def test_a_history_without_a_regression_says_so(tmp_path, server_build, loadgen_binary, monkeypatch):
     # the built-in server's own history: java-server/ at each commit, "built" by linking this checkout's build
-    repo, build = histories.builtin(tmp_path, 4)
+    repo, build = synthetic.builtin(tmp_path, 4)
     monkeypatch.setenv("PERFLAB_AB_BUILD", build)
     res = run_bisect("HEAD~3", "HEAD", LOAD, BisectParams(**FAST), RepoParams(repo=str(repo)),
                      data_root=tmp_path / "data", progress=False)
@@ -101,7 +100,7 @@ def test_bad_input_is_named_and_nothing_is_recorded(planted, tmp_path):
 
 
 def test_good_slower_than_bad_says_so(tmp_path, server_build, loadgen_binary):
-    repo = histories.declared(tmp_path, [COST, 0])
+    repo = synthetic.declared(tmp_path, [COST, 0])
     res = run_bisect("HEAD~1", "HEAD", LOAD, BisectParams(**FAST), RepoParams(repo=str(repo)),
                      data_root=tmp_path / "data", progress=False)
     assert res.found is Found.GOOD_SLOWER, words.bisect_lines(res)

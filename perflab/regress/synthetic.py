@@ -1,5 +1,6 @@
-"""Throwaway git histories of a server with a known CPU cost per request, made by the tests in a temporary
-directory: cheap to "build" (nothing to compile), real to measure.
+"""Synthetic git histories of a server with a known CPU cost per request, made in a directory of their own:
+cheap to "build" (nothing to compile), real to measure. Notebook 09 makes one by default (the lab checked
+against a change it planted), the tests and ``scripts/regress_benchmark.py`` make theirs.
 
 A *declared* history (:func:`declared`) is "your repository": each commit holds a ``perflab.toml`` whose
 command runs this checkout's built server JVM with ``--debug-work-ns $(cat work-ns)`` (each request spins
@@ -14,7 +15,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from perflab import paths
+from .. import paths
 
 
 def git(repo: Path, *args: str) -> str:
