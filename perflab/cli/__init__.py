@@ -3,6 +3,7 @@
 Subcommands: ``run`` (one experiment; ``--nodes N``: a cluster), ``profile`` (a run with a profile),
 ``breakpoint``, ``ab`` (two servers, configurations or commits measured interleaved, with a paired verdict),
 ``gate`` (may a pull request go in? exit 0/1/2/3), ``bisect`` (which commit made the server slower?),
+``history`` (a metric across commits, its change points checked),
 ``prefill``, ``inspect``, ``host`` (does the machine keep one speed?), ``hosts`` (a scheduler's hosts),
 ``runs`` (recorded runs), ``index`` (rebuild the DuckDB index, optionally query it), ``bench`` (the server's
 standard benchmark), ``compare`` (two runs or two reports side by side), ``report`` (the HTML report:
@@ -22,7 +23,7 @@ import sys
 from ..bench import add_parser as add_bench
 from ..config import (ABParams, BreakpointCriteria, BreakpointParams, ForeignServer, ProfileParams, ServerConfig,
                       ValidityThresholds)
-from ..config.regress import BisectParams, GateParams, RepoParams
+from ..config.regress import BisectParams, GateParams, HistoryParams, RepoParams
 from ..config.fields import add_arguments
 from ..errors import PerflabError, RunInterrupted
 from ..report.cli import main as report_main
@@ -157,6 +158,12 @@ def build_parser() -> argparse.ArgumentParser:
     gb = bs.add_argument_group("breakpoint mode: each step compares breakpoints (two interleaved searches)")
     gb.add_argument("--breakpoint", action="store_true", help="slower means a lower breakpoint")
     add_arguments(gb, BreakpointParams, dest_prefix="search_", exclude=_AB_SHARED + ("retries",))
+    hi = sub.add_parser("history", help="a metric across commits: every commit of GOOD..BAD measured a few times at "
+                        "one rate (CPU per request, p50, p99 with intervals), the change points of the series, each "
+                        "checked by an interleaved comparison before it is called a regression")
+    hi.add_argument("good", metavar="GOOD", help="the first commit of the range")
+    hi.add_argument("bad", metavar="BAD", help="the last (BAD's first-parent history from GOOD is measured)")
+    _regress_args(hi, HistoryParams, "history: each commit's probes and each change point's check")
     cp = sub.add_parser("compare", help="two runs, or two report folders, side by side on one HTML page")
     cp.add_argument("a", help="A, the base: a run directory or run id, or a report folder; or an A/B run alone "
                     "(perflab ab), whose two sides are compared")
@@ -170,7 +177,7 @@ HANDLERS = {"run": commands.cmd_run, "profile": commands.cmd_profile, "breakpoin
             "prefill": commands.cmd_prefill, "inspect": commands.cmd_inspect, "runs": commands.cmd_runs,
             "index": commands.cmd_index, "bench": commands.cmd_bench, "compare": commands.cmd_compare,
             "host": commands.cmd_host, "hosts": commands.cmd_hosts, "ab": commands.cmd_ab, "gate": commands.cmd_gate,
-            "bisect": commands.cmd_bisect}
+            "bisect": commands.cmd_bisect, "history": commands.cmd_history}
 
 
 def main(argv: list[str] | None = None) -> int:

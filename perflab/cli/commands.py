@@ -15,10 +15,11 @@ from ..analysis import breakpoints
 from ..analysis.ab import lines as ab_lines
 from ..analysis.cluster import describe_consistency
 from ..bench import main as bench_main
+from ..analysis.history import history_lines
 from ..analysis.regress import bisect_lines, gate_lines
 from ..config import (ABParams, BreakpointCriteria, BreakpointParams, ForeignServer, LoadParams, ProfileParams,
                       ServerConfig, ValidityThresholds)
-from ..config.regress import BisectParams, GateParams, RepoParams
+from ..config.regress import BisectParams, GateParams, HistoryParams, RepoParams
 from ..config.fields import cli_flag, from_arguments
 from ..errors import PerflabError
 from ..hosts.inventory import check_versions, survey, table
@@ -29,7 +30,8 @@ from ..profiling import bridge
 from ..config.version import Version
 from ..records import list_runs, query, rebuild_index
 from ..records.index import of_version
-from ..regress import Found, run_bisect, run_gate
+from ..regress import Found, run_bisect, run_gate, run_history
+from ..regress.history import Found as HistoryFound
 from ..report.compare import compare
 from ..report.regress import bisect_page, write_gate_files
 from . import options
@@ -290,6 +292,16 @@ def cmd_bisect(a) -> int:
     print(f"page: {bisect_page(res)}")
     print(f"run {res.run_id}: {res.run.dir}")
     return 2 if res.found is Found.CANNOT_TELL else 0
+
+
+def cmd_history(a) -> int:
+    """Exit 0 with an answer (regressions confirmed or none), 2 when too few commits could be measured."""
+    kw = _regress(a, HistoryParams)
+    res = run_history(a.good, a.bad, **kw)
+    for line in history_lines(res):
+        print(line)
+    print(f"run {res.run_id}: {res.run.dir}")
+    return 2 if res.found is HistoryFound.TOO_FEW else 0
 
 
 def cmd_bench(a) -> int:
