@@ -179,6 +179,14 @@ QUICK = Plan(
             "script": "status.lua", "prefill_keys": 0, "rates": [500], "metric": "p50", "probe_duration": "300ms",
             "warmup": "150ms", "max_pairs": 16, "alpha": 1e-3, "budget": "40s", "idle_pairs": 2, "server_warmup": "1s",
         }),
+        # a synthetic history of 5 commits, the fourth adding 100 us of CPU per request (several times the
+        # server's own at 1,000/s): two 0.2 s probes per commit, the change point checked with 8 pairs at alpha
+        # 0.05 (8 pairs that agree can claim it); some 30 s, half of it the check
+        NotebookSpec("09-history", {
+            "commits": 5, "planted": 3, "planted_us": 100, "rate": 1000, "repeats": 2, "probe_duration": "200ms",
+            "warmup": "100ms", "server_warmup": "500ms", "max_pairs": 8, "alpha": 0.05, "margin": 0.2,
+            "budget": "30s",
+        }),
         NotebookSpec("06-summary", {}, after=True),
     ),
     "a tour: every notebook with 1-2 s windows, one probe per rate and few pairs (within 8 minutes on a "
@@ -220,6 +228,11 @@ STANDARD = Plan(
             "a": {"mode": "sync"}, "b": {"mode": "async"}, "common": {"backend": "lsm"}, "script": "get-random.lua",
             "connections": 16, "threads": 1, "prefill_keys": 100_000, "rates": [3000], "metric": "p99",
             "probe_duration": "1s", "warmup": "500ms", "max_pairs": 48, "budget": "300s", "idle_pairs": 4,
+        }),
+        # 8 commits, a 20 us step (some +30 % at 2,000/s), five 1 s probes per commit, checks of up to 32 pairs
+        NotebookSpec("09-history", {
+            "commits": 8, "planted": 5, "planted_us": 20, "rate": 2000, "repeats": 5, "probe_duration": "1s",
+            "warmup": "500ms", "server_warmup": "3s", "max_pairs": 32, "budget": "120s",
         }),
         NotebookSpec("06-summary", {}, after=True),
     ),
@@ -265,6 +278,11 @@ FULL = Plan(
             "a": {"mode": "sync"}, "b": {"mode": "async"}, "common": {"backend": "lsm"}, "script": "get-random.lua",
             "connections": 64, "threads": 2, "prefill_keys": 1_000_000, "rates": [10000, 25000], "metric": "p99",
             "probe_duration": "2s", "warmup": "1s", "max_pairs": 64, "budget": "1200s", "idle_pairs": 8,
+        }),
+        # 16 commits, a 5 us step (some +8 % at 2,000/s), seven 2 s probes per commit, checks of up to 64 pairs
+        NotebookSpec("09-history", {
+            "commits": 16, "planted": 11, "planted_us": 5, "rate": 2000, "repeats": 7, "probe_duration": "2s",
+            "warmup": "1s", "server_warmup": "5s", "max_pairs": 64, "budget": "600s",
         }),
         NotebookSpec("06-summary", {}, after=True),
     ),

@@ -19,8 +19,8 @@ NB_DIR = paths.repo_root() / "notebooks"
 NOTEBOOKS = sorted(p.name for p in NB_DIR.glob("*.ipynb"))
 
 
-def test_the_eight_notebooks_exist():
-    assert [n[:2] for n in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06", "07", "08"]
+def test_the_nine_notebooks_exist():
+    assert [n[:2] for n in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06", "07", "08", "09"]
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -63,7 +63,7 @@ def test_structure_title_question_parameters_then_validation(name):
 #: (111-140 before), the logic living in tested functions of perflab.analysis; issue #30 cut them again, each
 #: section one story-level call of its subject. The parameters cell is the notebook's documented interface
 #: (a parameter per line with its comment) and is not counted: the tour's plan added four to three notebooks.
-CODE_LINES = {"01": 30, "02": 32, "03": 31, "04": 26, "05": 36, "06": 12, "07": 31, "08": 24}
+CODE_LINES = {"01": 30, "02": 32, "03": 31, "04": 26, "05": 36, "06": 12, "07": 31, "08": 24, "09": 11}
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -115,6 +115,9 @@ BAD = [
     ("08-ab.ipynb", {"b": {"mode": "turbo"}}, "b: mode: --mode: expected one of sync, async, virtual, got 'turbo'"),
     ("08-ab.ipynb", {"rates": [3000, 0]}, "rates[1]: must be >= 1, got 0"),
     ("08-ab.ipynb", {"budget": "a while"}, "budget: must be a duration like 500ms, 10s, 1m, got 'a while'"),
+    ("09-history.ipynb", {"commits": 3}, "commits: must be between 4 and 40, got 3"),
+    ("09-history.ipynb", {"planted": 6}, "planted: must be between 1 and 5, got 6"),
+    ("09-history.ipynb", {"metric": "p99.9"}, "metric: a history follows cpu, p50 or p99, got 'p99.9'"),
 ]
 
 

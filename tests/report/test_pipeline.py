@@ -41,6 +41,10 @@ SIDE = {"mode": "async", "workers": 8, "debug_delay": "4ms"}
 AA = {"a": SIDE, "b": SIDE, "common": {"backend": "memory"}, "script": "status.lua", "prefill_keys": 0,
       "rates": [500], "metric": "p50", "probe_duration": "400ms", "warmup": "200ms", "max_pairs": 24, "budget": None,
       "idle_pairs": 2, "server_warmup": "1s"}
+#: notebook 09 on a synthetic history of 4 commits, the third adding 300 us of CPU per request (some ten times the
+#: server's own): two short probes per commit, a check of 8 pairs at alpha 0.05 (8 that agree can claim it)
+HISTORY = {"commits": 4, "planted": 2, "planted_us": 300, "rate": 400, "repeats": 2, "probe_duration": "200ms",
+           "warmup": "100ms", "server_warmup": "500ms", "max_pairs": 8, "alpha": 0.05, "margin": 0.5, "budget": None}
 CAVEAT = "A tiny plan's numbers: the test suite's."
 
 TINY = {
@@ -73,11 +77,12 @@ TINY = {
             "search_start_rate": 100, "search_max_rate": 2000, "ramp_duration": 2, "fault_node": 1,
             "fault_at": 0.5, "fault_down": 0.5, "fault_duration": 2, "check_rate": 50, "sla_p99": SLA}},
         {"notebook": "08-ab", "parameters": AA},
+        {"notebook": "09-history", "parameters": HISTORY},
         {"notebook": "01-stable-load", "output": "01-bad-rate", "parameters": {"put_rate": -5}},
     ],
 }
 OK = ["01-stable-load", "02-breakpoint", "03-sync-vs-async", "04-executor-tuning", "05-storage", "06-summary",
-      "07-cluster", "08-ab"]
+      "07-cluster", "08-ab", "09-history"]
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +102,7 @@ def report(tmp_path_factory):
 def test_failed_notebook_fails_the_command_but_not_the_report(report):
     proc = report["proc"]
     assert proc.returncode == 1, proc.stderr[-2000:]
-    assert "1 of 9 notebooks failed: 01-bad-rate (ValueError: PUT load: rate: must be > 0, got -5)" in proc.stderr
+    assert "1 of 10 notebooks failed: 01-bad-rate (ValueError: PUT load: rate: must be > 0, got -5)" in proc.stderr
     # the kernels talk to the batch over IPC: no warning about TCP without encryption, once per notebook
     assert "Kernel is running over TCP" not in proc.stderr
     assert report["index"].name == "index.html" and report["index"].is_file()
@@ -114,8 +119,8 @@ def test_failed_notebook_fails_the_command_but_not_the_report(report):
 def test_progress_is_shown(report):
     err = report["proc"].stderr
     for i, name in enumerate(OK, 1):
-        assert re.search(rf"\[{i}/9\] {name}: ok in \d+ s, \d+ runs recorded", err), name
-    assert "[9/9] 01-bad-rate: FAILED" in err
+        assert re.search(rf"\[{i}/10\] {name}: ok in \d+ s, \d+ runs recorded", err), name
+    assert "[10/10] 01-bad-rate: FAILED" in err
 
 
 def test_latest_points_at_the_report(report):
@@ -226,11 +231,11 @@ def test_index_leads_with_each_notebook_s_finding(report):
     # 03, 04 and 05 compare two configurations interleaved, each comparison an ab run whose verdicts name it
     ab = {n["notebook"]: [r for r in n["runs"] if open_run(folder / r["path"]).kind == "ab"] for n in data["notebooks"]}
     assert {k: len(v) for k, v in ab.items() if v} == {"03-sync-vs-async": 2, "04-executor-tuning": 1, "05-storage": 1,
-                                                       "08-ab": 1}
+                                                       "08-ab": 1, "09-history": 1}
     for name in ("03-sync-vs-async", "04-executor-tuning", "05-storage"):
         answer = next(n for n in data["notebooks"] if n["notebook"] == name)["finding"]["answer"]
         assert "interleaved searches" in answer or "interleaved pairs" in answer, (name, answer)
-    assert page.count('id="preview-') == 8 and 'id="breakpoint-overview"' in page
+    assert page.count('id="preview-') == 9 and 'id="breakpoint-overview"' in page
 
 
 def test_commentary_numbers_come_from_the_recorded_runs(report):
@@ -257,7 +262,7 @@ def test_every_page_renders_in_chromium(report):
     request leaves file://; a screenshot of every page."""
     folder, data = report["folder"], report["json"]
     idx = data["index_browser"]
-    assert idx["ok"] and idx["plots"] == idx["drawn"] == 9, idx     # 8 previews and the breakpoint overview
+    assert idx["ok"] and idx["plots"] == idx["drawn"] == 10, idx     # 9 previews and the breakpoint overview
     assert idx["network"] == [] and idx["untitled_plots"] == [] and idx["unlabelled_axes"] == []
     for n in data["notebooks"]:
         b = n["browser"]
@@ -372,3 +377,12 @@ def test_the_plans_caveat_is_on_every_page(report):
     for name in OK + ["01-bad-rate"]:   # (nbconvert's writer leaves an apostrophe unescaped in text)
         page = html.unescape((folder / f"{name}.html").read_text())
         assert f'<div class="perflab-caveat">{CAVEAT}</div>' in page, name
+
+
+def test_notebook_09_names_the_planted_commit_of_its_synthetic_history(report):
+    (entry,) = [n for n in report["json"]["notebooks"] if n["notebook"] == "09-history"]
+    answer = entry["finding"]["answer"]
+    assert "The lab found the planted commit" in answer and answer.startswith("regression at "), answer
+    run = next(open_run(report["folder"] / r["path"]) for r in entry["runs"]
+               if open_run(report["folder"] / r["path"]).kind == "history")
+    assert run.results["regressions"] == [run.params["commits"][HISTORY["planted"]]["sha"]]

@@ -95,7 +95,8 @@ def measure(src: Source, workload, history_params: HistoryParams, name: str | No
     if src.synthetic:
         stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
         root = paths.data_root(options.get("data_root")) / "synthetic" / f"{stamp}-{secrets.token_hex(3)}"
-        costs = [0.0] * src.planted + [src.planted_us] * (src.commits - src.planted)
+        cost = int(src.planted_us) if float(src.planted_us).is_integer() else src.planted_us
+        costs = [0] * src.planted + [cost] * (src.commits - src.planted)
         repo, good, bad = synthetic.declared(root, costs), f"HEAD~{src.commits - 1}", "HEAD"
         repo_params = RepoParams(repo=str(repo))
     else:
