@@ -18,6 +18,10 @@ GRADLE  := gradle --console=plain --no-daemon -q
 
 JAVA_SOURCES := $(shell find java-server/src java-server/build.gradle java-server/settings.gradle -type f 2>/dev/null)
 RUST_SOURCES := $(shell find loadgen/src loadgen/Cargo.toml loadgen/Cargo.lock -type f 2>/dev/null)
+RUST_TESTS   := $(shell find loadgen/tests -type f 2>/dev/null)
+# The builds do not depend on each other: a fresh clone runs them side by side (pip mostly waits on the
+# network, Gradle and cargo on the CPUs), each one's output kept together (-O)
+BUILD   := $(MAKE) --no-print-directory -j3 -O
 
 .PHONY: help report test jupyter clean setup test-arch test-java test-rust test-python
 
@@ -30,7 +34,8 @@ help:
 	@echo "make jupyter  JupyterLab on the project's environment"
 	@echo "make clean    remove build outputs and the venv (keeps data/ and report/)"
 
-setup: $(STAMPS)/venv $(SERVER)/.built $(LOADGEN)
+setup:
+	$(BUILD) $(STAMPS)/venv $(SERVER)/.built $(LOADGEN)
 
 # $(value ...): a command or a path is passed as written, a `$` in it (a Java inner class: Service$$Factory) too.
 # MAKE_T0 is read when make starts, so the last line's time includes the builds.
@@ -39,7 +44,9 @@ report: setup
 	status=0; $(PY) -m perflab report --plan $(PLAN) $(if $(PROJECT),--project '$(value PROJECT)') $(if $(SERVER_CMD),--server-cmd '$(value SERVER_CMD)' --ready-path '$(or $(READY_PATH),/)' --script-args '$(value SCRIPT_ARGS)') || status=$$?; \
 	echo "make report: $$(( $$(date +%s) - $(MAKE_T0) )) s in all, builds included"; exit $$status
 
-test: setup $(STAMPS)/browser
+# The test binaries and classes are built with the rest; the suites then run one after another.
+test:
+	$(BUILD) $(STAMPS)/venv $(SERVER)/.built $(LOADGEN) $(STAMPS)/browser $(STAMPS)/loadgen-tests $(STAMPS)/java-tests
 	$(MAKE) --no-print-directory test-arch test-java test-rust test-python
 
 # The package's layers (pyproject.toml [tool.importlinter]): an upward import or a cycle fails the build.
@@ -102,4 +109,14 @@ $(SERVER)/.built: $(STAMPS)/gradle $(JAVA_SOURCES)
 
 $(LOADGEN): $(RUST_SOURCES)
 	cd loadgen && cargo build --release --locked
+	touch $@
+
+# after the binary: one cargo at a time in loadgen/target
+$(STAMPS)/loadgen-tests: $(LOADGEN) $(RUST_TESTS) | $(STAMPS)
+	cd loadgen && cargo test --release --locked --no-run
+	touch $@
+
+# after installDist: one Gradle at a time in java-server/
+$(STAMPS)/java-tests: $(SERVER)/.built $(shell find java-server/src/test -type f 2>/dev/null) | $(STAMPS)
+	cd java-server && $(GRADLE) testClasses
 	touch $@

@@ -26,7 +26,7 @@ from perflab.ab import SideError
 from perflab.ab import run as ab_run
 from perflab.analysis import ab as abx
 from perflab.analysis.ab import reading, verdicts
-from perflab.measure.paired import Conclusion, Stop
+from perflab.measure.paired import Conclusion, Stop, min_pairs_for
 from perflab.records import list_runs
 from perflab.report.compare import compare
 from support import processes_mentioning
@@ -35,9 +35,10 @@ A = ServerConfig(backend="memory", mode="async", workers=8, debug_delay="4ms")
 B = A.replace(debug_delay="5ms")
 LOAD = LoadParams(script="status.lua", connections=16, threads=1, rate=500)
 #: short probes (0.4 s windows after 0.2 s of warm-up, no pause between them): 200 requests, so a stall
-#: of the machine shorter than 200 ms cannot move a probe's p50; 64 pairs at most, so a pair that one
-#: does hit cannot hold back the claim past the look at 48
-FAST = ABParams(probe_duration=0.4, warmup=0.2, cooldown=0, server_warmup=1, metric="p50", max_pairs=64,
+#: of the machine shorter than 200 ms cannot move a probe's p50; alpha 1e-3, so a claim is possible from
+#: the first look (11 pairs, the test's minutes halved against 1e-6's 21); 64 pairs at most, so a pair
+#: that a stall does hit cannot hold back the claim for long
+FAST = ABParams(probe_duration=0.4, warmup=0.2, cooldown=0, server_warmup=1, metric="p50", max_pairs=64, alpha=1e-3,
                 idle_pairs=2)
 
 
@@ -52,7 +53,7 @@ def test_a_known_latency_difference_is_claimed_naming_its_method(known):
     v = res.verdict()
     assert v.conclusion is Conclusion.DIFFERENT and v.direction == "higher", abx.lines(res)
     assert 1.1 < v.ci[0] and v.ci[1] <= 1.3, v                                # (5 + o) / (4 + o), o small
-    assert v.n >= 24 and v.p_value <= res.family.level                        # no claim before the first look
+    assert v.n >= min_pairs_for(res.family.level) and v.p_value <= res.family.level   # no claim before the first look
     rv = res.rates[0]
     assert rv.stop is Stop.DIFFERENT and "the test claims a difference in p50" in verdicts.stop_reason(reading.rows_of(res)[0])
     assert abx.lines(res)[1].startswith("validity: ") and " pairs held an invalid probe" in abx.lines(res)[1]
@@ -72,7 +73,8 @@ def test_the_comparison_is_one_recorded_run_with_both_sides_probes(known):
     assert run.kind == "ab" and run.status == "ok"
     r = run.results
     assert r["method"] == "interleaved pairs" and "Wilcoxon" in r["test"] and r["conclusion"] == "different"
-    assert r["n"] >= 24 and r["ci"][0] > 1 and r["stop"] == "different" and r["family"]["alpha"] == 1e-6
+    assert r["n"] >= min_pairs_for(res.family.level) and r["ci"][0] > 1 and r["stop"] == "different"
+    assert r["family"]["alpha"] == 1e-3
     assert r["idle_cost"]["against"] == "frozen (SIGSTOP)" and abx.lines(run) == abx.lines(res)
     pairs = res.pairs
     assert len(pairs) == res.rates[0].measured and set(pairs["first"]) == {"A", "B"}
