@@ -23,7 +23,7 @@ RUST_TESTS   := $(shell find loadgen/tests -type f 2>/dev/null)
 # network, Gradle and cargo on the CPUs), each one's output kept together (-O)
 BUILD   := $(MAKE) --no-print-directory -j3 -O
 
-.PHONY: help report test jupyter clean setup test-arch test-java test-rust test-python
+.PHONY: help report test test-all jupyter clean setup test-arch test-java test-rust test-python
 
 help:
 	@echo "make report   run an experiment plan and write an HTML report under report/: PLAN=quick (a tour, the default),"
@@ -31,6 +31,7 @@ help:
 	@echo "              PROJECT=path/to/perflab.toml tests your server, declared once (README: \"Your course server\")"
 	@echo "              SERVER_CMD='cmd ... {port} ...' tests your server instead (READY_PATH=/health, SCRIPT_ARGS='path=/kv param=key')"
 	@echo "make test     run every test suite: Gradle (java-server), cargo (loadgen), pytest (perflab, notebooks, report)"
+	@echo "              but the slow known-truth runs (CI, under 10 minutes); make test-all runs those too"
 	@echo "make jupyter  JupyterLab on the project's environment"
 	@echo "make clean    remove build outputs and the venv (keeps data/ and report/)"
 
@@ -62,9 +63,15 @@ test-rust:
 # pytest last: its summary line ends the output of `make test`. Two workers, a test file each at a time:
 # the report batch's file (minutes of notebooks) runs beside the rest instead of after it; every test
 # keeps its own ports, data root and namespaces, and none asserts a speed. PYTEST_WORKERS=0: one process.
+# PYTEST_MARK: `make test` (CI) leaves out the tests marked slow (pyproject.toml), `make test-all` runs them too.
 PYTEST_WORKERS ?= 2
+PYTEST_MARK ?= not slow
 test-python: $(STAMPS)/venv
-	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=15
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=15 $(if $(PYTEST_MARK),-m '$(PYTEST_MARK)')
+
+test-all:
+	$(MAKE) --no-print-directory test PYTEST_MARK=''
+
 
 # Jupyter refuses to run as root without --allow-root (CI machines and containers run as root).
 jupyter: setup $(STAMPS)/lab

@@ -103,7 +103,7 @@ def gate_once(name: str, sc: dict, repo: Path, data: str, planted: float | None)
     out = {"scenario": name, "metric": sc["metric"], "exit_code": res.exit_code, "outcome": str(res.outcome),
            "ratio": c.ratio if c else None, "ci": list(c.ci) if c else None, "n": c.n if c else None,
            "seconds": round(seconds, 1), "load": load_avg(), "planted_us": planted, "run": res.run_id,
-           "lines": gate_lines(res)}
+           "budget": GATE.get("budget", GateParams().budget), "lines": gate_lines(res)}
     if len(pairs):
         for m in ("cpu", "p50", "p99"):
             d = pairs[f"log_ratio_{m}"].dropna()
@@ -201,7 +201,12 @@ def main() -> int:
     p.add_argument("--data", default=None, help="data root (default: a temporary directory)")
     p.add_argument("--out", default=None, help="append one JSON line per run here")
     p.add_argument("--summary", default=None, help="only print the tables of these JSON-lines files (comma-separated)")
+    p.add_argument("--budget", type=float, default=None,
+                   help="each gate's budget in seconds instead of its default (a false alarm needs a claim, and the "
+                        "bound alpha holds for any budget: a shorter one counts more A/A gates in an hour)")
     a = p.parse_args()
+    if a.budget is not None:
+        GATE["budget"] = a.budget
     if a.summary:
         rows = [json.loads(line) for f in a.summary.split(",") for line in Path(f).read_text().splitlines() if line]
         print(summary(rows))

@@ -99,6 +99,7 @@ def test_a_two_host_run_is_one_run_merged_exactly(hosts, data_root):
     assert not hosts.processes(), "a process started for a run is still running"
 
 
+@pytest.mark.slow
 def test_a_breakpoint_search_from_two_generator_hosts(hosts, data_root):
     # a server of known capacity: async, one worker, each request parked 2 ms: at most 500 req/s
     srv = pl.ServerConfig(backend="memory", mode="async", workers=1, debug_delay="2ms")
@@ -151,6 +152,7 @@ def test_a_cluster_on_the_server_host_loaded_from_two_generator_hosts(hosts, dat
     assert not hosts.processes(), "a node or generator started for the run is still running"
 
 
+@pytest.mark.slow
 def test_a_sweep_runs_points_on_disjoint_host_sets_and_queues_the_rest(hosts, data_root):
     # two disjoint sets (srv1 + a generator, gen3 + a generator): three points, the third waits for a set
     rates = [1000, 1500, 800]
@@ -190,6 +192,7 @@ def _notebook(path, code: str) -> None:
     nbformat.write(n, str(path))
 
 
+@pytest.mark.slow
 def test_a_report_runs_its_notebooks_side_by_side_on_disjoint_host_sets(hosts, data_root, tmp_path, monkeypatch):
     from perflab.report.batch import _width, run_plan
     from perflab.report.plans import NotebookSpec, Plan

@@ -9,6 +9,8 @@ the comparison's family)."""
 
 from __future__ import annotations
 
+import pytest
+
 from perflab import ABParams, LoadParams, ServerConfig, compare_ab, open_run, query
 from perflab.analysis import ab as abx
 from perflab.measure.paired import Conclusion
@@ -20,6 +22,7 @@ PARAMS = ABParams(probe_duration=0.5, warmup=0.2, cooldown=0, server_warmup=1, m
                   budget=None, idle_pairs=0, profile=True, alpha=1e-3)
 
 
+@pytest.mark.slow
 def test_a_profiled_comparison_says_where_the_extra_cpu_went(server_build, loadgen_binary, profiler_lib, data_root):
     res = compare_ab(A, B, LOAD, params=PARAMS, progress=False)
     v = res.verdict()

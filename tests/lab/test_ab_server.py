@@ -116,6 +116,7 @@ def test_perflab_compare_shows_the_ab_runs_paired_verdicts(known, tmp_path):
     assert fig.layout.title.text and fig.layout.yaxis.title.text and len(fig.data) >= 3
 
 
+@pytest.mark.slow
 def test_breakpoints_are_compared_by_two_interleaved_searches(server_build, loadgen_binary, data_root):
     # a short search each: what is asserted is how they ran and what was recorded, and the hard bounds
     # (no probe above a side's capacity can reach 99% of its rate); the 0.8 inside the ratio's interval

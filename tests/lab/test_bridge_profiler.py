@@ -133,8 +133,9 @@ def test_cpu_falls_back_to_itimer_with_a_warning(busy_server, tmp_path, monkeypa
     from perflab.profiling import profiler as profiler_mod
     monkeypatch.setattr(profiler_mod, "perf_events_usable", lambda: False)
     with pytest.warns(RuntimeWarning, match="falling back to itimer"):
-        # itimer samples the process's CPU time: a lightly loaded server needs a fine interval
-        prof = profile_for(busy_server.pid, 2.0, ProfileParams("cpu", interval="1ms"), out_dir=tmp_path)
+        # itimer samples the process's CPU time: a lightly loaded server needs a fine interval, and a window
+        # long enough that a machine busy with other tests still gives the server some CPU in it
+        prof = profile_for(busy_server.pid, 4.0, ProfileParams("cpu", interval="1ms"), out_dir=tmp_path)
     assert prof.event == "itimer" and prof.requested_event == "cpu" and prof.samples > 0
     assert any("itimer" in w for w in prof.warnings)
     with pytest.raises(ProfilerError, match="cpu profiling unavailable"):

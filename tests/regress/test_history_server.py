@@ -19,6 +19,7 @@ from perflab.regress import synthetic
 PLANTED = 3
 
 
+@pytest.mark.slow
 def test_history_names_the_planted_commit_and_records_every_point(tmp_path, server_build, loadgen_binary, capsys):
     repo = synthetic.declared(tmp_path, [0] * PLANTED + [300] * 2)          # 5 commits: GOOD and 4 after it
     (repo / "notes.txt").write_text("uncommitted\n")                         # a dirty tree, never touched

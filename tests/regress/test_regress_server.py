@@ -41,6 +41,7 @@ def planted(tmp_path_factory, server_build, loadgen_binary):
     return synthetic.declared(root, costs, broken=(8,)), root
 
 
+@pytest.mark.slow
 def test_bisect_names_the_commit_that_made_the_server_slower(planted):
     repo, root = planted
     (repo / "notes.txt").write_text("uncommitted\n")          # a dirty working tree: never touched

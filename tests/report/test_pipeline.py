@@ -56,15 +56,15 @@ TINY = {
             "duration": 1, "warmup": 1, "put_rate": 500, "get_rate": 500, "many_connections": 4,
             "prefill_keys": 5000, "profile_events": "cpu"}},
         {"notebook": "02-breakpoint", "parameters": {
-            "probe_duration": 1, "warmup": 1, "ramp_duration": 2, "connections": [4], "start_rate": 500, "repeats": 1, "max_probes": 2,
-            "prefill_keys": 5000, "include_ceiling": False, "sla_p99": SLA}},
+            "probe_duration": 1, "warmup": 0.5, "ramp_duration": 2, "connections": [4], "start_rate": 500, "repeats": 1, "max_probes": 2,
+            "prefill_keys": 5000, "include_ceiling": False, "sla_p99": SLA, "server_warmup": 0.5, "cooldown": 0}},
         {"notebook": "03-sync-vs-async", "parameters": {
-            "modes": ["sync", "async"], "probe_duration": 1, "warmup": 1, "ramp_duration": 2, "connections": 4, "start_rate": 500,
-            "repeats": 1, "max_probes": 2, "prefill_keys": 5000, "profile_duration": 1, "profile_events": "cpu", "sla_p99": SLA,
+            "modes": ["sync", "async"], "probe_duration": 1, "warmup": 0.5, "ramp_duration": 2, "connections": 4, "start_rate": 500,
+            "repeats": 1, "max_probes": 2, "prefill_keys": 5000, "profile_duration": 1, "profile_events": "cpu", "sla_p99": SLA, "server_warmup": 0.5, "cooldown": 0,
             "pairs": PAIRS}},
         {"notebook": "04-executor-tuning", "parameters": {
-            "workers": [1, 2], "queues": [4], "probe_duration": 1, "warmup": 1, "ramp_duration": 2, "connections": 4,
-            "start_rate": 500, "repeats": 1, "max_probes": 2, "prefill_keys": 5000, "overload_duration": 1, "sla_p99": SLA}},
+            "workers": [1, 2], "queues": [4], "probe_duration": 1, "warmup": 0.5, "ramp_duration": 2, "connections": 4,
+            "start_rate": 500, "repeats": 1, "max_probes": 2, "prefill_keys": 5000, "overload_duration": 1, "sla_p99": SLA, "server_warmup": 0.5, "cooldown": 0}},
         {"notebook": "05-storage", "parameters": {
             "backends": ["lsm", "memory"], "duration": 1, "warmup": 1, "rate": 500, "connections": 4,
             "prefill_keys": 5000, "memtable_sizes": ["256k"], "flush_threads": [1], "compaction_memtable": "64k",

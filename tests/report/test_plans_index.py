@@ -19,7 +19,7 @@ def test_builtin_plans_cover_every_notebook_with_their_real_parameters():
         # the summary last: it reads what every other notebook recorded
         assert [s.notebook for s in plan.notebooks] == [
             "01-stable-load", "02-breakpoint", "03-sync-vs-async", "04-executor-tuning", "05-storage",
-            "07-cluster", "08-ab", "06-summary"]
+            "07-cluster", "08-ab", "09-history", "06-summary"]
         assert [s.notebook for s in plan.notebooks if s.after] == ["06-summary"]
         for spec in plan.notebooks:
             declared = papermill.inspect_notebook(str(spec.path(plans.notebooks_dir())))
@@ -52,8 +52,9 @@ def test_standard_windows_are_worth_quoting_and_full_is_longer():
     course-length and longer than standard, standard longer than quick."""
     for spec in plans.STANDARD.notebooks:
         p = spec.parameters
-        if spec.notebook == "08-ab":
-            # A/B probes are short by design: its verdict rests on n pairs, never on one window
+        if spec.notebook in ("08-ab", "09-history"):
+            # A/B probes (and a history's, each commit's repeats and its checks' pairs) are short by design:
+            # the verdicts rest on n probes, never on one window
             assert _claim_possible({k: p[k] for k in ("max_pairs",)}) and parse_duration(p["probe_duration"]) >= 1, p
             continue
         if "pairs" in p:
