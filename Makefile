@@ -45,10 +45,13 @@ report: setup
 	status=0; $(PY) -m perflab report --plan $(PLAN) $(if $(PROJECT),--project '$(value PROJECT)') $(if $(SERVER_CMD),--server-cmd '$(value SERVER_CMD)' --ready-path '$(or $(READY_PATH),/)' --script-args '$(value SCRIPT_ARGS)') || status=$$?; \
 	echo "make report: $$(( $$(date +%s) - $(MAKE_T0) )) s in all, builds included"; exit $$status
 
-# The test binaries and classes are built with the rest; the suites then run one after another.
+# The test binaries and classes are built with the rest; Gradle's and cargo's suites then run side by side
+# (cargo's mostly waits on its timed loads), pytest alone after them.
 test:
 	$(BUILD) $(STAMPS)/venv $(SERVER)/.built $(LOADGEN) $(STAMPS)/browser $(STAMPS)/loadgen-tests $(STAMPS)/java-tests
-	$(MAKE) --no-print-directory test-arch test-java test-rust test-python
+	$(MAKE) --no-print-directory test-arch
+	$(MAKE) --no-print-directory -j2 -O test-java test-rust
+	$(MAKE) --no-print-directory test-python
 
 # The package's layers (pyproject.toml [tool.importlinter]): an upward import or a cycle fails the build.
 test-arch: $(STAMPS)/venv
