@@ -165,12 +165,18 @@ def bisect_lines(res) -> list[str]:
     return out
 
 
+def family_bound(n: int, noun: str, alpha: float, bound: float, outcome: str) -> str:
+    """The bound of ``n`` comparisons (``noun``) each at ``alpha``: ``outcome`` happens by chance with
+    probability at most ``bound``."""
+    return (f"{fmt.count(n, noun)}, each claiming a difference between identical servers with probability at most "
+            f"{fmt.p_sci(alpha)}: {outcome} with probability at most {fmt.p_sci(bound)} (Bonferroni)")
+
+
 def bisect_bound(res) -> str:
     """A bisection's bound on reporting a regression in a history that has none."""
     r = _run(res).results
-    return (f"{r['comparisons']} comparison{'s' if r['comparisons'] != 1 else ''}, each claiming a difference "
-            f"between identical servers with probability at most {fmt.p_sci(r['alpha'])}: a history without a "
-            f"regression is reported as one with probability at most {fmt.p_sci(r['bound'])} (Bonferroni)")
+    return family_bound(r["comparisons"], "comparison", r["alpha"], r["bound"],
+                        "a history without a regression is reported as one")
 
 
 def answer(res) -> str:

@@ -9,7 +9,7 @@ from ...measure.changepoints import MIN_POINTS
 from ...records import Run
 from ...regress.history import Found
 from ..ab.verdicts import named, where
-from ..regress import check_sentence
+from ..regress import check_sentence, family_bound
 
 
 def _run(res) -> Run:
@@ -69,9 +69,7 @@ def series_sentence(res) -> str:
 
 def bound_sentence(res) -> str:
     r = _run(res).results
-    return (f"{fmt.count(r['checks'], 'check')}, each claiming a difference between identical servers with "
-            f"probability at most {fmt.p_sci(r['alpha'])}: a history without a change reports a regression with "
-            f"probability at most {fmt.p_sci(r['bound'])} (Bonferroni)")
+    return family_bound(r["checks"], "check", r["alpha"], r["bound"], "a history without a change reports a regression")
 
 
 def answer_history(res) -> str:
