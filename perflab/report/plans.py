@@ -123,11 +123,11 @@ def notebooks_dir() -> Path:
 # everything after --warmup, so even the tour's 2 s windows have no wrk2-style 10 s calibration hole in them;
 # what a short window lacks is samples (p99 of 4,000 requests rests on 40) and repeats.
 
-# The tour's searches: the JVM's warm-up (3 s here: a shorter one left the JIT compiling into the ramp, which
-# then broke at once), a 3 s ramp, then at most 5 probes of 1 s after 0.3 s, no repeats; a search takes about
-# 15 s with its server's start. The interval it reports is wide: it says so.
-_TOUR_SEARCH = {"probe_duration": "1s", "warmup": "300ms", "ramp_duration": "3s", "precision": 0.1, "repeats": 1,
-                "max_probes": 5, "cooldown": "200ms"}
+# The tour's searches: the JVM's warm-up (3 s: a shorter one left the JIT compiling into the ramp, which then
+# broke at once), a 2 s ramp, then at most 4 probes of 1 s after 0.3 s, no repeats; a search takes about 13 s
+# with its server's start. The interval it reports is wide: it says so.
+_TOUR_SEARCH = {"probe_duration": "1s", "warmup": "300ms", "ramp_duration": "2s", "server_warmup": "3s",
+                "precision": 0.1, "repeats": 1, "max_probes": 4, "cooldown": "200ms"}
 # The tour's interleaved comparisons: up to 10 pairs of 0.3 s probes at alpha 0.01, the fewest with which a
 # claim is possible (Family.first_claim): a clear difference is claimed, a small one reported as undecided.
 _TOUR_PAIRS = {"probe_duration": "300ms", "warmup": "150ms", "max_pairs": 10, "alpha": 0.01, "budget": "30s",
@@ -160,16 +160,16 @@ QUICK = Plan(
             "overload_duration": "2s",
         }),
         NotebookSpec("05-storage", {
-            "duration": "1500ms", "warmup": "500ms", "rate": 2000, "connections": 16, "prefill_keys": 20_000,
+            "duration": "1s", "warmup": "500ms", "rate": 2000, "connections": 16, "prefill_keys": 10_000,
             "backends": ["lsm", "rocksdb", "memory"], "flush_threads": [1, 2], "memtable_sizes": ["128k"],
             "compaction_memtable": "128k", "pairs": _TOUR_PAIRS,
         }),
         # one start of the three nodes serves every run; the capacities are the ramps' estimates
         NotebookSpec("07-cluster", {
             "rate": 200, "duration": "2s", "warmup": "1s", "threads": 3, "connections": 6, "keys": 2000,
-            "fill_keys": 300, "cluster_warmup": "3s", "search": "ramp", "search_start_rate": 100,
+            "fill_keys": 300, "cluster_warmup": "2s", "search": "ramp", "search_start_rate": 100,
             "search_max_rate": 20_000, "ramp_duration": "3s", "fault_at": "1.5s", "fault_down": "1.5s",
-            "fault_duration": "5s", "check_rate": 60,
+            "fault_duration": "4s", "check_rate": 60,
         }),
         # the A/B method checked against known truth in every report: a 5 ms park against a 4 ms one (B's p50
         # about 1.23x A's); at alpha 1e-3, 16 pairs that agree can claim it
@@ -183,7 +183,7 @@ QUICK = Plan(
         # server's own at 1,000/s): two 0.2 s probes per commit, the change point checked with 8 pairs at alpha
         # 0.05 (8 pairs that agree can claim it); some 30 s, half of it the check
         NotebookSpec("09-history", {
-            "commits": 5, "planted": 3, "planted_us": 100, "rate": 1000, "repeats": 2, "probe_duration": "200ms",
+            "commits": 4, "planted": 2, "planted_us": 100, "rate": 1000, "repeats": 2, "probe_duration": "200ms",
             "warmup": "100ms", "server_warmup": "500ms", "max_pairs": 8, "alpha": 0.05, "margin": 0.2,
             "budget": "30s",
         }),
