@@ -116,7 +116,9 @@ def rebuild_index(data_root=None) -> Path:
     con = duckdb.connect(str(tmp))
     try:
         if runs.empty:
-            con.execute("CREATE TABLE runs (run_id VARCHAR, kind VARCHAR, name VARCHAR, status VARCHAR)")
+            # the columns every reader of an empty index sorts or filters on (notebook 06 on a fresh data root)
+            con.execute("CREATE TABLE runs (run_id VARCHAR, kind VARCHAR, name VARCHAR, status VARCHAR, "
+                        "created_at VARCHAR, validity VARCHAR)")
         else:
             con.register("runs_df", _uniform_types(runs))
             con.execute("CREATE TABLE runs AS SELECT * FROM runs_df")

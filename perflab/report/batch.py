@@ -197,13 +197,14 @@ def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def _kernel_manager_class(env: dict | None = None, ipc_dir: str | None = None):
+def _kernel_manager_class(ipc_dir: str, env: dict | None = None):
     """A kernel manager whose kernels talk to the batch over local IPC sockets: the batch and its kernels
     share one machine, so no TCP port is opened (and the kernel does not warn about TCP without
     encryption once per notebook). ``env``: variables the kernel gets besides the batch's own (its hosts
     and its run tag when notebooks run side by side: the process environment is shared by all of them);
-    ``ipc_dir``: where its sockets go (kernels started at once in one directory would pick the same socket
-    names and read each other's messages)."""
+    ``ipc_dir``: where its sockets go, a directory of this kernel's own (kernels started at once in one
+    directory pick the same socket names and read each other's messages: two reports at once in one
+    checkout failed with "Invalid Signature")."""
 
     extra = dict(env or {})
 
@@ -214,7 +215,7 @@ def _kernel_manager_class(env: dict | None = None, ipc_dir: str | None = None):
 
         @default("ip")
         def _default_ip(self):
-            return os.path.join(ipc_dir, "kernel-ipc") if ipc_dir else "kernel-ipc"
+            return os.path.join(ipc_dir, "kernel-ipc")
 
         async def _async_pre_start_kernel(self, **kw):
             if extra:
@@ -231,13 +232,13 @@ def execute(spec: NotebookSpec, src: Path, out: Path, progress: bool, cell_timeo
     import papermill  # in here: ~0.3 s to import, and only running notebooks needs it
     from papermill.exceptions import PapermillExecutionError
 
-    ipc_dir = tempfile.mkdtemp(prefix="perflab-kernel-") if env else None
+    ipc_dir = tempfile.mkdtemp(prefix="perflab-kernel-")
     try:
         papermill.execute_notebook(
             str(src), str(out), parameters=dict(spec.parameters), cwd=str(src.parent),
             progress_bar=progress, log_output=False, kernel_name=kernel_name,
             execution_timeout=cell_timeout, request_save_on_cell_execute=True,
-            kernel_manager_class=_kernel_manager_class(env, ipc_dir),
+            kernel_manager_class=_kernel_manager_class(ipc_dir, env),
         )
         return "ok", None, None
     except PapermillExecutionError as e:
@@ -245,8 +246,7 @@ def execute(spec: NotebookSpec, src: Path, out: Path, progress: bool, cell_timeo
     except Exception as e:  # noqa: BLE001 - a dead kernel or a timeout must not stop the batch
         return "failed", f"{type(e).__name__}: {e}", None
     finally:
-        if ipc_dir is not None:
-            shutil.rmtree(ipc_dir, ignore_errors=True)
+        shutil.rmtree(ipc_dir, ignore_errors=True)
 
 
 def run_plan(plan: Plan, *, root: str | os.PathLike | None = None, progress: bool = True,

@@ -185,3 +185,9 @@ def test_each_run_is_keyed_by_the_version_of_the_server_it_measured(data_root, t
     out = capsys.readouterr().out
     assert "v2" in out and "v1" not in out and "b" * 10 in out
     assert main(["runs", "--data", str(data_root), "--commit", "not-hex"]) == 2
+
+
+def test_an_empty_data_root_reads_as_no_runs(tmp_path):
+    # notebook 06 on a fresh data root sorted the empty index by a column it did not have
+    from perflab.records.index import recorded
+    assert recorded("runs", tmp_path / "data").empty
