@@ -4,7 +4,7 @@ A plan is an ordered list of notebooks, each with the papermill parameters that 
 ``parameters`` cell. Three plans are built in:
 
 * ``quick`` (``make report``): a tour. Every notebook runs and tells its story with honest, short
-  measurements (1-2 s windows, one probe per rate, few pairs), within 8 minutes on a 2-core machine with
+  measurements (1-2 s windows, one probe per rate, few pairs), about 8 minutes on a 2-core machine with
   the builds; each page says its numbers are a tour's (:attr:`Plan.caveat`).
 * ``standard`` (``make report PLAN=standard``): numbers worth quoting, in well under an hour: windows of
   seconds after warm-up, repeated edges, enough pairs to claim a difference.
@@ -190,7 +190,7 @@ QUICK = Plan(
         }),
         NotebookSpec("06-summary", {}, after=True),
     ),
-    "a tour: every notebook with 1-2 s windows, one probe per rate and few pairs (within 8 minutes on a "
+    "a tour: every notebook with 1-2 s windows, one probe per rate and few pairs (about 8 minutes on a "
     "2-core machine, builds included)",
     caveat="A quick plan's numbers: a tour of the method (1-2 s windows, single probes, wide intervals), not "
            "limits to quote. For those: make report PLAN=standard.",
