@@ -124,8 +124,8 @@ def notebooks_dir() -> Path:
 # what a short window lacks is samples (p99 of 4,000 requests rests on 40) and repeats.
 
 # The tour's searches: the JVM's warm-up (3 s: a shorter one left the JIT compiling into the ramp, which then
-# broke at once), a 2 s ramp, then at most 4 probes of 1 s after 0.3 s, no repeats; a search takes about 13 s
-# with its server's start. The interval it reports is wide: it says so.
+# broke at once), a 2 s ramp, then at most 4 probes of 1 s after 0.3 s, no repeats. The interval it reports is
+# wide: it says so.
 _TOUR_SEARCH = {"probe_duration": "1s", "warmup": "300ms", "ramp_duration": "2s", "server_warmup": "3s",
                 "precision": 0.1, "repeats": 1, "max_probes": 4, "cooldown": "200ms"}
 # The tour's interleaved comparisons: up to 10 pairs of 0.3 s probes at alpha 0.01, the fewest with which a

@@ -127,15 +127,15 @@ BAD = [
 #: one case per notebook runs through papermill in a kernel of its own (what a report does); the others run
 #: the same cells (parameters, the injected ones, the first code cell) in one Python process: a kernel per
 #: case cost some 2.5 s each, for the same check of the same code
-IN_A_KERNEL = {name: i for i, (name, _, _) in reversed(list(enumerate(BAD)))}
+IN_A_KERNEL = [BAD[i] for i in {name: i for i, (name, _, _) in reversed(list(enumerate(BAD)))}.values()]
+IN_ONE_PROCESS = [c for c in BAD if c not in IN_A_KERNEL]
 
 
 def _ids(cases):
     return [f"{n[:2]}-{'-'.join(p)}" for n, p, _ in cases]
 
 
-@pytest.mark.parametrize("name,params,message", [BAD[i] for i in IN_A_KERNEL.values()],
-                         ids=_ids([BAD[i] for i in IN_A_KERNEL.values()]))
+@pytest.mark.parametrize("name,params,message", IN_A_KERNEL, ids=_ids(IN_A_KERNEL))
 def test_bad_parameter_fails_in_the_first_cell_with_a_message(tmp_path, monkeypatch, name, params, message):
     monkeypatch.setenv("PERFLAB_DATA", str(tmp_path / "data"))
     out = tmp_path / "out.ipynb"
@@ -173,7 +173,7 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def first_cells(tmp_path_factory):
-    rest = [c for i, c in enumerate(BAD) if i not in IN_A_KERNEL.values()]
+    rest = IN_ONE_PROCESS
     data = tmp_path_factory.mktemp("first-cells")
     proc = subprocess.run([sys.executable, "-c", _FIRST_CELLS,
                            json.dumps([[str(NB_DIR / n), p] for n, p, _ in rest])],
@@ -183,8 +183,7 @@ def first_cells(tmp_path_factory):
     return dict(zip(_ids(rest), json.loads(proc.stdout.splitlines()[-1]))), data
 
 
-@pytest.mark.parametrize("name,params,message", [c for i, c in enumerate(BAD) if i not in IN_A_KERNEL.values()],
-                         ids=_ids([c for i, c in enumerate(BAD) if i not in IN_A_KERNEL.values()]))
+@pytest.mark.parametrize("name,params,message", IN_ONE_PROCESS, ids=_ids(IN_ONE_PROCESS))
 def test_bad_parameter_is_named_by_the_first_code_cell(first_cells, name, params, message):
     raised, data = first_cells
     got = raised[_ids([(name, params, message)])[0]]
