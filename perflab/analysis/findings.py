@@ -34,6 +34,7 @@ from ..measure.validity import Level, Validity
 __all__ = [
     # what a notebook calls
     "Finding", "show", "breakpoint_row", "RAMP_ESTIMATE", "validity_of", "key_breakpoint", "key_latency", "highest", "bullets",
+    "headline", "no_breakpoint", "hold_note",
     # what the report reads and renders
     "MIME", "make_finding", "check_key_number", "read", "read_all", "box_html", "summary_html", "validity_badge",
     "key_number_text", "thumbnail",
@@ -81,11 +82,17 @@ def check_key_number(k: dict | None) -> dict | None:
         raise ValueError(f"key_number 'value' must be a finite number or None, got {k.get('value')!r}")
     if not isinstance(k.get("unit", ""), str):
         raise ValueError(f"key_number 'unit' must be a string, got {k.get('unit')!r}")
-    extra = set(k) - {"label", "value", "unit", "interval"}
+    extra = set(k) - {"label", "value", "unit", "interval", "note"}
     if extra:
-        raise ValueError(f"key_number: unknown keys {', '.join(sorted(extra))} (known: label, value, unit, interval)")
-    return {"label": k["label"].strip(), "value": float(k["value"]) if k.get("value") is not None else None,
-            "unit": k.get("unit", ""), "interval": _interval("key_number 'interval'", k.get("interval"))}
+        raise ValueError(f"key_number: unknown keys {', '.join(sorted(extra))} (known: label, value, unit, interval, "
+                         f"note)")
+    if k.get("note") is not None and not isinstance(k["note"], str):
+        raise ValueError(f"key_number 'note' must be a string, got {k.get('note')!r}")
+    out = {"label": k["label"].strip(), "value": float(k["value"]) if k.get("value") is not None else None,
+           "unit": k.get("unit", ""), "interval": _interval("key_number 'interval'", k.get("interval"))}
+    if k.get("note"):
+        out["note"] = k["note"]
+    return out
 
 
 def check_breakpoint(row: dict, i: int = 0) -> dict:
@@ -162,9 +169,12 @@ def key_number_text(k: dict | None) -> str:
     """'50,000 req/s (interval [48,000, 52,000])'."""
     if not k:
         return ""
+    if k.get("value") is None and k.get("note"):
+        return k["note"]   # what a measurement without a number says instead (a search that could not tell)
     if k.get("value") is None and not (k.get("interval") and k["interval"][1] is not None):
         return "n/a"
-    return fmt.estimate(k.get("value"), k.get("interval"), k.get("unit", ""))
+    text = fmt.estimate(k.get("value"), k.get("interval"), k.get("unit", ""))
+    return text + (f"; {k['note']}" if k.get("note") else "")
 
 
 VALIDITY_STYLE = {"valid": ("#1a7f37", "#e8f5e9"), "suspect": ("#9a6700", "#fff8c5"),
@@ -307,6 +317,45 @@ def highest(rows: list[dict]) -> dict | None:
     return max(found, key=lambda r: r["rate"]) if found else None
 
 
+def no_breakpoint(row: dict) -> str:
+    """What a search without a breakpoint says instead: 'cannot tell (12 of 14 probes could not be judged
+    (the machine was busy)); kept up at 1,544 req/s at least', 'no rate held for 20 s: below 12,836 req/s',
+    'none passed (below 500 req/s)'."""
+    kept = f"; kept up at {fmt.rate(row['at_least'])} at least" if row.get("at_least") else ""
+    verdict = row.get("verdict")
+    if verdict == "cannot-tell":
+        return f"cannot tell ({row.get('why') or 'the machine kept the search from measuring'}){kept}"
+    if verdict == "generator-limited":
+        return f"no breakpoint: {row.get('why') or 'the generator reached its own limit'}{kept}"
+    iv = row.get("interval") or (None, None)
+    if row.get("held") is False and iv[1] is not None:
+        return (f"no rate held for {row['sustain_s']:g} s: the breakpoint is below {fmt.rate(iv[1])}"
+                + (f" (the search's short probes said {fmt.rate(row['search_rate'])})" if row.get("search_rate") else ""))
+    return fmt.estimate(None, iv, "req/s")
+
+
+def hold_note(row: dict) -> str:
+    """'held for 20 s', or 'held for 20 s, where the search's 1,930 req/s did not: its short probes overestimated
+    the breakpoint by 14%'; '' when no window held it."""
+    if not row.get("held"):
+        return ""
+    note = f"held for {row['sustain_s']:g} s"
+    if row.get("overestimate"):
+        note += (f", where the search's {fmt.rate(row['search_rate'])} did not: its short probes overestimated the "
+                 f"breakpoint by {fmt.pct(row['overestimate'])}")
+    return note
+
+
+def headline(row: dict) -> str:
+    """A breakpoint (a row, or :func:`row_of` a search) in one phrase: '50,000 req/s (interval [48,000, 52,000],
+    resolved; held for 20 s)', or what it says instead of a number (:func:`no_breakpoint`)."""
+    if row.get("rate") is None:
+        return no_breakpoint(row)
+    held = hold_note(row)
+    return (f"{fmt.rate(row['rate'])} (interval {fmt.interval(row.get('interval'))}, {row.get('verdict')}"
+            + (f"; {held}" if held else "") + ")")
+
+
 def key_breakpoint(row: dict | None, label: str) -> dict | None:
     """A breakpoint row as the finding's key number (its rate, or none when nothing passed, and its
     interval); ``label`` is formatted with the row's keys and ``connection_count`` ('64 connections'):
@@ -318,7 +367,12 @@ def key_breakpoint(row: dict | None, label: str) -> dict | None:
         text = label.format(**row, connection_count=fmt.count(conns, "connection") if conns else "")
     except KeyError as e:
         raise ValueError(f"label: {label!r} names {e}, which the row does not have ({', '.join(row)})") from None
-    return {"label": text, "value": row.get("rate"), "unit": "req/s", "interval": row.get("interval")}
+    key = {"label": text, "value": row.get("rate"), "unit": "req/s", "interval": row.get("interval")}
+    if row.get("rate") is None and row.get("verdict") in ("cannot-tell", "generator-limited"):
+        key["note"] = no_breakpoint(row)
+    elif row.get("held"):
+        key["note"] = hold_note(row)
+    return key
 
 
 def key_latency(label: str, result) -> dict:

@@ -3,13 +3,17 @@
 One ramp brackets the breakpoint (:mod:`.ramp`), fixed-rate probes bisect it and repeat at both edges
 (:mod:`.search`), each probe is one probe of the measurement core (:mod:`perflab.core.probe`: judged by
 :mod:`perflab.measure.judgement` together with its validity record), and everything lands in one run
-directory.
+directory. Before each probe the session waits for a quiet moment (:mod:`perflab.core.quiet`); a failure
+while other programs took more CPU than at the quietest is the machine's and is probed again. Then the
+breakpoint is *held* (:mod:`.hold`): one window of ``sustain`` seconds at its rate, and lower rates in steps
+when it does not keep up, so the number reported is one the server held, not only one it reached in short
+probes.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -28,6 +32,7 @@ from ..measure.judgement import Judgement
 from ..measure.result import LoadResult
 from ..measure.validity import Level, Validity
 from ..targets import target_of
+from . import hold as hold_mod
 from . import ramp as ramp_mod
 from .search import Estimate, Outcome, search
 
@@ -46,6 +51,8 @@ class Probe:
     phase: str
     result: LoadResult | None = None
     run_dir: Path | None = None
+    #: a failure the search stopped counting: it ran while other programs took more CPU than at the quietest
+    discounted: bool = False
 
     @property
     def validity(self) -> dict | None:
@@ -55,7 +62,7 @@ class Probe:
         host = (((self.validity or {}).get("checks") or {}).get("host_speed") or {}).get("value")
         return {"probe": self.index, "rate": self.rate, "phase": self.phase, "passed": self.judgement.passed,
                 "validity": (self.validity or {}).get("verdict"), "reason": self.judgement.reason,
-                **self.judgement.metrics, "host_slowdown": host}
+                **self.judgement.metrics, "host_slowdown": host, "discounted": self.discounted}
 
 
 @dataclass
@@ -79,6 +86,14 @@ class BreakpointResult:
     edges: tuple[float | None, float | None] = (None, None)
     host_spread: float | None = None
     host_limit: float | None = None
+    #: what the server kept up with when the search shows no breakpoint (cannot tell, generator-limited)
+    at_least: float | None = None
+    #: the search's own point estimate, before the hold (``rate`` is what held)
+    search_rate: float | None = None
+    #: the sustain windows, in order (:mod:`.hold`); empty when none ran
+    holds: list = field(default_factory=list)
+    #: the session's quiet checks: how many, how long they waited, the quiet level (:mod:`perflab.core.quiet`)
+    quiet: dict | None = None
 
     @property
     def lo(self) -> float | None:
@@ -100,14 +115,61 @@ class BreakpointResult:
         return self.outcome is Outcome.RESOLVED and self.halfwidth is not None and self.halfwidth <= TIGHT
 
     @property
+    def decisive(self) -> list[Probe]:
+        """The probes the result rests on: the conclusive ones at the interval's edges, and the held window."""
+        held = [p for p in self.probes if p.phase == hold_mod.PHASE and p.judgement.passed and p.rate == self.rate]
+        return [p for p in self.probes if p.rate in self.edges and p.judgement.conclusive and not p.discounted
+                and p.phase != hold_mod.PHASE] + held[-1:]
+
+    @property
     def validity(self) -> Level | None:
-        """The worst validity among the probes at the interval's edges (what the result rests on), and no
-        better than suspect when a ramp on a server that had no warm-up broke at once (a cold JVM:
-        :data:`.ramp.COLD_BREAK_S`)."""
-        level = Level.worst(p.validity["verdict"] for p in self.probes if p.rate in self.edges and p.validity)
+        """The worst validity among the probes the result rests on (:attr:`decisive`), and no better than
+        suspect when a ramp on a server that had no warm-up broke at once (a cold JVM:
+        :data:`.ramp.COLD_BREAK_S`). A search that could not tell is invalid."""
+        if self.outcome in (Outcome.CANNOT_TELL, Outcome.GENERATOR_LIMITED):
+            return Level.INVALID
+        level = Level.worst(p.validity["verdict"] for p in self.decisive if p.validity)
         if level is not None and self.cold_start:
             level = Level.worst([level, Level.SUSPECT])
         return level
+
+    @property
+    def why(self) -> str | None:
+        """Why a search that measured shows no breakpoint, in words: the generator at its limit, or the machine
+        (``None`` for the other outcomes)."""
+        if self.outcome is Outcome.GENERATOR_LIMITED:
+            return (f"the generator reached its own limit at {self.hi:,.0f}/s (its busiest thread saturated a core)"
+                    if self.hi else "the generator reached its own limit")
+        if self.outcome is not Outcome.CANNOT_TELL:
+            return None
+        spoiled = [p for p in self.probes if p.judgement.passed is None or p.discounted]
+        causes = sorted({p.judgement.cause or "it failed while the machine was busier than at its quietest"
+                         for p in spoiled})
+        text = f"{len(spoiled)} of {len(self.probes)} probes could not be judged ({'; '.join(causes)})"
+        others = [p.judgement.metrics.get("others_cores") for p in self.probes]
+        others = [o for o in others if o is not None]
+        if others:
+            level = (self.quiet or {}).get("level_cores")
+            text += f"; other programs used up to {max(others):.2f} CPUs" + (
+                f" ({level:.2f} at the quietest)" if level is not None else "")
+        waited = (self.quiet or {}).get("waited_s")
+        if waited:
+            text += f"; it waited {waited:.0f} s in all for quiet moments"
+        return text
+
+    @property
+    def held(self) -> bool | None:
+        """Whether the reported rate held for a sustain window (``None``: no window ran)."""
+        if not self.holds:
+            return None
+        return any(h.passed and h.rate == self.rate for h in self.holds)
+
+    @property
+    def overestimate(self) -> float | None:
+        """How much higher the search's short probes put the breakpoint than the rate that held (0.18: 18 %)."""
+        if self.rate and self.search_rate and self.held and self.search_rate > self.rate:
+            return self.search_rate / self.rate - 1
+        return None
 
     @property
     def cold_start(self) -> bool:
@@ -120,9 +182,9 @@ class BreakpointResult:
 
     @property
     def at_breakpoint(self) -> LoadResult | None:
-        """The load of the last probe that passed at the breakpoint's rate (what keeping up looks like right
-        below the limit; :attr:`perflab.records.RecordedSearch.at_breakpoint` when read back); ``None`` when
-        nothing passed."""
+        """The load of the last probe that passed at the breakpoint's rate (the held window when one ran: what
+        keeping up looks like right below the limit; :attr:`perflab.records.RecordedSearch.at_breakpoint` when
+        read back); ``None`` when nothing passed."""
         passing = [p for p in self.probes if p.judgement.passed and p.rate == self.rate and p.result is not None]
         return passing[-1].result if passing else None
 
@@ -176,10 +238,14 @@ def find_breakpoint(server: ServerConfig | ForeignServer | str, load: LoadParams
             fill_target(sess, fill, base)
         search_run = _Search(sess, base, criteria, params, progress)
         found, estimate = search_run.run()
-        result = BreakpointResult(found.rate, found.interval, found.outcome, search_run.probes, params, criteria,
-                                  found.stop_reason, estimate.to_dict() if estimate else None, sess.run,
+        for p in search_run.probes:
+            p.discounted = p.judgement.passed is False and search_run.doubtful(p.judgement)
+        kept = hold_mod.hold(found, params, search_run.probe)
+        result = BreakpointResult(kept.rate, kept.interval, kept.outcome, search_run.probes, params, criteria,
+                                  kept.stop_reason, estimate.to_dict() if estimate else None, sess.run,
                                   round(time.monotonic() - t_start, 1), found.edges,
-                                  hostspeed.spread(sess.calibrations), sess.thresholds.host_speed_warn)
+                                  hostspeed.spread(sess.calibrations), sess.thresholds.host_speed_warn,
+                                  kept.at_least, found.rate, kept.holds, sess.quiet.summary())
         _record(sess.run, result, base, script)
     return result
 
@@ -205,6 +271,7 @@ class _Search:
     def run(self) -> tuple[Estimate, ramp_mod.RampEstimate | None]:
         estimate = None
         try:
+            self.sess.wait_quiet(self.params.cooldown, self.params.quiet_wait)   # learns the machine's quiet level
             self.warm()
             if self.use_ramp:
                 load = ramp_mod.ramp_load(self.base, self.params, self.criteria)
@@ -216,7 +283,8 @@ class _Search:
                 self.sess.run.update(ramp=estimate.to_dict())
                 self._tick("cold ramp: growth" if estimate.cold else None)
             # a ramp that broke in its first second brackets nothing: the search grows from start_rate
-            return search(self.probe, self.params, estimate.rate if estimate else None), estimate
+            return search(self.probe, self.params, estimate.rate if estimate else None,
+                          doubtful=self.doubtful), estimate
         finally:
             if self.bar is not None:
                 self.bar.close()
@@ -225,22 +293,33 @@ class _Search:
         warm(self.sess, self.base.replace(rate=self.params.start_rate), self.warm_s,
              self.sess.run.path("server-warmup/x").parent)
 
-    def probe(self, rate: float, phase: str) -> Judgement:
+    def probe(self, rate: float, phase: str, duration: float | None = None) -> Judgement:
+        """One fixed-rate probe at ``rate`` (``duration``: its window, default the search's probe_duration)."""
         idx, sess = len(self.probes), self.sess
         t_idle = time.monotonic()
         if self.params.restart_server and idx:
             sess.restart_target()
             self.warm()
         sess.calibrate()  # the machine's own speed, while the server is idle
-        if idx and self.params.cooldown:
-            time.sleep(max(0.0, self.params.cooldown - (time.monotonic() - t_idle)))
+        # the rest of the idle time between probes is the first look at other programs' CPU
+        quiet = sess.wait_quiet(max(0.0, self.params.cooldown - (time.monotonic() - t_idle)), self.params.quiet_wait)
         out = sess.run.path(f"probes/{idx:02d}-{int(rate)}/x").parent
-        got = run_probe(sess, self.base.replace(rate=rate), out, self.criteria, row={"probe": idx, "phase": phase},
+        load = self.base.replace(rate=rate, **({"duration": duration} if duration else {}))
+        got = run_probe(sess, load, out, self.criteria, row={"probe": idx, "phase": phase, **quiet.row()},
                         intervals={"probe": idx, "rate": rate})
         v = got.judgement
+        v.metrics.update(quiet.row())
         self.probes.append(Probe(idx, rate, v, phase, got.load, out))
         self._tick(f"{rate:g}/s {'pass' if v.passed else 'FAIL' if v.passed is False else 'invalid'}")
         return v
+
+    def doubtful(self, j: Judgement) -> bool:
+        """A failure while other programs used more CPU than the session's quiet level allows (the level may
+        have dropped since the probe ran): the machine's, not the server's."""
+        others, checks = j.metrics.get("others_cores"), self.sess.quiet.checks
+        if others is None or not checks:
+            return False
+        return others > self.sess.quiet.level + self.sess.thresholds.others_fail * checks[-1].others.cpus
 
     def _tick(self, note: str | None = None) -> None:
         if self.bar is not None:
@@ -258,14 +337,22 @@ def _record(run, result: BreakpointResult, base: LoadParams, script: str) -> Non
            "halfwidth": result.halfwidth, "validity": result.validity, "probes": len(result.probes),
            "stop_reason": result.stop_reason, "threads": base.threads, "connections": base.connections,
            "sla_p99_ms": result.criteria.sla_p99 * 1000, "precision": result.params.precision,
-           "search_s": result.seconds, "host_spread": result.host_spread}
+           "search_s": result.seconds, "host_spread": result.host_spread, "at_least": result.at_least,
+           "search_rate": result.search_rate, "sustain_s": result.params.sustain if result.holds else None,
+           "held": result.held, "overestimate": result.overestimate, "why": result.why,
+           "quiet_waited_s": (result.quiet or {}).get("waited_s")}
     run.add_rows("breakpoints", [row])
-    edges = [p for p in result.probes if p.rate in result.edges and p.validity]
+    if result.holds:
+        run.update(holds=[h.to_dict() for h in result.holds])
+    edges = [p for p in result.decisive if p.validity]
     reasons = sorted({f"{p.rate:,.0f}/s: {r}" for p in edges for r in p.validity.get("reasons", [])})
     if result.cold_start:
         reasons.insert(0, result.ramp["reason"] + ", with no warm-up before it")
+    if result.outcome in (Outcome.CANNOT_TELL, Outcome.GENERATOR_LIMITED):
+        reasons.insert(0, result.stop_reason)
     run.meta["validity"] = Validity.of_probes(result.validity, reasons, "edge_probes", len(edges),
-                                              "validity of the probes at the interval's edges").to_dict()
+                                              "validity of the conclusive probes at the interval's edges and of "
+                                              "the held window").to_dict()
     run.set_result(**row)
 
 

@@ -22,9 +22,15 @@ what repeated probes show, not the precision of one bisection. (Simulated with a
 per probe by a normal 2% / 4% / 8%, 300 triples of searches with the default 14 probes: three searches
 lie within ±5% of their median with each interval holding the other two points in 96% / 73% / 38% of
 triples; the median half-width is 6.4% / 6.9% / 8.4%, the 90th percentile 8.1% / 9.6% / 14.3%.)
-An inconclusive probe (invalid: the generator was the bottleneck) is retried ``retries`` times and
-otherwise marks the rate where measuring stops (outcome ``generator-limited``); it never counts as the
-server failing. Rates are whole requests/s and the sequence of probes depends only on the judgements.
+An inconclusive probe (invalid: :attr:`~perflab.measure.judgement.Judgement.doubt` says whose numbers it
+showed) is retried ``retries`` times; it never counts as the server failing. Where the generator was at its
+own limit, the rate marks where measuring stops (outcome ``generator-limited``); where the machine was busy,
+the rate is simply not known. A failed probe that ``doubtful`` later judges the machine's (the session
+found a quieter moment than the one it ran in) stops counting too, and the edges are probed again. A search
+resolves only on conclusive probes; one that could not get there because the machine kept it from measuring
+ends ``cannot-tell`` and, like ``generator-limited``, shows no point, only ``at_least``: the highest rate
+below which every conclusive probe passed. Rates are whole requests/s and the sequence of probes depends
+only on the judgements.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from enum import StrEnum
 from typing import Callable
 
 from ..config import BreakpointParams
-from ..measure.judgement import Judgement
+from ..measure.judgement import GENERATOR, Judgement
 
 
 class Outcome(StrEnum):
@@ -45,8 +51,10 @@ class Outcome(StrEnum):
     RESOLVED = "resolved"
     #: the probe budget ran out before both edges were unanimous
     UNRESOLVED = "unresolved"
-    #: probes above a rate were invalid (the generator, not the server, was the limit)
+    #: probes above a rate were invalid because the generator was at its own limit: no breakpoint
     GENERATOR_LIMITED = "generator-limited"
+    #: the machine kept the search from measuring the server (other programs, a starved generator): no breakpoint
+    CANNOT_TELL = "cannot-tell"
     #: every rate up to ``max_rate`` passed
     ABOVE_RANGE = "above-range"
     #: no rate passed, down to ``min_rate``
@@ -67,6 +75,9 @@ class Estimate:
     history: list = field(default_factory=list)
     limit: float | None = None
     edges: tuple[float | None, float | None] = (None, None)
+
+    #: the highest probed rate below which every conclusive probe passed (what a search with no point still shows)
+    at_least: float | None = None
 
     @property
     def halfwidth(self) -> float | None:
@@ -108,20 +119,35 @@ def establish(seen: dict[float, list[bool]]) -> tuple[float | None, float | None
 
 
 def search(probe: Callable[[float, str], Judgement], params: BreakpointParams | None = None,
-           estimate: float | None = None, on_probe: Callable[[float, Judgement], None] | None = None) -> Estimate:
-    """Run the search (see the module docstring). ``estimate``: the ramp's breakpoint estimate."""
+           estimate: float | None = None, on_probe: Callable[[float, Judgement], None] | None = None,
+           doubtful: Callable[[Judgement], bool] | None = None) -> Estimate:
+    """Run the search (see the module docstring). ``estimate``: the ramp's breakpoint estimate;
+    ``doubtful(judgement)``: whether a failed probe is, by now, known to show the machine and not the server
+    (asked again at every step)."""
     p = params or BreakpointParams()
     history: list = []
-    seen: dict[float, list[bool]] = defaultdict(list)
     state = {"extended": 0}
-    inconclusive: set[float] = set()
+    limited: set[float] = set()   # rates where the generator reached its own limit
+    busy: set[float] = set()      # rates the machine kept from being measured
+
+    def conclusive(j: Judgement) -> bool:
+        return j.passed is True or (j.passed is False and not (doubtful is not None and doubtful(j)))
+
+    def seen_now() -> dict[float, list[bool]]:
+        out: dict[float, list[bool]] = defaultdict(list)
+        for r, _, j in history:
+            if conclusive(j):
+                out[r].append(j.passed)
+        return out
+
+    seen = seen_now()
 
     def limit() -> float | None:
-        """Where measuring stops: the lowest inconclusive rate above every rate that passed (an invalid
-        probe below a passing rate was a stall of the machine, not the generator's limit)."""
+        """Where measuring stops: the lowest rate above every rate that passed where the generator reached
+        its own limit (an invalid probe below a passing rate was a stall of the machine, not that limit)."""
         passed = [r for r, v in seen.items() if any(v)]
         top = max(passed) if passed else 0.0
-        above = [r for r in inconclusive if r > top]
+        above = [r for r in limited if r > top]
         return min(above) if above else None
 
     def extension() -> float:
@@ -133,17 +159,21 @@ def search(probe: Callable[[float, str], Judgement], params: BreakpointParams | 
         return _round(min(max(r, p.min_rate), p.max_rate))
 
     def run(rate: float, phase: str) -> bool | None:
+        nonlocal seen
         for attempt in range(p.retries + 1):
-            if len(history) >= p.max_probes:
+            # the budget counts what the probes established; those the machine spoiled are run again beyond it,
+            # up to as many again
+            if sum(conclusive(j) for _, _, j in history) >= p.max_probes or len(history) >= 2 * p.max_probes:
                 raise _Budget
             v = probe(rate, phase if attempt == 0 else phase + "-retry")
             history.append((rate, phase, v))
+            seen = seen_now()
             if on_probe:
                 on_probe(rate, v)
-            if v.passed is not None:
-                seen[rate].append(v.passed)
+            if conclusive(v):
+                busy.discard(rate)
                 return v.passed
-        inconclusive.add(rate)
+        (limited if v.doubt == GENERATOR else busy).add(rate)
         return None
 
     def grow_bracket() -> tuple[float, float | None]:
@@ -216,8 +246,12 @@ def search(probe: Callable[[float, str], Judgement], params: BreakpointParams | 
         else:
             bisect(lo, hi)
             while True:  # phase 2: both edges until each has `repeats` unanimous probes
+                seen = seen_now()   # a failure judged the machine's since is no longer counted
                 lo_e, hi_e, _ = establish(seen)
                 probed = sorted(r for r, v in seen.items() if v)
+                if not probed:
+                    stop = "no probe was conclusive"
+                    break
                 if lo_e is None:  # even the lowest probed rate failed once: bracket again below it
                     if probed[0] <= p.min_rate:
                         stop = f"mixed judgements down to min_rate {p.min_rate:g}"
@@ -229,7 +263,7 @@ def search(probe: Callable[[float, str], Judgement], params: BreakpointParams | 
                 elif len(seen[lo_e]) < p.repeats:
                     run(lo_e, "edge")
                 elif limit() is not None and (hi_e is None or hi_e >= limit()):
-                    stop = f"inconclusive at {limit():g}/s: the generator, not the server, was the limit"
+                    stop = f"inconclusive at {limit():g}/s: the generator reached its own limit there"
                     break
                 elif hi_e is None:  # even the highest probed rate passed once: bracket again above it
                     if probed[-1] >= p.max_rate:
@@ -247,18 +281,23 @@ def search(probe: Callable[[float, str], Judgement], params: BreakpointParams | 
                     stop = "converged"
                     break
     except _Budget:
-        stop = f"max_probes ({p.max_probes}) reached"
+        stop = f"max_probes ({p.max_probes} conclusive, {len(history)} in all) reached"
+    seen = seen_now()
     lo_e, hi_e, point = establish(seen)
     edges = (lo_e, hi_e)
     lim = limit()
-    outcome = _outcome(p, seen, lo_e, hi_e, lim, stop)
+    doubted = any(j.passed is False and not conclusive(j) for _, _, j in history)
+    outcome = _outcome(p, seen, lo_e, hi_e, lim, bool(busy) or doubted, stop)
+    at_least = lo_e
     if outcome is Outcome.GENERATOR_LIMITED:
         hi_e = lim if hi_e is None else min(hi_e, lim)
     elif hi_e is not None:
         hi_e = _round(hi_e * (1 + p.precision))  # the bisection cannot place an edge better than its step
     if lo_e is not None:
         lo_e = _round(max(lo_e * (1 - p.precision), 1))
-    return Estimate(point, (lo_e, hi_e), outcome, stop, history, lim, edges)
+    if outcome in (Outcome.GENERATOR_LIMITED, Outcome.CANNOT_TELL):
+        point = None   # no headline number: at most what it keeps up with
+    return Estimate(point, (lo_e, hi_e), outcome, stop, history, lim, edges, at_least)
 
 
 def _widest_gap(seen, lo: float, hi: float, precision: float) -> tuple[float, float] | None:
@@ -271,14 +310,18 @@ def _widest_gap(seen, lo: float, hi: float, precision: float) -> tuple[float, fl
     return (a, b) if b - a > precision * a and _round((a + b) / 2) not in (a, b) else None
 
 
-def _outcome(p: BreakpointParams, seen, lo, hi, limit, stop) -> Outcome:
+def _outcome(p: BreakpointParams, seen, lo, hi, limit, machine: bool, stop) -> Outcome:
+    """How far the search got; ``machine``: some probe was inconclusive, or a failure doubtful, because of the
+    machine (then a search that did not resolve could not tell, rather than found mixed judgements)."""
     if lo is None and not any(any(v) for v in seen.values()):
-        return Outcome.NONE_PASSED
+        return Outcome.CANNOT_TELL if machine and limit is None else Outcome.NONE_PASSED if limit is None \
+            else Outcome.GENERATOR_LIMITED
     if limit is not None and (hi is None or hi > limit):
         return Outcome.GENERATOR_LIMITED
     if hi is None:
-        return Outcome.ABOVE_RANGE if any(r >= p.max_rate and all(v) for r, v in seen.items() if v) \
-            else Outcome.UNRESOLVED
+        if any(r >= p.max_rate and all(v) for r, v in seen.items() if v):
+            return Outcome.ABOVE_RANGE
+        return Outcome.CANNOT_TELL if machine else Outcome.UNRESOLVED
     if lo is not None and len(seen[lo]) >= p.repeats and len(seen[hi]) >= p.repeats:
         return Outcome.RESOLVED
-    return Outcome.UNRESOLVED
+    return Outcome.CANNOT_TELL if machine else Outcome.UNRESOLVED

@@ -56,7 +56,8 @@ class BreakpointParams(Params):
     precision: float = option(0.04, "float", "bisect until the bracket is within this fraction (also the "
                               "margin the interval adds on each side)", min=0, min_open=True, max=0.9)
     repeats: int = option(2, "int", "unanimous probes needed at each edge of the interval", min=1, max=20)
-    max_probes: int = option(14, "int", "fixed-rate probes per search, repeats included", min=2, max=200)
+    max_probes: int = option(14, "int", "conclusive fixed-rate probes per search, repeats included (probes the "
+                             "machine spoiled run beyond it, up to as many again)", min=2, max=200)
     probe_duration: float = option(3.0, "duration", "measured window of a probe", min=0.5)
     warmup: float = option(1.0, "duration", "unrecorded load before each probe's window", min=0)
     cooldown: float = option(0.5, "duration", "idle time between probes (queues drain)", min=0)
@@ -65,8 +66,15 @@ class BreakpointParams(Params):
                                          "s, at most ramp_duration; none for a server without a JIT)", min=0,
                                          optional=True, default_text="auto")
     restart_server: bool = option(False, "bool", "a fresh server for every probe")
-    retries: int = option(1, "int", "repeat a probe that is invalid as a measure of the server (e.g. the "
-                          "generator was the bottleneck) this many times", min=0, max=10)
+    retries: int = option(2, "int", "repeat a probe that is invalid as a measure of the server (the machine was "
+                          "busy, or the generator at its limit) this many times", min=0, max=10)
+    quiet_wait: float = option(10.0, "duration", "before each probe, wait up to this long for other programs to use "
+                               "no more CPU than at the session's quietest (perflab.core.quiet)", min=0)
+    sustain: float = option(20.0, "duration", "after the search, hold its breakpoint this long and keep it only if "
+                            "the server keeps up; else step down (0: no check)", min=0)
+    sustain_tries: int = option(3, "int", "rates held at most: the breakpoint, then lower ones", min=1, max=10)
+    sustain_step: float = option(0.15, "float", "each rate held after one that did not hold is this much lower",
+                                 min=0.01, max=0.9)
     seed: int = option(0, "int", "seed=<n> appended to the script arguments with seed_arg")
     seed_arg: bool = option(False, "bool", "append seed=<seed> to the script arguments")
 

@@ -30,6 +30,13 @@ class ValidityThresholds(Params):
                                   "CPU: warn above", min=0, min_open=True, max=1)
     machine_busy_warn: float = option(0.95, "float", "share of all CPUs busy over the window: warn above (server "
                                       "and generator compete for CPU)", min=0, min_open=True, max=1)
+    others_warn: float = option(0.1, "float", "share of all CPUs other programs used beyond the session's quiet "
+                                "level (the least they used at any check while the server idled): warn above; a "
+                                "breakpoint probe waits for this much quiet before it starts", min=0, max=1)
+    others_fail: float = option(0.25, "float", "... fail above: the machine, not the server, set the numbers (a "
+                                "failed breakpoint probe is then inconclusive and probed again)", min=0, max=1)
+    shared_warn: float = option(0.25, "float", "share of all CPUs other programs used over the window, however "
+                                "steadily: warn above (a shared machine)", min=0, max=1)
     first_interval_factor: float = option(3.0, "float", "first interval's p99 over the median of the others: "
                                           "warn above (JIT or warm-up outlier)", min=1)
     first_interval_floor: float = option(0.001, "duration", "... unless the difference is below this", min=0)
@@ -50,6 +57,7 @@ class ValidityThresholds(Params):
                                     "down: see perflab.measure.hostspeed)", min=1, min_open=True)
 
     def _check(self):
-        for a, b in (("lag_share_warn", "lag_share_fail"), ("generator_cpu_warn", "generator_cpu_fail")):
+        for a, b in (("lag_share_warn", "lag_share_fail"), ("generator_cpu_warn", "generator_cpu_fail"),
+                     ("others_warn", "others_fail")):
             if getattr(self, a) > getattr(self, b):
                 raise ValueError(f"{a}: must be <= {b} ({getattr(self, b):g}), got {getattr(self, a):g}")

@@ -42,6 +42,7 @@ from ..targets import Target, TargetHandle, target_of
 from ..targets.profiler import RemoteProfiler
 from .generators import GeneratorHost
 from .load import DistributedLoad, check_split, lead_for
+from .quiet import QuietCheck, QuietLevel
 
 #: set by the report batch for each notebook it runs side by side with others
 RUN_TAG_ENV = "PERFLAB_RUN_TAG"
@@ -120,6 +121,8 @@ class Session:
         self.prefill_result: dict | None = None
         self.data_dir: Path | None = None
         self.calibrations: list[hostspeed.Calibration] = []
+        self.quiet = QuietLevel(lambda seconds: self.handle.others(seconds, self.hosts.on_server_machine),
+                                self.thresholds.others_warn, self.cancel)
         self._sig = None
         self._servers: list[dict] = []
 
@@ -221,7 +224,7 @@ class Session:
         lp = DistributedLoad(self.hosts, self.handle.entries, sent, Path(out_dir), self.placement.prefix("load"),
                              lead_for(self.hosts), timed, self.cancel).start()
         if lp.window_start is not None:
-            self.handle.cpu_at([lp.window_start, lp.window_start + sent.duration])
+            self.handle.cpu_at([lp.window_start, lp.window_start + sent.duration], self.hosts.on_server_machine)
         return lp
 
     def profiler(self, params, title: str, node: int | None = None, out_dir=None) -> RemoteProfiler:
@@ -236,6 +239,12 @@ class Session:
         cal = self.handle.calibrate()
         self.calibrations.append(cal)
         return cal
+
+    def wait_quiet(self, first_s: float, max_wait_s: float) -> QuietCheck:
+        """Before a measured load: other programs' CPU on the server host read for ``first_s`` while the target
+        idles, then waited out for up to ``max_wait_s`` while above the session's quiet level
+        (:mod:`perflab.core.quiet`); the loads after it are judged against that level."""
+        return self.quiet.wait(first_s, max_wait_s)
 
     def validity(self, res: LoadResult, started_at: float | None = None) -> Validity:
         """The validity record of a load that ran against this session's target; its ``host_speed`` check
@@ -252,7 +261,7 @@ class Session:
         before = [c for c in self.calibrations if c.at <= began][-1:]
         after = [c for c in self.calibrations if end and c.at >= end][:1]
         host = (before + after, self.calibrations) if before or after else None
-        v = assess(res, window, self.placement, self.thresholds, host)
+        v = assess(res, window, self.placement, self.thresholds, host, self.quiet.level if self.quiet.checks else None)
         if res.parts and (len(res.parts) > 1 or self.hosts.apart):
             per_host = {n: assess(part, None, None, self.thresholds) for n, part in res.parts.items()}
             v, bottleneck = with_hosts(v, per_host, self._sharing_note())
@@ -315,6 +324,8 @@ class Session:
                         raise
             if self.run is not None:
                 self.run.meta["servers"] = self._servers
+                if self.quiet.checks:
+                    self.run.meta["quiet"] = self.quiet.summary()
                 if self.calibrations:
                     self.run.meta["host_speed"] = {"loop": hostspeed.LOOP, "spread": hostspeed.spread(self.calibrations),
                                                    "calibrations": [c.to_dict() for c in self.calibrations]}

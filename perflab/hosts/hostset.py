@@ -139,6 +139,12 @@ class HostSet:
         return any(g.boot_id != self.server.boot_id or g.boot_id is None for g in self.generators
                    if g.name != self.server.name)
 
+    @property
+    def on_server_machine(self) -> list[int]:
+        """The worker processes on the server's machine (the generators there are the run's own load, not
+        another program's: :mod:`perflab.server.machine`)."""
+        return [h.pid for h in self.generators if h.pid and h.boot_id is not None and h.boot_id == self.server.boot_id]
+
     def host(self, name: str) -> HostInfo:
         return next(h for h in self.hosts if h.name == name)
 

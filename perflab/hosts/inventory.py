@@ -30,6 +30,8 @@ class HostInfo:
     cpus: int | None = None
     hostname: str | None = None
     boot_id: str | None = None
+    #: the worker's process (a host on the server's machine: its generators are the run's own load)
+    pid: int | None = None
     versions: dict = field(default_factory=dict)
     perflab_load_error: str | None = None
     clock_offset_s: float = 0.0
@@ -74,7 +76,7 @@ def survey(pool: HostPool, clocks: bool = True) -> list[HostInfo]:
     for addr, w in workers.items():
         f = facts.get(addr) or {}
         h = HostInfo(name=str(w.get("name", addr)), address=addr, roles=roles_of(w), cpus=f.get("cpus"),
-                     hostname=f.get("hostname"), boot_id=f.get("boot_id"), versions=f.get("versions") or {},
+                     hostname=f.get("hostname"), boot_id=f.get("boot_id"), pid=f.get("pid"), versions=f.get("versions") or {},
                      perflab_load_error=f.get("perflab_load_error"), repo=f.get("repo"))
         # a worker on this machine (the in-process one, a namespace) reads this machine's one clock
         h.clock_shared = pool.local or (mine is not None and h.boot_id == mine)

@@ -5,9 +5,12 @@ measured from the scheduled send time) is within the SLA, socket errors and 5xx 
 ``max_error_ratio`` of requests, and latency shows no upward trend within the probe (a queue that
 builds up means the rate is over the limit even while p99 still looks fine).
 
-A failing probe whose validity record says ``invalid`` for another reason than what it failed on (the
-generator was the bottleneck) neither passes nor fails: it is *inconclusive*, and the search never counts it
-as the server failing. A probe whose answers are not successes (400s, 5xx, no answer) or whose reads found no
+A failing probe whose validity record says ``invalid`` for another reason than what it failed on neither
+passes nor fails: it is *inconclusive*, and the search never counts it as the server failing. Its ``doubt``
+says whose the numbers were: ``generator`` when the generator was at its own limit (its busiest thread
+saturated a core: measured, not inferred from its lateness), ``machine`` when the machine took the CPU (other
+programs used more than at the session's quietest, or the generator fell behind its schedule while it had CPU
+to spare: it waited for one). A probe whose answers are not successes (400s, 5xx, no answer) or whose reads found no
 data (404s: an empty store) fails: no rate is "kept up with" by errors. A probe
 that meets every criterion passes whatever the generator's checks say: its lateness is inside the
 corrected latency, so it can only have made the server look worse.
@@ -21,18 +24,24 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from ..config import BreakpointCriteria
-from .validity import GENERATOR_CHECKS, OVERLOAD_SYMPTOMS, Level
+from .validity import NOT_AGAINST_A_PASS, OVERLOAD_SYMPTOMS, Level, Validity
+
+#: why an inconclusive probe's numbers were not the server's
+GENERATOR, MACHINE = "generator", "machine"
 
 
 @dataclass
 class Judgement:
     """What one probe showed: ``passed`` (``None``: inconclusive, the probe was invalid) and the
-    reasons (every failed criterion, or "ok: ..."); ``validity``: the probe's validity record (dict)."""
+    reasons (every failed criterion, or "ok: ..."); ``validity``: the probe's validity record (dict);
+    ``doubt``: an inconclusive probe's cause (:data:`GENERATOR` or :data:`MACHINE`), ``cause`` in words."""
 
     passed: bool | None
     reasons: list[str]
     metrics: dict = field(default_factory=dict)
     validity: dict | None = None
+    doubt: str | None = None
+    cause: str | None = None
 
     @property
     def reason(self) -> str:
@@ -86,6 +95,8 @@ def evaluate(result, criteria: BreakpointCriteria | None = None, validity=None) 
         reasons.append(f"p99 {p99:.2f} ms > SLA {c.sla_p99 * 1000:g} ms")
     if not (err <= c.max_error_ratio):
         reasons.append(f"not served {errs}/{n} = {err:.2%} > {c.max_error_ratio:.2%}")
+    others = validity.checks.get("others") if validity is not None else None
+    metrics["others_cores"] = others.value if others is not None and others.status != "n/a" else None
     hits = validity.checks.get("hits") if validity is not None else None
     if hits is not None and hits.status == "fail":
         reasons.append(hits.note.split(":")[0])   # reads that found no data: no rate is kept up with by 404s
@@ -97,12 +108,28 @@ def evaluate(result, criteria: BreakpointCriteria | None = None, validity=None) 
             # what is left decides whether it is inconclusive (the generator, not the server, set the numbers)
             doubt = validity.ignoring(OVERLOAD_SYMPTOMS + ("hits",))
             if doubt.level is Level.INVALID:
-                return Judgement(None, ["inconclusive, the probe is invalid: " + "; ".join(doubt.reasons)], metrics,
-                                 vd)
+                kind, why = cause(doubt)
+                return Judgement(None, [f"inconclusive, {why}: " + "; ".join(doubt.reasons)], metrics, vd, kind, why)
             vd = validity.ignoring(OVERLOAD_SYMPTOMS).to_dict()
         return Judgement(False, reasons, metrics, vd)
     if validity is not None:
-        # the rate was achieved and p99 met the SLA with the generator's lateness inside it: a slow or
-        # late generator can only have made the server look worse, so it does not void a pass
-        vd = validity.ignoring(GENERATOR_CHECKS).to_dict()
+        # the rate was achieved and p99 met the SLA with the generator's lateness inside it: a slow or late
+        # generator, or other programs' CPU, can only have made the server look worse, so they do not void a pass
+        vd = validity.ignoring(NOT_AGAINST_A_PASS).to_dict()
     return Judgement(True, [f"ok: achieved {ratio:.1%}, p99 {p99:.2f} ms, errors {errs}"], metrics, vd)
+
+
+def cause(doubt: Validity) -> tuple[str, str]:
+    """Whose numbers an invalid probe shows, as ``(kind, words)``: the generator at its own limit (a thread
+    saturated), else the machine (other programs' CPU, or a generator that fell behind with CPU to spare)."""
+    failed = {name for name, c in doubt.checks.items() if c.status == "fail"}
+    if "generator_cpu" in failed:
+        return GENERATOR, "the generator was at its limit"
+    if "others" in failed:
+        return MACHINE, "the machine was busy"
+    if "schedule_lag" in failed:
+        wait = doubt.checks.get("generator_runqueue")
+        waited = f" (its threads waited {wait.value:.0%} of the window for a CPU)" \
+            if wait is not None and isinstance(wait.value, float) else ""
+        return MACHINE, f"the machine starved the generator{waited}"
+    return MACHINE, "the measurement is invalid"

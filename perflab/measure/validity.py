@@ -44,6 +44,10 @@ class Level(StrEnum):
 
 #: checks that, when they fail, mean the generator was the bottleneck
 GENERATOR_CHECKS = ("schedule_lag", "generator_cpu")
+#: checks that, when they fail, mean other programs on the machine took the CPU the server or the generator needed
+MACHINE_CHECKS = ("others",)
+#: doubts about a measurement that cannot void a probe that kept up: they can only make the server look worse
+NOT_AGAINST_A_PASS = GENERATOR_CHECKS + MACHINE_CHECKS
 #: what an overloaded server shows by itself: in a breakpoint probe that failed, these are what the probe
 #: found, not doubts about the measurement (which the other checks, the generator's above all, still raise)
 OVERLOAD_SYMPTOMS = ("achieved_rate", "served", "stationarity", "errors")
@@ -219,6 +223,26 @@ def _machine(server, t: ValidityThresholds) -> Check:
                  t.machine_busy_warn, note)
 
 
+def _others(server, quiet: float | None, t: ValidityThresholds) -> Check:
+    """Other programs' CPU over the window (:mod:`perflab.server.machine`) against the session's quiet level
+    (:mod:`perflab.core.quiet`): more than at the quietest moment means the machine changed under the probe.
+    Its value is their cores, its limit the cores it was held to."""
+    others = getattr(server, "others", None)
+    if others is None:
+        return Check("n/a", note="other programs' CPU was not read at the window's edges")
+    note = f"other programs used {others.describe()} over the window"
+    if quiet is not None:
+        note += f", {quiet:.2f} at the session's quietest"
+        for status, share, why in (("fail", t.others_fail, "the machine, not the server, set these numbers"),
+                                   ("warn", t.others_warn, "the machine was busier than at its quietest")):
+            if others.cores > quiet + share * others.cpus:
+                return Check(status, others.cores, round(quiet + share * others.cpus, 3), f"{note}: {why}")
+    if others.share > t.shared_warn:
+        return Check("warn", others.cores, t.shared_warn * others.cpus, note + ": a shared machine")
+    bound = quiet + t.others_warn * others.cpus if quiet is not None else t.shared_warn * others.cpus
+    return Check("ok", others.cores, round(bound, 3), note)
+
+
 def _sharing(placement) -> Check:
     if placement is None:
         return Check("n/a", note="placement not recorded")
@@ -283,11 +307,12 @@ def _host_speed(host, t: ValidityThresholds) -> Check:
 
 
 def assess(load, server=None, placement=None, thresholds: ValidityThresholds | None = None,
-           host=None) -> Validity:
+           host=None, quiet: float | None = None) -> Validity:
     """The validity record of one load (a :class:`~perflab.measure.result.LoadResult`); ``server``: the
     server's :class:`~perflab.server.cpu.CpuWindow` over the measured window; ``placement``: the
     :class:`~perflab.server.placement.Placement` used; ``host``: ``(calibrations around the window, all
-    of the session's)`` (:class:`~perflab.measure.hostspeed.Calibration`)."""
+    of the session's)`` (:class:`~perflab.measure.hostspeed.Calibration`); ``quiet``: the cores other programs
+    used at the session's quietest (:mod:`perflab.core.quiet`; ``None``: not checked)."""
     t = thresholds or ValidityThresholds()
     if not isinstance(t, ValidityThresholds):
         raise ValueError(f"thresholds must be a ValidityThresholds, got {type(t).__name__}")
@@ -300,6 +325,7 @@ def assess(load, server=None, placement=None, thresholds: ValidityThresholds | N
         "generator_runqueue": _runqueue(load, t),
         "server_cpu": _server_cpu(server, placement),
         "machine_cpu": _machine(server, t),
+        "others": _others(server, quiet, t),
         "cpu_sharing": _sharing(placement),
         "first_interval": _first_interval(load, t),
         "stationarity": _stationarity(load, t),

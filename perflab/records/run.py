@@ -78,6 +78,11 @@ def dump_json(obj, path: Path) -> None:
     os.replace(tmp, path)
 
 
+#: what a breakpoint row says beyond its rate and interval: what it kept up with when it shows no breakpoint, the
+#: search's own point and whether the reported rate held for a sustain window (:mod:`perflab.breakpoint.hold`)
+HELD_FIELDS = ("at_least", "search_rate", "sustain_s", "held", "overestimate", "why")
+
+
 @dataclass
 class RecordedSearch:
     """A breakpoint search read back from its run: the row the report and the index show, every probe
@@ -262,7 +267,8 @@ class Run:
                 "connections": res.get("connections") or (params.get("load") or {}).get("connections"),
                 "mode": (params.get("server") or {}).get("mode"), "rate": rate,
                 "interval": list(res.get("interval") or [rate, None]), "verdict": res.get("verdict"),
-                "validity": self.validity, "run_id": self.id}
+                "validity": self.validity, "run_id": self.id,
+                **{k: res.get(k) for k in HELD_FIELDS}}
 
     def search(self) -> RecordedSearch:
         """A breakpoint run's search: its row, every probe and the load at the breakpoint."""

@@ -94,7 +94,7 @@ and were not run: {% for n in skipped %}<b>{{ n.notebook }}</b>{% if not loop.la
 <tr><th>workload</th><th>connections</th><th>mode</th><th>breakpoint</th><th>interval</th><th>outcome</th><th>validity</th><th>from</th></tr>
 {% for b in breakpoints %}
 <tr><td>{{ b.workload }}</td><td class="num">{{ b.connections or "" }}</td><td>{{ b.mode or "" }}</td>
-<td class="num">{% if b.rate is not none %}<b>{{ num(b.rate) }}</b> req/s{% else %}<span class="failed">none passed</span>{% endif %}</td><td class="num">{{ interval(b.interval) }}</td>
+<td class="num">{% if b.rate is not none %}<b>{{ num(b.rate) }}</b> req/s{% if b.held %}<br><span class="small">{{ hold_note(b) }}</span>{% endif %}{% else %}<span class="failed">{{ no_breakpoint(b) }}</span>{% endif %}</td><td class="num">{{ interval(b.interval) }}</td>
 <td>{{ b.verdict or "" }}</td><td>{{ badge(b.validity) }}</td>
 <td class="small">{% if b.page %}<a href="{{ b.page }}">{{ b.notebook }}</a>{% else %}{{ b.notebook }}{% endif %}{% if b.run_path %} &middot; <a class="mono" href="{{ b.run_path }}/">run</a>{% endif %}</td></tr>
 {% endfor %}
@@ -249,7 +249,8 @@ def render(report, plotly_js: str | None = "assets/plotly.min.js") -> str:
         estimates=estimates, previews=previews,
         overview="breakpoint-overview" in figures, overview_height=overview_height,
         figures=_script_json(figures) if figures else None, plotly_js=plotly_js if figures else None,
-        key_text=fnd.key_number_text, num=fmt.number, interval=fmt.interval,
+        key_text=fnd.key_number_text, num=fmt.number, interval=fmt.interval, hold_note=fnd.hold_note,
+        no_breakpoint=fnd.no_breakpoint,
         gib=lambda b: f"{b / 2**30:.1f}" if b else "?",
         badge=lambda v, reasons=(): Markup(fnd.validity_badge(v, reasons)),
         runs_validity_text=_runs_validity_text, validity_reasons=_validity_reasons)

@@ -24,8 +24,11 @@ import numpy as np
 import pandas as pd
 
 from ..sampling import Periodic
+from . import machine
 
 _TICK = os.sysconf("SC_CLK_TCK")
+#: an edge snapshot this close to a window's edge (seconds) is taken as at it (its timer fires late on a busy machine)
+_EDGE_S = 0.25
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
@@ -83,11 +86,14 @@ class CpuWindow:
     rss_max: int | None
     machine_busy: float
     cpus: int
+    #: other programs' CPU over the window (:mod:`perflab.server.machine`); ``None`` when its edges were not
+    #: known ahead
+    others: machine.OtherLoad | None = None
 
     def to_dict(self) -> dict:
         return {"cpu_s": round(self.cpu_s, 3), "cores": round(self.cores, 3), "rss_max": self.rss_max,
                 "machine_busy": round(self.machine_busy, 3), "cpus": self.cpus,
-                "window": [self.start, self.end]}
+                "window": [self.start, self.end], "others": self.others.to_dict() if self.others else None}
 
 
 class ProcessCpu(Periodic):
@@ -102,6 +108,8 @@ class ProcessCpu(Periodic):
         super().__init__(interval_s, "perflab-cpu")
         self.pids = pids
         self.samples: list[tuple] = []   # t, slot, pid, cpu_s, rss, busy, total
+        self.edges: list[machine.Snapshot] = []   # every process, at the edges of windows known ahead
+        self.ours: set[int] = set()   # more processes of the run's own (generator hosts' workers on this machine)
 
     def sample(self) -> None:
         busy, total = machine_cpu()
@@ -112,16 +120,38 @@ class ProcessCpu(Periodic):
             if rss:   # no resident memory: a process that is gone (a zombie until reaped)
                 self.samples.append((t, slot, pid, cpu, rss, busy, total))
 
-    def at(self, times) -> None:
+    def at(self, times, ours=()) -> None:
         """One more sample at each of ``times`` (epoch seconds, on this host's clock): a window's edges known
         ahead, so that :meth:`window` need not interpolate over a quarter of a second in which the load
-        stopped."""
+        stopped; with every process's CPU (:meth:`others`), ``ours`` being the run's own too."""
+        self.ours = set(ours)
         now = time.time()
         for t in times:
             if t is not None and t > now:
-                timer = threading.Timer(t - now, self._sample)
+                timer = threading.Timer(t - now, self._edge)
                 timer.daemon = True
                 timer.start()
+
+    def _edge(self) -> None:
+        self._sample()
+        try:
+            self.edges.append(machine.snapshot())
+        except OSError:
+            pass   # best effort, as every sample
+
+    def others(self, start: float, end: float) -> machine.OtherLoad | None:
+        """Other programs' CPU between the edge snapshots at ``start`` and ``end`` (``None`` without them)."""
+        def near(t):
+            got = [s for s in self.edges if abs(s.t - t) <= _EDGE_S]
+            return min(got, key=lambda s: abs(s.t - t)) if got else None
+        a, b = near(start), near(end)
+        if a is None or b is None:
+            return None
+        return machine.others(a, b, {os.getpid(), *self.pids().values(), *self.ours})
+
+    def idle_others(self, seconds: float, ours=()) -> machine.OtherLoad:
+        """Other programs' CPU over the next ``seconds`` (call it while no load runs: a quiet check)."""
+        return machine.measure(seconds, {*self.pids().values(), *ours})
 
     def _frame(self) -> pd.DataFrame:
         return pd.DataFrame(list(self.samples), columns=["t", "node", "pid", "cpu_s", "rss", "busy", "total"])
@@ -158,4 +188,4 @@ class ProcessCpu(Periodic):
         inside = df[(df["t"] >= start) & (df["t"] <= end)]
         rss = int(inside.groupby("t")["rss"].sum().max()) if len(inside) else None
         return CpuWindow(start, end, cpu, cpu / (end - start), rss, busy / total if total > 0 else float("nan"),
-                         os.cpu_count() or 1)
+                         os.cpu_count() or 1, self.others(start, end))

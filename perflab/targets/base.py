@@ -32,6 +32,7 @@ from ..measure import hostspeed
 from ..profiling import bridge
 from ..profiling.codemap import CodeMap
 from ..profiling.profiler import Profiler
+from ..server import machine
 from ..server.stats import stats_frame
 
 #: seconds a remote call that should be quick may take
@@ -142,6 +143,7 @@ class TargetHost(Agent):
         self.cpu_prefix: list[str] = []
         self.stats_interval = 1.0
         self.listen: str | None = None
+        self.cpu = None   # the processes' CPU sampler (perflab.server.cpu.ProcessCpu), once started
 
     # --- storage ------------------------------------------------------------------------------------
     def prepare(self, target: Target, log_dir: str | None, data_dir: str | None, scratch: str | None,
@@ -204,9 +206,9 @@ class TargetHost(Agent):
         """Each process's cores and RSS over time (:meth:`perflab.server.cpu.ProcessCpu.frame`)."""
         raise NotImplementedError
 
-    def cpu_at(self, times: list[float]) -> None:
+    def cpu_at(self, times: list[float], ours: list[int]) -> None:
         """Sample the target's CPU at each of ``times`` too (a window's edges known ahead: this host's clock;
-        :meth:`perflab.server.cpu.ProcessCpu.at`)."""
+        :meth:`perflab.server.cpu.ProcessCpu.at`), and every process's, ``ours`` being the run's own."""
         raise NotImplementedError
 
     def files(self) -> dict[str, str]:
@@ -221,6 +223,12 @@ class TargetHost(Agent):
         """The machine's own speed (:mod:`perflab.measure.hostspeed`), timed here, while the server idles."""
         self.heard()
         return hostspeed.calibrate()
+
+    def others(self, seconds: float, ours: list[int]) -> machine.OtherLoad:
+        """Other programs' CPU on this host over the next ``seconds`` (:mod:`perflab.server.machine`; ``ours``:
+        more processes of the run's own): call it while no load runs."""
+        self.heard()
+        return self.cpu.idle_others(seconds, ours) if self.cpu is not None else machine.measure(seconds, ours)
 
     # --- async-profiler: one recording per slot (the server, or each node of a cluster) -----------------
     def profile_prepare(self, params, name: str, title: str, out_dir: str | None = None,
@@ -333,14 +341,17 @@ class TargetHandle:
     def cpu_frame(self, t0: float | None) -> pd.DataFrame | None:
         return self._host.cpu_frame(t0).result(timeout=CALL_S)
 
-    def cpu_at(self, times: list[float]) -> None:
-        self._host.cpu_at(list(times)).result(timeout=CALL_S)
+    def cpu_at(self, times: list[float], ours: list[int]) -> None:
+        self._host.cpu_at(list(times), list(ours)).result(timeout=CALL_S)
 
     def files(self) -> dict[str, str]:
         return self._host.files().result(timeout=CALL_S)
 
     def calibrate(self):
         return self._host.calibrate().result(timeout=CALL_S)
+
+    def others(self, seconds: float, ours: list[int]) -> machine.OtherLoad:
+        return self._host.others(seconds, list(ours)).result(timeout=CALL_S + seconds)
 
     def load_for(self, load: LoadParams) -> LoadParams:
         return self.target.load_for(load)

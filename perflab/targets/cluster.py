@@ -38,7 +38,7 @@ class ClusterHost(TargetHost):
     def __init__(self, name: str, *args):
         super().__init__(name, *args)
         self.cluster: Cluster | None = None
-        self.stats = self.cpu = self.faults = self.checker = None
+        self.stats = self.faults = self.checker = None
 
     @property
     def owned(self) -> bool:
@@ -99,10 +99,10 @@ class ClusterHost(TargetHost):
     def cpu_frame(self, t0: float | None):
         return self.cpu.frame(t0) if self.cpu is not None else None
 
-    def cpu_at(self, times: list[float]) -> None:
+    def cpu_at(self, times: list[float], ours: list[int]) -> None:
         self.heard()
         if self.cpu is not None:
-            self.cpu.at(times)
+            self.cpu.at(times, ours)
 
     def files(self) -> dict[str, str]:
         """The logs and events of the nodes this target started, by their path in the run directory."""

@@ -25,7 +25,7 @@ class ServerHost(TargetHost):
 
     def __init__(self, name: str, *args):
         super().__init__(name, *args)
-        self.server = self.stats = self.cpu = None
+        self.server = self.stats = None
         self.paused = False
 
     def _start(self) -> dict:
@@ -90,10 +90,10 @@ class ServerHost(TargetHost):
     def cpu_frame(self, t0: float | None):
         return self.cpu.frame(t0) if self.cpu is not None else None
 
-    def cpu_at(self, times: list[float]) -> None:
+    def cpu_at(self, times: list[float], ours: list[int]) -> None:
         self.heard()
         if self.cpu is not None:
-            self.cpu.at(times)
+            self.cpu.at(times, ours)
 
     def files(self) -> dict[str, str]:
         """The server's log and event lines so far, by their name in the run directory."""

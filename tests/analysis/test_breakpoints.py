@@ -20,7 +20,8 @@ def _bp(rate, interval, judged=(), outcome="resolved"):
     from perflab import BreakpointCriteria, BreakpointParams
     from perflab.breakpoint import BreakpointResult, Outcome, Probe
     from perflab.measure.judgement import Judgement
-    probes = [Probe(i, r, Judgement(ok, [why], {}, {"verdict": "valid", "reasons": []}), "bisect")
+    probes = [Probe(i, r, Judgement(ok, [why], {}, {"verdict": "valid", "reasons": []},
+                                    cause=None if ok is not None else "the generator was at its limit"), "bisect")
               for i, (r, ok, why) in enumerate(judged)]
     rates = [r for r, ok, _ in judged if ok is not None]
     edges = (max((r for r, ok, _ in judged if ok), default=None), min((r for r, ok, _ in judged if ok is False), default=None))
@@ -34,7 +35,7 @@ def test_breakpoint_sentence_gives_the_interval_and_the_first_failing_probe():
     text = bsay.describe_breakpoint("GET, 64 connections", r)
     assert text == ("**GET, 64 connections** keeps up to 2,000 req/s (interval [1,920, 2,184] req/s, resolved; "
                     "probes valid); the lowest failing probe, 2,100 req/s, failed because achieved 91% < 99%; "
-                    "1 probe(s) were invalid (the generator was the limit) and not counted (5 probes).")
+                    "1 probe(s) were not counted (the generator was at its limit) (5 probes).")
     # the machine's own speed: said when it changed beyond the threshold, not otherwise
     r.host_spread, r.host_limit = 2.31, 1.25
     assert bsay.describe_breakpoint("GET", r).endswith(
@@ -43,7 +44,7 @@ def test_breakpoint_sentence_gives_the_interval_and_the_first_failing_probe():
     r.host_spread = 1.1
     assert bsay.describe_breakpoint("GET", r).endswith("(5 probes).")
     none = bsay.describe_breakpoint("PUT", _bp(None, (None, 10), [(10, False, "p99")], "none-passed"))
-    assert none.startswith("**PUT**: no probed rate met the criteria (none-passed)")
+    assert none.startswith("**PUT**: none passed (below 10 req/s)")
 
 
 def test_breakpoints_differ_only_when_their_intervals_do_not_overlap():
@@ -107,7 +108,7 @@ def test_answers_follow_the_rows():
             {"workload": "GET", "connections": 64, "mode": None, "rate": None, "interval": [None, 500.0]}]
     assert bsay.answer_breakpoints(rows) == (
         "PUT, 1 connection (sync) keeps up to 1,000 req/s (interval [1,000, 1,100]); "
-        "GET, 64 connections: no probed rate passed.")
+        "GET, 64 connections: none passed (below 500 req/s).")
     a, b = {"rate": 1000.0, "interval": [1000.0, 2000.0]}, {"rate": 3000.0, "interval": [3000.0, None]}
     assert bsay.compare_breakpoint_rows("sync", a, "async", b) == \
         "async's breakpoint is higher than sync's (sequential intervals): intervals [1,000, 2,000] and [3,000, open) do " \
@@ -240,9 +241,32 @@ def test_the_searches_their_spectrum_at_the_limit_findings_and_answer():
 def test_a_search_in_one_line_and_the_machines_speed():
     r = RESULTS["GET, 64 connections"]
     assert bsay.estimate(r) == "2,000 req/s (interval [2,000, 2,400], resolved)"
-    assert bsay.estimate(RESULTS["PUT, 64 connections"]) == "none (none-passed)"
+    assert bsay.estimate(RESULTS["PUT, 64 connections"]) == "none passed (below 500 req/s)"
     assert bsay.host_note(r) is None
     r.host_spread, r.host_limit = 1.1, 1.25
     assert bsay.host_note(r) == ("the machine's speed held during the search: a fixed loop before each probe took up to "
                                  "1.10x its fastest time (warn above 1.25x)")
     r.host_spread = None
+
+
+def test_a_breakpoint_says_whether_it_held_and_what_it_says_without_a_number():
+    from perflab.analysis.findings import headline, key_breakpoint, key_number_text
+    held = {"rate": 2000.0, "interval": [1920.0, 2080.0], "verdict": "resolved", "held": True, "sustain_s": 20.0,
+            "search_rate": 2000.0, "overestimate": None}
+    assert headline(held) == "2,000 req/s (interval [1,920, 2,080], resolved; held for 20 s)"
+    stepped = {**held, "rate": 1700.0, "interval": [1632.0, 2000.0], "overestimate": 2000 / 1700 - 1}
+    assert headline(stepped) == ("1,700 req/s (interval [1,632, 2,000], resolved; held for 20 s, where the search's "
+                                 "2,000 req/s did not: its short probes overestimated the breakpoint by 18%)")
+    unheld = {"rate": None, "interval": [None, 1445.0], "verdict": "unresolved", "held": False, "sustain_s": 20.0,
+              "search_rate": 2000.0}
+    assert headline(unheld) == ("no rate held for 20 s: the breakpoint is below 1,445 req/s (the search's short probes "
+                                "said 2,000 req/s)")
+    busy = {"rate": None, "interval": [None, None], "verdict": "cannot-tell", "at_least": 1544.0,
+            "why": "9 of 14 probes could not be judged (the machine was busy)"}
+    assert headline(busy) == ("cannot tell (9 of 14 probes could not be judged (the machine was busy)); kept up at "
+                              "1,544 req/s at least")
+    # the key number of a search that could not tell is its words, never a number
+    key = key_breakpoint({**busy, "workload": "PUT", "connections": 16}, "{workload} breakpoint")
+    assert key["value"] is None and key_number_text(key) == headline(busy)
+    assert key_number_text(key_breakpoint({**held, "workload": "GET", "connections": 1}, "x")) == (
+        "2,000 req/s (interval [1,920, 2,080]); held for 20 s")

@@ -138,7 +138,10 @@ def test_breakpoint_row_from_a_search(tmp_path):
                            BreakpointParams(), BreakpointCriteria(), "converged", run=run, edges=(2000.0, 2400.0))
     row = findings.breakpoint_row(res)
     assert row == {"workload": "GET", "connections": 64, "mode": "async", "rate": 2000.0,
-                   "interval": [1920.0, 2496.0], "verdict": "resolved", "validity": "suspect", "run_id": run.id}
+                   "interval": [1920.0, 2496.0], "verdict": "resolved", "validity": "suspect", "run_id": run.id,
+                   # recorded by a search that held its breakpoint (or could not tell); none here
+                   "at_least": None, "search_rate": None, "sustain_s": None, "held": None, "overestimate": None,
+                   "why": None}
     assert findings.breakpoint_row(res, workload="GET /v0/entity", mode="sync")["mode"] == "sync"
 
 

@@ -57,7 +57,8 @@ TINY = {
             "prefill_keys": 5000, "profile_events": "cpu"}},
         {"notebook": "02-breakpoint", "parameters": {
             "probe_duration": 1, "warmup": 0.5, "ramp_duration": 2, "connections": [4], "start_rate": 500, "repeats": 1, "max_probes": 2,
-            "prefill_keys": 5000, "include_ceiling": False, "sla_p99": SLA, "server_warmup": 0.5, "cooldown": 0}},
+            "prefill_keys": 5000, "include_ceiling": False, "sla_p99": SLA, "server_warmup": 0.5, "cooldown": 0,
+            "sustain": 1, "quiet_wait": 1}},
         {"notebook": "03-sync-vs-async", "parameters": {
             "modes": ["sync", "async"], "probe_duration": 1, "warmup": 0.5, "ramp_duration": 2, "connections": 4, "start_rate": 500,
             "repeats": 1, "max_probes": 2, "prefill_keys": 5000, "profile_duration": 1, "profile_events": "cpu", "sla_p99": SLA, "server_warmup": 0.5, "cooldown": 0,

@@ -17,7 +17,7 @@ TINY = {"name": "tiny-foreign", "notebooks": [
         "prefill_keys": 2000, "profile_events": "cpu"}},
     {"notebook": "02-breakpoint", "parameters": {
         "probe_duration": 1, "warmup": 1, "ramp_duration": 2, "connections": [4], "start_rate": 200, "repeats": 1, "max_probes": 2,
-        "prefill_keys": 2000, "include_ceiling": False, "sla_p99": "200ms"}},
+        "prefill_keys": 2000, "include_ceiling": False, "sla_p99": "200ms", "sustain": 1, "quiet_wait": 1}},
     {"notebook": "05-storage", "parameters": {}},
 ]}
 

@@ -5,6 +5,7 @@ A notebook tells it with a few calls (``results``: label -> BreakpointResult; ``
 breakpoint rows, :func:`perflab.analysis.findings.breakpoint_row`)::
 
     breakpoints.searches(results, rows).show()          # the table, each search in words
+    breakpoints.holds(results).show()                   # the sustain windows that held each breakpoint
     breakpoints.breakpoint_curve(results).show()        # latency against the offered rate
     breakpoints.at_limit(results).show()                # the spectrum at each breakpoint
     findings.show(breakpoints.findings(results, rows))
@@ -23,13 +24,13 @@ from ..latency import describe_spectra, percentile_spectrum
 from ..section import Section
 from .figures import breakpoint_curve, breakpoint_overview
 from .sentences import (answer_breakpoints, compare_breakpoint_rows, compare_breakpoints, compare_by_connections,
-                        describe_breakpoint, describe_breakpoints, describe_ceiling_shares, describe_search_validity,
-                        describe_unresolved, estimate, host_note, placement_table)
-from .tables import at_breakpoints, breakpoint_table
+                        describe_breakpoint, describe_breakpoints, describe_ceiling_shares, describe_hold,
+                        describe_search_validity, describe_unresolved, estimate, host_note, placement_table)
+from .tables import at_breakpoints, breakpoint_table, hold_table
 
 __all__ = [
     # what a notebook calls
-    "searches", "at_limit", "findings", "answer", "breakpoint_curve",
+    "searches", "holds", "at_limit", "findings", "answer", "breakpoint_curve",
     # what the other subjects, the report and the command line build on
     "breakpoint_table", "breakpoint_overview", "describe_breakpoint", "describe_breakpoints", "compare_breakpoints",
     "compare_breakpoint_rows", "describe_search_validity", "estimate", "host_note",
@@ -47,6 +48,15 @@ def searches(results: Mapping, rows: list[dict]) -> Section:
     return Section([breakpoint_table(results), *describe_breakpoints(results), placement_table(rows)])
 
 
+def holds(results: Mapping) -> Section:
+    """The sustain windows beside the searches: every window's rate, length and judgement, and each search's
+    in words (held, or stepped down with how much the short probes overestimated the breakpoint)."""
+    said = [t for t in (describe_hold(k, r) for k, r in results.items()) if t]
+    if not said:
+        return Section(["No breakpoint was held for a sustain window (sustain = 0, or no search found one)."])
+    return Section([hold_table(results), *said])
+
+
 def at_limit(results: Mapping) -> Section:
     """The percentile spectrum of each search's highest passing probe, what "keeping up" looks like right
     below the limit, and each one in words."""
@@ -61,8 +71,8 @@ def at_limit(results: Mapping) -> Section:
 def findings(results: Mapping, rows: list[dict]) -> list[str]:
     """Each search in words, each breakpoint against the request-handling ceiling (the ``status`` workload),
     each workload's connection counts compared, and the searches that did not resolve."""
-    return [*describe_breakpoints(results), *describe_ceiling_shares(rows), *compare_by_connections(rows),
-            describe_unresolved(results)]
+    return [*describe_breakpoints(results), *[t for t in (describe_hold(k, r) for k, r in results.items()) if t],
+            *describe_ceiling_shares(rows), *compare_by_connections(rows), describe_unresolved(results)]
 
 
 def answer(results: Mapping, rows: list[dict]) -> Finding:

@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 
 from ... import fmt
 from ...breakpoint import BreakpointResult
+from ...breakpoint.hold import PHASE as HOLD
 from .. import labels
 from ..marks import sla_line
 
@@ -20,13 +21,13 @@ def _probe_rows(pr) -> pd.DataFrame:
         for p in pr.probes:
             m = p.judgement.metrics or {}
             v = p.validity
-            rows.append({"rate": p.rate, "passed": p.judgement.passed, "reason": p.judgement.reason,
+            rows.append({"rate": p.rate, "phase": p.phase, "passed": p.judgement.passed, "reason": p.judgement.reason,
                          "p50_ms": m.get("p50_ms"), "p99_ms": m.get("p99_ms"), "p999_ms": m.get("p999_ms"),
                          "achieved_rate": m.get("achieved_rate", p.rate),
                          "validity": v.get("verdict") if isinstance(v, dict) else None,
                          "validity_reasons": "; ".join(v.get("reasons") or []) if isinstance(v, dict) else ""})
-        df = pd.DataFrame(rows, columns=["rate", "passed", "reason", "p50_ms", "p99_ms", "p999_ms", "achieved_rate",
-                                         "validity", "validity_reasons"])
+        df = pd.DataFrame(rows, columns=["rate", "phase", "passed", "reason", "p50_ms", "p99_ms", "p999_ms",
+                                         "achieved_rate", "validity", "validity_reasons"])
     elif isinstance(pr, pd.DataFrame):
         df = pr.copy()
     elif isinstance(getattr(pr, "table", None), pd.DataFrame):   # a search read back from its records
@@ -41,8 +42,9 @@ def _probe_rows(pr) -> pd.DataFrame:
 def breakpoint_curve(probes, breakpoint: float | None = None, sla_ms: float | None = None,
                      title: str | None = None) -> go.Figure:
     """The breakpoint curve: p99 of every probe against its offered rate (log latency), passing probes as
-    filled circles, failing ones as crosses, inconclusive ones as open diamonds (hover: the reason; a thick
-    amber or black ring: a probe whose validity is suspect or invalid); lines through the median p50, p99
+    filled circles, failing ones as crosses, inconclusive ones as open diamonds, the sustain windows that held
+    the breakpoint (:mod:`perflab.breakpoint.hold`) as squares (hover: the reason; a thick amber or black ring:
+    a probe whose validity is suspect or invalid); lines through the median p50, p99
     and p99.9 at each rate (a rate probed several times has one point per line), the SLA line,
     and each search's breakpoint with its interval (a diamond with a horizontal bar from the highest
     passing to the lowest failing rate; an open end when nothing failed above it).
@@ -73,9 +75,13 @@ def breakpoint_curve(probes, breakpoint: float | None = None, sla_ms: float | No
         validity = [v if isinstance(v, str) else None for v in (df["validity"] if "validity" in df else [None] * len(df))]
         why_valid = [v if isinstance(v, str) else "" for v in (df["validity_reasons"] if "validity_reasons" in df
                                                               else [""] * len(df))]
-        hover = [f"{prefix}{fmt.rate(r)} offered<br>achieved {a:,.1f}/s<br>p99 {fmt.ms(p)}<br>{why}"
+        held = [isinstance(ph, str) and ph.startswith(HOLD) for ph in (df["phase"] if "phase" in df
+                                                                      else [None] * len(df))]
+        hover = [f"{prefix}{fmt.rate(r)} offered" + (" (sustain window)" if h else "")
+                 + f"<br>achieved {a:,.1f}/s<br>p99 {fmt.ms(p)}<br>{why}"
                  + (f"<br>validity: {v}" + (f" ({vr})" if vr else "") if v else "")
-                 for r, a, p, why, v, vr in zip(df["rate"], achieved, df["p99_ms"], reasons, validity, why_valid)]
+                 for r, a, p, why, v, vr, h in zip(df["rate"], achieved, df["p99_ms"], reasons, validity, why_valid,
+                                                   held)]
         # passed: True, False, or empty (an inconclusive probe, read back as NaN)
         state = ["pass" if v is True or v == 1 else "fail" if v is False or v == 0 else "inconclusive"
                  for v in df["passed"]]
@@ -84,7 +90,8 @@ def breakpoint_curve(probes, breakpoint: float | None = None, sla_ms: float | No
         width = [3 if v in ("suspect", "invalid") else 1 for v in validity]
         fig.add_trace(go.Scatter(
             x=df["rate"], y=df["p99_ms"], mode="markers", name=f"{prefix}p99 of each probe", legendgroup=str(n),
-            marker=dict(size=11, symbol=[{"pass": "circle", "fail": "x"}.get(k, "diamond-open") for k in state],
+            marker=dict(size=11, symbol=[{"pass": "square" if h else "circle", "fail": "square-x" if h else "x"}
+                                         .get(k, "diamond-open") for k, h in zip(state, held)],
                         color=[{"pass": "#2ca02c", "fail": "#d62728"}.get(k, "#7f7f7f") for k in state],
                         line=dict(width=width, color=ring)),
             hovertext=hover, hoverinfo="text"))

@@ -16,13 +16,21 @@ from ...config.validity import ValidityThresholds
 from ...measure.methods import Method
 from ...measure.significance import Direction, compare_intervals
 from .. import labels
+from ..findings import headline, hold_note, no_breakpoint
+
+
+def row_of(result) -> dict:
+    """A :class:`~perflab.breakpoint.BreakpointResult` as the keys of a breakpoint row the sentences read (the
+    recorded row has the same: :meth:`perflab.records.Run.breakpoint_row`)."""
+    return {"rate": result.rate, "interval": list(result.interval), "verdict": str(result.outcome),
+            "at_least": result.at_least, "search_rate": result.search_rate, "held": result.held,
+            "sustain_s": result.params.sustain if result.holds else None, "overestimate": result.overestimate,
+            "why": result.why}
 
 
 def estimate(result) -> str:
-    """A search's breakpoint: '50,000 req/s (interval [48,000, 52,000], resolved)', or 'none (none-passed)'."""
-    if result.rate is None:
-        return f"none ({result.outcome})"
-    return f"{fmt.rate(result.rate)} (interval {fmt.interval(result.interval)}, {result.outcome})"
+    """A search's breakpoint in one phrase (:func:`headline`)."""
+    return headline(row_of(result))
 
 
 def host_note(result) -> str | None:
@@ -40,19 +48,27 @@ def describe_breakpoint(label: str, result) -> str:
     """'**GET, 64 connections** keeps up to 50,000 req/s (interval 48,000-52,000, resolved; probes
     valid); the lowest rate that failed every probe, 52,000 req/s, failed because p99 12.1 ms > 10 ms
     (11 probes).' from a :class:`~perflab.breakpoint.BreakpointResult`."""
+    row = row_of(result)
     if result.rate is None:
-        text = f"**{label}**: no probed rate met the criteria ({result.outcome})"
+        text = f"**{label}**: {no_breakpoint(row)}"
     else:
+        held = hold_note(row)
         text = (f"**{label}** keeps up to {fmt.rate(result.rate)} (interval {fmt.interval(result.interval, 'req/s')}, "
-                f"{result.outcome}; probes {result.validity or 'not assessed'})")
-    failing = [p for p in result.probes if p.judgement.passed is False and (result.rate is None or p.rate > result.rate)]
+                f"{result.outcome}; probes {result.validity or 'not assessed'}" + (f"; {held}" if held else "") + ")")
+    failing = [p for p in result.probes if p.judgement.passed is False and not p.discounted
+               and (result.rate is None or p.rate > result.rate)]
     if failing:
         first = min(failing, key=lambda p: p.rate)
         text += f"; the lowest failing probe, {fmt.rate(first.rate)}, failed because {first.judgement.reason}"
-    invalid = [p for p in result.probes if p.judgement.passed is None]
-    if invalid:
-        text += f"; {len(invalid)} probe(s) were invalid (the generator was the limit) and not counted"
+    spoiled = [p for p in result.probes if p.judgement.passed is None or p.discounted]
+    if spoiled and result.outcome not in ("cannot-tell", "generator-limited"):
+        causes = sorted({p.judgement.cause or ("it failed while the machine was busier than at its quietest"
+                                                if p.discounted else "invalid") for p in spoiled})
+        text += f"; {len(spoiled)} probe(s) were not counted ({'; '.join(causes)})"
     text += f" ({len(result.probes)} probes)."
+    waited = (getattr(result, "quiet", None) or {}).get("waited_s")
+    if waited:
+        text += f" It waited {waited:.0f} s in all for quiet moments before its probes."
     host = getattr(result, "host_spread", None)
     if host is not None and host > (result.host_limit or 0):
         note = host_note(result)
@@ -176,10 +192,12 @@ def answer_breakpoints(rows: list[dict]) -> str:
         who = (labels.load(r["workload"], r["connections"]) if r.get("connections") else f"{r['workload']}") \
             + (f" ({r['mode']})" if r.get("mode") else "")
         if r.get("rate") is None:
-            parts.append(f"{who}: no probed rate passed")
+            parts.append(f"{who}: {no_breakpoint(r)}")
         else:
             iv = fmt.interval(r.get("interval"))
-            parts.append(f"{who} keeps up to {fmt.rate(r['rate'])}" + (f" (interval {iv})" if iv else ""))
+            held = hold_note(r)
+            parts.append(f"{who} keeps up to {fmt.rate(r['rate'])}" + (f" (interval {iv})" if iv else "")
+                         + (f", {held}" if held else ""))
     return "; ".join(parts) + "."
 
 
@@ -198,3 +216,26 @@ def compare_breakpoint_rows(a: str, row_a: dict, b: str, row_b: dict) -> str:
     if c.direction is Direction.LOWER:
         return f"{b}'s breakpoint is lower than {a}'s {how}: {c.evidence}."
     return f"No difference between the breakpoints of {a} and {b} is detectable {how}: {c.evidence}."
+
+
+def describe_hold(label: str, result) -> str:
+    """What holding a search's breakpoint showed: '**GET, 64 connections**: the search's 1,930 req/s held for
+    20 s (p99 3.20 ms, 100% of the rate).' or, stepped down, which rates did not hold and why, and how much the
+    search's short probes overestimated the rate that held; '' when no window ran."""
+    if not result.holds:
+        return ""
+    secs = result.holds[0].seconds
+    failed = [h for h in result.holds if h.passed is False]
+    kept = [h for h in result.holds if h.passed]
+    said = [f"{fmt.rate(h.rate)} did not hold for {secs:g} s ({h.reason})" for h in failed]
+    if kept:
+        h = kept[-1]
+        who = fmt.rate(h.rate) if failed else f"the search's {fmt.rate(h.rate)}"
+        said.append(f"{who} held for {secs:g} s (p99 {fmt.ms(h.p99_ms)}, {fmt.pct(h.achieved_ratio)} of the rate)"
+                    + (f": the {result.params.probe_duration:g} s probes overestimated the rate the server sustains "
+                       f"by {fmt.pct(result.overestimate)}" if result.overestimate else ""))
+    elif failed:
+        said[-1] += f": no rate held, the breakpoint is below {fmt.rate(min(h.rate for h in failed))}"
+    else:
+        said.append(f"holding {fmt.rate(result.holds[-1].rate)} was inconclusive ({result.holds[-1].reason})")
+    return f"**{label}**: " + "; ".join(said) + "."
