@@ -20,6 +20,7 @@ from .config import LoadParams, PrefillParams, ProfileParams, ServerConfig
 from .config.target import ForeignServer
 from .core.fill import check_fill
 from .core.fill import fill as fill_target
+from .core.probe import jvm_warmup_s, warm
 from .core.record import ExperimentResult, load_events, record_load, window
 from .core.session import Session, SessionOptions, check_load
 from .measure.attribution import attribute
@@ -28,11 +29,16 @@ from .measure.generator import LoadTool
 from .targets import target_of
 
 
+#: the longest unrecorded load a profiled JVM gets first (a slow rate would otherwise wait long for its 5,000 requests)
+PROFILE_WARMUP_MAX_S = 10.0
+
+
 def run_experiment(server: ServerConfig | ForeignServer | str, load: LoadParams, profile: ProfileParams | None = None,
                    prefill: PrefillParams | None = None, name: str | None = None, fill: int | None = None,
                    **options) -> ExperimentResult:
     """Start a server with ``server``, optionally prefill, run ``load`` against it, profile the
-    measured window with ``profile``, record everything, stop. See the module docstring.
+    measured window with ``profile``, record everything, stop. See the module docstring. A JVM that is
+profiled first gets the unrecorded load a breakpoint search gives it (:func:`perflab.core.probe.jvm_warmup_s`).
 
     ``fill``: write ``key0 .. key<fill-1>`` through the server's API before the load (any server; the
     built-in one can be prefilled in-process instead, :mod:`perflab.core.fill`).
@@ -76,6 +82,11 @@ def run_experiment(server: ServerConfig | ForeignServer | str, load: LoadParams,
                 warnings.warn(f"profiling unavailable: {why_not}; recording CPU, latency and validity only",
                               RuntimeWarning, stacklevel=2)
                 run.update(profile_unavailable=why_not)
+        if profiler is not None and sess.handle.runs_jvm:
+            # a profile of a JVM that is still compiling its request path is the JIT compiler's, not the server's
+            warm_s = jvm_warmup_s(load.rate, PROFILE_WARMUP_MAX_S)
+            warm(sess, load, warm_s, run.path("server-warmup/x").parent)
+            run.update(server_warmup_s=warm_s)
         prof = None
         lp = None
         try:

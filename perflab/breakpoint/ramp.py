@@ -17,16 +17,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..config import BreakpointCriteria, BreakpointParams, LoadParams
+from ..core.probe import jvm_warmup_s
 
 #: stop the ramp once p99 exceeds the SLA by this factor in consecutive intervals
 STOP_FACTOR = 5.0
 #: a ramp that breaks this early says the server was cold or stalled, not where its limit is
 COLD_BREAK_S = 1.0
-#: requests a JVM gets before a search: HotSpot compiles a hot method with C2 after about 5,000 invocations
-#: (Tier4InvocationThreshold), so the request path runs compiled code by the time the search starts
-WARM_REQUESTS = 5000
-#: and at least this long: a fresh JVM spends its first second loading classes and compiling with C1
-WARM_MIN_S = 2.0
 #: consecutive bad intervals that mark the break
 BAD_RUN = 2
 
@@ -117,11 +113,11 @@ def use_ramp(params: BreakpointParams, base: LoadParams, split: bool) -> bool:
 
 def server_warmup(params: BreakpointParams, jvm: bool) -> float:
     """Seconds of unrecorded load at ``start_rate`` a server gets before a search (its ramp, or its first
-    probe): ``params.server_warmup`` when given; else, for a JVM, long enough for :data:`WARM_REQUESTS`
-    requests and at least :data:`WARM_MIN_S`, at most ``ramp_duration`` (a JIT-cold server fails its first
-    probe, or breaks its ramp in the first second, far below its limit); nothing for a server without a JIT."""
+    probe): ``params.server_warmup`` when given; else, for a JVM, :func:`perflab.core.probe.jvm_warmup_s`, at most
+    ``ramp_duration`` (a JIT-cold server fails its first probe, or breaks its ramp in the first second, far below
+    its limit); nothing for a server without a JIT."""
     if params.server_warmup is not None:
         return params.server_warmup
     if not jvm:
         return 0.0
-    return min(params.ramp_duration, max(WARM_MIN_S, WARM_REQUESTS / params.start_rate))
+    return jvm_warmup_s(params.start_rate, params.ramp_duration)

@@ -63,6 +63,20 @@ def probe(sess, load: LoadParams, out_dir: Path, criteria: BreakpointCriteria | 
     return ProbeResult(res, validity, judgement, Path(out_dir), lp.started_at)
 
 
+#: requests a JVM gets before it is measured: HotSpot compiles a hot method with C2 after about 5,000 invocations
+#: (Tier4InvocationThreshold), so the request path runs compiled code by the time the window starts
+WARM_REQUESTS = 5000
+#: and at least this long: a fresh JVM spends its first second loading classes and compiling with C1
+WARM_MIN_S = 2.0
+
+
+def jvm_warmup_s(rate: float, at_most: float) -> float:
+    """Seconds of load at ``rate`` that give a JVM :data:`WARM_REQUESTS` requests, at least :data:`WARM_MIN_S`,
+    at most ``at_most`` (a JIT-cold server fails its first probe far below its limit, and its profile is the
+    compiler's)."""
+    return min(at_most, max(WARM_MIN_S, WARM_REQUESTS / rate))
+
+
 def warm(sess, load: LoadParams, seconds: float, out_dir: Path) -> None:
     """``seconds`` of ``load`` at its rate, unrecorded (a JIT-cold JVM fails its first probe far below its
     limit); nothing when ``seconds`` is 0."""

@@ -81,12 +81,12 @@ def evaluate(result, criteria: BreakpointCriteria | None = None, validity=None) 
     ``validity`` record (:class:`~perflab.measure.validity.Validity`) that is ``invalid``, the probe
     is inconclusive."""
     c = criteria or BreakpointCriteria()
-    ratio, p99, errs, n = result.achieved_ratio, result.p99_ms, result.unserved, result.requests
+    ratio, p99, errs, n = result.achieved_ratio, result.p99_ms, result.unserved, result.offered
     err = errs / n if n else (0.0 if errs == 0 else math.inf)
     trend, desc = latency_trend(result.intervals, c) if c.trend else (False, "trend check off")
     metrics = {"achieved_rate": result.achieved_rate, "achieved_ratio": ratio, "p50_ms": result.p50_ms,
                "p99_ms": p99, "p999_ms": result.p999_ms, "max_ms": result.max_ms, "errors": errs,
-               "error_ratio": err, "requests": n, "trend": trend, "trend_desc": desc}
+               "error_ratio": err, "requests": result.requests, "offered": n, "trend": trend, "trend_desc": desc}
     vd = validity.to_dict() if validity is not None else None
     reasons = []
     if not (ratio >= c.min_achieved):
@@ -94,7 +94,7 @@ def evaluate(result, criteria: BreakpointCriteria | None = None, validity=None) 
     if not (p99 <= c.sla_p99 * 1000):
         reasons.append(f"p99 {p99:.2f} ms > SLA {c.sla_p99 * 1000:g} ms")
     if not (err <= c.max_error_ratio):
-        reasons.append(f"not served {errs}/{n} = {err:.2%} > {c.max_error_ratio:.2%}")
+        reasons.append(f"not served {errs:,} of {n:,} offered = {err:.2%} > {c.max_error_ratio:.2%}")
     others = validity.checks.get("others") if validity is not None else None
     metrics["others_cores"] = others.value if others is not None and others.status != "n/a" else None
     hits = validity.checks.get("hits") if validity is not None else None

@@ -77,6 +77,12 @@ class LoadResult:
         return int(self.summary.get("requests") or 0)
 
     @property
+    def offered(self) -> int:
+        """Requests the schedule put in the measured window, every one of them answered, failed or never sent
+        (perflab-load; for wrk2, which does not count them, the answers)."""
+        return int(self.summary.get("offered") or self.requests)
+
+    @property
     def duration_s(self) -> float:
         """The measured time (window plus drain), seconds."""
         return float(self.summary.get("duration_s") or self.params.duration)

@@ -209,8 +209,13 @@ def _runqueue(load, t: ValidityThresholds) -> Check:
 def _server_cpu(server, placement) -> Check:
     if server is None:
         return Check("n/a", note="the server's CPU was not sampled")
-    cpus = len(placement.server_cpus) if placement is not None and placement.server_cpus else server.cpus
-    return Check("ok", server.cores, None, f"the server used {server.cores:.2f} of its {cpus} cores")
+    if placement is not None and placement.server_cpus:
+        cpus = len(placement.server_cpus)
+        where = f"the {cpus} CPU{'s' if cpus > 1 else ''} it was placed on"
+    else:
+        cpus, where = server.cpus, f"the machine's {server.cpus} CPUs"
+    return Check("ok", server.cores, None, f"the server used {server.cores:.2f} cores ({server.cores / cpus:.0%} of "
+                                           f"{where})")
 
 
 def _machine(server, t: ValidityThresholds) -> Check:
@@ -287,10 +292,10 @@ def _stationarity(load, t: ValidityThresholds) -> Check:
 
 
 def _errors(load, t: ValidityThresholds) -> Check:
-    n = load.requests
+    n = load.offered
     errs = load.unserved
     ratio = errs / n if n else (0.0 if errs == 0 else math.inf)
-    note = f"{errs} requests not served (socket errors, 4xx but a GET's 404, 5xx) in {n:,}"
+    note = f"{errs:,} of the {n:,} requests offered were not served (socket errors, 4xx but a GET's 404, 5xx)"
     return Check("warn" if ratio > t.max_error_ratio else "ok", ratio, t.max_error_ratio, note)
 
 

@@ -187,5 +187,8 @@ class ProcessCpu(Periodic):
         total = float(np.interp(end, tt, m["total"]) - np.interp(start, tt, m["total"]))
         inside = df[(df["t"] >= start) & (df["t"] <= end)]
         rss = int(inside.groupby("t")["rss"].sum().max()) if len(inside) else None
-        return CpuWindow(start, end, cpu, cpu / (end - start), rss, busy / total if total > 0 else float("nan"),
-                         os.cpu_count() or 1, self.others(start, end))
+        cpus = os.cpu_count() or 1
+        # /proc/stat's busy time moves in clock ticks, the processes' clocks in nanoseconds: over a short window the
+        # machine can read less busy than the server alone made it, which it never was
+        busy_share = max(busy / total, cpu / (end - start) / cpus) if total > 0 else float("nan")
+        return CpuWindow(start, end, cpu, cpu / (end - start), rss, busy_share, cpus, self.others(start, end))

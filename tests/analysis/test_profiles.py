@@ -12,13 +12,13 @@ from perflab.analysis.profiles import sentences as psay
 from perflab.profiling import bridge, flame
 
 
-SYNC = ("[selector-1 tid=1];one/nio/net/SelectorThread.run;one/nio/net/NativeSocket.read 60\n"
-        "[selector-1 tid=1];perflab/server/ApiHandler.handle;perflab/storage/lsm/MemTable.get 40\n")
+SYNC = ("[selector-1 tid=1];one/nio/net/SelectorThread.run;one/nio/net/NativeSocket.read 1200\n"
+        "[selector-1 tid=1];perflab/server/ApiHandler.handle;perflab/storage/lsm/MemTable.get 800\n")
 
 
-ASYNC = ("[selector-1 tid=1];one/nio/net/SelectorThread.run;one/nio/net/NativeSocket.read 30\n"
-         "[worker-1 tid=2];java/util/concurrent/ThreadPoolExecutor.getTask 30\n"
-         "[worker-1 tid=2];perflab/server/ApiHandler.handle;perflab/storage/lsm/MemTable.get 40\n")
+ASYNC = ("[selector-1 tid=1];one/nio/net/SelectorThread.run;one/nio/net/NativeSocket.read 600\n"
+         "[worker-1 tid=2];java/util/concurrent/ThreadPoolExecutor.getTask 600\n"
+         "[worker-1 tid=2];perflab/server/ApiHandler.handle;perflab/storage/lsm/MemTable.get 800\n")
 
 
 def _runs(tmp_path):
@@ -44,8 +44,9 @@ def test_category_sections_draw_the_runs_with_samples_and_describe_each(tmp_path
     assert fig.layout.title.text == "cpu profile: share of each run's samples by category"
     assert list(fig.data[0].y) == ["sync", "async"]                          # the run without a profile is left out
     first, second = text.split("\n\n")
-    assert first.startswith("**sync** (cpu, 100 samples): Of the CPU samples, 60% network read, 40% storage: memtable.")
-    assert second.startswith("**async** (cpu, 100 samples): Of the CPU samples, 40% storage: memtable, 30% ")
+    assert first.startswith("**sync** (cpu): Of the 2,000 CPU samples, 60% (1,200) network read, 40% (800) storage: "
+                            "memtable.")
+    assert second.startswith("**async** (cpu): Of the 2,000 CPU samples, 40% (800) storage: memtable, 30% (600) ")
     none = profiles.categories({"virtual": runs["virtual"]}, ("cpu",))
     assert none.parts == ["No profile was recorded: pid 7 is not a JVM."]
 
@@ -115,22 +116,44 @@ def test_diff_lists_growth_and_shrinkage():
     assert text == "From sync to async, grew: executor queue (+12 points); shrank: network I/O (-8 points)."
 
 
-SAMPLES = ("[selector-1 tid=1];one/nio/net/SelectorThread.run;one/nio/net/NativeSocket.read 50\n"
+SAMPLES = ("[selector-1 tid=1];one/nio/net/SelectorThread.run;one/nio/net/NativeSocket.read 500\n"
            "[selector-1 tid=1];one/nio/net/SelectorThread.run;one/nio/http/HttpSession.processRead;"
-           "one/nio/http/HttpSession.parseRequest 20\n"
-           "[selector-1 tid=1];perflab/server/ApiHandler.handle;perflab/storage/lsm/MemTable.get 20\n"
-           "[worker-1 tid=2];java/util/concurrent/ThreadPoolExecutor.execute;java/util/concurrent/LinkedBlockingQueue.offer 10\n")
+           "one/nio/http/HttpSession.parseRequest 200\n"
+           "[selector-1 tid=1];perflab/server/ApiHandler.handle;perflab/storage/lsm/MemTable.get 200\n"
+           "[worker-1 tid=2];java/util/concurrent/ThreadPoolExecutor.execute;java/util/concurrent/LinkedBlockingQueue.offer 100\n")
 
 
 def test_a_profile_paragraph_and_the_cpu_split(tmp_path):
     prof = syn.profile(tmp_path, "profile-cpu", SAMPLES)
     text = psay.describe_profile("async", prof, top=1, focus=("storage: memtable",))
-    assert text.startswith("**async** (cpu, 100 samples): Of the CPU samples, 50% network read, "
-                           "20% storage: memtable.")
+    assert text.startswith("**async** (cpu): Of the 1,000 CPU samples, 50% (500) network read, "
+                           "20% (200) storage: memtable.")
     assert "The hottest frames by self time: `one/nio/net/NativeSocket.read` 50%" in text
     runs = {"async": syn.experiment(syn.load(), profiles={"cpu": prof}), "sync": syn.experiment(syn.load())}
-    assert profiles.findings(runs) == psay.describe_cpu_split(runs) == ["async: of the CPU samples, 50% network I/O, 20% HTTP parsing, 20% storage, "
-                                          "10% executor queue."]
+    assert profiles.findings(runs) == psay.describe_cpu_split(runs) == [
+        "async: of the 1,000 CPU samples, 50% (500) network I/O, 20% (200) HTTP parsing, 20% (200) storage, "
+        "10% (100) executor queue."]
+
+
+COLD = ("[C2 CompilerThread0 tid=9];thread_native_entry;CompileBroker::compiler_thread_loop;C2Compiler::compile_method 450\n"
+        "[selector-1 tid=1];one/nio/net/SelectorThread.run;one/nio/net/NativeSocket.read 550\n")
+
+
+def test_a_small_or_cold_profile_is_not_split_and_says_why(tmp_path):
+    # 147 samples: a share of them moves by points between two runs; the page says so instead of "2% storage"
+    small = syn.profile(tmp_path, "small-cpu", "[s-1 tid=1];perflab/storage/lsm/MemTable.get 3\n"
+                                               "[s-1 tid=1];one/nio/net/NativeSocket.read 144\n")
+    text = psay.describe_profile("GET", small)
+    assert text.startswith("**GET** (cpu): 147 cpu samples, too few to split by category (at least 1,000") and "%" not in text
+    cold = syn.profile(tmp_path, "cold-cpu", COLD)
+    assert psay.describe_profile("PUT", cold).startswith("**PUT** (cpu): cold: 45% of its 1,000 samples are the JIT "
+                                                         "compiler compiling the server")
+    runs = {"GET": syn.experiment(syn.load(), profiles={"cpu": small}),
+            "PUT": syn.experiment(syn.load(), profiles={"cpu": cold})}
+    split = psay.describe_cpu_split(runs)
+    assert split[0].startswith("GET: the CPU profile is not split: 147 cpu samples") and "cold" in split[1]
+    # neither gets a bar: only the paragraphs that say why
+    assert [type(p).__name__ for p in profiles.categories(runs, ("cpu",)).parts] == ["str", "str"]
 
 
 STACKS = flame.read_collapsed("[w-1 tid=1];a;perflab/server/ApiHandler.handle;one/nio/net/JavaSocket.write 60\n"

@@ -78,11 +78,14 @@ def test_fixed_rate_runs_leave_probes_out():
 def test_mean_categories_per_configuration():
     cats = pd.DataFrame({"run_id": ["a", "a", "b", "b", "c"], "event": ["cpu", "cpu", "cpu", "cpu", "alloc"],
                          "category": ["network read", "GC", "network read", "JIT", "GC"],
+                         "samples": [600, 400, 800, 200, 50],
                          "share": [0.6, 0.4, 0.8, 0.2, 1.0], "server_mode": ["sync"] * 5, "server_backend": ["lsm"] * 5})
     means = recorded.mean_categories(cats)
     assert list(means) == ["sync / lsm"]
     m = means["sync / lsm"]
-    assert dict(zip(m["category"], m["share"])) == {"network read": 0.7, "GC": 0.4, "JIT": 0.2}
+    # pooled: each category's samples of all the profiles together, so the shares add up and carry their counts
+    assert dict(zip(m["category"], m["share"])) == {"network read": 0.7, "GC": 0.2, "JIT": 0.1}
+    assert dict(zip(m["category"], m["samples"])) == {"network read": 1400, "GC": 400, "JIT": 200}
     assert set(m["profiles"]) == {2}
     assert recorded.mean_categories(cats, "lock") == {} and recorded.mean_categories(pd.DataFrame()) == {}
 
@@ -119,8 +122,13 @@ def test_the_records_of_every_run_in_sentences():
     assert hsay.describe_fixed_rate_runs(loads) == ("3 fixed-rate runs; the highest p99 is 12.1 ms (put.lua at 3,000 req/s, "
                                                  "sync / lsm, validity valid, run `b`); the median p99 is 2.00 ms.")
     assert hsay.describe_fixed_rate_runs(pd.DataFrame()).startswith("No fixed-rate run is recorded yet")
-    means = {"sync / lsm": pd.DataFrame({"category": ["network read", "GC"], "share": [0.8, 0.2], "profiles": [3, 3]})}
-    assert hsay.describe_mean_categories(means) == "**sync / lsm** (3 profiles): Of the CPU samples, 80% network read, 20% GC."
+    means = {"sync / lsm": pd.DataFrame({"category": ["network read", "GC"], "samples": [1600, 400], "share": [0.8, 0.2],
+                                         "profiles": [3, 3]})}
+    assert hsay.describe_mean_categories(means) == ("**sync / lsm** (3 profiles): Of the 2,000 CPU samples, 80% (1,600) "
+                                                    "network read, 20% (400) GC.")
+    few = {"sync / lsm": means["sync / lsm"].assign(samples=[80, 20])}
+    assert hsay.describe_mean_categories(few) == ("**sync / lsm** (3 profiles): 100 cpu samples in all, too few to split "
+                                                  "by category (at least 1,000).")
     assert hsay.describe_mean_categories({}) == "No cpu profile is recorded yet (notebooks 1 and 3 record them)."
 
 

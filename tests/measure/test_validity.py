@@ -120,7 +120,7 @@ def test_a_busy_machine_and_placement_are_recorded():
     v = assess(result(), window(busy=0.99), Placement("split", (0,), (1,)))
     assert v.checks["machine_cpu"].status == "warn" and "competed" in v.checks["machine_cpu"].note
     assert v.checks["cpu_sharing"].value is False and "server on CPUs [0]" in v.checks["cpu_sharing"].note
-    assert "of its 1 cores" in v.checks["server_cpu"].note
+    assert v.checks["server_cpu"].note == "the server used 0.80 cores (80% of the 1 CPU it was placed on)"
 
 
 def test_missing_data_is_not_applicable_not_ok():
@@ -170,3 +170,44 @@ def test_a_failing_probe_s_overload_is_its_finding_not_a_doubt():
     passed = evaluate(late, validity=assess(late, window()))
     assert passed.passed is True and passed.validity["verdict"] == "valid"
     assert passed.validity["checks"]["schedule_lag"]["status"] == "fail"          # kept in the record
+
+
+def _others(cores, top=(("python3", 1.0),)):
+    from perflab.server.machine import OtherLoad
+    return CpuWindow(0, 10, 8.0, 0.8, 100 << 20, 0.9, 2, OtherLoad(cores, 2, 10.0, top))
+
+
+def test_other_programs_beyond_the_quiet_level_make_a_probe_invalid():
+    t = ValidityThresholds()
+    # a program that kept one of the two CPUs busy all along is the machine's quiet level: shared, not invalid
+    steady = assess(result(), _others(1.0), quiet=1.0)
+    assert steady.checks["others"].status == "warn" and steady.level == "suspect"
+    assert "other programs used 1.00 of 2 CPUs (python3 1.00) over the window, 1.00 at the session's quietest: a " \
+           "shared machine" == steady.checks["others"].note
+    # one that started during the window: more than the quiet level plus a quarter of the machine
+    busy = assess(result(), _others(1.0), quiet=0.0)
+    assert busy.checks["others"].status == "fail" and busy.level == "invalid"
+    assert busy.checks["others"].value == 1.0 and busy.checks["others"].limit == t.others_fail * 2
+    assert "the machine, not the server, set these numbers" in busy.reasons[0]
+    # a little more than at the quietest: a warning
+    assert assess(result(), _others(0.3, ()), quiet=0.0).checks["others"].status == "warn"
+    assert assess(result(), _others(0.1, ()), quiet=0.0).checks["others"].status == "ok"
+    # not read at the window's edges (a load without a start set ahead): not judged
+    assert assess(result(), window()).checks["others"].status == "n/a"
+
+
+def test_a_probe_the_machine_spoiled_is_inconclusive_and_says_whose_numbers_it_has():
+    from perflab import BreakpointCriteria
+    from perflab.measure.judgement import GENERATOR, MACHINE, evaluate
+    over = result(achieved=9000)   # fell short of its rate: a failure, unless the machine set the numbers
+    busy = evaluate(over, BreakpointCriteria(), assess(over, _others(1.0), quiet=0.0))
+    assert busy.passed is None and busy.doubt == MACHINE and busy.cause == "the machine was busy"
+    starved = result(achieved=9000, p99_us=2000, lag_p99_us=1800, threads_cpu=(0.2,), runq=0.3)
+    j = evaluate(starved, BreakpointCriteria(), assess(starved, window()))
+    assert j.passed is None and j.doubt == MACHINE and j.cause.startswith("the machine starved the generator")
+    saturated = result(achieved=9000, threads_cpu=(0.97,))
+    j = evaluate(saturated, BreakpointCriteria(), assess(saturated, window()))
+    assert j.passed is None and j.doubt == GENERATOR and j.cause == "the generator was at its limit"
+    # a probe that kept up while other programs took the CPU passes: they could only have made it look worse
+    kept = result()
+    assert evaluate(kept, BreakpointCriteria(), assess(kept, _others(1.0), quiet=0.0)).passed is True

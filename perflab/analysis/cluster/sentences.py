@@ -15,7 +15,7 @@ from ...breakpoint.ramp import estimate
 from ...cluster.checker import ANOMALIES
 from ..findings import RAMP_ESTIMATE
 from ..latency import compare_latency, describe_trend, levels
-from ..profiles import describe_categories
+from ..profiles import describe_categories, unsplit
 
 
 def describe_consistency(verdict) -> str:
@@ -211,10 +211,13 @@ def describe_node_profile(res, node: int, event: str = "cpu") -> str:
         why = (res.run.results.get("profiles") or {}).get(str(node), {}).get("unavailable", "not recorded")
         return f"No {event} profile of node {node}: {why}."
     p = rec.profiles[event]
+    why = unsplit(p)
+    if why is not None:
+        return f"**Node {node}** ({event}): {why}."
     cats = p.categories()
     shares = dict(zip(cats["category"], cats["share"]))
-    return (f"**Node {node}** ({p.samples:,} {event} samples): "
-            + describe_categories(shares, event, top=4, focus=("cluster: internal requests",))
+    return (f"**Node {node}** ({event}): "
+            + describe_categories(shares, event, top=4, focus=("cluster: internal requests",), samples=p.samples)
             + f" The category 'cluster: internal requests' is the coordination and the HTTP client that asks the "
               f"other nodes (their socket I/O included): {fmt.pct(shares.get('cluster: internal requests', 0))}.")
 

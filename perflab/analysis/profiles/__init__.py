@@ -19,13 +19,14 @@ from ...profiling import bridge, flame
 from ..section import Section
 from .figures import CATEGORY_COLORS, category_bars, flame_diff
 from .pages import FLAMEGRAPH_MIME, flamegraph, flamegraph_html, preview_svg, top_frames_html
-from .sentences import describe_categories, describe_cpu_split, describe_diff, describe_profile, no_profile_note
+from .sentences import (MIN_SAMPLES, describe_categories, describe_cpu_split, describe_diff, describe_profile,
+                        no_profile_note, unsplit)
 
 __all__ = [
     # what a notebook calls
     "categories", "flamegraphs", "difference", "findings",
     # what the other subjects and the report build on
-    "category_bars", "describe_categories", "flamegraph", "CATEGORY_COLORS",
+    "category_bars", "describe_categories", "unsplit", "MIN_SAMPLES", "flamegraph", "CATEGORY_COLORS",
     "FLAMEGRAPH_MIME", "flamegraph_html", "preview_svg", "top_frames_html",
 ]
 
@@ -44,9 +45,11 @@ def categories(runs: Mapping, events, top: int = 4, focus: tuple[str, ...] = FOC
     parts = [no_profile_note(runs)]
     for event in events:
         profiles = _with_samples(runs, event)
+        split = {k: p for k, p in profiles.items() if unsplit(p) is None}
+        if split:   # a profile too small (or too cold) to split has no bar: its paragraph says why
+            parts.append(category_bars(split, title=f"{event} profile: share of each run's samples by category"))
         if profiles:
-            parts += [category_bars(profiles, title=f"{event} profile: share of each run's samples by category"),
-                      "\n\n".join(describe_profile(k, p, top=top, focus=focus) for k, p in profiles.items())]
+            parts.append("\n\n".join(describe_profile(k, p, top=top, focus=focus) for k, p in profiles.items()))
     return Section(parts)
 
 

@@ -14,11 +14,36 @@ import pandas as pd
 from ... import fmt
 from ...profiling import flame
 
+#: a profile with fewer samples than this is not split by category: a share of 150 samples moves by several points
+#: from one run to the next (a binomial share of 2% rests on 3 samples), so its split says nothing
+MIN_SAMPLES = 1000
+#: a CPU profile with at least this share in the JIT compiler is cold: it shows the server being compiled, not serving
+COLD_JIT = 0.25
+#: the events whose samples are CPU time (where a cold JVM shows its compiler)
+CPU_EVENTS = ("cpu", "itimer", "wall")
+
+
+def unsplit(profile) -> str | None:
+    """Why a profile's shares are not worth stating (``None``: they are): too few samples (:data:`MIN_SAMPLES`),
+    or a CPU profile mostly of the JIT compiler (:data:`COLD_JIT`: a cold server)."""
+    n = profile.samples
+    if n < MIN_SAMPLES:
+        return (f"{n:,} {profile.event} samples, too few to split by category (at least {MIN_SAMPLES:,}: a share of "
+                f"a smaller profile moves by several points from one run to the next); a longer window gives more")
+    if profile.event in CPU_EVENTS:
+        cats = profile.categories()
+        jit = float(cats.loc[cats["category"] == "JIT", "share"].sum())
+        if jit >= COLD_JIT:
+            return (f"cold: {fmt.pct(jit)} of its {n:,} samples are the JIT compiler compiling the server, not the "
+                    f"server serving requests; warm the server up longer before profiling")
+    return None
+
 
 def describe_categories(shares: Mapping[str, float] | pd.Series, event: str = "cpu", top: int = 4,
-                        focus: tuple[str, ...] = ()) -> str:
-    """'Of the cpu samples, 41% are network I/O, 18% HTTP parsing, 9% storage, 6% GC.' from a
-    category -> share (0..1) mapping; ``focus`` categories are always named."""
+                        focus: tuple[str, ...] = (), samples: int | None = None) -> str:
+    """'Of the 12,345 CPU samples, 41% (5,061) network I/O, 18% (2,222) HTTP parsing, 9% (1,111) storage.' from a
+    category -> share (0..1) mapping and the profile's ``samples`` (every share with the samples behind it); ``focus``
+    categories are always named."""
     s = pd.Series(dict(shares), dtype=float) if not isinstance(shares, pd.Series) else shares.astype(float)
     s = s[s > 0].sort_values(ascending=False)
     if s.empty:
@@ -27,10 +52,12 @@ def describe_categories(shares: Mapping[str, float] | pd.Series, event: str = "c
     if total > 1.5:  # percentages or sample counts: normalise
         s = s / total
     names = list(s.index[:top]) + [f for f in focus if f in s.index and f not in s.index[:top]]
-    parts = [f"{fmt.pct(float(s[n]))} {n}" for n in names]
-    what = {"cpu": "CPU samples", "alloc": "allocated bytes", "lock": "lock wait time",
+    parts = [f"{fmt.pct(float(s[n]))}" + (f" ({round(float(s[n]) * samples):,})" if samples else "") + f" {n}"
+             for n in names]
+    what = {"cpu": "CPU samples", "alloc": "allocation samples", "lock": "lock samples",
             "wall": "wall-clock samples"}.get(event, f"{event} samples")
-    return f"Of the {what}, " + ", ".join(parts) + "."
+    head = f"Of the {samples:,} {what}, " if samples else f"Of the {what}, "
+    return head + ", ".join(parts) + "."
 
 
 def describe_top_frames(frames: pd.DataFrame, n: int = 3, name_col: str = "frame", share_col: str = "self_share") -> str:
@@ -68,10 +95,13 @@ def describe_diff(diff: pd.DataFrame, a: str, b: str, n: int = 3, name_col: str 
 def describe_profile(label: str, profile, top: int = 4, focus: tuple[str, ...] = ()) -> str:
     """'**label** (cpu, 12,345 samples): Of the CPU samples, ... The hottest frames by self time: ...' for a
     :class:`~perflab.profiling.profiler.Profile` (categories by :func:`describe_categories`)."""
+    why = unsplit(profile)
+    if why is not None:
+        return f"**{label}** ({profile.event}): {why}."
     cats = profile.categories()
     shares = dict(zip(cats["category"], cats["share"])) if len(cats) else {}
-    text = (f"**{label}** ({profile.event}, {profile.samples:,} samples): "
-            + describe_categories(shares, profile.event, top=top, focus=focus))
+    text = (f"**{label}** ({profile.event}): "
+            + describe_categories(shares, profile.event, top=top, focus=focus, samples=profile.samples))
     frames = describe_top_frames(profile.frames(), 3)
     return text + (" " + frames if frames else "")
 
@@ -87,18 +117,24 @@ ALWAYS_NAMED = ("network I/O", "HTTP parsing", "storage")
 
 
 def describe_cpu_split(runs: Mapping[str, object]) -> list[str]:
-    """For each run with a CPU profile: 'label: of the CPU samples, 41% network I/O, 18% HTTP parsing, 9%
-    storage, 3% executor queue.' (:data:`CPU_GROUPS`; :data:`ALWAYS_NAMED` always, the others when present)."""
+    """For each run with a CPU profile: 'label: of the 12,345 CPU samples, 41% (5,061) network I/O, 18% (2,222)
+    HTTP parsing, 9% (1,111) storage, 3% (370) executor queue.' (:data:`CPU_GROUPS`; :data:`ALWAYS_NAMED` always, the
+    others when present), or why its profile is not split (:func:`unsplit`)."""
     lines = []
     for label, r in runs.items():
         cpu = r.profiles.get("cpu") or r.profiles.get("itimer")
         if cpu is None or not cpu.samples:
             continue
+        why = unsplit(cpu)
+        if why is not None:
+            lines.append(f"{label}: the CPU profile is not split: {why}.")
+            continue
         cats = cpu.categories()
         shares = {group: sum(float(cats.loc[cats["category"] == c, "share"].sum()) for c in members)
                   for group, members in CPU_GROUPS.items()}
-        parts = [f"{fmt.pct(share)} {group}" for group, share in shares.items() if group in ALWAYS_NAMED or share > 0]
-        lines.append(f"{label}: of the CPU samples, " + ", ".join(parts) + ".")
+        parts = [f"{fmt.pct(share)} ({round(share * cpu.samples):,}) {group}" for group, share in shares.items()
+                 if group in ALWAYS_NAMED or share > 0]
+        lines.append(f"{label}: of the {cpu.samples:,} CPU samples, " + ", ".join(parts) + ".")
     return lines
 
 

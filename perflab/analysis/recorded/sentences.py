@@ -12,7 +12,7 @@ from ... import fmt
 from .. import labels
 from ..breakpoints import compare_breakpoint_rows
 from ..findings import bullets, highest
-from ..profiles import describe_categories
+from ..profiles import MIN_SAMPLES, describe_categories
 
 
 def describe_recorded_runs(runs: pd.DataFrame) -> str:
@@ -62,13 +62,17 @@ def describe_fixed_rate_runs(loads: pd.DataFrame) -> str:
 
 
 def describe_mean_categories(means: Mapping[str, pd.DataFrame], event: str = "cpu") -> str:
-    """Per configuration, where its profiles' samples go on average: '**sync / lsm** (3 profiles): Of the
-    CPU samples, ...'. ``means``: :func:`perflab.analysis.recorded.mean_categories`."""
+    """Per configuration, where its profiles' samples go together: '**sync / lsm** (3 profiles): Of the 12,345
+    CPU samples, ...', or that they are too few to split. ``means``: :func:`perflab.analysis.recorded.mean_categories`."""
     if not means:
         return f"No {event} profile is recorded yet (notebooks 1 and 3 record them)."
-    return "\n\n".join(f"**{cfg}** ({fmt.count(int(m['profiles'].iloc[0]), 'profile')}): "
-                        + describe_categories(dict(zip(m["category"], m["share"])), event, top=4)
-                        for cfg, m in means.items())
+    def one(cfg, m):
+        head = f"**{cfg}** ({fmt.count(int(m['profiles'].iloc[0]), 'profile')}): "
+        samples = int(m["samples"].sum())
+        if samples < MIN_SAMPLES:
+            return head + f"{samples:,} {event} samples in all, too few to split by category (at least {MIN_SAMPLES:,})."
+        return head + describe_categories(dict(zip(m["category"], m["share"])), event, top=4, samples=samples)
+    return "\n\n".join(one(cfg, m) for cfg, m in means.items())
 
 
 def answer_recorded(runs: pd.DataFrame, rows: list[dict]) -> str:

@@ -135,9 +135,9 @@ def fixed_rate_runs(loads: pd.DataFrame) -> pd.DataFrame:
 
 
 def mean_categories(categories: pd.DataFrame, event: str = "cpu") -> dict[str, pd.DataFrame]:
-    """Per configuration, the mean share of each category over its ``event`` profiles (a category counts in
-    the profiles it appears in): configuration -> ``category, share, profiles`` (the number of profiles),
-    the shape :func:`perflab.analysis.profiles.category_bars` takes."""
+    """Per configuration, each category's share of all the samples of its ``event`` profiles together (pooled, so
+    every share has the samples behind it): configuration -> ``category, samples, share, profiles`` (the number of
+    profiles), the shape :func:`perflab.analysis.profiles.category_bars` takes."""
     if categories is None or categories.empty:
         return {}
     cats = categories[categories["event"] == event]
@@ -146,6 +146,7 @@ def mean_categories(categories: pd.DataFrame, event: str = "cpu") -> dict[str, p
     cats = cats.assign(configuration=configuration(cats))
     out = {}
     for cfg, g in cats.groupby("configuration", sort=True):
-        mean = g.groupby("category", sort=False)["share"].mean().reset_index()
-        out[cfg] = mean.assign(profiles=g["run_id"].nunique())
+        pooled = g.groupby("category", sort=False)["samples"].sum().reset_index()
+        total = pooled["samples"].sum()
+        out[cfg] = pooled.assign(share=pooled["samples"] / total if total else 0.0, profiles=g["run_id"].nunique())
     return out
