@@ -5,9 +5,10 @@ CPU to whatever else runs there, and a probe then says more about the machine th
 machine's busy share cannot tell the two apart (at its breakpoint the server and the generator keep every
 CPU busy by themselves), so the lab reads every user process's CPU from ``/proc/<pid>/stat`` at both edges
 of a window and sums the processes that are not its own: this process and its descendants (the generator,
-a server it started) and the target's processes (a server it did not start). A program's children that
-ended inside the window count through their parent's ``cutime``/``cstime``; kernel threads are left out (the
-kernel's work for the lab's own sockets would count against it).
+a server it started) and the target's processes (a server it did not start). A process that started inside
+the window counts whole; one that started and ended inside it is missed (a parent's ``cutime`` would hold it,
+but also the whole life of any long child it reaps then, hours of CPU in one window); kernel threads are left
+out (the kernel's work for the lab's own sockets would count against it).
 """
 
 from __future__ import annotations
@@ -23,8 +24,7 @@ _KTHREAD = 0x00200000
 
 @dataclass(frozen=True)
 class Snapshot:
-    """Every user process at one moment: ``procs`` maps pid to ``(name, ppid, cpu seconds)`` (its own
-    CPU plus that of the children it reaped)."""
+    """Every user process at one moment: ``procs`` maps pid to ``(name, ppid, cpu seconds)``."""
 
     t: float
     procs: dict
@@ -59,8 +59,7 @@ def snapshot() -> Snapshot:
         if int(fields[6]) & _KTHREAD:
             continue
         comm = raw[raw.find(b"(") + 1:close].decode(errors="replace")
-        # utime, stime, cutime, cstime: fields 14-17 of stat, 11-14 after the name
-        cpu = sum(int(x) for x in fields[11:15]) / _TICK
+        cpu = (int(fields[11]) + int(fields[12])) / _TICK   # utime, stime: fields 14 and 15 of stat
         procs[int(name)] = (comm, int(fields[1]), cpu)
     return Snapshot(time.time(), procs)
 
