@@ -4,8 +4,9 @@ A search decides on probes of a few seconds. A server that keeps up for 3 s may 
 grows slowly, a garbage collector that runs every few seconds, a compaction, a cache that fills. So after a
 search that found a breakpoint, one window of ``sustain`` seconds runs at its rate and is judged like a probe.
 When it keeps up, the breakpoint stands, now held. When it does not, the next window runs ``sustain_step``
-lower, up to ``sustain_tries`` windows, and the breakpoint becomes the first rate that held, with the interval
-up to the lowest one that did not; how much the short probes overestimated it is part of the result. When no
+lower (or at once at the search's lower edge, the highest rate below which every probe passed, when that is lower
+still: a search that did not resolve can propose a point far above it), up to ``sustain_tries`` windows, and the
+breakpoint becomes the first rate that held, with the interval up to the lowest one that did not; how much the short probes overestimated it is part of the result. When no
 window holds, there is no breakpoint to report, only the rate below which it lies. A window the machine spoiled
 (inconclusive: :mod:`perflab.measure.judgement`) is run again like any probe; one that stays inconclusive leaves
 the search unconfirmed: cannot tell.
@@ -90,7 +91,8 @@ def hold(found: Estimate, params: BreakpointParams,
                         f"{found.stop_reason}; {_rates(failed)} did not hold for {secs:g} s, {rate:,.0f}/s did",
                         rate, holds)
         failed.append(rate)
-        rate = _round(rate * (1 - params.sustain_step))
+        step = rate * (1 - params.sustain_step)
+        rate = _round(min(step, found.at_least) if found.at_least and found.at_least < rate else step)
     return Kept(None, (None, min(failed)), Outcome.UNRESOLVED,
                 f"{found.stop_reason}; no rate held for {secs:g} s: {_rates(failed)} did not: the breakpoint "
                 f"is below {min(failed):,.0f}/s", None, holds)

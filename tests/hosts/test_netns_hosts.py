@@ -105,7 +105,7 @@ def test_a_breakpoint_search_from_two_generator_hosts(hosts, data_root):
     srv = pl.ServerConfig(backend="memory", mode="async", workers=1, debug_delay="2ms")
     load = pl.LoadParams(threads=2, connections=8, path="/v0/status")
     res = pl.find_breakpoint(srv, load, criteria=pl.BreakpointCriteria(sla_p99=1.0), params=pl.BreakpointParams(
-        start_rate=150, probe_duration=1, warmup=0.2, max_probes=5, repeats=1, precision=0.25, cooldown=0, sustain=0),
+        start_rate=150, probe_duration=1, warmup=0.2, max_probes=5, repeats=1, precision=0.25, cooldown=0, sustain=0, quiet_wait=1),
         progress=False, **_on(hosts, generators="gen1,gen2", server_host="srv1"))
     t = res.table
     assert res.run.status == "ok" and 2 <= len(t) <= 5, t.to_string()

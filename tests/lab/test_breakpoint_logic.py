@@ -287,3 +287,54 @@ def test_a_jvm_is_warmed_before_a_search_long_enough_for_c2():
     assert ramp_mod.server_warmup(BreakpointParams(start_rate=100, ramp_duration=8), jvm=True) == 8.0   # at most
     assert ramp_mod.server_warmup(BreakpointParams(), jvm=False) == 0.0                   # no JIT to warm
     assert ramp_mod.server_warmup(BreakpointParams(server_warmup=1.5), jvm=True) == 1.5
+
+
+def _held(capacity_long, found, params=BreakpointParams(sustain=20, sustain_tries=3, sustain_step=0.15)):
+    """Hold ``found`` against a server that keeps up for a long window only up to ``capacity_long``."""
+    from perflab.breakpoint.hold import hold
+    calls = []
+
+    def probe(rate, phase, seconds):
+        calls.append((rate, phase, seconds))
+        ok = rate <= capacity_long
+        return Judgement(ok, ["ok" if ok else "p99 over the SLA"], {"p99_ms": 3.0 if ok else 80.0,
+                                                                    "achieved_ratio": 1.0})
+    return hold(found, params, probe), calls
+
+
+def test_a_breakpoint_that_holds_stands_and_one_that_does_not_is_stepped_down():
+    from perflab.breakpoint.search import Estimate
+    found = Estimate(2000.0, (1920.0, 2080.0), Outcome.RESOLVED, "converged", at_least=2000.0)
+    kept, calls = _held(5000, found)
+    assert (kept.rate, kept.interval, kept.outcome) == (2000.0, (1920.0, 2080.0), Outcome.RESOLVED)
+    assert calls == [(2000.0, "hold", 20)] and "held 2,000/s for 20 s" in kept.stop_reason
+    # the short probes overestimated it: 2,000 and 1,700 do not hold for 20 s, 1,445 does
+    kept, calls = _held(1500, found)
+    assert [r for r, _, _ in calls] == [2000.0, 1700.0, 1445.0]
+    assert kept.rate == 1445.0 and kept.interval == (round(1445 * 0.96), 1700.0) and kept.outcome == Outcome.RESOLVED
+    # none holds: no number, only where it lies below
+    kept, _ = _held(100, found)
+    assert kept.rate is None and kept.interval == (None, 1445.0) and kept.outcome == Outcome.UNRESOLVED
+    # a search that did not resolve proposed a point far above its lower edge: the next window goes there at once
+    loose = Estimate(5728.0, (1818.0, 6000.0), Outcome.UNRESOLVED, "max_probes", at_least=1894.0)
+    kept, calls = _held(2000, loose)
+    assert [r for r, _, _ in calls] == [5728.0, 1894.0] and kept.rate == 1894.0
+    # no breakpoint to hold (cannot tell), or no window asked for: nothing runs
+    for f, p in ((Estimate(None, (None, None), Outcome.CANNOT_TELL, "x", at_least=900.0), BreakpointParams()),
+                 (found, BreakpointParams(sustain=0))):
+        kept, calls = _held(5000, f, p)
+        assert calls == [] and kept.rate == f.rate
+
+
+def test_a_hold_the_machine_spoiled_is_run_again_then_cannot_tell():
+    from perflab.breakpoint.hold import hold
+    from perflab.breakpoint.search import Estimate
+    found = Estimate(2000.0, (1920.0, 2080.0), Outcome.RESOLVED, "converged", at_least=2000.0)
+    spoiled = []
+
+    def probe(rate, phase, seconds):
+        spoiled.append(phase)
+        return Judgement(None, ["inconclusive, the machine was busy: ..."], doubt=MACHINE, cause="the machine was busy")
+    kept = hold(found, BreakpointParams(retries=2), probe)
+    assert spoiled == ["hold", "hold-retry", "hold-retry"]
+    assert kept.rate is None and kept.outcome == Outcome.CANNOT_TELL and kept.at_least == 2000.0

@@ -152,7 +152,7 @@ def test_a_search_over_answers_that_are_not_successes_finds_no_breakpoint(loadge
     server = ForeignServer(command=PY_SERVER, ready_path="/health")
     load = LoadParams(connections=2, script="put-random.lua", script_args=("keys=1000",))
     res = find_breakpoint(server, load, params=BreakpointParams(bracket="growth", start_rate=200, min_rate=100,
-                                                                max_probes=4, probe_duration=0.5, warmup=0.2, sustain=0,
+                                                                max_probes=4, probe_duration=0.5, warmup=0.2, sustain=0, quiet_wait=1,
                                                                 server_warmup=0), progress=False)
     # a probe may also be inconclusive when the machine is busy (the generator set its numbers): never a pass
     assert res.rate is None and not any(p.judgement.passed for p in res.probes), res.describe()
