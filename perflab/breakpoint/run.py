@@ -349,7 +349,7 @@ def _record(run, result: BreakpointResult, base: LoadParams, script: str) -> Non
     if result.cold_start:
         reasons.insert(0, result.ramp["reason"] + ", with no warm-up before it")
     if result.outcome in (Outcome.CANNOT_TELL, Outcome.GENERATOR_LIMITED):
-        reasons.insert(0, result.stop_reason)
+        reasons.insert(0, result.why or result.stop_reason)
     run.meta["validity"] = Validity.of_probes(result.validity, reasons, "edge_probes", len(edges),
                                               "validity of the conclusive probes at the interval's edges and of "
                                               "the held window").to_dict()
