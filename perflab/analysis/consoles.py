@@ -43,8 +43,13 @@ def console_html(text: str, title: str | None = None, max_lines: int | None = No
             f"{html.escape(chr(10).join(lines))}</pre></details>")
 
 
+#: the output mimetype a console travels in too (its title and whole text: a Markdown report shows it as a code
+#: block, as the course's reports show wrk2's)
+CONSOLE_MIME = "application/vnd.perflab.console+json"
+
+
 def console(text: str, title: str | None = None, max_lines: int | None = None) -> dict:
     """The output a console leaves in a notebook (a section's part): :func:`console_html`, ``max_lines``
     cutting it."""
     return {"text/html": console_html(text, title, max_lines), "text/plain": f"{title or 'console output'}: "
-            f"{console_summary(text)}"}
+            f"{console_summary(text)}", CONSOLE_MIME: {"title": title or "console output", "text": text}}
