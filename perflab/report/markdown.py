@@ -133,7 +133,8 @@ class _Notebook:
             return [self.flamegraph(data[FLAMEGRAPH_MIME])]
         if CONSOLE_MIME in data:
             c = data[CONSOLE_MIME]
-            return [f"**{c['title']}**, the load generator's console output:", _code(c["text"])]
+            shown = f"$ {c['command']}\n{c['text']}" if c.get("command") else c["text"]
+            return [f"**{c['title']}**, the load generator's console output:", _code(shown)]
         if "text/markdown" in data:
             return [_shift(_text(data["text/markdown"]))]
         if "text/plain" in data and "text/html" not in data:
@@ -157,13 +158,6 @@ class _Notebook:
         found = src if src.is_file() else self.report_dir / FLAMEGRAPHS / name
         title = info.get("title") or src.name
         lines = []
-        svg = re.search(r"<svg\b.*?</svg>", info.get("preview_html") or "", re.S)
-        if svg:
-            preview = Path(name).with_suffix(".svg").name
-            (self.out / FLAMEGRAPHS).mkdir(parents=True, exist_ok=True)
-            (self.out / FLAMEGRAPHS / preview).write_text(svg.group(0), encoding="utf-8")
-            self.doc.flamegraphs.append(f"{FLAMEGRAPHS}/{preview}")
-            lines.append(f"![{title} (preview: the lowest frames)]({FLAMEGRAPHS}/{preview})")
         if found.is_file():
             (self.out / FLAMEGRAPHS).mkdir(parents=True, exist_ok=True)
             if found.resolve() != (self.out / FLAMEGRAPHS / name).resolve():
@@ -173,6 +167,13 @@ class _Notebook:
         else:
             self.doc.missing.append(str(src))
             lines.append(f"{title}: the flame graph `{src.name}` is no longer on disk")
+        svg = re.search(r"<svg\b.*?</svg>", info.get("preview_html") or "", re.S)
+        if svg:   # under its title: the lowest frames, as an image GitHub shows inline
+            preview = Path(name).with_suffix(".svg").name
+            (self.out / FLAMEGRAPHS).mkdir(parents=True, exist_ok=True)
+            (self.out / FLAMEGRAPHS / preview).write_text(svg.group(0), encoding="utf-8")
+            self.doc.flamegraphs.append(f"{FLAMEGRAPHS}/{preview}")
+            lines.append(f"![{title} (preview: the lowest frames)]({FLAMEGRAPHS}/{preview})")
         return "\n\n".join(lines)
 
 
