@@ -97,8 +97,11 @@ class Plan:
                 return _NO
             return own.why_not(spec.notebook, project)
         plan = self._aimed(why_not, {"project": str(project.path)}, f"{project.name} ({project.path})")
-        lead = next((s.name for s in plan.notebooks if s.notebook == own.STAGES and not s.not_applicable), None)
-        return replace(plan, lead=lead)
+        nb_dir = notebooks_dir()
+        specs = tuple(s if s.not_applicable else replace(s, parameters=own.fitted(
+            s.notebook, project, s.parameters, aim.parameters(s.path(nb_dir)))) for s in plan.notebooks)
+        lead = next((s.name for s in specs if s.notebook == own.STAGES and not s.not_applicable), None)
+        return replace(plan, notebooks=specs, lead=lead)
 
     def _aimed(self, why_not, given: dict, target: str) -> "Plan":
         nb_dir = notebooks_dir()

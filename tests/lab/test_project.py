@@ -210,3 +210,50 @@ def test_gate_and_bisect_take_a_project_file_in_its_repository(tmp_path):
     a = build_parser().parse_args(["bisect", "HEAD~1", "HEAD", "--project", str(outside)])
     with pytest.raises(ValueError, match="is in no git repository"):
         commands._repo(a)
+
+
+def _commits(repo, n: int) -> None:
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    for i in range(n):
+        (repo / "stage.txt").write_text(f"stage {i + 1}\n")
+        subprocess.run(["git", "-c", "user.name=s", "-c", "user.email=s@example.org", "-C", str(repo), "add", "-A"],
+                       check=True)
+        subprocess.run(["git", "-c", "user.name=s", "-c", "user.email=s@example.org", "-C", str(repo), "commit", "-q",
+                        "-m", f"stage {i + 1}"], check=True)
+
+
+def test_a_projects_stages_and_history_run_where_it_has_them_and_say_why_not_elsewhere(tmp_path):
+    """08 needs a previous stage, 09 a repository of 4 commits at least with a build command: a report on a plain
+    folder, a one-commit repository or one without a build says so on its index instead of failing (and 09 asks
+    for no more commits than there are, so its question states what it measured)."""
+    def planned(p):
+        return {s.notebook: s for s in plans.QUICK.for_project(Project.load(p)).notebooks}
+
+    plain = planned(_tiny(tmp_path))
+    assert plain["08-ab"].not_applicable.startswith("not applicable: tiny has no previous stage to compare with")
+    assert "[previous]" in plain["08-ab"].not_applicable
+    assert plain["09-history"].not_applicable.startswith(f"not applicable: {tmp_path} is in no git repository")
+    one = tmp_path / "one"
+    one.mkdir()
+    _tiny(one)
+    _commits(one, 1)
+    assert planned(one / "perflab.toml")["09-history"].not_applicable.endswith("has 1 commit; a history needs 4 at least")
+    five = tmp_path / "five"
+    five.mkdir()
+    (five / "prev").mkdir()
+    _tiny(five / "prev")
+    _tiny(five, '[previous]\nproject = "prev"\nlabel = "stage 4"\n')
+    _commits(five, 5)
+    unbuilt = planned(five / "perflab.toml")
+    assert "no [server] build" in unbuilt["09-history"].not_applicable
+    assert unbuilt["08-ab"].not_applicable is None                           # [previous] names the stage before
+    text = (five / "perflab.toml").read_text().replace('ready_path', 'build = "true"\nready_path')
+    (five / "perflab.toml").write_text(text)
+    plan = plans.QUICK.for_project(Project.load(five / "perflab.toml"))
+    by = {s.notebook: s for s in plan.notebooks}
+    assert by["09-history"].not_applicable is None and by["09-history"].parameters["commits"] == 5   # of 6 asked
+    assert by["09-history"].parameters["script"] == "put.lua" and "planted" not in by["09-history"].parameters
+    assert plan.lead == "08-ab" and by["08-ab"].parameters["script"] == "get-random.lua"
+    assert "a" not in by["08-ab"].parameters and "common" not in by["08-ab"].parameters   # the built-in server's

@@ -138,6 +138,7 @@ def test_every_notebook_runs_or_says_why_not_and_the_stages_lead(report):
     assert "with one connection and with 4" in by["01-stable-load"]["question"]
     assert "with 4 connections" in by["02-breakpoint"]["question"]
     assert "at 300 req/s of get-random.lua with 4 connections" in by["08-ab"]["question"]
+    assert "across the last 4 commits of your repository" in by["09-history"]["question"]
     # 08: this stage (6) against the previous one its build output holds (1), and it heads the index
     assert data["lead"] == "08-ab"
     answer = by["08-ab"]["finding"]["answer"]
