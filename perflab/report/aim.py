@@ -18,8 +18,6 @@ from __future__ import annotations
 import ast
 import copy
 
-import nbformat
-
 #: the two targets a page can be about
 BUILTIN, YOURS = "builtin", "yours"
 #: how a parameter's comment says whose it is
@@ -119,7 +117,3 @@ def aimed(nb, target: str, effective: dict[str, str]):
                 lines[i] = f"# {t}"
         first.source = "\n".join(lines)
     return out
-
-
-def read(path):
-    return nbformat.read(str(path), as_version=4)

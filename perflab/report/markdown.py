@@ -30,7 +30,7 @@ from ..analysis import findings
 from ..analysis.consoles import CONSOLE_MIME
 from ..analysis.profiles import FLAMEGRAPH_MIME
 from .browser.cdp import find_chromium
-from .export import FLAMEGRAPHS, PLOTLY_MIME, _flamegraph_name, plotly_js_source
+from .export import FLAMEGRAPHS, PLOTLY_MIME, flamegraph_name, plotly_js_source
 
 FILENAME = "report.md"
 FIGURES = "figures"
@@ -154,7 +154,7 @@ class _Notebook:
         """The flame graph copied beside the Markdown (async-profiler's HTML, from its run or from the report's
         own copy) and linked, with its preview as an SVG image; named when neither is on disk."""
         src = Path(info.get("path", ""))
-        name = _flamegraph_name(src)
+        name = flamegraph_name(src)
         found = src if src.is_file() else self.report_dir / FLAMEGRAPHS / name
         title = info.get("title") or src.name
         lines = []
