@@ -8,6 +8,7 @@ missing build never shows up later as an obscure ``FileNotFoundError`` from a su
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from .errors import NotBuiltError
@@ -99,6 +100,18 @@ def resolve_script(script: str | os.PathLike) -> Path:
         if cand.is_file():
             return cand.resolve()
     raise ValueError(f"script: {script!s} not found (neither a file nor a script in {wrk_scripts_dir()})")
+
+
+def script_arguments(script: str | os.PathLike) -> list[str]:
+    """The arguments a workload script documents in its header (``--   name=default  help`` lines)."""
+    names = []
+    for line in resolve_script(script).read_text().splitlines():
+        if not line.startswith("--"):
+            break
+        m = re.match(r"^--\s+(\w+)=\S*\s", line + " ")
+        if m and m.group(1) not in names:
+            names.append(m.group(1))
+    return names
 
 
 def data_root(explicit: str | os.PathLike | None = None) -> Path:

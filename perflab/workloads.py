@@ -7,22 +7,8 @@ so one call serves every script, and the generator's threads never exceed its co
 
 from __future__ import annotations
 
-import re
-
-from . import paths
 from .config import LoadParams
-
-
-def script_arguments(script: str) -> list[str]:
-    """The arguments ``script`` documents in its header."""
-    names = []
-    for line in paths.resolve_script(script).read_text().splitlines():
-        if not line.startswith("--"):
-            break
-        m = re.match(r"^--\s+(\w+)=\S*\s", line + " ")
-        if m and m.group(1) not in names:
-            names.append(m.group(1))
-    return names
+from .paths import script_arguments
 
 
 def script_args(script: str, **values) -> tuple[str, ...]:
@@ -43,10 +29,10 @@ def script_args(script: str, **values) -> tuple[str, ...]:
 def workload(script: str, connections: int, threads: int = 2, keys: int | None = None, value_size: int | None = None,
              seed: int | None = None, extra_args=(), **load) -> LoadParams:
     """The :class:`LoadParams` of ``script`` with ``connections`` connections: ``min(threads,
-    connections)`` generator threads (each script thread gets its own keys: ``threads=`` is passed to the
-    scripts that take it), ``keys``, ``value_size`` and ``seed`` passed to the script where it takes them,
+    connections)`` generator threads (each script thread gets its own keys: :class:`LoadParams` passes
+    ``threads=`` to the scripts that take it), ``keys``, ``value_size`` and ``seed`` passed to the script where it takes them,
     then ``extra_args`` (e.g. ``path=/kv`` for your server's API); ``load``: any other LoadParams field
     (``rate``, ``duration``, ``warmup``...)."""
     t = min(threads, connections)
-    args = script_args(script, threads=t, keys=keys, value=value_size, seed=seed) + tuple(extra_args)
+    args = script_args(script, keys=keys, value=value_size, seed=seed) + tuple(extra_args)
     return LoadParams(script=script, threads=t, connections=connections, script_args=args, **load)

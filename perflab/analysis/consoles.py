@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import html
+import shlex
+from pathlib import Path
 
 from ..measure.wrk_output import parse_wrk_output
 
@@ -43,8 +45,25 @@ def console_html(text: str, title: str | None = None, max_lines: int | None = No
             f"{html.escape(chr(10).join(lines))}</pre></details>")
 
 
-def console(text: str, title: str | None = None, max_lines: int | None = None) -> dict:
+#: the output mimetype a console travels in too (its title and whole text: a Markdown report shows it as a code
+#: block, as the course's reports show wrk2's)
+CONSOLE_MIME = "application/vnd.perflab.console+json"
+
+
+def console(text: str, title: str | None = None, max_lines: int | None = None, command: str | None = None) -> dict:
     """The output a console leaves in a notebook (a section's part): :func:`console_html`, ``max_lines``
-    cutting it."""
+    cutting it; ``command``, the command line that printed it (a Markdown report shows it above, as the
+    course's reports show the wrk2 command above its output)."""
     return {"text/html": console_html(text, title, max_lines), "text/plain": f"{title or 'console output'}: "
-            f"{console_summary(text)}"}
+            f"{console_summary(text)}",
+            CONSOLE_MIME: {"title": title or "console output", "text": text, "command": command}}
+
+
+def command_line(load) -> str | None:
+    """The generator's command line of a load (a :class:`~perflab.measure.result.LoadResult`), as one would type
+    it: the script by its name, none of the lab's own output files."""
+    params, url = getattr(load, "params", None), getattr(load, "url", None)
+    if params is None or not url:
+        return None
+    words = [Path(w).name if w == params.script else w for w in params.args(url)]
+    return shlex.join([params.tool, *words])

@@ -29,3 +29,23 @@ def events_of(r) -> pd.DataFrame:
     """A run's server events (an empty table when it recorded none)."""
     ev = getattr(r, "events", None)
     return ev if ev is not None and len(ev) else pd.DataFrame(columns=["event", "dur_ms"])
+
+
+def markdown_table(df: pd.DataFrame) -> str:
+    """``df`` as a Markdown (GitHub) table, numbers as the notebook shows them (pandas' display float format),
+    its index as the first columns when it has a name."""
+    if df.index.names != [None]:
+        df = df.reset_index()
+    fmt_float = pd.get_option("display.float_format") or (lambda v: f"{v:g}")
+
+    def cell(v) -> str:
+        if isinstance(v, float):
+            text = "" if v != v else fmt_float(v)
+        else:
+            text = "" if v is None else str(v)
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    head = "| " + " | ".join(cell(c) for c in df.columns) + " |"
+    rule = "| " + " | ".join("---:" if pd.api.types.is_numeric_dtype(t) else "---" for t in df.dtypes) + " |"
+    rows = ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join([head, rule, *rows])

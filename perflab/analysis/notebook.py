@@ -16,7 +16,9 @@ experiments, each saying in one printed line how it went; what the runs show is 
 from __future__ import annotations
 
 import os
+import tempfile
 import warnings
+from pathlib import Path
 
 import IPython.display as ipd
 import pandas as pd
@@ -32,6 +34,7 @@ from ..errors import ProfilerError
 from ..experiment import run_experiment
 from ..hosts.pool import connect
 from ..hosts.inventory import survey
+from ..server.foreign import answer_to
 from ..server.placement import Placement
 from .breakpoints import estimate
 
@@ -113,7 +116,7 @@ def server(server_cmd: str | None = None, ready_path: str = "/", server_dir: str
         target = ForeignServer(command=server_cmd, ready_path=ready_path, workdir=server_dir)
     else:
         target = ServerConfig(**built_in)
-    print(target)
+    print(target if isinstance(target, ServerConfig) else f"your server: {target.name}\n  {target.command or target.url}")
     return target
 
 
@@ -138,17 +141,37 @@ def profile(events: str, project: str | None = None, **fields) -> ProfileParams:
     return ProfileParams(events, category=cats, **fields)
 
 
-def ceiling(server, status_path: str | None = None, project: str | None = None) -> tuple[str | None, str]:
-    """The no-op endpoint the ceiling search loads, and why when there is none: the built-in server's
-    ``/v0/status``, your project's ``[api] status``, or ``status_path``; a server without one gets no ceiling
-    (a search over answers that are not successes would be a "ceiling" of errors)."""
+#: the course API's no-op endpoint, tried on a server of yours that declares none
+COURSE_STATUS = "/v0/status"
+
+
+def ceiling(server, status_path: str | None = None, project: str | None = None,
+            include: bool = True) -> tuple[str | None, str]:
+    """The no-op endpoint the ceiling search loads, and a note on it for the findings: the built-in server's
+    ``/v0/status``, your project's ``[api] status``, or ``status_path``; a server of yours that declares none is
+    asked ``GET /v0/status`` (the course API's; the server is started once for the question) and, when it
+    answers 200, that is used and the note says so. A server without one gets no ceiling (a search over answers
+    that are not successes would be a "ceiling" of errors), and the note says why. ``include``: the notebook
+    searches a ceiling at all (otherwise nothing is asked)."""
     path = status_path or (Project.load(project).status_path if project else None)
     if isinstance(server, ServerConfig):
-        return path or "/v0/status", ""
+        return path or COURSE_STATUS, ""
     if path:
         return path, ""
-    return None, ("No ceiling measured: your server declares no no-op endpoint (status_path, or status in the "
-                  "[api] of its perflab.toml); the cheapest request's search needs one that answers 200.")
+    if not include:
+        return None, ""
+    with tempfile.TemporaryDirectory(prefix="perflab-status-") as scratch:
+        status = answer_to(server, COURSE_STATUS, Path(scratch))
+    if status == 200:
+        note = (f"Ceiling: your server declares no no-op endpoint, and it answered `GET {COURSE_STATUS}` with 200 "
+                f"(the course API's), so the ceiling search loads that (`status = \"{COURSE_STATUS}\"` in the [api] "
+                f"of its perflab.toml says so ahead).")
+        print(note)
+        return COURSE_STATUS, note
+    answered = f"answered {status}" if status is not None else "did not answer"
+    return None, (f"No ceiling measured: your server declares no no-op endpoint (status_path, or status in the "
+                  f"[api] of its perflab.toml), and `GET {COURSE_STATUS}` {answered}; the cheapest request's "
+                  f"search needs one that answers 200.")
 
 
 def servers_for_modes(modes, java_home: str | None = None, **fields) -> dict:

@@ -14,6 +14,8 @@ import IPython.display as ipd
 import pandas as pd
 import plotly.graph_objects as go
 
+from .frames import markdown_table
+
 
 @dataclass
 class Section:
@@ -49,5 +51,8 @@ class Section:
                 part.show()
             elif isinstance(part, dict):
                 ipd.display(part, raw=True)
+            elif isinstance(part, pd.DataFrame):   # the page shows the HTML, a Markdown report the table
+                ipd.display({"text/html": part._repr_html_(), "text/plain": repr(part),
+                             "text/markdown": markdown_table(part)}, raw=True)
             elif part is not None:
                 ipd.display(part)

@@ -7,7 +7,7 @@ Subcommands: ``run`` (one experiment; ``--nodes N``: a cluster), ``profile`` (a 
 ``prefill``, ``inspect``, ``host`` (does the machine keep one speed?), ``hosts`` (a scheduler's hosts),
 ``runs`` (recorded runs), ``index`` (rebuild the DuckDB index, optionally query it), ``bench`` (the server's
 standard benchmark), ``compare`` (two runs or two reports side by side), ``report`` (the HTML report:
-:mod:`perflab.report.cli`).
+:mod:`perflab.report.cli`), ``markdown`` (a report as Markdown to hand in: :mod:`perflab.report.markdown`).
 
 Every parameter option is derived from the fields of the parameter classes (:mod:`.options`), so the
 command line and Python give the same errors; :mod:`.commands` does what each subcommand says.
@@ -55,6 +55,8 @@ def _ab_args(p: argparse.ArgumentParser) -> None:
         g = p.add_argument_group(f"side {S} only (any built-in server flag as --{side}-FLAG overrides the shared one)")
         g.add_argument(f"--{side}-commit", metavar="REV", help=f"{S} is the built-in server at this git commit, built "
                        "in a directory of its own (the working tree is never touched)")
+        g.add_argument(f"--{side}-project", metavar="FILE", help=f"{S} is the server a perflab.toml declares (a course "
+                       "student's stage, another student's, your own server), named by its label")
         add_arguments(g, ForeignServer, dest_prefix=f"{side}_foreign_", flag_prefix=f"--{side}-")
         add_arguments(g, ServerConfig, exclude=("host", "port"), dest_prefix=f"{side}_server_", flag_prefix=f"--{side}-")
     options.load_args(p, exclude=options.SEARCH_OWNS)
@@ -70,7 +72,6 @@ def _ab_args(p: argparse.ArgumentParser) -> None:
     _validity(p)
     options.prefill_args(p)
     options.common_args(p, hosts=False)   # both servers and the generator run on this machine (perflab.ab.run)
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def _regress_args(p: argparse.ArgumentParser, params, what: str) -> None:
@@ -90,9 +91,7 @@ def _regress_args(p: argparse.ArgumentParser, params, what: str) -> None:
                   BreakpointCriteria, dest_prefix="criteria_")
     _validity(p)
     options.prefill_args(p)
-    p.add_argument("--name", help="run name (part of the run id)")
-    p.add_argument("--data", help="data root (default $PERFLAB_DATA or <repo>/data)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    options.run_args(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -113,7 +112,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_arguments(b.add_argument_group("pass criteria of a probe"), BreakpointCriteria, dest_prefix="criteria_")
     add_arguments(b.add_argument_group("search"), BreakpointParams, dest_prefix="search_", exclude=("seed", "seed_arg"))
     _validity(b)
-    b.add_argument("--quiet", action="store_true", help="no progress bar")
     f = sub.add_parser("prefill", help="fill a data directory in-process (deterministic)")
     f.add_argument("dir")
     options.prefill_args(f, flags={"keys": "--keys"}, fill=False)
@@ -164,6 +162,11 @@ def build_parser() -> argparse.ArgumentParser:
     hi.add_argument("good", metavar="GOOD", help="the first commit of the range")
     hi.add_argument("bad", metavar="BAD", help="the last (BAD's first-parent history from GOOD is measured)")
     _regress_args(hi, HistoryParams, "history: each commit's probes and each change point's check")
+    md = sub.add_parser("markdown", help="a report as Markdown to hand in: report.md with its figures (PNG) and flame "
+                        "graphs beside it, in the course's shape, into a folder of your choosing")
+    md.add_argument("report", metavar="REPORT_DIR", help="a report folder `perflab report` wrote (report/latest ...)")
+    md.add_argument("--out", metavar="DIR", help="where to write report.md and its files (default: the report "
+                    "folder), e.g. src/main/java/ru/vk/itmo/test/<you>/reports/stage6")
     cp = sub.add_parser("compare", help="two runs, or two report folders, side by side on one HTML page")
     cp.add_argument("a", help="A, the base: a run directory or run id, or a report folder; or an A/B run alone "
                     "(perflab ab), whose two sides are compared")
@@ -177,7 +180,7 @@ HANDLERS = {"run": commands.cmd_run, "profile": commands.cmd_profile, "breakpoin
             "prefill": commands.cmd_prefill, "inspect": commands.cmd_inspect, "runs": commands.cmd_runs,
             "index": commands.cmd_index, "bench": commands.cmd_bench, "compare": commands.cmd_compare,
             "host": commands.cmd_host, "hosts": commands.cmd_hosts, "ab": commands.cmd_ab, "gate": commands.cmd_gate,
-            "bisect": commands.cmd_bisect, "history": commands.cmd_history}
+            "bisect": commands.cmd_bisect, "history": commands.cmd_history, "markdown": commands.cmd_markdown}
 
 
 def main(argv: list[str] | None = None) -> int:

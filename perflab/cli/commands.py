@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sys
 import warnings
+from pathlib import Path
 
 import pandas as pd
 
@@ -19,6 +21,7 @@ from ..analysis.history import history_lines
 from ..analysis.regress import bisect_lines, gate_lines
 from ..config import (ABParams, BreakpointCriteria, BreakpointParams, ForeignServer, LoadParams, ProfileParams,
                       ServerConfig, ValidityThresholds)
+from ..config.project import Project
 from ..config.regress import BisectParams, GateParams, HistoryParams, RepoParams
 from ..config.fields import cli_flag, from_arguments
 from ..errors import PerflabError
@@ -31,7 +34,9 @@ from ..config.version import Version
 from ..records import list_runs, query, rebuild_index
 from ..records.index import of_version
 from ..regress import Found, run_bisect, run_gate, run_history
+from ..regress.commits import toplevel
 from ..regress.history import Found as HistoryFound
+from ..report import markdown
 from ..report.compare import compare
 from ..report.regress import bisect_page, write_gate_files
 from . import options
@@ -171,6 +176,14 @@ def cmd_hosts(a) -> int:
     return 0
 
 
+def cmd_markdown(a) -> int:
+    doc = markdown.write(a.report, a.out)
+    print(doc.path)
+    print(f"{len(doc.figures)} figures, {len(doc.flamegraphs)} flame graph files beside it"
+          + (f"; {len(doc.missing)} flame graphs no longer on disk" if doc.missing else ""), file=sys.stderr)
+    return 0
+
+
 def cmd_compare(a):
     c = compare(a.a, a.b, output=a.output, data_root=a.data)
     print(c.path)
@@ -179,7 +192,7 @@ def cmd_compare(a):
 
 def _ab_side(a, side: str):
     """Side ``side`` ("a" or "b") from the shared and the side's own flags: a Commit, your server or a
-    built-in configuration."""
+    built-in configuration; and the project file that declared it (``None``: none did)."""
     S = side.upper()
     built = {f.name: getattr(a, "server_" + f.name, None) for f in dataclasses.fields(ServerConfig)}
     built.update({k: v for k, v in ((f.name, getattr(a, f"{side}_server_{f.name}", None))
@@ -191,15 +204,26 @@ def _ab_side(a, side: str):
     foreign = {k: v for k, v in foreign.items() if v is not None}
     commit = getattr(a, f"{side}_commit")
     yours = foreign.get("command") is not None or foreign.get("url") is not None
+    declared = getattr(a, f"{side}_project", None)
+    own = any(getattr(a, f"{side}_server_{f.name}", None) is not None for f in dataclasses.fields(ServerConfig))
+    if declared is None and commit is None and not yours and not own:
+        shared = options.project(a)      # --project, $PERFLAB_PROJECT or ./perflab.toml: a side that names nothing
+        declared = str(shared.path) if shared is not None else None
+    if declared is not None and (commit is not None or yours):
+        raise ValueError(f"--{side}-project and --{side}-commit/--{side}-server-cmd/--{side}-url: give one of them "
+                         f"for side {S}")
     if commit is not None and yours:
         raise ValueError(f"--{side}-commit and --{side}-server-cmd/--{side}-url: give one of them for side {S}")
-    if yours:
+    if yours or declared is not None:
         given = [cli_flag(f) for f in dataclasses.fields(ServerConfig) if f.name in built and cli_flag(f)]
         if given or getattr(a, "prefill_keys", None) is not None:
             given += ["--prefill"] if getattr(a, "prefill_keys", None) is not None else []
             raise ValueError(f"{', '.join(given)}: option{'s' if len(given) > 1 else ''} of the built-in server; side {S} "
                              f"is your server, which takes its own settings (put them in its command)")
-        return ForeignServer(**foreign)
+        if declared is not None:
+            project = Project.load(declared)
+            return project.server, project
+        return ForeignServer(**foreign), None
     if foreign:
         raise ValueError(f"{', '.join('--' + k.replace('_', '-') for k in foreign)}: only with --{side}-server-cmd or "
                          f"--{side}-url (your own server)")
@@ -207,12 +231,25 @@ def _ab_side(a, side: str):
         cfg = ServerConfig(**built)
     except ValueError as e:
         raise ValueError(f"side {S}: {e}") from None
-    return Commit(commit, cfg) if commit is not None else cfg
+    return (Commit(commit, cfg) if commit is not None else cfg), None
+
+
+def _ab_load(a, projects: list[Project]) -> LoadParams:
+    """The load of ``perflab ab``: with the sides' ``projects``, the API their files declare comes first in the
+    script's arguments (both must declare the same API: one load is sent to both)."""
+    apis = {p.script_args for p in projects}
+    if len(apis) > 1:
+        raise ValueError("--a-project/--b-project: the two files declare different APIs ([api] path/param), and one "
+                         "load is sent to both sides")
+    if not projects:
+        return options.load(a)
+    return from_arguments(LoadParams, a, "load_", script_args=(*apis.pop(), *a.script_args),
+                          tool="wrk2" if getattr(a, "load_wrk_binary", None) else None)
 
 
 def cmd_ab(a):
-    sa, sb = _ab_side(a, "a"), _ab_side(a, "b")
-    load = options.load(a)
+    (sa, pa), (sb, pb) = _ab_side(a, "a"), _ab_side(a, "b")
+    load = _ab_load(a, [p for p in (pa, pb) if p is not None])
     ab = from_arguments(ABParams, a, "ab_")
     crit = from_arguments(BreakpointCriteria, a, "criteria_")
     thresholds = from_arguments(ValidityThresholds, a, "validity_")
@@ -247,11 +284,23 @@ def _regress(a, params_cls) -> dict:
     """What ``perflab gate`` and ``perflab bisect`` share: their keyword arguments from the options."""
     load = from_arguments(LoadParams, a, "load_", script_args=a.script_args or None,
                           tool="wrk2" if getattr(a, "load_wrk_binary", None) else None)
-    return dict(load=load, params=from_arguments(params_cls, a, "ab_"), repo=from_arguments(RepoParams, a, "repo_"),
+    return dict(load=load, params=from_arguments(params_cls, a, "ab_"), repo=_repo(a),
                 server=from_arguments(ServerConfig, a, "server_"), rate=a.regress_rate,
                 criteria=from_arguments(BreakpointCriteria, a, "criteria_"), prefill=options.prefill(a),
                 fill=options.fill(a), name=a.name, progress=not a.quiet, data_root=a.data, placement=a.placement,
                 thresholds=from_arguments(ValidityThresholds, a, "validity_"))
+
+
+def _repo(a) -> RepoParams:
+    """Whose commits: ``--repo`` (with ``--project`` relative to it), or ``--project FILE`` alone: the repository
+    that file is in, its commits run as each one's copy of the file declares."""
+    given = getattr(a, "repo_project", None)
+    if getattr(a, "repo_repo", None) is None and given is not None and Path(given).is_file():
+        top = toplevel(Path(given).resolve().parent)
+        if top is None:
+            raise ValueError(f"--project: {given} is in no git repository, so it has no commits to compare")
+        return from_arguments(RepoParams, a, "repo_", repo=str(top), project=os.path.relpath(Path(given).resolve(), top))
+    return from_arguments(RepoParams, a, "repo_")
 
 
 def cmd_gate(a) -> int:

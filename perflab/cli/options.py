@@ -68,9 +68,16 @@ def version(a) -> Version:
     return from_arguments(Version, a, "version_")
 
 
-def common_args(p: argparse.ArgumentParser, hosts: bool = True) -> None:
+def run_args(p: argparse.ArgumentParser) -> None:
+    """What every command that records a run takes, written once: its name, the data root, no progress bars."""
     p.add_argument("--name", help="run name (part of the run id)")
     p.add_argument("--data", help="data root (default $PERFLAB_DATA or <repo>/data)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def common_args(p: argparse.ArgumentParser, hosts: bool = True) -> None:
+    """:func:`run_args`, the project file (or none), and the hosts (``hosts``)."""
+    run_args(p)
     g = p.add_mutually_exclusive_group()
     g.add_argument("--project", metavar="FILE", help=f"your server declared in a {FILENAME} (default: "
                    f"${PROJECT_ENV}, else ./{FILENAME} when there is one); flags override it")

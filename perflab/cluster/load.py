@@ -9,7 +9,7 @@ every request carries, and the parts' rates read back per entry node.
 from __future__ import annotations
 
 from ..config import LoadParams
-from ..workloads import script_arguments
+from ..paths import script_arguments
 
 _REPLICA_ARGS = ("ack", "from", "replicas")
 

@@ -113,11 +113,44 @@ class CourseServer(Params):
             args += ["--stage", str(self.stage)]
         return shlex.join(args).replace("'{", "{").replace("}'", "}")
 
+    # --- which factory, and the stage before it -----------------------------------------------------------
+    def factories(self) -> list["Factory"]:
+        """Every ``@ServiceFactory`` class in the classes, with its stage (read from the class files, as the
+        launcher's scan finds them), highest stage first."""
+        found = [f for data in _class_files(self.classes.split(os.pathsep), whole=True, mentioning=_ANNOTATION)
+                 if (f := _factory_of(data)) is not None]
+        return sorted(found, key=lambda f: (-f.stage, f.name))
+
+    def chosen(self) -> "Factory | None":
+        """The factory the launcher will run (``factory``, else the one of ``stage``, else the highest stage's),
+        ``None`` when the class files do not tell (none found, or several at that stage: the launcher says so)."""
+        found = self.factories()
+        if self.factory is not None:
+            return next((f for f in found if f.name == self.factory), None)
+        stage = self.stage if self.stage is not None else (found[0].stage if found else None)
+        at = [f for f in found if f.stage == stage]
+        return at[0] if len(at) == 1 else None
+
+    def previous(self) -> "CourseServer | None":
+        """The same student's factory of the highest stage below this one's (their previous stage, when they
+        kept its factory), as a server of its own; ``None`` when there is none."""
+        me = self.chosen()
+        if me is None:
+            return None
+        before = [f for f in self.factories() if f.stage < me.stage and f.student == me.student]
+        if not before:
+            return None
+        return self.replace(factory=before[0].name, stage=None, label=None)
+
     @property
     def name(self) -> str:
-        """What reports call it: ``label``, else the factory's class, else the build output's directory."""
+        """What reports call it: ``label``, else the student's package and the stage of the factory it runs
+        (``kislovdanil, stage 5``), else the factory's class, else the build output's directory."""
         if self.label:
             return self.label
+        me = self.chosen()
+        if me is not None:
+            return f"{me.student.rsplit('.', 1)[-1]}, stage {me.stage}"
         if self.factory:
             return self.factory.rsplit(".", 1)[-1]
         first = Path(self.classes.split(os.pathsep)[0])
@@ -133,24 +166,157 @@ class CourseServer(Params):
         return ClusterConfig(nodes=nodes, server_cmd=self.command(), ready_path="/", **fields)
 
 
-def _class_files(entries: list[str]):
-    """The bytes of the first :data:`_SAMPLE` class files under ``entries`` (directories or jars)."""
+def _class_files(entries: list[str], whole: bool = False, mentioning: bytes | None = None):
+    """The headers of the first :data:`_SAMPLE` class files under ``entries`` (directories or jars); ``whole``:
+    every class file whole, those ``mentioning`` a byte string only."""
     n = 0
+
+    def keep(data: bytes):
+        return data if whole else data[:8]
+
     for e in map(Path, entries):
         if e.is_dir():
             for f in e.rglob("*.class"):
-                yield f.read_bytes()[:8]
+                data = f.read_bytes()
+                if mentioning is None or mentioning in data:
+                    yield keep(data)
                 n += 1
-                if n >= _SAMPLE:
+                if n >= _SAMPLE and not whole:
                     return
         elif zipfile.is_zipfile(e):
             with zipfile.ZipFile(e) as z:
                 for info in z.infolist():
                     if info.filename.endswith(".class") and not info.filename.startswith("META-INF/"):
-                        yield z.read(info)[:8]
+                        data = z.read(info)
+                        if mentioning is None or mentioning in data:
+                            yield keep(data)
                         n += 1
-                        if n >= _SAMPLE:
+                        if n >= _SAMPLE and not whole:
                             return
+
+
+@dataclass(frozen=True)
+class Factory:
+    """A ``@ServiceFactory(stage = N)`` class: its binary name and stage."""
+
+    name: str
+    stage: int
+
+    @property
+    def student(self) -> str:
+        """The student's root package (``ru.vk.itmo.test.<student>``), as the launcher names it."""
+        pkg = self.name.rsplit(".", 1)[0] if "." in self.name else ""
+        if pkg.startswith(_COURSE_TESTS):
+            return _COURSE_TESTS + pkg[len(_COURSE_TESTS):].split(".", 1)[0]
+        return pkg
+
+
+#: the course's annotation as a class file names it, and the package of the students' code
+_ANNOTATION = b"Lru/vk/itmo/test/ServiceFactory;"
+_COURSE_TESTS = "ru.vk.itmo.test."
+
+
+def _factory_of(data: bytes) -> Factory | None:
+    """The class and its ``stage`` when the class file carries ``@ServiceFactory`` (a runtime-visible
+    annotation of the class), else ``None``; a class file this reader does not follow is ``None`` too."""
+    try:
+        return _ClassFile(data).factory()
+    except (IndexError, struct.error, ValueError, KeyError):
+        return None
+
+
+class _ClassFile:
+    """Just enough of the JVM class file format (JVMS chapter 4) to read a class's annotations."""
+
+    def __init__(self, data: bytes):
+        self.d, self.i = data, 8
+        count = self.u2()
+        self.utf8: dict[int, str] = {}
+        self.ints: dict[int, int] = {}
+        self.classes: dict[int, int] = {}
+        k = 1
+        while k < count:
+            tag = self.u1()
+            if tag == 1:
+                n = self.u2()
+                self.utf8[k] = self.d[self.i:self.i + n].decode("utf-8", "replace")   # modified UTF-8: names are ASCII
+                self.i += n
+            elif tag == 3:
+                self.ints[k] = struct.unpack(">i", self.d[self.i:self.i + 4])[0]
+                self.i += 4
+            elif tag == 7:
+                self.classes[k] = self.u2()
+            else:
+                size = {4: 4, 5: 8, 6: 8, 8: 2, 9: 4, 10: 4, 11: 4, 12: 4, 15: 3, 16: 2, 17: 4, 18: 4, 19: 2, 20: 2}[tag]
+                self.i += size
+                if tag in (5, 6):
+                    k += 1        # a long or a double takes two entries
+            k += 1
+
+    def u1(self) -> int:
+        self.i += 1
+        return self.d[self.i - 1]
+
+    def u2(self) -> int:
+        self.i += 2
+        return struct.unpack(">H", self.d[self.i - 2:self.i])[0]
+
+    def u4(self) -> int:
+        self.i += 4
+        return struct.unpack(">I", self.d[self.i - 4:self.i])[0]
+
+    def _skip_members(self) -> None:
+        for _ in range(self.u2()):
+            self.i += 6
+            for _ in range(self.u2()):
+                self.i += 2
+                length = self.u4()           # read before adding: u4() moves self.i itself
+                self.i += length
+
+    def factory(self) -> Factory | None:
+        self.i += 2
+        this = self.utf8[self.classes[self.u2()]].replace("/", ".")
+        self.i += 2
+        interfaces = self.u2()
+        self.i += 2 * interfaces
+        self._skip_members()               # fields
+        self._skip_members()               # methods
+        for _ in range(self.u2()):
+            name, length = self.utf8.get(self.u2()), self.u4()
+            end = self.i + length
+            if name == "RuntimeVisibleAnnotations":
+                for _ in range(self.u2()):
+                    kind, values = self._annotation()
+                    if kind == _ANNOTATION.decode() and isinstance(values.get("stage"), int):
+                        return Factory(this, values["stage"])
+            self.i = end
+        return None
+
+    def _annotation(self) -> tuple[str, dict]:
+        kind = self.utf8[self.u2()]
+        values = {}
+        for _ in range(self.u2()):
+            name = self.utf8[self.u2()]
+            values[name] = self._element()
+        return kind, values
+
+    def _element(self):
+        tag = chr(self.u1())
+        if tag in "BCDFIJSZs":
+            index = self.u2()
+            return self.ints.get(index) if tag == "I" else None
+        if tag == "e":
+            self.i += 4
+        elif tag == "c":
+            self.i += 2
+        elif tag == "@":
+            self._annotation()
+        elif tag == "[":
+            for _ in range(self.u2()):
+                self._element()
+        else:
+            raise ValueError(f"element value tag {tag!r}")
+        return None
 
 
 def _class_version(head: bytes) -> tuple[int, int]:

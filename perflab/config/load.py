@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..paths import resolve_script
+from ..paths import resolve_script, script_arguments
 from ..units import arg_duration, arg_rate
 from .fields import Params, option
 
@@ -165,6 +165,14 @@ class LoadParams(Params):
                 a += ["--send-slack", arg_duration(self.send_slack)]
         a += list(extra)
         a.append(url.rstrip("/") + self.path)
-        if self.script_args:
-            a += ["--", *self.script_args]
+        if self.full_script_args:
+            a += ["--", *self.full_script_args]
         return a
+
+    @property
+    def full_script_args(self) -> tuple:
+        """``script_args`` as the script gets them: a script that takes ``threads=`` (each thread its own keys)
+        gets ``-t``'s value unless it is given, so it never has to be typed twice."""
+        if self.script and self.script_arg("threads") is None and "threads" in script_arguments(self.script):
+            return (*self.script_args, f"threads={self.threads}")
+        return tuple(self.script_args)

@@ -23,6 +23,12 @@
     [categories]                                # profile categories: a name and a regex on frames, in order
     storage = "ru/vk/itmo/test/alice/dao/"
 
+    [previous]                                  # the stage this one is compared with (notebook 08), one of:
+    stage = 5                                   # (a course server) that stage's factory in the same classes
+    # project = "../stage5/perflab.toml"        # another declaration (another build output, another command)
+    # commit = "stage-5"                        # this repository at that commit, built with [server] build
+    label = "stage 5"                           # how reports name it (default: its own name)
+
 Paths are relative to the file's directory. An unknown table or key is an error naming it and the file, so a
 typo never falls back to a default silently. Flags on the command line override the file.
 """
@@ -47,11 +53,12 @@ PROJECT_ENV = "PERFLAB_PROJECT"
 COURSE_API = {"path": "/v0/entity", "param": "id", "status": ""}
 
 _KEYS = {
-    "": ("label", "server", "api", "cluster", "categories"),
+    "": ("label", "server", "api", "cluster", "categories", "previous"),
     "server": ("command", "ready_path", "startup_timeout", "workdir", "course", "factory", "stage", "java_home",
                "heap", "build"),
     "api": ("path", "param", "status"),
     "cluster": ("nodes", "ack", "from", "api", "entry"),
+    "previous": ("stage", "project", "commit", "label"),
 }
 
 
@@ -67,6 +74,7 @@ class Project:
     cluster: dict | None = None
     categories: tuple[str, ...] = ()
     build: str | None = None
+    previous: dict | None = None     # [previous]: one of stage, project (a resolved path), commit; and a label
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Project":
@@ -82,7 +90,7 @@ class Project:
             raise ValueError(f"project: {p} is not valid TOML: {e}") from None
         where = f"project {p}"
         _known(data, "", where)
-        for table in ("server", "api", "cluster", "categories"):
+        for table in ("server", "api", "cluster", "categories", "previous"):
             if table in data and not isinstance(data[table], dict):
                 raise ValueError(f"{where}: [{table}] must be a table")
             if table in data and table != "categories":
@@ -136,7 +144,36 @@ class Project:
         if cluster is not None:
             cluster = {("from_" if k == "from" else k): v for k, v in cluster.items()}
             cls._cluster_of(server, course, cluster)      # checked now, not when a run starts
-        return cls(p, label, server, course, api, cluster, tuple(cats), build)
+        previous = cls._previous_of(base, course, data.get("previous"))
+        return cls(p, label, server, course, api, cluster, tuple(cats), build, previous)
+
+    @staticmethod
+    def _previous_of(base: Path, course: CourseServer | None, fields: dict | None) -> dict | None:
+        """``[previous]`` checked: exactly one of ``stage`` (a course server's), ``project`` (a file, resolved
+        against this one's directory) and ``commit``; ``label`` a short text."""
+        if fields is None:
+            return None
+        given = [k for k in ("stage", "project", "commit") if k in fields]
+        if len(given) != 1:
+            raise ValueError("[previous]: give one of stage (a course server's earlier factory), project (another "
+                             f"perflab.toml) or commit (a git revision of this repository), got {given or 'none'}")
+        out = dict(fields)
+        if "stage" in out:
+            if course is None:
+                raise ValueError("previous.stage: only for a course server (server.course); give project or commit")
+            if not isinstance(out["stage"], int) or isinstance(out["stage"], bool) or out["stage"] < 1:
+                raise ValueError(f"previous.stage: a stage number >= 1, got {out['stage']!r}")
+        for k in ("project", "commit", "label"):
+            if k in out and (not isinstance(out[k], str) or not out[k].strip()):
+                raise ValueError(f"previous.{k}: a non-empty text, got {out[k]!r}")
+        if "project" in out:
+            path = (base / out["project"]).resolve()
+            if path.is_dir():
+                path = path / FILENAME
+            if not path.is_file():
+                raise ValueError(f"previous.project: no {FILENAME} at {path}")
+            out["project"] = str(path)
+        return out
 
     @staticmethod
     def _cluster_of(server: ForeignServer, course: CourseServer | None, fields: dict) -> ClusterConfig:

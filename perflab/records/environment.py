@@ -59,7 +59,9 @@ def server_version(config, given=None) -> dict:
     (:class:`perflab.config.version.Version`; what is given wins). The commit found: the built-in server of
     this checkout, its commit; a build of a commit (``install_dir`` with the ``.built`` marker
     :func:`perflab.ab.sides.build_commit` leaves), that commit; your server started by a command, its
-    working directory's commit when that is in git; a server at a URL or elsewhere, none."""
+    working directory's commit when that is in git; a server at a URL or elsewhere, none. The label: the one
+    given, else your server's own (its ``label``: a ``perflab.toml``'s, or a course server's student and stage),
+    so the runs of one server of yours can be told from the others'."""
     given = Version.of(given)
     commit = given.commit
     if commit is None and config is not None:
@@ -74,7 +76,7 @@ def server_version(config, given=None) -> dict:
             commit = commit_at(getattr(config, "workdir", None) or os.getcwd())
         elif hasattr(config, "server_cmd"):       # a cluster of built-in nodes
             commit = git_info()["commit"]
-    return {"commit": commit, "label": given.label}
+    return {"commit": commit, "label": given.label or Version.of(getattr(config, "label", None)).label}
 
 
 def _read(path: str) -> str | None:

@@ -63,3 +63,19 @@ def dirty(repo: Path) -> list[str]:
 def holds(repo: Path, rev: str, path: str) -> bool:
     """Whether commit ``rev`` of ``repo`` has a file at ``path``."""
     return _git(repo, "cat-file", "-e", f"{rev}:{path}").returncode == 0
+
+
+def toplevel(path) -> Path | None:
+    """The root of the git work tree ``path`` is in, ``None`` when it is in none (an export, a plain folder)."""
+    try:
+        out = _git(Path(path), "rev-parse", "--show-toplevel")
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return Path(out.stdout.strip()).resolve() if out.returncode == 0 and out.stdout.strip() else None
+
+
+def first_parent_count(repo: Path, rev: str = "HEAD") -> int:
+    """How many commits ``rev``'s first-parent history holds (0 when ``rev`` is no commit: a repository without
+    one)."""
+    out = _git(repo, "rev-list", "--first-parent", "--count", rev)
+    return int(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip().isdigit() else 0

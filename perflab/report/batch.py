@@ -47,7 +47,7 @@ from ..hosts.pool import connect
 from ..measure.generator import LoadTool
 from ..measure.validity import Level
 from ..records import environment, iter_runs, run_names
-from . import export, index_page
+from . import aim, export, index_page, markdown
 from .browser import check as br
 from .browser.cdp import find_chromium
 from .plans import NotebookSpec, Plan, notebooks_dir
@@ -94,6 +94,7 @@ class Report:
     folder: str
     started: str
     target: str = ""                        # empty: the built-in server
+    lead: str | None = None                 # the notebook whose finding heads the index (your stages compared)
     caveat: str = ""                        # the plan's line on what its numbers are not (every page shows it)
     finished: str = ""
     seconds: float = 0.0
@@ -106,6 +107,7 @@ class Report:
     tools: dict = field(default_factory=dict)
     notebooks: list[NotebookResult] = field(default_factory=list)
     browser_check: str = "not run"
+    markdown: str = "not written"            # report.md (perflab.report.markdown): what was written, or why not
     index_browser: dict | None = None
     load_start: list | None = None          # the machine's load average (1, 5, 15 min) when the batch began
     load_end: list | None = None            # ... and when it ended
@@ -131,10 +133,12 @@ class Report:
         return d
 
 
-def _notebook_info(path: Path) -> tuple[str, str]:
-    """(title, question) from the notebook's first markdown cell: '# Title' and a '**Question:**' line."""
+def _notebook_info(path: Path, target: str = aim.BUILTIN, effective: dict | None = None) -> tuple[str, str]:
+    """(title, question) of the notebook as its page for ``target`` shows them (:mod:`perflab.report.aim`: the
+    question with the ``effective`` parameters), from its first markdown cell: '# Title' and a '**Question:**'
+    line."""
 
-    nb = nbformat.read(str(path), as_version=4)
+    nb = aim.aimed(nbformat.read(str(path), as_version=4), target, effective or {})
     title, question = path.stem, ""
     for cell in nb.cells:
         if cell.cell_type != "markdown":
@@ -149,21 +153,18 @@ def _notebook_info(path: Path) -> tuple[str, str]:
     return title, question
 
 
-def _defaults(path: Path) -> dict:
-    """The parameters cell's defaults as written in the notebook (Python source text)."""
-    import papermill  # in here: ~0.3 s to import, and only running notebooks needs it
-
+def _effective(src: Path, overrides: dict, target: str = aim.BUILTIN) -> dict:
+    """Every parameter that reaches ``target`` as Python source text: the notebook's default, or the plan's
+    override (the other target's parameters are left out: they did not reach this one)."""
     try:
-        return {k: str(v.get("default")) for k, v in papermill.inspect_notebook(str(path)).items()}
+        params = aim.parameters(src)
     except Exception:  # noqa: BLE001 - the defaults are information only
-        return {}
-
-
-def _effective(src: Path, overrides: dict) -> dict:
-    """Every parameter as Python source text: the notebook's default, or the plan's override."""
-    out = _defaults(src)
+        params = {}
+    theirs = aim.foreign(params, target)
+    out = {k: str(v.get("default")) for k, v in params.items() if k not in theirs}
     for k, v in overrides.items():
-        out[k] = repr(v)
+        if k not in theirs:
+            out[k] = repr(v)
     return out
 
 
@@ -226,16 +227,19 @@ def _kernel_manager_class(ipc_dir: str, env: dict | None = None):
 
 
 def execute(spec: NotebookSpec, src: Path, out: Path, progress: bool, cell_timeout: float | None,
-            kernel_name: str | None, env: dict | None = None) -> tuple[str, str | None, int | None]:
-    """Run one notebook with papermill: (status, error, failing cell index)."""
+            kernel_name: str | None, env: dict | None = None, target: str = aim.BUILTIN,
+            effective: dict | None = None) -> tuple[str, str | None, int | None]:
+    """Run one notebook with papermill, as its page for ``target`` says it (:func:`perflab.report.aim.aimed`):
+    (status, error, failing cell index)."""
 
     import papermill  # in here: ~0.3 s to import, and only running notebooks needs it
     from papermill.exceptions import PapermillExecutionError
 
     ipc_dir = tempfile.mkdtemp(prefix="perflab-kernel-")
     try:
+        node = aim.aimed(nbformat.read(str(src), as_version=4), target, effective or {})
         papermill.execute_notebook(
-            str(src), str(out), parameters=dict(spec.parameters), cwd=str(src.parent),
+            node, str(out), parameters=dict(spec.parameters), cwd=str(src.parent),
             progress_bar=progress, log_output=False, kernel_name=kernel_name,
             execution_timeout=cell_timeout, request_save_on_cell_execute=True,
             kernel_manager_class=_kernel_manager_class(ipc_dir, env),
@@ -281,7 +285,8 @@ def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_na
     env = environment.environment({loadgen.name: loadgen.version(), "java": environment.java_version(),
                                    "chromium": environment.chromium_version()})
     report = Report(
-        plan=plan.name, plan_description=plan.description, folder=str(folder), target=plan.target, caveat=plan.caveat,
+        plan=plan.name, plan_description=plan.description, folder=str(folder), target=plan.target, lead=plan.lead,
+        caveat=plan.caveat,
         started=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), command=command,
         data_root=str(paths.data_root()), **env, load_start=environment.load_average(),
     )
@@ -294,10 +299,12 @@ def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_na
     total = len(sources)
     results = []
     for i, (spec, src) in enumerate(sources, 1):
-        title, question = _notebook_info(src)
-        res = NotebookResult(notebook=spec.name, title=spec.title or title, question=question,
+        effective = _effective(src, spec.parameters, plan.aim)
+        title, question = _notebook_info(src, plan.aim, effective)
+        res = NotebookResult(notebook=spec.name, title=spec.title or title,
+                             question="" if spec.not_applicable else question,   # its reason says what it would ask
                              parameters=dict(spec.parameters))
-        res.effective_parameters = _effective(src, spec.parameters)
+        res.effective_parameters = {} if spec.not_applicable else effective   # nothing of it ran
         report.notebooks.append(res)
         results.append((i, spec, src, res))
 
@@ -314,7 +321,7 @@ def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_na
         tag = f"{folder.name}/{spec.name}"
         kernel_env = {**_host_env(hosts), "PERFLAB_RUN_TAG": tag} if width > 1 else None
         res.status, res.error, res.error_cell = execute(spec, src, out, progress and width == 1, cell_timeout,
-                                                        kernel_name, kernel_env)
+                                                        kernel_name, kernel_env, plan.aim, res.effective_parameters)
         res.seconds = round(time.monotonic() - t0, 1)
         res.runs = _new_runs(before, folder, tag if width > 1 else None)
         if out.exists():
@@ -360,9 +367,23 @@ def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_na
         _say("checking the pages in headless chromium ...")
         report.browser_check = _browser_check(report, folder)
         _say(f"chromium: {report.browser_check}")
+        report.markdown = _markdown(folder)
+        _say(f"markdown: {report.markdown}")
         index_page.write(report, folder)
     point_latest(root_dir, folder)
     return report, folder
+
+
+def _markdown(folder: Path) -> str:
+    """``report.md`` beside the pages (:mod:`perflab.report.markdown`): what was written, or why it was not (a
+    report is still complete without it)."""
+    try:
+        doc = markdown.write(folder)
+    except Exception as e:  # noqa: BLE001 - the HTML report stands without its Markdown twin
+        _say(traceback.format_exc())
+        return f"not written: {type(e).__name__}: {e}"
+    return (f"{doc.path.name}, with {len(doc.figures)} figures and {len(doc.flamegraphs)} flame graph files beside "
+            f"it (perflab markdown {folder} --out DIR copies it where you hand it in)")
 
 
 def _new_runs(before: set[str], folder: Path, tag: str | None = None) -> list[dict]:

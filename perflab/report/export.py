@@ -194,7 +194,7 @@ class FlameGraphLinks(Preprocessor):
             src = Path(info.get("path", ""))
             href = None
             if src.is_file() and self.page_dir is not None:
-                target = self.page_dir / FLAMEGRAPHS / _flamegraph_name(src)
+                target = self.page_dir / FLAMEGRAPHS / flamegraph_name(src)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(src, target)
                 href = f"{FLAMEGRAPHS}/{target.name}"
@@ -205,7 +205,7 @@ class FlameGraphLinks(Preprocessor):
         return cell, resources
 
 
-def _flamegraph_name(src: Path) -> str:
+def flamegraph_name(src: Path) -> str:
     """``<run id>-<file>``: unique in a report, and says which run it came from."""
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{src.parent.name}-{src.name}")
 

@@ -49,6 +49,8 @@ details { margin: 2px 0; } summary { cursor: pointer; color: #555; }
 .card .plotly-graph-div { height: 220px; }
 img.shot { max-width: 240px; border: 1px solid #ccc; }
 .caveat { padding: 6px 10px; background: #fff8e1; border-left: 4px solid #f0b400; }
+.lead { padding: 8px 12px; margin: 12px 0; border: 1px solid #c8dcf0; border-left: 4px solid #1f77b4; background: #f4f9ff; }
+.lead .answer { font-size: 16px; margin: 4px 0; }
 </style>
 </head>
 <body>
@@ -58,6 +60,11 @@ img.shot { max-width: 240px; border: 1px solid #ccc; }
 &middot; commit <span class="mono">{{ (r.git.commit or "unknown")[:10] }}</span>{% if r.git.dirty %} (with uncommitted changes){% endif %}
 &middot; {{ r.machine.cores }} cores{% if r.load_start %} &middot; load average {{ r.load_start[0] }} at the start, {{ (r.load_end or ["?"])[0] }} at the end{% endif %}</div>
 {% if r.caveat %}<p class="caveat">{{ r.caveat }}</p>{% endif %}
+{% if lead %}
+<div class="lead" id="lead"><div class="muted small">{% if lead.html %}<a href="{{ lead.html }}">{{ lead.title }}</a>{% else %}{{ lead.title }}{% endif %}</div>
+<p class="answer">{{ lead.finding.answer }}</p>
+{% if lead.finding.key_number %}<div><span class="muted small">{{ lead.finding.key_number.label }}</span> <b>{{ key_text(lead.finding.key_number) }}</b> &middot; {{ badge(lead.validity, validity_reasons(lead)) }}</div>{% endif %}</div>
+{% endif %}
 
 {% if failed %}
 <div class="banner failed">{{ failed|length }} of {{ r.notebooks|length }} notebooks failed:
@@ -170,6 +177,7 @@ started, {{ (r.load_end or [])|join(", ") }} when it ended: other processes on t
 <tr><th>command</th><td class="mono">{{ r.command }}</td></tr>
 <tr><th>raw data</th><td class="mono">{{ r.data_root }} (runs linked above, relative to this folder)</td></tr>
 <tr><th>browser check</th><td>{{ r.browser_check }}</td></tr>
+<tr><th>Markdown</th><td>{% if r.markdown.startswith("report.md") %}<a href="report.md">report.md</a>: {{ r.markdown[9:] }}{% else %}{{ r.markdown }}{% endif %}</td></tr>
 </table>
 
 {% if shots %}
@@ -224,6 +232,11 @@ def _breakpoint_rows(report) -> list[dict]:
     return [{**b, "page": pages.get(b["notebook"]), "run_path": runs.get(b.get("run_id"))} for b in report.breakpoints]
 
 
+def lead(report):
+    """The notebook whose finding heads the page (your stages compared), when it ran and stated one."""
+    return next((n for n in report.notebooks if n.notebook == report.lead and n.finding), None)
+
+
 def render(report, plotly_js: str | None = "assets/plotly.min.js") -> str:
     env = jinja2.Environment(autoescape=True, undefined=jinja2.ChainableUndefined)
     env.filters["inline_code"] = _inline_code
@@ -245,7 +258,7 @@ def render(report, plotly_js: str | None = "assets/plotly.min.js") -> str:
             previews.append({"title": n.title, "href": n.html or "#"})
             figures[f"preview-{len(previews)}"] = prev
     return env.from_string(TEMPLATE).render(
-        r=report, failed=report.failed, skipped=[n for n in report.notebooks if n.status == "not applicable"], shots=shots, breakpoints=breakpoints,
+        r=report, lead=lead(report), failed=report.failed, skipped=[n for n in report.notebooks if n.status == "not applicable"], shots=shots, breakpoints=breakpoints,
         estimates=estimates, previews=previews,
         overview="breakpoint-overview" in figures, overview_height=overview_height,
         figures=_script_json(figures) if figures else None, plotly_js=plotly_js if figures else None,

@@ -27,6 +27,7 @@ import nbformat
 from .. import paths
 from ..config import ForeignServer
 from ..config.project import Project
+from . import aim, own
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class NotebookSpec:
     output: str | None = None          # name of the executed copy and its page (default: notebook)
     not_applicable: str | None = None  # why the batch skips it (e.g. for your own server), shown on the index
     after: bool = False                # runs after every other notebook (it reads what they recorded)
+    yours: dict = field(default_factory=dict)   # parameters that replace the built-in server's for yours
 
     @property
     def name(self) -> str:
@@ -56,6 +58,12 @@ class Plan:
     description: str = ""
     target: str = ""                   # what the notebooks test when it is not the built-in server
     caveat: str = ""                   # one line every page shows: what its numbers are not
+    lead: str | None = None            # the notebook whose finding heads the index (a course server's stages)
+
+    @property
+    def aim(self) -> str:
+        """Whose pages these are: :data:`~perflab.report.aim.BUILTIN` or :data:`~perflab.report.aim.YOURS`."""
+        return aim.YOURS if self.target else aim.BUILTIN
 
     def only(self, names: list[str]) -> "Plan":
         wanted = [n.strip() for n in names if n.strip()]
@@ -75,37 +83,49 @@ class Plan:
         extra = {"script_args": list(script_args)} if script_args else {}
         # the notebooks run in notebooks/: the command keeps the directory it was given in
         given = {"server_cmd": command, "ready_path": ready_path, "server_dir": os.getcwd(), **extra}
-        return self._aimed(lambda names: "server_cmd" in names, given, f"your server ({command})")
+        return self._aimed(lambda spec, names: None if "server_cmd" in names else _NO, given,
+                           f"your server ({command})")
 
     def for_project(self, project: Project) -> "Plan":
         """This plan aimed at your server declared in ``project`` (a ``perflab.toml``): a notebook whose
-        parameters cell has ``project`` gets its path (07, the cluster's, only when the file has a
-        ``[cluster]``); every other one is marked not applicable with the reason its metadata gives."""
-        def takes(names: set[str]) -> bool:
-            return "project" in names and ("cluster_cmd" not in names or project.cluster is not None)
-        return self._aimed(takes, {"project": str(project.path)}, f"{project.name} ({project.path})")
+        parameters cell has ``project`` gets its path, unless what it needs is missing (07: a ``[cluster]``;
+        08: the stage before this one; 09: a history of commits to build), which the index then says; every
+        other one is marked not applicable with the reason its metadata gives. With a stage to compare
+        with, 08's finding heads the index."""
+        def why_not(spec: NotebookSpec, names: set[str]) -> str | None:
+            if "project" not in names or ("cluster_cmd" in names and project.cluster is None):
+                return _NO
+            return own.why_not(spec.notebook, project)
+        plan = self._aimed(why_not, {"project": str(project.path)}, f"{project.name} ({project.path})")
+        nb_dir = notebooks_dir()
+        specs = tuple(s if s.not_applicable else replace(s, parameters=own.fitted(
+            s.notebook, project, s.parameters, aim.parameters(s.path(nb_dir)))) for s in plan.notebooks)
+        lead = next((s.name for s in specs if s.notebook == own.STAGES and not s.not_applicable), None)
+        return replace(plan, notebooks=specs, lead=lead)
 
-    def _aimed(self, takes, given: dict, target: str) -> "Plan":
+    def _aimed(self, why_not, given: dict, target: str) -> "Plan":
         nb_dir = notebooks_dir()
         out = []
         for spec in self.notebooks:
             src = spec.path(nb_dir)
-            if takes(notebook_parameters(src)):
-                out.append(replace(spec, parameters={**spec.parameters, **given}))
-            else:
+            params = aim.parameters(src)
+            why = why_not(spec, set(params))
+            if why is None:
+                theirs = aim.foreign(params, aim.YOURS)   # the built-in server's: they would not reach yours
+                kept = {k: v for k, v in spec.parameters.items() if k not in theirs}
+                out.append(replace(spec, parameters={**kept, **spec.yours, **given}))
+                continue
+            if why is _NO:
                 why = foreign_server_note(src)
                 if not why:
                     raise ValueError(f"{src.name}: cannot test your server and its metadata does not say why "
                                      f"(perflab.foreign_server)")
-                out.append(replace(spec, not_applicable=why))
+            out.append(replace(spec, not_applicable=why))
         return replace(self, notebooks=tuple(out), target=target)
 
 
-def notebook_parameters(path: Path) -> set[str]:
-    """The names its ``parameters`` cell assigns."""
-    import papermill  # in here: ~0.3 s to import, and only running notebooks needs it
-
-    return set(papermill.inspect_notebook(str(path)))
+#: a notebook that does not take your server at all: its metadata says why (``perflab.foreign_server``)
+_NO = "the notebook's own reason"
 
 
 def foreign_server_note(path: Path) -> str | None:
@@ -141,6 +161,14 @@ _STANDARD_SEARCH = {"probe_duration": "3s", "warmup": "1s", "ramp_duration": "8s
 # 24 pairs of 1 s probes can claim at alpha 1e-6 (the default); a budget bounds a noisy comparison.
 _STANDARD_PAIRS = {"probe_duration": "1s", "warmup": "500ms", "max_pairs": 32, "budget": "120s", "idle_pairs": 0}
 _FULL_PAIRS = {"probe_duration": "2s", "warmup": "1s", "max_pairs": 64, "budget": "600s", "idle_pairs": 0}
+
+# Your stages in the tour (08 with a perflab.toml): the same interleaved pairs, on GETs of keys written through your
+# API (a course server has no no-op endpoint), at a rate most stage-1 servers keep up with on 2 cores.
+_TOUR_STAGES = {"script": "get-random.lua", "prefill_keys": 10_000, "connections": 16, "threads": 2, "rates": [2000],
+                "idle_pairs": 0}
+# Your history (09 with a perflab.toml in a repository): PUTs, which need no keys written first, at the plan's rate;
+# the last 6 commits (or all, when there are fewer).
+_YOUR_HISTORY = {"script": "put.lua", "commits": 6, "connections": 4, "threads": 2}
 
 QUICK = Plan(
     "quick",
@@ -182,7 +210,7 @@ QUICK = Plan(
             "b": {"mode": "async", "workers": 8, "debug_delay": "5ms"}, "common": {"backend": "memory"},
             "script": "status.lua", "prefill_keys": 0, "rates": [500], "metric": "p50", "probe_duration": "300ms",
             "warmup": "150ms", "max_pairs": 16, "alpha": 1e-3, "budget": "40s", "idle_pairs": 2, "server_warmup": "1s",
-        }),
+        }, yours=_TOUR_STAGES),
         # a synthetic history of 5 commits, the fourth adding 100 us of CPU per request (several times the
         # server's own at 1,000/s): two 0.2 s probes per commit, the change point checked with 8 pairs at alpha
         # 0.05 (8 pairs that agree can claim it); some 30 s, half of it the check
@@ -190,7 +218,7 @@ QUICK = Plan(
             "commits": 4, "planted": 2, "planted_us": 100, "rate": 1000, "repeats": 2, "probe_duration": "200ms",
             "warmup": "100ms", "server_warmup": "500ms", "max_pairs": 8, "alpha": 0.05, "margin": 0.2,
             "budget": "30s",
-        }),
+        }, yours=_YOUR_HISTORY),
         NotebookSpec("06-summary", {}, after=True),
     ),
     "a tour: every notebook with 1-2 s windows, one probe per rate and few pairs (about 8 minutes on a "
@@ -232,12 +260,12 @@ STANDARD = Plan(
             "a": {"mode": "sync"}, "b": {"mode": "async"}, "common": {"backend": "lsm"}, "script": "get-random.lua",
             "connections": 16, "threads": 1, "prefill_keys": 100_000, "rates": [3000], "metric": "p99",
             "probe_duration": "1s", "warmup": "500ms", "max_pairs": 48, "budget": "300s", "idle_pairs": 4,
-        }),
+        }, yours={"prefill_keys": 20_000, "rates": [2000]}),
         # 8 commits, a 20 us step (some +30 % at 2,000/s), five 1 s probes per commit, checks of up to 32 pairs
         NotebookSpec("09-history", {
             "commits": 8, "planted": 5, "planted_us": 20, "rate": 2000, "repeats": 5, "probe_duration": "1s",
             "warmup": "500ms", "server_warmup": "3s", "max_pairs": 32, "budget": "120s",
-        }),
+        }, yours=_YOUR_HISTORY),
         NotebookSpec("06-summary", {}, after=True),
     ),
     "numbers worth quoting: second-long windows after warm-up, two unanimous probes at each edge, up to 32 "
@@ -282,12 +310,12 @@ FULL = Plan(
             "a": {"mode": "sync"}, "b": {"mode": "async"}, "common": {"backend": "lsm"}, "script": "get-random.lua",
             "connections": 64, "threads": 2, "prefill_keys": 1_000_000, "rates": [10000, 25000], "metric": "p99",
             "probe_duration": "2s", "warmup": "1s", "max_pairs": 64, "budget": "1200s", "idle_pairs": 8,
-        }),
+        }, yours={"prefill_keys": 200_000, "rates": [5000]}),
         # 16 commits, a 5 us step (some +8 % at 2,000/s), seven 2 s probes per commit, checks of up to 64 pairs
         NotebookSpec("09-history", {
             "commits": 16, "planted": 11, "planted_us": 5, "rate": 2000, "repeats": 7, "probe_duration": "2s",
             "warmup": "1s", "server_warmup": "5s", "max_pairs": 64, "budget": "600s",
-        }),
+        }, yours=_YOUR_HISTORY),
         NotebookSpec("06-summary", {}, after=True),
     ),
     "course-length durations (the seeds' minute-long runs), repeated edges, both CPU placements",
@@ -319,7 +347,11 @@ def load_plan(name_or_path: str) -> Plan:
         out = item.get("output")
         if out is not None and (not isinstance(out, str) or not out.replace("-", "").replace("_", "").isalnum()):
             raise ValueError(f"--plan: {p}: notebooks[{i}].output must be a simple name, got {out!r}")
-        specs.append(NotebookSpec(item["notebook"], params, item.get("title"), out, after=bool(item.get("after"))))
+        yours = item.get("yours", {})
+        if not isinstance(yours, dict):
+            raise ValueError(f"--plan: {p}: notebooks[{i}].yours must be an object (parameters for your server)")
+        specs.append(NotebookSpec(item["notebook"], params, item.get("title"), out, after=bool(item.get("after")),
+                                  yours=yours))
     names = [s.name for s in specs]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:

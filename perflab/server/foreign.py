@@ -197,6 +197,26 @@ class AttachedServer(_Target):
         return {"kind": "url", "url": self.url, "pid": self._pid, "jvm": self.jvm}
 
 
+def answer_to(config: ForeignServer, path: str, scratch: Path) -> int | None:
+    """The status your server answers ``GET path`` with: a server at a URL is asked as it is, a command is
+    started for the question (its data and log under ``scratch``) and stopped again; ``None`` when it does not
+    start or does not answer."""
+    if config.url is not None:
+        try:
+            return http_get(config.url + path, timeout=2.0)[0]
+        except OSError:
+            return None
+    (Path(scratch) / "data").mkdir(parents=True, exist_ok=True)
+    proc = ForeignProcess(config, Path(scratch), data_dir=Path(scratch) / "data")
+    try:
+        proc.start()
+        return http_get(proc.url + path, timeout=2.0)[0]
+    except (OSError, ServerStartError):
+        return None
+    finally:
+        proc.stop(grace_s=5)
+
+
 def stats_available(url: str) -> str | None:
     """``None`` when ``url`` answers ``GET /v0/stats`` with a JSON object, else why not."""
     try:

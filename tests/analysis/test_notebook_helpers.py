@@ -166,7 +166,9 @@ def test_markdown_paragraphs_and_a_section_shown_in_order(monkeypatch):
     s = Section([table, "one", "", "two", fig, bundle, None, "three"])
     assert s.figure is fig and s.table is table and s.text == "one\n\ntwo\n\nthree"
     assert s.show() is None and figures == [fig]
-    assert [(type(o).__name__, kw) for o, kw in shown] == [("DataFrame", {}), ("Markdown", {}), ("dict", {"raw": True}),
-                                                          ("Markdown", {})]
+    assert [(type(o).__name__, kw) for o, kw in shown] == [("dict", {"raw": True}), ("Markdown", {}),
+                                                          ("dict", {"raw": True}), ("Markdown", {})]
     assert shown[1][0].data == "one\n\ntwo" and shown[3][0].data == "three"     # adjacent paragraphs: one output
+    # a table: the page shows its HTML, a Markdown report its Markdown table
+    assert shown[0][0]["text/markdown"] == "| a |\n| ---: |\n| 1 |" and "<table" in shown[0][0]["text/html"]
     assert Section().figure is None and Section().table is None and Section().text == ""

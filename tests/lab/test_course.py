@@ -117,3 +117,20 @@ def test_the_students_dao_is_storage_in_the_cpu_breakdown(classes, loadgen_binar
     assert 0 < shares["storage"] <= dao + 1e-9 and shares["storage"] >= 0.75 * dao, (shares, dao)
     assert shares["your code"] > 0 and shares["other"] < 0.5, shares
     assert (res.run.dir / "code-map.json").is_file()
+
+
+def test_the_factories_and_their_stages_are_read_from_the_class_files(classes):
+    """What the launcher will run, and the stage before it, known before anything starts: the labels say which
+    (a report compares this stage with the previous one the build output still holds)."""
+    from perflab.config.course import Factory
+
+    server = pl.CourseServer(classes=str(classes))
+    root = "ru.vk.itmo.test.perflabstudent"
+    assert server.factories() == [Factory(f"{root}.ClusterFactory", 6), Factory(f"{root}.SingleNodeFactory", 1)]
+    assert server.chosen() == Factory(f"{root}.ClusterFactory", 6) and server.name == "perflabstudent, stage 6"
+    before = server.previous()
+    assert before.factory == f"{root}.SingleNodeFactory" and before.name == "perflabstudent, stage 1"
+    assert before.previous() is None                                           # nothing below stage 1
+    assert pl.CourseServer(classes=str(classes), stage=1).name == "perflabstudent, stage 1"
+    assert pl.CourseServer(classes=str(classes), label="alice").name == "alice"
+    assert pl.CourseServer(classes=str(classes), factory="no.such.Factory").chosen() is None

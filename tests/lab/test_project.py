@@ -1,8 +1,10 @@
 """perflab.toml: your server declared once; every command, notebook and report plan reads it."""
 
+import re
+
 import pytest
 
-from support import REPO
+from support import REPO, processes_mentioning
 from perflab.analysis import notebook as nb
 from perflab.cli import main
 from perflab.config import ForeignServer, ServerConfig
@@ -87,11 +89,47 @@ def test_notebooks_take_the_projects_server_api_profile_and_ceiling(tmp_path, ca
     assert nb.api_args(str(p), ["rate=1"]) == ("path=/kv", "param=key", "rate=1")
     assert nb.profile("cpu", str(p)).category == ("storage=tiny_kv/STORE",)
     assert nb.data_for(server, keys=50) == {"fill": 50}
-    # no status endpoint declared: no ceiling, and the notebook says why instead of searching over errors
+    # no status endpoint declared, and the course API's /v0/status answers 400: no ceiling, and the notebook says
+    # why instead of searching over errors
     path, why = nb.ceiling(server, project=str(p))
     assert path is None and why.startswith("No ceiling measured: your server declares no no-op endpoint")
+    assert "`GET /v0/status` answered 400" in why
+    assert nb.ceiling(server, project=str(p), include=False) == (None, "")     # nothing asked when none is searched
     assert nb.ceiling(server, status_path="/health") == ("/health", "")
     assert nb.ceiling(ServerConfig()) == ("/v0/status", "")
+
+
+#: a server that answers 200 to every GET (the course API's /v0/status among them)
+ANSWERS_200 = ("python3 -c \"import http.server as h, sys; H = type('H', (h.BaseHTTPRequestHandler,), {'do_GET': "
+               "lambda s: (s.send_response(200), s.end_headers())}); h.HTTPServer(('127.0.0.1', int(sys.argv[1])), H)"
+               ".serve_forever()\" {port}")
+
+
+def test_a_server_that_answers_the_course_status_gets_its_ceiling_and_the_page_says_why(tmp_path, capsys):
+    """A course server whose /v0/status answers 200 needs no [api] status: it is asked (started once for the
+    question) and used, and the note the findings show says it was found, not declared."""
+    server = ForeignServer(command=ANSWERS_200)
+    path, note = nb.ceiling(server)
+    assert path == "/v0/status"
+    assert note.startswith("Ceiling: your server declares no no-op endpoint, and it answered `GET /v0/status` with 200")
+    assert "answered `GET /v0/status` with 200" in capsys.readouterr().out
+    assert not processes_mentioning("HTTPServer(('127.0.0.1'")                 # started for the question, stopped
+
+
+def test_the_previous_stage_is_declared_once_and_checked(tmp_path):
+    course = tmp_path / "classes"
+    course.mkdir()
+    (tmp_path / "five").mkdir()
+    other = _write(tmp_path / "five", 'label = "alice, stage 5"\n[server]\ncommand = "x {port}"\n')
+    p = _write(tmp_path, f'[server]\ncommand = "x {{port}}"\n[previous]\nproject = "five"\nlabel = "stage 5"\n')
+    assert Project.load(p).previous == {"project": str(other), "label": "stage 5"}
+    for bad, says in (('[previous]\nstage = 4\n', "previous.stage: only for a course server"),
+                      ('[previous]\ncommit = "HEAD~1"\nstage = 4\n', "give one of stage"),
+                      ('[previous]\nproject = "nowhere"\n', "previous.project: no perflab.toml at"),
+                      ('[previous]\nbranch = "x"\n', "unknown key previous.branch")):
+        (tmp_path / "bad").mkdir(exist_ok=True)
+        with pytest.raises(ValueError, match=re.escape(says)):
+            Project.load(_write(tmp_path / "bad", '[server]\ncommand = "x {port}"\n' + bad))
 
 
 def test_a_report_plan_aimed_at_a_project_runs_what_applies_and_says_why_not_the_rest(tmp_path):
@@ -126,3 +164,96 @@ def test_the_cli_measures_the_project_server_filled_through_its_api(loadgen_bina
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit):
         main(["run", "--no-project", "--backend", "memory", "--help"])
+
+
+def test_ab_takes_a_project_file_per_side_named_by_their_labels(tmp_path):
+    """Two students, or two stages: a perflab.toml per side, each named by its label, the API the files declare
+    in the load (one load to both, so the two must agree)."""
+    from perflab.cli import build_parser, commands
+
+    for who in ("alice", "bob"):
+        (tmp_path / who).mkdir()
+        _write(tmp_path / who, f'label = "{who}, stage 5"\n[server]\ncommand = "python3 {TINY} {{port}}"\n'
+                               f'ready_path = "/health"\n[api]\npath = "/kv"\nparam = "key"\n')
+    a = build_parser().parse_args(["ab", "--a-project", str(tmp_path / "alice"), "--b-project",
+                                   str(tmp_path / "bob" / "perflab.toml"), "-c", "2"])
+    (sa, pa), (sb, pb) = commands._ab_side(a, "a"), commands._ab_side(a, "b")
+    assert (sa.name, sb.name) == ("alice, stage 5", "bob, stage 5")
+    assert commands._ab_load(a, [pa, pb]).script_args == ("path=/kv", "param=key")
+    both = build_parser().parse_args(["ab", "--a-project", str(tmp_path / "alice"), "--a-commit", "HEAD"])
+    with pytest.raises(ValueError, match="--a-project and --a-commit"):
+        commands._ab_side(both, "a")
+    builtin_flag = build_parser().parse_args(["ab", "--a-project", str(tmp_path / "alice"), "--a-memtable-size", "1m"])
+    with pytest.raises(ValueError, match="--memtable-size: option of the built-in server; side A is your server"):
+        commands._ab_side(builtin_flag, "a")
+    (tmp_path / "other").mkdir()
+    _write(tmp_path / "other", f'[server]\ncommand = "python3 {TINY} {{port}}"\n')      # the course API
+    differ = build_parser().parse_args(["ab", "--a-project", str(tmp_path / "alice"), "--b-project",
+                                        str(tmp_path / "other")])
+    with pytest.raises(ValueError, match="the two files declare different APIs"):
+        commands._ab_load(differ, [commands._ab_side(differ, s)[1] for s in ("a", "b")])
+
+
+def test_gate_and_bisect_take_a_project_file_in_its_repository(tmp_path):
+    import subprocess
+
+    from perflab.cli import build_parser, commands
+
+    repo = tmp_path / "repo"
+    (repo / "sub").mkdir(parents=True)
+    _write(repo / "sub", '[server]\ncommand = "x {port}"\n')
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    a = build_parser().parse_args(["gate", "HEAD~1", "HEAD", "--project", str(repo / "sub" / "perflab.toml")])
+    got = commands._repo(a)
+    assert (got.repo, got.project) == (str(repo.resolve()), "sub/perflab.toml")
+    outside = _write(tmp_path, '[server]\ncommand = "x {port}"\n')
+    a = build_parser().parse_args(["bisect", "HEAD~1", "HEAD", "--project", str(outside)])
+    with pytest.raises(ValueError, match="is in no git repository"):
+        commands._repo(a)
+
+
+def _commits(repo, n: int) -> None:
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    for i in range(n):
+        (repo / "stage.txt").write_text(f"stage {i + 1}\n")
+        subprocess.run(["git", "-c", "user.name=s", "-c", "user.email=s@example.org", "-C", str(repo), "add", "-A"],
+                       check=True)
+        subprocess.run(["git", "-c", "user.name=s", "-c", "user.email=s@example.org", "-C", str(repo), "commit", "-q",
+                        "-m", f"stage {i + 1}"], check=True)
+
+
+def test_a_projects_stages_and_history_run_where_it_has_them_and_say_why_not_elsewhere(tmp_path):
+    """08 needs a previous stage, 09 a repository of 4 commits at least with a build command: a report on a plain
+    folder, a one-commit repository or one without a build says so on its index instead of failing (and 09 asks
+    for no more commits than there are, so its question states what it measured)."""
+    def planned(p):
+        return {s.notebook: s for s in plans.QUICK.for_project(Project.load(p)).notebooks}
+
+    plain = planned(_tiny(tmp_path))
+    assert plain["08-ab"].not_applicable.startswith("not applicable: tiny has no previous stage to compare with")
+    assert "[previous]" in plain["08-ab"].not_applicable
+    assert plain["09-history"].not_applicable.startswith(f"not applicable: {tmp_path} is in no git repository")
+    one = tmp_path / "one"
+    one.mkdir()
+    _tiny(one)
+    _commits(one, 1)
+    assert planned(one / "perflab.toml")["09-history"].not_applicable.endswith("has 1 commit; a history needs 4 at least")
+    five = tmp_path / "five"
+    five.mkdir()
+    (five / "prev").mkdir()
+    _tiny(five / "prev")
+    _tiny(five, '[previous]\nproject = "prev"\nlabel = "stage 4"\n')
+    _commits(five, 5)
+    unbuilt = planned(five / "perflab.toml")
+    assert "no [server] build" in unbuilt["09-history"].not_applicable
+    assert unbuilt["08-ab"].not_applicable is None                           # [previous] names the stage before
+    text = (five / "perflab.toml").read_text().replace('ready_path', 'build = "true"\nready_path')
+    (five / "perflab.toml").write_text(text)
+    plan = plans.QUICK.for_project(Project.load(five / "perflab.toml"))
+    by = {s.notebook: s for s in plan.notebooks}
+    assert by["09-history"].not_applicable is None and by["09-history"].parameters["commits"] == 5   # of 6 asked
+    assert by["09-history"].parameters["script"] == "put.lua" and "planted" not in by["09-history"].parameters
+    assert plan.lead == "08-ab" and by["08-ab"].parameters["script"] == "get-random.lua"
+    assert "a" not in by["08-ab"].parameters and "common" not in by["08-ab"].parameters   # the built-in server's

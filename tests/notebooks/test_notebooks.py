@@ -65,8 +65,9 @@ def test_structure_title_question_parameters_then_validation(name):
 #: the most non-blank code lines outside the parameters cell each notebook may hold: issue #21 halved them
 #: (111-140 before), the logic living in tested functions of perflab.analysis; issue #30 cut them again, each
 #: section one story-level call of its subject. The parameters cell is the notebook's documented interface
-#: (a parameter per line with its comment) and is not counted: the tour's plan added four to three notebooks.
-CODE_LINES = {"01": 30, "02": 32, "03": 31, "04": 26, "05": 36, "06": 12, "07": 31, "08": 24, "09": 11}
+#: (a parameter per line with its comment) and is not counted: the tour's plan added four to three notebooks, your
+#: repository's API one to 09 (issue #37).
+CODE_LINES = {"01": 30, "02": 32, "03": 31, "04": 26, "05": 36, "06": 12, "07": 31, "08": 24, "09": 12}
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)

@@ -170,8 +170,13 @@ def test_pages_are_offline_small_and_share_one_plotly(report):
     for nb in (folder / "notebooks").glob("*.ipynb"):
         assert export.plotly_js_copies(nb.read_text()) == 0, nb.name
     assert export.external_loads(report["index"].read_text()) == []
-    total = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+    # the Markdown twin (report.md, its PNG figures and flame graph previews) is counted apart from the pages
+    twin = [f for f in folder.rglob("*") if f.is_file() and (f.name == "report.md" or f.parent.name == "figures"
+                                                            or (f.parent.name == "flamegraphs" and f.suffix == ".svg"))]
+    total = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file() and f not in twin)
     assert total <= 15 * 2**20, f"report folder {total / 2**20:.1f} MB"
+    markdown = sum(f.stat().st_size for f in twin)
+    assert 0 < markdown <= 8 * 2**20, f"the Markdown report and its files {markdown / 2**20:.1f} MB"
 
 
 def test_executed_notebooks_have_no_errors_and_show_their_results(report):

@@ -178,8 +178,12 @@ def test_a_plan_for_your_server_runs_the_notebooks_that_take_one_and_says_why_no
         assert by[name].not_applicable is None
         assert by[name].parameters["server_cmd"] == cmd and by[name].parameters["ready_path"] == "/health"
         assert by[name].parameters["duration" if name == "01-stable-load" else "max_probes"]  # plan's own kept
-    for name in ("03-sync-vs-async", "04-executor-tuning", "05-storage", "06-summary"):
+    for name in ("03-sync-vs-async", "04-executor-tuning", "05-storage"):
         assert by[name].not_applicable.startswith("not applicable: it ")
+        assert "perflab ab --a-project" in by[name].not_applicable          # what to vary instead
+    for name in ("06-summary", "08-ab", "09-history"):                    # a command has no name, stages, commits
+        assert by[name].not_applicable.startswith("not applicable to a server command: ")
+    for name in ("03-sync-vs-async", "04-executor-tuning", "05-storage", "06-summary", "08-ab", "09-history"):
         assert "server_cmd" not in by[name].parameters
     assert by["07-cluster"].not_applicable.startswith("needs a cluster: give cluster_cmd")
     assert plan.target == f"your server ({cmd})"

@@ -47,4 +47,4 @@ def test_report_for_a_foreign_server(tmp_path):
     assert by["05-storage"]["runs"] == [] and by["05-storage"]["html"] is None
     page = index.read_text()
     assert "1 of 3 notebooks do not apply to your server" in page
-    assert "compares the built-in server&#39;s storage backends" in page
+    assert "swaps storage engines and their tuning through server options" in page

@@ -30,14 +30,15 @@ from ..findings import Finding, bullets
 from ..section import Section
 from .baseline import Comparisons, against, answer_against, key_against, search_rows, searches, verdict_lines
 from .figures import categories_figure, figure, pairs_figure
-from .reading import (answer_comparison, breakpoint_rows, commentary, key_number, lines, pairs_of, table,
+from .reading import (answer_comparison, labels_of, breakpoint_rows, commentary, key_number, lines, pairs_of, table,
                       validity)
 from .sides import family, pairs, side
+from .your_stages import data, stages
 from .verdicts import idle_sentence, sentence
 
 __all__ = [
     # what a notebook calls
-    "side", "pairs", "family", "against", "searches", "comparison", "findings", "answer",
+    "side", "pairs", "family", "stages", "data", "against", "searches", "comparison", "findings", "answer",
     # what the command line and the report build on
     "Comparisons", "figure", "lines", "sentence", "idle_sentence", "pairs_of", "pairs_figure", "categories_figure",
 ]
@@ -59,13 +60,19 @@ def findings(results: Comparisons, runs: dict | None = None, what: str = "") -> 
     return verdict_lines(results, what) + (describe_search_validity(searches(results), runs) if runs else [])
 
 
-def answer(res, workload: str | None = None, connections: int | None = None, what: str = "") -> Finding:
+def answer(res, workload: str | None = None, connections: int | None = None, what: str = "",
+           stages: bool = False) -> Finding:
     """The answer of one comparison (its verdict on the stop rule's metric) or of several against one (how
     many differ, and the best), its B/A as the key number, the breakpoints searched (``workload`` with
-    ``connections``) and its figure as the preview."""
+    ``connections``) and its figure as the preview. ``stages``: the two sides are your stages (B this one, A
+    the previous), and the answer opens with them: "alice, stage 5 against alice, stage 4: ..."."""
     if isinstance(res, Comparisons):
         return Finding(answer_against(res, what), key_number=key_against(res), validity=res.validity,
                        breakpoints=search_rows(res, workload, connections), preview=figure(res))
-    return Finding(answer_comparison(res), key_number=key_number(res), validity=validity(res),
+    text = answer_comparison(res)
+    if stages:
+        a, b = labels_of(res)
+        text = f"{b} against {a}: {text.removesuffix(f' (A = {a}, B = {b}).')}."
+    return Finding(text, key_number=key_number(res), validity=validity(res),
                    breakpoints=breakpoint_rows(res, workload, connections) if isinstance(res, ABResult) else [],
                    preview=figure(res))

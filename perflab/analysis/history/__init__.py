@@ -30,6 +30,7 @@ from ...config.fields import Spec, convert
 from ...config.regress import PROJECT_FILE, HistoryParams, RepoParams
 from ...measure.changepoints import MIN_POINTS
 from ...regress import synthetic
+from ...regress.commits import first_parent_count, toplevel
 from ...regress.history import HistoryResult, run_history
 from ..ab.verdicts import named
 from ..findings import Finding, bullets, validity_of
@@ -38,7 +39,7 @@ from .figures import history_figure
 from .sentences import (answer_history, bound_sentence, candidate_sentence, commit_text, describe_points,
                         history_lines, series_sentence)
 
-__all__ = ["params", "source", "measure", "story", "answer", "Source", "history_figure", "history_lines"]
+__all__ = ["params", "source", "measure", "story", "answer", "Source", "history_figure", "history_lines", "why_not"]
 
 #: the most commits a synthetic history makes
 MAX_COMMITS = 40
@@ -77,7 +78,12 @@ def source(repo=None, good=None, bad="HEAD", project=None, commits=6, planted=3,
         p = Path(project).resolve()
         if not p.is_file():
             raise ValueError(f"project: no file at {project}")
-        repo, project = str(p.parent), p.name
+        top = toplevel(p.parent)
+        if top is None:
+            raise ValueError(f"project: {p.parent} is in no git repository (no commits to measure)")
+        repo, project = str(top), os.path.relpath(p, top)
+        if good is None:   # a short history is measured whole
+            commits = max(MIN_POINTS, min(commits, first_parent_count(top, bad)))
     if repo is None:
         planted = convert("planted", Spec("int", "", min=1, max=commits - 1), planted)
         planted_us = convert("planted_us", Spec("float", "", min=0, min_open=True, max=10_000), planted_us)
@@ -87,6 +93,24 @@ def source(repo=None, good=None, bad="HEAD", project=None, commits=6, planted=3,
     project = os.path.relpath(Path(repo) / project, repo) if project else PROJECT_FILE
     bad = convert("bad", Spec("text", ""), bad)
     return Source(str(Path(repo).resolve()), good or f"{bad}~{commits - 1}", bad, project, commits)
+
+
+def why_not(project) -> str | None:
+    """Why the history cannot measure the commits of your server declared in ``project`` (a
+    :class:`~perflab.config.project.Project`), ``None`` when it can: its repository, two commits at least, and a
+    build command (each commit is built apart)."""
+    top = toplevel(project.path.parent)
+    if top is None:
+        return (f"not applicable: {project.path.parent} is in no git repository, so there are no commits of yours "
+                f"to measure (in a clone of your repository, with [server] build, it measures your stages)")
+    n = first_parent_count(top)
+    if n < MIN_POINTS:
+        return (f"not applicable: {top} has {n} commit{'' if n == 1 else 's'}; a history needs {MIN_POINTS} at "
+                f"least")
+    if project.build is None:
+        return ("not applicable: each commit is built apart, and the perflab.toml has no [server] build (e.g. "
+                "\"./gradlew compileJava\")")
+    return None
 
 
 def measure(src: Source, workload, history_params: HistoryParams, name: str | None = None,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..consoles import console
+from ..consoles import command_line, console
 from ..findings import Finding, key_latency, validity_of
 from ..section import Section
 from .spectra import (answer_fixed_rate, compare_latency, describe_prefill, describe_runs, describe_spectra, levels,
@@ -45,7 +45,8 @@ def fixed_rate(runs: Mapping, sla: float | None = None, title: str | None = None
     and each run's spectrum in words, with the per-interval latencies of ``compare`` (columns such as
     ``p99_ms``; ``()``: none) compared run against run."""
     return Section([load_table(runs),
-                    *([console(r.load.console, title=label) for label, r in runs.items()] if consoles else []),
+                    *([console(r.load.console, title=label, command=command_line(r.load)) for label, r in runs.items()]
+                      if consoles else []),
                     describe_prefill(runs), percentile_spectrum(runs, sla_ms=_ms(sla), title=title),
                     describe_spectra(runs, _ms(sla), compare)])
 

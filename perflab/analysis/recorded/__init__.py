@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ...config.project import Project
 from ...config.version import Version
 from ..breakpoints import breakpoint_overview
 from ..findings import Finding, highest, key_breakpoint, validity_of
@@ -36,13 +37,17 @@ __all__ = ["where", "rebuild_index", "runs", "breakpoints", "fixed_rate", "categ
 DAY = 86400
 
 
-def where(since=None, include_failed=False, include_invalid=False, commit=None, label=None) -> dict:
+def where(since=None, include_failed=False, include_invalid=False, commit=None, label=None, project=None) -> dict:
     """Which runs count (the keyword arguments of :func:`perflab.recorded`), from the notebook's parameters,
     each checked: created within ``since`` (a duration: ``'48h'``, or seconds; ``None``: all), failed or
     interrupted runs too (``include_failed``), runs judged invalid too (``include_invalid``), only runs of the
     server at ``commit`` (a hash or its prefix) or with the version ``label`` (``--version-label``) when given;
-    the index is rebuilt once, by :func:`rebuild_index`."""
+    ``project`` (a ``perflab.toml``): only the runs of the server it declares (its name is their version label,
+    unless ``label`` says another). The index is rebuilt once, by :func:`rebuild_index`."""
     since = param("since", since, "duration", min=0, min_open=True, optional=True)
+    if project is not None and label is None:
+        label = Project.load(project).name
+        print(f"the runs of {label}")
     version = Version(commit=commit, label=label)
     return dict(since_days=since / DAY if since is not None else None,
                 include_failed=param("include_failed", include_failed, "bool"),

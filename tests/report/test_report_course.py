@@ -1,0 +1,181 @@
+"""`perflab report --project` on a course server as a student runs it: tests/servers/course compiled into its own git
+repository (four commits: its stages, each built with the file's [server] build), a perflab.toml beside it.
+
+Every notebook either runs or says on the index page why it does not apply, the command exits 0, and nothing a
+reader sees (the pages' text and outputs, the index, the Markdown report) speaks of the built-in server: no
+memtables, SSTables, flushes. 08 compares this stage (6) with the previous one its classes hold (1) and heads the
+index; 09 measures the repository's own commits; 02 asked the server for /v0/status and says it answered 400.
+The Markdown report is rendered to HTML by a real Markdown renderer and loaded in headless chromium: every image
+loads, every link points at a file that is there."""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from perflab import paths
+from rendered import check_markdown
+
+pytestmark = pytest.mark.browser
+
+SOURCES = Path(__file__).resolve().parents[1] / "servers" / "course"
+#: what a page about a server of yours must never say: the built-in server's storage and the server itself
+BUILT_IN = re.compile(r"memtable|sstable|flush|built-in server", re.IGNORECASE)
+SLA = "200ms"
+TINY = {"name": "tiny-course", "caveat": "A tiny plan's numbers: the test suite's.", "notebooks": [
+    {"notebook": "01-stable-load", "parameters": {
+        "duration": 1, "warmup": 0.5, "put_rate": 300, "get_rate": 300, "many_connections": 4, "prefill_keys": 1000,
+        "profile_events": "cpu", "memtable_size": "64k"}},          # the built-in server's: dropped for this one
+    {"notebook": "02-breakpoint", "parameters": {
+        "probe_duration": 1, "warmup": 0.5, "ramp_duration": 2, "connections": [4], "start_rate": 300, "repeats": 1,
+        "max_probes": 2, "prefill_keys": 1000, "include_ceiling": True, "sla_p99": SLA, "server_warmup": 0.5,
+        "cooldown": 0}},
+    {"notebook": "03-sync-vs-async", "parameters": {}},
+    {"notebook": "04-executor-tuning", "parameters": {}},
+    {"notebook": "05-storage", "parameters": {}},
+    {"notebook": "07-cluster", "parameters": {}},
+    {"notebook": "08-ab", "parameters": {"a": {"mode": "sync"}, "script": "status.lua"}, "yours": {
+        "script": "get-random.lua", "prefill_keys": 500, "rates": [300], "connections": 4, "threads": 2,
+        "metric": "p50", "probe_duration": "300ms", "warmup": "150ms", "min_pairs": 2, "max_pairs": 4, "alpha": 0.05,
+        "budget": None, "idle_pairs": 0, "server_warmup": "500ms", "sla_p99": SLA}},
+    {"notebook": "09-history", "parameters": {"planted": 2}, "yours": {
+        "script": "put.lua", "commits": 4, "rate": 300, "connections": 2, "threads": 2, "repeats": 2,
+        "probe_duration": "200ms", "warmup": "100ms", "server_warmup": "500ms", "max_pairs": 8, "alpha": 0.05,
+        "margin": 0.5, "budget": None}},
+    {"notebook": "06-summary", "parameters": {}, "after": True},
+]}
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=student", "-c", "user.email=s@example.org", *args], cwd=repo, check=True,
+                   capture_output=True, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def student(server_build, tmp_path_factory) -> Path:
+    """A student's repository: the course-style server's sources in four commits (the last three touch a comment),
+    its build output in build/classes (ignored by git), and its perflab.toml (built by javac, as Gradle would)."""
+    repo = tmp_path_factory.mktemp("student")
+    (repo / "src").mkdir()
+    subprocess.run(["cp", "-r", f"{SOURCES}/ru", str(repo / "src")], check=True)
+    lib = paths.course_dir() / "lib" / "*"
+    build = f"rm -rf build/classes && javac -nowarn -d build/classes -cp '{lib}' $(find src -name '*.java')"
+    (repo / "perflab.toml").write_text(f'label = "perflabstudent"\n[server]\ncourse = "build/classes"\nbuild = "{build}"\n')
+    (repo / ".gitignore").write_text("build/\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "stage 1")
+    service = repo / "src/ru/vk/itmo/test/perflabstudent/StudentService.java"
+    for n in (2, 3, 4):
+        service.write_text(service.read_text() + f"// stage {n}\n")
+        _git(repo, "commit", "-q", "-am", f"stage {n}")
+    subprocess.run(["bash", "-c", build], cwd=repo, check=True, capture_output=True, timeout=300)
+    return repo
+
+
+@pytest.fixture(scope="module")
+def report(student, tmp_path_factory) -> Path:
+    work = tmp_path_factory.mktemp("course-report")
+    plan = work / "plan.json"
+    plan.write_text(json.dumps(TINY))
+    env = {**os.environ, "PERFLAB_DATA": str(work / "data"), "PERFLAB_REPORT": str(work / "report"),
+           "PYTHONPATH": str(paths.repo_root())}
+    proc = subprocess.run([sys.executable, "-m", "perflab", "report", "--plan", str(plan), "--no-progress",
+                           "--project", str(student / "perflab.toml")],
+                          capture_output=True, text=True, env=env, timeout=1200, cwd=str(student))
+    assert proc.returncode == 0, proc.stderr[-6000:]
+    return Path(proc.stdout.strip().splitlines()[-1]).parent
+
+
+def _seen(nb_path: Path) -> str:
+    """What a reader of the page sees: its Markdown and every output (the code is folded away)."""
+    nb = nbformat.read(str(nb_path), as_version=4)
+    out = []
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            out.append(cell.source)
+            continue
+        for o in cell.get("outputs", []):
+            out.append(o.get("text", "") if isinstance(o.get("text"), str) else "".join(o.get("text") or []))
+            out.append(f"{o.get('ename', '')}: {o.get('evalue', '')}")
+            for mime, value in (o.get("data") or {}).items():
+                if mime.startswith("image/"):
+                    continue
+                out.append(value if isinstance(value, str) else json.dumps(value))
+    return "\n".join(out)
+
+
+def _text(page: str) -> str:
+    """An HTML page's text without its scripts, styles and folded code."""
+    page = re.sub(r"<(script|style)\b.*?</\1>", " ", page, flags=re.S | re.I)
+    page = re.sub(r"<details class=\"perflab-code\".*?</details>", " ", page, flags=re.S)
+    return html.unescape(re.sub(r"<[^>]+>", " ", page))
+
+
+def test_every_notebook_runs_or_says_why_not_and_the_stages_lead(report):
+    data = json.loads((report / "report.json").read_text())
+    by = {n["notebook"]: n for n in data["notebooks"]}
+    assert data["failed"] == []
+    for name in ("01-stable-load", "02-breakpoint", "06-summary", "08-ab", "09-history"):
+        assert by[name]["status"] == "ok", (name, by[name]["error"])
+    for name in ("03-sync-vs-async", "04-executor-tuning", "05-storage"):
+        assert by[name]["status"] == "not applicable" and "perflab ab --a-project" in by[name]["error"]
+        assert by[name]["effective_parameters"] == {} and by[name]["question"] == ""
+    assert by["07-cluster"]["status"] == "not applicable" and "[cluster]" in by["07-cluster"]["error"]
+    # only what reached the server is listed: the plan's memtable_size did not
+    assert "memtable_size" not in by["01-stable-load"]["effective_parameters"]
+    assert "mode" not in by["01-stable-load"]["effective_parameters"]
+    assert "a" not in by["08-ab"]["effective_parameters"]
+    # each question states what ran
+    assert "with one connection and with 4" in by["01-stable-load"]["question"]
+    assert "with 4 connections" in by["02-breakpoint"]["question"]
+    assert "at 300 req/s of get-random.lua with 4 connections" in by["08-ab"]["question"]
+    assert "across the last 4 commits of your repository" in by["09-history"]["question"]
+    # 08: this stage (6) against the previous one its build output holds (1), and it heads the index
+    assert data["lead"] == "08-ab"
+    answer = by["08-ab"]["finding"]["answer"]
+    assert answer.startswith("perflabstudent against perflabstudent, stage 1: "), answer
+    index = (report / "index.html").read_text()
+    assert index.index('id="lead"') < index.index('id="findings"')
+    # 02 asked for the course API's /v0/status, which this server answers 400, and says so
+    assert "`GET /v0/status` answered 400" in _seen(report / by["02-breakpoint"]["ipynb"])
+    # 09 measured the repository's own four commits
+    page09 = _seen(report / by["09-history"]["ipynb"])
+    assert "The history of " in page09 and "4 commits from" in page09
+
+
+def test_no_page_speaks_of_the_built_in_server(report):
+    data = json.loads((report / "report.json").read_text())
+    seen = {"index.html": _text((report / "index.html").read_text()),
+            "report.md": (report / "report.md").read_text()}
+    for n in data["notebooks"]:
+        if n.get("ipynb"):
+            seen[n["ipynb"]] = _seen(report / n["ipynb"])
+            seen[n["html"]] = _text((report / n["html"]).read_text())
+    found = {where: sorted({m.group(0).lower() for m in BUILT_IN.finditer(text)}) for where, text in seen.items()}
+    assert {w: f for w, f in found.items() if f} == {}, {w: [ln for ln in seen[w].splitlines() if BUILT_IN.search(ln)][:5]
+                                                         for w, f in found.items() if f}
+
+
+def test_the_markdown_report_renders_with_every_image_and_link(report, tmp_path):
+    md = (report / "report.md").read_text()
+    assert md.index("## Findings") < md.index("## 1. Stable load")
+    assert md.count("](figures/") >= 5 and "](flamegraphs/" in md
+    # the generator's console in code blocks, its command above it, as the course's reports show wrk2's
+    assert re.search(r"```text\n\$ perflab-load -t 2 -c 4 -d 1s -R 300 -s put.lua .*\nRunning 1s test @ ", md), md[:3000]
+    # written again into a folder of the student's choosing, it stands alone there
+    out = tmp_path / "reports" / "stage6"
+    subprocess.run([sys.executable, "-m", "perflab", "markdown", str(report), "--out", str(out)], check=True,
+                   capture_output=True, timeout=300, env={**os.environ, "PYTHONPATH": str(paths.repo_root())})
+    checked = check_markdown(out / "report.md", tmp_path / "rendered.png")
+    assert checked["images"] >= 5 and checked["broken_images"] == [], checked
+    assert checked["links"] >= 1 and checked["broken_links"] == [], checked
+    assert checked["errors"] == [], checked
