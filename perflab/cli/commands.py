@@ -28,8 +28,7 @@ from ..hosts.pool import connect
 from ..measure import hostspeed
 from ..profiling import bridge
 from ..config.version import Version
-from ..records import list_runs, query, rebuild_index
-from ..records.index import of_version
+from ..records import query, recorded, update_index
 from ..regress import Found, run_bisect, run_gate, run_history
 from ..regress.history import Found as HistoryFound
 from ..report.compare import compare
@@ -110,9 +109,7 @@ def cmd_inspect(a) -> int:
 
 def cmd_runs(a):
     given = Version(commit=a.commit, label=a.label)   # checked before the runs are read
-    df = list_runs(a.data)
-    if not df.empty:
-        df = of_version(df, given.commit, given.label)
+    df = recorded("runs", a.data, include_failed=True, include_invalid=True, commit=given.commit, label=given.label)
     if df.empty:
         print("no runs recorded" + (" of that version" if a.commit or a.label else ""))
         return 0
@@ -128,11 +125,11 @@ def cmd_runs(a):
 
 
 def cmd_index(a):
-    path = rebuild_index(a.data)
+    path = update_index(a.data, full=a.full)
     print(f"index: {path}")
     if a.sql:
         with pd.option_context("display.width", 200, "display.max_columns", 30):
-            print(query(a.sql, a.data, rebuild=False).to_string(index=False))
+            print(query(a.sql, a.data, update=False).to_string(index=False))
     return 0
 
 

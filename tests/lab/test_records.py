@@ -68,7 +68,7 @@ def test_index_query_breakpoints_by_mode(data_root):
 def test_index_rebuilds_from_run_dirs(data_root):
     with records.new_run("experiment", "a") as r:
         r.add_rows("loads", [{"p99_ms": 1.0}])
-    records.rebuild_index()
+    records.update_index()
     (data_root / "index.duckdb").unlink()
     # the index is a cache: deleting it loses nothing
     assert records.query("SELECT p99_ms FROM loads")["p99_ms"].tolist() == [1.0]
