@@ -26,7 +26,7 @@ package inside, grouped by job (each subpackage's docstring says more):
 """
 
 from . import fmt
-from .ab import Commit, compare_ab
+from .ab import compare_ab
 from .breakpoint import find_breakpoint
 from .config import (ABParams, BreakpointCriteria, BreakpointParams, ClusterConfig, ConsistencyParams,
                      CourseServer, ForeignServer, LoadParams, PrefillParams, ProfileParams, ServerConfig,
@@ -35,6 +35,7 @@ from .errors import PerflabError, ProfilerError
 from .experiment import run_experiment
 from .cluster import start_cluster
 from .cluster_run import run_cluster
+from .commits import Commit
 from .records import open_run, query, recorded
 from .version import __version__
 from .workloads import workload

@@ -154,9 +154,10 @@ def test_each_run_is_keyed_by_the_version_of_the_server_it_measured(data_root, t
     from perflab.cli import main
     from perflab.config import ForeignServer, ServerConfig
     from perflab.config.version import Version
-    from perflab.records.environment import commit_at, git_info, server_version
+    from perflab.commits.git import checkout, commit_at
+    from perflab.records.environment import server_version
 
-    mine = git_info()["commit"]
+    mine = checkout()["commit"]
     assert server_version(ServerConfig()) == {"commit": mine, "label": None}             # this checkout's server
     install = tmp_path / "build"
     install.mkdir()

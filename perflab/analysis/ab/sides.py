@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ...ab.sides import Commit
+from ...commits import Commit
 from ...config import ABParams, ServerConfig
 from ...measure.paired import Family
 
