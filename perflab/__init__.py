@@ -11,18 +11,24 @@ The public surface, what a notebook or a script needs::
     pl.query("SELECT workload, breakpoint_rate, lo, hi FROM breakpoints")
 
 and, for the notebooks, :mod:`perflab.analysis` (the results told by subject: latency, breakpoints...). The
-package inside, grouped by job (each subpackage's docstring says more):
+package inside, in layers, top to bottom (each imports only from below it; ``pyproject.toml``'s
+``[tool.importlinter]`` checks it; each subpackage's docstring says more):
 
-* ``config``     parameters of every run, validated once (server, load, profile, prefill, search, validity)
-* ``server``     the server under test: the built-in one or yours, ``/v0/stats``, events, CPU, placement
-* ``measure``    the load generator and its results, validity, the machine's speed, significance tests
-* ``profiling``  async-profiler through the in-process JVM, flame graph analysis
-* ``breakpoint`` the breakpoint search; ``session`` one recorded run; ``experiment`` one measurement
-* ``cluster``    N nodes: starting and breaking them, loads through them, consistency, key distribution
-* ``ab``         two servers measured interleaved, with a paired verdict (``compare_ab``)
-* ``records``    run directories (``Run``: the one way to read a run) and the DuckDB index
-* ``analysis``   what notebooks call; ``report`` the batch, its pages and ``perflab compare``
-* ``fmt``        numbers as people read them; ``units`` as the tools' command lines take them
+* ``cli``                     the command line (``python -m perflab``)
+* ``report``                  plans, the papermill batch, its pages, ``perflab compare``
+* ``analysis`` | ``bench``    what notebooks call: tables, figures, sentences | the server's standard benchmark
+* ``regress``                 strategies over ``compare_ab``: a CI gate, a bisection, a history across commits
+* ``ab``                      strategy: two targets measured interleaved, with a paired verdict (``compare_ab``)
+* ``breakpoint`` | ``experiment``  strategies: a breakpoint search | one fixed-rate run (``run_experiment``)
+* ``cluster_run``             strategy: a cluster's run with faults and the consistency checker (``run_cluster``)
+* ``core``                    the measurement core: one recorded run (``Session``), loads, probes, records
+* ``targets``                 what can be measured (one server, or a cluster), on its host, and its handle
+* ``hosts`` | ``nodes``       the Dask host pool | the key-value cluster's nodes as processes (``start_cluster``)
+* ``server``                  one server as processes: the built-in one or yours, ``/v0/stats``, CPU
+* ``profiling`` | ``records`` async-profiler, flame graphs | run directories and the DuckDB index
+* ``measure`` | ``workloads`` | ``commits``  the generator, results, validity, statistics | scripts | git, builds
+* ``config``                  every parameter, validated once
+* ``children``, ``sampling``, ``cancel``, ``jdk``, ``paths``, ``fmt``, ``units``, ``version``; ``errors``
 """
 
 from . import fmt
@@ -33,7 +39,7 @@ from .config import (ABParams, BreakpointCriteria, BreakpointParams, ClusterConf
                      ValidityThresholds)
 from .errors import PerflabError, ProfilerError
 from .experiment import run_experiment
-from .cluster import start_cluster
+from .nodes import start_cluster
 from .cluster_run import run_cluster
 from .commits import Commit
 from .records import open_run, query, recorded

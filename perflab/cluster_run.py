@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from . import paths
-from .cluster import faults as faults_mod
-from .cluster.checker import frame_of
-from .cluster.load import entry_rates
-from .cluster.statuses import status_intervals, totals
+from .nodes import faults as faults_mod
+from .nodes.checker import frame_of
+from .nodes.load import entry_rates
+from .nodes.statuses import status_intervals, totals
 from .config import LoadParams, ProfileParams
 from .config.cluster import ClusterRunParams, ConsistencyParams
 from .core.fill import check_fill
@@ -59,8 +59,8 @@ class ClusterResult(ExperimentResult):
     ``cluster`` (what ``meta.json["cluster"]`` holds), ``entries`` (per entry node: offered and achieved rate),
     ``cpu`` (per node cores and RSS over time), ``statuses`` (answers by status per interval) with
     ``statuses_note``, ``answers`` (totals), ``faults`` (applied), ``consistency`` (the checker's
-    :class:`~perflab.cluster.checker.Verdict`) and ``checker_ops``, ``distribution``
-    (:class:`~perflab.cluster.distribution.KeyDistribution`), ``node_profiles`` (node -> recording),
+    :class:`~perflab.nodes.checker.Verdict`) and ``checker_ops``, ``distribution``
+    (:class:`~perflab.nodes.distribution.KeyDistribution`), ``node_profiles`` (node -> recording),
     ``recovery`` (per fault: when the clients were served again)."""
 
     entries: list = field(default_factory=list)
@@ -103,14 +103,14 @@ def run_cluster(cluster, load: LoadParams, faults=(), consistency: ConsistencyPa
                 keys: int | None = None, name: str | None = None,
                 status_bin: float = 1.0, **options) -> ClusterResult:
     """Run ``load`` against ``cluster`` (a :class:`~perflab.config.cluster.ClusterConfig`, started for this
-    run on the server host, or a running :class:`~perflab.cluster.nodes.Cluster`, left running) and record it
+    run on the server host, or a running :class:`~perflab.nodes.processes.Cluster`, left running) and record it
     (see the module docstring).
 
-    ``faults``: strings like ``"at=10s node=2 kill"`` (:mod:`perflab.cluster.faults`); ``consistency``: a
+    ``faults``: strings like ``"at=10s node=2 kill"`` (:mod:`perflab.nodes.faults`); ``consistency``: a
     :class:`~perflab.config.cluster.ConsistencyParams` (``True``: the defaults) to run the checker during the
     window and after it; ``profile``: async-profiler on ``profile_nodes`` (``"all"``, an index or a list; one
     recording per node); ``fill``: write ``key0 .. key<fill-1>`` through the cluster first, each once, with
-    the cluster's ack/from (:mod:`perflab.cluster.fill`), since prefill cannot prepare a cluster node's storage;
+    the cluster's ack/from (:mod:`perflab.server.fill`), since prefill cannot prepare a cluster node's storage;
     ``keys``: the key space of the key distribution (default ``fill``, or the load's ``keys=``/``count=``);
     ``status_bin``: seconds per bin of the answers-by-status timeline. ``options``:
     :class:`~perflab.core.session.SessionOptions` (the hosts included).

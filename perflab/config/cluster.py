@@ -206,7 +206,7 @@ def check_command(cmd: str) -> None:
 
 @dataclass(frozen=True)
 class ConsistencyParams(Params):
-    """The consistency checker (:mod:`perflab.cluster.checker`): its own small client that writes, deletes
+    """The consistency checker (:mod:`perflab.nodes.checker`): its own small client that writes, deletes
     and reads keys of its own (``<key_prefix><seed>-<i>``) with deterministic values, records every
     acknowledged operation and judges every read. Bounded in time (the load's window, or ``duration``)
     and in count (``max_ops``). Ack/from default to the cluster's."""

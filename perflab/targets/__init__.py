@@ -7,7 +7,7 @@ for a cluster of either (:mod:`.cluster`); async-profiler in a target's JVM seen
 
 from __future__ import annotations
 
-from ..cluster.nodes import Cluster
+from ..nodes.processes import Cluster
 from ..config import ServerConfig
 from ..config.cluster import ClusterConfig
 from ..config.course import CourseServer
@@ -23,7 +23,7 @@ def target_of(what) -> Target:
     """``what`` as a target: a ``ServerConfig`` (the built-in server), a ``ForeignServer`` (yours), a
     ``CourseServer`` (a course student's, from their build output), a URL string (shorthand for
     ``ForeignServer(url=...)``), a ``ClusterConfig`` (N nodes started for the run), a running
-    :class:`~perflab.cluster.nodes.Cluster` (``pl.start_cluster``: measured, left running), or a Target."""
+    :class:`~perflab.nodes.processes.Cluster` (``pl.start_cluster``: measured, left running), or a Target."""
     if isinstance(what, Target):
         return what
     if isinstance(what, str):

@@ -17,11 +17,11 @@ from perflab.analysis import cluster
 from perflab.analysis.cluster import build as cnb
 from perflab.analysis.cluster import figures as cplots
 from perflab.analysis.cluster import sentences as csay
-from perflab.cluster.checker import Verdict, predict
-from perflab.cluster.distribution import KeyDistribution
+from perflab.nodes.checker import Verdict, predict
+from perflab.nodes.distribution import KeyDistribution
 from perflab.cluster_run import ClusterResult, _recovery
-from perflab.cluster.sampling import node_stats_frame
-from perflab.cluster.statuses import status_intervals, totals
+from perflab.nodes.sampling import node_stats_frame
+from perflab.nodes.statuses import status_intervals, totals
 from perflab.measure.result import load_result_from_dir
 from perflab.records import new_run
 from perflab.measure.events import events_frame

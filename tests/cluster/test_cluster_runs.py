@@ -16,8 +16,8 @@ import pytest
 
 import perflab as pl
 from perflab.analysis.cluster import describe_consistency
-from perflab.cluster.checker import Checker
-from perflab.cluster.distribution import replica_sets
+from perflab.nodes.checker import Checker
+from perflab.nodes.distribution import replica_sets
 from perflab.config.cluster import ConsistencyParams
 from support import REPO, processes_mentioning
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from ... import workloads
 from ...breakpoint import ramp
-from ...cluster.faults import schedule
-from ...cluster.nodes import start_cluster
+from ...nodes.faults import schedule
+from ...nodes.processes import start_cluster
 from ...config import BreakpointCriteria, BreakpointParams, ServerConfig
 from ...config.cluster import ClusterConfig
 from ...config.project import Project
@@ -50,7 +50,7 @@ def single_node(cfg: ClusterConfig):
 def quorums(target, pairs=None) -> dict:
     """``{"1/3": ..., "2/3": ...}`` for ``pairs`` like ``[[1, 3], [2, 3], [3, 3]]`` (default: every ack of the
     cluster's from), each checked against the cluster (ack <= from <= nodes): ``ClusterConfig`` variants of a
-    configuration, or views of a running :class:`~perflab.cluster.nodes.Cluster` with those settings
+    configuration, or views of a running :class:`~perflab.nodes.processes.Cluster` with those settings
     (``Cluster.using``)."""
     cfg = target if isinstance(target, ClusterConfig) else target.config
     if pairs is None:

@@ -1,4 +1,4 @@
-"""Sentences about cluster runs, generated from what they recorded (:class:`~perflab.cluster.ClusterResult`).
+"""Sentences about cluster runs, generated from what they recorded (:class:`~perflab.cluster_run.ClusterResult`).
 
 Like every sentence of the lab, one claims a difference only with a test (it calls
 :func:`perflab.analysis.latency.compare_latency` and :func:`perflab.analysis.breakpoints.compare_breakpoints`)
@@ -12,14 +12,14 @@ from collections.abc import Mapping
 
 from ... import fmt
 from ...breakpoint.ramp import estimate
-from ...cluster.checker import ANOMALIES
+from ...nodes.checker import ANOMALIES
 from ..findings import RAMP_ESTIMATE
 from ..latency import compare_latency, describe_trend, levels
 from ..profiles import describe_categories
 
 
 def describe_consistency(verdict) -> str:
-    """The checker's verdict (:class:`~perflab.cluster.checker.Verdict`) in words: its counts, and whether they
+    """The checker's verdict (:class:`~perflab.nodes.checker.Verdict`) in words: its counts, and whether they
     agree with what ack/from predict ('... no stale, missed or resurrected read, as predicted (...)')."""
     c, prediction = verdict.counts, verdict.prediction
     seen = ", ".join(f"{c[k]} {k if k != 'missed' else 'missed acknowledged writes'}"
