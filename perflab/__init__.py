@@ -10,13 +10,15 @@ The public surface, what a notebook or a script needs::
     ab = pl.compare_ab(srv, srv.replace(workers=4), get, rates=[5000])   # interleaved, paired verdict
     pl.query("SELECT workload, breakpoint_rate, lo, hi FROM breakpoints")
 
-and, for the notebooks, :mod:`perflab.analysis` (the results told by subject: latency, breakpoints...). The
+and, for the notebooks, :mod:`perflab.lab` (what they call to measure) and :mod:`perflab.analysis` (the results
+told by subject: latency, breakpoints...; it measures nothing). The
 package inside, in layers, top to bottom (each imports only from below it; ``pyproject.toml``'s
 ``[tool.importlinter]`` checks it; each subpackage's docstring says more):
 
 * ``cli``                     the command line (``python -m perflab``)
 * ``report``                  plans, the papermill batch, its pages, ``perflab compare``
-* ``analysis`` | ``bench``    what notebooks call: tables, figures, sentences | the server's standard benchmark
+* ``lab``                     what notebooks call to measure, each run in one printed line
+* ``analysis`` | ``bench``    what notebooks call to tell: tables, figures, sentences | the server's benchmark
 * ``regress``                 strategies over ``compare_ab``: a CI gate, a bisection, a history across commits
 * ``ab``                      strategy: two targets measured interleaved, with a paired verdict (``compare_ab``)
 * ``breakpoint`` | ``experiment``  strategies: a breakpoint search | one fixed-rate run (``run_experiment``)

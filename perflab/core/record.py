@@ -17,7 +17,8 @@ from ..measure.events import events_frame, read_events
 from ..measure.result import CONSOLE, HDR_LOG, STDERR, SUMMARY, LoadResult
 from ..measure.validity import Validity
 from ..profiling import codemap
-from ..profiling.profiler import Profile, Recording
+from ..profiling.profile import Profile
+from ..profiling.profiler import Recording
 from ..records import Run
 from ..server import metrics as m
 
@@ -32,7 +33,7 @@ class ExperimentResult:
 
     ``load``: the :class:`~perflab.measure.result.LoadResult`; ``stats``: ``/v0/stats`` samples (``t_s`` on the hdr
     log's time axis: 0 = start of the measured window); ``profile``: the first event's
-    :class:`~perflab.profiling.profiler.Profile` or ``None`` (``profiles``: every event's, ``recording``: the
+    :class:`~perflab.profiling.profile.Profile` or ``None`` (``profiles``: every event's, ``recording``: the
     JFR recording they come from); ``run``: the record (``run.id``, ``run.dir``); ``prefill``: the prefill
     tool's JSON; ``validity``: how valid the run is as a measure of the server (also in ``meta.json``);
     ``events``: the server's timed events (and the JVM's GC pauses) on the latency timeline's axis;

@@ -16,7 +16,7 @@ from perflab.experiment import ExperimentResult
 from perflab.measure.attribution import attribute
 from perflab.measure.result import LoadResult
 from perflab.measure.validity import Level, Validity
-from perflab.profiling.profiler import Profile
+from perflab.profiling.profile import Profile
 from perflab.measure.events import events_frame
 
 

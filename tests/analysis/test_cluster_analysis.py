@@ -14,7 +14,7 @@ from hdrh.histogram import HdrHistogram
 
 import perflab as pl
 from perflab.analysis import cluster
-from perflab.analysis.cluster import build as cnb
+from perflab.lab import cluster as cnb
 from perflab.analysis.cluster import figures as cplots
 from perflab.analysis.cluster import sentences as csay
 from perflab.nodes.checker import Verdict, predict

@@ -203,7 +203,7 @@ def test_a_report_runs_its_notebooks_side_by_side_on_disjoint_host_sets(hosts, d
     for d in ("java-server", "loadgen", "wrk-scripts"):
         (root / d).symlink_to(netns.REPO / d)
     _notebook(root / "notebooks" / "measure.ipynb",
-              "import perflab as pl\nfrom perflab.analysis import notebook as nb\nnb.setup()\nfor i in range(2):\n"
+              "import perflab as pl\nfrom perflab.lab import notebook as nb\nnb.setup()\nfor i in range(2):\n"
               "    pl.run_experiment(pl.ServerConfig(backend='memory'), pl.LoadParams(rate=rate, duration=1, "
               "path='/v0/status'))")
     _notebook(root / "notebooks" / "summary.ipynb", "import perflab as pl\nprint('loads', len(pl.recorded('loads', include_invalid=True)))")

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 
 from ... import fmt
 from ...breakpoint.ramp import estimate
-from ...nodes.checker import ANOMALIES
 from ..findings import RAMP_ESTIMATE
 from ..latency import compare_latency, describe_trend, levels
 from ..profiles import describe_categories
@@ -22,10 +21,10 @@ def describe_consistency(verdict) -> str:
     """The checker's verdict (:class:`~perflab.nodes.checker.Verdict`) in words: its counts, and whether they
     agree with what ack/from predict ('... no stale, missed or resurrected read, as predicted (...)')."""
     c, prediction = verdict.counts, verdict.prediction
-    seen = ", ".join(f"{c[k]} {k if k != 'missed' else 'missed acknowledged writes'}"
+    seen = ", ".join(f"{n} {k if k != 'missed' else 'missed acknowledged writes'}"
                      .replace("stale", "stale reads").replace("resurrected", "resurrected deletes")
                      .replace("unknown", "reads of values never written")
-                     for k in ANOMALIES if c.get(k))
+                     for k, n in verdict.seen.items())
     head = (f"Consistency ({prediction.write} writes, {prediction.read} reads): {c['reads']:,} reads "
             f"judged against {c['acknowledged']:,} acknowledged writes and deletes "
             f"({c['unavailable']:,} reads unavailable, {c['unacknowledged']:,} writes not acknowledged)")

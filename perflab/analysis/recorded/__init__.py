@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ...config.fields import param
 from ...config.version import Version
 from ..breakpoints import breakpoint_overview
 from ..findings import Finding, highest, key_breakpoint, validity_of
-from ..notebook import param
 from ..profiles import category_bars
 from ..section import Section
 from .figures import breakpoints_over_time, fixed_rate_scatter
