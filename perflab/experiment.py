@@ -11,19 +11,15 @@ the profiler and leaves the run marked ``failed``/``interrupted``.
 
 from __future__ import annotations
 
-import time
-import warnings
-
 from . import paths
 from .cluster_run import run_cluster
 from .config import LoadParams, PrefillParams, ProfileParams, ServerConfig
 from .config.target import ForeignServer
 from .core.fill import check_fill
 from .core.fill import fill as fill_target
-from .core.record import ExperimentResult, load_events, record_load, window
+from .core.record import ExperimentResult, record_window
 from .core.session import Session, SessionOptions, check_load
-from .measure.attribution import attribute
-from .measure.events import await_delivery
+from .core.window import measure
 from .measure.generator import LoadTool
 from .targets import target_of
 
@@ -64,47 +60,9 @@ def run_experiment(server: ServerConfig | ForeignServer | str, load: LoadParams,
     if profile is not None:
         paths.async_profiler_lib()  # fail before starting anything when the profiler is not built
     with Session("experiment", name, target, LoadTool.of(load), options, prefill=prefill, params=params) as sess:
-        run = sess.run
         if fill is not None:
             fill_target(sess, fill, load)
-        profiler = None
-        if profile is not None:
-            why_not = sess.handle.profiling_unavailable
-            if why_not is None:
-                profiler = sess.profiler(profile, title=f"{profile.event}: {name}").prepare()
-            else:
-                warnings.warn(f"profiling unavailable: {why_not}; recording CPU, latency and validity only",
-                              RuntimeWarning, stacklevel=2)
-                run.update(profile_unavailable=why_not)
-        prof = None
-        lp = None
-        try:
-            if profiler is not None:
-                # Record JFR around the whole load and keep exactly the measured window when
-                # converting: the attach latency of a busy machine cannot shift the window.
-                profiler.start_recording()
-            lp = sess.start_load(load, out_dir=run.dir)
-            res = lp.wait()
-            if profiler is not None:
-                prof = profiler.stop_window(*window(res, lp.started_at))
-        except BaseException:
-            if profiler is not None:
-                profiler.abort()
-            if lp is not None:
-                lp.stop(1)
-            raise
-        t0 = res.measure_start or lp.started_at
-        stats = sess.stats_frame(t0)
-        sess.calibrate()
-        validity = sess.validity(res, lp.started_at)
-        await_delivery(res.measure_end or res.ended_at or time.time())  # the window's last events too
-        sess.sync_files()
-        events = load_events(run, prof, t0)
-        attribution = attribute(res.intervals, events) if not res.intervals.empty else None
-        diff = None
-        if prof is not None and attribution is not None and len(attribution.spikes):
-            diff = prof.spike_diff([(t0 + a, t0 + b) for a, b in zip(attribution.spikes["start_s"],
-                                                                     attribution.spikes["end_s"])])
-        record_load(run, res, stats, prof, validity, events, attribution, diff)
-        return ExperimentResult(run, res, stats, prof.primary if prof else None, sess.handle.info(),
-                                sess.prefill_result, validity, prof, events, attribution, diff)
+        w = measure(sess, load, profile, title=f"{profile.event}: {name}" if profile else "")
+        record_window(sess.run, w, target.stats_indexed)
+        return ExperimentResult(sess.run, w.load, w.stats, sess.handle.info(), sess.prefill_result, w.validity,
+                                w.recordings, w.events, w.attribution, w.spike_diff)

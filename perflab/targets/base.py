@@ -32,6 +32,7 @@ from ..measure import hostspeed
 from ..profiling import bridge
 from ..profiling.codemap import CodeMap
 from ..profiling.profiler import Profiler
+from ..server import metrics as m
 from ..server.stats import stats_frame
 
 #: seconds a remote call that should be quick may take
@@ -45,6 +46,10 @@ class Target:
     kind: ClassVar[str]
     #: the class that runs it on the server host
     host_class: ClassVar[type]
+    #: the /v0/stats columns a run's index keeps of it (the rest stay in stats.csv)
+    stats_indexed: ClassVar[tuple[str, ...]] = (
+        "t_s", m.QUEUE_DEPTH, m.REJECTED + "_delta", m.FLUSHES + "_delta", m.COMPACTIONS + "_delta",
+        m.GC_MS + "_delta", "requests_total_delta", m.MEMTABLE_BYTES, m.SSTABLES)
 
     def __init__(self, config):
         self.config = config
@@ -313,6 +318,12 @@ class TargetHandle:
     def profiling_unavailable(self) -> str | None:
         """Why async-profiler cannot attach to it (``None``: it can)."""
         return self.desc["profiling_unavailable"]
+
+    def profiling_unavailable_on(self, node: int | None) -> str | None:
+        """Why async-profiler cannot attach to ``node`` (``None``: the one server)."""
+        if node is not None:
+            raise ValueError(f"node: a single server has no node {node}")
+        return self.profiling_unavailable
 
     @property
     def stats_unavailable(self) -> str | None:

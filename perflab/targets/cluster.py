@@ -268,6 +268,8 @@ class ClusterTarget(Target):
 
     kind = "cluster"
     host_class = ClusterHost
+    stats_indexed = ("node", "t_s", "cluster.coordinated_delta", "cluster.gateway_timeouts_delta",
+                     "cluster.internal_served_delta", "requests_total_delta", "executor.queue_depth")
 
     @property
     def cluster_config(self) -> ClusterConfig:
