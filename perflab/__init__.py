@@ -22,7 +22,7 @@ package inside, in layers, top to bottom (each imports only from below it; ``pyp
 * ``regress``                 strategies over ``compare_ab``: a CI gate, a bisection, a history across commits
 * ``ab``                      strategy: two targets measured interleaved, with a paired verdict (``compare_ab``)
 * ``breakpoint`` | ``experiment``  strategies: a breakpoint search | one fixed-rate run (``run_experiment``)
-* ``cluster_run``             strategy: a cluster's run with faults and the consistency checker (``run_cluster``)
+* ``cluster_run``             what a cluster's fixed-rate run adds: faults, the consistency checker, keys
 * ``core``                    the measurement core: one recorded run (``Session``), loads, probes, records
 * ``targets``                 what can be measured (one server, or a cluster), on its host, and its handle
 * ``hosts`` | ``nodes``       the Dask host pool | the key-value cluster's nodes as processes (``start_cluster``)
@@ -42,7 +42,6 @@ from .config import (ABParams, BreakpointCriteria, BreakpointParams, ClusterConf
 from .errors import PerflabError, ProfilerError
 from .experiment import run_experiment
 from .nodes import start_cluster
-from .cluster_run import run_cluster
 from .commits import Commit
 from .records import open_run, query, recorded
 from .version import __version__
@@ -54,7 +53,7 @@ __all__ = [
     "ProfileParams", "BreakpointCriteria", "BreakpointParams", "ValidityThresholds", "ABParams", "Commit",
     "workload",
     # measuring
-    "run_experiment", "find_breakpoint", "run_cluster", "start_cluster", "compare_ab",
+    "run_experiment", "find_breakpoint", "start_cluster", "compare_ab",
     # what was recorded
     "open_run", "query", "recorded",
     # errors a caller may handle

@@ -1,5 +1,5 @@
-"""``run_cluster``: one load against a cluster, with faults on schedule, the consistency checker, per-node
-profiles and the key distribution, recorded as one run.
+"""A cluster's fixed-rate run (:func:`perflab.run_experiment` given a cluster): one load against it, with faults
+on schedule, the consistency checker, per-node profiles and the key distribution, recorded as one run.
 
 The flow: check everything (the load with the cluster's ack/from and its split over the generator hosts and
 entry nodes, the fault schedule against the nodes and the window, the checker's quorums, the profiled
@@ -48,12 +48,11 @@ from .core.session import Session, SessionOptions, check_load
 from .core.window import Around, measure
 from .measure.events import events_frame
 from .measure.generator import LoadTool
-from .targets import target_of
 
 
 @dataclass
 class ClusterResult(ExperimentResult):
-    """What :func:`run_cluster` returns: an :class:`~perflab.core.record.ExperimentResult` (``load`` is the whole
+    """What :func:`perflab.run_experiment` returns for a cluster: an :class:`~perflab.core.record.ExperimentResult` (``load`` is the whole
     run's, ``stats`` every node's with a ``node`` column, ``events`` every node's and the faults', ``recordings``
     the profiled nodes') plus ``entries`` (per entry node: offered and achieved rate), ``cpu`` (per node cores and
     RSS over time), ``faults`` (applied), ``consistency`` (the checker's :class:`~perflab.nodes.checker.Verdict`)
@@ -117,13 +116,12 @@ def _script_keys(load: LoadParams) -> int | None:
     return None
 
 
-def run_cluster(cluster, load: LoadParams, faults=(), consistency: ConsistencyParams | bool | None = None,
-                profile: ProfileParams | None = None, profile_nodes="all", fill: int | None = None,
-                keys: int | None = None, name: str | None = None,
-                status_bin: float = 1.0, **options) -> ClusterResult:
-    """Run ``load`` against ``cluster`` (a :class:`~perflab.config.cluster.ClusterConfig`, started for this
-    run on the server host, or a running :class:`~perflab.nodes.processes.Cluster`, left running) and record it
-    (see the module docstring).
+def run(target, load: LoadParams, faults=(), consistency: ConsistencyParams | bool | None = None,
+        profile: ProfileParams | None = None, profile_nodes="all", fill: int | None = None, keys: int | None = None,
+        name: str | None = None, status_bin: float = 1.0, **options) -> ClusterResult:
+    """Run ``load`` against the cluster ``target`` (:func:`perflab.run_experiment`'s, of a
+    :class:`~perflab.config.cluster.ClusterConfig`, started for this run on the server host, or a running
+    :class:`~perflab.nodes.processes.Cluster`, left running) and record it (see the module docstring).
 
     ``faults``: strings like ``"at=10s node=2 kill"`` (:mod:`perflab.nodes.faults`); ``consistency``: a
     :class:`~perflab.config.cluster.ConsistencyParams` (``True``: the defaults) to run the checker during the
@@ -134,9 +132,6 @@ def run_cluster(cluster, load: LoadParams, faults=(), consistency: ConsistencyPa
     ``status_bin``: seconds per bin of the answers-by-status timeline. ``options``:
     :class:`~perflab.core.session.SessionOptions` (the hosts included).
     """
-    target = target_of(cluster)
-    if target.kind != "cluster":
-        raise ValueError(f"cluster must be a ClusterConfig or a running Cluster, got {type(cluster).__name__}")
     cfg = target.cluster_config
     if not isinstance(load, LoadParams):
         raise ValueError(f"load must be a LoadParams, got {type(load).__name__}")

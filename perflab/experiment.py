@@ -4,15 +4,17 @@
 engineer does by hand in four terminals: fill a fresh data directory (in-process, deterministic),
 start the server, sample ``/v0/stats``, hold the load, profile exactly the measured window (after
 warm-up), stop everything, and record every number and artifact in a run directory (a
-:class:`perflab.core.session.Session`). Given a cluster, it runs :func:`perflab.cluster_run.run_cluster`
-(which also takes faults, the consistency checker and a fill). Any exception, Ctrl-C or SIGTERM stops the server, the generator and
-the profiler and leaves the run marked ``failed``/``interrupted``.
+:class:`perflab.core.session.Session`). It is the one front door of a fixed-rate run: given a cluster, the
+run is a cluster's (:mod:`perflab.cluster_run`: faults, the consistency checker, per-node profiles, the key
+distribution). Any exception, Ctrl-C or SIGTERM stops the server, the generator and the profiler and leaves the
+run marked ``failed``/``interrupted``.
 """
 
 from __future__ import annotations
 
-from . import paths
-from .cluster_run import run_cluster
+from pathlib import Path
+
+from . import cluster_run, paths
 from .config import LoadParams, PrefillParams, ProfileParams, ServerConfig
 from .config.target import ForeignServer
 from .core.fill import check_fill
@@ -26,6 +28,7 @@ from .targets import target_of
 
 def run_experiment(server: ServerConfig | ForeignServer | str, load: LoadParams, profile: ProfileParams | None = None,
                    prefill: PrefillParams | None = None, name: str | None = None, fill: int | None = None,
+                   faults=(), consistency=None, profile_nodes="all", keys: int | None = None, status_bin: float = 1.0,
                    **options) -> ExperimentResult:
     """Start a server with ``server``, optionally prefill, run ``load`` against it, profile the
     measured window with ``profile``, record everything, stop. See the module docstring.
@@ -37,13 +40,28 @@ def run_experiment(server: ServerConfig | ForeignServer | str, load: LoadParams,
     ``stats_interval``, ``data_dir``, ``keep_data``, ``thresholds``, the hosts). The run's validity record
     (:mod:`perflab.measure.validity`) lands in ``meta.json`` and on the result. ``server`` may also be a
     :class:`~perflab.config.target.ForeignServer` (or a URL): a server perflab did not build; a profile of
-    it needs a HotSpot JVM, otherwise the run records everything else and says why there is no profile.
+    it needs a HotSpot JVM, otherwise the run records everything else and says why there is no profile; or a
+    :class:`~perflab.commits.Commit`: the built-in server at that commit, built apart into ``<data
+    root>/builds``.
+
+    A cluster (a :class:`~perflab.config.cluster.ClusterConfig`, or a running
+    :class:`~perflab.nodes.processes.Cluster`) also takes ``faults`` (strings like ``"at=10s node=2 kill"``,
+    :mod:`perflab.nodes.faults`), ``consistency`` (a :class:`~perflab.config.cluster.ConsistencyParams`, ``True``
+    for the defaults: the checker during the window and after it), ``profile_nodes`` (``"all"``, an index or a
+    list: one recording per node), ``keys`` (the key space of the key distribution; default ``fill``, or the
+    load's ``keys=``/``count=``) and ``status_bin`` (seconds per bin of the answers by status); it is filled
+    through its API (``fill``), never prefilled, and returns a :class:`~perflab.cluster_run.ClusterResult`.
     """
-    target = target_of(server)
+    given_root = options.get("data_root")
+    target = target_of(server, builds=Path(given_root) / "builds" if given_root is not None else None)
     target.check_prefill(prefill)
     check_fill(fill)
-    if target.kind == "cluster":   # N nodes: a cluster's run (faults and the checker: call run_cluster directly)
-        return run_cluster(target, load, profile=profile, name=name, fill=fill, **options)
+    if target.why_not("faults") is None:   # N nodes: what the run adds around its window is the cluster's
+        return cluster_run.run(target, load, faults=faults, consistency=consistency, profile=profile,
+                               profile_nodes=profile_nodes, fill=fill, keys=keys, name=name, status_bin=status_bin,
+                               **options)
+    if faults or consistency or profile_nodes != "all" or keys is not None or status_bin != 1.0:
+        target.require("faults")
     if prefill is not None and fill is not None:
         raise ValueError("prefill and fill: give one (prefill writes the storage before the server starts, fill "
                          "writes through its API after)")

@@ -26,12 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import jdk, paths
-from ..commits.builds import BuildCache, Commit
-from ..commits.git import resolve
 from ..config import ForeignServer, PrefillParams, ServerConfig
 from ..config.fields import spec_of
 from ..errors import PerflabError
-from ..targets import Target, target_of
+from ..targets import NotATarget, Target, target_of
 
 
 @dataclass
@@ -46,7 +44,7 @@ class Side:
 
     @property
     def builtin(self) -> bool:
-        return isinstance(self.target, ServerConfig)
+        return self.spec.kind == "built-in"
 
     @property
     def spec(self) -> Target:
@@ -54,7 +52,7 @@ class Side:
         return target_of(self.target)
 
     def to_dict(self) -> dict:
-        kind = "commit" if self.commit else "built-in" if self.builtin else "foreign"
+        kind = "commit" if self.commit else self.spec.kind
         return {"name": self.name, "label": self.label, "kind": kind, "commit": self.commit,
                 "server": self.target.to_dict()}
 
@@ -63,19 +61,16 @@ class Side:
 
 def make_side(name: str, spec, cache: Path) -> Side:
     """A side from what the caller gave: a ``ServerConfig``, a ``ForeignServer``, a URL string or a
-    :class:`Commit` (built here)."""
-    what = f"{name} ({'--' + name.lower() + '-commit'})"
-    if isinstance(spec, Commit):
-        repo = Path(spec.repo) if spec.repo else None
-        sha = resolve(repo, spec.rev, what=what).sha
-        install = BuildCache(cache).server(sha, repo, what=what)
-        return Side(name, spec.config.replace(install_dir=str(install)), commit=sha)
-    if isinstance(spec, str):
-        spec = ForeignServer(url=spec)
-    if not isinstance(spec, (ServerConfig, ForeignServer)):
+    :class:`~perflab.commits.Commit` (built here, into ``cache``): any target of one server."""
+    try:
+        target = target_of(spec, builds=cache, label=f"{name} (--{name.lower()}-commit)")
+    except NotATarget:
+        target = None
+    why = target.why_not("side") if target is not None else None
+    if target is None or why is not None:
         raise ValueError(f"{name}: expected a ServerConfig, a ForeignServer, the URL of a running server or a "
-                         f"Commit, got {type(spec).__name__}")
-    return Side(name, spec)
+                         f"Commit, got {type(spec).__name__}" + (f" ({why})" if why else ""))
+    return Side(name, target.config, commit=target.commit)
 
 
 def _differences(a: dict, b: dict) -> dict[str, tuple]:

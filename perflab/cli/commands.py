@@ -10,7 +10,7 @@ import warnings
 
 import pandas as pd
 
-from .. import Commit, compare_ab, find_breakpoint, run_cluster, run_experiment
+from .. import Commit, compare_ab, find_breakpoint, run_experiment
 from ..analysis import breakpoints
 from ..analysis.ab import lines as ab_lines
 from ..analysis.cluster import describe_consistency
@@ -47,14 +47,12 @@ def _print_validity(v) -> None:
 def cmd_run(a, profile: ProfileParams | None = None) -> int:
     target = options.target(a)
     where = dict(data_root=a.data, placement=a.placement, version=options.version(a), **options.hosts(a))
-    if options.is_cluster(a):
+    if options.is_cluster(a):   # the cluster's flags (faults, checker, profiled nodes) given
         what, consistency = options.cluster_run(a)
-        res = run_cluster(target, options.load(a), faults=what.faults, consistency=consistency, profile=profile,
-                          profile_nodes=what.profile_nodes, fill=options.fill(a), keys=what.keys,
-                          status_bin=what.status_bin, name=a.name, **where)
-    else:
-        res = run_experiment(target, options.load(a), profile=profile, prefill=options.prefill(a), name=a.name,
-                             fill=options.fill(a), **where)
+        where.update(faults=what.faults, consistency=consistency, profile_nodes=what.profile_nodes, keys=what.keys,
+                     status_bin=what.status_bin)
+    res = run_experiment(target, options.load(a), profile=profile, prefill=options.prefill(a), name=a.name,
+                         fill=options.fill(a), **where)
     print(res.load.console, end="")
     print()
     if options.is_cluster(a):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -60,6 +61,16 @@ class Commit:
             raise ValueError(f"commit config: must be a ServerConfig, got {type(self.config).__name__}")
         if self.repo is not None and not (Path(self.repo) / ".git").exists():
             raise ValueError(f"commit repo: {self.repo} is not a git repository")
+
+
+def built_commit(install) -> str | None:
+    """The commit the built-in server's ``install`` directory was built from (:meth:`BuildCache.server` marks it),
+    ``None`` for any other build."""
+    try:
+        sha = (Path(install) / BUILT_SERVER).read_text().strip()
+    except OSError:
+        return None
+    return sha if re.fullmatch(r"[0-9a-f]{40}", sha) else None
 
 
 def run_build(command: str, cwd: Path, log: Path, timeout_s: float = 1800) -> int:

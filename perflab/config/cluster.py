@@ -242,7 +242,7 @@ class ConsistencyParams(Params):
 
 @dataclass(frozen=True)
 class ClusterRunParams(Params):
-    """What a cluster's run does beyond its load (:func:`perflab.cluster_run.run_cluster`): faults in the
+    """What a cluster's run does beyond its load (:func:`perflab.run_experiment` of a cluster): faults in the
     measured window, the key space of the key distribution, the nodes profiled, the bins of the
     answers-by-status timeline, and whether the consistency checker runs (:class:`ConsistencyParams`). Its
     fill is any target's (:class:`~perflab.config.profile.FillParams`)."""

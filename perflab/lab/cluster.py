@@ -55,7 +55,7 @@ def quorums(target, pairs=None) -> dict:
     cluster's from), each checked against the cluster (ack <= from <= nodes): ``ClusterConfig`` variants of a
     configuration, or views of a running :class:`~perflab.nodes.processes.Cluster` with those settings
     (``Cluster.using``)."""
-    cfg = target if isinstance(target, ClusterConfig) else target.config
+    cfg = target_of(target).cluster_config
     if pairs is None:
         pairs = [[a, cfg.replicas_from] for a in range(1, cfg.replicas_from + 1)]
     out = {}
@@ -103,7 +103,7 @@ def start(cfg: ClusterConfig):
 
 def stop(nodes) -> None:
     """Stop what :func:`start` started (nothing when each run started its own)."""
-    if not isinstance(nodes, ClusterConfig):
+    if target_of(nodes).running:
         nodes.stop()
 
 

@@ -45,6 +45,7 @@ from ..hosts.inventory import survey
 from ..regress import synthetic
 from ..regress.history import HistoryResult, run_history
 from ..server.placement import Placement
+from ..targets import target_of
 
 __all__ = ["setup", "param", "placements", "build", "server", "side", "data_for", "api_args", "profile", "ceiling",
            "servers_for_modes", "measure", "search_breakpoint", "against", "measure_history", "scaled_breakpoint",
@@ -145,7 +146,7 @@ def data_for(server, **fields) -> dict:
     (``prefill=``, ``fields``: ``PrefillParams``'), any other server filled through its API with the same
     keys (``fill=``). The fields are checked either way."""
     params = PrefillParams(**fields)
-    return {"prefill": params} if isinstance(server, ServerConfig) else {"fill": params.keys}
+    return {"prefill": params} if target_of(server).prefills else {"fill": params.keys}
 
 
 def api_args(project: str | None, script_args) -> tuple[str, ...]:
@@ -165,9 +166,7 @@ def ceiling(server, status_path: str | None = None, project: str | None = None) 
     """The no-op endpoint the ceiling search loads, and why when there is none: the built-in server's
     ``/v0/status``, your project's ``[api] status``, or ``status_path``; a server without one gets no ceiling
     (a search over answers that are not successes would be a "ceiling" of errors)."""
-    path = status_path or (Project.load(project).status_path if project else None)
-    if isinstance(server, ServerConfig):
-        return path or "/v0/status", ""
+    path = status_path or (Project.load(project).status_path if project else None) or target_of(server).status_path
     if path:
         return path, ""
     return None, ("No ceiling measured: your server declares no no-op endpoint (status_path, or status in the "

@@ -11,7 +11,7 @@ loaded, broken and checked for consistency.
 * :mod:`.distribution` keys per node from the routing function and from the nodes themselves
 
 A cluster as a run's target is :mod:`perflab.targets.cluster`; a cluster's run with faults and the checker
-is :func:`perflab.cluster_run.run_cluster`. The configuration is :class:`perflab.config.cluster.ClusterConfig`
+is :func:`perflab.run_experiment`'s (:mod:`perflab.cluster_run`). The configuration is :class:`perflab.config.cluster.ClusterConfig`
 (and ``ConsistencyParams``).
 """
 

@@ -21,9 +21,7 @@ from importlib import metadata
 from pathlib import Path
 
 from .. import jdk, paths
-from ..commits.builds import BUILT_SERVER
-from ..commits.git import checkout, commit_at
-from ..config.version import Version
+from ..commits.git import checkout
 
 #: the Python packages whose versions a record names
 PACKAGES = ("perflab", "pandas", "numpy", "scipy", "plotly", "hdrhistogram", "JPype1", "duckdb", "psutil",
@@ -36,29 +34,6 @@ def _run(cmd: list[str], timeout: float = 30) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return (out.stdout + out.stderr).strip() if out.returncode == 0 else None
-
-
-def server_version(config, given=None) -> dict:
-    """Which version of the server under test a run measures: ``{"commit", "label"}``
-    (:class:`perflab.config.version.Version`; what is given wins). The commit found: the built-in server of
-    this checkout, its commit; a build of a commit (``install_dir`` with the ``.built`` marker
-    :class:`perflab.commits.BuildCache` leaves), that commit; your server started by a command, its
-    working directory's commit when that is in git; a server at a URL or elsewhere, none."""
-    given = Version.of(given)
-    commit = given.commit
-    if commit is None and config is not None:
-        install = getattr(config, "install_dir", "absent")
-        command = getattr(config, "command", None) or getattr(config, "server_cmd", None)
-        if install is None:                       # the built-in server of this checkout
-            commit = checkout()["commit"]
-        elif install != "absent":                 # the built-in server built elsewhere: a commit's build, or not
-            built = (_read(str(Path(install) / BUILT_SERVER)) or "").strip()
-            commit = built if re.fullmatch(r"[0-9a-f]{40}", built) else None
-        elif command is not None:
-            commit = commit_at(getattr(config, "workdir", None) or os.getcwd())
-        elif hasattr(config, "server_cmd"):       # a cluster of built-in nodes
-            commit = checkout()["commit"]
-    return {"commit": commit, "label": given.label}
 
 
 def _read(path: str) -> str | None:

@@ -51,6 +51,9 @@ class Target:
         "t_s", m.QUEUE_DEPTH, m.REJECTED + "_delta", m.FLUSHES + "_delta", m.COMPACTIONS + "_delta",
         m.GC_MS + "_delta", "requests_total_delta", m.MEMTABLE_BYTES, m.SSTABLES)
 
+    #: the commit it was built from (a :class:`~perflab.commits.Commit`'s), else ``None``
+    commit: str | None = None
+
     def __init__(self, config):
         self.config = config
 
@@ -79,6 +82,22 @@ class Target:
         """How many entries a load is split over (one server: 1; a cluster: its entry nodes)."""
         return 1
 
+    @property
+    def prefills(self) -> bool:
+        """Whether GETs get their data by a prefill (the built-in server's storage written in-process before it
+        starts) rather than by a fill through its API."""
+        return False
+
+    @property
+    def status_path(self) -> str | None:
+        """Its no-op endpoint, which answers 200 at once (a ceiling search loads it); ``None`` when it has none
+        it declares."""
+        return None
+
+    def version_commit(self) -> str | None:
+        """The commit of the server it runs, when it can be known (a run's ``version_commit``)."""
+        return None
+
     def to_dict(self) -> dict:
         """What a run records as ``params.server``."""
         return self.config.to_dict()
@@ -86,7 +105,12 @@ class Target:
     # --- what it can do ----------------------------------------------------------------------------
     def why_not(self, feature: str) -> str | None:
         """``None`` when the target supports ``feature`` (``prefill``, ``restart``, ``placement``,
-        ``pause``), else why not, in words that name the alternative."""
+        ``pause``, ``remote``: measured on hosts other than this machine, ``faults``: a cluster run's faults,
+        checker and key distribution, ``side``: a side of an interleaved comparison), else why not, in words that
+        name the alternative."""
+        if feature == "faults":
+            return ("faults, the consistency checker and the key distribution are a cluster's (a ClusterConfig, "
+                    "--nodes N)")
         if feature in ("restart", "placement") and self.running:
             return ("a server that is already running (url, a started cluster) cannot be "
                     + ("restarted" if feature == "restart" else "placed; use 'shared', or a command (--server-cmd) "

@@ -12,6 +12,7 @@ coordinator's process) is sampled and measured, and left running.
 
 from __future__ import annotations
 
+import os
 import time
 
 import pandas as pd
@@ -23,6 +24,7 @@ from ..server.fill import write_keys
 from ..nodes.load import cluster_load
 from ..nodes.processes import PAUSED, RUNNING, Cluster
 from ..nodes.sampling import ClusterStats, cluster_stats_frame
+from ..commits.git import checkout, commit_at
 from ..config import LoadParams
 from ..config.cluster import ClusterConfig
 from ..measure.events import parse_events
@@ -288,12 +290,25 @@ class ClusterTarget(Target):
     def entry_count(self) -> int:
         return len(self.cluster_config.entries)
 
+    def version_commit(self) -> str | None:
+        """Your nodes: the commit of the directory their command runs in, when that is in git; the built-in
+        server's: this checkout's."""
+        cfg = self.cluster_config
+        return commit_at(cfg.workdir or os.getcwd()) if cfg.server_cmd is not None else checkout()["commit"]
+
     def why_not(self, feature: str) -> str | None:
         if feature == "prefill":
-            return ("it writes plain values, and a cluster node stores timestamped records; a cluster starts empty "
-                    "or is filled through its API (run_cluster's fill=)")
+            return ("it writes plain values, and a cluster node stores timestamped records; fill writes keys through "
+                    "the cluster (fill=N, --fill N)")
         if feature == "pause":
             return "freezing a whole cluster is not supported; a fault pauses one node (--fault 'at=2s node=1 pause')"
+        if feature == "faults":
+            return None
+        if feature == "remote" and self.running:
+            return ("a running Cluster (pl.start_cluster) lives in this Python process; measure it on this machine "
+                    "alone (no scheduler), or give its ClusterConfig to start its nodes on the server host")
+        if feature == "side":
+            return "an interleaved comparison takes one server per side (a cluster is measured by run_experiment)"
         return super().why_not(feature)
 
     def load_for(self, load: LoadParams) -> LoadParams:

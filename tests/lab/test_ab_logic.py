@@ -16,6 +16,7 @@ from perflab.errors import BuildError
 from perflab.cli import main
 from perflab.config import ForeignServer
 from perflab.records import list_runs
+from perflab.targets import target_of
 from support import REPO
 
 
@@ -122,6 +123,8 @@ def test_a_commit_is_built_in_its_own_directory_and_the_working_tree_is_untouche
     assert "test -f build.gradle" in (tmp_path / "builds" / head / "build.log").read_text()
     side = sides.make_side("A", Commit("HEAD", ServerConfig(backend="memory")), tmp_path / "builds")
     assert side.commit == head and side.target.install_dir == str(built.resolve()) and side.target.backend == "memory"
+    target = target_of(Commit("HEAD"), builds=tmp_path / "builds")   # a commit is a target: the built-in server, built
+    assert (target.kind, target.commit, target.version_commit()) == ("built-in", head, head) and target.prefills
     monkeypatch.setenv(BUILD_ENV, "exit 7")                # cached: a second use does not build again
     assert BuildCache(tmp_path / "builds").server(head) == built
     parent = _git("rev-parse", "HEAD~1").strip()
