@@ -52,8 +52,8 @@ from .measure.generator import LoadTool
 
 @dataclass
 class ClusterResult(ExperimentResult):
-    """What :func:`perflab.run_experiment` returns for a cluster: an :class:`~perflab.core.record.ExperimentResult` (``load`` is the whole
-    run's, ``stats`` every node's with a ``node`` column, ``events`` every node's and the faults', ``recordings``
+    """What :func:`perflab.run_experiment` returns for a cluster: an
+    :class:`~perflab.core.record.ExperimentResult` (``load`` is the whole run's, ``stats`` every node's with a ``node`` column, ``events`` every node's and the faults', ``recordings``
     the profiled nodes') plus ``entries`` (per entry node: offered and achieved rate), ``cpu`` (per node cores and
     RSS over time), ``faults`` (applied), ``consistency`` (the checker's :class:`~perflab.nodes.checker.Verdict`)
     and ``checker_ops``, ``distribution`` (:class:`~perflab.nodes.distribution.KeyDistribution`) and

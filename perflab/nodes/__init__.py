@@ -11,8 +11,8 @@ loaded, broken and checked for consistency.
 * :mod:`.distribution` keys per node from the routing function and from the nodes themselves
 
 A cluster as a run's target is :mod:`perflab.targets.cluster`; a cluster's run with faults and the checker
-is :func:`perflab.run_experiment`'s (:mod:`perflab.cluster_run`). The configuration is :class:`perflab.config.cluster.ClusterConfig`
-(and ``ConsistencyParams``).
+is :func:`perflab.run_experiment`'s (:mod:`perflab.cluster_run`). The configuration is
+:class:`perflab.config.cluster.ClusterConfig` (and ``ConsistencyParams``).
 """
 
 from .processes import Cluster, start_cluster  # noqa: F401

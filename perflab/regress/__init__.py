@@ -20,8 +20,9 @@ and what they share:
 
 The commits come from git and are built by :mod:`perflab.commits` (resolved, GOOD..BAD in order, the working
 tree's own changes; a commit as a side: the built-in server's ``java-server/``, or your repository built with
-its command and run as its ``perflab.toml`` declares it). Their parameters are :mod:`perflab.config.regress`; their sentences :mod:`perflab.analysis.regress`; the gate's
-files and the bisection's page :mod:`perflab.report.regress`.
+its command and run as its ``perflab.toml`` declares it). Their parameters are :mod:`perflab.config.regress`;
+their sentences :mod:`perflab.analysis.regress`; the gate's files and the bisection's page
+:mod:`perflab.report.regress`.
 """
 
 from .bisect import BisectResult, Found, run_bisect  # noqa: F401

@@ -38,14 +38,16 @@ __all__ = [
     # what a notebook calls
     "pairs", "family", "searches", "comparison", "findings", "answer",
     # what the command line, the report and the lab's measuring calls build on
-    "Comparisons", "name_of", "answer_comparison", "figure", "lines", "sentence", "idle_sentence", "pairs_of", "pairs_figure", "categories_figure",
+    "Comparisons", "name_of", "answer_comparison", "figure", "lines", "sentence", "idle_sentence", "pairs_of",
+    "pairs_figure", "categories_figure",
 ]
 
 
 def comparison(res, what: str = "") -> Section:
     """One comparison: every verdict in words, its figure (B/A of every pair, or both searches' curves) and its
-    table. Several against one baseline (:func:`perflab.lab.notebook.against`): their figure (every configuration's search, or B/A
-    of every pair), each search in words, and one line per comparison (after ``what``, e.g. ``"PUT"``)."""
+    table. Several against one baseline (:func:`perflab.lab.notebook.against`): their figure (every configuration's
+    search, or B/A of every pair), each search in words, and one line per comparison (after ``what``, e.g.
+    ``"PUT"``)."""
     if isinstance(res, Comparisons):
         return Section([figure(res), *describe_breakpoints(searches(res)), bullets(verdict_lines(res, what))])
     cats = categories_figure(res)
