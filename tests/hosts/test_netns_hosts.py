@@ -130,8 +130,8 @@ def test_a_cluster_on_the_server_host_loaded_from_two_generator_hosts(hosts, dat
     cfg = pl.ClusterConfig(nodes=3, ack=2, entry="all", server=pl.ServerConfig(backend="memory", cluster_timeout=0.3))
     load = pl.workload("put.lua", connections=6, threads=6, rate=120, duration=3, warmup=0.5)
     res = pl.run_experiment(cfg, load, faults=["at=1s node=2 kill for=1s"], fill=60,
-                         consistency=ConsistencyParams(keys=20, rate=40, threads=1),
-                         **_on(hosts, generators="gen1,gen2", server_host="srv1"))
+                            consistency=ConsistencyParams(keys=20, rate=40, threads=1),
+                            **_on(hosts, generators="gen1,gen2", server_host="srv1"))
     run, meta = res.run, res.run.meta
     assert run.status == "ok" and meta["hosts"]["server"]["name"] == "srv1"
     assert {u.split("//")[1].rsplit(":", 1)[0] for u in meta["cluster"]["topology"]["urls"]} == {hosts.hosts["srv1"].ip}
