@@ -158,7 +158,7 @@ def test_your_own_cluster_through_the_placeholders(data_root, mode):
     load = pl.workload("put.lua", connections=2, threads=2, rate=40, duration=3, warmup=0.5,
                        extra_args=("path=/kv", "param=key"))
     res = pl.run_experiment(cfg, load, faults=["at=1s node=2 kill"],
-                         consistency=ConsistencyParams(keys=20, rate=60, threads=1))
+                            consistency=ConsistencyParams(keys=20, rate=60, threads=1))
     assert res.run.status == "ok"
     assert res.load.requests > 0 and set(res.load.status_counts) == {"201"}
     assert res.cluster["target"] == "command" and res.cluster["one_command"] == (mode == "one-command")
