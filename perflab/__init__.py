@@ -10,31 +10,39 @@ The public surface, what a notebook or a script needs::
     ab = pl.compare_ab(srv, srv.replace(workers=4), get, rates=[5000])   # interleaved, paired verdict
     pl.query("SELECT workload, breakpoint_rate, lo, hi FROM breakpoints")
 
-and, for the notebooks, :mod:`perflab.analysis` (the results told by subject: latency, breakpoints...). The
-package inside, grouped by job (each subpackage's docstring says more):
+and, for the notebooks, :mod:`perflab.lab` (what they call to measure) and :mod:`perflab.analysis` (the results
+told by subject: latency, breakpoints...; it measures nothing). The
+package inside, in layers, top to bottom (each imports only from below it; ``pyproject.toml``'s
+``[tool.importlinter]`` checks it; each subpackage's docstring says more):
 
-* ``config``     parameters of every run, validated once (server, load, profile, prefill, search, validity)
-* ``server``     the server under test: the built-in one or yours, ``/v0/stats``, events, CPU, placement
-* ``measure``    the load generator and its results, validity, the machine's speed, significance tests
-* ``profiling``  async-profiler through the in-process JVM, flame graph analysis
-* ``breakpoint`` the breakpoint search; ``session`` one recorded run; ``experiment`` one measurement
-* ``cluster``    N nodes: starting and breaking them, loads through them, consistency, key distribution
-* ``ab``         two servers measured interleaved, with a paired verdict (``compare_ab``)
-* ``records``    run directories (``Run``: the one way to read a run) and the DuckDB index
-* ``analysis``   what notebooks call; ``report`` the batch, its pages and ``perflab compare``
-* ``fmt``        numbers as people read them; ``units`` as the tools' command lines take them
+* ``cli``                     the command line (``python -m perflab``)
+* ``report``                  plans, the papermill batch, its pages, ``perflab compare``
+* ``lab``                     what notebooks call to measure, each run in one printed line
+* ``analysis`` | ``bench``    what notebooks call to tell: tables, figures, sentences | the server's benchmark
+* ``regress``                 strategies over ``compare_ab``: a CI gate, a bisection, a history across commits
+* ``ab``                      strategy: two targets measured interleaved, with a paired verdict (``compare_ab``)
+* ``breakpoint`` | ``experiment``  strategies: a breakpoint search | one fixed-rate run (``run_experiment``)
+* ``cluster_run``             what a cluster's fixed-rate run adds: faults, the consistency checker, keys
+* ``core``                    the measurement core: one recorded run (``Session``), loads, probes, records
+* ``targets``                 what can be measured (one server, or a cluster), on its host, and its handle
+* ``hosts`` | ``nodes``       the Dask host pool | the key-value cluster's nodes as processes (``start_cluster``)
+* ``server``                  one server as processes: the built-in one or yours, ``/v0/stats``, CPU
+* ``profiling`` | ``records`` async-profiler, flame graphs | run directories and the DuckDB index
+* ``measure`` | ``workloads`` | ``commits``  the generator, results, validity, statistics | scripts | git, builds
+* ``config``                  every parameter, validated once
+* ``children``, ``sampling``, ``cancel``, ``jdk``, ``paths``, ``fmt``, ``units``, ``version``; ``errors``
 """
 
 from . import fmt
-from .ab import Commit, compare_ab
+from .ab import compare_ab
 from .breakpoint import find_breakpoint
 from .config import (ABParams, BreakpointCriteria, BreakpointParams, ClusterConfig, ConsistencyParams,
                      CourseServer, ForeignServer, LoadParams, PrefillParams, ProfileParams, ServerConfig,
                      ValidityThresholds)
 from .errors import PerflabError, ProfilerError
 from .experiment import run_experiment
-from .cluster import start_cluster
-from .cluster_run import run_cluster
+from .nodes import start_cluster
+from .commits import Commit
 from .records import open_run, query, recorded
 from .version import __version__
 from .workloads import workload
@@ -45,7 +53,7 @@ __all__ = [
     "ProfileParams", "BreakpointCriteria", "BreakpointParams", "ValidityThresholds", "ABParams", "Commit",
     "workload",
     # measuring
-    "run_experiment", "find_breakpoint", "run_cluster", "start_cluster", "compare_ab",
+    "run_experiment", "find_breakpoint", "start_cluster", "compare_ab",
     # what was recorded
     "open_run", "query", "recorded",
     # errors a caller may handle

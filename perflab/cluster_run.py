@@ -1,5 +1,5 @@
-"""``run_cluster``: one load against a cluster, with faults on schedule, the consistency checker, per-node
-profiles and the key distribution, recorded as one run.
+"""A cluster's fixed-rate run (:func:`perflab.run_experiment` given a cluster): one load against it, with faults
+on schedule, the consistency checker, per-node profiles and the key distribution, recorded as one run.
 
 The flow: check everything (the load with the cluster's ack/from and its split over the generator hosts and
 entry nodes, the fault schedule against the nodes and the window, the checker's quorums, the profiled
@@ -30,50 +30,43 @@ import math
 import time
 import warnings
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import pandas as pd
 
 from . import paths
-from .cluster import faults as faults_mod
-from .cluster.checker import frame_of
-from .cluster.load import entry_rates
-from .cluster.statuses import status_intervals, totals
+from .nodes import faults as faults_mod
+from .nodes.checker import frame_of
+from .nodes.load import entry_rates
+from .nodes.statuses import status_intervals, totals
 from .config import LoadParams, ProfileParams
 from .config.cluster import ClusterRunParams, ConsistencyParams
 from .core.fill import check_fill
 from .core.fill import fill as fill_target
-from .core.record import ExperimentResult, record_load
+from .core.record import ExperimentResult, record_window
 from .core.session import Session, SessionOptions, check_load
-from .errors import PerflabError, ProfilerError
-from .measure.attribution import attribute
-from .measure.events import await_delivery, events_frame
+from .core.window import Around, measure
+from .measure.events import events_frame
 from .measure.generator import LoadTool
-from .profiling import codemap
-from .targets import target_of
 
 
 @dataclass
 class ClusterResult(ExperimentResult):
-    """What :func:`run_cluster` returns: an :class:`~perflab.experiment.ExperimentResult` (``load`` is the
-    whole run's, ``stats`` every node's with a ``node`` column, ``events`` every node's and the faults') plus
-    ``cluster`` (what ``meta.json["cluster"]`` holds), ``entries`` (per entry node: offered and achieved rate),
-    ``cpu`` (per node cores and RSS over time), ``statuses`` (answers by status per interval) with
-    ``statuses_note``, ``answers`` (totals), ``faults`` (applied), ``consistency`` (the checker's
-    :class:`~perflab.cluster.checker.Verdict`) and ``checker_ops``, ``distribution``
-    (:class:`~perflab.cluster.distribution.KeyDistribution`), ``node_profiles`` (node -> recording),
-    ``recovery`` (per fault: when the clients were served again)."""
+    """What :func:`perflab.run_experiment` returns for a cluster: an
+    :class:`~perflab.core.record.ExperimentResult` (``load`` is the whole run's, ``stats`` every node's with a ``node`` column, ``events`` every node's and the faults', ``recordings``
+    the profiled nodes') plus ``entries`` (per entry node: offered and achieved rate), ``cpu`` (per node cores and
+    RSS over time), ``faults`` (applied), ``consistency`` (the checker's :class:`~perflab.nodes.checker.Verdict`)
+    and ``checker_ops``, ``distribution`` (:class:`~perflab.nodes.distribution.KeyDistribution`) and
+    ``status_bin``; from these, ``statuses`` (answers by status per ``status_bin`` seconds) with
+    ``statuses_note``, ``answers`` (totals) and ``recovery`` (per fault: when the clients were served again)."""
 
     entries: list = field(default_factory=list)
     cpu: pd.DataFrame | None = None
-    statuses: pd.DataFrame | None = None
-    statuses_note: str = ""
-    answers: dict = field(default_factory=dict)
     faults: list = field(default_factory=list)
     consistency: object | None = None
     checker_ops: pd.DataFrame | None = None
     distribution: object | None = None
-    node_profiles: dict = field(default_factory=dict)
-    recovery: list = field(default_factory=list)
+    status_bin: float = 1.0
 
     @property
     def cluster(self) -> dict:
@@ -88,6 +81,31 @@ class ClusterResult(ExperimentResult):
     def quorum(self) -> str:
         return f"{self.cluster.get('ack')}/{self.cluster.get('from')}"
 
+    @property
+    def node_profiles(self) -> dict:
+        """node -> the recording of each profiled node."""
+        return {n: r for n, r in self.recordings.items() if n is not None}
+
+    @cached_property
+    def _statuses(self) -> tuple[pd.DataFrame, str]:
+        return status_intervals(self.load, self.status_bin)
+
+    @property
+    def statuses(self) -> pd.DataFrame:
+        return self._statuses[0]
+
+    @property
+    def statuses_note(self) -> str:
+        return self._statuses[1]
+
+    @property
+    def answers(self) -> dict:
+        return totals(self.load)
+
+    @cached_property
+    def recovery(self) -> list:
+        return _recovery(self.faults, self.load.intervals, self.statuses)
+
 
 def _script_keys(load: LoadParams) -> int | None:
     """The key space the load's script names (``keys=``, or ``count=`` of a sequential script)."""
@@ -98,26 +116,22 @@ def _script_keys(load: LoadParams) -> int | None:
     return None
 
 
-def run_cluster(cluster, load: LoadParams, faults=(), consistency: ConsistencyParams | bool | None = None,
-                profile: ProfileParams | None = None, profile_nodes="all", fill: int | None = None,
-                keys: int | None = None, name: str | None = None,
-                status_bin: float = 1.0, **options) -> ClusterResult:
-    """Run ``load`` against ``cluster`` (a :class:`~perflab.config.cluster.ClusterConfig`, started for this
-    run on the server host, or a running :class:`~perflab.cluster.nodes.Cluster`, left running) and record it
-    (see the module docstring).
+def run(target, load: LoadParams, faults=(), consistency: ConsistencyParams | bool | None = None,
+        profile: ProfileParams | None = None, profile_nodes="all", fill: int | None = None, keys: int | None = None,
+        name: str | None = None, status_bin: float = 1.0, **options) -> ClusterResult:
+    """Run ``load`` against the cluster ``target`` (:func:`perflab.run_experiment`'s, of a
+    :class:`~perflab.config.cluster.ClusterConfig`, started for this run on the server host, or a running
+    :class:`~perflab.nodes.processes.Cluster`, left running) and record it (see the module docstring).
 
-    ``faults``: strings like ``"at=10s node=2 kill"`` (:mod:`perflab.cluster.faults`); ``consistency``: a
+    ``faults``: strings like ``"at=10s node=2 kill"`` (:mod:`perflab.nodes.faults`); ``consistency``: a
     :class:`~perflab.config.cluster.ConsistencyParams` (``True``: the defaults) to run the checker during the
     window and after it; ``profile``: async-profiler on ``profile_nodes`` (``"all"``, an index or a list; one
     recording per node); ``fill``: write ``key0 .. key<fill-1>`` through the cluster first, each once, with
-    the cluster's ack/from (:mod:`perflab.cluster.fill`), since prefill cannot prepare a cluster node's storage;
+    the cluster's ack/from (:mod:`perflab.server.fill`), since prefill cannot prepare a cluster node's storage;
     ``keys``: the key space of the key distribution (default ``fill``, or the load's ``keys=``/``count=``);
     ``status_bin``: seconds per bin of the answers-by-status timeline. ``options``:
     :class:`~perflab.core.session.SessionOptions` (the hosts included).
     """
-    target = target_of(cluster)
-    if target.kind != "cluster":
-        raise ValueError(f"cluster must be a ClusterConfig or a running Cluster, got {type(cluster).__name__}")
     cfg = target.cluster_config
     if not isinstance(load, LoadParams):
         raise ValueError(f"load must be a LoadParams, got {type(load).__name__}")
@@ -158,82 +172,69 @@ def _consistency(consistency, cfg) -> ConsistencyParams | None:
     return consistency
 
 
+class _Faulted(Around):
+    """What a cluster's run does around its window besides the load: faults on schedule and the consistency
+    checker from the window's start; after the load, the faults stopped, a node left paused resumed, the
+    checker's keys read back; every node's CPU; its events are every node's, the faults' and the spans a node
+    was down or paused."""
+
+    timed = True
+
+    def __init__(self, schedule, consistency, load, session_start: float):
+        self.schedule, self.consistency, self.load = schedule, consistency, load
+        self.session_start = session_start
+        self.applied, self.resumed, self.checked, self.cpu, self.checking = [], [], None, None, False
+
+    def started(self, cl, lp) -> None:
+        cl.faults_start(self.schedule, lp.window_start)
+        c, cfg = self.consistency, cl.config
+        if c is not None:
+            write = (c.write_ack or cfg.replicas_ack, cfg.replicas_from)
+            read = (c.read_ack or cfg.replicas_ack, cfg.replicas_from)
+            cl.check_start(c, write, read, *self.load.entity_api, c.duration or self.load.duration, lp.window_start)
+            self.checking = True
+
+    def stopped(self, cl, res) -> None:
+        self.applied = cl.faults_stop()
+
+    def settled(self, cl) -> None:
+        self.resumed = cl.resume_paused()   # never leave a node stopped behind the run
+        c, cfg = self.consistency, cl.config
+        if self.checking:
+            keeps = None if cfg.foreign else all(cfg.node_config(i).backend != "memory" for i in range(cfg.nodes))
+            restarts = any(a["action"] in ("restart", "kill", "stop") and not a["error"] for a in self.applied)
+            self.checked = cl.check_finish(c.timeout + 10, c.final_read, keeps, restarts,
+                                           timeout=c.timeout * (c.keys + 10) + 120)
+
+    def sampled(self, cl, t0: float) -> None:
+        self.cpu = cl.cpu_frame(t0)
+
+    def events(self, sess, lp, t0: float, end: float, recordings: dict) -> pd.DataFrame:
+        return _events(sess.handle.events(max(self.session_start, lp.started_at - 1.0)), t0, self.applied,
+                       self.resumed, end)
+
+
 def _measure(sess, load, schedule, consistency, profile, prof_nodes, fill, keys, status_bin, name):
     run, cl = sess.run, sess.handle       # cl: the ClusterHandle (its nodes run on the server host)
-    session_start = time.time()
-    cfg = cl.config
+    around = _Faulted(schedule, consistency, load, time.time())
     fill_res = fill_target(sess, fill, load) if fill else None
-    profilers, prof_errors = {}, {}
-    for i in prof_nodes:
-        why = cl.profiling_unavailable_on(i)
-        if why:
-            prof_errors[i] = why
-            continue
-        profilers[i] = sess.profiler(profile, f"{profile.event}: {name}, node {i}", node=i,
-                                     out_dir=run.dir / "nodes" / str(i)).prepare()
-    if prof_errors:
-        warnings.warn(f"profiling skipped: {prof_errors}", RuntimeWarning, stacklevel=3)
-    write = read = None
-    if consistency is not None:
-        write = (consistency.write_ack or cfg.replicas_ack, cfg.replicas_from)
-        read = (consistency.read_ack or cfg.replicas_ack, cfg.replicas_from)
-    lp, checking, recordings = None, False, {}
-    try:
-        for p in profilers.values():
-            p.start_recording()
-        lp = sess.start_load(load, out_dir=run.dir, timed=True)
-        cl.faults_start(schedule, lp.window_start)
-        if consistency is not None:
-            cl.check_start(consistency, write, read, *load.entity_api, consistency.duration or load.duration,
-                           lp.window_start)
-            checking = True
-        res = lp.wait()
-        applied = cl.faults_stop()
-        start, end = res.measure_start or lp.window_start, res.measure_end or time.time()
-        for i, p in profilers.items():
-            try:
-                recordings[i] = p.stop_window(start, end)
-            except (ProfilerError, PerflabError) as e:   # a node killed or restarted in the window took its profile
-                prof_errors[i] = str(e).splitlines()[0]
-    except BaseException:
-        for p in profilers.values():
-            p.abort()
-        if lp is not None:
-            lp.stop(1)
-        raise     # the session's end stops the faults, the checker and the nodes on the server host
-    resumed = cl.resume_paused()   # never leave a node stopped behind the run
-    checked = None
-    if checking:
-        keeps = None if cfg.foreign else all(cfg.node_config(i).backend != "memory" for i in range(cfg.nodes))
-        restarts = any(a["action"] in ("restart", "kill", "stop") and not a["error"] for a in applied)
-        checked = cl.check_finish(consistency.timeout + 10, consistency.final_read, keeps, restarts,
-                                  timeout=consistency.timeout * (consistency.keys + 10) + 120)
-    t0 = res.measure_start or lp.window_start
-    stats = sess.stats_frame(t0)
-    cpu = cl.cpu_frame(t0)
-    sess.calibrate()
-    validity = sess.validity(res, lp.started_at)
-    await_delivery(end)
-    events = _events(cl.events(max(session_start, lp.started_at - 1.0)), t0, applied, resumed, end)
-    attribution = attribute(res.intervals, events) if not res.intervals.empty else None
-    statuses, note = status_intervals(res, status_bin)
+    w = measure(sess, load, profile, prof_nodes, f"{profile.event}: {name}" if profile else "", around)
     dist = None
     if keys:
         try:
             dist = cl.key_distribution(keys)
         except (OSError, RuntimeError, ValueError) as e:
             warnings.warn(f"key distribution not measured: {e}", RuntimeWarning, stacklevel=3)
-    record_load(run, res, pd.DataFrame(), None, validity, events, attribution, None)
+    record_window(run, w, sess.target.stats_indexed)
     info = cl.info()
     run.update(cluster=info)
-    result = ClusterResult(run, res, stats, None, info, None, validity, None, events, attribution, None,
-                           entries=entry_rates(res, cl.urls), cpu=cpu, statuses=statuses, statuses_note=note,
-                           answers=totals(res), faults=applied,
+    checked = around.checked
+    result = ClusterResult(run, w.load, w.stats, info, None, w.validity, w.recordings, w.events, w.attribution, None,
+                           entries=entry_rates(w.load, cl.urls), cpu=around.cpu, faults=around.applied,
                            consistency=checked["verdict"] if checked is not None else None,
                            checker_ops=frame_of(checked["ops"]) if checked is not None else None,
-                           distribution=dist, node_profiles=recordings,
-                           recovery=_recovery(applied, res.intervals, statuses))
-    _record_cluster(run, result, resumed, prof_errors, fill_res)
+                           distribution=dist, status_bin=status_bin)
+    _record_cluster(run, result, around.resumed, fill_res)
     return result
 
 
@@ -314,16 +315,10 @@ def _recovery(applied: list[dict], intervals: pd.DataFrame, statuses: pd.DataFra
     return out
 
 
-def _record_cluster(run, res: "ClusterResult", resumed: list[dict], prof_errors: dict, fill: dict | None) -> None:
-    """What a cluster run adds to its load's record: every node's stats, CPU, the answers by status, the
-    checker's operations, and the results (entries, answers, faults, recovery, consistency, keys, profiles)."""
-    stats = res.stats
-    if stats is not None and not stats.empty:
-        run.write_frame("stats.csv", stats, artifact="stats")
-        cols = [c for c in ("node", "t_s", "cluster.coordinated_delta", "cluster.gateway_timeouts_delta",
-                            "cluster.internal_served_delta", "requests_total_delta", "executor.queue_depth")
-                if c in stats]
-        run.add_rows("stats", stats[cols].rename(columns=lambda c: c.replace(".", "_")).to_dict("records"))
+def _record_cluster(run, res: "ClusterResult", resumed: list[dict], fill: dict | None) -> None:
+    """What a cluster run adds to its window's record (:func:`perflab.core.record.record_window`): every node's
+    CPU, the answers by status, the checker's operations, and the results (entries, answers, faults, recovery,
+    consistency, keys)."""
     if res.cpu is not None and not res.cpu.empty:
         run.write_frame("cpu.csv", res.cpu, artifact="cpu")
     if res.statuses is not None:
@@ -335,30 +330,7 @@ def _record_cluster(run, res: "ClusterResult", resumed: list[dict], prof_errors:
         results["consistency"] = res.consistency.to_dict()
     if res.distribution is not None:
         results["key_distribution"] = res.distribution.to_dict()
-    if res.node_profiles or prof_errors:
-        results["profiles"] = _node_profiles(run, res.node_profiles, prof_errors)
     if fill is not None:
         results["fill"] = fill
     run.set_result(**json.loads(json.dumps(results, default=lambda o: None if isinstance(o, float) and
                                            not math.isfinite(o) else str(o))))
-
-
-def _node_profiles(run, recordings: dict, errors: dict) -> dict:
-    out = {}
-    for i, rec in recordings.items():
-        run.meta["artifacts"]["code_map"] = codemap.write(rec.code_map, run.dir).name  # the same for every node
-        entry = {"events": list(rec.profiles), "window": [rec.started_at, rec.stopped_at],
-                 "gc_pauses": len(rec.gc_events), "warnings": rec.warnings}
-        for ev, prof in rec.profiles.items():
-            cats = prof.categories()
-            rel = prof.collapsed_path.relative_to(run.dir)
-            run.meta["artifacts"][f"collapsed_node{i}_{ev}"] = str(rel)
-            if prof.html_path:
-                run.meta["artifacts"][f"flamegraph_node{i}_{ev}"] = str(prof.html_path.relative_to(run.dir))
-            run.add_rows("profiles", [{**prof.record(), "node": i}])
-            run.add_rows("categories", [{"event": ev, "node": i, **r} for r in cats.to_dict("records")])
-            entry[ev] = {**prof.record(), "categories": dict(zip(cats["category"], cats["share"]))}
-        out[str(i)] = entry
-    for i, why in errors.items():
-        out[str(i)] = {"unavailable": why}
-    return out

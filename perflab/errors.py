@@ -40,6 +40,10 @@ class BridgeError(PerflabError):
     """The in-process JVM (JPype) could not be started or a Java call failed."""
 
 
+class BuildError(PerflabError):
+    """A commit could not be exported or built."""
+
+
 class RunInterrupted(BaseException):
     """A run was stopped by SIGTERM (Ctrl-C arrives as KeyboardInterrupt). Like KeyboardInterrupt it is no
     ``Exception``: an ``except Exception`` meant for a failing host, process or file must not swallow it (a

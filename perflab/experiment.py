@@ -4,41 +4,35 @@
 engineer does by hand in four terminals: fill a fresh data directory (in-process, deterministic),
 start the server, sample ``/v0/stats``, hold the load, profile exactly the measured window (after
 warm-up), stop everything, and record every number and artifact in a run directory (a
-:class:`perflab.core.session.Session`). Given a cluster, it runs :func:`perflab.cluster_run.run_cluster`
-(which also takes faults, the consistency checker and a fill). Any exception, Ctrl-C or SIGTERM stops the server, the generator and
-the profiler and leaves the run marked ``failed``/``interrupted``.
+:class:`perflab.core.session.Session`). It is the one front door of a fixed-rate run: given a cluster, the
+run is a cluster's (:mod:`perflab.cluster_run`: faults, the consistency checker, per-node profiles, the key
+distribution). Any exception, Ctrl-C or SIGTERM stops the server, the generator and the profiler and leaves the
+run marked ``failed``/``interrupted``.
 """
 
 from __future__ import annotations
 
-import time
-import warnings
+from pathlib import Path
 
-from . import paths
-from .cluster_run import run_cluster
+from . import cluster_run, paths
 from .config import LoadParams, PrefillParams, ProfileParams, ServerConfig
 from .config.target import ForeignServer
 from .core.fill import check_fill
 from .core.fill import fill as fill_target
-from .core.probe import jvm_warmup_s, warm
-from .core.record import ExperimentResult, load_events, record_load, window
+from .core.record import ExperimentResult, record_window
 from .core.session import Session, SessionOptions, check_load
-from .measure.attribution import attribute
-from .measure.events import await_delivery
+from .core.window import measure
 from .measure.generator import LoadTool
 from .targets import target_of
 
 
-#: the longest unrecorded load a profiled JVM gets first (a slow rate would otherwise wait long for its 5,000 requests)
-PROFILE_WARMUP_MAX_S = 10.0
-
-
 def run_experiment(server: ServerConfig | ForeignServer | str, load: LoadParams, profile: ProfileParams | None = None,
                    prefill: PrefillParams | None = None, name: str | None = None, fill: int | None = None,
+                   faults=(), consistency=None, profile_nodes="all", keys: int | None = None, status_bin: float = 1.0,
                    **options) -> ExperimentResult:
     """Start a server with ``server``, optionally prefill, run ``load`` against it, profile the
     measured window with ``profile``, record everything, stop. See the module docstring. A JVM that is
-profiled first gets the unrecorded load a breakpoint search gives it (:func:`perflab.core.probe.jvm_warmup_s`).
+    profiled first gets the unrecorded load a breakpoint search gives it (:func:`perflab.core.probe.jvm_warmup_s`).
 
     ``fill``: write ``key0 .. key<fill-1>`` through the server's API before the load (any server; the
     built-in one can be prefilled in-process instead, :mod:`perflab.core.fill`).
@@ -47,13 +41,28 @@ profiled first gets the unrecorded load a breakpoint search gives it (:func:`per
     ``stats_interval``, ``data_dir``, ``keep_data``, ``thresholds``, the hosts). The run's validity record
     (:mod:`perflab.measure.validity`) lands in ``meta.json`` and on the result. ``server`` may also be a
     :class:`~perflab.config.target.ForeignServer` (or a URL): a server perflab did not build; a profile of
-    it needs a HotSpot JVM, otherwise the run records everything else and says why there is no profile.
+    it needs a HotSpot JVM, otherwise the run records everything else and says why there is no profile; or a
+    :class:`~perflab.commits.Commit`: the built-in server at that commit, built apart into ``<data
+    root>/builds``.
+
+    A cluster (a :class:`~perflab.config.cluster.ClusterConfig`, or a running
+    :class:`~perflab.nodes.processes.Cluster`) also takes ``faults`` (strings like ``"at=10s node=2 kill"``,
+    :mod:`perflab.nodes.faults`), ``consistency`` (a :class:`~perflab.config.cluster.ConsistencyParams`, ``True``
+    for the defaults: the checker during the window and after it), ``profile_nodes`` (``"all"``, an index or a
+    list: one recording per node), ``keys`` (the key space of the key distribution; default ``fill``, or the
+    load's ``keys=``/``count=``) and ``status_bin`` (seconds per bin of the answers by status); it is filled
+    through its API (``fill``), never prefilled, and returns a :class:`~perflab.cluster_run.ClusterResult`.
     """
-    target = target_of(server)
+    given_root = options.get("data_root")
+    target = target_of(server, builds=Path(given_root) / "builds" if given_root is not None else None)
     target.check_prefill(prefill)
     check_fill(fill)
-    if target.kind == "cluster":   # N nodes: a cluster's run (faults and the checker: call run_cluster directly)
-        return run_cluster(target, load, profile=profile, name=name, fill=fill, **options)
+    if target.why_not("faults") is None:   # N nodes: what the run adds around its window is the cluster's
+        return cluster_run.run(target, load, faults=faults, consistency=consistency, profile=profile,
+                               profile_nodes=profile_nodes, fill=fill, keys=keys, name=name, status_bin=status_bin,
+                               **options)
+    if faults or consistency or profile_nodes != "all" or keys is not None or status_bin != 1.0:
+        target.require("faults")
     if prefill is not None and fill is not None:
         raise ValueError("prefill and fill: give one (prefill writes the storage before the server starts, fill "
                          "writes through its API after)")
@@ -70,52 +79,9 @@ profiled first gets the unrecorded load a breakpoint search gives it (:func:`per
     if profile is not None:
         paths.async_profiler_lib()  # fail before starting anything when the profiler is not built
     with Session("experiment", name, target, LoadTool.of(load), options, prefill=prefill, params=params) as sess:
-        run = sess.run
         if fill is not None:
             fill_target(sess, fill, load)
-        profiler = None
-        if profile is not None:
-            why_not = sess.handle.profiling_unavailable
-            if why_not is None:
-                profiler = sess.profiler(profile, title=f"{profile.event}: {name}").prepare()
-            else:
-                warnings.warn(f"profiling unavailable: {why_not}; recording CPU, latency and validity only",
-                              RuntimeWarning, stacklevel=2)
-                run.update(profile_unavailable=why_not)
-        if profiler is not None and sess.handle.runs_jvm:
-            # a profile of a JVM that is still compiling its request path is the JIT compiler's, not the server's
-            warm_s = jvm_warmup_s(load.rate, PROFILE_WARMUP_MAX_S)
-            warm(sess, load, warm_s, run.path("server-warmup/x").parent)
-            run.update(server_warmup_s=warm_s)
-        prof = None
-        lp = None
-        try:
-            if profiler is not None:
-                # Record JFR around the whole load and keep exactly the measured window when
-                # converting: the attach latency of a busy machine cannot shift the window.
-                profiler.start_recording()
-            lp = sess.start_load(load, out_dir=run.dir)
-            res = lp.wait()
-            if profiler is not None:
-                prof = profiler.stop_window(*window(res, lp.started_at))
-        except BaseException:
-            if profiler is not None:
-                profiler.abort()
-            if lp is not None:
-                lp.stop(1)
-            raise
-        t0 = res.measure_start or lp.started_at
-        stats = sess.stats_frame(t0)
-        sess.calibrate()
-        validity = sess.validity(res, lp.started_at)
-        await_delivery(res.measure_end or res.ended_at or time.time())  # the window's last events too
-        sess.sync_files()
-        events = load_events(run, prof, t0)
-        attribution = attribute(res.intervals, events) if not res.intervals.empty else None
-        diff = None
-        if prof is not None and attribution is not None and len(attribution.spikes):
-            diff = prof.spike_diff([(t0 + a, t0 + b) for a, b in zip(attribution.spikes["start_s"],
-                                                                     attribution.spikes["end_s"])])
-        record_load(run, res, stats, prof, validity, events, attribution, diff)
-        return ExperimentResult(run, res, stats, prof.primary if prof else None, sess.handle.info(),
-                                sess.prefill_result, validity, prof, events, attribution, diff)
+        w = measure(sess, load, profile, title=f"{profile.event}: {name}" if profile else "")
+        record_window(sess.run, w, target.stats_indexed)
+        return ExperimentResult(sess.run, w.load, w.stats, sess.handle.info(), sess.prefill_result, w.validity,
+                                w.recordings, w.events, w.attribution, w.spike_diff)

@@ -151,7 +151,7 @@ def compare_ab(a, b, load: LoadParams, rates=None, params: ABParams | None = Non
     """Compare B with A, measured interleaved (see the module docstring).
 
     ``a``, ``b``: a ``ServerConfig``, a ``ForeignServer`` (your server's command, or a URL), or a
-    :class:`~perflab.ab.sides.Commit`. ``load``: the workload (script, connections...); its rate is the
+    :class:`~perflab.commits.Commit`. ``load``: the workload (script, connections...); its rate is the
     one compared unless ``rates`` gives one or several. ``search``: compare breakpoints instead, with two
     interleaved searches of these parameters. ``params``: :class:`~perflab.config.ABParams` (probe
     length, stop rule, budget, restarts, idle-cost pairs); ``criteria``: the SLA of pass/fail (and of the

@@ -4,11 +4,10 @@ A side is one of
 
 * a built-in configuration (:class:`~perflab.config.ServerConfig`),
 * your server (:class:`~perflab.config.ForeignServer`: a command with ``{port}``, or a URL),
-* the built-in server at a git commit (:class:`Commit`): the commit's ``java-server/`` is exported with
-  ``git archive`` into a directory of its own and built there (``gradle installDist``; the command can be
-  replaced with ``PERFLAB_AB_BUILD``), the result cached under ``<data root>/builds/<commit>/``. The
-  working tree and the repository's own build are never touched; a commit that cannot be exported or
-  built is an error naming it, with the build's log tail, before any load is sent.
+* the built-in server at a git commit (:class:`~perflab.commits.Commit`): built apart once and cached under
+  ``<data root>/builds/`` (:mod:`perflab.commits.builds`), the working tree and the repository's own build
+  never touched; a commit that cannot be exported or built is an error naming it, with the build's log
+  tail, before any load is sent.
 
 :func:`prefill` fills a side's storage directory with its own build's ``perflab.tools.Prefill`` (so two
 commits each write their own format, the same keys and values); :func:`frozen` stops a side's processes
@@ -19,51 +18,18 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import io
 import json
-import os
 import shlex
-import shutil
 import subprocess
-import tarfile
-import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from .. import children, jdk, paths
+from .. import jdk, paths
 from ..config import ForeignServer, PrefillParams, ServerConfig
 from ..config.fields import spec_of
 from ..errors import PerflabError
-from ..targets import Target, target_of
-
-#: replaces the build command of a commit (a shell command, run in the commit's exported java-server/)
-BUILD_ENV = "PERFLAB_AB_BUILD"
-BUILD_COMMAND = "gradle --console=plain --no-daemon -q installDist"
-#: where a build leaves the server, relative to java-server/ (docs/architecture.md section 1)
-INSTALL = Path("build/install/perflab-server")
-
-
-class BuildError(PerflabError):
-    """A commit could not be exported or built."""
-
-
-@dataclass(frozen=True)
-class Commit:
-    """The built-in server at git commit ``rev`` (any name git resolves: a hash, a tag, ``HEAD~1``) of
-    ``repo`` (default: this checkout), run with ``config`` (its other fields as any built-in configuration)."""
-
-    rev: str
-    config: ServerConfig = field(default_factory=ServerConfig)
-    repo: str | None = None
-
-    def __post_init__(self):
-        if not isinstance(self.rev, str) or not self.rev.strip():
-            raise ValueError(f"commit: expected a git revision (hash, tag, branch), got {self.rev!r}")
-        if not isinstance(self.config, ServerConfig):
-            raise ValueError(f"commit config: must be a ServerConfig, got {type(self.config).__name__}")
-        if self.repo is not None and not (Path(self.repo) / ".git").exists():
-            raise ValueError(f"commit repo: {self.repo} is not a git repository")
+from ..targets import NotATarget, Target, target_of
 
 
 @dataclass
@@ -78,7 +44,7 @@ class Side:
 
     @property
     def builtin(self) -> bool:
-        return isinstance(self.target, ServerConfig)
+        return self.spec.kind == "built-in"
 
     @property
     def spec(self) -> Target:
@@ -86,106 +52,25 @@ class Side:
         return target_of(self.target)
 
     def to_dict(self) -> dict:
-        kind = "commit" if self.commit else "built-in" if self.builtin else "foreign"
+        kind = "commit" if self.commit else self.spec.kind
         return {"name": self.name, "label": self.label, "kind": kind, "commit": self.commit,
                 "server": self.target.to_dict()}
-
-
-# --- commits ---------------------------------------------------------------------------------------
-
-def _git(*args: str, repo: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", *args], cwd=repo, capture_output=True, timeout=120)
-
-
-def resolve_commit(rev: str, repo: Path | None = None, what: str = "commit") -> str:
-    """The full hash of ``rev`` in ``repo`` (default: this checkout); a ``ValueError`` naming it otherwise."""
-    repo = repo or paths.repo_root()
-    p = _git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", repo=repo)
-    if p.returncode != 0:
-        raise ValueError(f"{what}: {rev!r} is not a commit of the repository at {repo}")
-    return p.stdout.decode().strip()
-
-
-def build_commit(sha: str, cache: Path, repo: Path | None = None, what: str = "commit") -> Path:
-    """The install directory of the server at commit ``sha``, built once into ``cache/<sha>/`` (see the
-    module docstring). Raises :class:`BuildError` with the build log's tail when it cannot be built."""
-    repo = repo or paths.repo_root()
-    home = cache / sha
-    install = home / "perflab-server"
-    if (install / ".built").is_file():
-        return install
-    home.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="build-", dir=home))
-    log = home / "build.log"
-    try:
-        export(repo, sha, work, "java-server", what)
-        src = work / "java-server"
-        command = os.environ.get(BUILD_ENV) or BUILD_COMMAND
-        rc = run_build(command, src, log)
-        if rc != 0:
-            raise BuildError(f"{what} {sha[:12]} cannot be built: `{command}` exited with status {rc} (log: {log})",
-                             children.tail(log))
-        built = src / INSTALL
-        if not any((built / "lib").glob("*.jar")):
-            raise BuildError(f"{what} {sha[:12]} cannot be built: the build left no {INSTALL}/lib/*.jar (log: {log})",
-                             children.tail(log))
-        (built / ".built").write_text(sha + "\n")
-        try:
-            os.rename(built, install)
-        except OSError:
-            if not (install / ".built").is_file():  # not a concurrent build of the same commit that won
-                raise
-        return install
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-
-
-def export(repo: Path, sha: str, into: Path, path: str | None = None, what: str = "commit") -> None:
-    """``git archive`` of commit ``sha`` (only ``path`` of it, when given) extracted into ``into``; the working
-    tree is never read. :class:`BuildError` when git cannot."""
-    p = _git("archive", "--format=tar", sha, *([path] if path else []), repo=repo)
-    if p.returncode != 0:
-        raise BuildError(f"{what} {sha[:12]} cannot be built: git archive of {path or 'the commit'} failed "
-                         f"(status {p.returncode})", p.stderr.decode(errors="replace"))
-    with tarfile.open(fileobj=io.BytesIO(p.stdout)) as tar:
-        tar.extractall(into, filter="data")
-
-
-def run_build(command: str, cwd: Path, log: Path, timeout_s: float = 1800) -> int:
-    """Run the shell ``command`` in ``cwd`` with its output in ``log`` (its process group stopped on any
-    interruption); its exit status."""
-    with open(log, "wb") as out:
-        out.write(f"# {command} (in {cwd})\n".encode())
-        out.flush()
-        proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
-        children.register(proc)
-        try:
-            rc = proc.wait(timeout=timeout_s)
-        except BaseException:
-            children.kill_group(proc, 2)
-            raise
-        children.unregister(proc)
-    return rc
 
 
 # --- sides -----------------------------------------------------------------------------------------
 
 def make_side(name: str, spec, cache: Path) -> Side:
     """A side from what the caller gave: a ``ServerConfig``, a ``ForeignServer``, a URL string or a
-    :class:`Commit` (built here)."""
-    what = f"{name} ({'--' + name.lower() + '-commit'})"
-    if isinstance(spec, Commit):
-        repo = Path(spec.repo) if spec.repo else None
-        sha = resolve_commit(spec.rev, repo, what=what)
-        install = build_commit(sha, cache, repo, what=what)
-        return Side(name, spec.config.replace(install_dir=str(install)), commit=sha)
-    if isinstance(spec, str):
-        spec = ForeignServer(url=spec)
-    if not isinstance(spec, (ServerConfig, ForeignServer)):
+    :class:`~perflab.commits.Commit` (built here, into ``cache``): any target of one server."""
+    try:
+        target = target_of(spec, builds=cache, label=f"{name} (--{name.lower()}-commit)")
+    except NotATarget:
+        target = None
+    why = target.why_not("side") if target is not None else None
+    if target is None or why is not None:
         raise ValueError(f"{name}: expected a ServerConfig, a ForeignServer, the URL of a running server or a "
-                         f"Commit, got {type(spec).__name__}")
-    return Side(name, spec)
+                         f"Commit, got {type(spec).__name__}" + (f" ({why})" if why else ""))
+    return Side(name, target.config, commit=target.commit)
 
 
 def _differences(a: dict, b: dict) -> dict[str, tuple]:

@@ -15,7 +15,6 @@ other subjects, the report and the command line build on.
 * :mod:`.regress`      regression checks across commits: the CI gate's verdict, a bisection's chain of verdicts
 * :mod:`.cluster`      N nodes: cost, capacity, ack/from, a node killed and restarted, consistency (notebook 07)
 * :mod:`.recorded`     everything recorded so far, from the runs index (notebook 06)
-* :mod:`.notebook`     the plumbing: setup, parameters checked, measuring with one printed line
 * :mod:`.findings`     the Findings list and a notebook's answer, read back by the report
 * :mod:`.labels`       what runs and configurations are called everywhere in a notebook
 
@@ -31,5 +30,7 @@ number in seconds or bytes; a notebook parameter has exactly the name of the fie
 fields, index columns, result attributes, table columns) are bare numbers and carry their unit as a suffix
 (``_s``, ``_ms``, ``_us``, ``_bytes``).
 
-A notebook imports ``perflab`` and these modules, nothing else of the package.
+This package measures nothing (the import-linter contract ``analysis only tells``): a notebook makes its runs
+with :mod:`perflab.lab` (its plumbing, ``nb``, and notebook 07's cluster) and the strategies, and tells them
+here. A notebook imports ``perflab``, these modules and :mod:`perflab.lab`'s, nothing else of the package.
 """

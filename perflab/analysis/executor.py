@@ -6,7 +6,7 @@ The breakpoints of two configurations that were each compared with the first wer
 other, and a sentence that sets them side by side says so (*sequential intervals*); the overload runs are
 one per configuration, one after the other, and no sentence claims a difference between two of them::
 
-    executor.grid(found).show()                    # found: ab.against(...) of every configuration
+    executor.grid(found).show()                    # found: nb.against(...) of every configuration
     executor.overload(over, rate).show()
     findings.show(ab.findings(found), executor.findings(found, over, rate))
     executor.answer(found, "get-random", 64).show()
@@ -106,7 +106,7 @@ def describe_overload(table: pd.DataFrame, rate: float) -> str:
 
 
 def grid(found: ab.Comparisons) -> Section:
-    """The breakpoint of every configuration (``found``: each against the first, :func:`ab.against` with a
+    """The breakpoint of every configuration (``found``: each against the first, :func:`perflab.lab.notebook.against` with a
     search): the heatmap over workers and queue capacity, the table, each comparison's verdict, the best and
     the worst configuration and the worker counts compared at each queue capacity, and every search's curve."""
     bps = ab.searches(found)

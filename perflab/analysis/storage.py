@@ -56,7 +56,7 @@ def describe_event_effects(runs: Mapping[str, object], kind: str) -> list[str]:
 def backends(runs: Mapping, comparisons: Mapping) -> Section:
     """Every backend's runs (label -> ExperimentResult, all at one rate): their spectra, what each run's storage
     did, and each backend against the first interleaved (``comparisons``: what, e.g. ``"PUT"`` -> the
-    comparisons of :func:`perflab.analysis.ab.against`)."""
+    comparisons of :func:`perflab.lab.notebook.against`)."""
     rate = next(iter(runs.values())).load.target_rate
     return Section([percentile_spectrum(runs, title=f"Latency by percentile, by backend, at {fmt.rate(rate)}"),
                     storage_table(runs), bullets(*(ab.findings(c, what=what) for what, c in comparisons.items()))])

@@ -5,7 +5,7 @@ Subcommands: ``run`` (one experiment; ``--nodes N``: a cluster), ``profile`` (a 
 ``gate`` (may a pull request go in? exit 0/1/2/3), ``bisect`` (which commit made the server slower?),
 ``history`` (a metric across commits, its change points checked),
 ``prefill``, ``inspect``, ``host`` (does the machine keep one speed?), ``hosts`` (a scheduler's hosts),
-``runs`` (recorded runs), ``index`` (rebuild the DuckDB index, optionally query it), ``bench`` (the server's
+``runs`` (recorded runs), ``index`` (bring the DuckDB index up to date, optionally query it), ``bench`` (the server's
 standard benchmark), ``compare`` (two runs or two reports side by side), ``report`` (the HTML report:
 :mod:`perflab.report.cli`), ``markdown`` (a report as Markdown to hand in: :mod:`perflab.report.markdown`).
 
@@ -123,8 +123,10 @@ def build_parser() -> argparse.ArgumentParser:
     ru.add_argument("--last", type=int, default=30)
     ru.add_argument("--commit", metavar="SHA", help="only runs of the server at this commit (a hash or its prefix)")
     ru.add_argument("--label", help="only runs of the server with this version label (--version-label)")
-    ix = sub.add_parser("index", help="rebuild the DuckDB index of runs; optionally run SQL on it")
+    ix = sub.add_parser("index", help="bring the DuckDB index of runs up to date (only new or changed runs are read); "
+                                      "optionally run SQL on it")
     ix.add_argument("--data")
+    ix.add_argument("--full", action="store_true", help="build the index afresh from every run")
     ix.add_argument("sql", nargs="?")
     h = sub.add_parser("host", help="does this machine keep one speed? time a fixed loop on every CPU for a while")
     h.add_argument("--seconds", type=float, default=30.0, help="how long to survey (default 30)")

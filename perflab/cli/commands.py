@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import Commit, compare_ab, find_breakpoint, run_cluster, run_experiment
+from .. import Commit, compare_ab, find_breakpoint, run_experiment
 from ..analysis import breakpoints
 from ..analysis.ab import lines as ab_lines
 from ..analysis.cluster import describe_consistency
@@ -31,10 +31,9 @@ from ..hosts.pool import connect
 from ..measure import hostspeed
 from ..profiling import bridge
 from ..config.version import Version
-from ..records import list_runs, query, rebuild_index
-from ..records.index import of_version
+from ..records import query, recorded, update_index
 from ..regress import Found, run_bisect, run_gate, run_history
-from ..regress.commits import toplevel
+from ..commits.git import toplevel
 from ..regress.history import Found as HistoryFound
 from ..report import markdown
 from ..report.compare import compare
@@ -53,14 +52,12 @@ def _print_validity(v) -> None:
 def cmd_run(a, profile: ProfileParams | None = None) -> int:
     target = options.target(a)
     where = dict(data_root=a.data, placement=a.placement, version=options.version(a), **options.hosts(a))
-    if options.is_cluster(a):
+    if options.is_cluster(a):   # the cluster's flags (faults, checker, profiled nodes) given
         what, consistency = options.cluster_run(a)
-        res = run_cluster(target, options.load(a), faults=what.faults, consistency=consistency, profile=profile,
-                          profile_nodes=what.profile_nodes, fill=options.fill(a), keys=what.keys,
-                          status_bin=what.status_bin, name=a.name, **where)
-    else:
-        res = run_experiment(target, options.load(a), profile=profile, prefill=options.prefill(a), name=a.name,
-                             fill=options.fill(a), **where)
+        where.update(faults=what.faults, consistency=consistency, profile_nodes=what.profile_nodes, keys=what.keys,
+                     status_bin=what.status_bin)
+    res = run_experiment(target, options.load(a), profile=profile, prefill=options.prefill(a), name=a.name,
+                         fill=options.fill(a), **where)
     print(res.load.console, end="")
     print()
     if options.is_cluster(a):
@@ -115,9 +112,7 @@ def cmd_inspect(a) -> int:
 
 def cmd_runs(a):
     given = Version(commit=a.commit, label=a.label)   # checked before the runs are read
-    df = list_runs(a.data)
-    if not df.empty:
-        df = of_version(df, given.commit, given.label)
+    df = recorded("runs", a.data, include_failed=True, include_invalid=True, commit=given.commit, label=given.label)
     if df.empty:
         print("no runs recorded" + (" of that version" if a.commit or a.label else ""))
         return 0
@@ -133,11 +128,11 @@ def cmd_runs(a):
 
 
 def cmd_index(a):
-    path = rebuild_index(a.data)
+    path = update_index(a.data, full=a.full)
     print(f"index: {path}")
     if a.sql:
         with pd.option_context("display.width", 200, "display.max_columns", 30):
-            print(query(a.sql, a.data, rebuild=False).to_string(index=False))
+            print(query(a.sql, a.data, update=False).to_string(index=False))
     return 0
 
 

@@ -19,6 +19,7 @@ from ..config.fields import add_arguments, cli_flag, from_arguments
 from ..config.project import FILENAME, PROJECT_ENV, Project
 from ..config.version import Version
 from ..config.project import find as find_project
+from ..targets import target_of
 
 #: LoadParams fields a search or a comparison sets itself (per probe / for the ramp)
 SEARCH_OWNS = ("rate", "duration", "warmup", "rate_steps", "step_duration", "ramp", "ramp_curve", "stop_on_p99")
@@ -159,7 +160,7 @@ def cluster(a) -> ClusterConfig:
 
     if getattr(a, "foreign_url", None) is not None:
         raise ValueError("--url: a cluster is started by perflab (--nodes); a cluster that is already running is "
-                         "measured from Python (pl.start_cluster, pl.run_cluster)")
+                         "measured from Python (pl.start_cluster, pl.run_experiment)")
     if getattr(a, "foreign_pid", None) is not None:
         raise ValueError("--pid: perflab knows the pids of the nodes it starts")
     if a.foreign_command is None:
@@ -179,8 +180,7 @@ def target(a):
     if is_cluster(a):
         t = cluster(a)
         if getattr(a, "prefill_keys", None) is not None:
-            raise ValueError("--prefill: it writes plain values, and a cluster node stores timestamped records; "
-                             "give --fill N to write keys through the cluster")
+            raise ValueError(f"--prefill: {target_of(t).why_not('prefill')}")
         return t
     given = given_flags(a, ClusterConfig, "cluster_") + given_flags(a, ClusterRunParams, "clusterrun_")
     if given:

@@ -206,7 +206,7 @@ def check_command(cmd: str) -> None:
 
 @dataclass(frozen=True)
 class ConsistencyParams(Params):
-    """The consistency checker (:mod:`perflab.cluster.checker`): its own small client that writes, deletes
+    """The consistency checker (:mod:`perflab.nodes.checker`): its own small client that writes, deletes
     and reads keys of its own (``<key_prefix><seed>-<i>``) with deterministic values, records every
     acknowledged operation and judges every read. Bounded in time (the load's window, or ``duration``)
     and in count (``max_ops``). Ack/from default to the cluster's."""
@@ -242,7 +242,7 @@ class ConsistencyParams(Params):
 
 @dataclass(frozen=True)
 class ClusterRunParams(Params):
-    """What a cluster's run does beyond its load (:func:`perflab.cluster_run.run_cluster`): faults in the
+    """What a cluster's run does beyond its load (:func:`perflab.run_experiment` of a cluster): faults in the
     measured window, the key space of the key distribution, the nodes profiled, the bins of the
     answers-by-status timeline, and whether the consistency checker runs (:class:`ConsistencyParams`). Its
     fill is any target's (:class:`~perflab.config.profile.FillParams`)."""

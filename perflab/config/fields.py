@@ -263,6 +263,15 @@ class Params:
 
 # --- the command line, derived from the fields ---------------------------------------------------
 
+def param(name: str, value, kind: str, **spec):
+    """A value that is no config's field (a notebook parameter), converted and checked like one, e.g.
+    ``param("max_rows", max_rows, "int", min=1)``; ``kind`` ``"texts"`` or ``"ints"`` checks a list."""
+    if kind == "ints":
+        items = convert(name, Spec("texts", ""), value) if not isinstance(value, (list, tuple)) else value
+        return tuple(convert(f"{name}[{i}]", Spec("int", "", **spec), v) for i, v in enumerate(items))
+    return convert(name, Spec(kind, "", **spec), value)
+
+
 def cli_flag(f: dataclasses.Field) -> str | None:
     spec = spec_of(f)
     if spec is None or spec.flag == "":

@@ -23,7 +23,7 @@ PROJECT_FILE = "perflab.toml"
 @dataclass(frozen=True)
 class RepoParams(Params):
     """Whose commits are compared: the built-in server of this checkout (``java-server/`` at each commit, built
-    with Gradle: :class:`perflab.ab.sides.Commit`), or your repository (``repo``): each commit exported whole,
+    with Gradle: :class:`perflab.commits.Commit`), or your repository (``repo``): each commit exported whole,
     built with ``build`` in its own directory, and run as its ``project`` file declares it."""
 
     repo: str | None = option(None, "path", "your server's git repository (default: this checkout, the built-in "

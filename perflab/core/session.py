@@ -35,7 +35,7 @@ from ..measure.generator import LoadTool
 from ..measure.result import LoadResult
 from ..measure.validity import Validity, assess, with_hosts
 from ..records import Run, new_run
-from ..records.environment import environment, server_version
+from ..records.environment import environment
 from ..records.run import dump_json
 from ..server.placement import Placement
 from ..targets import Target, TargetHandle, target_of
@@ -51,8 +51,8 @@ HOST_KEYWORDS = ("scheduler", "generators", "server_host", "lease_timeout")
 
 
 class SessionOptions:
-    """How and where a session measures: every keyword of ``run_experiment``, ``find_breakpoint``,
-    ``run_cluster`` and ``compare_ab`` beyond what they measure.
+    """How and where a session measures: every keyword of ``run_experiment``, ``find_breakpoint`` and
+    ``compare_ab`` beyond what they measure.
 
     ``data_root``: where the run is recorded (default ``$PERFLAB_DATA`` or ``<repo>/data``); ``data_dir``:
     use (and keep) this storage directory instead of a fresh one under ``<data root>/scratch/<run id>/``;
@@ -143,17 +143,16 @@ class Session:
             if self.hosts.apart and self.placement.server_cpus is not None:
                 raise ValueError("placement: CPU sets place the server and the generator on one machine; with "
                                  "generator hosts apart from the server host use 'shared'")
-            if self.target.running and self.target.kind == "cluster" and not self.hosts.shares_files:
-                raise ValueError("server: a running Cluster (pl.start_cluster) lives in this Python process; measure "
-                                 "it on this machine alone (no scheduler), or give its ClusterConfig to start its "
-                                 "nodes on the server host")
+            why = self.target.why_not("remote") if not self.hosts.shares_files else None
+            if why is not None:
+                raise ValueError(f"server: {why}")
             self.hosts.start_agents(self.target.host_class, GeneratorHost)
             params = {"server": self.target.to_dict(), "target": self.target.kind, **self.extra_params,
                       "prefill": self.prefill_params.to_dict() if self.prefill_params else None,
                       "stats_interval": self.options.stats_interval, "validity": self.thresholds.to_dict()}
             self.run = new_run(self.kind, self.name, params, self.data_root,
                                environment=environment({self.tool.name: self.tool.version()}),
-                               version=server_version(self.target.config, self.options.version))
+                               version=self.version())
         except BaseException:
             self.hosts.close()
             raise
@@ -170,6 +169,15 @@ class Session:
             self.__exit__(type(e), e, e.__traceback__)
             raise
         return self
+
+    def version(self) -> dict:
+        """Which version of the server under test the run measures: ``{"commit", "label"}`` (what is given wins;
+        the commit found: :meth:`perflab.targets.base.Target.version_commit`; the label, else your server's own: a
+        ``perflab.toml``'s, or a course server's student and stage, so the runs of one server of yours can be told
+        from the others')."""
+        given = self.options.version
+        own = Version.of(getattr(self.target.config, "label", None)).label
+        return {"commit": given.commit or self.target.version_commit(), "label": given.label or own}
 
     @property
     def _host(self):

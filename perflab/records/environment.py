@@ -21,7 +21,7 @@ from importlib import metadata
 from pathlib import Path
 
 from .. import jdk, paths
-from ..config.version import Version
+from ..commits.git import checkout
 
 #: the Python packages whose versions a record names
 PACKAGES = ("perflab", "pandas", "numpy", "scipy", "plotly", "hdrhistogram", "JPype1", "duckdb", "psutil",
@@ -34,49 +34,6 @@ def _run(cmd: list[str], timeout: float = 30) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return (out.stdout + out.stderr).strip() if out.returncode == 0 else None
-
-
-def git_info() -> dict:
-    """``commit`` (None outside a git checkout), ``branch``, ``dirty`` (uncommitted changes to tracked files)."""
-    status = _run(["git", "status", "--porcelain", "--untracked-files=no"], timeout=10)
-    return {"commit": _run(["git", "rev-parse", "HEAD"], timeout=10),
-            "branch": _run(["git", "rev-parse", "--abbrev-ref", "HEAD"], timeout=10),
-            "dirty": bool(status) if status is not None else None}
-
-
-def commit_at(path) -> str | None:
-    """The commit checked out at ``path`` (a directory inside a git work tree), or ``None``."""
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, cwd=path)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    sha = out.stdout.strip()
-    return sha if out.returncode == 0 and re.fullmatch(r"[0-9a-f]{40}", sha) else None
-
-
-def server_version(config, given=None) -> dict:
-    """Which version of the server under test a run measures: ``{"commit", "label"}``
-    (:class:`perflab.config.version.Version`; what is given wins). The commit found: the built-in server of
-    this checkout, its commit; a build of a commit (``install_dir`` with the ``.built`` marker
-    :func:`perflab.ab.sides.build_commit` leaves), that commit; your server started by a command, its
-    working directory's commit when that is in git; a server at a URL or elsewhere, none. The label: the one
-    given, else your server's own (its ``label``: a ``perflab.toml``'s, or a course server's student and stage),
-    so the runs of one server of yours can be told from the others'."""
-    given = Version.of(given)
-    commit = given.commit
-    if commit is None and config is not None:
-        install = getattr(config, "install_dir", "absent")
-        command = getattr(config, "command", None) or getattr(config, "server_cmd", None)
-        if install is None:                       # the built-in server of this checkout
-            commit = git_info()["commit"]
-        elif install != "absent":                 # the built-in server built elsewhere: a commit's build, or not
-            built = (_read(str(Path(install) / ".built")) or "").strip()
-            commit = built if re.fullmatch(r"[0-9a-f]{40}", built) else None
-        elif command is not None:
-            commit = commit_at(getattr(config, "workdir", None) or os.getcwd())
-        elif hasattr(config, "server_cmd"):       # a cluster of built-in nodes
-            commit = git_info()["commit"]
-    return {"commit": commit, "label": given.label or Version.of(getattr(config, "label", None)).label}
 
 
 def _read(path: str) -> str | None:
@@ -148,7 +105,7 @@ def chromium_version() -> str | None:
 def environment(tools: dict | None = None) -> dict:
     """The record: git, machine, Python and ``tools`` (name -> version, e.g. the load generator a run
     used) with the profiler's versions."""
-    return {"git": git_info(), "machine": machine_info(), "python": python_info(),
+    return {"git": checkout(), "machine": machine_info(), "python": python_info(),
             "tools": {**(tools or {}), **profiler_versions()}}
 
 

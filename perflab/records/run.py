@@ -308,7 +308,7 @@ def new_run(kind: str, name: str | None = None, params: dict | None = None, data
     ``kind``: what made it (``experiment``, ``breakpoint``...); ``params``: every parameter (config objects
     are stored via their ``to_dict``); ``environment``: defaults to
     :func:`perflab.records.environment.environment`; ``version``: the version of the server under test it
-    measures (``{"commit", "label"}``: :func:`perflab.records.environment.server_version`), for a run of one
+    measures (``{"commit", "label"}``: :meth:`perflab.core.session.Session.version`), for a run of one
     server.
     """
     if version is not None and (not isinstance(version, dict) or set(version) != {"commit", "label"}):

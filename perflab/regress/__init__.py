@@ -13,16 +13,16 @@ untouched):
 
 and what they share:
 
-* :mod:`.commits` -- the commits from git: resolved, GOOD..BAD in order, the working tree's own changes
-* :mod:`.builds`  -- a commit as a side: the built-in server's ``java-server/``, or your repository built with
-  its command and run as its ``perflab.toml`` declares it
 * :mod:`.compare` -- one check: a comparison and its verdict on the deciding metric
 * :mod:`.verdict` -- a verdict read as a regression check: regression, improvement, not worse, undecided,
   unmeasured
 * :mod:`.synthetic` -- histories with a planted CPU cost per request (notebook 09, the tests, the benchmark)
 
-Their parameters are :mod:`perflab.config.regress`; their sentences :mod:`perflab.analysis.regress`; the gate's
-files and the bisection's page :mod:`perflab.report.regress`.
+The commits come from git and are built by :mod:`perflab.commits` (resolved, GOOD..BAD in order, the working
+tree's own changes; a commit as a side: the built-in server's ``java-server/``, or your repository built with
+its command and run as its ``perflab.toml`` declares it). Their parameters are :mod:`perflab.config.regress`;
+their sentences :mod:`perflab.analysis.regress`; the gate's files and the bisection's page
+:mod:`perflab.report.regress`.
 """
 
 from .bisect import BisectResult, Found, run_bisect  # noqa: F401

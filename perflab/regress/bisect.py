@@ -34,14 +34,13 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Callable
 
-from ..ab.sides import BuildError
+from ..commits.git import Revision, between, dirty, resolve
 from ..config import BreakpointParams
 from ..config.ab import MAX_PAIRS
 from ..config.regress import BisectParams
-from ..errors import PerflabError
+from ..errors import BuildError, PerflabError
 from ..records import Run, new_run
 from .compare import Setup, check
-from .commits import Revision, between, dirty, resolve
 from .verdict import Check, Outcome
 
 
@@ -102,7 +101,7 @@ class Search:
 
 def search(n: int, step: Callable[[int, int], Check], retries: int = 1) -> Search:
     """The search over commits ``0`` (GOOD) .. ``n`` (BAD) described in the module docstring; ``step(i,
-    attempt)`` compares commit ``i`` against GOOD (raising :class:`~perflab.ab.sides.BuildError` for a commit
+    attempt)`` compares commit ``i`` against GOOD (raising :class:`~perflab.errors.BuildError` for a commit
     that does not build)."""
     if not (isinstance(n, int) and n >= 1):
         raise ValueError(f"n: at least one commit after GOOD, got {n!r}")

@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from .. import paths
 from ..ab import compare_ab
 from ..ab.result import ABResult, verdict_rows
+from ..commits.builds import Builds
 from ..config import BreakpointCriteria, BreakpointParams, LoadParams, PrefillParams, ServerConfig
 from ..config.ab import ABParams
 from ..config.regress import RepoParams
-from .builds import Builds
 from .verdict import Check, decisive_row, judge
 
 

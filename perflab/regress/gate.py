@@ -25,11 +25,11 @@ import time
 from dataclasses import dataclass
 
 from ..ab.result import ABResult
+from ..commits.git import Revision, resolve
 from ..config.regress import GateParams
 from ..errors import PerflabError
 from ..records import Run, new_run
 from .compare import Setup, check
-from .commits import Revision, resolve
 from .verdict import Check, Outcome
 
 #: the gate's exit status of each outcome

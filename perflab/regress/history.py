@@ -40,7 +40,8 @@ from tqdm.auto import tqdm
 
 from .. import paths
 from ..ab.run import value
-from ..ab.sides import BuildError, make_side
+from ..ab.sides import make_side
+from ..commits.git import Revision, between, dirty, resolve
 from ..config.fields import Spec, convert
 from ..config.regress import HistoryParams
 from ..config.version import Version
@@ -48,12 +49,11 @@ from ..core.fill import fill as fill_target
 from ..core.probe import probe as run_probe
 from ..core.probe import warm
 from ..core.session import Session, SessionOptions
-from ..errors import PerflabError
+from ..errors import BuildError, PerflabError
 from ..hosts.pool import LOCAL
 from ..measure.changepoints import MIN_POINTS, ChangePoints, change_points
 from ..measure.generator import LoadTool
 from ..records import Run, new_run
-from .commits import Revision, between, dirty, resolve
 from .compare import Setup, check
 from .verdict import Check, Outcome
 
@@ -150,7 +150,7 @@ def trace(n: int, measure: Callable[[int], tuple[dict[str, list[float]], str | N
           compare: Callable[[int, int], Check] | None, metric: str = "cpu", min_change: float = 0.05,
           progress: Callable[[int], None] | None = None) -> Trace:
     """Steps 1-3 of the module docstring over commits ``0 .. n - 1``: ``measure(i)`` gives commit ``i``'s
-    repeats of each metric and its run id (raising :class:`~perflab.ab.sides.BuildError` for a commit that does
+    repeats of each metric and its run id (raising :class:`~perflab.errors.BuildError` for a commit that does
     not build or start); ``compare(a, b)`` checks commit ``b`` against ``a`` (``None``: candidates only)."""
     points = []
     for i in range(n):

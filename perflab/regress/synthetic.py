@@ -12,16 +12,17 @@ checkout's ``java-server/`` whose "build" (``PERFLAB_AB_BUILD``) links this chec
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 from .. import paths
+from ..commits.git import git as run_git
 
 
 def git(repo: Path, *args: str) -> str:
+    """``git ARGS`` in a synthetic history (its commits authored by "perflab"); its output, an error on failure."""
     env = {**os.environ, "GIT_AUTHOR_NAME": "perflab", "GIT_AUTHOR_EMAIL": "t@example.org",
            "GIT_COMMITTER_NAME": "perflab", "GIT_COMMITTER_EMAIL": "t@example.org"}
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True, env=env).stdout
+    return run_git(repo, *args, check=True, env=env).stdout
 
 
 def _init(repo: Path) -> Path:

@@ -1,7 +1,7 @@
 """Which of the notebooks that take your server (``perflab report --project``) have what they need from it: a
 notebook is left out, with the reason on the index page, rather than failing on what a project cannot give.
 
-* 08, your stages: a previous stage to compare this one with (:mod:`perflab.analysis.ab.your_stages`);
+* 08, your stages: a previous stage to compare this one with (:mod:`perflab.lab.your_stages`);
 * 09, your history: a git repository of two commits at least and a build command
   (:func:`perflab.analysis.history.why_not`).
 """
@@ -11,9 +11,9 @@ from __future__ import annotations
 import ast
 
 from ..analysis import history
-from ..analysis.ab import your_stages
+from ..lab import your_stages
 from ..config.project import Project
-from ..regress.commits import first_parent_count, toplevel
+from ..commits.git import first_parent_count, toplevel
 
 #: the notebook that compares your stages (its finding heads the index when it runs)
 STAGES = "08-ab"

@@ -33,6 +33,7 @@ from ..profiling import bridge
 from ..profiling.codemap import CodeMap
 from ..profiling.profiler import Profiler
 from ..server import machine
+from ..server import metrics as m
 from ..server.stats import stats_frame
 
 #: seconds a remote call that should be quick may take
@@ -46,6 +47,13 @@ class Target:
     kind: ClassVar[str]
     #: the class that runs it on the server host
     host_class: ClassVar[type]
+    #: the /v0/stats columns a run's index keeps of it (the rest stay in stats.csv)
+    stats_indexed: ClassVar[tuple[str, ...]] = (
+        "t_s", m.QUEUE_DEPTH, m.REJECTED + "_delta", m.FLUSHES + "_delta", m.COMPACTIONS + "_delta",
+        m.GC_MS + "_delta", "requests_total_delta", m.MEMTABLE_BYTES, m.SSTABLES)
+
+    #: the commit it was built from (a :class:`~perflab.commits.Commit`'s), else ``None``
+    commit: str | None = None
 
     def __init__(self, config):
         self.config = config
@@ -75,6 +83,22 @@ class Target:
         """How many entries a load is split over (one server: 1; a cluster: its entry nodes)."""
         return 1
 
+    @property
+    def prefills(self) -> bool:
+        """Whether GETs get their data by a prefill (the built-in server's storage written in-process before it
+        starts) rather than by a fill through its API."""
+        return False
+
+    @property
+    def status_path(self) -> str | None:
+        """Its no-op endpoint, which answers 200 at once (a ceiling search loads it); ``None`` when it has none
+        it declares."""
+        return None
+
+    def version_commit(self) -> str | None:
+        """The commit of the server it runs, when it can be known (a run's ``version_commit``)."""
+        return None
+
     def to_dict(self) -> dict:
         """What a run records as ``params.server``."""
         return self.config.to_dict()
@@ -82,7 +106,12 @@ class Target:
     # --- what it can do ----------------------------------------------------------------------------
     def why_not(self, feature: str) -> str | None:
         """``None`` when the target supports ``feature`` (``prefill``, ``restart``, ``placement``,
-        ``pause``), else why not, in words that name the alternative."""
+        ``pause``, ``remote``: measured on hosts other than this machine, ``faults``: a cluster run's faults,
+        checker and key distribution, ``side``: a side of an interleaved comparison), else why not, in words that
+        name the alternative."""
+        if feature == "faults":
+            return ("faults, the consistency checker and the key distribution are a cluster's (a ClusterConfig, "
+                    "--nodes N)")
         if feature in ("restart", "placement") and self.running:
             return ("a server that is already running (url, a started cluster) cannot be "
                     + ("restarted" if feature == "restart" else "placed; use 'shared', or a command (--server-cmd) "
@@ -321,6 +350,12 @@ class TargetHandle:
     def profiling_unavailable(self) -> str | None:
         """Why async-profiler cannot attach to it (``None``: it can)."""
         return self.desc["profiling_unavailable"]
+
+    def profiling_unavailable_on(self, node: int | None) -> str | None:
+        """Why async-profiler cannot attach to ``node`` (``None``: the one server)."""
+        if node is not None:
+            raise ValueError(f"node: a single server has no node {node}")
+        return self.profiling_unavailable
 
     @property
     def stats_unavailable(self) -> str | None:

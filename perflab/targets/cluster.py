@@ -6,23 +6,25 @@ Everything that touches the nodes (signals, ``/proc``, their HTTP API) runs on t
 them: times are that host's clock, the clock of the merged load, the stats and the events. A
 ``ClusterConfig`` target starts its nodes for the run (logs and events under ``<run>/nodes/<i>/``, data under
 the session's storage directory, ``node<i>/``) and stops them with the session; a running
-:class:`~perflab.cluster.nodes.Cluster` (``pl.start_cluster``, only on the in-process hosts: it lives in the
+:class:`~perflab.nodes.processes.Cluster` (``pl.start_cluster``, only on the in-process hosts: it lives in the
 coordinator's process) is sampled and measured, and left running.
 """
 
 from __future__ import annotations
 
+import os
 import time
 
 import pandas as pd
 
-from ..cluster.checker import Checker
-from ..cluster.distribution import key_distribution
-from ..cluster.faults import FaultRunner
+from ..nodes.checker import Checker
+from ..nodes.distribution import key_distribution
+from ..nodes.faults import FaultRunner
 from ..server.fill import write_keys
-from ..cluster.load import cluster_load
-from ..cluster.nodes import PAUSED, RUNNING, Cluster
-from ..cluster.sampling import ClusterStats, cluster_stats_frame
+from ..nodes.load import cluster_load
+from ..nodes.processes import PAUSED, RUNNING, Cluster
+from ..nodes.sampling import ClusterStats, cluster_stats_frame
+from ..commits.git import checkout, commit_at
 from ..config import LoadParams
 from ..config.cluster import ClusterConfig
 from ..measure.events import parse_events
@@ -90,7 +92,7 @@ class ClusterHost(TargetHost):
         return self.cluster.info()
 
     def samples(self) -> dict[int, list[dict]]:
-        """Every node's ``/v0/stats`` samples so far, by node (:func:`perflab.cluster.sampling.cluster_stats_frame`)."""
+        """Every node's ``/v0/stats`` samples so far, by node (:func:`perflab.nodes.sampling.cluster_stats_frame`)."""
         return self.stats.samples if self.stats is not None else {}
 
     def cpu_window(self, start: float, end: float):
@@ -155,14 +157,14 @@ class ClusterHost(TargetHost):
         return row
 
     def faults_start(self, schedule: list, window_start: float) -> None:
-        """Apply ``schedule`` (checked :class:`perflab.cluster.faults.Fault` s) from ``window_start`` (this
+        """Apply ``schedule`` (checked :class:`perflab.nodes.faults.Fault` s) from ``window_start`` (this
         host's clock)."""
         self.heard()
         self.faults = FaultRunner(self.cluster, schedule, window_start).start()
 
     def faults_stop(self, timeout: float = 120.0) -> list[dict]:
         """Stop the schedule (faults not yet due never happen); every fault's row
-        (:class:`perflab.cluster.faults.FaultRunner`)."""
+        (:class:`perflab.nodes.faults.FaultRunner`)."""
         self.heard()
         if self.faults is None:
             return []
@@ -181,7 +183,7 @@ class ClusterHost(TargetHost):
 
     def check_start(self, params, write: tuple[int, int], read: tuple[int, int], path: str, param: str,
                     duration_s: float, at: float) -> None:
-        """The consistency checker (:class:`perflab.cluster.checker.Checker`) through every node, from ``at``
+        """The consistency checker (:class:`perflab.nodes.checker.Checker`) through every node, from ``at``
         (this host's clock) for ``duration_s``."""
         self.heard()
         cfg = self.cluster.config
@@ -210,7 +212,7 @@ class ClusterHost(TargetHost):
             self.checker = None
 
     def key_distribution(self, keys: int):
-        """The key distribution over ``key0 .. key<keys-1>`` (:func:`perflab.cluster.distribution.key_distribution`)."""
+        """The key distribution over ``key0 .. key<keys-1>`` (:func:`perflab.nodes.distribution.key_distribution`)."""
         self.heard()
         return key_distribution(self.cluster, keys)
 
@@ -264,10 +266,12 @@ class ClusterHandle(TargetHandle):
 
 class ClusterTarget(Target):
     """N nodes: a :class:`~perflab.config.cluster.ClusterConfig` started for the run, or a running
-    :class:`~perflab.cluster.nodes.Cluster` (measured, left running)."""
+    :class:`~perflab.nodes.processes.Cluster` (measured, left running)."""
 
     kind = "cluster"
     host_class = ClusterHost
+    stats_indexed = ("node", "t_s", "cluster.coordinated_delta", "cluster.gateway_timeouts_delta",
+                     "cluster.internal_served_delta", "requests_total_delta", "executor.queue_depth")
 
     @property
     def cluster_config(self) -> ClusterConfig:
@@ -286,12 +290,25 @@ class ClusterTarget(Target):
     def entry_count(self) -> int:
         return len(self.cluster_config.entries)
 
+    def version_commit(self) -> str | None:
+        """Your nodes: the commit of the directory their command runs in, when that is in git; the built-in
+        server's: this checkout's."""
+        cfg = self.cluster_config
+        return commit_at(cfg.workdir or os.getcwd()) if cfg.server_cmd is not None else checkout()["commit"]
+
     def why_not(self, feature: str) -> str | None:
         if feature == "prefill":
-            return ("it writes plain values, and a cluster node stores timestamped records; a cluster starts empty "
-                    "or is filled through its API (run_cluster's fill=)")
+            return ("it writes plain values, and a cluster node stores timestamped records; fill writes keys through "
+                    "the cluster (fill=N, --fill N)")
         if feature == "pause":
             return "freezing a whole cluster is not supported; a fault pauses one node (--fault 'at=2s node=1 pause')"
+        if feature == "faults":
+            return None
+        if feature == "remote" and self.running:
+            return ("a running Cluster (pl.start_cluster) lives in this Python process; measure it on this machine "
+                    "alone (no scheduler), or give its ClusterConfig to start its nodes on the server host")
+        if feature == "side":
+            return "an interleaved comparison takes one server per side (a cluster is measured by run_experiment)"
         return super().why_not(feature)
 
     def load_for(self, load: LoadParams) -> LoadParams:

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 from ..children import pause_group
+from ..commits.builds import BuildCache, Commit, built_commit
+from ..commits.git import checkout, commit_at, resolve
 from ..server.fill import write_keys
 from ..config import ServerConfig
 from ..config.target import ForeignServer
@@ -146,6 +149,14 @@ class BuiltinTarget(_OneServer):
     """The built-in server started with a :class:`~perflab.config.ServerConfig`."""
 
     kind = "built-in"
+    prefills = True
+    status_path = "/v0/status"
+
+    def version_commit(self) -> str | None:
+        """This checkout's commit, or the commit its ``install_dir`` was built from (a commit's build says so)."""
+        if self.config.install_dir is None:
+            return checkout()["commit"]
+        return built_commit(self.config.install_dir)
 
     @property
     def needs_data_dir(self) -> bool:
@@ -189,6 +200,12 @@ class ForeignTarget(_OneServer):
         """A command that names ``{dir}`` gets a fresh directory under the run for its data."""
         return self.config.command is not None and "{dir}" in self.config.command
 
+    def version_commit(self) -> str | None:
+        """The commit of the directory its command runs in, when that is in git; none for a server at a URL."""
+        if self.config.command is None:
+            return None
+        return commit_at(self.config.workdir or os.getcwd())
+
     def why_not(self, feature: str) -> str | None:
         if feature == "prefill":
             return "it writes the built-in server's storage files; fill writes keys through your server's API (fill=N, --fill N)"
@@ -200,6 +217,18 @@ class ForeignTarget(_OneServer):
         return ({"server": {"java_version": handle.java_version, "command": handle.command,
                             "foreign": handle.info()}},
                 {"server_log": "server.log"} if self.config.command is not None else {})
+
+
+class CommitTarget(BuiltinTarget):
+    """The built-in server at a git commit (:class:`~perflab.commits.Commit`): resolved, built apart once into
+    ``builds`` (:class:`~perflab.commits.BuildCache`; the working tree never touched) and run as the Commit's
+    configuration says; ``what`` names it in an error (a commit that does not resolve or build)."""
+
+    def __init__(self, commit: Commit, builds: Path, what: str = "commit"):
+        repo = Path(commit.repo) if commit.repo else None
+        self.commit = resolve(repo, commit.rev, what=what).sha
+        install = BuildCache(builds).server(self.commit, repo, what=what)
+        super().__init__(commit.config.replace(install_dir=str(install)))
 
 
 def server_target(config: ServerConfig | ForeignServer) -> _OneServer:

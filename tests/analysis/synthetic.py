@@ -16,7 +16,7 @@ from perflab.experiment import ExperimentResult
 from perflab.measure.attribution import attribute
 from perflab.measure.result import LoadResult
 from perflab.measure.validity import Level, Validity
-from perflab.profiling.profiler import Profile
+from perflab.profiling.profile import Profile
 from perflab.measure.events import events_frame
 
 
@@ -73,8 +73,9 @@ def experiment(lr: LoadResult, validity: str | None = "valid", reasons: tuple[st
     recording = SimpleNamespace(profiles=profiles, heatmap_path=heatmap) if profiles else None
     run = SimpleNamespace(id=run_id, dir=run_dir or Path("/nonexistent"), meta=meta or {})
     v = Validity(Level(validity), list(reasons)) if validity else None
-    return ExperimentResult(run=run, load=lr, stats=pd.DataFrame(), profile=None, server={}, prefill=prefill,
-                            validity=v, recording=recording, events=ev, attribution=attribution, spike_diff=spike_diff)
+    return ExperimentResult(run=run, load=lr, stats=pd.DataFrame(), server={}, prefill=prefill, validity=v,
+                            recordings={None: recording} if recording is not None else {}, events=ev,
+                            attribution=attribution, spike_diff=spike_diff)
 
 
 def search(rate: float | None, interval: tuple, points=(), outcome: str = "resolved", validity: str = "valid",

@@ -13,6 +13,7 @@ from perflab.ab.result import ABResult, record
 from perflab.ab.sides import Side
 from perflab.analysis import ab
 from perflab.analysis.ab import baseline, figures, reading, verdicts
+from perflab.lab import notebook as nb
 from perflab.measure import paired
 from perflab.measure.methods import Method
 from perflab.measure.paired import interval_ratio
@@ -74,14 +75,14 @@ def test_answer_key_number_commentary_and_tables_of_recorded_runs(tmp_path):
 
 
 def test_a_notebook_side_is_checked_and_named():
-    assert ab.side({"backend": "memory"}, {"mode": "async"}) == ServerConfig(backend="memory", mode="async")
-    assert ab.side(None, {"mode": "sync"}, "HEAD~1") == Commit("HEAD~1", ServerConfig(mode="sync"))
+    assert nb.side({"backend": "memory"}, {"mode": "async"}) == ServerConfig(backend="memory", mode="async")
+    assert nb.side(None, {"mode": "sync"}, "HEAD~1") == Commit("HEAD~1", ServerConfig(mode="sync"))
     with pytest.raises(ValueError, match="b: mode: --mode: expected one of sync, async, virtual, got 'turbo'"):
-        ab.side({}, {"mode": "turbo"}, what="b")
+        nb.side({}, {"mode": "turbo"}, what="b")
     with pytest.raises(ValueError, match="a: 'moode' is no ServerConfig field"):
-        ab.side({}, {"moode": "async"}, what="a")
+        nb.side({}, {"moode": "async"}, what="a")
     with pytest.raises(ValueError, match="common: expected a dict"):
-        ab.side(["mode"], {})
+        nb.side(["mode"], {})
 
 
 def _bp_comparison(root, key, a_rate, b_rate):
@@ -132,7 +133,7 @@ def test_a_notebooks_pairs_and_baseline_are_checked_before_anything_runs():
     with pytest.raises(ValueError, match="max_pairs: must be"):
         ab.pairs({"max_pairs": 1})
     with pytest.raises(ValueError, match="baseline: 'zfs' is not among the configurations"):
-        ab.against({"lsm": ServerConfig()}, LoadParams(rate=100), "nb05", baseline="zfs")
+        nb.against({"lsm": ServerConfig()}, LoadParams(rate=100), "nb05", baseline="zfs")
 
 
 # --- every verdict in words (the rows perflab.ab.result.verdict_rows makes of one) --------------------------

@@ -14,14 +14,14 @@ from hdrh.histogram import HdrHistogram
 
 import perflab as pl
 from perflab.analysis import cluster
-from perflab.analysis.cluster import build as cnb
+from perflab.lab import cluster as cnb
 from perflab.analysis.cluster import figures as cplots
 from perflab.analysis.cluster import sentences as csay
-from perflab.cluster.checker import Verdict, predict
-from perflab.cluster.distribution import KeyDistribution
+from perflab.nodes.checker import Verdict, predict
+from perflab.nodes.distribution import KeyDistribution
 from perflab.cluster_run import ClusterResult, _recovery
-from perflab.cluster.sampling import node_stats_frame
-from perflab.cluster.statuses import status_intervals, totals
+from perflab.nodes.sampling import node_stats_frame
+from perflab.nodes.statuses import status_intervals, totals
 from perflab.measure.result import load_result_from_dir
 from perflab.records import new_run
 from perflab.measure.events import events_frame
@@ -103,13 +103,15 @@ def res(tmp_path):
                         "outcome": ["acked", "ok", "unavailable", "ok"]})
     dist = KeyDistribution(["a", "b", "c"], 300, "key", 3, [95, 100, 105], [300, 300, 300], [300, 300, 260])
     run = new_run("cluster", "synthetic", {}, tmp_path / "data", environment={})
-    return ClusterResult(run, load, stats, None, {"nodes": 3, "ack": 2, "from": 3}, None, None, None, ev, None, None,
-                         entries=[
-                             {"node": 0, "url": "u", "offered_rate": 100.0, "achieved_rate": 94.0,
-                              "achieved_ratio": 0.94}],
-                         cpu=cpu, statuses=statuses, statuses_note=note, answers=totals(load), faults=applied,
-                         consistency=verdict, checker_ops=ops, distribution=dist,
-                         recovery=_recovery(applied, load.intervals, statuses))
+    got = ClusterResult(run, load, stats, {"nodes": 3, "ack": 2, "from": 3}, None, None, {}, ev, None, None,
+                        entries=[
+                            {"node": 0, "url": "u", "offered_rate": 100.0, "achieved_rate": 94.0,
+                             "achieved_ratio": 0.94}],
+                        cpu=cpu, faults=applied, consistency=verdict, checker_ops=ops, distribution=dist, status_bin=1.0)
+    # what a cluster run tells of its answers, by status per second and in total, and its recovery, is derived
+    assert got.statuses.equals(statuses) and got.statuses_note == note and got.answers == totals(load)
+    assert got.recovery == _recovery(applied, load.intervals, statuses)
+    return got
 
 
 def test_what_the_clients_got_per_second_as_the_generator_counted_it(res):

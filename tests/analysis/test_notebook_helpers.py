@@ -13,7 +13,7 @@ import pandas as pd
 import perflab as pl
 from perflab import jdk
 from perflab.analysis import consoles
-from perflab.analysis import notebook as nb
+from perflab.lab import notebook as nb
 from perflab.analysis.section import Section
 
 

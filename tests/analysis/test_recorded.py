@@ -90,12 +90,12 @@ def test_mean_categories_per_configuration():
     assert recorded.mean_categories(cats, "lock") == {} and recorded.mean_categories(pd.DataFrame()) == {}
 
 
-def test_rebuild_index_says_what_it_holds(data_root):
+def test_update_index_says_what_it_holds(data_root):
     run = new_run("experiment", "x", {"server": {"mode": "sync"}}, environment={})
     run.add_rows("loads", [{"p99_ms": 1.0}])
     run.finish("ok")
-    assert story.rebuild_index() == f"data root: {data_root}; index tables: index_info, loads, runs"
-    assert list(pl.recorded("loads", rebuild=False)["p99_ms"]) == [1.0]
+    assert story.update_index() == f"data root: {data_root}; index tables: index_info, loads, runs"
+    assert list(pl.recorded("loads", update=False)["p99_ms"]) == [1.0]
 
 
 RECORDED_RUNS = pd.DataFrame({"run_id": ["r1", "r2", "r3"], "kind": ["experiment", "breakpoint", "experiment"],
@@ -170,7 +170,7 @@ def test_fixed_rate_scatter_colours_configurations_and_marks_validity():
 
 def test_the_stories_of_notebook_06(data_root):
     where = story.where("48h", "yes", False)
-    assert where == {"since_days": 2.0, "include_failed": True, "include_invalid": False, "rebuild": False,
+    assert where == {"since_days": 2.0, "include_failed": True, "include_invalid": False, "update": False,
                      "commit": None, "label": None}
     assert story.where(commit="ABC1234", label=" stage  6")["commit"] == "abc1234"
     assert story.where(label="stage 6")["label"] == "stage 6"

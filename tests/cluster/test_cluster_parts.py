@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 
 import perflab as pl
-from perflab.cluster.checker import ABSENT, judge, predict
-from perflab.cluster.distribution import KeyDistribution, cv
-from perflab.cluster.faults import Fault, parse_fault, schedule
-from perflab.cluster.load import cluster_load, entry_rates
-from perflab.cluster.sampling import cluster_stats_frame, node_stats_frame
-from perflab.cluster.statuses import status_intervals
-from perflab.cluster.topology import Topology, free_ports, node_command
+from perflab.nodes.checker import ABSENT, judge, predict
+from perflab.nodes.distribution import KeyDistribution, cv
+from perflab.nodes.faults import Fault, parse_fault, schedule
+from perflab.nodes.load import cluster_load, entry_rates
+from perflab.nodes.sampling import cluster_stats_frame, node_stats_frame
+from perflab.nodes.statuses import status_intervals
+from perflab.nodes.topology import Topology, free_ports, node_command
 from perflab.core.load import check_split
 
 # --- ClusterConfig ---------------------------------------------------------------------------------------

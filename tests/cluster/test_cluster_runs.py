@@ -16,8 +16,8 @@ import pytest
 
 import perflab as pl
 from perflab.analysis.cluster import describe_consistency
-from perflab.cluster.checker import Checker
-from perflab.cluster.distribution import replica_sets
+from perflab.nodes.checker import Checker
+from perflab.nodes.distribution import replica_sets
 from perflab.config.cluster import ConsistencyParams
 from support import REPO, processes_mentioning
 
@@ -43,7 +43,7 @@ def test_three_nodes_loaded_through_every_node(data_root):
     3) and the routing's owners add up, as the reference hash says."""
     cfg = pl.ClusterConfig(nodes=3, ack=2, entry="all", server=pl.ServerConfig(backend="memory"))
     load = pl.workload("get.lua", connections=3, threads=3, keys=300, rate=60, duration=3, warmup=1)
-    res = pl.run_cluster(cfg, load, fill=300)
+    res = pl.run_experiment(cfg, load, fill=300)
     run = res.run
     assert run.status == "ok"
     meta = json.loads((run.dir / "meta.json").read_text())
@@ -88,7 +88,7 @@ def test_kill_and_pause_mid_run_on_the_timeline_with_the_504s_counted(data_root)
     node = pl.ServerConfig(backend="memory", cluster_timeout=0.3)
     cfg = pl.ClusterConfig(nodes=3, ack=3, entry="0", server=node)
     load = pl.workload("put.lua", connections=2, threads=1, rate=40, duration=4, warmup=1)
-    res = pl.run_cluster(cfg, load, faults=["at=1s node=2 kill", "at=2.5s node=1 pause"])
+    res = pl.run_experiment(cfg, load, faults=["at=1s node=2 kill", "at=2.5s node=1 pause"])
     assert res.run.status == "ok"
     ev = res.events
     kinds = {(e, n) for e, n in zip(ev["event"], ev["node"])}
@@ -157,8 +157,8 @@ def test_your_own_cluster_through_the_placeholders(data_root, mode):
     cfg = pl.ClusterConfig(nodes=3, ack=2, entry="0,1", server_cmd=cmd, ready_path="/health")
     load = pl.workload("put.lua", connections=2, threads=2, rate=40, duration=3, warmup=0.5,
                        extra_args=("path=/kv", "param=key"))
-    res = pl.run_cluster(cfg, load, faults=["at=1s node=2 kill"],
-                         consistency=ConsistencyParams(keys=20, rate=60, threads=1))
+    res = pl.run_experiment(cfg, load, faults=["at=1s node=2 kill"],
+                            consistency=ConsistencyParams(keys=20, rate=60, threads=1))
     assert res.run.status == "ok"
     assert res.load.requests > 0 and set(res.load.status_counts) == {"201"}
     assert res.cluster["target"] == "command" and res.cluster["one_command"] == (mode == "one-command")
@@ -176,7 +176,7 @@ INTERRUPTED = """
 import sys, perflab as pl
 cfg = pl.ClusterConfig(nodes=3, entry="all", server=pl.ServerConfig(backend="memory", cluster_timeout=0.3))
 load = pl.workload("put.lua", connections=3, threads=3, rate=30, duration=30)
-pl.run_cluster(cfg, load, faults=["at=1s node=1 pause"], data_root=sys.argv[1], name="long")
+pl.run_experiment(cfg, load, faults=["at=1s node=1 pause"], data_root=sys.argv[1], name="long")
 """
 
 

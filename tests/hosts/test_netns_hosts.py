@@ -129,9 +129,9 @@ def test_a_cluster_on_the_server_host_loaded_from_two_generator_hosts(hosts, dat
 
     cfg = pl.ClusterConfig(nodes=3, ack=2, entry="all", server=pl.ServerConfig(backend="memory", cluster_timeout=0.3))
     load = pl.workload("put.lua", connections=6, threads=6, rate=120, duration=3, warmup=0.5)
-    res = pl.run_cluster(cfg, load, faults=["at=1s node=2 kill for=1s"], fill=60,
-                         consistency=ConsistencyParams(keys=20, rate=40, threads=1),
-                         **_on(hosts, generators="gen1,gen2", server_host="srv1"))
+    res = pl.run_experiment(cfg, load, faults=["at=1s node=2 kill for=1s"], fill=60,
+                            consistency=ConsistencyParams(keys=20, rate=40, threads=1),
+                            **_on(hosts, generators="gen1,gen2", server_host="srv1"))
     run, meta = res.run, res.run.meta
     assert run.status == "ok" and meta["hosts"]["server"]["name"] == "srv1"
     assert {u.split("//")[1].rsplit(":", 1)[0] for u in meta["cluster"]["topology"]["urls"]} == {hosts.hosts["srv1"].ip}
@@ -203,7 +203,7 @@ def test_a_report_runs_its_notebooks_side_by_side_on_disjoint_host_sets(hosts, d
     for d in ("java-server", "loadgen", "wrk-scripts"):
         (root / d).symlink_to(netns.REPO / d)
     _notebook(root / "notebooks" / "measure.ipynb",
-              "import perflab as pl\nfrom perflab.analysis import notebook as nb\nnb.setup()\nfor i in range(2):\n"
+              "import perflab as pl\nfrom perflab.lab import notebook as nb\nnb.setup()\nfor i in range(2):\n"
               "    pl.run_experiment(pl.ServerConfig(backend='memory'), pl.LoadParams(rate=rate, duration=1, "
               "path='/v0/status'))")
     _notebook(root / "notebooks" / "summary.ipynb", "import perflab as pl\nprint('loads', len(pl.recorded('loads', include_invalid=True)))")

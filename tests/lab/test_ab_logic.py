@@ -11,10 +11,12 @@ import pytest
 
 from perflab import ABParams, Commit, LoadParams, PrefillParams, ServerConfig, compare_ab, paths
 from perflab.ab import SideError, design, sides
-from perflab.ab.sides import BUILD_ENV, BuildError
+from perflab.commits.builds import BUILD_ENV, BuildCache
+from perflab.errors import BuildError
 from perflab.cli import main
 from perflab.config import ForeignServer
 from perflab.records import list_runs
+from perflab.targets import target_of
 from support import REPO
 
 
@@ -116,17 +118,19 @@ def test_a_commit_is_built_in_its_own_directory_and_the_working_tree_is_untouche
     worktrees = _git("worktree", "list")
     install = paths.server_install_dir()
     monkeypatch.setenv(BUILD_ENV, f"test -f build.gradle && mkdir -p build/install && cp -r {install} build/install/")
-    built = sides.build_commit(head, tmp_path / "builds")
+    built = BuildCache(tmp_path / "builds").server(head)
     assert built == tmp_path / "builds" / head / "perflab-server" and any((built / "lib").glob("*.jar"))
     assert "test -f build.gradle" in (tmp_path / "builds" / head / "build.log").read_text()
     side = sides.make_side("A", Commit("HEAD", ServerConfig(backend="memory")), tmp_path / "builds")
     assert side.commit == head and side.target.install_dir == str(built.resolve()) and side.target.backend == "memory"
+    target = target_of(Commit("HEAD"), builds=tmp_path / "builds")   # a commit is a target: the built-in server, built
+    assert (target.kind, target.commit, target.version_commit()) == ("built-in", head, head) and target.prefills
     monkeypatch.setenv(BUILD_ENV, "exit 7")                # cached: a second use does not build again
-    assert sides.build_commit(head, tmp_path / "builds") == built
+    assert BuildCache(tmp_path / "builds").server(head) == built
     parent = _git("rev-parse", "HEAD~1").strip()
     monkeypatch.setenv(BUILD_ENV, "echo compiling; echo 'error: cannot find symbol' >&2; exit 7")
     with pytest.raises(BuildError) as e:
-        sides.build_commit(parent, tmp_path / "builds", what="B (--b-commit)")
+        BuildCache(tmp_path / "builds").server(parent, what="B (--b-commit)")
     assert f"B (--b-commit) {parent[:12]} cannot be built" in str(e.value) and "exited with status 7" in str(e.value)
     assert "error: cannot find symbol" in str(e.value)     # the log's tail comes with the error
     assert not list((tmp_path / "builds" / parent).glob("build-*"))   # the exported tree is removed

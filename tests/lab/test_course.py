@@ -91,7 +91,7 @@ def test_a_course_cluster_counts_its_keys_by_its_own_routing(classes, loadgen_bi
     the keys per node come from each node's range API, never from perflab's routing, and say so."""
     cfg = pl.CourseServer(classes=str(classes)).cluster(nodes=3, entry="0")
     put = pl.workload("put-random.lua", connections=2, rate=100, duration=1, extra_args=("keys=300",))
-    res = pl.run_cluster(cfg, put, fill=300, keys=300, name="course-cluster")
+    res = pl.run_experiment(cfg, put, fill=300, keys=300, name="course-cluster")
     d = res.distribution
     assert d.owners is None and d.replicas is None                      # perflab's hash is not theirs
     assert d.stored is not None and sum(d.stored) == 300 and min(d.stored) > 0, d.stored

@@ -154,8 +154,8 @@ def test_split_placement_pins_server_and_generator(server_build, loadgen_binary,
 
 
 def test_bad_arguments(data_root):
-    with pytest.raises(ValueError, match="server must be a ServerConfig, a ForeignServer, a CourseServer, a ClusterConfig, a running "
-                                         "Cluster or the URL"):
+    with pytest.raises(ValueError, match="server must be a ServerConfig, a ForeignServer, a CourseServer, a Commit, a "
+                                         "ClusterConfig, a running Cluster or the URL"):
         run_experiment({"mode": "async"}, LoadParams())
     with pytest.raises(ValueError, match="load must be a LoadParams"):
         run_experiment(ServerConfig(), 1000)
@@ -163,6 +163,8 @@ def test_bad_arguments(data_root):
         run_experiment(ServerConfig(), LoadParams(), profile="cpu")
     with pytest.raises(ValueError, match="prefill: needs a persistent backend"):
         run_experiment(ServerConfig(backend="memory"), LoadParams(), prefill=PrefillParams(keys=10))
+    with pytest.raises(ValueError, match="faults: faults, the consistency checker and the key distribution are a cluster's"):
+        run_experiment(ServerConfig(), LoadParams(), faults=["at=1s node=1 kill"])
     with pytest.raises(ValueError, match="stats_interval must be > 0"):
         run_experiment(ServerConfig(), LoadParams(), stats_interval=0)
     assert list_runs().empty  # argument errors leave no run behind

@@ -5,7 +5,7 @@ import pytest
 from perflab.config import ProfileParams
 from perflab.profiling import codemap, flame
 from perflab.profiling.codemap import BUILTIN, CodeMap
-from perflab.profiling.profiler import Profile
+from perflab.profiling.profile import Profile
 
 SEL = "[NIO Selector #0 tid=10];one/nio/server/SelectorThread.run;one/nio/net/Session.process;one/nio/http/HttpSession.processRead"
 WORK = "[worker-1 tid=11];java/lang/Thread.run;java/util/concurrent/ThreadPoolExecutor.runWorker;perflab/server/ApiHandler.handle"

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from support import REPO, processes_mentioning
-from perflab.analysis import notebook as nb
+from perflab.lab import notebook as nb
 from perflab.cli import main
 from perflab.config import ForeignServer, ServerConfig
 from perflab.config.project import PROJECT_ENV, Project, find

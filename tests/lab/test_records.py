@@ -68,7 +68,7 @@ def test_index_query_breakpoints_by_mode(data_root):
 def test_index_rebuilds_from_run_dirs(data_root):
     with records.new_run("experiment", "a") as r:
         r.add_rows("loads", [{"p99_ms": 1.0}])
-    records.rebuild_index()
+    records.update_index()
     (data_root / "index.duckdb").unlink()
     # the index is a cache: deleting it loses nothing
     assert records.query("SELECT p99_ms FROM loads")["p99_ms"].tolist() == [1.0]
@@ -154,18 +154,28 @@ def test_each_run_is_keyed_by_the_version_of_the_server_it_measured(data_root, t
     from perflab.cli import main
     from perflab.config import ForeignServer, ServerConfig
     from perflab.config.version import Version
-    from perflab.records.environment import commit_at, git_info, server_version
+    from perflab.commits.git import checkout, commit_at
+    from perflab.config import ClusterConfig, LoadParams
+    from perflab.core.session import Session, SessionOptions
+    from perflab.measure.generator import LoadTool
+    from perflab.targets import target_of
 
-    mine = git_info()["commit"]
-    assert server_version(ServerConfig()) == {"commit": mine, "label": None}             # this checkout's server
+    def version(server, given=None):
+        return Session("experiment", "x", server, LoadTool.of(LoadParams()), SessionOptions(version=given)).version()
+
+    mine = checkout()["commit"]
+    assert version(ServerConfig()) == {"commit": mine, "label": None}                     # this checkout's server
     install = tmp_path / "build"
     install.mkdir()
     (install / "lib").mkdir()
     (install / "lib" / "server.jar").write_text("")
     (install / ".built").write_text("a" * 40 + "\n")                                     # a commit's build
-    assert server_version(ServerConfig(install_dir=str(install)), "stage 6") == {"commit": "a" * 40, "label": "stage 6"}
-    assert server_version(ForeignServer(command="x {port}", workdir=str(tmp_path)))["commit"] is None   # not in git
-    assert server_version(ForeignServer(url="http://127.0.0.1:1"), Version(commit="B" * 12))["commit"] == "b" * 12
+    assert version(ServerConfig(install_dir=str(install)), "stage 6") == {"commit": "a" * 40, "label": "stage 6"}
+    assert target_of(ForeignServer(command="x {port}", workdir=str(tmp_path))).version_commit() is None  # not in git
+    assert target_of(ForeignServer(url="http://127.0.0.1:1")).version_commit() is None
+    assert version(ForeignServer(url="http://127.0.0.1:1"), Version(commit="B" * 12))["commit"] == "b" * 12
+    assert target_of(ClusterConfig(nodes=2)).version_commit() == mine                   # built-in nodes
+    assert target_of(ClusterConfig(nodes=2, server_cmd="x {port} {cluster}", workdir=str(tmp_path))).version_commit() is None
     assert commit_at(tmp_path) is None
     with pytest.raises(ValueError, match="commit: a hex commit hash"):
         Version(commit="HEAD")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from perflab.ab.sides import BuildError
+from perflab.errors import BuildError
 from perflab.measure.changepoints import MIN_POINTS
 from perflab.regress.history import Found, trace
 from perflab.regress.verdict import Check, Outcome

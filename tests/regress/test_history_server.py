@@ -43,7 +43,7 @@ def test_history_names_the_planted_commit_and_records_every_point(tmp_path, serv
     rows = query("SELECT position, metric, value, lo, hi FROM history_points WHERE metric = 'cpu' ORDER BY position",
                  data_root=data)
     assert list(rows["position"]) == list(range(5)) and (rows["lo"] <= rows["value"]).all()
-    assert query("SELECT outcome FROM history_changes", data_root=data, rebuild=False)["outcome"].tolist() == ["regression"]
+    assert query("SELECT outcome FROM history_changes", data_root=data, update=False)["outcome"].tolist() == ["regression"]
     assert (repo / "notes.txt").read_text() == "uncommitted\n"
 
 

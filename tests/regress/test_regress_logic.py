@@ -10,7 +10,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from perflab.ab.sides import BuildError
+from perflab.errors import BuildError
 from perflab.analysis import regress as words
 from perflab.config.regress import BisectParams, GateParams, RepoParams
 from perflab.records import new_run

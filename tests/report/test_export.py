@@ -16,7 +16,7 @@ COLLAPSED = ("[selector-1 tid=1];one/nio/net/SelectorThread.run;one/nio/net/Nati
              "perflab/server/ApiHandler.handle;perflab/storage/lsm/MemTable.get 40\n")
 
 PLOT_CELLS = [
-    "from perflab.analysis import consoles, findings, notebook as nb, profiles\n"
+    "from perflab.analysis import consoles, findings, profiles\nfrom perflab.lab import notebook as nb\n"
     "from perflab.analysis.section import Section\nnb.setup()\nimport plotly.graph_objects as go",
     "go.Figure(go.Scatter(x=list(range(n)), y=[i * i for i in range(n)], name='squares'),\n"
     "          layout=dict(title='Squares', xaxis_title='n, items', yaxis_title='n squared, items')).show()",

@@ -1,16 +1,15 @@
 """A/B comparisons: two configurations (or commits) of the server measured interleaved, with a paired verdict
 that names its method and n; or several configurations, each against one baseline.
 
-One comparison (notebook 08)::
+One comparison (notebook 08; its sides built by :func:`perflab.lab.notebook.side`)::
 
-    side_a, side_b = ab.side(common, a, a_commit, "a"), ab.side(common, b, b_commit, "b")
     res = pl.compare_ab(side_a, side_b, workload, rates=[5000], params=pl.ABParams(), prefill=prefill)
     ab.comparison(res).show()                      # every verdict in words, B/A of every pair, the table
     ab.answer(res, "get-random", 16).show()
 
-Several against one (03, 04, 05)::
+Several against one (03, 04, 05; measured by :func:`perflab.lab.notebook.against`)::
 
-    found = ab.against(servers, workload, "nb03-breakpoint", search=search, params=ab.pairs(pairs))
+    found = nb.against(servers, workload, "nb03-breakpoint", search=search, params=ab.pairs(pairs))
     ab.comparison(found).show()                    # every configuration's search (or B/A of every pair)
     bps = ab.searches(found)                       # each configuration's search, the baseline's first
     findings.show(ab.findings(found))
@@ -28,26 +27,27 @@ from ...ab.result import ABResult
 from ..breakpoints import describe_breakpoints, describe_search_validity
 from ..findings import Finding, bullets
 from ..section import Section
-from .baseline import Comparisons, against, answer_against, key_against, search_rows, searches, verdict_lines
+from .baseline import Comparisons, answer_against, key_against, name_of, search_rows, searches, verdict_lines
 from .figures import categories_figure, figure, pairs_figure
 from .reading import (answer_comparison, labels_of, breakpoint_rows, commentary, key_number, lines, pairs_of, table,
                       validity)
-from .sides import family, pairs, side
-from .your_stages import data, stages
+from .sides import family, pairs
 from .verdicts import idle_sentence, sentence
 
 __all__ = [
     # what a notebook calls
-    "side", "pairs", "family", "stages", "data", "against", "searches", "comparison", "findings", "answer",
-    # what the command line and the report build on
-    "Comparisons", "figure", "lines", "sentence", "idle_sentence", "pairs_of", "pairs_figure", "categories_figure",
+    "pairs", "family", "searches", "comparison", "findings", "answer",
+    # what the command line, the report and the lab's measuring calls build on
+    "Comparisons", "name_of", "answer_comparison", "figure", "lines", "sentence", "idle_sentence", "pairs_of",
+    "pairs_figure", "categories_figure",
 ]
 
 
 def comparison(res, what: str = "") -> Section:
     """One comparison: every verdict in words, its figure (B/A of every pair, or both searches' curves) and its
-    table. Several against one baseline (:func:`against`): their figure (every configuration's search, or B/A
-    of every pair), each search in words, and one line per comparison (after ``what``, e.g. ``"PUT"``)."""
+    table. Several against one baseline (:func:`perflab.lab.notebook.against`): their figure (every configuration's
+    search, or B/A of every pair), each search in words, and one line per comparison (after ``what``, e.g.
+    ``"PUT"``)."""
     if isinstance(res, Comparisons):
         return Section([figure(res), *describe_breakpoints(searches(res)), bullets(verdict_lines(res, what))])
     cats = categories_figure(res)

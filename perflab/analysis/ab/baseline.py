@@ -1,28 +1,27 @@
 """Several configurations, each compared with one baseline interleaved (notebook 03: each mode against
 sync, 04: each executor configuration against the first, 05: each backend against lsm), each pair of
-servers in an ``ab`` run of its own (:func:`perflab.compare_ab`)."""
+servers in an ``ab`` run of its own (measured by :func:`perflab.lab.notebook.against`), told."""
 
 from __future__ import annotations
 
-import warnings
-
 from ... import fmt
-from ...ab import compare_ab
 from .reading import answer_comparison, key_number, stop_ratio, validity
 
 
-def _name(key) -> str:
+def name_of(key) -> str:
+    """How a configuration's key reads when no label was given: the key, or its parts joined."""
     return key if isinstance(key, str) else " ".join(map(str, key if isinstance(key, tuple) else (key,)))
 
 
 def label_of(results, key) -> str:
-    """How a comparison's key reads: its label when ``results`` came from :func:`against`, else the key."""
-    return getattr(results, "labels", {}).get(key) or _name(key)
+    """How a comparison's key reads: its label when ``results`` came from :func:`perflab.lab.notebook.against`,
+    else the key."""
+    return getattr(results, "labels", {}).get(key) or name_of(key)
 
 
 class Comparisons(dict):
-    """What :func:`against` returns: key -> ``ABResult`` of each configuration against the ``baseline``
-    key (which has none), with every key's label (``labels``, the baseline's included)."""
+    """What :func:`perflab.lab.notebook.against` returns: key -> ``ABResult`` of each configuration against the
+    ``baseline`` key (which has none), with every key's label (``labels``, the baseline's included)."""
 
     def __init__(self, baseline, labels: dict):
         super().__init__()
@@ -35,39 +34,9 @@ class Comparisons(dict):
         return validity(self) if self else None
 
 
-def against(servers: dict, load, name: str, baseline=None, label=None, **options) -> Comparisons:
-    """Every configuration of ``servers`` (key -> ``ServerConfig``, in order) compared with ``baseline`` (a
-    key; default the first), interleaved: :func:`perflab.compare_ab` of the baseline (A) and the
-    configuration (B) with ``options`` (``rates`` or ``search``, ``params``, ``criteria``, ``prefill``,
-    ``placement``...), one ``ab`` run each named ``<name>-<key>``. ``label``: a key's words (called with the
-    key, or with its parts when it is a tuple; default the key). Prints one line per comparison: its
-    verdict, naming the method, and its run.
-
-    Why against one baseline: a comparison is interleaved only between the two servers it runs side by
-    side; two configurations that were each compared with the baseline were measured one after the other,
-    so no verdict is drawn between them here."""
-    if baseline is None:
-        baseline = next(iter(servers), None)
-    if baseline not in servers:
-        raise ValueError(f"baseline: {baseline!r} is not among the configurations ({', '.join(map(_name, servers))})")
-    words = {k: (label(*k) if isinstance(k, tuple) else label(k)) if label else _name(k) for k in servers}
-    out = Comparisons(baseline, words)
-    for key, cfg in servers.items():
-        if key == baseline:
-            continue
-        slug = "-".join(map(str, key)) if isinstance(key, tuple) else str(key)
-        with warnings.catch_warnings():
-            # notebooks pick few pairs on purpose (the quick plan); the verdict says when none could claim
-            warnings.filterwarnings("ignore", message="with at most")
-            res = compare_ab(servers[baseline], cfg, load, name=f"{name}-{slug}", progress=False, **options)
-        out[key] = res
-        print(f"{words[key]} against {words[baseline]}: {answer_comparison(res)} {res.seconds:.0f} s; run {res.run_id}")
-    return out
-
-
 def searches(results: Comparisons) -> dict:
     """Each configuration's breakpoint search from breakpoint comparisons against one baseline
-    (:func:`against` with ``search``): the baseline's from the first comparison (every comparison searched
+    (:func:`perflab.lab.notebook.against` with ``search``): the baseline's from the first comparison (every comparison searched
     it again, side by side with its B), then each B's. Key -> ``BreakpointResult``."""
     found = {k: r for k, r in results.items() if r.mode == "breakpoint"}
     if not found:

@@ -1,33 +1,13 @@
-"""What a notebook's A/B parameters become: its sides (``ServerConfig`` fields, or a commit) and its pairs
-(``ABParams`` fields), each checked, a bad field named with the parameter it came from."""
+"""What a notebook's A/B parameters become: its pairs (``ABParams`` fields), checked, a bad field named with
+the parameter it came from, and the tests a comparison makes (its sides are built by
+:func:`perflab.lab.notebook.side`)."""
 
 from __future__ import annotations
 
 import dataclasses
 
-from ...ab.sides import Commit
-from ...config import ABParams, ServerConfig
+from ...config import ABParams
 from ...measure.paired import Family
-
-
-def side(common: dict | None, fields: dict | None, commit: str | None = None, what: str = "a"):
-    """A notebook's side: the built-in server with ``common`` fields updated by the side's own
-    (``ServerConfig`` keyword arguments), at ``commit`` when given (a :class:`~perflab.Commit`, built
-    apart when the comparison starts). A bad field fails here, named with the side (``a: mode: ...``)."""
-    for name, d in (("common", common), (what, fields)):
-        if d is not None and not isinstance(d, dict):
-            raise ValueError(f"{name}: expected a dict of ServerConfig fields, got {type(d).__name__}")
-    known = {f.name for f in dataclasses.fields(ServerConfig)}
-    for name, d in (("common", common), (what, fields)):
-        unknown = sorted(set(d or {}) - known)
-        if unknown:
-            raise ValueError(f"{name}: {', '.join(map(repr, unknown))} is no ServerConfig field (a server flag, "
-                             f"'-' written '_')")
-    try:
-        cfg = ServerConfig(**{**(common or {}), **(fields or {})})
-        return Commit(commit, cfg) if commit else cfg
-    except ValueError as e:
-        raise ValueError(f"{what}: {e}") from None
 
 
 def pairs(fields: dict | None):

@@ -2,12 +2,12 @@
 for every ack of from, what clients get when a node is killed and restarted (answers by status, recovery,
 the consistency checker's verdict), the keys per node, and where a node's CPU goes when it proxies.
 
-The notebook builds its cluster, workload, fault and capacity settings from its parameters (:mod:`.build`,
-each checked by the config layer), then tells each section with one call::
+The notebook builds its cluster, workload, fault and capacity settings from its parameters and measures them
+(:mod:`perflab.lab.cluster`, imported as ``lab``, each checked by the config layer), then tells each section with one call::
 
     cluster.warmup(warm).show()
     cluster.cost({"1 node": one_run, label: cluster_run}, sla).show()
-    capacity = cluster.capacity(search, {"1 node": one, label: c}, load, cfg, "put-random"); capacity.show()
+    capacity = cluster.capacity(search, lab.capacity(search, targets, load, cfg), "put-random"); capacity.show()
     cluster.matrix(quorum_runs, sla).show()
     cluster.fault_run(broken).show(); cluster.distribution(broken).show()
     cluster.node_profile(cluster_run, 0).show()
@@ -24,23 +24,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ... import fmt
-from ...breakpoint import find_breakpoint
-from ...experiment import run_experiment
 from ..breakpoints import breakpoint_curve, compare_breakpoints, describe_breakpoint
 from ..findings import Finding, breakpoint_row, key_latency, validity_of
 from ..latency import load_table, percentile_spectrum
 from ..profiles import category_bars, flamegraph
 from ..section import Section
-from .build import Search, config, kill, quorums, ramp_load, search, single_node, start, stop, workload
 from .figures import consistency_timeline, key_distribution, node_panels, ramp_curves, status_timeline
 from .sentences import (answer_cluster, describe_consistency, describe_cost, describe_distribution, describe_entries,
                         describe_fault_run, describe_findings, describe_node_profile, describe_quorums, describe_ramps,
                         describe_warmup, node_profiles, ramp_rows)
 
 __all__ = [
-    # what notebook 07 builds from its parameters
-    "config", "workload", "kill", "search", "single_node", "quorums", "start", "stop",
-    # what it shows
+    # what notebook 07 shows
     "warmup", "cost", "capacity", "matrix", "fault_run", "distribution", "node_profile", "findings", "answer",
     # what the command line prints
     "describe_consistency",
@@ -74,23 +69,18 @@ class Capacity(Section):
     results: dict = field(default_factory=dict)
 
 
-def capacity(how: Search, targets: dict, load, cfg, workload_name: str) -> Capacity:
-    """One node against the cluster (``targets``: label -> target, the node first): with ``probes`` a
-    breakpoint search of each (notebook 2's: an interval, and a difference claimed only where the intervals
-    do not overlap); with ``ramp`` only the bracketing ramp of each, whose estimate is no breakpoint and
-    claims no difference."""
-    names = dict(zip(targets, ("one", "cluster")))
+def capacity(how, results: dict, workload_name: str) -> Capacity:
+    """One node against the cluster, measured as ``how`` says (:func:`perflab.lab.cluster.capacity`: label ->
+    result, the node first): with ``probes`` each breakpoint search with its interval, and a difference
+    claimed only where the intervals do not overlap; with ``ramp`` each bracketing ramp, whose estimate is no
+    breakpoint and claims no difference."""
     if how.kind == "probes":
-        bps = {k: find_breakpoint(t, load, how.criteria, how.params, name=f"nb07-bp-{names[k]}", progress=False)
-               for k, t in targets.items()}
-        text = "\n\n".join([describe_breakpoint(k, r) for k, r in bps.items()] + [compare_breakpoints(bps)])
-        figure = breakpoint_curve(bps, sla_ms=how.sla_ms, title="Breakpoint search: one node against the cluster")
-        return Capacity([figure, text], [breakpoint_row(r, workload=workload_name, mode=k) for k, r in bps.items()],
-                        bps)
-    ramp = ramp_load(load, how.params, how.criteria, cfg)
-    ramps = {k: run_experiment(t, ramp, name=f"nb07-ramp-{names[k]}") for k, t in targets.items()}
-    return Capacity([ramp_curves(ramps, how.criteria, title="Ramp: one node against the cluster"),
-                     describe_ramps(ramps, how.criteria)], ramp_rows(ramps, how.criteria, workload_name), ramps)
+        text = "\n\n".join([describe_breakpoint(k, r) for k, r in results.items()] + [compare_breakpoints(results)])
+        figure = breakpoint_curve(results, sla_ms=how.sla_ms, title="Breakpoint search: one node against the cluster")
+        return Capacity([figure, text], [breakpoint_row(r, workload=workload_name, mode=k) for k, r in results.items()],
+                        results)
+    return Capacity([ramp_curves(results, how.criteria, title="Ramp: one node against the cluster"),
+                     describe_ramps(results, how.criteria)], ramp_rows(results, how.criteria, workload_name), results)
 
 
 def matrix(runs: Mapping, sla: float | None = None) -> Section:

@@ -1,4 +1,4 @@
-"""Sentences about cluster runs, generated from what they recorded (:class:`~perflab.cluster.ClusterResult`).
+"""Sentences about cluster runs, generated from what they recorded (:class:`~perflab.cluster_run.ClusterResult`).
 
 Like every sentence of the lab, one claims a difference only with a test (it calls
 :func:`perflab.analysis.latency.compare_latency` and :func:`perflab.analysis.breakpoints.compare_breakpoints`)
@@ -12,20 +12,19 @@ from collections.abc import Mapping
 
 from ... import fmt
 from ...breakpoint.ramp import estimate
-from ...cluster.checker import ANOMALIES
 from ..findings import RAMP_ESTIMATE
 from ..latency import compare_latency, describe_trend, levels
 from ..profiles import describe_categories, unsplit
 
 
 def describe_consistency(verdict) -> str:
-    """The checker's verdict (:class:`~perflab.cluster.checker.Verdict`) in words: its counts, and whether they
+    """The checker's verdict (:class:`~perflab.nodes.checker.Verdict`) in words: its counts, and whether they
     agree with what ack/from predict ('... no stale, missed or resurrected read, as predicted (...)')."""
     c, prediction = verdict.counts, verdict.prediction
-    seen = ", ".join(f"{c[k]} {k if k != 'missed' else 'missed acknowledged writes'}"
+    seen = ", ".join(f"{n} {k if k != 'missed' else 'missed acknowledged writes'}"
                      .replace("stale", "stale reads").replace("resurrected", "resurrected deletes")
                      .replace("unknown", "reads of values never written")
-                     for k in ANOMALIES if c.get(k))
+                     for k, n in verdict.seen.items())
     head = (f"Consistency ({prediction.write} writes, {prediction.read} reads): {c['reads']:,} reads "
             f"judged against {c['acknowledged']:,} acknowledged writes and deletes "
             f"({c['unavailable']:,} reads unavailable, {c['unacknowledged']:,} writes not acknowledged)")

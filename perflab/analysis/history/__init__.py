@@ -4,7 +4,7 @@ points of the series, each checked by an interleaved comparison before it is cal
 
     params = history.params(metric="cpu", repeats=3, max_pairs=32)
     source = history.source(repo, good, bad, project, commits, planted, planted_us)   # checked, nothing made yet
-    res = history.measure(source, workload, params, "nb09-history")   # a synthetic history is made here
+    res = nb.measure_history(source, workload, params, "nb09-history")   # a synthetic history is made there
     history.story(res, source).show()
     history.answer(res, source).show()
 
@@ -17,21 +17,16 @@ Sentences are :mod:`.sentences`' (also what ``perflab history`` prints), the fig
 
 from __future__ import annotations
 
-import datetime as dt
 import os
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from ... import paths
+from ...commits.git import first_parent_count, toplevel
 from ...config.fields import Spec, convert
-from ...config.regress import PROJECT_FILE, HistoryParams, RepoParams
+from ...config.regress import PROJECT_FILE, HistoryParams
 from ...measure.changepoints import MIN_POINTS
-from ...regress import synthetic
-from ...regress.commits import first_parent_count, toplevel
-from ...regress.history import HistoryResult, run_history
 from ..ab.verdicts import named
 from ..findings import Finding, bullets, validity_of
 from ..section import Section
@@ -39,7 +34,7 @@ from .figures import history_figure
 from .sentences import (answer_history, bound_sentence, candidate_sentence, commit_text, describe_points,
                         history_lines, series_sentence)
 
-__all__ = ["params", "source", "measure", "story", "answer", "Source", "history_figure", "history_lines", "why_not"]
+__all__ = ["params", "source", "story", "answer", "Source", "history_figure", "history_lines", "why_not"]
 
 #: the most commits a synthetic history makes
 MAX_COMMITS = 40
@@ -111,22 +106,6 @@ def why_not(project) -> str | None:
         return ("not applicable: each commit is built apart, and the perflab.toml has no [server] build (e.g. "
                 "\"./gradlew compileJava\")")
     return None
-
-
-def measure(src: Source, workload, history_params: HistoryParams, name: str | None = None,
-            **options) -> HistoryResult:
-    """Measure the history of ``src`` (a synthetic one is made first, under ``<data root>/synthetic/``)."""
-    if src.synthetic:
-        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
-        root = paths.data_root(options.get("data_root")) / "synthetic" / f"{stamp}-{secrets.token_hex(3)}"
-        cost = int(src.planted_us) if float(src.planted_us).is_integer() else src.planted_us
-        costs = [0] * src.planted + [cost] * (src.commits - src.planted)
-        repo, good, bad = synthetic.declared(root, costs), f"HEAD~{src.commits - 1}", "HEAD"
-        repo_params = RepoParams(repo=str(repo))
-    else:
-        good, bad = src.good, src.bad
-        repo_params = RepoParams(repo=src.repo, project=src.project)
-    return run_history(good, bad, workload, history_params, repo_params, name=name, **options)
 
 
 def describe_source(res, src: Source) -> str:

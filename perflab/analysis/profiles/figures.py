@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ...profiling import flame
-from ...profiling.profiler import Profile
+from ...profiling.profile import Profile
 
 
 #: the colour of each profile category, the same in every figure and flame graph preview

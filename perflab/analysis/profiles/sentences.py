@@ -94,7 +94,7 @@ def describe_diff(diff: pd.DataFrame, a: str, b: str, n: int = 3, name_col: str 
 
 def describe_profile(label: str, profile, top: int = 4, focus: tuple[str, ...] = ()) -> str:
     """'**label** (cpu, 12,345 samples): Of the CPU samples, ... The hottest frames by self time: ...' for a
-    :class:`~perflab.profiling.profiler.Profile` (categories by :func:`describe_categories`)."""
+    :class:`~perflab.profiling.profile.Profile` (categories by :func:`describe_categories`)."""
     why = unsplit(profile)
     if why is not None:
         return f"**{label}** ({profile.event}): {why}."

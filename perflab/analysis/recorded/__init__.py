@@ -3,7 +3,7 @@
 (by their intervals), the fixed-rate runs, where each configuration's CPU time goes::
 
     where = recorded.where(since, include_failed, include_invalid, commit, label)
-    print(recorded.rebuild_index())
+    print(recorded.update_index())
     recorded.runs(pl.recorded("runs", **where), max_rows).show()
     recorded.breakpoints(pl.recorded("breakpoints", **where), max_rows).show()
     recorded.fixed_rate(pl.recorded("loads", **where)).show()
@@ -18,20 +18,20 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ...config.fields import param
 from ...config.project import Project
 from ...config.version import Version
 from ..breakpoints import breakpoint_overview
 from ..findings import Finding, highest, key_breakpoint, validity_of
-from ..notebook import param
 from ..profiles import category_bars
 from ..section import Section
 from .figures import breakpoints_over_time, fixed_rate_scatter
 from .tables import (breakpoint_frame, breakpoint_rows, fixed_rate_runs, latest, mean_categories, newest_runs,
-                       rebuild_index, runs_by_kind, searched_again)
+                       update_index, runs_by_kind, searched_again)
 from .sentences import (answer_recorded, compare_configurations, describe_fixed_rate_runs, describe_mean_categories,
                         describe_recorded_runs)
 
-__all__ = ["where", "rebuild_index", "runs", "breakpoints", "fixed_rate", "categories", "answer"]
+__all__ = ["where", "update_index", "runs", "breakpoints", "fixed_rate", "categories", "answer"]
 
 #: seconds in a day (:func:`perflab.recorded` counts its window in days)
 DAY = 86400
@@ -43,7 +43,7 @@ def where(since=None, include_failed=False, include_invalid=False, commit=None, 
     interrupted runs too (``include_failed``), runs judged invalid too (``include_invalid``), only runs of the
     server at ``commit`` (a hash or its prefix) or with the version ``label`` (``--version-label``) when given;
     ``project`` (a ``perflab.toml``): only the runs of the server it declares (its name is their version label,
-    unless ``label`` says another). The index is rebuilt once, by :func:`rebuild_index`."""
+    unless ``label`` says another). The index is brought up to date once, by :func:`update_index`."""
     since = param("since", since, "duration", min=0, min_open=True, optional=True)
     if project is not None and label is None:
         label = Project.load(project).name
@@ -51,7 +51,7 @@ def where(since=None, include_failed=False, include_invalid=False, commit=None, 
     version = Version(commit=commit, label=label)
     return dict(since_days=since / DAY if since is not None else None,
                 include_failed=param("include_failed", include_failed, "bool"),
-                include_invalid=param("include_invalid", include_invalid, "bool"), rebuild=False,
+                include_invalid=param("include_invalid", include_invalid, "bool"), update=False,
                 commit=version.commit, label=version.label)
 
 

@@ -1,7 +1,7 @@
 """Everything recorded so far, as the summary notebook shows it: the index's tables
 (:func:`perflab.records.recorded`) turned into what its tables, figures and sentences take.
 
-* :func:`rebuild_index` — the index rebuilt from every run directory, and a line saying what it holds
+* :func:`update_index` — the index brought up to date with the run directories, and a line saying what it holds
 * :func:`configuration` — the one label of a server configuration: ``sync / lsm / 4 workers / queue 128``
 * :func:`runs_by_kind`, :func:`newest_runs` — the ``runs`` table counted and listed
 * :func:`breakpoint_rows`, :func:`latest`, :func:`searched_again`, :func:`breakpoint_frame` — recorded
@@ -22,9 +22,9 @@ from ... import fmt, paths, records
 NOT_ASSESSED = "not assessed"
 
 
-def rebuild_index() -> str:
-    """Rebuild the DuckDB index from every run directory; 'data root: /x/data; index tables: loads, runs'."""
-    records.rebuild_index()
+def update_index() -> str:
+    """Bring the DuckDB index up to date with the run directories; 'data root: /x/data; index tables: loads, runs'."""
+    records.update_index()
     return f"data root: {paths.data_root()}; index tables: {', '.join(records.tables()) or 'none'}"
 
 

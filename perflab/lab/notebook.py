@@ -1,21 +1,25 @@
-"""A lab notebook's plumbing around the library: setup, its parameters checked, measuring with one printed
-line, Markdown.
+"""A lab notebook's plumbing around the library: setup, its parameters checked, what it measures built,
+measuring with one printed line, Markdown.
 
 A notebook's first code cell after ``parameters`` builds its configs from the parameters
 (``pl.ServerConfig(...)``, ``pl.workload(...)``, ...), so the one validation layer of
 :mod:`perflab.config` speaks: a bad plan fails in that cell, naming the parameter, before anything
 runs. A parameter that is no config's field is checked by the same layer with :func:`param` (and
-:func:`placements`); :func:`servers_for_modes` and :func:`data_for` build the configs that depend on
-more than one parameter.
+:func:`placements`); :func:`server`, :func:`side`, :func:`servers_for_modes` and :func:`data_for` build the
+configs that depend on more than one parameter.
 
-Then :func:`measure` (one fixed-rate run) and :func:`search_breakpoint` (one breakpoint search) run the
-experiments, each saying in one printed line how it went; what the runs show is each subject's story
-(:mod:`perflab.analysis`).
+Then :func:`measure` (one fixed-rate run), :func:`search_breakpoint` (one breakpoint search), :func:`against`
+(several configurations, each compared with one baseline) and :func:`measure_history` (a metric across
+commits) run the experiments, each saying in one printed line how it went; what the runs show is each
+subject's story (:mod:`perflab.analysis`, which measures nothing).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import os
+import secrets
 import tempfile
 import warnings
 from pathlib import Path
@@ -24,22 +28,31 @@ import IPython.display as ipd
 import pandas as pd
 import plotly.io as pio
 
-from .. import fmt, jdk
+from .. import fmt, jdk, paths
+from ..ab import compare_ab
+from ..analysis.ab import Comparisons, answer_comparison, name_of
+from ..analysis.breakpoints import estimate
+from ..analysis.history import Source
 from ..breakpoint import find_breakpoint
+from ..commits import Commit
 from ..config import ForeignServer, PrefillParams, ProfileParams, ServerConfig
-from ..config.fields import Spec, convert
+from ..config.fields import param
 from ..config.hosts import SCHEDULER_ENV
 from ..config.project import Project
+from ..config.regress import HistoryParams, RepoParams
 from ..errors import ProfilerError
 from ..experiment import run_experiment
 from ..hosts.pool import connect
 from ..hosts.inventory import survey
+from ..regress import synthetic
+from ..regress.history import HistoryResult, run_history
 from ..server.foreign import answer_to
 from ..server.placement import Placement
-from .breakpoints import estimate
+from ..targets import target_of
 
-__all__ = ["setup", "param", "placements", "build", "server", "data_for", "api_args", "profile", "ceiling",
-           "servers_for_modes", "measure", "search_breakpoint", "scaled_breakpoint", "show_markdown"]
+__all__ = ["setup", "param", "placements", "build", "server", "side", "data_for", "api_args", "profile", "ceiling",
+           "servers_for_modes", "measure", "search_breakpoint", "against", "measure_history", "scaled_breakpoint",
+           "show_markdown"]
 
 #: The plotly renderer of the lab's notebooks: the figure's JSON only. JupyterLab draws it
 #: interactively; the report's export draws each figure from it with one shared copy of plotly.js per
@@ -73,16 +86,7 @@ def show_hosts() -> None:
     show_markdown(text)
 
 
-# --- parameters that are no config's field ---------------------------------------------------------
-
-def param(name: str, value, kind: str, **spec):
-    """``value`` converted and checked by the config layer (:func:`perflab.config.fields.convert`), e.g.
-    ``param("max_rows", max_rows, "int", min=1)``; ``kind`` ``"texts"`` or ``"ints"`` checks a list."""
-    if kind == "ints":
-        items = convert(name, Spec("texts", ""), value) if not isinstance(value, (list, tuple)) else value
-        return tuple(convert(f"{name}[{i}]", Spec("int", "", **spec), v) for i, v in enumerate(items))
-    return convert(name, Spec(kind, "", **spec), value)
-
+# --- parameters that are no config's field (:func:`param`: the config layer's check) --------------------
 
 def placements(value) -> tuple[str, ...]:
     """The CPU placements a notebook measures (its ``placements`` parameter: a list of ``shared``,
@@ -120,12 +124,32 @@ def server(server_cmd: str | None = None, ready_path: str = "/", server_dir: str
     return target
 
 
+def side(common: dict | None, fields: dict | None, commit: str | None = None, what: str = "a"):
+    """A notebook's side: the built-in server with ``common`` fields updated by the side's own
+    (``ServerConfig`` keyword arguments), at ``commit`` when given (a :class:`~perflab.Commit`, built
+    apart when the comparison starts). A bad field fails here, named with the side (``a: mode: ...``)."""
+    for name, d in (("common", common), (what, fields)):
+        if d is not None and not isinstance(d, dict):
+            raise ValueError(f"{name}: expected a dict of ServerConfig fields, got {type(d).__name__}")
+    known = {f.name for f in dataclasses.fields(ServerConfig)}
+    for name, d in (("common", common), (what, fields)):
+        unknown = sorted(set(d or {}) - known)
+        if unknown:
+            raise ValueError(f"{name}: {', '.join(map(repr, unknown))} is no ServerConfig field (a server flag, "
+                             f"'-' written '_')")
+    try:
+        cfg = ServerConfig(**{**(common or {}), **(fields or {})})
+        return Commit(commit, cfg) if commit else cfg
+    except ValueError as e:
+        raise ValueError(f"{what}: {e}") from None
+
+
 def data_for(server, **fields) -> dict:
     """How GETs get data to read, as keywords of a run: the built-in server is prefilled in-process
     (``prefill=``, ``fields``: ``PrefillParams``'), any other server filled through its API with the same
     keys (``fill=``). The fields are checked either way."""
     params = PrefillParams(**fields)
-    return {"prefill": params} if isinstance(server, ServerConfig) else {"fill": params.keys}
+    return {"prefill": params} if target_of(server).prefills else {"fill": params.keys}
 
 
 def api_args(project: str | None, script_args) -> tuple[str, ...]:
@@ -153,9 +177,7 @@ def ceiling(server, status_path: str | None = None, project: str | None = None,
     answers 200, that is used and the note says so. A server without one gets no ceiling (a search over answers
     that are not successes would be a "ceiling" of errors), and the note says why. ``include``: the notebook
     searches a ceiling at all (otherwise nothing is asked)."""
-    path = status_path or (Project.load(project).status_path if project else None)
-    if isinstance(server, ServerConfig):
-        return path or COURSE_STATUS, ""
+    path = status_path or (Project.load(project).status_path if project else None) or target_of(server).status_path
     if path:
         return path, ""
     if not include:
@@ -216,6 +238,53 @@ def search_breakpoint(label: str, server, load, name: str, **options):
     print(f"{label}: {estimate(r)}; probes' validity {r.validity or 'not assessed'}; {r.seconds:.0f} s; "
           f"run {r.run_id}")
     return r
+
+
+def against(servers: dict, load, name: str, baseline=None, label=None, **options) -> Comparisons:
+    """Every configuration of ``servers`` (key -> ``ServerConfig``, in order) compared with ``baseline`` (a
+    key; default the first), interleaved: :func:`perflab.compare_ab` of the baseline (A) and the
+    configuration (B) with ``options`` (``rates`` or ``search``, ``params``, ``criteria``, ``prefill``,
+    ``placement``...), one ``ab`` run each named ``<name>-<key>``. ``label``: a key's words (called with the
+    key, or with its parts when it is a tuple; default the key). Prints one line per comparison: its
+    verdict, naming the method, and its run.
+
+    Why against one baseline: a comparison is interleaved only between the two servers it runs side by
+    side; two configurations that were each compared with the baseline were measured one after the other,
+    so no verdict is drawn between them here."""
+    if baseline is None:
+        baseline = next(iter(servers), None)
+    if baseline not in servers:
+        raise ValueError(f"baseline: {baseline!r} is not among the configurations ({', '.join(map(name_of, servers))})")
+    words = {k: (label(*k) if isinstance(k, tuple) else label(k)) if label else name_of(k) for k in servers}
+    out = Comparisons(baseline, words)
+    for key, cfg in servers.items():
+        if key == baseline:
+            continue
+        slug = "-".join(map(str, key)) if isinstance(key, tuple) else str(key)
+        with warnings.catch_warnings():
+            # notebooks pick few pairs on purpose (the quick plan); the verdict says when none could claim
+            warnings.filterwarnings("ignore", message="with at most")
+            res = compare_ab(servers[baseline], cfg, load, name=f"{name}-{slug}", progress=False, **options)
+        out[key] = res
+        print(f"{words[key]} against {words[baseline]}: {answer_comparison(res)} {res.seconds:.0f} s; run {res.run_id}")
+    return out
+
+
+def measure_history(src: Source, workload, history_params: HistoryParams, name: str | None = None,
+                    **options) -> HistoryResult:
+    """Measure the history of ``src`` (:func:`perflab.analysis.history.source`; a synthetic one is made first,
+    under ``<data root>/synthetic/``): :func:`perflab.regress.history.run_history`."""
+    if src.synthetic:
+        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
+        root = paths.data_root(options.get("data_root")) / "synthetic" / f"{stamp}-{secrets.token_hex(3)}"
+        cost = int(src.planted_us) if float(src.planted_us).is_integer() else src.planted_us
+        costs = [0] * src.planted + [cost] * (src.commits - src.planted)
+        repo, good, bad = synthetic.declared(root, costs), f"HEAD~{src.commits - 1}", "HEAD"
+        repo_params = RepoParams(repo=str(repo))
+    else:
+        good, bad = src.good, src.bad
+        repo_params = RepoParams(repo=src.repo, project=src.project)
+    return run_history(good, bad, workload, history_params, repo_params, name=name, **options)
 
 
 def scaled_breakpoint(results, factor: float, pick=min, default: float | None = None) -> float:

@@ -1,25 +1,28 @@
-"""What notebook 07 builds from its parameters: its cluster, the workload, the fault, the capacity
-comparison's settings, and the nodes every run measures.
+"""What notebook 07 builds from its parameters and measures on the cluster's nodes: its cluster, the
+workload, the fault, the capacity comparison's settings and its searches or ramps, and the nodes every run
+measures.
 
-Like :mod:`..notebook`, every builder checks its values with the config layer, so a bad parameter fails in
-the notebook's first cell, named, before any node starts.
+Like :mod:`.notebook`, every builder checks its values with the config layer, so a bad parameter fails in
+the notebook's first cell, named, before any node starts; what the runs show is
+:mod:`perflab.analysis.cluster`'s.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ... import workloads
-from ...breakpoint import ramp
-from ...cluster.faults import schedule
-from ...cluster.nodes import start_cluster
-from ...config import BreakpointCriteria, BreakpointParams, ServerConfig
-from ...config.cluster import ClusterConfig
-from ...config.project import Project
-from ...config.hosts import scheduler_address
-from ...core.session import SessionOptions, check_load
-from ...targets import target_of
-from ..notebook import param
+from .. import workloads
+from ..breakpoint import find_breakpoint, ramp
+from ..nodes.faults import schedule
+from ..nodes.processes import start_cluster
+from ..config import BreakpointCriteria, BreakpointParams, ServerConfig
+from ..config.cluster import ClusterConfig
+from ..config.project import Project
+from ..config.hosts import scheduler_address
+from ..core.session import SessionOptions, check_load
+from ..experiment import run_experiment
+from ..targets import target_of
+from ..config.fields import param
 
 
 def config(cluster_cmd: str | None = None, ready_path: str = "/", server_dir: str | None = None, nodes: int = 3,
@@ -50,9 +53,9 @@ def single_node(cfg: ClusterConfig):
 def quorums(target, pairs=None) -> dict:
     """``{"1/3": ..., "2/3": ...}`` for ``pairs`` like ``[[1, 3], [2, 3], [3, 3]]`` (default: every ack of the
     cluster's from), each checked against the cluster (ack <= from <= nodes): ``ClusterConfig`` variants of a
-    configuration, or views of a running :class:`~perflab.cluster.nodes.Cluster` with those settings
+    configuration, or views of a running :class:`~perflab.nodes.processes.Cluster` with those settings
     (``Cluster.using``)."""
-    cfg = target if isinstance(target, ClusterConfig) else target.config
+    cfg = target_of(target).cluster_config
     if pairs is None:
         pairs = [[a, cfg.replicas_from] for a in range(1, cfg.replicas_from + 1)]
     out = {}
@@ -100,7 +103,7 @@ def start(cfg: ClusterConfig):
 
 def stop(nodes) -> None:
     """Stop what :func:`start` started (nothing when each run started its own)."""
-    if not isinstance(nodes, ClusterConfig):
+    if target_of(nodes).running:
         nodes.stop()
 
 
@@ -136,3 +139,15 @@ def search(kind: str, sla_p99, **params) -> Search:
     probe)."""
     kind = param("search", kind, "enum", choices=("probes", "ramp"))
     return Search(kind, BreakpointCriteria(sla_p99=sla_p99), BreakpointParams(warmup=1, **params))
+
+
+def capacity(how: Search, targets: dict, load, cfg: ClusterConfig) -> dict:
+    """One node against the cluster (``targets``: label -> target, the node first), measured as ``how`` says:
+    with ``probes`` a breakpoint search of each (notebook 2's), with ``ramp`` only the bracketing ramp of each
+    (:func:`ramp_load`); label -> its result, told by :func:`perflab.analysis.cluster.capacity`."""
+    names = dict(zip(targets, ("one", "cluster")))
+    if how.kind == "probes":
+        return {k: find_breakpoint(t, load, how.criteria, how.params, name=f"nb07-bp-{names[k]}", progress=False)
+                for k, t in targets.items()}
+    ramp = ramp_load(load, how.params, how.criteria, cfg)
+    return {k: run_experiment(t, ramp, name=f"nb07-ramp-{names[k]}") for k, t in targets.items()}

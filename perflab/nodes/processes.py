@@ -417,7 +417,7 @@ class Cluster:
 
     def using(self, **changes) -> "Cluster":
         """This running cluster with other request settings (``ack``, ``from_``, ``api``, ``entry``): the same
-        nodes, measured by a run with those settings (``pl.run_cluster(c.using(ack=1), load)``)."""
+        nodes, measured by a run with those settings (``pl.run_experiment(c.using(ack=1), load)``)."""
         topo = [k for k in changes if k not in ("ack", "from_", "api", "entry")]
         if topo:
             raise ValueError(f"{topo[0]}: a running cluster's nodes cannot change; only ack, from_, api and entry "
@@ -449,7 +449,7 @@ class Cluster:
 
 def start_cluster(config: ClusterConfig, data_root: str | os.PathLike | None = None, keep_data: bool = False,
                   placement=None) -> Cluster:
-    """Start a cluster that outlives single runs (``with pl.start_cluster(cfg) as c: pl.run_cluster(c, ...)``):
+    """Start a cluster that outlives single runs (``with pl.start_cluster(cfg) as c: pl.run_experiment(c, ...)``):
     its node logs go to ``<data root>/clusters/<id>/``, its data to ``<data root>/scratch/<id>/`` (removed when
     it stops unless ``keep_data``). Several runs can then measure it without starting N JVMs each time."""
 

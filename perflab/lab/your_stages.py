@@ -16,12 +16,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ... import paths
-from ...config import ForeignServer, PrefillParams, ServerConfig
-from ...config.project import Project
-from ...config.regress import RepoParams
-from ...regress.builds import Builds
-from ...regress.commits import resolve, toplevel
+from .. import paths
+from ..commits.builds import Builds
+from ..commits.git import resolve, toplevel
+from ..config import ForeignServer, PrefillParams, ServerConfig
+from ..config.project import Project
+from ..config.regress import RepoParams
 
 #: how to name the previous stage, said wherever there is none
 HOW = ("name it in the perflab.toml: [previous] with stage = N (a course server's earlier factory), project = "

@@ -319,6 +319,12 @@ class Verdict:
         return sum(self.counts.get(k, 0) for k in ANOMALIES)
 
     @property
+    def seen(self) -> dict[str, int]:
+        """Each kind of anomaly the checker saw (``stale``, ``missed``, ``resurrected``, ``unknown``), with its
+        count, in that order."""
+        return {k: self.counts[k] for k in ANOMALIES if self.counts.get(k)}
+
+    @property
     def violated(self) -> bool:
         """The invariant predicts none and the checker saw some: the cluster broke its promise."""
         return self.prediction.never and self.anomalies > 0

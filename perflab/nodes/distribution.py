@@ -155,7 +155,7 @@ class KeyDistribution:
 
 
 def key_distribution(cluster, keys: int, prefix: str = "key", frm: int | None = None) -> KeyDistribution:
-    """The key distribution of ``cluster`` (a running :class:`~perflab.cluster.nodes.Cluster`) over
+    """The key distribution of ``cluster`` (a running :class:`~perflab.nodes.processes.Cluster`) over
     ``<prefix>0 .. <prefix><keys-1>``: each running node's own count, and the built-in server's routing counts
     (see the module docstring)."""
     frm = frm or cluster.config.replicas_from
