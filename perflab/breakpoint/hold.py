@@ -5,9 +5,11 @@ grows slowly, a garbage collector that runs every few seconds, a compaction, a c
 search that found a breakpoint, one window of ``sustain`` seconds runs at its rate and is judged like a probe.
 When it keeps up, the breakpoint stands, now held. When it does not, the next window runs ``sustain_step``
 lower (or at once at the search's lower edge, the highest rate below which every probe passed, when that is lower
-still: a search that did not resolve can propose a point far above it), up to ``sustain_tries`` windows, and the
-breakpoint becomes the first rate that held, with the interval up to the lowest one that did not; how much the short probes overestimated it is part of the result. When no
-window holds, there is no breakpoint to report, only the rate below which it lies. A window the machine spoiled
+still: a search that did not resolve can propose a point far above it) until one holds, then half-way between the
+highest rate that held and the lowest that did not, up to ``sustain_tries`` windows in all. The breakpoint is the
+highest rate that held, with the interval up to the lowest one above it that did not; how much the short probes
+overestimated it is part of the result. When no window holds, there is no breakpoint to report, only the rate
+below which it lies. A window the machine spoiled
 (inconclusive: :mod:`perflab.measure.judgement`) is run again like any probe; one that stays inconclusive leaves
 the search unconfirmed: cannot tell.
 """
@@ -71,7 +73,9 @@ def hold(found: Estimate, params: BreakpointParams,
     as_found = Kept(found.rate, found.interval, found.outcome, found.stop_reason, found.at_least)
     if params.sustain <= 0 or found.rate is None or found.outcome not in HELD:
         return as_found
-    secs, rate, failed = params.sustain, found.rate, []
+    secs, rate = params.sustain, found.rate
+    failed: list[float] = []
+    kept: list[float] = []
     holds: list[Hold] = []
     for _ in range(params.sustain_tries):
         for attempt in range(params.retries + 1):
@@ -80,19 +84,29 @@ def hold(found: Estimate, params: BreakpointParams,
             if j.conclusive:
                 break
         if not j.conclusive:
+            if kept:
+                break   # what held stands; the machine only kept the refinement from going on
             return Kept(None, found.interval, Outcome.CANNOT_TELL,
                         f"{found.stop_reason}; holding {rate:,.0f}/s for {secs:g} s was inconclusive {len(holds)} "
                         f"times ({j.reason})", found.at_least, holds)
-        if j.passed:
-            if not failed:
-                return Kept(rate, found.interval, found.outcome,
-                            f"{found.stop_reason}; held {rate:,.0f}/s for {secs:g} s", found.at_least, holds)
-            return Kept(rate, (_round(rate * (1 - params.precision)), min(failed)), found.outcome,
-                        f"{found.stop_reason}; {_rates(failed)} did not hold for {secs:g} s, {rate:,.0f}/s did",
-                        rate, holds)
-        failed.append(rate)
-        step = rate * (1 - params.sustain_step)
-        rate = _round(min(step, found.at_least) if found.at_least and found.at_least < rate else step)
+        (kept if j.passed else failed).append(rate)
+        if j.passed and not failed:
+            return Kept(rate, found.interval, found.outcome, f"{found.stop_reason}; held {rate:,.0f}/s for {secs:g} s",
+                        found.at_least, holds)
+        if kept:   # between the highest rate that held and the lowest above it that did not: bisect
+            lo, hi = max(kept), min(r for r in failed if r > max(kept))
+            if hi - lo <= params.precision * lo:
+                break
+            rate = _round((lo + hi) / 2)
+        else:
+            step = rate * (1 - params.sustain_step)
+            rate = _round(min(step, found.at_least) if found.at_least and found.at_least < rate else step)
+    if kept:
+        lo = max(kept)
+        hi = min(r for r in failed if r > lo)
+        return Kept(lo, (_round(lo * (1 - params.precision)), hi), found.outcome,
+                    f"{found.stop_reason}; {_rates(sorted(failed, reverse=True))} did not hold for {secs:g} s, "
+                    f"{_rates(sorted(kept, reverse=True))} did", lo, holds)
     return Kept(None, (None, min(failed)), Outcome.UNRESOLVED,
                 f"{found.stop_reason}; no rate held for {secs:g} s: {_rates(failed)} did not: the breakpoint "
                 f"is below {min(failed):,.0f}/s", None, holds)

@@ -72,9 +72,10 @@ class BreakpointParams(Params):
                                "no more CPU than at the session's quietest (perflab.core.quiet)", min=0)
     sustain: float = option(20.0, "duration", "after the search, hold its breakpoint this long and keep it only if "
                             "the server keeps up; else step down (0: no check)", min=0)
-    sustain_tries: int = option(3, "int", "rates held at most: the breakpoint, then lower ones", min=1, max=10)
-    sustain_step: float = option(0.15, "float", "each rate held after one that did not hold is this much lower",
-                                 min=0.01, max=0.9)
+    sustain_tries: int = option(4, "int", "windows held at most: the breakpoint, lower ones until one holds, then "
+                                "half-way between what held and what did not", min=1, max=10)
+    sustain_step: float = option(0.1, "float", "each rate held after one that did not hold is this much lower (until "
+                                 "one holds)", min=0.01, max=0.9)
     seed: int = option(0, "int", "seed=<n> appended to the script arguments with seed_arg")
     seed_arg: bool = option(False, "bool", "append seed=<seed> to the script arguments")
 

@@ -289,7 +289,7 @@ def test_a_jvm_is_warmed_before_a_search_long_enough_for_c2():
     assert ramp_mod.server_warmup(BreakpointParams(server_warmup=1.5), jvm=True) == 1.5
 
 
-def _held(capacity_long, found, params=BreakpointParams(sustain=20, sustain_tries=3, sustain_step=0.15)):
+def _held(capacity_long, found, params=BreakpointParams(sustain=20, sustain_tries=4, sustain_step=0.1)):
     """Hold ``found`` against a server that keeps up for a long window only up to ``capacity_long``."""
     from perflab.breakpoint.hold import hold
     calls = []
@@ -308,17 +308,22 @@ def test_a_breakpoint_that_holds_stands_and_one_that_does_not_is_stepped_down():
     kept, calls = _held(5000, found)
     assert (kept.rate, kept.interval, kept.outcome) == (2000.0, (1920.0, 2080.0), Outcome.RESOLVED)
     assert calls == [(2000.0, "hold", 20)] and "held 2,000/s for 20 s" in kept.stop_reason
-    # the short probes overestimated it: 2,000 and 1,700 do not hold for 20 s, 1,445 does
-    kept, calls = _held(1500, found)
-    assert [r for r, _, _ in calls] == [2000.0, 1700.0, 1445.0]
-    assert kept.rate == 1445.0 and kept.interval == (round(1445 * 0.96), 1700.0) and kept.outcome == Outcome.RESOLVED
+    # the short probes overestimated it: 2,000 does not hold for 20 s, 1,800 does; half-way, 1,900 does not, 1,850 does
+    kept, calls = _held(1860, found)
+    assert [r for r, _, _ in calls] == [2000.0, 1800.0, 1900.0, 1850.0]
+    assert kept.rate == 1850.0 and kept.interval == (round(1850 * 0.96), 1900.0) and kept.outcome == Outcome.RESOLVED
+    assert "2,000/s, 1,900/s did not hold for 20 s, 1,850/s, 1,800/s did" in kept.stop_reason
+    # the refinement stops once the held and the failed rate are within the search's precision
+    kept, calls = _held(1990, found)
+    assert [r for r, _, _ in calls] == [2000.0, 1800.0, 1900.0, 1950.0] and kept.rate == 1950.0
     # none holds: no number, only where it lies below
     kept, _ = _held(100, found)
-    assert kept.rate is None and kept.interval == (None, 1445.0) and kept.outcome == Outcome.UNRESOLVED
+    assert kept.rate is None and kept.interval == (None, round(2000 * 0.9 ** 3)) and kept.outcome == Outcome.UNRESOLVED
     # a search that did not resolve proposed a point far above its lower edge: the next window goes there at once
     loose = Estimate(5728.0, (1818.0, 6000.0), Outcome.UNRESOLVED, "max_probes", at_least=1894.0)
     kept, calls = _held(2000, loose)
-    assert [r for r, _, _ in calls] == [5728.0, 1894.0] and kept.rate == 1894.0
+    assert [r for r, _, _ in calls] == [5728.0, 1894.0, 3811.0, 2852.0] and kept.rate == 1894.0
+    assert kept.interval == (round(1894 * 0.96), 2852.0)
     # no breakpoint to hold (cannot tell), or no window asked for: nothing runs
     for f, p in ((Estimate(None, (None, None), Outcome.CANNOT_TELL, "x", at_least=900.0), BreakpointParams()),
                  (found, BreakpointParams(sustain=0))):
