@@ -181,7 +181,7 @@ def _measure(sess, load, schedule, consistency, profile, prof_nodes, fill, keys,
     try:
         for p in profilers.values():
             p.start_recording()
-        lp = sess.start_load(load, out_dir=run.dir, timed=True)
+        lp = sess.start_ready(load, out_dir=run.dir, timed=True)
         cl.faults_start(schedule, lp.window_start)
         if consistency is not None:
             cl.check_start(consistency, write, read, *load.entity_api, consistency.duration or load.duration,

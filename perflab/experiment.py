@@ -83,7 +83,7 @@ def run_experiment(server: ServerConfig | ForeignServer | str, load: LoadParams,
                 # Record JFR around the whole load and keep exactly the measured window when
                 # converting: the attach latency of a busy machine cannot shift the window.
                 profiler.start_recording()
-            lp = sess.start_load(load, out_dir=run.dir)
+            lp = sess.start_ready(load, out_dir=run.dir)
             res = lp.wait()
             if profiler is not None:
                 prof = profiler.stop_window(*window(res, lp.started_at))

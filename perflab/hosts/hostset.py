@@ -18,6 +18,7 @@ from ..cancel import CancelToken
 from ..children import boot_id
 from ..config.hosts import HostOptions
 from .actors import bind, spawn
+from .daskconfig import profiler_off
 from .inventory import HostInfo, check_versions, clock_offset, coordinator_versions, survey
 from .leases import Lease, acquire
 from .pool import GENERATOR, SERVER, HostPool, HostsError, connect
@@ -37,15 +38,15 @@ def choose(hosts: list[HostInfo], request: HostOptions, busy: set[str], where: s
         h = by_name[name]
         if role not in h.roles:
             raise HostsError(f"host {name} has no {role} role (its roles: {', '.join(h.roles) or 'none'}); start "
-                             f"its worker with --resources {role}=1")
+                             f"its worker with --roles {role} (`perflab worker`)")
         return h
 
     servers = [h for h in hosts if SERVER in h.roles]
     generators = [h for h in hosts if GENERATOR in h.roles]
     if request.server_host is None and not servers:
-        raise HostsError(f"no host in {where} has the server role (start one worker with --resources server=1)")
+        raise HostsError(f"no host in {where} has the server role (start one: `perflab worker ADDRESS --name srv1 --roles server`)")
     if not generators:
-        raise HostsError(f"no host in {where} has the generator role (start workers with --resources generator=1)")
+        raise HostsError(f"no host in {where} has the generator role (start some: `perflab worker ADDRESS --name gen1 --roles generator`)")
     wanted = request.generators if request.generators is not None else 1
     if isinstance(wanted, tuple):
         gens = [named(n, GENERATOR) for n in wanted]
@@ -99,7 +100,7 @@ class HostSet:
     def open(cls, request: HostOptions, what: str, lease_timeout: float | None = None,
              cancel: CancelToken | None = None) -> "HostSet":
         """The hosts ``request`` asks for, checked and leased (no agents yet: :meth:`start_agents`)."""
-        pool = connect(request.scheduler)
+        pool = connect(request.scheduler, request.tls)
         hosts = survey(pool, clocks=False)
         choose(hosts, request, set(), pool.describe())   # an impossible request fails now, not after a wait
         lease, (server, gens) = acquire(pool, lambda busy: choose(hosts, request, busy, pool.describe()),
@@ -108,6 +109,8 @@ class HostSet:
         try:
             if not pool.local:
                 check_versions(self.hosts, coordinator_versions())
+                # a worker started with plain `dask worker` samples its threads: off before any agent starts
+                pool.run(profiler_off, [h.address for h in self.hosts])
         except BaseException:
             self.close()
             raise

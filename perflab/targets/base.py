@@ -32,6 +32,7 @@ from ..measure import hostspeed
 from ..profiling import bridge
 from ..profiling.codemap import CodeMap
 from ..profiling.profiler import Profiler
+from ..server.builtin import READY_S
 from ..server.stats import stats_frame
 
 #: seconds a remote call that should be quick may take
@@ -73,6 +74,17 @@ class Target:
     def entry_count(self) -> int:
         """How many entries a load is split over (one server: 1; a cluster: its entry nodes)."""
         return 1
+
+    @property
+    def start_s(self) -> float:
+        """Seconds the coordinator waits for the server host to start it: the host's own bound on its
+        readiness (it fails past it, with the cause) and a call's."""
+        return CALL_S + (getattr(self.config, "startup_timeout", None) or READY_S)
+
+    def prepare_s(self, prefill: PrefillParams | None) -> float:
+        """Seconds the coordinator waits for the server host to make its storage (and prefill it: at a
+        thousandth of the in-process writes' speed here)."""
+        return CALL_S + (prefill.keys / 1000 if prefill is not None else 0)
 
     def to_dict(self) -> dict:
         """What a run records as ``params.server``."""

@@ -286,6 +286,11 @@ class ClusterTarget(Target):
     def entry_count(self) -> int:
         return len(self.cluster_config.entries)
 
+    @property
+    def start_s(self) -> float:
+        cfg = self.cluster_config
+        return CALL_S + cfg.nodes * cfg.startup_timeout
+
     def why_not(self, feature: str) -> str | None:
         if feature == "prefill":
             return ("it writes plain values, and a cluster node stores timestamped records; a cluster starts empty "
