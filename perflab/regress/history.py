@@ -41,7 +41,6 @@ from tqdm.auto import tqdm
 from .. import paths
 from ..ab.run import value
 from ..ab.sides import BuildError, make_side
-from ..config.fields import Spec, convert
 from ..config.regress import HistoryParams
 from ..config.version import Version
 from ..core.fill import fill as fill_target
@@ -234,8 +233,7 @@ def run_history(good: str, bad: str, load, params: HistoryParams | None = None, 
     if len(commits) < MIN_POINTS:
         raise ValueError(f"GOOD..BAD holds {len(commits)} commits (GOOD included); change points need at least "
                          f"{MIN_POINTS}: give an earlier GOOD, or compare two commits with perflab gate")
-    rate = convert("rate", Spec("rate", "", min=0, min_open=True), setup.rate) if setup.rate is not None \
-        else setup.load.rate
+    rate = setup.rate if setup.rate is not None else setup.load.rate
     probe_load = setup.load.for_probe(p.probe_duration, p.warmup).replace(rate=rate)
     notes = []
     changes = dirty(path)
