@@ -120,7 +120,10 @@ def test_ctrl_c_ends_a_run_within_seconds_at_any_phase(server_build, loadgen_bin
         assert '"status": "interrupted"' in m.read_text()
 
 
+@pytest.mark.slow
 def test_the_measuring_commands_leave_nothing_in_tmpdir(server_build, loadgen_binary, tmp_path):
+    # make test-all: seven commands, a process each (a minute or more here); `make test` checks TMPDIR after each
+    # run of the interrupt test above
     env = _env(tmp_path)
     small = ["-c", "2", "-t", "1", "--path", "/v0/status", "--backend", "memory", "--no-project"]
     commands = [["run", "-R", "300", "-d", "1s", *small],
@@ -128,10 +131,12 @@ def test_the_measuring_commands_leave_nothing_in_tmpdir(server_build, loadgen_bi
                 ["breakpoint", *small, "--start-rate", "500", "--max-probes", "2", "--probe-duration", "1s",
                  "--warmup", "0", "--repeats", "1", "--server-warmup", "0", "--quiet"],
                 ["ab", *small, "-R", "300", "--a-workers", "1", "--b-workers", "2", "--probe-duration", "0.5s",
-                 "--max-pairs", "2", "--warmup", "0", "--idle-pairs", "0", "--quiet"],
+                 "--min-pairs", "2", "--pairs", "2", "--warmup", "0", "--idle-pairs", "0", "--quiet"],
                 ["runs"], ["index"], ["hosts"]]
     for cmd in commands:
         r = subprocess.run([sys.executable, "-m", "perflab", *cmd], cwd=tmp_path, env=env, capture_output=True,
                            text=True, timeout=300)
-        assert r.returncode in (0, 1, 2) and "Traceback" not in r.stderr, (cmd, r.stdout[-2000:], r.stderr[-3000:])
+        # a search may end with no breakpoint (exit 1); anything else must run to its end
+        assert r.returncode == 0 or (cmd[0] == "breakpoint" and r.returncode == 1), (cmd, r.stdout[-2000:],
+                                                                                        r.stderr[-3000:])
         assert os.listdir(tmp_path / "tmp") == [], (cmd, os.listdir(tmp_path / "tmp"))

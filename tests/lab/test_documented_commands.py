@@ -138,26 +138,44 @@ def test_a_typed_option_reaches_the_record_typed():
 
 # --- the main documented commands, run on small inputs ------------------------------------------------
 def _small(argv: list[str]) -> list[str]:
-    """A documented command made small: short loads, few probes and pairs, a memory backend, no prefill of a
-    million keys (the shape of the command line is the documentation's)."""
-    out, skip = [], False
-    shrink = {"-d": "1s", "--duration": "1s", "--warmup": "0", "-R": "300", "--rate": "300", "--prefill": "2000",
-              "--fill": "500", "-c": "2", "-t": "1", "--max-pairs": "4", "--repeats": "2", "--budget": "60s"}
-    for i, tok in enumerate(argv):
+    """A documented command made small: short loads, few probes and pairs, no prefill of a million keys (the
+    shape of the command line is the documentation's)."""
+    out, skip, rates = [], False, 0
+    shrink = {"-d": "1s", "--duration": "1s", "--warmup": "0", "--prefill": "2000", "--fill": "500", "-c": "2",
+              "-t": "1", "--pairs": "4", "--repeats": "2", "--budget": "60s"}
+    for tok in argv:
         if skip:
             skip = False
             continue
         if tok in shrink:
             out += [tok, shrink[tok]]
             skip = True
+        elif tok in ("-R", "--rate"):       # distinct rates stay distinct (an A/B at two rates)
+            out += [tok, str(300 + 100 * rates)]
+            rates, skip = rates + 1, True
         elif tok.startswith("keys="):
             out.append("keys=500")
         else:
             out.append(tok)
-    return out
+    extra = {"run": ["-d", "1s"], "profile": ["-d", "1s"],
+             "breakpoint": ["--max-probes", "2", "--repeats", "1", "--probe-duration", "1s", "--server-warmup", "0"],
+             "ab": ["--probe-duration", "0.5s", "--min-pairs", "2", "--pairs", "4", "--idle-pairs", "0"]}.get(out[0], [])
+    script = out.index("--") if "--" in out else len(out)      # what follows -- is the script's
+    head, tail = out[:script], out[script:]
+    for i in range(0, len(extra), 2):
+        if extra[i] not in head:
+            head += extra[i:i + 2]
+    if out[0] in ("breakpoint", "ab") and "--quiet" not in head:
+        head.append("--quiet")
+    return head + tail
 
 
-MAIN = ("run", "profile", "breakpoint", "ab", "runs", "hosts")
+MAIN = ("run", "profile", "breakpoint", "ab", "runs")
+_WORD = re.compile(r"^[A-Z]{2,}$")
+#: documented commands this test leaves to others: builds of commits (tests/lab/test_ab_server.py, tests/regress),
+#: several machines (tests/hosts), clusters (tests/cluster); and those with a word that stands for yours (SHA,
+#: <the ab run>, old/TinyKv.java)
+_ELSEWHERE = ("--scheduler", "--nodes", "--a-commit", "--b-commit")
 
 
 @pytest.mark.slow
@@ -166,16 +184,14 @@ def test_the_main_documented_commands_run(server_build, loadgen_binary, tmp_path
     env.update(PERFLAB_DATA=str(tmp_path / "data"), PYTHONPATH=str(REPO))
     ran = set()
     for where, argv in documented():
-        if argv[0] not in MAIN or "--scheduler" in argv or "--nodes" in argv or any(
-                "PLACEHOLDER" in a or a.startswith(("old/", "new/")) for a in argv):
-            continue      # several machines and clusters: tests/hosts, tests/cluster; a placeholder runs nothing
+        if argv[0] not in MAIN or any(a in _ELSEWHERE or "PLACEHOLDER" in a or "old/" in a
+                                      or (_WORD.match(a) and a != "HEAD") for a in argv):
+            continue
         cmd = _small(argv)
-        if cmd[0] == "breakpoint":
-            cmd += ["--max-probes", "2", "--probe-duration", "1s", "--server-warmup", "0", "--quiet"]
-        if cmd[0] == "ab":
-            cmd += ["--probe-duration", "0.5s", "--idle-pairs", "0", "--quiet"]
         r = subprocess.run([sys.executable, "-m", "perflab", *cmd], cwd=REPO, env=env, capture_output=True, text=True,
                            timeout=600)
-        assert r.returncode == 0, f"{where}: perflab {shlex.join(cmd)}\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}"
+        # a search on two connections may find no rate its server keeps up with: exit 1, an answer all the same
+        answered = r.returncode == 0 or (cmd[0] == "breakpoint" and r.returncode == 1 and "\nbreakpoint: " in r.stdout)
+        assert answered, f"{where}: perflab {shlex.join(cmd)}\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}"
         ran.add(argv[0])
     assert ran == set(MAIN), ran
