@@ -26,6 +26,7 @@ from ..config import (ABParams, BreakpointCriteria, BreakpointParams, ForeignSer
                       ValidityThresholds)
 from ..config.regress import AtRate, BisectParams, GateParams, HistoryParams, RepoParams
 from ..config.fields import add_arguments
+from ..children import sigterm_as_exception
 from ..errors import PerflabError, RunInterrupted
 from ..hosts import daemons, tls
 from ..report.cli import main as report_main
@@ -223,7 +224,7 @@ def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespac
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "report":
-        return report_main(argv[1:])
+        return _ended(lambda: report_main(argv[1:]))
     parser = build_parser()
     try:
         a = parse(parser, argv)
@@ -236,8 +237,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if a.cmd == "prefill" and a.prefill_keys is None:
         parser.error("prefill: --keys N is required")
+    return _ended(lambda: HANDLERS[a.cmd](a))
+
+
+def _ended(command) -> int:
+    """A command's exit status, however it ended: its own, 2 for bad input, 1 for perflab's errors, 130 on
+    Ctrl-C, 143 on SIGTERM (raised as an exception, so that every ``finally`` stops what it started)."""
     try:
-        return HANDLERS[a.cmd](a)
+        with sigterm_as_exception():
+            return command()
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -120,6 +120,32 @@ def test_ctrl_c_ends_a_run_within_seconds_at_any_phase(server_build, loadgen_bin
         assert '"status": "interrupted"' in m.read_text()
 
 
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_report_stopped_mid_notebook_ends_within_seconds_and_leaves_nothing(server_build, loadgen_binary, tmp_path,
+                                                                             sig):
+    # the report's kernel has started notebook 01 and its server when the signal comes
+    data = str(tmp_path / "data")
+    p = _start(tmp_path, "report", "--plan", "quick", "--only", "01", "--no-browser", "--no-progress",
+               "--report-dir", str(tmp_path / "report"))
+    _wait_for(p, "the notebook's server", _named(data, "perflab.server.Main"), timeout=180)
+    started = [q.pid for q in _tree(p)[1:]] + [q.pid for q in processes_mentioning(data)]
+    t0 = time.monotonic()
+    p.send_signal(sig)
+    try:
+        out, _ = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    took = time.monotonic() - t0
+    assert p.returncode == 128 + sig and took < INTERRUPT_S, (p.returncode, took, out.decode()[-3000:])
+    time.sleep(1.0)
+    left = [psutil.Process(pid) for pid in started if psutil.pid_exists(pid)
+            and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
+    assert not left and not processes_mentioning(data), [q.cmdline() for q in left]
+    assert os.listdir(tmp_path / "tmp") == []
+
+
 @pytest.mark.slow
 def test_the_measuring_commands_leave_nothing_in_tmpdir(server_build, loadgen_binary, tmp_path):
     # make test-all: seven commands, a process each (a minute or more here); `make test` checks TMPDIR after each
