@@ -17,7 +17,7 @@ import time
 from ..cancel import CancelToken
 from ..children import boot_id
 from ..config.hosts import HostOptions
-from .actors import bind, spawn
+from .actors import answer, bind, spawn
 from .daskconfig import profiler_off
 from .inventory import HostInfo, check_versions, clock_offset, coordinator_versions, survey
 from .leases import Lease, acquire
@@ -210,7 +210,8 @@ class HostSet:
                 h.clock_offset_s, h.clock_uncertainty_s, h.clock_shared = 0.0, 0.0, True
                 continue
             agent = self.server_agent if h.name == self.server.name else self.generator(h.name)
-            h.clock_offset_s, h.clock_uncertainty_s = clock_offset(lambda: agent.touch().result(timeout=10))
+            h.clock_offset_s, h.clock_uncertainty_s = clock_offset(
+                lambda: answer(agent.touch(), 10, f"host {h.name}: its clock"))
 
     def _heartbeat(self) -> None:
         while not self._stop.wait(HEARTBEAT_S):
