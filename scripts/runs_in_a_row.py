@@ -106,8 +106,9 @@ def main(argv=None) -> int:
             after = _ss()
             left = sorted(os.listdir(tmp / "tmp"))
             walls = [r["wall_s"] for r in rows]
-            print(f"runs: {len(rows)}, exit 0: {sum(r['rc'] == 0 for r in rows)}, hung: {sum(r['hung'] for r in rows)}, "
-                  f"wall {statistics.median(walls):.1f} s at the median ({min(walls):.1f}-{max(walls):.1f})")
+            print(f"runs: {len(rows)}, exit 0: {sum(r['rc'] == 0 for r in rows)}, "
+                  f"hung: {sum(r['hung'] for r in rows)}, wall {statistics.median(walls):.1f} s at the median "
+                  f"({min(walls):.1f}-{max(walls):.1f})")
             print(f"a socket beyond loopback in {sum(bool(r['open']) for r in rows)} runs; "
                   f"listening sockets on the machine (ss -ltn): {before} before, {after} after")
             print(f"left in TMPDIR: {len(left)}" + (f" ({', '.join(left[:10])})" if left else ""))

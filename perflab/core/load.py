@@ -176,7 +176,8 @@ class DistributedLoad:
             try:
                 if isinstance(f, Exception):
                     raise f
-                self.commands[part.name] = answer(f, ASK_S, f"generator host {part.host.name}: perflab-load's start")["command"]
+                got = answer(f, ASK_S, f"generator host {part.host.name}: perflab-load's start")
+                self.commands[part.name] = got["command"]
             except Exception as e:  # noqa: BLE001 - one part failing to start stops all of them
                 errors[part.host.name] = e
         if errors:

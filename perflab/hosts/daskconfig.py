@@ -50,9 +50,9 @@ def profiler_state(dask_worker) -> dict:
     coordinator's process does not get: a notebook's own Dask work keeps Dask's defaults)."""
     import dask
 
+    running = dask_worker.periodic_callbacks
     return {"configured": dask.config.get("distributed.worker.profile.enabled"),
-            "sampling": sorted(n for n in PROFILER_CALLBACKS
-                               if n in dask_worker.periodic_callbacks and dask_worker.periodic_callbacks[n].is_running())}
+            "sampling": sorted(n for n in PROFILER_CALLBACKS if n in running and running[n].is_running())}
 
 
 def _stop_scheduler_http(dask_scheduler) -> None:

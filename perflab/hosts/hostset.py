@@ -44,9 +44,11 @@ def choose(hosts: list[HostInfo], request: HostOptions, busy: set[str], where: s
     servers = [h for h in hosts if SERVER in h.roles]
     generators = [h for h in hosts if GENERATOR in h.roles]
     if request.server_host is None and not servers:
-        raise HostsError(f"no host in {where} has the server role (start one: `perflab worker ADDRESS --name srv1 --roles server`)")
+        raise HostsError(f"no host in {where} has the server role (start one: `perflab worker ADDRESS --name srv1 "
+                         f"--roles server`)")
     if not generators:
-        raise HostsError(f"no host in {where} has the generator role (start some: `perflab worker ADDRESS --name gen1 --roles generator`)")
+        raise HostsError(f"no host in {where} has the generator role (start some: `perflab worker ADDRESS --name gen1 "
+                         f"--roles generator`)")
     wanted = request.generators if request.generators is not None else 1
     if isinstance(wanted, tuple):
         gens = [named(n, GENERATOR) for n in wanted]

@@ -1,10 +1,10 @@
 """Where the hosts come from: a Dask scheduler, or by default an in-process ``LocalCluster``.
 
 ``connect()`` gives the :class:`HostPool` a session measures on: the scheduler named by ``--scheduler
-tls://HOST:8786`` (with ``--tls DIR``: :mod:`.tls`; or ``$PERFLAB_SCHEDULER``), or, with neither, one in-process ``LocalCluster``
-(``processes=False``) whose single worker, ``local``, has both roles: one machine works as it always did,
-with nothing extra to start, on the same code path as many hosts. Both are made once per Python process
-and reused by every run.
+tls://HOST:8786`` (with ``--tls DIR``: :mod:`.tls`; or ``$PERFLAB_SCHEDULER``), or, with neither, one
+in-process ``LocalCluster`` (``processes=False``) whose single worker, ``local``, has both roles: one machine
+works as it always did, with nothing extra to start, on the same code path as many hosts. Both are made once
+per Python process and reused by every run.
 
 A worker's **roles** are its Dask resources: ``perflab worker tls://... --name gen1 --roles generator``
 (:mod:`.daemons`) is a generator host, ``--roles server`` a server host (both: one machine).
@@ -112,8 +112,8 @@ class OpenSchedulerWarning(UserWarning):
 
 def connect(address: str | None = None, tls: str | None = None, timeout: float = CONNECT_TIMEOUT) -> HostPool:
     """The hosts of the scheduler at ``address`` (see :func:`perflab.config.hosts.scheduler_address`), with the
-    certificates in ``tls`` (default ``$PERFLAB_TLS``) for a ``tls://`` one (:func:`perflab.config.hosts.tls_for`), connected once per
-    process. A plain-TCP scheduler on an address other machines reach is warned about
+    certificates in ``tls`` (default ``$PERFLAB_TLS``) for a ``tls://`` one (:func:`perflab.config.hosts.tls_for`),
+    connected once per process. A plain-TCP scheduler on an address other machines reach is warned about
     (:class:`OpenSchedulerWarning`): anyone who reaches it runs code on the hosts."""
     addr = scheduler_address(address)
     tls = tls_for(addr, tls if tls is not None else os.environ.get(TLS_ENV) or None)
@@ -162,13 +162,17 @@ def _local() -> HostPool:
     # directories lie in one of ours, removed when this process ends (Dask's default leaves
     # $TMPDIR/dask-scratch-space behind)
     work = tempfile.mkdtemp(prefix="perflab-hosts-")
-    with dask.config.set({**CONFIG, "temporary-directory": work}):
-        local = SpecCluster(
-            scheduler={"cls": Scheduler, "options": {"protocol": "inproc://", "dashboard": False,
-                                                     "dashboard_address": LOOPBACK_HTTP}},
-            workers={LOCAL: {"cls": Worker, "options": {"nthreads": 4, "resources": {SERVER: 1, GENERATOR: 1},
-                                                        "dashboard": False, "dashboard_address": LOOPBACK_HTTP}}},
-            name="perflab-local", silence_logs=logging.WARNING)
+    try:
+        with dask.config.set({**CONFIG, "temporary-directory": work}):
+            local = SpecCluster(
+                scheduler={"cls": Scheduler, "options": {"protocol": "inproc://", "dashboard": False,
+                                                         "dashboard_address": LOOPBACK_HTTP}},
+                workers={LOCAL: {"cls": Worker, "options": {"nthreads": 4, "resources": {SERVER: 1, GENERATOR: 1},
+                                                            "dashboard": False, "dashboard_address": LOOPBACK_HTTP}}},
+                name="perflab-local", silence_logs=logging.WARNING)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
     client = Client(local, set_as_default=False)
     close_http(client)
     pool = HostPool(client, local.scheduler_address, True, local)
@@ -195,8 +199,8 @@ def _remote(addr: str, tls: str | None, timeout: float) -> HostPool:
         hint = (" (a scheduler started with TLS takes only tls:// and the lab's certificates)"
                 if addr.startswith("tcp://") else " (are the certificates the scheduler's own?)" if tls else "")
         raise HostsError(f"cannot reach the Dask scheduler at {addr} within {timeout:g} s ({type(e).__name__}: "
-                         f"{e}){hint}; start one there (`perflab scheduler`), or leave out --scheduler/${SCHEDULER_ENV} "
-                         f"to measure on this machine alone") from None
+                         f"{e}){hint}; start one there (`perflab scheduler`), or leave out "
+                         f"--scheduler/${SCHEDULER_ENV} to measure on this machine alone") from None
     return HostPool(client, addr, False)
 
 

@@ -238,7 +238,8 @@ def test_a_report_runs_its_notebooks_side_by_side_on_disjoint_host_sets(hosts, d
     report, folder = run_plan(plan, root=tmp_path / "report", progress=False, browser=False,
                               hosts={"scheduler": hosts.address, "tls": hosts.tls})
     assert [n.status for n in report.notebooks] == ["ok", "ok", "ok"], [n.error for n in report.notebooks]
-    assert _width({"scheduler": hosts.address, "tls": hosts.tls}) == 2      # srv1 and gen3 serve, gen1 and gen2 load: two at once
+    # srv1 and gen3 serve, gen1 and gen2 load: two at once
+    assert _width({"scheduler": hosts.address, "tls": hosts.tls}) == 2
     runs = []
     for n in report.notebooks[:2]:
         mine = [open_run(r["id"]) for r in n.runs]
@@ -264,7 +265,8 @@ def test_hosts_not_ready_before_the_start_are_all_stopped_before_it(hosts, data_
     from perflab.core.load import MAX_LEAD_S
 
     slow = tmp_path / "slow-init.lua"
-    slow.write_text(f"init = function(args)\n  local t = os.clock()\n  while os.clock() - t < {3 * MAX_LEAD_S:g} do end\nend\n"
+    slow.write_text("init = function(args)\n  local t = os.clock()\n"
+                    f"  while os.clock() - t < {3 * MAX_LEAD_S:g} do end\nend\n"
                     "request = function() return wrk.format('PUT', '/v0/entity?id=k', nil, 'v') end\n")
     with pytest.raises(pl.PerflabError, match="not ready .* every host was stopped before the start"):
         pl.run_experiment(SERVER, LOAD.replace(script=str(slow)), **_on(hosts, generators="gen1,gen2",

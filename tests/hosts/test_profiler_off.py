@@ -3,15 +3,15 @@ and thread starts (perflab.hosts.daskconfig).
 
 The deadlock is reproduced here in a child process with a hard stall limit (``scripts/deadlock_repro.py``):
 a plain Dask worker, profiler on as Dask configures it, hangs within seconds (every trial measured, figures
-in docs/hosts.md), and perflab's in-process hosts run the same thread starts for longer without a hang. Every pool perflab starts or uses is then checked on its running workers:
-the in-process hosts, and a worker started with plain ``dask worker`` once a session has opened it (the
-namespace hosts started by ``perflab worker``: tests/hosts/test_netns_hosts.py).
+in docs/hosts.md), and perflab's in-process hosts run the same thread starts for longer without a hang.
+Every pool perflab starts or uses is then checked on its running workers: the in-process hosts, and a worker
+started with plain ``dask worker`` once a session has opened it (the hosts started by ``perflab worker``:
+tests/hosts/test_tls.py, tests/hosts/test_netns_hosts.py).
 """
 
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -24,6 +24,7 @@ from perflab.config import HostOptions
 from perflab.hosts.daskconfig import environ, profiler_state
 from perflab.hosts.hostset import HostSet
 from perflab.hosts.pool import OpenSchedulerWarning, connect, disconnect
+from support import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "scripts"))
@@ -56,15 +57,9 @@ def test_the_in_process_hosts_sample_no_frames():
     assert environ() == {"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False"}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_a_plain_dask_worker_has_its_profiler_stopped_before_a_session_starts_agents(tmp_path):
     # a scheduler and a worker started the way Dask documents it (the profiler on), on loopback
-    port = _free_port()
+    port = free_port()
     address = f"tcp://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("DASK_")}
     env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")

@@ -159,7 +159,8 @@ def _small(argv: list[str]) -> list[str]:
             out.append(tok)
     extra = {"run": ["-d", "1s"], "profile": ["-d", "1s"],
              "breakpoint": ["--max-probes", "2", "--repeats", "1", "--probe-duration", "1s", "--server-warmup", "0"],
-             "ab": ["--probe-duration", "0.5s", "--min-pairs", "2", "--pairs", "4", "--idle-pairs", "0"]}.get(out[0], [])
+             "ab": ["--probe-duration", "0.5s", "--min-pairs", "2", "--pairs", "4", "--idle-pairs", "0"],
+             }.get(out[0], [])
     script = out.index("--") if "--" in out else len(out)      # what follows -- is the script's
     head, tail = out[:script], out[script:]
     for i in range(0, len(extra), 2):
