@@ -128,7 +128,7 @@ def main(argv=None) -> int:
         if why:
             print(f"\n(no namespace hosts: {why}; figures 2 and 3 need --scheduler)")
             return 0
-        netc = netns.make({a.server_host: "server=1", gens[0]: "generator=1", gens[1]: "generator=1"})
+        netc = netns.make({a.server_host: "server", gens[0]: "generator", gens[1]: "generator"})
         scheduler = netc.address
     try:
         s = split_runs(scheduler, a.server_host, gens, a.repeat, a.rate)

@@ -1,6 +1,7 @@
-"""Hosts on one machine: network namespaces, each with a real ``dask worker`` process (the tests' hosts, and
-the benchmark's: ``scripts/hosts_bench.py``; they share this machine's CPUs, so they show correctness and
-overhead, not speed).
+"""Hosts on one machine: network namespaces, each with a real Dask worker process started as users start
+theirs, with ``perflab worker`` (and the scheduler with ``perflab scheduler``; with ``tls``: the lab's
+certificates, ``perflab certs``). The tests' hosts, and the benchmark's: ``scripts/hosts_bench.py``; they
+share this machine's CPUs, so they show correctness and overhead, not speed.
 
 A Linux bridge ``plbr0`` in the root namespace (10.77.0.1/24, a private range traffic never leaves: the
 bridge is this machine's) and one namespace per host (``plns-<name>``, a veth pair into the bridge,
@@ -55,13 +56,24 @@ def why_not() -> str | None:
     return None
 
 
+def _marked(p, marker: str) -> bool:
+    """A process started here: the marker on its command line, or in its TMPDIR (a scheduler's command line
+    names no directory)."""
+    if marker in " ".join(p.info["cmdline"] or []):
+        return True
+    try:
+        return marker in p.environ().get("TMPDIR", "")
+    except Exception:  # noqa: BLE001 - another user's process, or one that just exited
+        return False
+
+
 def clean_stale() -> None:
     """Remove what an interrupted run left: namespaces, their veths, the bridge, marked processes."""
     import psutil
 
     for p in psutil.process_iter(["pid", "cmdline"]):
         try:
-            if "perflab-netns-" in " ".join(p.info["cmdline"] or []) and p.pid != os.getpid():
+            if p.pid != os.getpid() and _marked(p, "perflab-netns-"):
                 p.kill()
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
@@ -79,7 +91,7 @@ def clean_stale() -> None:
 class Host:
     name: str
     ip: str
-    resources: str | None          # None: the scheduler
+    roles: str | None          # "server", "generator" or both ("generator,server"); None: the scheduler
     proc: subprocess.Popen | None = None
 
     @property
@@ -94,11 +106,16 @@ class NetnsHosts:
     hosts: dict[str, Host]
     marker: str
     root: Path
+    tls: str | None = None
     logs: dict = field(default_factory=dict)
 
     @property
     def address(self) -> str:
-        return f"tcp://{self.hosts['sched'].ip}:{PORT}"
+        return f"{'tls' if self.tls else 'tcp'}://{self.hosts['sched'].ip}:{PORT}"
+
+    def options(self, **kw) -> dict:
+        """The keywords of a run on these hosts (``scheduler``, ``tls``) and ``kw``."""
+        return dict(scheduler=self.address, tls=self.tls, **kw)
 
     def worker_pid(self, name: str) -> int:
         return self.hosts[name].proc.pid
@@ -127,14 +144,14 @@ class NetnsHosts:
         d.mkdir(parents=True, exist_ok=True)
         env = dict(os.environ, TMPDIR=str(d), PYTHONUNBUFFERED="1")
         env.pop(SCHEDULER_ENV, None)
-        dask = [sys.executable, "-m"]
-        if h.resources is None:
-            cmd = [*dask, "distributed.cli.dask_scheduler", "--host", h.ip, "--port", str(PORT), "--no-dashboard",
-                   "--pid-file", str(d / "pid")]
+        env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        perflab = [sys.executable, "-m", "perflab"]
+        tls = ["--tls", self.tls] if self.tls else []
+        if h.roles is None:
+            cmd = [*perflab, "scheduler", "--host", h.ip, "--port", str(PORT), "--no-dashboard", *tls]
         else:
-            cmd = [*dask, "distributed.cli.dask_worker", self.address, "--name", name, "--resources", h.resources,
-                   "--nthreads", "4", "--no-nanny", "--no-dashboard", "--host", h.ip, "--local-directory", str(d),
-                   "--death-timeout", "60"]
+            cmd = [*perflab, "worker", self.address, "--name", name, "--roles", h.roles, "--host", h.ip,
+                   "--local-directory", str(d), *tls]
         log = open(d / "log.txt", "ab")
         h.proc = subprocess.Popen(["ip", "netns", "exec", h.ns, *cmd], stdout=log, stderr=subprocess.STDOUT,
                                   stdin=subprocess.DEVNULL, env=env, cwd=str(REPO), start_new_session=True)
@@ -143,12 +160,15 @@ class NetnsHosts:
     def wait_workers(self, names: list[str], timeout: float = 90.0) -> None:
         from distributed import Client
 
+        from perflab.hosts.tls import security
+
         deadline = time.monotonic() + timeout
         client = None
         try:
             while time.monotonic() < deadline:
                 try:
-                    client = client or Client(self.address, timeout=5, set_as_default=False)
+                    client = client or Client(self.address, timeout=5, set_as_default=False,
+                                              security=security(self.tls) if self.tls else None)
                     got = {w["name"] for w in client.scheduler_info(n_workers=-1)["workers"].values()}
                     if set(names) <= got:
                         return
@@ -190,16 +210,21 @@ class NetnsHosts:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def make(workers: dict[str, str]) -> NetnsHosts:
-    """The bridge, a namespace for the scheduler and one per worker (``name -> resources``), each process
-    started; returns once every worker joined. On any failure everything made so far is removed."""
+def make(workers: dict[str, str], tls: bool = False) -> NetnsHosts:
+    """The bridge, a namespace for the scheduler and one per worker (``name -> roles``), each process
+    started (``tls``: with certificates made for them by ``perflab certs``); returns once every worker
+    joined. On any failure everything made so far is removed."""
     clean_stale()
     root = Path(tempfile.mkdtemp(prefix="perflab-netns-"))
     hosts = {"sched": Host("sched", f"{SUBNET}.10", None)}
-    for i, (name, res) in enumerate(workers.items(), 1):
-        hosts[name] = Host(name, f"{SUBNET}.{10 + i}", res)
+    for i, (name, roles) in enumerate(workers.items(), 1):
+        hosts[name] = Host(name, f"{SUBNET}.{10 + i}", roles)
     c = NetnsHosts(hosts, root.name, root)
     try:
+        if tls:
+            c.tls = str(root / "tls")
+            subprocess.run([sys.executable, "-m", "perflab", "certs", c.tls], check=True, capture_output=True,
+                           cwd=str(REPO), env=dict(os.environ, PYTHONPATH=str(REPO)))
         _ip("link", "add", BRIDGE, "type", "bridge")
         _ip("addr", "add", f"{SUBNET}.1/24", "dev", BRIDGE)
         _ip("link", "set", BRIDGE, "up")

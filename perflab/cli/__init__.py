@@ -5,6 +5,7 @@ Subcommands: ``run`` (one experiment; ``--nodes N``: a cluster), ``profile`` (a 
 ``gate`` (may a pull request go in? exit 0/1/2/3), ``bisect`` (which commit made the server slower?),
 ``history`` (a metric across commits, its change points checked),
 ``prefill``, ``inspect``, ``host`` (does the machine keep one speed?), ``hosts`` (a scheduler's hosts),
+``scheduler``, ``worker`` and ``certs`` (several machines' hosts, with TLS: docs/hosts.md),
 ``runs`` (recorded runs), ``index`` (bring the DuckDB index up to date, optionally query it), ``bench`` (the server's
 standard benchmark), ``compare`` (two runs or two reports side by side), ``report`` (the HTML report:
 :mod:`perflab.report.cli`), ``markdown`` (a report as Markdown to hand in: :mod:`perflab.report.markdown`).
@@ -23,9 +24,11 @@ import sys
 from ..bench import add_parser as add_bench
 from ..config import (ABParams, BreakpointCriteria, BreakpointParams, ForeignServer, ProfileParams, ServerConfig,
                       ValidityThresholds)
-from ..config.regress import BisectParams, GateParams, HistoryParams, RepoParams
+from ..config.regress import AtRate, BisectParams, GateParams, HistoryParams, RepoParams
 from ..config.fields import add_arguments
+from ..children import sigterm_as_exception
 from ..errors import PerflabError, RunInterrupted
+from ..hosts import daemons, tls
 from ..report.cli import main as report_main
 from . import commands, options
 
@@ -83,8 +86,7 @@ def _regress_args(p: argparse.ArgumentParser, params, what: str) -> None:
                   ServerConfig, exclude=options.LAB_SETS + ("install_dir",), dest_prefix="server_")
     p.add_argument("--placement", default="shared", help="shared, split or 'server=0;load=1' (default shared)")
     options.load_args(p, exclude=options.SEARCH_OWNS)
-    p.add_argument("-R", "--rate", dest="regress_rate", metavar="RATE", help="the offered rate compared at "
-                   "(default: the load's, 1000)")
+    add_arguments(p, AtRate, dest_prefix="regress_")
     add_arguments(p.add_argument_group(f"{what}: each comparison (interleaved pairs and the stop rule)"), params,
                   dest_prefix="ab_")
     add_arguments(p.add_argument_group("pass criteria (pass/fail at the SLA; the searches' criteria)"),
@@ -135,6 +137,29 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--json", help="also write the summary and every calibration to this file")
     hs = sub.add_parser("hosts", help="the hosts of a scheduler: roles, CPUs, versions, clock offsets, leases")
     options.host_args(hs, exclude=("generators", "server_host", "lease_timeout"))
+    sc = sub.add_parser("scheduler", help="start the Dask scheduler of several machines' hosts (docs/hosts.md)")
+    sc.add_argument("--host", required=True, help="the address it listens on (the hosts and coordinators reach it "
+                    "there)")
+    sc.add_argument("--port", type=int, default=daemons.PORT, help=f"its port (default {daemons.PORT})")
+    sc.add_argument("--tls", metavar="DIR", help="TLS with the certificates `perflab certs` made (the hosts then "
+                    "join tls://HOST:PORT)")
+    sc.add_argument("--no-dashboard", action="store_true", help="serve no dashboard (it needs bokeh anyway)")
+    wk = sub.add_parser("worker", help="start a host: a Dask worker with its roles, joining a scheduler "
+                        "(docs/hosts.md)")
+    wk.add_argument("scheduler", metavar="ADDRESS", help="the scheduler, tls://HOST:8786 (or tcp://)")
+    wk.add_argument("--name", required=True, help="the host's name (--server-host, --generators name it)")
+    wk.add_argument("--roles", required=True, metavar="ROLES", help="server, generator, or server,generator")
+    wk.add_argument("--host", help="the address it listens on (default: the one Dask picks)")
+    wk.add_argument("--tls", metavar="DIR", help="the certificates `perflab certs` made (for a tls:// scheduler)")
+    wk.add_argument("--nthreads", type=int, default=daemons.NTHREADS,
+                    help=f"threads for the agents' calls (default {daemons.NTHREADS})")
+    wk.add_argument("--local-directory", metavar="DIR", help="Dask's scratch directory (default: Dask's)")
+    wk.add_argument("--death-timeout", type=float, default=daemons.DEATH_TIMEOUT_S,
+                    help=f"seconds without its scheduler before it exits (default {daemons.DEATH_TIMEOUT_S})")
+    ce = sub.add_parser("certs", help="make the TLS certificates of the hosts once: a certificate authority and "
+                        "the certificate every member shows (docs/hosts.md)")
+    ce.add_argument("dir", metavar="DIR", help="where to write ca.pem, ca.key, cert.pem, key.pem (made, mode 700)")
+    ce.add_argument("--days", type=int, default=tls.DAYS, help=f"how long they are valid (default {tls.DAYS})")
     add_bench(sub)
     sub.add_parser("report", help="run the notebooks and export the HTML report (see `perflab report --help`)",
                    add_help=False)
@@ -182,16 +207,32 @@ HANDLERS = {"run": commands.cmd_run, "profile": commands.cmd_profile, "breakpoin
             "prefill": commands.cmd_prefill, "inspect": commands.cmd_inspect, "runs": commands.cmd_runs,
             "index": commands.cmd_index, "bench": commands.cmd_bench, "compare": commands.cmd_compare,
             "host": commands.cmd_host, "hosts": commands.cmd_hosts, "ab": commands.cmd_ab, "gate": commands.cmd_gate,
-            "bisect": commands.cmd_bisect, "history": commands.cmd_history, "markdown": commands.cmd_markdown}
+            "bisect": commands.cmd_bisect, "history": commands.cmd_history, "markdown": commands.cmd_markdown,
+            "scheduler": commands.cmd_scheduler, "worker": commands.cmd_worker, "certs": commands.cmd_certs}
+
+
+def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """``argv`` parsed; everything after the first ``--`` is the workload script's arguments, for every
+    command that takes them. argparse alone matches a command's positionals once, together: in
+    ``bisect GOOD BAD -R 2000 -- keys=10000`` GOOD and BAD take them, and ``keys=10000`` would be refused."""
+    if "--" not in argv:
+        return parser.parse_args(argv)
+    i = argv.index("--")
+    a = parser.parse_args(argv[:i])
+    if not hasattr(a, "script_args"):
+        parser.error(f"{a.cmd or 'perflab'}: takes no script arguments, got {' '.join(argv[i + 1:]) or 'none'} "
+                     f"after --")
+    a.script_args = [*a.script_args, *argv[i + 1:]]
+    return a
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "report":
-        return report_main(argv[1:])
+        return _ended(lambda: report_main(argv[1:]))
     parser = build_parser()
     try:
-        a = parser.parse_args(argv)
+        a = parse(parser, argv)
     except SystemExit as e:
         if argv and argv[0] == "gate" and e.code == 2:
             raise SystemExit(3) from None   # the gate's 2 is "undecided": a bad command line could not measure
@@ -201,8 +242,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if a.cmd == "prefill" and a.prefill_keys is None:
         parser.error("prefill: --keys N is required")
+    return _ended(lambda: HANDLERS[a.cmd](a))
+
+
+def _ended(command) -> int:
+    """A command's exit status, however it ended: its own, 2 for bad input, 1 for perflab's errors, 130 on
+    Ctrl-C, 143 on SIGTERM (raised as an exception, so that every ``finally`` stops what it started)."""
     try:
-        return HANDLERS[a.cmd](a)
+        with sigterm_as_exception():
+            return command()
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

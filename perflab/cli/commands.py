@@ -22,9 +22,11 @@ from ..analysis.regress import bisect_lines, gate_lines
 from ..config import (ABParams, BreakpointCriteria, BreakpointParams, ForeignServer, LoadParams, ProfileParams,
                       ServerConfig, ValidityThresholds)
 from ..config.project import Project
-from ..config.regress import BisectParams, GateParams, HistoryParams, RepoParams
+from ..config.regress import AtRate, BisectParams, GateParams, HistoryParams, RepoParams
 from ..config.fields import cli_flag, from_arguments
 from ..errors import PerflabError
+from ..config.hosts import TLS_ENV, HostOptions
+from ..hosts import daemons, tls
 from ..hosts.inventory import check_versions, survey, table
 from ..hosts.leases import held
 from ..hosts.pool import connect
@@ -156,7 +158,8 @@ def cmd_host(a):
 
 
 def cmd_hosts(a) -> int:
-    pool = connect(a.hosts_scheduler)
+    h = HostOptions(scheduler=a.hosts_scheduler, tls=a.hosts_tls)
+    pool = connect(h.scheduler, h.tls)
     hosts = survey(pool)
     print(f"{pool.describe()}" + (f", dashboard {pool.dashboard_link}" if pool.dashboard_link else ""))
     print(table(hosts))
@@ -176,6 +179,36 @@ def cmd_markdown(a) -> int:
     print(doc.path)
     print(f"{len(doc.figures)} figures, {len(doc.flamegraphs)} flame graph files beside it"
           + (f"; {len(doc.missing)} flame graphs no longer on disk" if doc.missing else ""), file=sys.stderr)
+    return 0
+
+
+def cmd_scheduler(a) -> int:
+    """Never returns: the process becomes the scheduler."""
+    tls_dir = a.tls or os.environ.get(TLS_ENV) or None
+    cmd = daemons.scheduler_command(a.host, a.port, tls_dir, dashboard=not a.no_dashboard)
+    risk = daemons.scheduler_warning(a.host, a.port, tls_dir)
+    if risk is not None:
+        print(f"warning: {risk}", file=sys.stderr)
+    print(f"scheduler at {'tls' if tls_dir else 'tcp'}://{a.host}:{a.port}", file=sys.stderr)
+    daemons.become(cmd)
+    return 0
+
+
+def cmd_worker(a) -> int:
+    """Never returns: the process becomes the worker."""
+    tls_dir = a.tls or (os.environ.get(TLS_ENV) if a.scheduler.startswith("tls://") else None) or None
+    roles = tuple(r.strip() for r in a.roles.split(",") if r.strip())
+    daemons.become(daemons.worker_command(a.scheduler, a.name, roles, a.host, tls_dir, a.nthreads,
+                                          a.local_directory, a.death_timeout))
+    return 0
+
+
+def cmd_certs(a) -> int:
+    made = tls.make(a.dir, a.days)
+    for f in made:
+        print(f)
+    print(f"copy {', '.join(tls.FILES)} to every host (the scheduler's, the workers', the coordinators'); keep "
+          f"{tls.CA_KEY} apart (it makes certificates)", file=sys.stderr)
     return 0
 
 
@@ -280,7 +313,7 @@ def _regress(a, params_cls) -> dict:
     load = from_arguments(LoadParams, a, "load_", script_args=a.script_args or None,
                           tool="wrk2" if getattr(a, "load_wrk_binary", None) else None)
     return dict(load=load, params=from_arguments(params_cls, a, "ab_"), repo=_repo(a),
-                server=from_arguments(ServerConfig, a, "server_"), rate=a.regress_rate,
+                server=from_arguments(ServerConfig, a, "server_"), rate=from_arguments(AtRate, a, "regress_").rate,
                 criteria=from_arguments(BreakpointCriteria, a, "criteria_"), prefill=options.prefill(a),
                 fill=options.fill(a), name=a.name, progress=not a.quiet, data_root=a.data, placement=a.placement,
                 thresholds=from_arguments(ValidityThresholds, a, "validity_"))

@@ -17,6 +17,7 @@ from .fields import Params, option
 SCHEDULER_ENV = "PERFLAB_SCHEDULER"
 GENERATORS_ENV = "PERFLAB_GENERATORS"
 SERVER_HOST_ENV = "PERFLAB_SERVER_HOST"
+TLS_ENV = "PERFLAB_TLS"
 
 _ADDRESS = re.compile(r"^(tcp|tls)://[^\s/:]+(:\d+)?$")
 
@@ -24,7 +25,7 @@ _ADDRESS = re.compile(r"^(tcp|tls)://[^\s/:]+(:\d+)?$")
 def scheduler_address(explicit: str | None = None) -> str | None:
     """The scheduler to use: ``explicit``, else ``$PERFLAB_SCHEDULER``, else ``None`` (this machine's
     in-process hosts; also for ``local``/``in-process``). ``ValueError`` for an address that is not
-    ``tcp://HOST[:PORT]`` (the port defaults to 8786)."""
+    ``tcp://HOST[:PORT]`` or ``tls://HOST[:PORT]`` (the port defaults to 8786)."""
     addr = explicit if explicit not in (None, "") else os.environ.get(SCHEDULER_ENV) or None
     if addr is None:
         return None
@@ -32,10 +33,24 @@ def scheduler_address(explicit: str | None = None) -> str | None:
     if addr in ("local", "in-process"):
         return None
     if not _ADDRESS.match(addr):
-        raise ValueError(f"scheduler: expected an address like tcp://HOST:8786, got {addr!r}")
+        raise ValueError(f"scheduler: expected an address like tls://HOST:8786 or tcp://HOST:8786, got {addr!r}")
     if addr.count(":") == 1:
         addr += ":8786"
     return addr
+
+
+def tls_for(address: str | None, tls: str | None) -> str | None:
+    """The certificates' directory a scheduler at ``address`` is reached with: required for ``tls://``,
+    refused for ``tcp://`` and for this machine's in-process hosts (``ValueError`` naming the mismatch)."""
+    if address is not None and address.startswith("tls://"):
+        if tls is None:
+            raise ValueError(f"tls: the scheduler {address} takes TLS; give the certificates' directory (--tls DIR or "
+                             f"${TLS_ENV}; `perflab certs DIR` makes them)")
+        return tls
+    if tls is not None and address is not None:
+        raise ValueError(f"tls: certificates given for a plain-TCP scheduler ({address}); write its address as "
+                         f"tls://{address.split('://', 1)[1]}")
+    return None if address is None else tls
 
 
 def generators_of(value) -> tuple[str, ...] | int | None:
@@ -75,6 +90,8 @@ class HostOptions(Params):
                                      f"${SERVER_HOST_ENV}, else any free server host)", optional=True)
     lease_timeout: float | None = option(None, "duration", "how long to wait for busy hosts (default: as long as "
                                          "it takes)", optional=True, min=0, min_open=True)
+    tls: str | None = option(None, "path", "the directory of the certificates `perflab certs` made (ca.pem, cert.pem, "
+                             f"key.pem), for a tls:// scheduler (default ${TLS_ENV}; docs/hosts.md)", optional=True)
 
     def __post_init__(self):
         gens = self.generators if self.generators is not None else os.environ.get(GENERATORS_ENV) or None
@@ -86,6 +103,8 @@ class HostOptions(Params):
         if host is not None and (not host.strip() or "," in host):
             raise ValueError(f"server_host: one host name, got {host!r}")
         self._set("server_host", host.strip() if host else None)
+        tls = self.tls if self.tls is not None else os.environ.get(TLS_ENV) or None
+        self._set("tls", tls_for(self.scheduler, tls))
 
     @property
     def generator_count(self) -> int:

@@ -40,6 +40,14 @@ class RepoParams(Params):
 
 
 @dataclass(frozen=True)
+class AtRate(Params):
+    """The offered rate a gate, a bisection or a history compares at."""
+
+    rate: float | None = option(None, "rate", "the offered rate compared at (default: the load's, 1000)",
+                                optional=True, min=0, min_open=True, short="-R")
+
+
+@dataclass(frozen=True)
 class GateParams(ABParams):
     """``perflab gate BASE HEAD``: one interleaved comparison of HEAD against BASE for CI. Its default alpha
     is the stated bound on false alarms: the probability that it fails a pull request whose server is the

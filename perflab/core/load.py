@@ -20,42 +20,61 @@ from __future__ import annotations
 
 import json
 import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import children
 from ..cancel import CancelToken
 from ..errors import LoadError
-from ..hosts.pool import HostLost
-from ..measure.generator import LoadProcess
+from ..hosts.actors import answer
+from ..hosts.pool import ASK_S, HostLost
+from ..measure.generator import expected_seconds
 from ..measure.merge import Part, merge
 from ..measure.result import CONSOLE, HDR_LOG, STDERR, SUMMARY, LoadResult, read_outputs
 from ..records.run import dump_json
 
-#: first lead between picking the start time and the start; later loads on the same hosts: 3x the time their
-#: hosts last took to get ready, at least MIN_LEAD_S (this process remembers it per host set). A local
-#: perflab-load is ready some 10 ms after its start here (68 probes of the test report: ready 0.49 s ahead of
-#: a 0.5 s lead at the median), so 0.2 s leaves a 0.1 s stall before the barrier gives up, and a start
-#: missed that way is tried once more (core.probe); each probe waits the lead, so it is kept short
+#: the lead (between picking the start time and the start) of the first load on a host set; later ones:
+#: LEAD_FACTOR x the longest time their hosts took to get ready in their last READY_SEEN loads, within
+#: [MIN_LEAD_S, MAX_LEAD_S] (this process remembers it per host set). A start the hosts missed counts as
+#: having taken the whole lead, so the next lead is LEAD_FACTOR x longer, and the start is tried again
+#: (Session.start_ready): on a loaded machine the lead grows to what the hosts need there and then, where a
+#: quiet one keeps the short lead (a local perflab-load is ready some 10-40 ms after its start here), which
+#: every probe waits
 FIRST_LEAD_S = 1.0
 MIN_LEAD_S = 0.2
+MAX_LEAD_S = 10.0
+LEAD_FACTOR = 3.0
+READY_SEEN = 10
 #: every host must be ready this long before the start time (else all are stopped before it)
 BARRIER_MARGIN_S = 0.1
-_ready_s: dict[tuple, float] = {}
+_ready_s: dict[tuple, deque] = {}
 
 
 def _key(hosts) -> tuple:
     return (hosts.pool.address, tuple(sorted(g.name for g in hosts.generators)))
 
 
+def _seen(hosts, ready_s: float) -> None:
+    _ready_s.setdefault(_key(hosts), deque(maxlen=READY_SEEN)).append(ready_s)
+
+
 def lead_for(hosts) -> float:
     """How far ahead to set the next start on these hosts (see :data:`FIRST_LEAD_S`)."""
     seen = _ready_s.get(_key(hosts))
-    return FIRST_LEAD_S if seen is None else min(FIRST_LEAD_S, max(MIN_LEAD_S, 3 * seen))
+    if not seen:
+        return FIRST_LEAD_S
+    return min(MAX_LEAD_S, max(MIN_LEAD_S, LEAD_FACTOR * max(seen)))
+
+
 #: seconds a host may take to answer one status call before it counts as cut off
 ANSWER_S = 10.0
 #: how often the coordinator looks at every host while a load runs
 POLL_S = 0.1
+
+
+class StartMissed(LoadError):
+    """A part was not ready before the start time set ahead: every part was stopped before it, nothing was sent."""
 
 
 def check_split(params, hosts: int, entries: int = 1) -> None:
@@ -119,6 +138,7 @@ class DistributedLoad:
         self.ready_s: float | None = None
         self.cancel = cancel
         self._done = False
+        self._passed = False    # the barrier
         #: a part exited before its ready line (a start time it could not keep on a stalled machine, or an
         #: error of its own): nothing of the load was sent
         self.failed_before_start = False
@@ -156,7 +176,8 @@ class DistributedLoad:
             try:
                 if isinstance(f, Exception):
                     raise f
-                self.commands[part.name] = f.result()["command"]
+                got = answer(f, ASK_S, f"generator host {part.host.name}: perflab-load's start")
+                self.commands[part.name] = got["command"]
             except Exception as e:  # noqa: BLE001 - one part failing to start stops all of them
                 errors[part.host.name] = e
         if errors:
@@ -194,41 +215,49 @@ class DistributedLoad:
             out[part] = got if isinstance(got, Exception) else got.get(part.index, {"ready": False, "rc": None})
         return out
 
-    def _barrier(self) -> None:
-        """Every part ready before the start time, or all stopped before any load is sent: the last look is
-        :data:`BARRIER_MARGIN_S` before the start, so that the stop reaches every host in time."""
+    def barrier(self) -> None:
+        """Every part ready before the start time, or all stopped before any load is sent
+        (:class:`StartMissed`): the last look is :data:`BARRIER_MARGIN_S` before the start, so that the stop
+        reaches every host in time. Once passed (or for an untimed load) it returns at once; a part that
+        exited before its ready line sets :attr:`failed_before_start` (:meth:`wait` reports its error)."""
+        if not self.timed or self._passed:
+            return
         deadline = self.start_at - BARRIER_MARGIN_S
-        while True:
-            states = self._states()
-            lost = [s for s in states.values() if isinstance(s, Exception)]
-            if lost:
-                self.stop(1)
-                raise lost[0]
-            if any(s["rc"] is not None and not s["ready"] for s in states.values()):
-                self.failed_before_start = True
-                return  # a part failed before its ready line: collect() reports its error
-            if all(s["ready"] for s in states.values()):
-                self.ready_s = time.time() - self.started_at
-                _ready_s[_key(self.hosts)] = self.ready_s
-                return
-            if time.time() > deadline:
-                late = sorted({p.host.name for p, s in states.items() if not s["ready"]})
-                self.stop(1)
-                self.failed_before_start = True   # stopped before the start: nothing was sent
-                raise LoadError(f"generator host{'s' if len(late) > 1 else ''} {', '.join(late)} not ready "
-                                f"{self.lead_s - BARRIER_MARGIN_S:.2f} s after the start was set; every host was "
-                                f"stopped before the start")
-            time.sleep(0.01)
+        try:
+            while True:
+                states = self._states()
+                lost = [s for s in states.values() if isinstance(s, Exception)]
+                if lost:
+                    raise lost[0]
+                if any(s["rc"] is not None and not s["ready"] for s in states.values()):
+                    self.failed_before_start = self._passed = True
+                    return  # a part failed before its ready line: collect() reports its error
+                if all(s["ready"] for s in states.values()):
+                    self.ready_s = time.time() - self.started_at
+                    _seen(self.hosts, self.ready_s)
+                    self._passed = True
+                    return
+                if time.time() > deadline:
+                    late = sorted({p.host.name for p, s in states.items() if not s["ready"]})
+                    _seen(self.hosts, self.lead_s)      # they needed more than that: the next lead is longer
+                    self.failed_before_start = True     # stopped before the start: nothing was sent
+                    raise StartMissed(f"generator host{'s' if len(late) > 1 else ''} {', '.join(late)} not ready "
+                                      f"{self.lead_s - BARRIER_MARGIN_S:.2f} s after the start was set; every host "
+                                      f"was stopped before the start")
+                time.sleep(0.01)
+        except BaseException:
+            self.stop(1)
+            self._collect(partial=True)    # what each part wrote (its stderr says how far it got)
+            raise
 
     def wait(self, timeout: float | None = None) -> LoadResult:
         """Wait for every part (default limit: the run's expected time + 60 s), collect and merge."""
-        expected = LoadProcess(self.parts[0].url, self.params).expected_seconds
+        expected = expected_seconds(self.params)
         limit = timeout if timeout is not None else expected + 60 + (self.lead_s if self.timed else 0)
         deadline = time.monotonic() + limit
         lost: dict[str, Exception] = {}
         try:
-            if self.timed:
-                self._barrier()
+            self.barrier()
             while True:
                 states = self._states()
                 lost = {p.host.name: s for p, s in states.items() if isinstance(s, Exception)}

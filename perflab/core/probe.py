@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import BreakpointCriteria, LoadParams
-from ..errors import LoadError
 from ..measure.judgement import Judgement, evaluate
 from ..measure.result import LoadResult
 from ..measure.validity import Validity
@@ -42,16 +41,8 @@ def probe(sess, load: LoadParams, out_dir: Path, criteria: BreakpointCriteria | 
     beyond the load's own numbers (the probe's index, phase, side...); ``intervals``: with it, the load's
     intervals are indexed too, each with these fields."""
     run = run if run is not None else sess.run
-    for attempt in (1, 2):
-        lp = sess.start_load(load, out_dir)
-        try:
-            res = lp.wait()
-            break
-        except LoadError:
-            # a generator that missed the start time set ahead (a stall of the machine as it started) sent
-            # nothing: one more try; any other failure, or a second one, is the probe's
-            if not lp.failed_before_start or attempt == 2:
-                raise
+    lp = sess.start_ready(load, out_dir)     # a start missed (nothing sent) is tried again there
+    res = lp.wait()
     validity = sess.validity(res, lp.started_at)
     judgement = evaluate(res, criteria, validity) if criteria is not None else None
     verdict = {"validity": str(validity.level)}

@@ -28,7 +28,9 @@ from ..config import LoadParams, PrefillParams
 from ..config.hosts import HostOptions
 from ..config.validity import ValidityThresholds
 from ..config.version import Version
+from ..hosts.actors import answer
 from ..hosts.hostset import HostSet
+from ..errors import LoadError
 from ..hosts.pool import HostLost
 from ..measure import hostspeed
 from ..measure.generator import LoadTool
@@ -46,8 +48,10 @@ from .quiet import QuietCheck, QuietLevel
 
 #: set by the report batch for each notebook it runs side by side with others
 RUN_TAG_ENV = "PERFLAB_RUN_TAG"
+#: tries of a timed load whose start was missed (nothing was sent), each with the longer lead the miss taught
+START_TRIES = 3
 #: the keywords of SessionOptions that choose the hosts (HostOptions' fields)
-HOST_KEYWORDS = ("scheduler", "generators", "server_host", "lease_timeout")
+HOST_KEYWORDS = ("scheduler", "generators", "server_host", "lease_timeout", "tls")
 
 
 class SessionOptions:
@@ -59,7 +63,7 @@ class SessionOptions:
     ``keep_data``: keep the fresh one; ``stats_interval``: seconds between ``/v0/stats`` samples;
     ``placement``: ``"shared"``, ``"split"`` or ``"server=CPUS;load=CPUS"`` (:mod:`perflab.server.placement`);
     ``thresholds``: the validity record's limits; ``scheduler``, ``generators``, ``server_host``,
-    ``lease_timeout``: the hosts (:class:`~perflab.config.hosts.HostOptions`); ``cancel``: a
+    ``lease_timeout``, ``tls``: the hosts (:class:`~perflab.config.hosts.HostOptions`); ``cancel``: a
     :class:`~perflab.cancel.CancelToken` that stops the run's loads and lease waits (a sweep's).
     """
 
@@ -67,7 +71,8 @@ class SessionOptions:
                  keep_data: bool = False, stats_interval: float = 1.0, placement: Placement | str | None = "shared",
                  thresholds: ValidityThresholds | None = None, scheduler: str | None = None,
                  generators: tuple[str, ...] | int | str | None = None, server_host: str | None = None,
-                 lease_timeout: float | None = None, cancel: CancelToken | None = None, version=None):
+                 lease_timeout: float | None = None, tls: str | None = None, cancel: CancelToken | None = None,
+                 version=None):
         if not (isinstance(stats_interval, (int, float)) and stats_interval > 0):
             raise ValueError(f"stats_interval must be > 0 seconds, got {stats_interval!r}")
         thresholds = thresholds if thresholds is not None else ValidityThresholds()
@@ -80,7 +85,7 @@ class SessionOptions:
         self.placement = Placement.of(placement)
         self.thresholds = thresholds
         self.hosts = HostOptions(scheduler=scheduler, generators=generators, server_host=server_host,
-                                 lease_timeout=lease_timeout)
+                                 lease_timeout=lease_timeout, tls=tls)
         self.cancel = cancel
         self.version = Version.of(version)
 
@@ -188,9 +193,10 @@ class Session:
         # on this machine the scratch storage is <data root>/scratch/<run id>/ as always; on another host, the
         # agent's own temporary directory there
         scratch = str(self.data_root / "scratch" / self.run.id) if shares and self.options.data_dir is None else None
-        got = self._host.prepare(self.target, str(self.run.dir) if shares else None,
-                                 str(self.options.data_dir) if self.options.data_dir is not None else None,
-                                 scratch, self.prefill_params).result()
+        got = answer(self._host.prepare(self.target, str(self.run.dir) if shares else None,
+                                        str(self.options.data_dir) if self.options.data_dir is not None else None,
+                                        scratch, self.prefill_params),
+                     self.target.prepare_s(self.prefill_params), f"server host {self.hosts.server.name}: the storage")
         self.data_dir = Path(got["data_dir"]) if got["data_dir"] else None
         if got["prefill"] is not None:
             self.prefill_result = got["prefill"]
@@ -200,8 +206,9 @@ class Session:
 
     def start_target(self):
         """Start the target on the server host and record what it is."""
-        desc = self._host.start(self.placement.prefix("server"), self.options.stats_interval,
-                                self.hosts.server_address()).result()
+        desc = answer(self._host.start(self.placement.prefix("server"), self.options.stats_interval,
+                                       self.hosts.server_address()),
+                      self.target.start_s, f"server host {self.hosts.server.name}: the server's start")
         self.handle = self.target.handle(self.hosts, desc)
         record, artifacts = self.handle.record()
         self.run.update(**record)
@@ -234,6 +241,25 @@ class Session:
         if lp.window_start is not None:
             self.handle.cpu_at([lp.window_start, lp.window_start + sent.duration], self.hosts.on_server_machine)
         return lp
+
+    def start_ready(self, load: LoadParams, out_dir, timed: bool | None = None) -> DistributedLoad:
+        """:meth:`start_load`, returned once every part is ready before its start time (the load is then sure
+        to be sent as planned, so what depends on its window may be started). A start the hosts missed sends
+        nothing: it is tried again, up to :data:`START_TRIES` times, each with the longer lead the miss taught
+        (:func:`.load.lead_for`). A part that exited before its ready line (perflab-load finding its start
+        time already past, or failing) counts as a miss too; its error is raised after the last try."""
+        for attempt in range(1, START_TRIES + 1):
+            lp = self.start_load(load, out_dir, timed)
+            try:
+                lp.barrier()
+                if not lp.failed_before_start:
+                    return lp
+                lp.wait()       # a part exited before its ready line: its error
+                raise LoadError("perflab-load exited before its ready line")
+            except LoadError:
+                if not lp.failed_before_start or attempt == START_TRIES:
+                    raise
+        raise AssertionError("unreachable")
 
     def profiler(self, params, title: str, node: int | None = None, out_dir=None) -> RemoteProfiler:
         """async-profiler in the target's JVM (a cluster's node ``node``) on its host, writing into the run

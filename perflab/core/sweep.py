@@ -49,20 +49,20 @@ def disjoint_sets(hosts, generators: int) -> int:
 
 
 def sweep(fn, points, scheduler: str | None = None, generators: int = 1,
-          parallel: int | None = None) -> list[PointResult]:
+          parallel: int | None = None, tls: str | None = None) -> list[PointResult]:
     """Run ``fn(point, scheduler=scheduler, generators=generators, cancel=token)`` for every point (module
-    docstring); the results in the points' order. ``parallel``: at most this many at once (default: the
-    disjoint host sets)."""
+    docstring; with ``tls``, the certificates of a ``tls://`` scheduler, ``tls=tls`` too); the results in the
+    points' order. ``parallel``: at most this many at once (default: the disjoint host sets)."""
     points = list(points)
-    pool = connect(scheduler)
+    pool = connect(scheduler, tls)
+    hosts = dict(scheduler=scheduler, generators=generators, **({"tls": tls} if tls is not None else {}))
     width = parallel or (1 if pool.local else disjoint_sets(survey(pool, clocks=False), generators))
     token = CancelToken("the sweep this run belongs to was stopped")
 
     def one(point) -> PointResult:
         t = time.monotonic()
         try:
-            return PointResult(point, True, fn(point, scheduler=scheduler, generators=generators, cancel=token),
-                               seconds=time.monotonic() - t)
+            return PointResult(point, True, fn(point, **hosts, cancel=token), seconds=time.monotonic() - t)
         except Exception as e:  # noqa: BLE001 - one failed point is listed; the sweep goes on
             tb = traceback.format_exception_only(type(e), e)
             return PointResult(point, False, None, "".join(tb).strip(), time.monotonic() - t)

@@ -96,10 +96,21 @@ def spawn(pool, cls, address: str, *args):
     return future
 
 
+def answer(future, timeout: float, what: str):
+    """What an agent's call (``future``) returned, waited for ``timeout`` seconds at most; past it a
+    :class:`~perflab.hosts.pool.HostLost` naming the call (``what``: "the server host's start")."""
+    from .pool import HostLost
+
+    try:
+        return future.result(timeout=timeout)
+    except TimeoutError:
+        raise HostLost(f"{what}: no answer within {timeout:g} s; the host stopped answering") from None
+
+
 def bind(pool, future, timeout: float = 60.0):
     """The actor behind ``future`` (from :func:`spawn`), bound to ``pool``'s client: the proxy binds to Dask's
     default client, and ours is not the default (a notebook's own Dask work must not land on the lab's hosts)."""
-    actor = future.result(timeout=timeout)
+    actor = answer(future, timeout, "an agent's start")
     if actor._client is None:
         actor._client, actor._future = pool.client, future
     return actor

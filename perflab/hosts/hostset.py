@@ -17,7 +17,8 @@ import time
 from ..cancel import CancelToken
 from ..children import boot_id
 from ..config.hosts import HostOptions
-from .actors import bind, spawn
+from .actors import answer, bind, spawn
+from .daskconfig import profiler_off
 from .inventory import HostInfo, check_versions, clock_offset, coordinator_versions, survey
 from .leases import Lease, acquire
 from .pool import GENERATOR, SERVER, HostPool, HostsError, connect
@@ -37,15 +38,17 @@ def choose(hosts: list[HostInfo], request: HostOptions, busy: set[str], where: s
         h = by_name[name]
         if role not in h.roles:
             raise HostsError(f"host {name} has no {role} role (its roles: {', '.join(h.roles) or 'none'}); start "
-                             f"its worker with --resources {role}=1")
+                             f"its worker with --roles {role} (`perflab worker`)")
         return h
 
     servers = [h for h in hosts if SERVER in h.roles]
     generators = [h for h in hosts if GENERATOR in h.roles]
     if request.server_host is None and not servers:
-        raise HostsError(f"no host in {where} has the server role (start one worker with --resources server=1)")
+        raise HostsError(f"no host in {where} has the server role (start one: `perflab worker ADDRESS --name srv1 "
+                         f"--roles server`)")
     if not generators:
-        raise HostsError(f"no host in {where} has the generator role (start workers with --resources generator=1)")
+        raise HostsError(f"no host in {where} has the generator role (start some: `perflab worker ADDRESS --name gen1 "
+                         f"--roles generator`)")
     wanted = request.generators if request.generators is not None else 1
     if isinstance(wanted, tuple):
         gens = [named(n, GENERATOR) for n in wanted]
@@ -99,7 +102,7 @@ class HostSet:
     def open(cls, request: HostOptions, what: str, lease_timeout: float | None = None,
              cancel: CancelToken | None = None) -> "HostSet":
         """The hosts ``request`` asks for, checked and leased (no agents yet: :meth:`start_agents`)."""
-        pool = connect(request.scheduler)
+        pool = connect(request.scheduler, request.tls)
         hosts = survey(pool, clocks=False)
         choose(hosts, request, set(), pool.describe())   # an impossible request fails now, not after a wait
         lease, (server, gens) = acquire(pool, lambda busy: choose(hosts, request, busy, pool.describe()),
@@ -108,6 +111,8 @@ class HostSet:
         try:
             if not pool.local:
                 check_versions(self.hosts, coordinator_versions())
+                # a worker started with plain `dask worker` samples its threads: off before any agent starts
+                pool.run(profiler_off, [h.address for h in self.hosts])
         except BaseException:
             self.close()
             raise
@@ -213,7 +218,8 @@ class HostSet:
                 h.clock_offset_s, h.clock_uncertainty_s, h.clock_shared = 0.0, 0.0, True
                 continue
             agent = self.server_agent if h.name == self.server.name else self.generator(h.name)
-            h.clock_offset_s, h.clock_uncertainty_s = clock_offset(lambda: agent.touch().result(timeout=10))
+            h.clock_offset_s, h.clock_uncertainty_s = clock_offset(
+                lambda: answer(agent.touch(), 10, f"host {h.name}: its clock"))
 
     def _heartbeat(self) -> None:
         while not self._stop.wait(HEARTBEAT_S):

@@ -68,9 +68,9 @@ def survey(pool: HostPool, clocks: bool = True) -> list[HostInfo]:
     and, with ``clocks``, its clock offset."""
     workers = pool.workers()
     if not workers:
-        raise HostsError(f"{pool.describe()} has no workers: start some with `dask worker {pool.address} "
-                         f"--name gen1 --resources generator=1`")
-    facts = pool.client.run(host_facts, workers=list(workers))
+        raise HostsError(f"{pool.describe()} has no workers: start some with `perflab worker {pool.address} "
+                         f"--name gen1 --roles generator`")
+    facts = pool.run(host_facts, list(workers))
     mine = boot_id()
     out = []
     for addr, w in workers.items():
@@ -82,7 +82,7 @@ def survey(pool: HostPool, clocks: bool = True) -> list[HostInfo]:
         h.clock_shared = pool.local or (mine is not None and h.boot_id == mine)
         if clocks and not h.clock_shared:
             h.clock_offset_s, h.clock_uncertainty_s = clock_offset(
-                lambda a=addr: pool.client.run(time.time, workers=[a])[a])
+                lambda a=addr: pool.run(time.time, [a])[a])
         out.append(h)
     return sorted(out, key=lambda h: h.name)
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from distributed import Lock, Variable
 
 from ..cancel import CancelToken
-from .pool import HostPool, HostsError
+from .pool import ASK_S, HostPool, HostsError
 
 TABLE = "perflab-host-leases"
 #: seconds between two looks at the table while waiting
@@ -55,18 +55,24 @@ class Lease:
 def _update(pool: HostPool, change):
     """Apply ``change(table) -> table or None`` under the table's lock; returns what ``change`` returned."""
     client = pool.client
-    with Lock(TABLE, scheduler_rpc=client.scheduler, loop=client.loop):
+    lock = Lock(TABLE, scheduler_rpc=client.scheduler, loop=client.loop)
+    if not lock.acquire(timeout=ASK_S):
+        raise HostsError(f"the host lease table's lock on {pool.describe()} was not free within {ASK_S:g} s")
+    try:
         var = Variable(TABLE, client=client)
         try:
             table = json.loads(var.get(timeout=0.5))
         except Exception:  # noqa: BLE001 - no table yet (TimeoutError), or an unreadable one
             table = {}
-        alive = set(client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.clients)))
+        alive = set(pool._ask(client._run_on_scheduler, "the scheduler",
+                              lambda dask_scheduler: list(dask_scheduler.clients)))
         table = {h: v for h, v in table.items() if v.get("client") in alive}
         new = change(table)
         if new is not None:
-            var.set(json.dumps(new))
+            var.set(json.dumps(new), timeout=ASK_S)
         return new
+    finally:
+        lock.release()
 
 
 def acquire(pool: HostPool, choose, what: str, timeout: float | None = None,

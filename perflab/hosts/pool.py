@@ -1,25 +1,34 @@
 """Where the hosts come from: a Dask scheduler, or by default an in-process ``LocalCluster``.
 
 ``connect()`` gives the :class:`HostPool` a session measures on: the scheduler named by ``--scheduler
-tcp://HOST:8786`` (or ``$PERFLAB_SCHEDULER``), or, with neither, one in-process ``LocalCluster``
-(``processes=False``) whose single worker, ``local``, has both roles: one machine works as it always did,
-with nothing extra to start, on the same code path as many hosts. Both are made once per Python process
-and reused by every run.
+tls://HOST:8786`` (with ``--tls DIR``: :mod:`.tls`; or ``$PERFLAB_SCHEDULER``), or, with neither, one
+in-process ``LocalCluster`` (``processes=False``) whose single worker, ``local``, has both roles: one machine
+works as it always did, with nothing extra to start, on the same code path as many hosts. Both are made once
+per Python process and reused by every run.
 
-A worker's **roles** are its Dask resources: ``dask worker tcp://... --name gen1 --resources
-generator=1`` is a generator host, ``--resources server=1`` a server host (both: one machine).
+A worker's **roles** are its Dask resources: ``perflab worker tls://... --name gen1 --roles generator``
+(:mod:`.daemons`) is a generator host, ``--roles server`` a server host (both: one machine).
+What every Dask process perflab starts or uses is set up with: :mod:`.daskconfig`.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
+import os
+import shutil
+import tempfile
 import threading
+import warnings
 from dataclasses import dataclass
 
+import dask
 from distributed import Client, Scheduler, SpecCluster, Worker
 
-from ..config.hosts import SCHEDULER_ENV, scheduler_address
+from ..config.hosts import SCHEDULER_ENV, TLS_ENV, scheduler_address, tls_for
 from ..errors import PerflabError
+from .daskconfig import CONFIG, LOOPBACK_HTTP, close_http
+from .tls import open_warning, security
 
 GENERATOR = "generator"
 SERVER = "server"
@@ -28,6 +37,9 @@ ROLES = (SERVER, GENERATOR)
 LOCAL = "local"
 #: seconds to reach a scheduler before giving up with a clear error
 CONNECT_TIMEOUT = 10.0
+#: seconds the scheduler or a worker may take to answer one of the coordinator's questions (who is there,
+#: what are you): far beyond a round trip, even on a loaded machine; past it the host counts as cut off
+ASK_S = 60.0
 
 _lock = threading.Lock()
 _pools: dict[str, "HostPool"] = {}
@@ -73,25 +85,50 @@ class HostPool:
         of the scheduler now: ``Client.scheduler_info()`` returns a cache that a periodic refresh may have
         just replaced with one holding no workers (which would read as every host lost)."""
         try:
-            info = self.client.sync(self.client.scheduler.identity, n_workers=-1)
+            info = self._ask(self.client.scheduler.identity, "the scheduler", n_workers=-1)
         except TypeError:   # a Dask whose identity() lists every worker anyway
-            info = self.client.sync(self.client.scheduler.identity)
+            info = self._ask(self.client.scheduler.identity, "the scheduler")
         return dict(info["workers"])
+
+    def run(self, function, workers: list[str], timeout: float = ASK_S) -> dict:
+        """``function`` run on each of ``workers`` (on its event loop; ``Client.run``), within ``timeout``
+        seconds: worker address -> what it returned."""
+        return self._ask(self.client._run, f"the hosts at {', '.join(workers)}", function, workers=list(workers),
+                         timeout=timeout)
+
+    def _ask(self, call, whom: str, *args, timeout: float = ASK_S, **kwargs):
+        try:
+            return self.client.sync(call, *args, callback_timeout=timeout, **kwargs)
+        except TimeoutError:
+            raise HostsError(f"{whom} did not answer within {timeout:g} s ({self.describe()})") from None
 
     def describe(self) -> str:
         return "the in-process hosts (this machine)" if self.local else f"the Dask scheduler at {self.address}"
 
 
-def connect(address: str | None = None, timeout: float = CONNECT_TIMEOUT) -> HostPool:
-    """The hosts of the scheduler at ``address`` (see :func:`perflab.config.hosts.scheduler_address`),
-    connected once per process."""
+class OpenSchedulerWarning(UserWarning):
+    """A scheduler that takes plain TCP where other machines reach it (:func:`perflab.hosts.tls.open_warning`)."""
+
+
+def connect(address: str | None = None, tls: str | None = None, timeout: float = CONNECT_TIMEOUT) -> HostPool:
+    """The hosts of the scheduler at ``address`` (see :func:`perflab.config.hosts.scheduler_address`), with the
+    certificates in ``tls`` (default ``$PERFLAB_TLS``) for a ``tls://`` one (:func:`perflab.config.hosts.tls_for`),
+    connected once per process. A plain-TCP scheduler on an address other machines reach is warned about
+    (:class:`OpenSchedulerWarning`): anyone who reaches it runs code on the hosts."""
     addr = scheduler_address(address)
+    tls = tls_for(addr, tls if tls is not None else os.environ.get(TLS_ENV) or None)
     key = addr or LOCAL
     with _lock:
         c = _pools.get(key)
         if c is not None and c.client.status == "running":
             return c
-        c = _local() if addr is None else _remote(addr, timeout)
+        if addr is None:
+            c = _local()
+        else:
+            risk = open_warning(addr)
+            if risk is not None:
+                warnings.warn(risk, OpenSchedulerWarning, stacklevel=2)
+            c = _remote(addr, tls, timeout)
         _pools[key] = c
         return c
 
@@ -120,25 +157,50 @@ def _local() -> HostPool:
 
     _quiet()
     # one worker with both roles, in this process (inproc transport: nothing is serialised or sent over TCP);
-    # threads for the agents' calls. No dashboard: it would need bokeh and a port for hosts nobody watches.
-    local = SpecCluster(
-        scheduler={"cls": Scheduler, "options": {"protocol": "inproc://", "dashboard": False,
-                                                 "dashboard_address": ":0"}},
-        workers={LOCAL: {"cls": Worker, "options": {"nthreads": 4, "resources": {SERVER: 1, GENERATOR: 1},
-                                                    "dashboard": False}}},
-        name="perflab-local", silence_logs=logging.WARNING)
-    client = Client(local, set_as_default=False)
-    return HostPool(client, local.scheduler_address, True, local)
-
-
-def _remote(addr: str, timeout: float) -> HostPool:
-
+    # threads for the agents' calls. No dashboard: it would need bokeh and a port for hosts nobody watches;
+    # the HTTP servers Dask starts anyway listen on loopback and are closed at once (.daskconfig). Their work
+    # directories lie in one of ours, removed when this process ends (Dask's default leaves
+    # $TMPDIR/dask-scratch-space behind)
+    work = tempfile.mkdtemp(prefix="perflab-hosts-")
     try:
-        client = Client(addr, timeout=timeout, set_as_default=False, direct_to_workers=True)
+        with dask.config.set({**CONFIG, "temporary-directory": work}):
+            local = SpecCluster(
+                scheduler={"cls": Scheduler, "options": {"protocol": "inproc://", "dashboard": False,
+                                                         "dashboard_address": LOOPBACK_HTTP}},
+                workers={LOCAL: {"cls": Worker, "options": {"nthreads": 4, "resources": {SERVER: 1, GENERATOR: 1},
+                                                            "dashboard": False, "dashboard_address": LOOPBACK_HTTP}}},
+                name="perflab-local", silence_logs=logging.WARNING)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    client = Client(local, set_as_default=False)
+    close_http(client)
+    pool = HostPool(client, local.scheduler_address, True, local)
+    atexit.register(_close_local, pool, work)
+    return pool
+
+
+def _close_local(pool: HostPool, work: str) -> None:
+    # at exit, before Dask's own clean-up (atexit runs the last registered first): the hosts, then their files
+    try:
+        pool.client.close(timeout=CONNECT_TIMEOUT)
+        pool._local_cluster.close(timeout=CONNECT_TIMEOUT)
+    except Exception:  # noqa: BLE001 - a process on its way out: what is left goes with it
+        pass
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def _remote(addr: str, tls: str | None, timeout: float) -> HostPool:
+
+    sec = security(tls) if tls is not None else None
+    try:
+        client = Client(addr, timeout=timeout, set_as_default=False, direct_to_workers=True, security=sec)
     except (OSError, TimeoutError) as e:
+        hint = (" (a scheduler started with TLS takes only tls:// and the lab's certificates)"
+                if addr.startswith("tcp://") else " (are the certificates the scheduler's own?)" if tls else "")
         raise HostsError(f"cannot reach the Dask scheduler at {addr} within {timeout:g} s ({type(e).__name__}: "
-                         f"{e}); start one there (`dask scheduler`), or leave out --scheduler/${SCHEDULER_ENV} to measure on "
-                         f"this machine alone") from None
+                         f"{e}){hint}; start one there (`perflab scheduler`), or leave out "
+                         f"--scheduler/${SCHEDULER_ENV} to measure on this machine alone") from None
     return HostPool(client, addr, False)
 
 

@@ -52,8 +52,18 @@ class LoadTool:
         return text[0] if text else None
 
 
+def expected_seconds(p: LoadParams) -> float:
+    """How long a load of ``p`` runs: its duration (or its steps'), and perflab-load's warm-up."""
+    total = p.duration
+    if p.rate_steps and p.step_duration:
+        a, b, s = p.rate_steps
+        total = max(total, (math.floor((b - a) / s + 1e-9) + 1) * p.step_duration)
+    return total + (p.warmup if p.tool == "perflab-load" else 0)
+
+
 class LoadProcess:
-    """A running load generator (see :func:`start_load`)."""
+    """A running load generator (see :func:`start_load`). Without ``out_dir`` its files go to a temporary
+    directory of its own, removed once they are read (:meth:`wait`) or the generator is stopped."""
 
     def __init__(self, url: str, params: LoadParams, out_dir: str | os.PathLike | None = None,
                  cpu_prefix: list[str] | None = None, extra: list[str] | tuple = ()):
@@ -62,8 +72,7 @@ class LoadProcess:
         self.cpu_prefix = list(cpu_prefix or [])
         self.params = params
         self._tmp = out_dir is None
-        self.out_dir = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="perflab-load-"))
-        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.out_dir = Path(out_dir) if out_dir is not None else None   # a temporary one is made by start()
         self.proc: subprocess.Popen | None = None
         self.command: list[str] = []
         self.started_at = 0.0
@@ -74,6 +83,16 @@ class LoadProcess:
         return LoadTool.of(self.params).binary
 
     def start(self) -> "LoadProcess":
+        if self.out_dir is None:
+            self.out_dir = Path(tempfile.mkdtemp(prefix="perflab-load-"))
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            return self._start()
+        except BaseException:
+            self.stop(0)
+            raise
+
+    def _start(self) -> "LoadProcess":
         p = self.params
         binary = self.binary
         if p.tool == "wrk2" and p.warmup:
@@ -108,21 +127,23 @@ class LoadProcess:
 
     @property
     def expected_seconds(self) -> float:
-        p = self.params
-        total = p.duration
-        if p.rate_steps and p.step_duration:
-            a, b, s = p.rate_steps
-            total = max(total, (math.floor((b - a) / s + 1e-9) + 1) * p.step_duration)
-        return total + (p.warmup if p.tool == "perflab-load" else 0)
+        return expected_seconds(self.params)
 
     def poll(self) -> int | None:
         return self.proc.poll() if self.proc else None
 
     def stop(self, grace_s: float = 5.0) -> None:
         """Interrupt the generator (SIGINT: it prints results so far), then kill its group."""
-        if self.proc is not None:
-            children.kill_group(self.proc, grace_s, sig=signal.SIGINT)
-        self._close()
+        try:
+            if self.proc is not None:
+                children.kill_group(self.proc, grace_s, sig=signal.SIGINT)
+        finally:
+            self._close()
+            self._discard()
+
+    def _discard(self):
+        if self._tmp and self.out_dir is not None:
+            shutil.rmtree(self.out_dir, ignore_errors=True)
 
     def _close(self):
         for f in (getattr(self, "_stdout", None), getattr(self, "_stderr", None)):
@@ -136,31 +157,31 @@ class LoadProcess:
             raise RuntimeError("start() first")
         limit = timeout if timeout is not None else self.expected_seconds + 60
         try:
-            rc = self.proc.wait(timeout=limit)
-        except subprocess.TimeoutExpired:
-            self.stop(1)
-            raise LoadError(f"{self.binary.name} did not finish within {limit:g} s; killed",
-                            children.tail(self.out_dir / STDERR) + "\n" + children.tail(self.out_dir / CONSOLE))
-        except BaseException:
-            self.stop(2)
-            raise
-        children.unregister(self.proc)
-        self._close()
-        ended = time.time()
-        console = (self.out_dir / CONSOLE).read_text(errors="replace")
-        err_tail = children.tail(self.out_dir / STDERR)
-        if rc != 0:
-            lines = [ln for ln in err_tail.splitlines() if ln.strip()]
-            cause = f"{self.binary.name} exited with status {rc}" + (f": {lines[-1]}" if lines else "")
-            raise LoadError(cause, err_tail + ("\n" + children.tail(self.out_dir / CONSOLE, 15) if console else ""))
-        summary, hdr = read_outputs(self.out_dir, self.params, console, self.binary.name, err_tail)
-        res = LoadResult(params=self.params, url=self.url, command=self.command, returncode=rc, console=console,
-                         summary=summary, hdr=hdr, out_dir=None if self._tmp else self.out_dir,
-                         started_at=self.started_at, ended_at=ended, stderr_tail=err_tail,
-                         tool_version=summary.get("version"))
-        if self._tmp:
-            shutil.rmtree(self.out_dir, ignore_errors=True)
-        return res
+            try:
+                rc = self.proc.wait(timeout=limit)
+            except subprocess.TimeoutExpired:
+                tails = children.tail(self.out_dir / STDERR) + "\n" + children.tail(self.out_dir / CONSOLE)
+                self.stop(1)
+                raise LoadError(f"{self.binary.name} did not finish within {limit:g} s; killed", tails) from None
+            except BaseException:
+                self.stop(2)
+                raise
+            children.unregister(self.proc)
+            self._close()
+            ended = time.time()
+            console = (self.out_dir / CONSOLE).read_text(errors="replace")
+            err_tail = children.tail(self.out_dir / STDERR)
+            if rc != 0:
+                lines = [ln for ln in err_tail.splitlines() if ln.strip()]
+                cause = f"{self.binary.name} exited with status {rc}" + (f": {lines[-1]}" if lines else "")
+                raise LoadError(cause, err_tail + ("\n" + children.tail(self.out_dir / CONSOLE, 15) if console else ""))
+            summary, hdr = read_outputs(self.out_dir, self.params, console, self.binary.name, err_tail)
+            return LoadResult(params=self.params, url=self.url, command=self.command, returncode=rc, console=console,
+                              summary=summary, hdr=hdr, out_dir=None if self._tmp else self.out_dir,
+                              started_at=self.started_at, ended_at=ended, stderr_tail=err_tail,
+                              tool_version=summary.get("version"))
+        finally:
+            self._discard()
 
 
 def start_load(url: str, params: LoadParams, out_dir: str | os.PathLike | None = None,

@@ -13,7 +13,7 @@ from ..ab.result import ABResult, verdict_rows
 from ..commits.builds import Builds
 from ..config import BreakpointCriteria, BreakpointParams, LoadParams, PrefillParams, ServerConfig
 from ..config.ab import ABParams
-from ..config.regress import RepoParams
+from ..config.regress import AtRate, RepoParams
 from .verdict import Check, decisive_row, judge
 
 
@@ -47,6 +47,7 @@ class Setup:
             raise ValueError("rate and search are exclusive: check at a fixed rate, or by breakpoints")
         if search is not None and not isinstance(search, BreakpointParams):
             raise ValueError(f"search must be a BreakpointParams, got {type(search).__name__}")
+        rate = AtRate(rate=rate).rate     # typed here, so that every record and page holds a number
         options = dict(options or {})
         cache = paths.data_root(options.get("data_root")) / "builds"
         builds = Builds(repo if repo is not None else RepoParams(), server if server is not None else ServerConfig(),

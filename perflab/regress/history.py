@@ -234,8 +234,7 @@ def run_history(good: str, bad: str, load, params: HistoryParams | None = None, 
     if len(commits) < MIN_POINTS:
         raise ValueError(f"GOOD..BAD holds {len(commits)} commits (GOOD included); change points need at least "
                          f"{MIN_POINTS}: give an earlier GOOD, or compare two commits with perflab gate")
-    rate = convert("rate", Spec("rate", "", min=0, min_open=True), setup.rate) if setup.rate is not None \
-        else setup.load.rate
+    rate = setup.rate if setup.rate is not None else setup.load.rate
     probe_load = setup.load.for_probe(p.probe_duration, p.warmup).replace(rate=rate)
     notes = []
     changes = dirty(path)

@@ -40,7 +40,7 @@ from traitlets import default
 
 from .. import paths
 from ..analysis import findings
-from ..config.hosts import GENERATORS_ENV, SCHEDULER_ENV, generators_of
+from ..config.hosts import GENERATORS_ENV, SCHEDULER_ENV, TLS_ENV, generators_of
 from ..core.sweep import disjoint_sets
 from ..hosts.inventory import survey
 from ..hosts.pool import connect
@@ -319,7 +319,8 @@ def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_na
         res.started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
         t0 = time.monotonic()
         tag = f"{folder.name}/{spec.name}"
-        kernel_env = {**_host_env(hosts), "PERFLAB_RUN_TAG": tag} if width > 1 else None
+        # the kernels measure on the scheduler's hosts (one at a time, or side by side tagged by notebook)
+        kernel_env = {**_host_env(hosts), **({"PERFLAB_RUN_TAG": tag} if width > 1 else {})} or None
         res.status, res.error, res.error_cell = execute(spec, src, out, progress and width == 1, cell_timeout,
                                                         kernel_name, kernel_env, plan.aim, res.effective_parameters)
         res.seconds = round(time.monotonic() - t0, 1)
@@ -399,12 +400,16 @@ def _width(hosts: dict) -> int:
     if not hosts.get("scheduler"):
         return 1
     n = generators_of(hosts.get("generators"))
-    return disjoint_sets(survey(connect(hosts["scheduler"]), clocks=False), n if isinstance(n, int) else 1)
+    return disjoint_sets(survey(connect(hosts["scheduler"], hosts.get("tls")), clocks=False),
+                         n if isinstance(n, int) else 1)
 
 
 def _host_env(hosts: dict) -> dict:
-    """The hosts as the kernels' environment (HostOptions reads PERFLAB_SCHEDULER, PERFLAB_GENERATORS)."""
-    out = {SCHEDULER_ENV: hosts["scheduler"]}
+    """The hosts as the kernels' environment (HostOptions reads PERFLAB_SCHEDULER, PERFLAB_GENERATORS,
+    PERFLAB_TLS); none for this machine's."""
+    if not hosts.get("scheduler"):
+        return {}
+    out = {SCHEDULER_ENV: hosts["scheduler"], **({TLS_ENV: hosts["tls"]} if hosts.get("tls") else {})}
     if hosts.get("generators") is not None:
         g = hosts["generators"]
         out[GENERATORS_ENV] = ",".join(g) if isinstance(g, (list, tuple)) else str(g)

@@ -81,8 +81,8 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError(f"--cell-timeout must be > 0, got {args.cell_timeout}")
         if args.hosts_scheduler is None and args.hosts_generators is not None:
             raise ValueError("--generators goes with --scheduler (on this machine there is one host)")
-        hosts = HostOptions(scheduler=args.hosts_scheduler, generators=args.hosts_generators).given() \
-            if args.hosts_scheduler is not None else {}
+        hosts = HostOptions(scheduler=args.hosts_scheduler, generators=args.hosts_generators,
+                            tls=args.hosts_tls).given() if args.hosts_scheduler is not None else {}
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     command = "python -m perflab report " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
     if hosts:
         try:
-            connect(hosts["scheduler"])           # an unreachable scheduler is an error before any notebook runs
+            connect(hosts["scheduler"], hosts.get("tls"))   # an unreachable scheduler: an error before any notebook
         except PerflabError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2

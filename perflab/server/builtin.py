@@ -30,6 +30,8 @@ from .http import http_get
 from .stats import fetch_stats
 
 MAIN_CLASS = "perflab.server.Main"
+#: seconds a started server may take to report ready (by default)
+READY_S = 90.0
 
 
 class Server:
@@ -114,9 +116,10 @@ class Server:
         return t
 
     # ---- lifecycle --------------------------------------------------------------------------
-    def start(self, timeout: float = 90.0) -> "Server":
+    def start(self, timeout: float | None = None) -> "Server":
         """Launch the JVM and wait until it is ready. Raises :class:`ServerStartError` with the cause
         (exit status, the server's error line) and the log tail."""
+        timeout = READY_S if timeout is None else timeout
         if timeout <= 0:
             raise ValueError(f"timeout must be > 0, got {timeout}")
         if self.proc is not None:
@@ -280,7 +283,7 @@ class Server:
 
 
 def start_server(config: ServerConfig | None = None, data_dir=None, log_dir=None, keep_data: bool = False,
-                 timeout: float = 90.0, cpu_prefix: list[str] | None = None) -> Server:
+                 timeout: float = READY_S, cpu_prefix: list[str] | None = None) -> Server:
     """Start a server and return it (usable as a context manager that stops it)."""
     return Server(config, data_dir=data_dir, log_dir=log_dir, keep_data=keep_data,
                   cpu_prefix=cpu_prefix).start(timeout=timeout)

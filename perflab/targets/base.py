@@ -27,13 +27,14 @@ import pandas as pd
 
 from ..children import pdeathsig_prefix
 from ..config import LoadParams, PrefillParams
-from ..hosts.actors import WATCHDOG_S, Agent
+from ..hosts.actors import WATCHDOG_S, Agent, answer
 from ..measure import hostspeed
 from ..profiling import bridge
 from ..profiling.codemap import CodeMap
 from ..profiling.profiler import Profiler
 from ..server import machine
 from ..server import metrics as m
+from ..server.builtin import READY_S
 from ..server.stats import stats_frame
 
 #: seconds a remote call that should be quick may take
@@ -98,6 +99,17 @@ class Target:
     def version_commit(self) -> str | None:
         """The commit of the server it runs, when it can be known (a run's ``version_commit``)."""
         return None
+
+    @property
+    def start_s(self) -> float:
+        """Seconds the coordinator waits for the server host to start it: the host's own bound on its
+        readiness (it fails past it, with the cause) and a call's."""
+        return CALL_S + (getattr(self.config, "startup_timeout", None) or READY_S)
+
+    def prepare_s(self, prefill: PrefillParams | None) -> float:
+        """Seconds the coordinator waits for the server host to make its storage (and prefill it: at a
+        thousandth of the in-process writes' speed here)."""
+        return CALL_S + (prefill.keys / 1000 if prefill is not None else 0)
 
     def to_dict(self) -> dict:
         """What a run records as ``params.server``."""
@@ -330,6 +342,10 @@ class TargetHandle:
     def _host(self):
         return self.hosts.server_agent
 
+    def _on(self, call: str) -> str:
+        """A call named in the error of a host that did not answer it in time (:func:`~perflab.hosts.actors.answer`)."""
+        return f"server host {self.hosts.server.name}: {call.replace('_', ' ')}"
+
     url = property(lambda self: self.desc["url"])
     #: where loads go: entry name -> URL (one server: itself)
     entries = property(lambda self: {"server": self.desc["url"]})
@@ -365,28 +381,28 @@ class TargetHandle:
         return self._final if self._final is not None else self.desc["info"]
 
     def stop(self) -> None:
-        self._final = self._host.stop().result(timeout=CALL_S) or self.desc["info"]
+        self._final = answer(self._host.stop(), CALL_S, self._on("stop")) or self.desc["info"]
 
     def samples(self, timeout: float = CALL_S):
-        return self._host.samples().result(timeout=timeout)
+        return answer(self._host.samples(), timeout, self._on("samples"))
 
     def cpu_window(self, start: float, end: float):
-        return self._host.cpu_window(start, end).result(timeout=CALL_S)
+        return answer(self._host.cpu_window(start, end), CALL_S, self._on("cpu_window"))
 
     def cpu_frame(self, t0: float | None) -> pd.DataFrame | None:
-        return self._host.cpu_frame(t0).result(timeout=CALL_S)
+        return answer(self._host.cpu_frame(t0), CALL_S, self._on("cpu_frame"))
 
     def cpu_at(self, times: list[float], ours: list[int]) -> None:
-        self._host.cpu_at(list(times), list(ours)).result(timeout=CALL_S)
+        answer(self._host.cpu_at(list(times), list(ours)), CALL_S, self._on("cpu_at"))
 
     def files(self) -> dict[str, str]:
-        return self._host.files().result(timeout=CALL_S)
+        return answer(self._host.files(), CALL_S, self._on("files"))
 
     def calibrate(self):
-        return self._host.calibrate().result(timeout=CALL_S)
+        return answer(self._host.calibrate(), CALL_S, self._on("calibrate"))
 
     def others(self, seconds: float, ours: list[int]) -> machine.OtherLoad:
-        return self._host.others(seconds, list(ours)).result(timeout=CALL_S + seconds)
+        return answer(self._host.others(seconds, list(ours)), CALL_S + seconds, self._on("others"))
 
     def load_for(self, load: LoadParams) -> LoadParams:
         return self.target.load_for(load)

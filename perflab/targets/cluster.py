@@ -31,6 +31,7 @@ from ..measure.events import parse_events
 from ..profiling.codemap import BUILTIN, CodeMap
 from ..server.cpu import ProcessCpu
 from ..server.foreign import ready_line, stats_available
+from ..hosts.actors import answer
 from .base import CALL_S, Target, TargetHandle, TargetHost
 
 
@@ -229,39 +230,42 @@ class ClusterHandle(TargetHandle):
     owned = property(lambda self: self.desc["owned"])
 
     def info(self) -> dict:
-        return self._host.info().result(timeout=CALL_S)
+        return answer(self._host.info(), CALL_S, self._on("info"))
 
     def stop(self) -> None:
-        self._final = self._host.stop().result(timeout=CALL_S) or self.desc["info"]
+        self._final = answer(self._host.stop(), CALL_S, self._on("stop")) or self.desc["info"]
 
     def events(self, since: float) -> list[dict]:
-        return self._host.events(since).result(timeout=CALL_S)
+        return answer(self._host.events(since), CALL_S, self._on("events"))
 
     def profiling_unavailable_on(self, node: int) -> str | None:
-        return self._host.profiling_unavailable(node).result(timeout=CALL_S)
+        return answer(self._host.profiling_unavailable(node), CALL_S, self._on("profiling_unavailable"))
 
     def fill(self, keys: int, value_size: int, seed: int, prefix: str, path: str, param: str) -> dict:
-        return self._host.fill(keys, value_size, seed, prefix, path, param).result(timeout=CALL_S + keys / 10)
+        return answer(self._host.fill(keys, value_size, seed, prefix, path, param), CALL_S + keys / 10,
+                      self._on("fill"))
 
     def faults_start(self, schedule: list, window_start: float) -> None:
-        self._host.faults_start(schedule, window_start).result(timeout=CALL_S)
+        answer(self._host.faults_start(schedule, window_start), CALL_S, self._on("faults_start"))
 
     def faults_stop(self) -> list[dict]:
-        return self._host.faults_stop().result(timeout=CALL_S)
+        return answer(self._host.faults_stop(), CALL_S, self._on("faults_stop"))
 
     def resume_paused(self) -> list[dict]:
-        return self._host.resume_paused().result(timeout=CALL_S)
+        return answer(self._host.resume_paused(), CALL_S, self._on("resume_paused"))
 
     def check_start(self, params, write: tuple[int, int], read: tuple[int, int], path: str, param: str,
                     duration_s: float, at: float) -> None:
-        self._host.check_start(params, write, read, path, param, duration_s, at).result(timeout=CALL_S)
+        answer(self._host.check_start(params, write, read, path, param, duration_s, at), CALL_S,
+               self._on("check_start"))
 
     def check_finish(self, join_timeout: float, final_read: bool, keeps_data: bool | None, restarts: bool,
                      timeout: float) -> dict:
-        return self._host.check_finish(join_timeout, final_read, keeps_data, restarts).result(timeout=timeout)
+        return answer(self._host.check_finish(join_timeout, final_read, keeps_data, restarts), timeout,
+                      self._on("check_finish"))
 
     def key_distribution(self, keys: int):
-        return self._host.key_distribution(keys).result(timeout=CALL_S)
+        return answer(self._host.key_distribution(keys), CALL_S, self._on("key_distribution"))
 
 
 class ClusterTarget(Target):
@@ -295,6 +299,11 @@ class ClusterTarget(Target):
         server's: this checkout's."""
         cfg = self.cluster_config
         return commit_at(cfg.workdir or os.getcwd()) if cfg.server_cmd is not None else checkout()["commit"]
+
+    @property
+    def start_s(self) -> float:
+        cfg = self.cluster_config
+        return CALL_S + cfg.nodes * cfg.startup_timeout
 
     def why_not(self, feature: str) -> str | None:
         if feature == "prefill":

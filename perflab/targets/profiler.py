@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..hosts.actors import answer
 from ..profiling.codemap import BUILTIN, CodeMap
 from ..profiling.profiler import window_recording
 from .base import CALL_S
@@ -35,15 +36,18 @@ class RemoteProfiler:
     def _agent(self):
         return self.hosts.server_agent
 
+    def _on(self, call: str) -> str:
+        return f"server host {self.hosts.server.name}: {call.replace('_', ' ')}"
+
     def prepare(self) -> "RemoteProfiler":
         where = str(self.out_dir) if self.hosts.shares_files else None
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        self.pid = self._agent.profile_prepare(self.params, self.name, self.title, where, self.node).result(
-            timeout=CALL_S)
+        self.pid = answer(self._agent.profile_prepare(self.params, self.name, self.title, where, self.node), CALL_S,
+                          self._on("profile_prepare"))
         return self
 
     def start_recording(self) -> "RemoteProfiler":
-        self._agent.profile_start(self.node).result(timeout=CALL_S)
+        answer(self._agent.profile_start(self.node), CALL_S, self._on("profile_start"))
         self.active = True
         return self
 
@@ -52,7 +56,7 @@ class RemoteProfiler:
         if not (to_s > from_s):
             raise ValueError(f"to_s must be after from_s, got [{from_s}, {to_s}]")
         self.active = False
-        got = self._agent.profile_stop(not self.hosts.shares_files, self.node).result(timeout=CALL_S)
+        got = answer(self._agent.profile_stop(not self.hosts.shares_files, self.node), CALL_S, self._on("profile_stop"))
         jfr = self.out_dir / got["jfr_name"]
         if got["jfr"] is not None:
             jfr.write_bytes(got["jfr"])
@@ -66,6 +70,6 @@ class RemoteProfiler:
             return
         self.active = False
         try:
-            self._agent.profile_abort(self.node).result(timeout=30)
+            answer(self._agent.profile_abort(self.node), 30, self._on("profile_abort"))
         except Exception:  # noqa: BLE001 - cleanup after a failure must not mask it
             pass

@@ -19,6 +19,7 @@ from ..server import Server
 from ..server.cpu import ProcessCpu
 from ..server.foreign import AttachedServer, ForeignProcess, stats_available
 from ..server.stats import StatsSampler
+from ..hosts.actors import answer
 from .base import CALL_S, Target, TargetHandle, TargetHost
 
 
@@ -132,10 +133,11 @@ class ServerHandle(TargetHandle):
     it."""
 
     def fill(self, keys: int, value_size: int, seed: int, prefix: str, path: str, param: str) -> dict:
-        return self._host.fill(keys, value_size, seed, prefix, path, param).result(timeout=CALL_S + keys / 10)
+        return answer(self._host.fill(keys, value_size, seed, prefix, path, param), CALL_S + keys / 10,
+                      self._on("fill"))
 
     def pause(self, paused: bool) -> None:
-        self._host.pause(paused).result(timeout=CALL_S)
+        answer(self._host.pause(paused), CALL_S, self._on("pause"))
 
 
 class _OneServer(Target):

@@ -269,7 +269,8 @@ def test_coefficient_of_variation_and_the_everywhere_warning():
     (["--nodes", "3", "--entry", "all", "-t", "2", "-c", "4"], "needs at least 3 threads (-t), got 2"),
     (["--nodes", "3", "--entry", "all", "-t", "3", "-c", "6", "--generators", "2"],
      "split over 2 generator hosts and 3 entry nodes, one generator process each (6)"),
-    (["--nodes", "3", "--scheduler", "http://10.0.0.1:8786"], "scheduler: expected an address like tcp://HOST:8786"),
+    (["--nodes", "3", "--scheduler", "http://10.0.0.1:8786"],
+     "scheduler: expected an address like tls://HOST:8786 or tcp://HOST:8786"),
     (["--nodes", "3", "--check-keys", "10"], "--check-keys: give --check to run the consistency checker"),
     (["--nodes", "3", "--check", "--check-read-ack", "4"], "consistency.read_ack: must not exceed from (3), got 4"),
 ])

@@ -42,7 +42,7 @@ def test_host_choice_by_name_by_count_and_while_busy():
     # what can never be met is an error at once, naming the problem
     with pytest.raises(HostsError, match="no host named 'gen9'.*hosts: both, gen1, gen2, srv1"):
         choose(HOSTS, HostOptions(generators=("gen9",)), set(), "c")
-    with pytest.raises(HostsError, match="host gen1 has no server role.*--resources server=1"):
+    with pytest.raises(HostsError, match="host gen1 has no server role.*--roles server"):
         choose(HOSTS, HostOptions(server_host="gen1"), set(), "c")
     with pytest.raises(HostsError, match="5 generator hosts asked for"):
         choose(HOSTS, HostOptions(generators=5), set(), "c")

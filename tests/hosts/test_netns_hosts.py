@@ -1,6 +1,7 @@
-"""perflab on real hosts: network namespaces on this machine, a Dask scheduler and a real ``dask worker`` in
-each (perflab.hosts.netns), the coordinator being this test process. Skipped, with the reason printed,
-only where namespaces cannot be made.
+"""perflab on real hosts: network namespaces on this machine, a Dask scheduler and a real Dask worker in each,
+started with ``perflab scheduler`` and ``perflab worker`` over TLS with certificates ``perflab certs`` made
+(tests/netns.py), the coordinator being this test process. Skipped, with the reason printed, only where
+namespaces cannot be made.
 
 Hosts: ``srv1`` (server), ``gen1``, ``gen2`` (generators) and ``gen3`` (both roles: the server of a sweep's
 second host set, and the generator killed in the fault test, which therefore runs last). Namespace hosts
@@ -25,7 +26,7 @@ from perflab.records import list_runs, open_run
 
 import netns
 
-WORKERS = {"srv1": "server=1", "gen1": "generator=1", "gen2": "generator=1", "gen3": "generator=1,server=1"}
+WORKERS = {"srv1": "server", "gen1": "generator", "gen2": "generator", "gen3": "generator,server"}
 SERVER = pl.ServerConfig(backend="memory")
 #: 4 threads so a run splits over 2 hosts with 2 threads each; 100 ms intervals on the common grid
 LOAD = pl.LoadParams(rate=2000, duration=2, warmup=0.5, threads=4, connections=8, path="/v0/status", hdr_interval=0.1)
@@ -37,7 +38,7 @@ def hosts():
     if reason:
         print(f"\nskipping the namespace host tests: {reason}")
         pytest.skip(reason)
-    c = netns.make(WORKERS)
+    c = netns.make(WORKERS, tls=True)
     try:
         yield c
     finally:
@@ -45,18 +46,41 @@ def hosts():
 
 
 def _on(hosts, **kw):
-    return dict(scheduler=hosts.address, **kw)
+    return hosts.options(**kw)
 
 
 def test_hosts_are_listed_with_roles_versions_and_clocks(hosts, capsys):
     from perflab.cli import main
-    assert main(["hosts", "--scheduler", hosts.address]) == 0
+    assert main(["hosts", "--scheduler", hosts.address, "--tls", hosts.tls]) == 0
     out = capsys.readouterr().out
     for name, roles in (("srv1", "server"), ("gen1", "generator"), ("gen3", "server,generator")):
         line = next(ln for ln in out.splitlines() if ln.startswith(name + " "))
         # namespace hosts run on this machine: they read its one clock, and no offset is claimed for them
         assert roles in line and "0.3.0" in line and "perflab-load 0.1.0" in line
         assert "this machine's (not measured)" in line and " ms ±" not in line
+
+
+def test_the_hosts_take_only_the_labs_certificates_and_sample_no_frames(hosts, tmp_path):
+    from distributed import Client
+
+    from perflab.hosts.daskconfig import profiler_state
+    from perflab.hosts.pool import connect
+    from perflab.hosts.tls import make, security
+
+    pool = connect(hosts.address, hosts.tls)
+    workers = pool.workers()
+    assert sorted(w["name"] for w in workers.values()) == sorted(WORKERS)
+    assert all(a.startswith("tls://") for a in workers)
+    # `perflab worker` started them with Dask's profiler off: no sys._current_frames beside thread starts
+    states = pool.run(profiler_state, list(workers))
+    assert all(s == {"configured": False, "sampling": []} for s in states.values()), states
+    # plain TCP, and certificates of another authority (anyone can make some), are turned away
+    other = tmp_path / "other-ca"
+    make(other)
+    for address, sec in ((hosts.address.replace("tls://", "tcp://"), None), (hosts.address, security(other))):
+        with pytest.raises(Exception):
+            c = Client(address, timeout=5, set_as_default=False, security=sec)
+            c.close()
 
 
 def test_a_two_host_run_is_one_run_merged_exactly(hosts, data_root):
@@ -158,7 +182,7 @@ def test_a_sweep_runs_points_on_disjoint_host_sets_and_queues_the_rest(hosts, da
     rates = [1000, 1500, 800]
     out = sweep(lambda rate, **h: pl.run_experiment(SERVER, LOAD.replace(rate=rate, threads=1, connections=2),
                                                     name=f"sweep-{rate}", **h),
-                rates, scheduler=hosts.address, generators=1)
+                rates, scheduler=hosts.address, tls=hosts.tls, generators=1)
     assert [p.ok for p in out] == [True, True, True], [p.error for p in out]
     runs = [p.result.run for p in out]
     sets = [_host_set(r) for r in runs]
@@ -172,7 +196,7 @@ def test_a_sweep_runs_points_on_disjoint_host_sets_and_queues_the_rest(hosts, da
     # a point that fails is listed with its error; the sweep goes on with the others
     failing = sweep(lambda rate, **h: pl.run_experiment(SERVER, LOAD.replace(rate=rate, threads=1, connections=1),
                                                         **{**h, "generators": "nohost" if rate == 1 else h["generators"]}),
-                    [1, 500], scheduler=hosts.address)
+                    [1, 500], scheduler=hosts.address, tls=hosts.tls)
     assert failing[1].ok and failing[1].result.load.requests > 0
     assert not failing[0].ok and "no host named 'nohost'" in failing[0].error
 
@@ -212,9 +236,10 @@ def test_a_report_runs_its_notebooks_side_by_side_on_disjoint_host_sets(hosts, d
                                  NotebookSpec("measure", {"rate": 400}, output="mb"),
                                  NotebookSpec("summary", {}, after=True)))
     report, folder = run_plan(plan, root=tmp_path / "report", progress=False, browser=False,
-                              hosts={"scheduler": hosts.address})
+                              hosts={"scheduler": hosts.address, "tls": hosts.tls})
     assert [n.status for n in report.notebooks] == ["ok", "ok", "ok"], [n.error for n in report.notebooks]
-    assert _width({"scheduler": hosts.address}) == 2      # srv1 and gen3 serve, gen1 and gen2 load: two at once
+    # srv1 and gen3 serve, gen1 and gen2 load: two at once
+    assert _width({"scheduler": hosts.address, "tls": hosts.tls}) == 2
     runs = []
     for n in report.notebooks[:2]:
         mine = [open_run(r["id"]) for r in n.runs]
@@ -234,10 +259,14 @@ def test_a_report_runs_its_notebooks_side_by_side_on_disjoint_host_sets(hosts, d
 
 
 def test_hosts_not_ready_before_the_start_are_all_stopped_before_it(hosts, data_root, tmp_path):
-    # a script whose init takes longer than the lead: no host prints its ready line in time; its requests are
-    # PUTs, which the server counts apart from the samplers' GETs
+    # a script whose init takes longer than any lead (each missed start is tried again with a longer one, up to
+    # MAX_LEAD_S): no host prints its ready line in time; its requests are PUTs, which the server counts apart
+    # from the samplers' GETs
+    from perflab.core.load import MAX_LEAD_S
+
     slow = tmp_path / "slow-init.lua"
-    slow.write_text("init = function(args)\n  local t = os.clock()\n  while os.clock() - t < 2 do end\nend\n"
+    slow.write_text("init = function(args)\n  local t = os.clock()\n"
+                    f"  while os.clock() - t < {3 * MAX_LEAD_S:g} do end\nend\n"
                     "request = function() return wrk.format('PUT', '/v0/entity?id=k', nil, 'v') end\n")
     with pytest.raises(pl.PerflabError, match="not ready .* every host was stopped before the start"):
         pl.run_experiment(SERVER, LOAD.replace(script=str(slow)), **_on(hosts, generators="gen1,gen2",
@@ -256,14 +285,14 @@ def test_hosts_not_ready_before_the_start_are_all_stopped_before_it(hosts, data_
 CHILD = """
 import sys, perflab as pl
 pl.run_experiment(pl.ServerConfig(backend='memory'), pl.LoadParams(rate=500, duration=60, threads=2, connections=4,
-                  path='/v0/status'), scheduler=sys.argv[1], generators='gen1,gen2', server_host='srv1',
-                  data_root=sys.argv[2], name='long')
+                  path='/v0/status'), scheduler=sys.argv[1], tls=sys.argv[3], generators='gen1,gen2',
+                  server_host='srv1', data_root=sys.argv[2], name='long')
 """
 
 
 def test_sigterm_on_the_coordinator_stops_every_remote_process(hosts, tmp_path):
     data = tmp_path / "data"
-    child = subprocess.Popen([sys.executable, "-c", CHILD, hosts.address, str(data)], stdout=subprocess.PIPE,
+    child = subprocess.Popen([sys.executable, "-c", CHILD, hosts.address, str(data), hosts.tls], stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, cwd=str(netns.REPO))
     try:
         deadline = time.monotonic() + 90

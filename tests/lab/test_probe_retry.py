@@ -1,64 +1,89 @@
-"""A probe whose generator missed the start time set ahead (it exited before its ready line: nothing was sent)
-is tried once more; any other failure, and a second miss, are the probe's own (fakes: no processes)."""
+"""A timed load whose start was missed (a part not ready before the start time, or one that exited before
+its ready line: nothing was sent) is started again, each time with a lead grown from what the miss taught,
+up to ``START_TRIES``; any other failure is the load's own at once (fakes: no processes)."""
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import pytest
 
 from perflab import LoadParams
-from perflab.core.probe import probe
+from perflab.core import load as load_mod
+from perflab.core.load import FIRST_LEAD_S, LEAD_FACTOR, MAX_LEAD_S, MIN_LEAD_S, StartMissed, lead_for
+from perflab.core.session import START_TRIES, Session
 from perflab.errors import LoadError
-from perflab.measure.validity import Level, Validity
 
 
 class _Load:
-    def __init__(self, outcome, before_start):
-        self.outcome, self.failed_before_start, self.started_at = outcome, before_start, 1.0
+    """What ``Session.start_ready`` reads of a ``DistributedLoad``."""
+
+    def __init__(self, missed: bool = False, exited: Exception | None = None):
+        self.missed, self.exited, self.failed_before_start = missed, exited, False
+
+    def barrier(self):
+        if self.missed:
+            self.failed_before_start = True
+            raise StartMissed("generator host gen1 not ready 0.10 s after the start was set")
+        if self.exited is not None:
+            self.failed_before_start = True
 
     def wait(self):
-        if isinstance(self.outcome, Exception):
-            raise self.outcome
-        return self.outcome
-
-
-class _Result:
-    intervals = __import__("pandas").DataFrame()
-
-    def record(self):
-        return {"p50_ms": 1.0}
-
-
-class _Run:
-    def __init__(self, d):
-        self.dir, self.rows = d, []
-
-    def add_rows(self, table, rows):
-        self.rows += rows
+        raise self.exited
 
 
 class _Session:
-    def __init__(self, tmp_path, loads):
-        self.loads, self.started = list(loads), 0
-        self.run = _Run(tmp_path)
+    start_ready = Session.start_ready
 
-    def start_load(self, load, out_dir):
+    def __init__(self, loads):
+        self.loads, self.started = list(loads), 0
+
+    def start_load(self, load, out_dir, timed=None):
         self.started += 1
         return self.loads.pop(0)
 
-    def validity(self, res, started_at):
-        return Validity(Level.VALID, [], {})
 
-
-def test_a_missed_start_is_tried_once_more(tmp_path):
+def test_a_missed_start_is_tried_again_and_the_last_miss_is_the_error(tmp_path):
+    ok = _Load()
+    sess = _Session([_Load(missed=True), _Load(missed=True), ok])
+    assert sess.start_ready(LoadParams(), tmp_path) is ok and sess.started == 3 == START_TRIES
     late = LoadError("perflab-load exited with status 1: --start-at: ... was 0.134 s ago")
-    sess = _Session(tmp_path, [_Load(late, True), _Load(_Result(), False)])
-    got = probe(sess, LoadParams(), tmp_path / "p")
-    assert sess.started == 2 and got.load.record() == {"p50_ms": 1.0} and len(sess.run.rows) == 1
-    sess = _Session(tmp_path, [_Load(late, True), _Load(late, True)])
-    with pytest.raises(LoadError):
-        probe(sess, LoadParams(), tmp_path / "p")
-    assert sess.started == 2
-    sess = _Session(tmp_path, [_Load(LoadError("perflab-load exited with status 1 mid-run"), False)])
-    with pytest.raises(LoadError, match="mid-run"):
-        probe(sess, LoadParams(), tmp_path / "p")
-    assert sess.started == 1 and not sess.run.rows
+    sess = _Session([_Load(exited=late), ok])
+    assert sess.start_ready(LoadParams(), tmp_path) is ok and sess.started == 2
+    sess = _Session([_Load(missed=True)] * START_TRIES)
+    with pytest.raises(StartMissed, match="not ready"):
+        sess.start_ready(LoadParams(), tmp_path)
+    assert sess.started == START_TRIES
+    sess = _Session([_Load(exited=late)] * START_TRIES)
+    with pytest.raises(LoadError, match="was 0.134 s ago"):
+        sess.start_ready(LoadParams(), tmp_path)
+
+
+def test_the_lead_grows_with_the_hosts_ready_times_and_with_each_miss(monkeypatch):
+    monkeypatch.setattr(load_mod, "_ready_s", {})
+    hosts = SimpleNamespace(pool=SimpleNamespace(address="inproc://x"), generators=[SimpleNamespace(name="local")])
+    assert lead_for(hosts) == FIRST_LEAD_S                   # nothing known of these hosts yet
+    load_mod._seen(hosts, 0.01)
+    assert lead_for(hosts) == MIN_LEAD_S                     # ready in 10 ms: the shortest lead
+    load_mod._seen(hosts, 0.15)                              # one slow start among quick ones: its time counts
+    assert lead_for(hosts) == pytest.approx(LEAD_FACTOR * 0.15)
+    lead = lead_for(hosts)
+    load_mod._seen(hosts, lead)                              # a miss counts as the whole lead
+    assert lead_for(hosts) == pytest.approx(LEAD_FACTOR * lead)
+    for _ in range(5):
+        load_mod._seen(hosts, lead_for(hosts))
+    assert lead_for(hosts) == MAX_LEAD_S
+    for _ in range(load_mod.READY_SEEN):                     # the slow times age out after READY_SEEN loads
+        load_mod._seen(hosts, 0.02)
+    assert lead_for(hosts) == MIN_LEAD_S
+
+
+def test_other_failures_are_not_retried(tmp_path):
+    class _Broken(_Load):
+        def barrier(self):
+            raise LoadError("generator host gen1 could not start perflab-load")
+
+    sess = _Session([_Broken(), _Load()])
+    with pytest.raises(LoadError, match="could not start"):
+        sess.start_ready(LoadParams(), tmp_path)
+    assert sess.started == 1

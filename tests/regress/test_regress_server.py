@@ -116,14 +116,22 @@ def _gate(repo: Path, data: Path, base: str, head: str, out: Path, capsys) -> tu
     return code, capsys.readouterr().out
 
 
-def test_the_gate_passes_a_change_that_costs_nothing_and_fails_a_planted_regression(planted, tmp_path, capsys):
+def test_the_gate_never_fails_a_change_that_costs_nothing_and_fails_a_planted_regression(planted, tmp_path, capsys):
     # the command line's budget (240 s) is some ten times what these comparisons take on this machine
     repo, _ = planted
     data, out = tmp_path / "data", tmp_path / "ci"
     code, text = _gate(repo, data, "HEAD~16", "HEAD~15", out, capsys)          # 0 us against 0 us
-    assert code == 0 and "gate: no regression" in text and "(exit 0)" in text, text
+    # an A/A gate must never fail (a false alarm has probability at most alpha and needs a pair beyond the 50%
+    # margin); whether 16 pairs prove it "no worse" within that margin is the machine's noise: on a loaded one
+    # the interval may still reach past 1.5x (undecided, exit 2), and says so
     doc = json.loads((out / "gate.json").read_text())
-    assert doc["exit_code"] == 0 and doc["false_alarm_bound"] == 0.01 and (out / "gate.md").is_file()
+    assert code in (0, 2) and doc["exit_code"] == code and doc["false_alarm_bound"] == 0.01, text
+    assert (out / "gate.md").is_file() and "<failure" not in (out / "gate.xml").read_text()
+    hi = doc["check"]["ci"][1]
+    if code == 0:
+        assert "gate: no regression" in text and "(exit 0)" in text and hi < 1.5, text
+    else:
+        assert "undecided" in text and "(exit 2)" in text and hi >= 1.5, text
     code, text = _gate(repo, data, f"HEAD~{16 - PLANTED + 1}", f"HEAD~{16 - PLANTED}", out, capsys)   # 0 -> 300 us
     assert code == 1 and "gate: a regression" in text, text
     doc = json.loads((out / "gate.json").read_text())
