@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -85,6 +86,8 @@ def main() -> int:
     ap.add_argument("--args", default="", help="more `perflab breakpoint` flags for every search (a quick try: "
                                               "'--probe-duration 1s --max-probes 6')")
     a = ap.parse_args()
+    # stopped (SIGTERM), the hog is killed on the way out like the search's children: no spinning orphan
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     right = tuple(float(x) for x in a.right.split(","))
     trees = {"now": HERE, **({"before": a.before.resolve()} if a.before else {})}
     out = a.out or a.data / "searches.jsonl"
