@@ -1,6 +1,6 @@
 """Where things are: the repository, build outputs, the data, runs and report roots.
 
-The build layout is fixed by docs/architecture.md (section 1). Every accessor checks that the
+The build layout is fixed by docs/contracts/server.md (section 1). Every accessor checks that the
 artifact exists and raises :class:`~perflab.errors.NotBuiltError` telling how to build it, so a
 missing build never shows up later as an obscure ``FileNotFoundError`` from a subprocess.
 """

@@ -1,7 +1,7 @@
 """The lab's copy of the server's option list (perflab/config/server_options.json, which ServerConfig
 and the metric names are built from) against the built server: no stale copy. The docs tables are
 checked against each program's own list by that program's tests (java-server DocsMatchSpecTest,
-loadgen cli::architecture_doc_lists_the_extensions)."""
+loadgen cli::contract_doc_lists_the_extensions)."""
 
 import dataclasses
 import json

@@ -27,7 +27,7 @@ pub enum Command {
 const MIN_HDR_INTERVAL_US: u64 = 10_000;
 
 /// Every flag, once: names, value, kind, default, help and parser. The help text, the
-/// `--options-json` output and the docs table (docs/architecture.md §5) come from here.
+/// `--options-json` output and the docs table (docs/contracts/generator.md §5) come from here.
 #[rustfmt::skip]
 const FLAGS: &[Spec<FlagValues>] = &[
     flag!(Wrk2, "-c", "--connections", "N", Count, Value("10"), "connections kept open, all threads together",
@@ -133,7 +133,7 @@ pub fn options_json() -> String {
     text
 }
 
-/// The rows of docs/architecture.md §5's flag table, as the table says they must read.
+/// The rows of docs/contracts/generator.md §5's flag table, as the table says they must read.
 #[cfg(test)]
 pub fn extension_rows() -> Vec<String> {
     FLAGS.iter().filter(|s| s.group == flags::Group::Perflab).map(flags::markdown_row).collect()
@@ -396,14 +396,14 @@ mod tests {
         assert_eq!(rows, expected, "loadgen/README.md's usage table should read:\n{}", expected.join("\n"));
     }
 
-    /// docs/architecture.md §5 lists exactly the extensions, as the table defines them.
+    /// docs/contracts/generator.md §5 lists exactly the extensions, as the table defines them.
     #[test]
-    fn architecture_doc_lists_the_extensions() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/architecture.md");
-        let doc = std::fs::read_to_string(&path).expect("docs/architecture.md next to loadgen/");
-        let section = doc.split("\n## 5.").nth(1).expect("section 5").split("\n## 6.").next().unwrap();
+    fn contract_doc_lists_the_extensions() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/contracts/generator.md");
+        let doc = std::fs::read_to_string(&path).expect("docs/contracts/generator.md next to loadgen/");
+        let section = doc.split("\n## 5.").nth(1).expect("section 5").split("\n## ").next().unwrap();
         let rows: Vec<&str> = section.lines().filter(|l| l.starts_with("| `--")).collect();
         let expected = extension_rows();
-        assert_eq!(rows, expected, "docs/architecture.md §5 should list:\n{}", expected.join("\n"));
+        assert_eq!(rows, expected, "docs/contracts/generator.md §5 should list:\n{}", expected.join("\n"));
     }
 }

@@ -55,7 +55,7 @@ impl Kind {
 pub enum Group {
     /// wrk2's own flags.
     Wrk2,
-    /// perflab-load's extensions (listed in docs/architecture.md §5).
+    /// perflab-load's extensions (listed in docs/contracts/generator.md §5).
     Perflab,
 }
 

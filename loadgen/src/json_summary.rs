@@ -1,4 +1,4 @@
-//! `--json`: the machine-readable summary described in docs/architecture.md §5, its
+//! `--json`: the machine-readable summary described in docs/contracts/generator.md §5, its
 //! fields assembled from what the run collected (`Summary::of`) and rendered.
 //! Latencies are microseconds, times are epoch milliseconds.
 

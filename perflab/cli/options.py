@@ -91,7 +91,7 @@ def cluster_args(p: argparse.ArgumentParser, run: bool = False) -> None:
     """With ``--nodes`` a command targets a cluster: the built-in server's flags configure every node;
     ``--server-cmd`` (with ``{port}`` and ``{cluster}``, or ``{ports}``), ``--ready-path``, ``--server-dir`` and
     ``--startup-timeout`` describe your own nodes instead. ``run``: a run's faults, fill, checker too."""
-    g = p.add_argument_group("cluster (--nodes N: N nodes, each its own process; docs/architecture.md section 7)")
+    g = p.add_argument_group("cluster (--nodes N: N nodes, each its own process; docs/contracts/cluster.md section 7)")
     add_arguments(g, ClusterConfig, dest_prefix="cluster_")
     if not run:
         return

@@ -37,7 +37,7 @@ from .git import Revision, export, holds
 #: replaces the build command of a commit (a shell command, run in the commit's exported java-server/)
 BUILD_ENV = "PERFLAB_AB_BUILD"
 BUILD_COMMAND = "gradle --console=plain --no-daemon -q installDist"
-#: where a build leaves the server, relative to java-server/ (docs/architecture.md section 1)
+#: where a build leaves the server, relative to java-server/ (docs/contracts/server.md section 1)
 INSTALL = Path("build/install/perflab-server")
 #: what marks the built-in server's install directory built from a commit (its content: the commit)
 BUILT_SERVER = ".built"

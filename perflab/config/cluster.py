@@ -1,7 +1,7 @@
 """``ClusterConfig`` (N nodes, ack/from, where the load enters) and ``ConsistencyParams`` (the checker).
 
 A cluster run starts ``nodes`` servers, each its own process with its own port and data directory,
-given the same ``--cluster`` list (docs/architecture.md section 7): the built-in server configured by
+given the same ``--cluster`` list (docs/contracts/cluster.md section 7): the built-in server configured by
 ``server`` (one :class:`~perflab.config.ServerConfig` for every node, or one per node), or your own
 nodes from ``server_cmd`` with placeholders. ``ack``/``from_`` are what every request of the run asks
 for (the workload scripts' ``ack=``/``from=`` or ``replicas=`` arguments); ``entry`` says which nodes
@@ -26,7 +26,7 @@ from .fields import Params, option
 from .server import ServerConfig
 from .target import check_placeholders
 
-#: the API styles a request can name its replication in (architecture.md section 7)
+#: the API styles a request can name its replication in (docs/contracts/cluster.md section 7)
 API_STYLES = ("ack-from", "replicas")
 #: placeholders of a per-node command, and of a command that starts every node
 NODE_PLACEHOLDERS = ("{port}", "{index}", "{cluster}", "{self}", "{dir}", "{host}")

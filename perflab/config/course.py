@@ -2,7 +2,7 @@
 
 A course server has no main that takes a port: it is a ``ru.vk.itmo.Service`` made by a factory annotated
 ``@ru.vk.itmo.test.ServiceFactory(stage = N)``. perflab's launcher (``perflab.course.CourseLauncher``, in the
-server's install under ``course/``: docs/architecture.md section 1) finds the factory by reflection (the
+server's install under ``course/``: docs/contracts/server.md section 1) finds the factory by reflection (the
 highest stage, or ``factory``/``stage``), gives it a ``ServiceConfig`` (port, self URL, the cluster's URLs,
 a data directory), calls ``start()``, and ``stop()`` on SIGTERM so the student's DAO flushes. one-nio 1.7.1
 and its run-time dependencies come with it. The student's classes decide the Java version: the class files

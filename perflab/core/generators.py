@@ -20,7 +20,7 @@ from ..hosts.actors import WATCHDOG_S, Agent
 from ..measure.generator import LoadProcess
 from ..measure.result import CONSOLE, HDR_LOG, STDERR, SUMMARY
 
-#: the generator's ready line on stderr (docs/architecture.md section 5)
+#: the generator's ready line on stderr (docs/contracts/generator.md section 5)
 READY_LINE = "perflab-load: ready"
 
 

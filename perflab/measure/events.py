@@ -3,7 +3,7 @@ on the load generator's clock.
 
 The server writes one JSON line per event to its stdout protocol (``server-events.jsonl`` in the run
 directory): ``{"event": kind, "ts_us": start, "dur_us": duration, ...}`` with ``ts_us`` in epoch
-microseconds (CLOCK_REALTIME, docs/architecture.md section 3). perflab-load's interval log starts at
+microseconds (CLOCK_REALTIME, docs/contracts/server.md section 3). perflab-load's interval log starts at
 ``#[StartTime: <epoch s>]`` on the same clock, so ``start_s = ts_us / 1e6 - StartTime`` puts an event on
 the latency timeline's axis. GC pauses of any HotSpot JVM also come from the profiler's JFR recording
 (:func:`perflab.profiling.jfr_events.gc_pauses`) in the same shape.

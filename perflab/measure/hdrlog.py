@@ -3,7 +3,7 @@
 Each interval line holds a compressed histogram (decoded with ``hdrh``); perflab-load writes
 microseconds, corrected intervals untagged and ``-U`` intervals tagged ``Tag=uncorrected``, and a
 ``#[Step <n>: rate=<r> start=<s> end=<s>]`` comment where a rate step begins
-(docs/architecture.md section 5). This gives latency over time: when the tail grows, and whether a
+(docs/contracts/generator.md section 5). This gives latency over time: when the tail grows, and whether a
 queue builds up during a probe.
 """
 

@@ -1,7 +1,7 @@
 """One load split over several generator hosts, merged exactly into one load's files.
 
-perflab-load's hosts of one split run (``--segment I/N`` with one ``--start-at``, docs/architecture.md
-section 5) each write a JSON summary and an hdr log of their own share. :func:`merge` turns them into the
+perflab-load's hosts of one split run (``--segment I/N`` with one ``--start-at``,
+docs/contracts/generator.md section 5) each write a JSON summary and an hdr log of their own share. :func:`merge` turns them into the
 summary and the interval log one generator would have written for the whole run:
 
 * **Latency is merged by adding counts**, never by averaging percentiles: every host's interval

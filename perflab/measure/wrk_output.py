@@ -315,8 +315,8 @@ def _latency_us(out: WrkOutput, uncorrected: bool) -> dict | None:
 
 
 def summary_from_wrk(out: WrkOutput, params=None) -> dict:
-    """A real wrk2's console output as a summary of perflab-load's JSON shape (docs/architecture.md
-    section 5), so the lab reads every tool's results one way. wrk2 does not report status codes (only
+    """A real wrk2's console output as a summary of perflab-load's JSON shape
+    (docs/contracts/generator.md section 5), so the lab reads every tool's results one way. wrk2 does not report status codes (only
     the count of responses > 399), the window's epoch times, or anything about itself."""
     def rows(spec: pd.DataFrame):
         return [[float(r.latency_ms) * 1000.0, float(r.percentile), int(r.total_count)] for r in spec.itertuples()] \

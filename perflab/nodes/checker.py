@@ -5,7 +5,7 @@ Why its own client and not the load generator: it must know exactly which writes
 compare each read's value with them. It is deterministic: its keys (``<prefix><seed>-<i>``), its values
 (``<key>#<n>``: the key's n-th write) and its sequence of operations come from the seed. Each key belongs to
 one thread, so a key's operations are sequential, and the next operation on a key waits ``gap`` after the
-previous answer: write timestamps are milliseconds (docs/architecture.md section 7), so last-write-wins
+previous answer: write timestamps are milliseconds (docs/contracts/cluster.md section 7), so last-write-wins
 orders writes at least 1 ms apart whichever node coordinated them; closer ones it may not.
 
 Every read is judged against the key's history before it was sent:

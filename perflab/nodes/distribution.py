@@ -6,7 +6,7 @@ A node's own count is the number of live ``<prefix>...`` records it serves from 
 records; the built-in server answers it the same way. That count is the cluster's own fact, whatever its
 routing: it is what a cluster you bring is measured by (a node that does not answer the range API leaves
 its count out, and the distribution says so). For the built-in server the routing function is known too
-(``perflab.tools.Owners``: rendezvous hashing, docs/architecture.md section 7, run as a subprocess on the
+(``perflab.tools.Owners``: rendezvous hashing, docs/contracts/cluster.md section 7, run as a subprocess on the
 same ``--cluster`` list, so the lab never computes a key's owner itself): owners (``from`` = 1) and
 replicas (the run's ``from``). Your cluster's routing is yours, and the lab never applies its own to it.
 Evenness is the coefficient of variation (population standard deviation / mean) of the counts. With

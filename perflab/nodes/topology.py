@@ -3,7 +3,7 @@ command you bring.
 
 A cluster node refuses ``--port 0`` (its port is part of the list every node gets), so the lab picks N free
 ports first, holding all N sockets at once so no two nodes get the same port, then gives every node the same
-list and each its own port and URL (docs/architecture.md section 7).
+list and each its own port and URL (docs/contracts/cluster.md section 7).
 """
 
 from __future__ import annotations

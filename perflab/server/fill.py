@@ -2,7 +2,7 @@
 each, every answer checked.
 
 Prefill writes the built-in server's storage files straight into its directory; any other server (yours, a
-course server) and a cluster's nodes (which store timestamped records, docs/architecture.md section 7) are
+course server) and a cluster's nodes (which store timestamped records, docs/contracts/cluster.md section 7) are
 filled through the API instead, before any GET reads them. The fill is a closed-loop client (a few threads, one request at a time each, every status checked, a failed
 write retried), not a fixed-rate load: it must write every key whatever the speed of a cluster whose JVMs
 are still cold, and an open-loop generator leaves keys unsent when the cluster falls behind. Values are

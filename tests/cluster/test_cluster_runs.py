@@ -26,7 +26,7 @@ M64 = (1 << 64) - 1
 
 
 def _score(url: str, key: bytes) -> int:
-    """docs/architecture.md section 7's reference hash: only a cross-check of the server's Owners tool."""
+    """docs/contracts/cluster.md section 7's reference hash: only a cross-check of the server's Owners tool."""
     h = 0xCBF29CE484222325
     for b in url.encode() + b"\x00" + key:
         h = ((h ^ b) * 0x100000001B3) & M64

@@ -9,7 +9,7 @@ holds on any machine: the park times dominate the p50's noise, the capacity boun
 claim between identical sides has probability at most ``alpha`` = 1e-6 by construction
 (:mod:`perflab.measure.paired`; the A/A test runs notebook 08: tests/notebooks/test_notebook_ab.py). Whether the capacity ratio's interval holds 0.8, how often identical
 sides are told apart, and how fast a verdict comes on a given machine is the benchmark's
-(scripts/ab_benchmark.py, README "Did my change help?"): a breakpoint probe near capacity can fail on a
+(scripts/ab_benchmark.py, docs/benchmarks.md): a breakpoint probe near capacity can fail on a
 machine stall, which no bounded test can rule out.
 """
 

@@ -1,4 +1,4 @@
-"""What the docs show is what runs: every ``perflab ...`` command line of README.md, docs/*.md and the
+"""What the docs show is what runs: every ``perflab ...`` command line of README.md, docs/**/*.md and the
 READMEs of notebooks/, report/ and data/ is parsed by the real parser (``perflab.cli.parse``; ``perflab
 report``'s own), and the main ones run on small inputs (marked slow: ``make test-all``)."""
 
@@ -18,7 +18,7 @@ from perflab.cli import build_parser, parse
 from perflab.report.cli import build_parser as report_parser
 from support import REPO
 
-DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")),
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md")),
         *(p for p in (REPO / "notebooks" / "README.md", REPO / "report" / "README.md", REPO / "data" / "README.md")
           if p.is_file())]
 COMMANDS = set(build_parser()._subparsers._group_actions[0].choices)
@@ -174,9 +174,9 @@ def _small(argv: list[str]) -> list[str]:
 MAIN = ("run", "profile", "breakpoint", "ab", "runs")
 _WORD = re.compile(r"^[A-Z]{2,}$")
 #: documented commands this test leaves to others: builds of commits (tests/lab/test_ab_server.py, tests/regress),
-#: several machines (tests/hosts), clusters (tests/cluster); and those with a word that stands for yours (SHA,
-#: <the ab run>, old/TinyKv.java)
-_ELSEWHERE = ("--scheduler", "--nodes", "--a-commit", "--b-commit")
+#: several machines (tests/hosts), clusters (tests/cluster), your project files (tests/lab/test_project.py); and
+#: those with a word that stands for yours (SHA, <the ab run>, old/TinyKv.java)
+_ELSEWHERE = ("--scheduler", "--nodes", "--a-commit", "--b-commit", "--project", "--a-project", "--b-project")
 
 
 @pytest.mark.slow

@@ -62,7 +62,7 @@ def test_rate_steps_recorded_per_step(server, loadgen_binary):
 
 def test_schedule_sets_rate_and_duration(server, loadgen_binary):
     ramp = run_load(server.url, LoadParams(ramp=(100, 300), duration=2, path="/v0/status"))
-    # target_rate is the mean planned rate over the window (docs/architecture.md §5).
+    # target_rate is the mean planned rate over the window (docs/contracts/generator.md §5).
     assert ramp.target_rate == 200 and ramp.errors_total == 0
     # A linear ramp 100 -> 300 over 2 s schedules (100 + 300) / 2 * 2 = 400 requests.
     assert abs(ramp.requests - 400) <= 2, ramp.requests

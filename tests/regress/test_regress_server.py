@@ -7,7 +7,7 @@ it), so every pair puts the slower commit far beyond the 50% margin; a claim bet
 probability at most the comparison's alpha (1e-2 here, so the A/A gate below fails on a chance claim at most
 once in a hundred runs... and only when it also lies beyond 50%, which no pair of these servers does); no
 budget, so nothing depends on how fast the machine is. Detection of a 10% change, false alarms over many
-gates and the time to a verdict are the benchmark's (scripts/regress_benchmark.py, README).
+gates and the time to a verdict are the benchmark's (scripts/regress_benchmark.py, docs/benchmarks.md).
 """
 
 from __future__ import annotations

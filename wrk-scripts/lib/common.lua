@@ -13,7 +13,7 @@
 --   thread_setup()                 a setup(thread) that numbers wrk's threads 0, 1, 2, ...
 local M = {}
 
-M.KEY_PREFIX = "key"             -- the server's Prefill writes key0 .. key<N-1> (architecture.md §4)
+M.KEY_PREFIX = "key"             -- the server's Prefill writes key0 .. key<N-1> (docs/contracts/server.md §4)
 M.ENTITY = "/v0/entity?id="      -- the course API; path=, param= and prefix= point the scripts elsewhere
 M.QUERY = ""                     -- after the key: a cluster's &ack=&from= or &replicas= (see replica_query)
 M.MAX_KEYS = 2 ^ 40              -- indexes stay exact integers and print without an exponent
@@ -255,7 +255,7 @@ end
 
 -- Where the keys go: the course API by default, any server's key-value endpoint with path=, param=
 -- and prefix= (e.g. path=/kv param=key prefix=user: GET /kv?key=user17). A cluster's replication
--- parameters go after the key in either API style (docs/architecture.md section 7): ack= and from=
+-- parameters go after the key in either API style (docs/contracts/cluster.md section 7): ack= and from=
 -- (`&ack=2&from=3`) or replicas= (`&replicas=2/3`); none of them: the server's defaults.
 function M.api_spec(spec, path)
    spec.path = { kind = "string", default = path or "/v0/entity", help = "endpoint of one key" }

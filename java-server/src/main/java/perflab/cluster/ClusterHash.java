@@ -7,7 +7,7 @@ import java.nio.charset.StandardCharsets;
  * mixes its last bytes poorly into the high bits, and rendezvous hashing compares whole 64-bit scores).
  * Chosen because it is a few lines in any language, so a Python or student implementation reproduces it
  * exactly; stable across JVMs and restarts (no String.hashCode, no seed). Test vectors in ClusterHashTest
- * and docs/architecture.md section 7.
+ * and docs/contracts/cluster.md section 7.
  */
 public final class ClusterHash {
     public static final long FNV_OFFSET = 0xcbf29ce484222325L;

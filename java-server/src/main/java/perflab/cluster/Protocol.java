@@ -1,7 +1,7 @@
 package perflab.cluster;
 
 /**
- * The internal protocol between nodes (docs/architecture.md section 7): the same /v0/entity requests a
+ * The internal protocol between nodes (docs/contracts/cluster.md section 7): the same /v0/entity requests a
  * client sends, marked by headers. A node serves a marked request from its own storage and never passes
  * it on, so a request crosses at most one hop and routing loops cannot happen.
  */

@@ -12,7 +12,7 @@ import static perflab.spec.OptionSpec.words;
 /**
  * Every server and storage option, each documented once (the role LevelDB's options.h plays). Flag and
  * properties parsing, StorageOptions, the config line, --help, --options-json and the flag table in
- * docs/architecture.md section 2 (checked by a test) all come from this list. The order is the order of
+ * docs/contracts/server.md section 2 (checked by a test) all come from this list. The order is the order of
  * --help, of the config line and of the docs table.
  */
 public final class OptionList {

@@ -11,7 +11,7 @@ import static org.junit.Assert.assertTrue;
 
 /**
  * The hash and the routing pinned by test vectors (computed independently with the Python reference in
- * docs/architecture.md section 7), so another implementation can check itself against the same numbers.
+ * docs/contracts/cluster.md section 7), so another implementation can check itself against the same numbers.
  */
 public class ClusterHashTest {
     static final String LIST = "http://127.0.0.1:8080,http://127.0.0.1:8081,http://127.0.0.1:8082";

@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The tables docs/architecture.md must carry, generated from the spec lists. {@link DocsMatchSpecTest}
+ * The tables docs/contracts/server.md must carry, generated from the spec lists. {@link DocsMatchSpecTest}
  * compares them; {@code main} prints them for pasting after a spec change.
  */
 final class DocTables {

@@ -14,13 +14,13 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertTrue;
 
 /**
- * docs/architecture.md section 2 (flags, events) and section 3 (metrics) carry exactly the spec's tables:
+ * docs/contracts/server.md section 2 (flags, events) and section 3 (metrics) carry exactly the spec's tables:
  * the spec classes are the one description, the document shows it. After a spec change, run
  * {@code DocTables.main} and paste.
  */
 public class DocsMatchSpecTest {
     private static List<String> section(String number) throws Exception {
-        Path doc = Paths.get("..", "docs", "architecture.md"); // Gradle runs tests in java-server/
+        Path doc = Paths.get("..", "docs", "contracts", "server.md"); // Gradle runs tests in java-server/
         List<String> lines = Files.readAllLines(doc, StandardCharsets.UTF_8);
         int start = -1;
         int end = lines.size();

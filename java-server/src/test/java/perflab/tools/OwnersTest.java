@@ -44,7 +44,7 @@ public class OwnersTest {
             assertEquals(p.stderr(), 0, p.waitFor(60_000));
             Map<String, Object> doc = MiniJson.object(p.stdoutLines().get(0));
             Map<String, Object> nodes = MiniJson.object(doc.get("nodes"));
-            // the numbers the Python reference gives (docs/architecture.md)
+            // the numbers the Python reference gives (docs/contracts/cluster.md section 7)
             assertEquals(99_971L, nodes.get("http://127.0.0.1:8080"));
             assertEquals(99_841L, nodes.get("http://127.0.0.1:8081"));
             assertEquals(100_188L, nodes.get("http://127.0.0.1:8082"));
