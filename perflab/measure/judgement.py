@@ -110,6 +110,14 @@ def evaluate(result, criteria: BreakpointCriteria | None = None, validity=None) 
             if doubt.level is Level.INVALID:
                 kind, why = cause(doubt)
                 return Judgement(None, [f"inconclusive, {why}: " + "; ".join(doubt.reasons)], metrics, vd, kind, why)
+            burst = validity.checks.get("others_burst")
+            slow_only = len(reasons) == 1 and not p99 <= c.sla_p99 * 1000
+            if slow_only and burst is not None and burst.status == "warn":
+                # a tail over the SLA with the rate kept and no queue building, beside a burst of another program:
+                # the spike may be theirs, so the probe says nothing about the server
+                why = "another program burst inside the window"
+                return Judgement(None, [f"inconclusive, {why}: {reasons[0]}; {burst.note}"], metrics, vd, MACHINE,
+                                 why)
             vd = validity.ignoring(OVERLOAD_SYMPTOMS).to_dict()
         return Judgement(False, reasons, metrics, vd)
     if validity is not None:

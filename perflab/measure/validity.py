@@ -45,7 +45,7 @@ class Level(StrEnum):
 #: checks that, when they fail, mean the generator was the bottleneck
 GENERATOR_CHECKS = ("schedule_lag", "generator_cpu")
 #: checks that, when they fail, mean other programs on the machine took the CPU the server or the generator needed
-MACHINE_CHECKS = ("others",)
+MACHINE_CHECKS = ("others", "others_burst")
 #: doubts about a measurement that cannot void a probe that kept up: they can only make the server look worse
 NOT_AGAINST_A_PASS = GENERATOR_CHECKS + MACHINE_CHECKS
 #: what an overloaded server shows by itself: in a breakpoint probe that failed, these are what the probe
@@ -248,6 +248,19 @@ def _others(server, quiet: float | None, t: ValidityThresholds) -> Check:
     return Check("ok", others.cores, round(bound, 3), note)
 
 
+def _burst(server, quiet: float | None, t: ValidityThresholds) -> Check:
+    """Other programs' CPU in the busiest stretch of the window (a quarter of a second): a burst its mean hides,
+    which is enough to push a p99 over the SLA on its own."""
+    peak, cpus = getattr(server, "others_peak", None), getattr(server, "cpus", None)
+    if peak is None or quiet is None or not cpus:
+        return Check("n/a", note="other programs' CPU was not read through the window")
+    bound = round(quiet + t.others_fail * cpus, 3)
+    if peak > bound:
+        return Check("warn", peak, bound, f"in a stretch of the window other programs took {peak:.2f} CPUs "
+                                          f"({quiet:.2f} at the session's quietest): a burst its mean hides")
+    return Check("ok", peak, bound, f"other programs took at most {peak:.2f} CPUs in any stretch of the window")
+
+
 def _sharing(placement) -> Check:
     if placement is None:
         return Check("n/a", note="placement not recorded")
@@ -331,6 +344,7 @@ def assess(load, server=None, placement=None, thresholds: ValidityThresholds | N
         "server_cpu": _server_cpu(server, placement),
         "machine_cpu": _machine(server, t),
         "others": _others(server, quiet, t),
+        "others_burst": _burst(server, quiet, t),
         "cpu_sharing": _sharing(placement),
         "first_interval": _first_interval(load, t),
         "stationarity": _stationarity(load, t),

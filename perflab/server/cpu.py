@@ -29,6 +29,8 @@ from . import machine
 _TICK = os.sysconf("SC_CLK_TCK")
 #: an edge snapshot this close to a window's edge (seconds) is taken as at it (its timer fires late on a busy machine)
 _EDGE_S = 0.25
+#: the shortest stretch other programs' CPU is read over for bursts: a clock tick (10 ms) is 0.04 cores of it
+BURST_S = 0.2
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
@@ -89,11 +91,14 @@ class CpuWindow:
     #: other programs' CPU over the window (:mod:`perflab.server.machine`); ``None`` when its edges were not
     #: known ahead
     others: machine.OtherLoad | None = None
+    #: the most CPU other programs used in one stretch between two samples inside the window (cores)
+    others_peak: float | None = None
 
     def to_dict(self) -> dict:
         return {"cpu_s": round(self.cpu_s, 3), "cores": round(self.cores, 3), "rss_max": self.rss_max,
                 "machine_busy": round(self.machine_busy, 3), "cpus": self.cpus,
-                "window": [self.start, self.end], "others": self.others.to_dict() if self.others else None}
+                "window": [self.start, self.end], "others": self.others.to_dict() if self.others else None,
+                "others_peak": self.others_peak}
 
 
 class ProcessCpu(Periodic):
@@ -110,8 +115,18 @@ class ProcessCpu(Periodic):
         self.samples: list[tuple] = []   # t, slot, pid, cpu_s, rss, busy, total
         self.edges: list[machine.Snapshot] = []   # every process, at the edges of windows known ahead
         self.ours: set[int] = set()   # more processes of the run's own (generator hosts' workers on this machine)
+        #: other programs' cores over each stretch between two samples at least BURST_S apart: (start, end, cores)
+        self.bursts: list[tuple[float, float, float]] = []
+        self._last: machine.Snapshot | None = None
 
     def sample(self) -> None:
+        snap = machine.snapshot()
+        if self._last is None or snap.t - self._last.t >= BURST_S:
+            if self._last is not None:
+                got = machine.others(self._last, snap, self._mine())
+                if got is not None:
+                    self.bursts.append((self._last.t, snap.t, got.cores))
+            self._last = snap
         busy, total = machine_cpu()
         for slot, pid in self.pids().items():
             t = time.time()
@@ -147,7 +162,16 @@ class ProcessCpu(Periodic):
         a, b = near(start), near(end)
         if a is None or b is None:
             return None
-        return machine.others(a, b, {os.getpid(), *self.pids().values(), *self.ours})
+        return machine.others(a, b, self._mine())
+
+    def _mine(self) -> set[int]:
+        return {os.getpid(), *self.pids().values(), *self.ours}
+
+    def peak_others(self, start: float, end: float) -> float | None:
+        """The most CPU other programs used in any stretch between two samples inside ``[start, end]`` (cores;
+        ``None`` without one): a burst a window's mean hides."""
+        inside = [cores for a, b, cores in self.bursts if a >= start - 0.01 and b <= end + 0.01]
+        return max(inside) if inside else None
 
     def idle_others(self, seconds: float, ours=()) -> machine.OtherLoad:
         """Other programs' CPU over the next ``seconds`` (call it while no load runs: a quiet check)."""
@@ -191,4 +215,5 @@ class ProcessCpu(Periodic):
         # /proc/stat's busy time moves in clock ticks, the processes' clocks in nanoseconds: over a short window the
         # machine can read less busy than the server alone made it, which it never was
         busy_share = max(busy / total, cpu / (end - start) / cpus) if total > 0 else float("nan")
-        return CpuWindow(start, end, cpu, cpu / (end - start), rss, busy_share, cpus, self.others(start, end))
+        return CpuWindow(start, end, cpu, cpu / (end - start), rss, busy_share, cpus, self.others(start, end),
+                         self.peak_others(start, end))

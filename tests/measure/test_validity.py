@@ -211,3 +211,24 @@ def test_a_probe_the_machine_spoiled_is_inconclusive_and_says_whose_numbers_it_h
     # a probe that kept up while other programs took the CPU passes: they could only have made it look worse
     kept = result()
     assert evaluate(kept, BreakpointCriteria(), assess(kept, _others(1.0), quiet=0.0)).passed is True
+
+
+def test_a_burst_of_another_program_makes_a_tail_only_failure_inconclusive():
+    from perflab import BreakpointCriteria
+    from perflab.measure.judgement import MACHINE, evaluate
+    from perflab.server.machine import OtherLoad
+
+    def win(peak):
+        return CpuWindow(0, 10, 8.0, 0.8, 100 << 20, 0.9, 2, OtherLoad(1.0, 2, 10.0, ()), peak)
+    # the window's mean at the quiet level (a steady hog), but a quarter-second of 1.9 CPUs inside it
+    assert assess(result(), win(1.9), quiet=1.0).checks["others_burst"].status == "warn"
+    assert assess(result(), win(1.2), quiet=1.0).checks["others_burst"].status == "ok"
+    assert assess(result(), win(None), quiet=1.0).checks["others_burst"].status == "n/a"
+    slow = result(p99_us=40_000)   # the rate kept, no queue: only the tail over the SLA
+    j = evaluate(slow, BreakpointCriteria(), assess(slow, win(1.9), quiet=1.0))
+    assert j.passed is None and j.doubt == MACHINE and "another program burst" in j.reasons[0]
+    # without the burst the same probe fails: the tail is the server's
+    assert evaluate(slow, BreakpointCriteria(), assess(slow, win(1.1), quiet=1.0)).passed is False
+    # a queue that builds (the rate not kept) fails whatever burst beside it: overload is the server's own
+    over = result(achieved=9000, p99_us=40_000)
+    assert evaluate(over, BreakpointCriteria(), assess(over, win(1.9), quiet=1.0)).passed is False
