@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import itertools
 import os
 import shutil
 import signal
@@ -22,6 +23,8 @@ from pathlib import Path
 from .errors import RunInterrupted, ServerStartError
 
 _live: dict[int, subprocess.Popen] = {}
+_order: dict[int, int] = {}        # pid -> when it was registered (mark())
+_count = itertools.count()
 _lock = threading.Lock()
 
 
@@ -36,11 +39,33 @@ def pdeathsig_prefix() -> list[str]:
 def register(proc: subprocess.Popen) -> None:
     with _lock:
         _live[proc.pid] = proc
+        _order[proc.pid] = next(_count)
 
 
 def unregister(proc: subprocess.Popen) -> None:
     with _lock:
         _live.pop(proc.pid, None)
+        _order.pop(proc.pid, None)
+
+
+def mark() -> int:
+    """A point in the registrations: :func:`started_since` gives the children registered after it."""
+    with _lock:
+        return next(_count)
+
+
+def started_since(point: int) -> list[subprocess.Popen]:
+    """The live children registered after ``point`` (:func:`mark`), by any thread."""
+    with _lock:
+        return [p for pid, p in _live.items() if _order.get(pid, -1) > point and p.poll() is None]
+
+
+def kill_now(proc: subprocess.Popen) -> None:
+    """SIGKILL ``proc``'s process group without waiting (whoever waits on it sees it end)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()
 
 
 def live_children() -> list[subprocess.Popen]:

@@ -344,6 +344,8 @@ class Session:
         return self.handle.stats_frame(self.handle.samples(), t0)
 
     def __exit__(self, et, ev, tb):
+        if et is not None and self.hosts is not None:
+            self.hosts.abort()      # an interrupted start or fill would hold the server host's stop behind it
         try:
             if self.hosts is not None and self.hosts.server_agent is not None and self.run is not None \
                     and self.handle is not None:

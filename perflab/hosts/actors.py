@@ -12,6 +12,7 @@ recorded, except the in-process agent of one machine, which is handed the run di
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import platform
@@ -24,7 +25,7 @@ from pathlib import Path
 
 import distributed
 
-from .. import paths
+from .. import children, paths
 from ..children import boot_id
 from ..measure.generator import LoadTool
 from ..records.environment import java_version
@@ -62,6 +63,7 @@ class Agent:
         self.name = name
         self.watchdog_s = watchdog_s
         self._heard = time.monotonic()
+        self._abortable: tuple | None = None    # a long call in progress: (children.mark() then, its stop)
         self._closed = threading.Event()
         self._tmp = Path(tempfile.mkdtemp(prefix=f"perflab-{type(self).__name__.lower()}-"))
         threading.Thread(target=self._watch, name=f"perflab-watchdog-{name}", daemon=True).start()
@@ -74,6 +76,31 @@ class Agent:
     def heard(self) -> None:
         """The coordinator just called: the watchdog waits again from now."""
         self._heard = time.monotonic()
+
+    @contextlib.contextmanager
+    def abortable(self):
+        """Around a call that may take long (a server's readiness wait, a fill): yields an event
+        :meth:`abort` sets, which the call's loops watch, and :meth:`abort` kills the processes launched
+        since, so that the call fails at once."""
+        stop = threading.Event()
+        self._abortable = (children.mark(), stop)
+        try:
+            yield stop
+        finally:
+            self._abortable = None
+
+    async def abort(self) -> bool:
+        """Stop an :meth:`abortable` call in progress (``True`` if there was one). An actor's calls run one
+        after the other in its thread, so a coordinator interrupted while its server starts or fills would
+        wait that long for :meth:`close`; this one runs on the worker's event loop, beside the call."""
+        call = self._abortable
+        if call is None:
+            return False
+        point, stop = call
+        stop.set()
+        for proc in children.started_since(point):
+            children.kill_now(proc)
+        return True
 
     def _watch(self):
         while not self._closed.wait(1.0):

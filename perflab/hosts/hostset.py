@@ -25,6 +25,8 @@ from .pool import GENERATOR, SERVER, HostPool, HostsError, connect
 
 #: seconds between two heartbeats to every agent (their watchdog waits agents.WATCHDOG_S)
 HEARTBEAT_S = 10.0
+#: seconds an agent may take to abort a call in progress when the session closes
+ABORT_S = 10.0
 
 
 def choose(hosts: list[HostInfo], request: HostOptions, busy: set[str], where: str):
@@ -229,10 +231,27 @@ class HostSet:
                 except Exception:  # noqa: BLE001 - a lost host is noticed by whoever waits on it
                     continue
 
+    def abort(self) -> None:
+        """Stop every agent's call in progress (:meth:`~perflab.hosts.actors.Agent.abort`: a server's readiness
+        wait, a fill): it holds the agent's thread, and every call behind it (a stop, a close), for as long as
+        it may take. Nothing to do once it has returned."""
+        aborts = []
+        for a in self._agents.values():
+            try:
+                aborts.append(a.abort())
+            except Exception:  # noqa: BLE001 - a lost host has nothing to abort
+                continue
+        for f in aborts:
+            try:
+                f.result(timeout=ABORT_S)
+            except Exception:  # noqa: BLE001
+                continue
+
     def close(self, keep_data: bool = False, release: bool = True) -> None:
         """Stop every agent (and what it runs) and, with ``release``, give the hosts back (a session does that
         itself once its run is marked finished, so the next holder's run starts after this one ended)."""
         self._stop.set()
+        self.abort()
         calls = []
         for (kind, name), a in self._agents.items():
             try:

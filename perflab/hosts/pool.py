@@ -162,13 +162,13 @@ def _local() -> HostPool:
     # directories lie in one of ours, removed when this process ends (Dask's default leaves
     # $TMPDIR/dask-scratch-space behind)
     work = tempfile.mkdtemp(prefix="perflab-hosts-")
+    quiet = {"dashboard": False, "dashboard_address": LOOPBACK_HTTP, "local_directory": work}
     try:
-        with dask.config.set({**CONFIG, "temporary-directory": work}):
+        with dask.config.set(CONFIG):
             local = SpecCluster(
-                scheduler={"cls": Scheduler, "options": {"protocol": "inproc://", "dashboard": False,
-                                                         "dashboard_address": LOOPBACK_HTTP}},
+                scheduler={"cls": Scheduler, "options": {"protocol": "inproc://", **quiet}},
                 workers={LOCAL: {"cls": Worker, "options": {"nthreads": 4, "resources": {SERVER: 1, GENERATOR: 1},
-                                                            "dashboard": False, "dashboard_address": LOOPBACK_HTTP}}},
+                                                            **quiet}}},
                 name="perflab-local", silence_logs=logging.WARNING)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)

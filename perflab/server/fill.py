@@ -32,10 +32,11 @@ def value_of(i: int, size: int, seed: int = 0) -> bytes:
 
 def write_keys(urls: list[str], keys: int, value_size: int = 100, seed: int = 0, prefix: str = "key",
                  query: str = "", path: str = "/v0/entity", param: str = "id", threads: int = 4,
-                 timeout: float = 5.0) -> dict:
+                 timeout: float = 5.0, stop: threading.Event | None = None) -> dict:
     """Write ``<prefix>0 .. <prefix><keys-1>`` through the nodes at ``urls`` (in turn); ``query`` is appended
     to each request (the cluster's ``&ack=..&from=..``). Returns ``{keys, seconds, rate, retries}``; raises
-    ``RuntimeError`` naming a key that could not be written in :data:`ATTEMPTS` tries."""
+    ``RuntimeError`` naming a key that could not be written in :data:`ATTEMPTS` tries, or once ``stop`` is
+    set (the run was interrupted)."""
     if keys < 1:
         raise ValueError(f"keys must be >= 1, got {keys}")
     nxt = [0]
@@ -47,6 +48,9 @@ def write_keys(urls: list[str], keys: int, value_size: int = 100, seed: int = 0,
         conns: dict[int, http.client.HTTPConnection] = {}
         try:
             while not failure:
+                if stop is not None and stop.is_set():
+                    failure.append(f"{prefix}{nxt[0]}: the fill was stopped")
+                    return
                 with lock:
                     i = nxt[0]
                     nxt[0] += 1

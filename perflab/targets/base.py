@@ -224,7 +224,8 @@ class TargetHost(Agent):
         self.heard()
         self.cpu_prefix = [*(cpu_prefix or []), *pdeathsig_prefix()]
         self.stats_interval, self.listen = stats_interval, listen
-        desc = self._start()
+        with self.abortable():       # a readiness wait of up to its startup timeout
+            desc = self._start()
         self.heard()
         return desc
 

@@ -151,8 +151,9 @@ class ClusterHost(TargetHost):
         ack/from (:func:`perflab.server.fill.write_keys`), then settled: every replica has them."""
         self.heard()
         cfg = self.cluster.config
-        row = write_keys([self.cluster.nodes[i].url for i in cfg.entries], keys, value_size, seed, prefix,
-                           "&" + "&".join(cfg.replica_args()), path, param)
+        with self.abortable() as stop:
+            row = write_keys([self.cluster.nodes[i].url for i in cfg.entries], keys, value_size, seed, prefix,
+                             "&" + "&".join(cfg.replica_args()), path, param, stop=stop)
         row["settled"] = self.cluster.settle(timeout=30)
         self.heard()
         return row

@@ -58,7 +58,8 @@ class ServerHost(TargetHost):
         """``<prefix>0 .. <prefix><keys-1>`` written once each through the server's API, every answer checked
         (:func:`perflab.server.fill.write_keys` with one URL)."""
         self.heard()
-        row = write_keys([self.server.url], keys, value_size, seed, prefix, "", path, param)
+        with self.abortable() as stop:
+            row = write_keys([self.server.url], keys, value_size, seed, prefix, "", path, param, stop=stop)
         self.heard()
         return row
 

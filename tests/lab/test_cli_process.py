@@ -65,25 +65,33 @@ def _wait_for(p: subprocess.Popen, what: str, cond, timeout: float = 90.0) -> No
         time.sleep(0.02)
 
 
-def _named(marker: str, name: str):
-    return lambda: any(name in " ".join(q.cmdline()) for q in processes_mentioning(marker))
+def _named(marker: str, name: str, coordinator: subprocess.Popen):
+    """Whether a process ``coordinator`` started (not the coordinator, whose command line names its server's
+    command too) mentions ``marker`` and ``name``."""
+    return lambda: any(name in " ".join(q.cmdline()) for q in processes_mentioning(marker) if q.pid != coordinator.pid)
 
 
 LOAD = ["-R", "200", "-d", "60s", "-c", "2", "-t", "1", "--path", "/v0/status", "--no-project"]
 
 
-@pytest.mark.parametrize("phase", ["importing", "server starting", "measuring"])
+@pytest.mark.parametrize("phase", ["importing", "server starting", "filling", "measuring"])
 def test_ctrl_c_ends_a_run_within_seconds_at_any_phase(server_build, loadgen_binary, tmp_path, phase):
     data = str(tmp_path / "data")
     if phase == "server starting":
-        # a server that never gets ready: perflab waits for it (60 s by default) when Ctrl-C comes
+        # a server that never gets ready: perflab waits for it (60 s by default) when Ctrl-C comes; the wait
+        # holds the server host's agent, and its stop behind it, until it is aborted
         never = f"{sys.executable} -c 'import time; time.sleep(600)' {{port}} {data}"
         p = _start(tmp_path, "run", *LOAD, "--server-cmd", never, "--ready-path", "/")
-        _wait_for(p, "the server's process", _named(data, "time.sleep(600)"))
+        _wait_for(p, "the server's process", _named(data, "time.sleep(600)", p))
         time.sleep(1.0)
+    elif phase == "filling":
+        # two million keys through the API: minutes of writes when Ctrl-C comes
+        p = _start(tmp_path, "run", *LOAD, "--backend", "memory", "--fill", "2000000")
+        _wait_for(p, "the server's process", _named(data, "perflab.server.Main", p))
+        time.sleep(1.5)
     elif phase == "measuring":
         p = _start(tmp_path, "run", *LOAD, "--backend", "memory")
-        _wait_for(p, "perflab-load sending", _named(data, "perflab-load"))
+        _wait_for(p, "perflab-load sending", _named(data, "perflab-load", p))
         time.sleep(1.0)
         # what the coordinator and everything it started listen on, while it measures: loopback only (the
         # in-process hosts talk over inproc://, the server is reached on 127.0.0.1)
@@ -127,7 +135,7 @@ def test_a_report_stopped_mid_notebook_ends_within_seconds_and_leaves_nothing(se
     data = str(tmp_path / "data")
     p = _start(tmp_path, "report", "--plan", "quick", "--only", "01", "--no-browser", "--no-progress",
                "--report-dir", str(tmp_path / "report"))
-    _wait_for(p, "the notebook's server", _named(data, "perflab.server.Main"), timeout=180)
+    _wait_for(p, "the notebook's server", _named(data, "perflab.server.Main", p), timeout=180)
     started = [q.pid for q in _tree(p)[1:]] + [q.pid for q in processes_mentioning(data)]
     t0 = time.monotonic()
     p.send_signal(sig)
