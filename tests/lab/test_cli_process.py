@@ -163,7 +163,8 @@ def test_the_measuring_commands_leave_nothing_in_tmpdir(server_build, loadgen_bi
     commands = [["run", "-R", "300", "-d", "1s", *small],
                 ["profile", "-R", "300", "-d", "1s", *small],
                 ["breakpoint", *small, "--start-rate", "500", "--max-probes", "2", "--probe-duration", "1s",
-                 "--warmup", "0", "--repeats", "1", "--server-warmup", "0", "--quiet"],
+                 "--warmup", "0", "--repeats", "1", "--server-warmup", "0", "--sustain", "1s", "--quiet-wait", "1s",
+                 "--quiet"],
                 ["ab", *small, "-R", "300", "--a-workers", "1", "--b-workers", "2", "--probe-duration", "0.5s",
                  "--min-pairs", "2", "--pairs", "2", "--warmup", "0", "--idle-pairs", "0", "--quiet"],
                 ["runs"], ["index"], ["hosts"]]

@@ -158,7 +158,8 @@ def _small(argv: list[str]) -> list[str]:
         else:
             out.append(tok)
     extra = {"run": ["-d", "1s"], "profile": ["-d", "1s"],
-             "breakpoint": ["--max-probes", "2", "--repeats", "1", "--probe-duration", "1s", "--server-warmup", "0"],
+             "breakpoint": ["--max-probes", "2", "--repeats", "1", "--probe-duration", "1s", "--server-warmup", "0",
+                            "--sustain", "1s", "--quiet-wait", "1s"],
              "ab": ["--probe-duration", "0.5s", "--min-pairs", "2", "--pairs", "4", "--idle-pairs", "0"],
              }.get(out[0], [])
     script = out.index("--") if "--" in out else len(out)      # what follows -- is the script's

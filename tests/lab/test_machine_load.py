@@ -23,26 +23,32 @@ def _cpu_s(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def test_a_program_that_is_not_ours_is_counted_with_its_name_and_ours_is_not():
+def test_a_snapshot_reads_each_process_s_own_cpu_counter():
     spin = subprocess.Popen([sys.executable, "-c", "import time\nend = time.time() + 30\nwhile time.time() < end: pass"])
     try:
         time.sleep(0.3)
         a, c0 = machine.snapshot(), _cpu_s(spin.pid)
         time.sleep(1.0)
         b, c1 = machine.snapshot(), _cpu_s(spin.pid)
-        name = a.procs[spin.pid][0]
-        used = b.procs[spin.pid][2] - a.procs[spin.pid][2]
-        assert used == pytest.approx(c1 - c0, abs=0.02)   # the snapshots read the process's own counter
-        # counted when it is not descended from the roots given (another program), under its name (with any other
-        # process of that name), and left out when it is ours: a child of this process
-        theirs = machine.others(a, b, {1 << 30})
-        mine = machine.others(a, b, {os.getpid()})
-        assert spin.pid in a.tree({os.getpid()}) and theirs.cpus == os.cpu_count()
-        assert (dict(theirs.top)[name] - dict(mine.top).get(name, 0.0)) * theirs.seconds == pytest.approx(used, abs=0.02)
-        assert theirs.cores - mine.cores == pytest.approx(used / theirs.seconds, abs=0.03)  # and this idle test
+        assert b.procs[spin.pid][2] - a.procs[spin.pid][2] == pytest.approx(c1 - c0, abs=0.02)
+        assert a.procs[spin.pid][1] == os.getpid() and spin.pid in a.tree({os.getpid()})
     finally:
         spin.kill()
         spin.wait()
+
+
+def test_other_programs_are_everything_but_our_tree_by_name():
+    # pid: (name, ppid, cpu s); 10 is us, 11 our generator, 12 our server; 20 a browser with a child 21; 30 starts
+    # inside the window (it counts whole); 40 is gone by the end (its last second is lost, as it must be)
+    a = machine.Snapshot(100.0, {10: ("python3", 1, 5.0), 11: ("perflab-load", 10, 2.0), 12: ("java", 10, 9.0),
+                                 20: ("chromium", 1, 50.0), 21: ("chromium", 20, 7.0), 40: ("make", 1, 1.0)})
+    b = machine.Snapshot(102.0, {10: ("python3", 1, 5.2), 11: ("perflab-load", 10, 3.0), 12: ("java", 10, 12.0),
+                                 20: ("chromium", 1, 51.0), 21: ("chromium", 20, 7.5), 30: ("cc1", 1, 0.5)})
+    got = machine.others(a, b, {10})
+    assert got.seconds == 2.0 and got.cores == pytest.approx((1.0 + 0.5 + 0.5) / 2)
+    assert got.top == (("chromium", 0.75), ("cc1", 0.25))
+    # a server perflab did not start (a URL) is ours by its pid
+    assert machine.others(a, b, {10, 20}).cores == pytest.approx(0.25)
 
 
 def test_the_words_and_the_record():
