@@ -35,6 +35,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import nbformat
+import zmq.asyncio
+from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import default
 
@@ -198,6 +200,38 @@ def _say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+#: the longest path of a Unix socket (``sun_path``'s 108 bytes with its NUL)
+UNIX_SOCKET_PATH_MAX = 107
+#: the longest name the kernel's sockets take in their directory (``kernel-ipc-5``, with room to spare)
+_SOCKET_NAME = "kernel-ipc-99999"
+
+
+def _ipc_dir() -> str:
+    """A directory of this kernel's own for its sockets: in ``$TMPDIR`` when their paths fit a Unix socket's, else
+    in ``/tmp`` (a deep ``$TMPDIR``, as pytest's under xdist, made the kernel's socket paths too long to bind:
+    the kernel never answered and the report waited on it)."""
+    d = tempfile.mkdtemp(prefix="perflab-kernel-")
+    if len(os.path.join(d, _SOCKET_NAME).encode()) <= UNIX_SOCKET_PATH_MAX:
+        return d
+    os.rmdir(d)
+    return tempfile.mkdtemp(prefix="perflab-kernel-", dir="/tmp")
+
+
+def _unlingering_context() -> zmq.asyncio.Context:
+    ctx = zmq.asyncio.Context()
+    ctx.linger = 0    # the default of every socket it makes
+    return ctx
+
+
+class _UnlingeringClient(AsyncKernelClient):
+    """A kernel client whose sockets linger for nothing (see :func:`_kernel_manager_class`)."""
+
+    @default("context")
+    def _default_context(self):
+        self._created_context = True
+        return _unlingering_context()
+
+
 def _kernel_manager_class(ipc_dir: str, env: dict | None = None):
     """A kernel manager whose kernels talk to the batch over local IPC sockets: the batch and its kernels
     share one machine, so no TCP port is opened (and the kernel does not warn about TCP without
@@ -205,7 +239,9 @@ def _kernel_manager_class(ipc_dir: str, env: dict | None = None):
     and its run tag when notebooks run side by side: the process environment is shared by all of them);
     ``ipc_dir``: where its sockets go, a directory of this kernel's own (kernels started at once in one
     directory pick the same socket names and read each other's messages: two reports at once in one
-    checkout failed with "Invalid Signature")."""
+    checkout failed with "Invalid Signature"). The manager's and its client's ZeroMQ sockets linger for nothing: a
+    context left to the garbage collector after a failed start (a message queued to a kernel that never
+    answered) otherwise blocks its finalizer forever, wherever the collector happens to run."""
 
     extra = dict(env or {})
 
@@ -213,6 +249,15 @@ def _kernel_manager_class(ipc_dir: str, env: dict | None = None):
         @default("transport")
         def _default_transport(self):
             return "ipc"
+
+        @default("context")
+        def _default_context(self):
+            self._created_context = True
+            return _unlingering_context()
+
+        @default("client_factory")
+        def _default_client_factory(self):
+            return _UnlingeringClient
 
         @default("ip")
         def _default_ip(self):
@@ -235,7 +280,7 @@ def execute(spec: NotebookSpec, src: Path, out: Path, progress: bool, cell_timeo
     import papermill  # in here: ~0.3 s to import, and only running notebooks needs it
     from papermill.exceptions import PapermillExecutionError
 
-    ipc_dir = tempfile.mkdtemp(prefix="perflab-kernel-")
+    ipc_dir = _ipc_dir()
     try:
         node = aim.aimed(nbformat.read(str(src), as_version=4), target, effective or {})
         papermill.execute_notebook(

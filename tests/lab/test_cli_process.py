@@ -61,7 +61,9 @@ def _wait_for(p: subprocess.Popen, what: str, cond, timeout: float = 90.0) -> No
         if p.poll() is not None:
             pytest.fail(f"perflab ended before {what}: {p.stdout.read().decode()[-3000:]}")
         if time.monotonic() > deadline:
-            pytest.fail(f"no {what} within {timeout:g} s")
+            for q in reversed(_tree(p)):
+                q.kill()
+            pytest.fail(f"no {what} within {timeout:g} s: {p.communicate()[0].decode()[-3000:]}")
         time.sleep(0.02)
 
 

@@ -115,7 +115,12 @@ def test_the_students_dao_is_storage_in_the_cpu_breakdown(classes, loadgen_binar
     shares = res.category_shares
     # a DAO stack may sit under a lock or a GC frame first (those categories are tested before storage)
     assert 0 < shares["storage"] <= dao + 1e-9 and shares["storage"] >= 0.75 * dao, (shares, dao)
-    assert shares["your code"] > 0 and shares["other"] < 0.5, shares
+    # the server's own code outside its DAO is a category of its own (a warmed-up JVM may spend no sample there
+    # in 3 s: only its bound is certain)
+    own = stacks[stacks["stack"].str.contains("perflabstudent/|itmo/dao/")]["samples"].sum() / stacks["samples"].sum()
+    assert prof.code_map.code_category == "your code"
+    assert shares.get("your code", 0.0) + shares["storage"] <= own + 1e-9, (shares, own)
+    assert shares["other"] < 0.5, shares
     assert (res.run.dir / "code-map.json").is_file()
 
 

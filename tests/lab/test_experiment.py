@@ -22,7 +22,7 @@ def test_experiment_with_prefill_profile_stats(server_build, loadgen_binary, pro
         ServerConfig(backend="lsm", mode="async", workers=2),
         LoadParams(rate=1500, duration=3, warmup=1, threads=1, connections=4, script="get.lua",
                    script_args=["count=20000"]),
-        profile=ProfileParams("cpu", interval="500us"), prefill=PrefillParams(keys=20_000, seed=3),
+        profile=ProfileParams("cpu", interval="200us"), prefill=PrefillParams(keys=20_000, seed=3),
         stats_interval=0.5, name="get-lsm")
     run = res.run
     assert run.status == "ok" and run.dir.parent == data_root / "runs"
@@ -33,9 +33,10 @@ def test_experiment_with_prefill_profile_stats(server_build, loadgen_binary, pro
     # the load and cut to the generator's window when converted
     assert res.profile.started_at == res.load.summary["start_ms"] / 1000
     assert res.profile.stopped_at == res.load.summary["end_ms"] / 1000
-    # sampled every 0.5 ms, the window holds ~1,800 samples, ~50 of them in storage (a 5 ms interval gave
-    # ~5 and sometimes none): the assertions below cannot miss by chance
-    assert res.profile.samples >= 500, res.profile.samples
+    # sampled every 0.2 ms, the window holds 1,500-2,000 samples here beside a busy core (a busy CI machine had 366
+    # at 0.5 ms), 2-3 % of them in storage (a 5 ms interval gave ~5 and sometimes none): the assertions below are
+    # five times inside what is seen
+    assert res.profile.samples >= 300, res.profile.samples
     assert "perflab/server/ApiHandler.handle" in set(res.frames["frame"])
     storage = sum(share for cat, share in res.category_shares.items() if cat.startswith("storage"))
     assert storage * res.profile.samples >= 5, (res.profile.samples, res.category_shares)
