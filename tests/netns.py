@@ -44,15 +44,16 @@ def why_not() -> str | None:
         return "network namespaces need root"
     if shutil.which("ip") is None:
         return "no `ip` command (iproute2)"
-    probe = f"{PREFIX}probe"
+    # named per process: two test workers probing at once collided and one skipped
+    probe, bridge = f"{PREFIX}probe{os.getpid()}", f"plbrp{os.getpid()}"
     r = _ip("netns", "add", probe, check=False)
     if r.returncode != 0:
         return f"`ip netns add` failed: {r.stderr.strip()}"
     _ip("netns", "del", probe, check=False)
-    r = _ip("link", "add", "plbrprobe", "type", "bridge", check=False)
+    r = _ip("link", "add", bridge, "type", "bridge", check=False)
     if r.returncode != 0:
         return f"cannot make a bridge: {r.stderr.strip()}"
-    _ip("link", "del", "plbrprobe", check=False)
+    _ip("link", "del", bridge, check=False)
     return None
 
 

@@ -40,7 +40,7 @@ class GeneratorHost(Agent):
             raise RuntimeError(f"{self.name}: part {part} of a load is already running")
         self.heard()
         own = out_dir is None
-        d = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="load-", dir=self._tmp))
+        d = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="load-", dir=self.tmp))
         lp = LoadProcess(url, _local_script(params), d, [*(cpu_prefix or []), *pdeathsig_prefix()], extra=extra)
         self.parts[part] = (lp, d, own)
         lp.start()

@@ -65,8 +65,16 @@ class Agent:
         self._heard = time.monotonic()
         self._abortable: tuple | None = None    # a long call in progress: (children.mark() then, its stop)
         self._closed = threading.Event()
-        self._tmp = Path(tempfile.mkdtemp(prefix=f"perflab-{type(self).__name__.lower()}-"))
+        self._tmp: Path | None = None
         threading.Thread(target=self._watch, name=f"perflab-watchdog-{name}", daemon=True).start()
+
+    @property
+    def tmp(self) -> Path:
+        """A temporary directory of this agent's own, made when first asked for (an agent whose start a Ctrl-C
+        cut short makes none) and removed by :meth:`close`."""
+        if self._tmp is None:
+            self._tmp = Path(tempfile.mkdtemp(prefix=f"perflab-{type(self).__name__.lower()}-"))
+        return self._tmp
 
     async def touch(self) -> float:
         """The coordinator is alive; returns this host's clock (epoch seconds)."""
@@ -113,7 +121,8 @@ class Agent:
 
     def close(self) -> None:
         self._closed.set()
-        shutil.rmtree(self._tmp, ignore_errors=True)
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
 
 
 def spawn(pool, cls, address: str, *args):

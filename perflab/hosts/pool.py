@@ -14,6 +14,7 @@ What every Dask process perflab starts or uses is set up with: :mod:`.daskconfig
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import os
 import shutil
@@ -162,7 +163,11 @@ def _local() -> HostPool:
     # directories lie in one of ours, removed when this process ends (Dask's default leaves
     # $TMPDIR/dask-scratch-space behind)
     work = tempfile.mkdtemp(prefix="perflab-hosts-")
+    # removed at exit however the start below ends (a Ctrl-C between its steps left it in $TMPDIR); registered
+    # first, so it runs after the hosts are closed
+    atexit.register(shutil.rmtree, work, ignore_errors=True)
     quiet = {"dashboard": False, "dashboard_address": LOOPBACK_HTTP, "local_directory": work}
+    before = set(SpecCluster._instances)
     try:
         with dask.config.set(CONFIG):
             local = SpecCluster(
@@ -171,23 +176,26 @@ def _local() -> HostPool:
                                                             **quiet}}},
                 name="perflab-local", silence_logs=logging.WARNING)
     except BaseException:
+        # a start cut short (Ctrl-C) goes on in Dask's loop thread, its worker making files in `work`: closed first
+        for half in set(SpecCluster._instances) - before:
+            with contextlib.suppress(Exception):
+                half.close(timeout=CONNECT_TIMEOUT)
         shutil.rmtree(work, ignore_errors=True)
         raise
     client = Client(local, set_as_default=False)
     close_http(client)
     pool = HostPool(client, local.scheduler_address, True, local)
-    atexit.register(_close_local, pool, work)
+    atexit.register(_close_local, pool)
     return pool
 
 
-def _close_local(pool: HostPool, work: str) -> None:
-    # at exit, before Dask's own clean-up (atexit runs the last registered first): the hosts, then their files
+def _close_local(pool: HostPool) -> None:
+    # at exit, before Dask's own clean-up (atexit runs the last registered first): the hosts (then their files)
     try:
         pool.client.close(timeout=CONNECT_TIMEOUT)
         pool._local_cluster.close(timeout=CONNECT_TIMEOUT)
     except Exception:  # noqa: BLE001 - a process on its way out: what is left goes with it
         pass
-    shutil.rmtree(work, ignore_errors=True)
 
 
 def _remote(addr: str, tls: str | None, timeout: float) -> HostPool:

@@ -196,14 +196,14 @@ class TargetHost(Agent):
         :meth:`close`), prefilled with ``prefill``."""
         self.heard()
         self.target = target
-        self.log_dir = Path(log_dir) if log_dir else self._tmp / "logs"
+        self.log_dir = Path(log_dir) if log_dir else self.tmp / "logs"
         self.log_dir.mkdir(parents=True, exist_ok=True)
         out: dict = {"data_dir": None, "prefill": None}
         if self.target.needs_data_dir:
             if data_dir is not None:
                 self.data_dir = Path(data_dir)
             else:
-                self._scratch = Path(scratch) if scratch else self._tmp / "scratch"
+                self._scratch = Path(scratch) if scratch else self.tmp / "scratch"
                 self.data_dir = self._scratch / "db"
             self.data_dir.mkdir(parents=True, exist_ok=True)
             out["data_dir"] = str(self.data_dir)
@@ -278,7 +278,7 @@ class TargetHost(Agent):
         """Attach to the target's process (a cluster's node ``node``); returns its pid."""
         self.heard()
         pid = self.pid_of(node)
-        d = Path(out_dir) if out_dir else self._tmp / "profile" / str(node if node is not None else "server")
+        d = Path(out_dir) if out_dir else self.tmp / "profile" / str(node if node is not None else "server")
         self.profilers[node] = Profiler(pid, params, out_dir=d, name=name, title=title).prepare()
         return pid
 
