@@ -24,7 +24,7 @@ from ..measure.attribution import Attribution, attribute
 from ..measure.events import await_delivery
 from ..measure.result import LoadResult
 from ..measure.validity import Validity
-from .probe import jvm_warmup_s, warm
+from .probe import WARM_MIN_S, jvm_warmup_s, warm
 from .record import load_events
 
 #: the longest unrecorded load a profiled JVM gets first (a slow rate would otherwise wait long for its 5,000 requests)
@@ -114,8 +114,9 @@ def measure(sess, load, profile=None, nodes=(None,), title: str = "", around: Ar
     around = around or Around()
     profilers, unavailable = _prepare(sess, profile, nodes, title)
     if profilers and sess.handle.runs_jvm:
-        # a profile of a JVM that is still compiling its request path is the JIT compiler's, not the server's
-        warm_s = jvm_warmup_s(load.rate, PROFILE_WARMUP_MAX_S)
+        # a profile of a JVM that is still compiling its request path is the JIT compiler's, not the server's;
+        # a search's warm-up, bounded by the window it prepares as a search's is by its ramp
+        warm_s = jvm_warmup_s(load.rate, min(PROFILE_WARMUP_MAX_S, max(WARM_MIN_S, load.duration)))
         warm(sess, load, warm_s, sess.run.path("server-warmup/x").parent)
         sess.run.update(server_warmup_s=warm_s)
     recordings, lp = {}, None

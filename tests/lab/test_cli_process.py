@@ -116,8 +116,10 @@ def test_ctrl_c_ends_a_run_within_seconds_at_any_phase(server_build, loadgen_bin
     took = time.monotonic() - t0
     text = out.decode()[-3000:]
     # 130: main() caught the interrupt; -SIGINT: it came while Python was still importing (the shell says
-    # 130 for both)
-    assert p.returncode in (130, -signal.SIGINT), text
+    # 130 for both); 1: it landed inside Python's own class creation during an import, which wraps it
+    # ("RuntimeError: Error calling __set_name__", caused by the KeyboardInterrupt) before any of perflab runs
+    wrapped = p.returncode == 1 and phase == "importing" and "KeyboardInterrupt" in text
+    assert p.returncode in (130, -signal.SIGINT) or wrapped, text
     assert took < INTERRUPT_S, f"{took:.1f} s after SIGINT: {text}"
     time.sleep(0.5)
     left = [q for q in processes_mentioning(data) if q.pid != p.pid]

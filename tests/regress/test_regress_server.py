@@ -75,6 +75,7 @@ def test_bisect_names_the_commit_that_made_the_server_slower(planted):
     assert page.is_file() and commits[PLANTED][:10] in page.read_text()
 
 
+@pytest.mark.slow   # make test-all: `make test` walks a history in notebook 09 (the report test) and gates one here
 def test_a_history_without_a_regression_says_so(tmp_path, server_build, loadgen_binary, monkeypatch):
     # the built-in server's own history: java-server/ at each commit, "built" by linking this checkout's build
     repo, build = synthetic.builtin(tmp_path, 4)
@@ -100,6 +101,7 @@ def test_bad_input_is_named_and_nothing_is_recorded(planted, tmp_path):
     assert list_runs(data).empty
 
 
+@pytest.mark.slow   # make test-all: `make test` walks a history in notebook 09 (the report test) and gates one here
 def test_good_slower_than_bad_says_so(tmp_path, server_build, loadgen_binary):
     repo = synthetic.declared(tmp_path, [COST, 0])
     res = run_bisect("HEAD~1", "HEAD", LOAD, BisectParams(**FAST), RepoParams(repo=str(repo)),

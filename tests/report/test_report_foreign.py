@@ -9,7 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from perflab import paths
+
+# make test-all: the course report (tests/report/test_report_course.py) takes the same notebooks' foreign path in
+# `make test`; this one adds a server that is not a JVM (a minute of notebooks)
+pytestmark = pytest.mark.slow
 
 TINY = {"name": "tiny-foreign", "notebooks": [
     {"notebook": "01-stable-load", "parameters": {
