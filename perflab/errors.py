@@ -40,6 +40,11 @@ class BridgeError(PerflabError):
     """The in-process JVM (JPype) could not be started or a Java call failed."""
 
 
+class MissedReadsError(PerflabError):
+    """A load's reads did not find their keys: the store does not hold what the script reads, so no rate of it
+    measures the server."""
+
+
 class BuildError(PerflabError):
     """A commit could not be exported or built."""
 

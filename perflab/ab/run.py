@@ -40,7 +40,7 @@ from ..config.fields import Spec, convert
 from ..core.fill import check_fill
 from ..core.fill import fill as fill_target
 from ..core.probe import probe as run_probe
-from ..core.probe import warm
+from ..core.probe import require_reads, warm
 from ..core.session import HOST_KEYWORDS, Session, SessionOptions
 from ..errors import PerflabError
 from ..hosts.pool import LOCAL
@@ -270,7 +270,8 @@ class _Measure:
             self.warm_one(side, load, seconds)
 
     def warm_one(self, side: str, load: LoadParams, seconds: float):
-        warm(self.sess[side], load, seconds, self.run.path(f"warmup/{len(self.probes):04d}-{side}/x").parent)
+        res = warm(self.sess[side], load, seconds, self.run.path(f"warmup/{len(self.probes):04d}-{side}/x").parent)
+        require_reads(self.sess[side], res, f"side {side}'s warm-up ({self.sides[side].label})")
 
     def restart(self):
         for side in ("A", "B"):

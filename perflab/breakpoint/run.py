@@ -24,7 +24,7 @@ from ..config.target import ForeignServer
 from ..core.fill import check_fill
 from ..core.fill import fill as fill_target
 from ..core.probe import probe as run_probe
-from ..core.probe import warm
+from ..core.probe import require_reads, warm
 from ..core.session import Session, SessionOptions, check_load
 from ..measure import hostspeed
 from ..measure.generator import LoadTool
@@ -275,9 +275,7 @@ class _Search:
             self.warm()
             if self.use_ramp:
                 load = ramp_mod.ramp_load(self.base, self.params, self.criteria)
-                estimate, first = ramp_mod.bracket(
-                    lambda name: self.sess.start_load(load, self.sess.run.path(f"{name}/x").parent, timed=False).wait(),
-                    self.warm, self.criteria, self.warm_s)
+                estimate, first = ramp_mod.bracket(self.ramp_once(load), self.warm, self.criteria, self.warm_s)
                 if first is not None:
                     self.sess.run.update(cold_ramp=first.to_dict())
                 self.sess.run.update(ramp=estimate.to_dict())
@@ -290,8 +288,16 @@ class _Search:
                 self.bar.close()
 
     def warm(self) -> None:
-        warm(self.sess, self.base.replace(rate=self.params.start_rate), self.warm_s,
-             self.sess.run.path("server-warmup/x").parent)
+        res = warm(self.sess, self.base.replace(rate=self.params.start_rate), self.warm_s,
+                   self.sess.run.path("server-warmup/x").parent)
+        require_reads(self.sess, res, "the server's warm-up")
+
+    def ramp_once(self, load: LoadParams):
+        def ramp(name: str) -> LoadResult:
+            res = self.sess.start_load(load, self.sess.run.path(f"{name}/x").parent, timed=False).wait()
+            require_reads(self.sess, res, "the bracketing ramp")
+            return res
+        return ramp
 
     def probe(self, rate: float, phase: str, duration: float | None = None) -> Judgement:
         """One fixed-rate probe at ``rate`` (``duration``: its window, default the search's probe_duration)."""
@@ -311,6 +317,7 @@ class _Search:
         v.metrics.update(quiet.row())
         self.probes.append(Probe(idx, rate, v, phase, got.load, out))
         self._tick(f"{rate:g}/s {'pass' if v.passed else 'FAIL' if v.passed is False else 'invalid'}")
+        require_reads(sess, got.load, f"the probe at {rate:,.0f}/s")   # no other rate would find them either
         return v
 
     def doubtful(self, j: Judgement) -> bool:

@@ -20,6 +20,7 @@ from ..config.project import FILENAME, PROJECT_ENV, Project
 from ..config.version import Version
 from ..config.project import find as find_project
 from ..targets import target_of
+from ..workloads import script_args
 
 #: LoadParams fields a search or a comparison sets itself (per probe / for the ramp)
 SEARCH_OWNS = ("rate", "duration", "warmup", "rate_steps", "step_duration", "ramp", "ramp_curve", "stop_on_p99")
@@ -201,9 +202,16 @@ def cluster_run(a) -> tuple[ClusterRunParams, ConsistencyParams | None]:
 
 
 def load(a) -> LoadParams:
-    """The load; a project file's API comes first in the script's arguments (the ones given here win)."""
+    """The load; a project file's API comes first in the script's arguments (the ones given here win), and a
+    script that takes ``keys=`` reads the keys ``--fill N`` or ``--prefill N`` wrote unless ``keys=`` is given
+    (its own default, a million, would read 1% of a 10,000-key fill)."""
     proj = project(a) if a.foreign_command is None and a.foreign_url is None else None
     args = (*(proj.script_args if proj is not None else ()), *a.script_args)
+    filled = fill(a) if hasattr(a, "fill_keys") else None
+    filled = filled if filled is not None else getattr(a, "prefill_keys", None)
+    script = getattr(a, "load_script", None)
+    if filled is not None and script and not any(x.split("=", 1)[0] in ("keys", "count") for x in args):
+        args = (*script_args(script, keys=filled), *args)
     return from_arguments(LoadParams, a, "load_", script_args=args or None,
                           tool="wrk2" if getattr(a, "load_wrk_binary", None) else None)
 

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import BreakpointCriteria, LoadParams
+from ..errors import MissedReadsError
 from ..measure.judgement import Judgement, evaluate
 from ..measure.result import LoadResult
-from ..measure.validity import Validity
+from ..measure.validity import Validity, reads_check
 
 
 @dataclass
@@ -68,8 +69,24 @@ def jvm_warmup_s(rate: float, at_most: float) -> float:
     return min(at_most, max(WARM_MIN_S, WARM_REQUESTS / rate))
 
 
-def warm(sess, load: LoadParams, seconds: float, out_dir: Path) -> None:
+def warm(sess, load: LoadParams, seconds: float, out_dir: Path) -> LoadResult | None:
     """``seconds`` of ``load`` at its rate, unrecorded (a JIT-cold JVM fails its first probe far below its
     limit); nothing when ``seconds`` is 0."""
     if seconds > 0:
-        sess.start_load(load.replace(duration=seconds, warmup=0), out_dir, timed=False).wait()
+        return sess.start_load(load.replace(duration=seconds, warmup=0), out_dir, timed=False).wait()
+    return None
+
+
+def require_reads(sess, res: LoadResult | None, what: str) -> None:
+    """Stop where a load's reads did not find their keys (an unfilled store, or a script reading a key space the
+    fill did not write): every rate of such a load measures 404s, so a search or comparison over it could only
+    wander; raises :class:`~perflab.errors.MissedReadsError` naming the keys the script read."""
+    check = reads_check(res, sess.thresholds) if res is not None else None
+    if check is None or check.status != "fail":
+        return
+    keys = res.params.script_arg("keys")
+    read = f"keys={keys}" if keys is not None else "no keys= (the script's default key space)"
+    raise MissedReadsError(f"{what}: {check.note.split(':')[0]}: the store does not hold the keys the script "
+                           f"reads ({res.params.workload_name} with {read}); fill them first (--fill N or --prefill N, "
+                           f"which also set its keys=N; in Python fill= or prefill= and keys=) or allow misses "
+                           f"(--allow-misses)")

@@ -132,7 +132,7 @@ def _achieved(load, t: ValidityThresholds) -> Check:
 def _served(load, t: ValidityThresholds) -> Check:
     """How many answers served the request: a run answered with 504s (a cluster without its quorum), 503s (a
     full queue) or 400s (a request the server does not take) achieves its rate in answers, and its latency is
-    of those answers. A GET's 404 is a miss, judged by :func:`_hits`."""
+    of those answers. A GET's 404 is a miss, judged by :func:`reads_check`."""
     codes = load.status_counts
     if not codes or set(codes) <= {"non-2xx/3xx"}:
         return Check("n/a", note=f"{load.params.tool} does not count answers by status")
@@ -150,7 +150,7 @@ def _served(load, t: ValidityThresholds) -> Check:
     return Check("warn" if ratio > t.max_error_ratio else "ok", ratio, t.max_error_ratio, note)
 
 
-def _hits(load, t: ValidityThresholds) -> Check:
+def reads_check(load, t: ValidityThresholds) -> Check:
     """Whether the reads found data: a GET load on an empty or unfilled store measures 404s, not reads."""
     ratio = load.hit_ratio
     if ratio is None:
@@ -337,7 +337,7 @@ def assess(load, server=None, placement=None, thresholds: ValidityThresholds | N
     checks = {
         "achieved_rate": _achieved(load, t),
         "served": _served(load, t),
-        "hits": _hits(load, t),
+        "hits": reads_check(load, t),
         "schedule_lag": _lag(load, t),
         "generator_cpu": _generator_cpu(load, t),
         "generator_runqueue": _runqueue(load, t),

@@ -75,3 +75,20 @@ def test_a_search_against_a_server_of_known_capacity_is_bounded_recorded_and_nev
     assert "the machine's speed" in host_note(res)
     assert query("SELECT host_spread FROM breakpoints")["host_spread"].item() == pytest.approx(res.host_spread)
     assert res.run.status == "ok"
+
+
+def test_a_search_whose_reads_find_no_keys_stops_at_its_first_load_and_says_why(server_build, loadgen_binary, data_root):
+    # an empty store read at random: every GET answers 404 whatever the rate, so the search must not bisect down
+    # through rates that all "fail" (it once went from 24,448/s to 10/s this way); it stops at the warm-up
+    from perflab.errors import MissedReadsError
+    params = BreakpointParams(probe_duration=1, warmup=0.5, server_warmup=1, start_rate=500, quiet_wait=1)
+    load = LoadParams(threads=1, connections=4, script="get-random.lua", script_args=("keys=100000",))
+    with pytest.raises(MissedReadsError) as e:
+        find_breakpoint(ServerConfig(backend="memory"), load, params=params, progress=False)
+    msg = str(e.value)
+    assert msg.startswith("the server's warm-up: 0.0% of ") and "reads found their key" in msg, msg
+    assert "get-random with keys=100000" in msg and "--fill N" in msg, msg
+    runs = query("SELECT run_id, status FROM runs")
+    assert runs["status"].tolist() == ["failed"], runs
+    run = data_root / "runs" / runs["run_id"].item()
+    assert (run / "server-warmup").is_dir() and not (run / "probes").exists()   # not one probe ran

@@ -80,3 +80,22 @@ def test_every_option_comes_from_a_parameter_field():
     assert a.search_retries is None and a.search_warmup is None  # not given: BreakpointParams' defaults apply
     a = build_parser().parse_args(["run", "-R", "10", "--memtable-size", "8m"])
     assert a.server_memtable_size == "8m" and a.load_warmup is None
+
+
+def test_a_fill_sets_the_keys_the_script_reads_unless_they_are_given():
+    # get-random.lua reads a million keys by default: after --fill 10000 only 1% of its reads would find one
+    from perflab.cli import build_parser, parse
+    from perflab.cli import options
+
+    def load(*argv):
+        return options.load(parse(build_parser(), ["breakpoint", "--no-project", *argv]))
+
+    assert load("-s", "get-random.lua", "--fill", "10000").script_arg("keys") == "10000"
+    assert load("-s", "get-random.lua", "--prefill", "500").script_arg("keys") == "500"
+    # a sequential script counts within the filled keys
+    assert load("-s", "get.lua", "--fill", "300").script_arg("count") == "300"
+    # what is given wins, and no fill leaves the script's default
+    assert load("-s", "get-random.lua", "--fill", "10000", "--", "keys=50").script_args == ("keys=50",)
+    assert load("-s", "get-random.lua").script_arg("keys") is None
+    # a script with no key space gets nothing
+    assert load("-s", "status.lua", "--fill", "100").script_args == ()
