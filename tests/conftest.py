@@ -47,7 +47,7 @@ def shared_dir() -> Path:
     return SHARED
 
 
-#: the longest files, started first: with `make test`'s two workers (pytest-xdist, a file at a time, in this
+#: the longest files, started first: with `make test`'s workers (pytest-xdist, a file at a time, in this
 #: order: the Makefile turns off xdist's reordering by test count) the report batch's minutes of notebooks
 #: run on one worker beside everything else, and no long file starts last
 LONGEST_FIRST = ("report/test_pipeline.py", "report/test_report_course.py", "report/test_report_foreign.py", "lab/test_ab_server.py",

@@ -205,6 +205,10 @@ def test_a_probe_the_machine_spoiled_is_inconclusive_and_says_whose_numbers_it_h
     starved = result(achieved=9000, p99_us=2000, lag_p99_us=1800, threads_cpu=(0.2,), runq=0.3)
     j = evaluate(starved, BreakpointCriteria(), assess(starved, window()))
     assert j.passed is None and j.doubt == MACHINE and j.cause.startswith("the machine starved the generator")
+    # late while it never waited for a CPU: late on its own, and said so (not "starved")
+    late = result(achieved=9000, p99_us=2000, lag_p99_us=1800, threads_cpu=(0.2,), runq=0.0)
+    j = evaluate(late, BreakpointCriteria(), assess(late, window()))
+    assert j.passed is None and j.cause.startswith("the generator fell behind its schedule (its threads waited 0%"), j.cause
     saturated = result(achieved=9000, threads_cpu=(0.97,))
     j = evaluate(saturated, BreakpointCriteria(), assess(saturated, window()))
     assert j.passed is None and j.doubt == GENERATOR and j.cause == "the generator was at its limit"
