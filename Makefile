@@ -63,13 +63,13 @@ test-java: $(STAMPS)/gradle
 test-rust:
 	cd loadgen && cargo test --release --locked
 
-# pytest last: its summary line ends the output of `make test`. Three workers, a test file each at a time:
-# the report batch's file (minutes of notebooks) starts first and runs beside the rest (tests/conftest.py orders the
-# files; --no-loadscope-reorder keeps that order). Three on two CPUs because most of a test's time is waiting
-# (timed loads, servers starting): 469 s against 603 s with two (docs/benchmarks.md); every test
+# pytest last: its summary line ends the output of `make test`. Four workers, a test file each at a time:
+# the report batches' files (minutes of notebooks) start first and run beside the rest (tests/conftest.py orders the
+# files; --no-loadscope-reorder keeps that order). Four on two CPUs because much of a test's time is waiting
+# (timed loads, servers starting): with four the CPUs are 87% busy (docs/benchmarks.md); every test
 # keeps its own ports, data root and namespaces, and none asserts a speed. PYTEST_WORKERS=0: one process.
 # PYTEST_MARK: `make test` (CI) leaves out the tests marked slow (pyproject.toml), `make test-all` runs them too.
-PYTEST_WORKERS ?= 3
+PYTEST_WORKERS ?= 4
 PYTEST_MARK ?= not slow
 test-python: $(STAMPS)/venv
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 $(if $(PYTEST_MARK),-m '$(PYTEST_MARK)')

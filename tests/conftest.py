@@ -50,7 +50,7 @@ def shared_dir() -> Path:
 #: the longest files, started first: with `make test`'s workers (pytest-xdist, a file at a time, in this
 #: order: the Makefile turns off xdist's reordering by test count) the report batch's minutes of notebooks
 #: run on one worker beside everything else, and no long file starts last
-LONGEST_FIRST = ("report/test_pipeline.py", "report/test_report_course.py", "report/test_report_foreign.py", "lab/test_ab_server.py",
+LONGEST_FIRST = ("report/test_pipeline.py", "report/test_report_notebooks_05_to_09.py", "report/test_report_course.py", "report/test_report_foreign.py", "lab/test_ab_server.py",
                  "regress/test_regress_server.py", "lab/test_breakpoint_server.py", "hosts/test_netns_hosts.py",
                  "cluster/test_cluster_runs.py", "report/test_compare.py")
 

@@ -153,7 +153,8 @@ def test_the_cli_measures_the_project_server_filled_through_its_api(loadgen_bina
                  "--script", "get.lua", "--name", "project-get"]) == 0
     row = list_runs().iloc[-1]
     assert row["server_label"] == "tiny" and row["fill"] == 200
-    assert row["load_script_args"] == '["path=/kv", "param=key"]'            # the project's API
+    # the project's API, and the filled keys for a sequential script to wrap within
+    assert row["load_script_args"] == '["count=200", "path=/kv", "param=key"]'
     hits = open_run(row["dir"]).meta["validity"]["checks"]["hits"]
     assert hits["status"] == "ok" and hits["value"] == 1.0, hits             # it read the keys it wrote
     # the built-in server's options make no sense for it: refused before anything starts

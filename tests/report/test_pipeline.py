@@ -1,6 +1,7 @@
-"""`python -m perflab report` end to end on a tiny plan: every notebook through real papermill, the real
+"""`python -m perflab report` end to end on a tiny plan: notebooks 01-04 and 06 through real papermill, the real
 server and the real load generator (seconds per load), plus one notebook that fails on a bad parameter.
-Then the report folder is checked as a reader would use it: index, pages, links, offline, chromium."""
+Then the report folder is checked as a reader would use it: index, pages, links, offline, chromium. Notebooks
+05, 07, 08 and 09 run in a report of their own (test_report_notebooks_05_to_09.py), beside this one."""
 
 from __future__ import annotations
 
@@ -11,41 +12,17 @@ import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import nbformat
 import pytest
 from markupsafe import escape
 from nbclient import NotebookClient
 
+import tiny_report
 from perflab import fmt, open_run, paths
 from perflab.report import export
 from perflab.report.compare import compare
-
-# The pipeline is under test here, not the server: 1 s probes of a cold JVM on a machine shared with
-# other builds see p99 above 10 ms now and then, and notebook 4 stops when no configuration passes.
-SLA = "200ms"
-#: the interleaved comparisons of 03 (latency) and 05 (backends): four pairs of 0.5 s probes (no claim is
-#: possible with so few: what is tested is that each comparison runs, is recorded and named)
-PAIRS = {"probe_duration": 0.5, "warmup": 0.25, "server_warmup": 0.5, "max_pairs": 4, "min_pairs": 2, "idle_pairs": 0,
-         "budget": 30}
-
-#: notebook 08 as an A/A comparison (the same configuration on both sides). What its test asserts cannot fail by
-#: chance on a busy machine: a claim needs, at a look, an exact Wilcoxon p at most the comparison's level (1.7e-4:
-#: from 14 pairs, nearly all agreeing in sign), an interval that excludes 1 and a median ratio outside ±5 %;
-#: between identical sides the pairs are exchangeable, so every claim together has probability at most alpha = 1e-3
-#: (perflab.measure.paired; simulated in tests/measure/test_paired.py), however slow or uneven the machine.
-#: Nothing depends on time: no budget, so the rule stops only when the p50 interval lies within ±5 % or after
-#: max_pairs pairs. How often A/A comparisons claim a difference here is the benchmark's (scripts/ab_benchmark.py).
-SIDE = {"mode": "async", "workers": 8, "debug_delay": "4ms"}
-AA = {"a": SIDE, "b": SIDE, "common": {"backend": "memory"}, "script": "status.lua", "prefill_keys": 0,
-      "rates": [500], "metric": "p50", "probe_duration": "400ms", "warmup": "200ms", "max_pairs": 16, "alpha": 1e-3,
-      "budget": None, "idle_pairs": 2, "server_warmup": "1s"}
-#: notebook 09 on a synthetic history of 4 commits, the third adding 300 us of CPU per request (some ten times the
-#: server's own): two short probes per commit, a check of 8 pairs at alpha 0.05 (8 that agree can claim it)
-HISTORY = {"commits": 4, "planted": 2, "planted_us": 300, "rate": 400, "repeats": 2, "probe_duration": "200ms",
-           "warmup": "100ms", "server_warmup": "500ms", "max_pairs": 8, "alpha": 0.05, "margin": 0.5, "budget": None}
-CAVEAT = "A tiny plan's numbers: the test suite's."
+from tiny_report import CAVEAT, PAIRS, SLA
 
 TINY = {
     "name": "tiny",
@@ -66,44 +43,22 @@ TINY = {
         {"notebook": "04-executor-tuning", "parameters": {
             "workers": [1, 2], "queues": [4], "probe_duration": 1, "warmup": 0.5, "ramp_duration": 2, "connections": 4,
             "start_rate": 500, "repeats": 1, "max_probes": 2, "prefill_keys": 5000, "overload_duration": 1, "sla_p99": SLA, "server_warmup": 0.5, "cooldown": 0}},
-        {"notebook": "05-storage", "parameters": {
-            "backends": ["lsm", "memory"], "duration": 1, "warmup": 1, "rate": 500, "connections": 4,
-            "prefill_keys": 5000, "memtable_sizes": ["256k"], "flush_threads": [1], "compaction_memtable": "64k",
-            "pairs": PAIRS}},
         {"notebook": "06-summary", "parameters": {}},
-        # two nodes are enough to go through every section (the matrix is every ack of from = 2)
-        {"notebook": "07-cluster", "parameters": {
-            "nodes": 2, "ack": 1, "from_": 2, "rate": 100, "duration": 1, "warmup": 0.5, "threads": 2,
-            "connections": 2, "keys": 200, "fill_keys": 50, "cluster_warmup": 1, "search": "ramp",
-            "search_start_rate": 100, "search_max_rate": 2000, "ramp_duration": 2, "fault_node": 1,
-            "fault_at": 0.5, "fault_down": 0.5, "fault_duration": 2, "check_rate": 50, "sla_p99": SLA}},
-        {"notebook": "08-ab", "parameters": AA},
-        {"notebook": "09-history", "parameters": HISTORY},
         {"notebook": "01-stable-load", "output": "01-bad-rate", "parameters": {"put_rate": -5}},
     ],
 }
-OK = ["01-stable-load", "02-breakpoint", "03-sync-vs-async", "04-executor-tuning", "05-storage", "06-summary",
-      "07-cluster", "08-ab", "09-history"]
+OK = ["01-stable-load", "02-breakpoint", "03-sync-vs-async", "04-executor-tuning", "06-summary"]
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    base = tmp_path_factory.mktemp("report-e2e")
-    plan = base / "tiny.json"
-    plan.write_text(json.dumps(TINY))
-    env = {**os.environ, "PERFLAB_DATA": str(base / "data"), "PERFLAB_REPORT": str(base / "report")}
-    proc = subprocess.run([sys.executable, "-m", "perflab", "report", "--plan", str(plan), "--no-progress"],
-                          capture_output=True, text=True, env=env, timeout=900, cwd=str(paths.repo_root()))
-    index = Path(proc.stdout.strip().splitlines()[-1]) if proc.stdout.strip() else None
-    print(proc.stderr[-3000:])
-    return {"proc": proc, "base": base, "index": index, "folder": index.parent if index else None,
-            "json": json.loads((index.parent / "report.json").read_text()) if index else None}
+    return tiny_report.run(tmp_path_factory, TINY)
 
 
 def test_failed_notebook_fails_the_command_but_not_the_report(report):
     proc = report["proc"]
     assert proc.returncode == 1, proc.stderr[-2000:]
-    assert "1 of 10 notebooks failed: 01-bad-rate (ValueError: PUT load: rate: must be > 0, got -5)" in proc.stderr
+    assert "1 of 6 notebooks failed: 01-bad-rate (ValueError: PUT load: rate: must be > 0, got -5)" in proc.stderr
     # the kernels talk to the batch over IPC: no warning about TCP without encryption, once per notebook
     assert "Kernel is running over TCP" not in proc.stderr
     assert report["index"].name == "index.html" and report["index"].is_file()
@@ -120,8 +75,8 @@ def test_failed_notebook_fails_the_command_but_not_the_report(report):
 def test_progress_is_shown(report):
     err = report["proc"].stderr
     for i, name in enumerate(OK, 1):
-        assert re.search(rf"\[{i}/10\] {name}: ok in \d+ s, \d+ runs recorded", err), name
-    assert "[10/10] 01-bad-rate: FAILED" in err
+        assert re.search(rf"\[{i}/6\] {name}: ok in \d+ s, \d+ runs recorded", err), name
+    assert "[6/6] 01-bad-rate: FAILED" in err
 
 
 def test_latest_points_at_the_report(report):
@@ -147,12 +102,12 @@ def test_index_records_what_was_run_and_links_everything(report):
         assert not h.startswith(("http:", "https:", "/")), f"links must be relative: {h}"
         assert (folder / h).exists(), f"broken link {h}"
     runs = [r for n in data["notebooks"] for r in n["runs"]]
-    assert len(runs) >= 15
+    assert len(runs) >= 10
     for r in runs:
         assert f'href="{r["path"]}/"' in page
         assert (folder / r["path"] / "meta.json").is_file()
         assert r["path"].startswith("../../data/runs/")
-    for name in OK[:5]:
+    for name in OK[:4]:
         n = next(x for x in data["notebooks"] if x["notebook"] == name)
         assert n["runs"] and all(r["status"] == "ok" for r in n["runs"]), (name, n["runs"])
 
@@ -216,16 +171,9 @@ def test_index_leads_with_each_notebook_s_finding(report):
         assert str(escape(f["answer"])) in page, n["notebook"]
         assert n["validity"] is None or n["validity"] in ("valid", "suspect", "invalid")
     bps = data["breakpoints"]
-    assert {b["notebook"] for b in bps} == {"02-breakpoint", "03-sync-vs-async", "04-executor-tuning", "07-cluster"}
-    ramps = [b for b in bps if b["notebook"] == "07-cluster"]
-    assert len(ramps) == 2 and all(b["verdict"] == "ramp estimate" and b["interval"] is None for b in ramps), \
-        "07's tiny plan compares the ramps' estimates: no interval is claimed"
-    # the page lists searches as breakpoints and the ramps' estimates apart, under their own name
-    searches = page[page.index('id="breakpoints"'):page.index('id="ramp-estimates"')]
-    estimates = page[page.index('id="ramp-estimates"'):page.index('id="record"')]
-    assert "07-cluster" not in searches and "02-breakpoint" in searches
-    assert estimates.count("07-cluster</a>") == 2 and "not a\nbreakpoint" in estimates
-    for b in (b for b in bps if b not in ramps):   # the search its run recorded: its own, or a side of an A/B run
+    assert {b["notebook"] for b in bps} == {"02-breakpoint", "03-sync-vs-async", "04-executor-tuning"}
+    assert "02-breakpoint" in page[page.index('id="breakpoints"'):page.index('id="record"')]
+    for b in bps:   # the search its run recorded: its own, or a side of an A/B run
         meta = json.loads((folder / runs[b["run_id"]]["path"] / "meta.json").read_text())
         if meta["kind"] == "ab":
             (v,) = [v for v in meta["results"]["verdicts"] if v["metric"] == "breakpoint"]
@@ -234,19 +182,13 @@ def test_index_leads_with_each_notebook_s_finding(report):
             assert b["rate"] == meta["results"]["breakpoint_rate"]
             assert b["interval"][1] == meta["results"].get("hi") or b["interval"] == meta["results"].get("interval")
         assert f'href="{runs[b["run_id"]]["path"]}/"' in page
-    # 03, 04 and 05 compare two configurations interleaved, each comparison an ab run whose verdicts name it
+    # 03 and 04 compare two configurations interleaved, each comparison an ab run whose verdicts name it
     ab = {n["notebook"]: [r for r in n["runs"] if open_run(folder / r["path"]).kind == "ab"] for n in data["notebooks"]}
-    # 09 checks each change point its history found with one comparison: as many as its record says (the tiny
-    # plan's history may find none on a loaded machine: test_notebook_09_...)
-    (history,) = [open_run(folder / r["path"]) for n in data["notebooks"] if n["notebook"] == "09-history"
-                  for r in n["runs"] if open_run(folder / r["path"]).kind == "history"]
-    checks = {"09-history": history.results["checks"]} if history.results["checks"] else {}
-    assert {k: len(v) for k, v in ab.items() if v} == {"03-sync-vs-async": 2, "04-executor-tuning": 1, "05-storage": 1,
-                                                       "08-ab": 1, **checks}
-    for name in ("03-sync-vs-async", "04-executor-tuning", "05-storage"):
+    assert {k: len(v) for k, v in ab.items() if v} == {"03-sync-vs-async": 2, "04-executor-tuning": 1}
+    for name in ("03-sync-vs-async", "04-executor-tuning"):
         answer = next(n for n in data["notebooks"] if n["notebook"] == name)["finding"]["answer"]
         assert "interleaved searches" in answer or "interleaved pairs" in answer, (name, answer)
-    assert page.count('id="preview-') == 9 and 'id="breakpoint-overview"' in page
+    assert page.count('id="preview-') == len(OK) and 'id="breakpoint-overview"' in page
 
 
 def test_commentary_numbers_come_from_the_recorded_runs(report):
@@ -273,7 +215,7 @@ def test_every_page_renders_in_chromium(report):
     request leaves file://; a screenshot of every page."""
     folder, data = report["folder"], report["json"]
     idx = data["index_browser"]
-    assert idx["ok"] and idx["plots"] == idx["drawn"] == 10, idx     # 9 previews and the breakpoint overview
+    assert idx["ok"] and idx["plots"] == idx["drawn"] == len(OK) + 1, idx     # the previews and the breakpoint overview
     assert idx["network"] == [] and idx["untitled_plots"] == [] and idx["unlabelled_axes"] == []
     for n in data["notebooks"]:
         b = n["browser"]
@@ -357,29 +299,6 @@ def test_cli_rejects_bad_arguments(tmp_path):
     assert not (tmp_path / "r").exists() or not any((tmp_path / "r").iterdir()), "nothing written for bad arguments"
 
 
-def test_notebook_08_as_an_aa_comparison_claims_nothing_and_ends_with_its_finding(report):
-    """Notebook 08 between identical sides (AA above): it says so, claims no difference, stops only on a verdict
-    or max_pairs (no budget), and its comparison is one recorded ``ab`` run."""
-    folder = report["folder"]
-    nb = nbformat.read(str(folder / "notebooks" / "08-ab.ipynb"), as_version=4)
-    text = json.dumps([c.get("outputs", []) for c in nb.cells])
-    assert "A and B are the same configuration: this is an A/A comparison" in text
-    assert "compared by *interleaved pairs*" in text
-    (entry,) = [n for n in report["json"]["notebooks"] if n["notebook"] == "08-ab"]
-    (rec,) = entry["runs"]
-    run = open_run(folder / rec["path"])
-    assert run.kind == "ab" and run.status == "ok"
-    verdicts = run.results["verdicts"]
-    assert {v["metric"] for v in verdicts} == {"p50", "p99", "p99.9", "cpu", "pass"}
-    assert all(v["method"] == "interleaved pairs" for v in verdicts) and run.results["identical"]
-    assert all(v["conclusion"] != "different" for v in verdicts), verdicts
-    p50 = next(v for v in verdicts if v["metric"] == "p50")
-    assert p50["stop"] in ("equivalent", "max-pairs") and p50["n"] >= 8, p50   # no budget: never too few pairs
-    f = entry["finding"]
-    assert f["answer"].startswith("No difference") and "A = " in f["answer"]
-    assert f["key_number"]["label"] == "B/A p50 at 500 req/s" and f["validity"] == run.validity
-
-
 def test_the_plans_caveat_is_on_every_page(report):
     """A plan's line on what its numbers are not (the quick plan's: a tour) heads the index and every page."""
     folder = report["folder"]
@@ -388,22 +307,3 @@ def test_the_plans_caveat_is_on_every_page(report):
     for name in OK + ["01-bad-rate"]:   # (nbconvert's writer leaves an apostrophe unescaped in text)
         page = html.unescape((folder / f"{name}.html").read_text())
         assert f'<div class="perflab-caveat">{CAVEAT}</div>' in page, name
-
-
-def test_notebook_09_measures_its_synthetic_history_and_never_names_a_wrong_commit(report):
-    # The tiny plan's history: 4 commits, two 200 ms probes each, a check of 8 pairs. On a loaded machine a
-    # starved generator makes a short probe's CPU per request anything (probes marked invalid: 0.1x its true
-    # value was seen), so whether these few probes find the planted commit is the machine's: what must hold
-    # is that the answer is never a wrong commit and says whether the planted one was found. Finding it is
-    # proven end to end with longer probes in tests/regress/test_history_server.py (make test-all).
-    (entry,) = [n for n in report["json"]["notebooks"] if n["notebook"] == "09-history"]
-    answer = entry["finding"]["answer"]
-    run = next(open_run(report["folder"] / r["path"]) for r in entry["runs"]
-               if open_run(report["folder"] / r["path"]).kind == "history")
-    planted = run.params["commits"][HISTORY["planted"]]["sha"]
-    assert len(run.params["commits"]) == HISTORY["commits"] and run.results["measured"] == HISTORY["commits"]
-    assert set(run.results["regressions"]) <= {planted}, answer
-    if run.results["regressions"]:
-        assert answer.startswith("regression at ") and "The lab found the planted commit" in answer, answer
-    else:
-        assert f"The lab did not find the planted commit ({planted[:10]})" in answer, answer
