@@ -88,7 +88,9 @@ def test_compare_two_runs_judges_the_known_difference(two_runs, tmp_path):
     assert p50.direction == "higher", p50
     m = re.match(r"n = (\d+) vs (\d+), Mann-Whitney p [<=] ", p50.evidence)
     assert m and "95% CI" in p50.evidence, p50.evidence
-    assert (int(m.group(1)), int(m.group(2))) == (len(a.load.intervals), len(b.load.intervals))   # every interval
+    # every interval with an answer in it (a machine busy enough to stall the delayed server leaves some empty)
+    answered = [int(r.load.intervals["p50_ms"].notna().sum()) for r in (a, b)]
+    assert [int(m.group(1)), int(m.group(2))] == answered, (answered, [len(r.load.intervals) for r in (a, b)])
     assert int(m.group(1)) >= 12
     assert p50.b > p50.a + 2.0                              # at least the 3 ms park, in ms
     assert rows["p99 of the whole run"].direction == "not tested"
