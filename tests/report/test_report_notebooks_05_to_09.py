@@ -31,25 +31,20 @@ AA = {"a": SIDE, "b": SIDE, "common": {"backend": "memory"}, "script": "status.l
 #: server's own): two short probes per commit, a check of 8 pairs at alpha 0.05 (8 that agree can claim it)
 HISTORY = {"commits": 4, "planted": 2, "planted_us": 300, "rate": 400, "repeats": 2, "probe_duration": "200ms",
            "warmup": "100ms", "server_warmup": "500ms", "max_pairs": 8, "alpha": 0.05, "margin": 0.5, "budget": None}
-TINY = {
-    "name": "tiny-05-09",
-    "description": "seconds per notebook (the test suite)",
-    "caveat": CAVEAT,
-    "notebooks": [
-        {"notebook": "05-storage", "parameters": {
-            "backends": ["lsm", "memory"], "duration": 1, "warmup": 1, "rate": 500, "connections": 4,
-            "prefill_keys": 5000, "memtable_sizes": ["256k"], "flush_threads": [1], "compaction_memtable": "64k",
-            "pairs": PAIRS}},
-        # two nodes are enough to go through every section (the matrix is every ack of from = 2)
-        {"notebook": "07-cluster", "parameters": {
-            "nodes": 2, "ack": 1, "from_": 2, "rate": 100, "duration": 1, "warmup": 0.5, "threads": 2,
-            "connections": 2, "keys": 200, "fill_keys": 50, "cluster_warmup": 1, "search": "ramp",
-            "search_start_rate": 100, "search_max_rate": 2000, "ramp_duration": 2, "fault_node": 1,
-            "fault_at": 0.5, "fault_down": 0.5, "fault_duration": 2, "check_rate": 50, "sla_p99": SLA}},
-        {"notebook": "08-ab", "parameters": AA},
-        {"notebook": "09-history", "parameters": HISTORY},
-    ],
-}
+TINY = tiny_report.plan("tiny-05-09", [
+    {"notebook": "05-storage", "parameters": {
+        "backends": ["lsm", "memory"], "duration": 1, "warmup": 1, "rate": 500, "connections": 4,
+        "prefill_keys": 5000, "memtable_sizes": ["256k"], "flush_threads": [1], "compaction_memtable": "64k",
+        "pairs": PAIRS}},
+    # two nodes are enough to go through every section (the matrix is every ack of from = 2)
+    {"notebook": "07-cluster", "parameters": {
+        "nodes": 2, "ack": 1, "from_": 2, "rate": 100, "duration": 1, "warmup": 0.5, "threads": 2,
+        "connections": 2, "keys": 200, "fill_keys": 50, "cluster_warmup": 1, "search": "ramp",
+        "search_start_rate": 100, "search_max_rate": 2000, "ramp_duration": 2, "fault_node": 1,
+        "fault_at": 0.5, "fault_down": 0.5, "fault_duration": 2, "check_rate": 50, "sla_p99": SLA}},
+    {"notebook": "08-ab", "parameters": AA},
+    {"notebook": "09-history", "parameters": HISTORY},
+])
 OK = ["05-storage", "07-cluster", "08-ab", "09-history"]
 
 

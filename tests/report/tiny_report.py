@@ -23,6 +23,12 @@ PAIRS = {"probe_duration": 0.5, "warmup": 0.25, "server_warmup": 0.5, "max_pairs
 CAVEAT = "A tiny plan's numbers: the test suite's."
 
 
+def plan(name: str, notebooks: list[dict]) -> dict:
+    """A tiny plan file's content: its ``notebooks`` (``{"notebook", "parameters", ...}``) under ``name``."""
+    return {"name": name, "description": "seconds per notebook (the test suite)", "caveat": CAVEAT,
+            "notebooks": notebooks}
+
+
 def run(tmp_path_factory, plan: dict) -> dict:
     """Run ``plan`` (a plan file's content) as `perflab report --plan FILE`; the report as the tests read it."""
     base = tmp_path_factory.mktemp("report-e2e")
