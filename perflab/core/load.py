@@ -38,7 +38,7 @@ from ..records.run import dump_json
 #: LEAD_FACTOR x the longest time their hosts took to get ready in their last READY_SEEN loads, within
 #: [MIN_LEAD_S, MAX_LEAD_S] (this process remembers it per host set). A start the hosts missed counts as
 #: having taken the whole lead, so the next lead is LEAD_FACTOR x longer, and the start is tried again
-#: (Session.start_ready): on a loaded machine the lead grows to what the hosts need there and then, where a
+#: (Session.start_load): on a loaded machine the lead grows to what the hosts need there and then, where a
 #: quiet one keeps the short lead (a local perflab-load is ready some 10-40 ms after its start here), which
 #: every probe waits
 FIRST_LEAD_S = 1.0

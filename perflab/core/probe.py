@@ -42,7 +42,7 @@ def probe(sess, load: LoadParams, out_dir: Path, criteria: BreakpointCriteria | 
     beyond the load's own numbers (the probe's index, phase, side...); ``intervals``: with it, the load's
     intervals are indexed too, each with these fields."""
     run = run if run is not None else sess.run
-    lp = sess.start_ready(load, out_dir)     # a start missed (nothing sent) is tried again there
+    lp = sess.start_load(load, out_dir)     # a start missed (nothing sent) is tried again there
     res = lp.wait()
     validity = sess.validity(res, lp.started_at)
     judgement = evaluate(res, criteria, validity) if criteria is not None else None

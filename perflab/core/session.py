@@ -224,7 +224,7 @@ class Session:
         """Every load runs as several generator processes (several generator hosts, or entry nodes)."""
         return self.hosts.split or len(self.handle.entries) > 1
 
-    def start_load(self, load: LoadParams, out_dir, timed: bool | None = None) -> DistributedLoad:
+    def _start_once(self, load: LoadParams, out_dir, timed: bool | None = None) -> DistributedLoad:
         """Start ``load`` against the target's entries with the session's tool, on its generator hosts (split
         over hosts and entry nodes when there are several; placed on its CPUs). ``timed``: with a start time
         set ahead even when unsplit (``window_start``: faults and a checker run on it); by default whenever the
@@ -242,14 +242,16 @@ class Session:
             self.handle.cpu_at([lp.window_start, lp.window_start + sent.duration], self.hosts.on_server_machine)
         return lp
 
-    def start_ready(self, load: LoadParams, out_dir, timed: bool | None = None) -> DistributedLoad:
-        """:meth:`start_load`, returned once every part is ready before its start time (the load is then sure
+    def start_load(self, load: LoadParams, out_dir, timed: bool | None = None) -> DistributedLoad:
+        """:meth:`_start_once`, returned once every part is ready before its start time (the load is then sure
         to be sent as planned, so what depends on its window may be started). A start the hosts missed sends
         nothing: it is tried again, up to :data:`START_TRIES` times, each with the longer lead the miss taught
         (:func:`.load.lead_for`). A part that exited before its ready line (perflab-load finding its start
-        time already past, or failing) counts as a miss too; its error is raised after the last try."""
+        time already past, or failing) counts as a miss too; its error is raised after the last try. The only
+        way a session starts a load: a split one (several hosts, a cluster's entry nodes) has a start time even
+        when ``timed`` is ``False`` (a warm-up, a ramp), so it can miss it too."""
         for attempt in range(1, START_TRIES + 1):
-            lp = self.start_load(load, out_dir, timed)
+            lp = self._start_once(load, out_dir, timed)
             try:
                 lp.barrier()
                 if not lp.failed_before_start:

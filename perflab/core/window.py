@@ -125,7 +125,7 @@ def measure(sess, load, profile=None, nodes=(None,), title: str = "", around: Ar
             # JFR around the whole load, cut to exactly the window when converted: the attach latency of a busy
             # machine cannot shift the window
             p.start_recording()
-        lp = sess.start_ready(load, out_dir=sess.run.dir, timed=around.timed)
+        lp = sess.start_load(load, out_dir=sess.run.dir, timed=around.timed)
         around.started(sess.handle, lp)
         res = lp.wait()
         around.stopped(sess.handle, res)

@@ -116,9 +116,9 @@ def test_two_sessions_side_by_side_share_the_one_machine(server_build, loadgen_b
     tool = LoadTool.of(LOAD)
     with Session("experiment", "a", pl.ServerConfig(backend="memory"), tool, SessionOptions(lease_timeout=5)) as a, \
             Session("experiment", "b", pl.ServerConfig(backend="memory"), tool, SessionOptions(lease_timeout=5)) as b:
-        # start_ready: a start the busy machine's host missed (its lead learnt on a quiet moment) is tried again
-        ra = a.start_ready(LOAD, a.run.dir).wait()
-        rb = b.start_ready(LOAD, b.run.dir).wait()
+        # start_load: a start the busy machine's host missed (its lead learnt on a quiet moment) is tried again
+        ra = a.start_load(LOAD, a.run.dir).wait()
+        rb = b.start_load(LOAD, b.run.dir).wait()
         assert a.handle.url != b.handle.url
     assert ra.requests == rb.requests == 500
 

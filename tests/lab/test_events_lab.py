@@ -58,7 +58,7 @@ def test_a_forced_gc_and_a_pause_land_on_the_latency_timeline(server_build, load
     with Session("experiment", "events-clock", ServerConfig(backend="memory", debug_endpoints="on"),
                  LoadTool.of(load), SessionOptions(data_root=data_root)) as sess:
         # started for sure (a start a busy machine's hosts missed is tried again with a longer lead)
-        lp = sess.start_ready(load, out_dir=sess.run.dir)
+        lp = sess.start_load(load, out_dir=sess.run.dir)
         # the warm-up, then about 1 s into the measured window (the start is set ahead of now by the lead, which
         # a busy machine makes seconds long)
         time.sleep(max(0.0, lp.start_at + 2.0 - time.time()))
