@@ -45,22 +45,21 @@ report: setup
 	status=0; $(PY) -m perflab report --plan $(PLAN) $(if $(PROJECT),--project '$(value PROJECT)') $(if $(SERVER_CMD),--server-cmd '$(value SERVER_CMD)' --ready-path '$(or $(READY_PATH),/)' --script-args '$(value SCRIPT_ARGS)') || status=$$?; \
 	echo "make report: $$(( $$(date +%s) - $(MAKE_T0) )) s in all, builds included"; exit $$status
 
-# The test binaries and classes are built with the rest; Gradle's and cargo's suites then run side by side
-# (cargo's mostly waits on its timed loads), pytest alone after them.
+# Three chains side by side, each suite as soon as its build is done: Gradle (installDist, then its tests),
+# cargo (the binary and its tests, then the tests run: mostly waiting on timed loads), pip (then the layer
+# check); pytest alone after them, its output live and last.
 test:
-	$(BUILD) $(STAMPS)/venv $(SERVER)/.built $(LOADGEN) $(STAMPS)/browser $(STAMPS)/loadgen-tests $(STAMPS)/java-tests
-	$(MAKE) --no-print-directory test-arch
-	$(MAKE) --no-print-directory -j2 -O test-java test-rust
+	$(BUILD) test-java test-rust test-arch $(STAMPS)/browser
 	$(MAKE) --no-print-directory test-python
 
 # The package's layers (pyproject.toml [tool.importlinter]): an upward import or a cycle fails the build.
 test-arch: $(STAMPS)/venv
 	$(VENV)/bin/lint-imports
 
-test-java: $(STAMPS)/gradle
+test-java: $(SERVER)/.built
 	cd java-server && $(GRADLE) test
 
-test-rust:
+test-rust: $(STAMPS)/loadgen-tests
 	cd loadgen && cargo test --release --locked
 
 # pytest last: its summary line ends the output of `make test`. Four workers, a test file each at a time:
@@ -71,7 +70,7 @@ test-rust:
 # PYTEST_MARK: `make test` (CI) leaves out the tests marked slow (pyproject.toml), `make test-all` runs them too.
 PYTEST_WORKERS ?= 4
 PYTEST_MARK ?= not slow
-test-python: $(STAMPS)/venv
+test-python: $(STAMPS)/venv $(SERVER)/.built $(LOADGEN) $(STAMPS)/browser
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 $(if $(PYTEST_MARK),-m '$(PYTEST_MARK)')
 
 test-all:
@@ -123,12 +122,9 @@ $(LOADGEN): $(RUST_SOURCES)
 	cd loadgen && cargo build --release --locked
 	touch $@
 
-# after the binary: one cargo at a time in loadgen/target
-$(STAMPS)/loadgen-tests: $(LOADGEN) $(RUST_TESTS) | $(STAMPS)
+# The binary and the test binaries in one cargo run (the integration tests need the binary, built the same way)
+$(STAMPS)/loadgen-tests: $(RUST_SOURCES) $(RUST_TESTS) | $(STAMPS)
 	cd loadgen && cargo test --release --locked --no-run
+	touch -c $(LOADGEN)
 	touch $@
 
-# after installDist: one Gradle at a time in java-server/
-$(STAMPS)/java-tests: $(SERVER)/.built $(shell find java-server/src/test -type f 2>/dev/null) | $(STAMPS)
-	cd java-server && $(GRADLE) testClasses
-	touch $@
