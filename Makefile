@@ -45,18 +45,19 @@ report: setup
 	status=0; $(PY) -m perflab report --plan $(PLAN) $(if $(PROJECT),--project '$(value PROJECT)') $(if $(SERVER_CMD),--server-cmd '$(value SERVER_CMD)' --ready-path '$(or $(READY_PATH),/)' --script-args '$(value SCRIPT_ARGS)') || status=$$?; \
 	echo "make report: $$(( $$(date +%s) - $(MAKE_T0) )) s in all, builds included"; exit $$status
 
-# Three chains side by side, each suite as soon as its build is done: Gradle (installDist, then its tests),
-# cargo (the binary and its tests, then the tests run: mostly waiting on timed loads), pip (then the layer
-# check); pytest alone after them, its output live and last.
+# Everything is built side by side (pip mostly waits on the network, Gradle and cargo on the CPUs); then
+# Gradle's and cargo's suites side by side (cargo's mostly waits on its timed loads: on a CPU that a build
+# still needed it would only slow the build); pytest alone after them, its output live and last.
 test:
-	$(BUILD) test-java test-rust test-arch $(STAMPS)/browser
+	$(BUILD) $(STAMPS)/venv $(SERVER)/.built $(STAMPS)/browser $(STAMPS)/loadgen-tests $(STAMPS)/java-tests test-arch
+	$(MAKE) --no-print-directory -j2 -O test-java test-rust
 	$(MAKE) --no-print-directory test-python
 
 # The package's layers (pyproject.toml [tool.importlinter]): an upward import or a cycle fails the build.
 test-arch: $(STAMPS)/venv
 	$(VENV)/bin/lint-imports
 
-test-java: $(SERVER)/.built
+test-java: $(STAMPS)/java-tests
 	cd java-server && $(GRADLE) test
 
 test-rust: $(STAMPS)/loadgen-tests
@@ -128,3 +129,7 @@ $(STAMPS)/loadgen-tests: $(RUST_SOURCES) $(RUST_TESTS) | $(STAMPS)
 	touch -c $(LOADGEN)
 	touch $@
 
+# after installDist: one Gradle at a time in java-server/
+$(STAMPS)/java-tests: $(SERVER)/.built $(shell find java-server/src/test -type f 2>/dev/null) | $(STAMPS)
+	cd java-server && $(GRADLE) testClasses
+	touch $@

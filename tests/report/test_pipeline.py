@@ -22,23 +22,23 @@ import tiny_report
 from perflab import fmt, open_run, paths
 from perflab.report import export
 from perflab.report.compare import compare
-from tiny_report import CAVEAT, PAIRS, SLA
+from tiny_report import CAVEAT, PAIRS, SEARCH, SLA
 
 TINY = tiny_report.plan("tiny", [
     {"notebook": "01-stable-load", "parameters": {
         "duration": 1, "warmup": 1, "put_rate": 500, "get_rate": 500, "many_connections": 4,
         "prefill_keys": 5000, "profile_events": "cpu"}},
     {"notebook": "02-breakpoint", "parameters": {
-        "probe_duration": 1, "warmup": 0.5, "ramp_duration": 2, "connections": [4], "start_rate": 500, "repeats": 1, "max_probes": 2,
+        **SEARCH, "connections": [4], "start_rate": 500, "repeats": 1, "max_probes": 2,
         "prefill_keys": 5000, "include_ceiling": False, "sla_p99": SLA, "server_warmup": 0.5, "cooldown": 0,
-        "sustain": 1, "quiet_wait": 1}},
+        "sustain": 0.5, "quiet_wait": 1}},
     {"notebook": "03-sync-vs-async", "parameters": {
-        "modes": ["sync", "async"], "probe_duration": 1, "warmup": 0.5, "ramp_duration": 2, "connections": 4, "start_rate": 500,
-        "repeats": 1, "max_probes": 2, "prefill_keys": 5000, "profile_duration": 1, "profile_events": "cpu", "sla_p99": SLA, "server_warmup": 0.5, "cooldown": 0,
-        "pairs": PAIRS}},
+        "modes": ["sync", "async"], **SEARCH, "connections": 4, "start_rate": 500, "repeats": 1, "max_probes": 2,
+        "prefill_keys": 5000, "profile_duration": 1, "profile_fraction": 0.1, "profile_events": "cpu", "sla_p99": SLA,
+        "server_warmup": 0.5, "cooldown": 0, "pairs": PAIRS}},
     {"notebook": "04-executor-tuning", "parameters": {
-        "workers": [1, 2], "queues": [4], "probe_duration": 1, "warmup": 0.5, "ramp_duration": 2, "connections": 4,
-        "start_rate": 500, "repeats": 1, "max_probes": 2, "prefill_keys": 5000, "overload_duration": 1, "sla_p99": SLA, "server_warmup": 0.5, "cooldown": 0}},
+        "workers": [1, 2], "queues": [4], **SEARCH, "connections": 4, "start_rate": 500, "repeats": 1, "max_probes": 2,
+        "prefill_keys": 5000, "overload_duration": 1, "sla_p99": SLA, "server_warmup": 0.5, "cooldown": 0}},
     {"notebook": "06-summary", "parameters": {}},
     {"notebook": "01-stable-load", "output": "01-bad-rate", "parameters": {"put_rate": -5}},
 ])

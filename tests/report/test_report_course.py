@@ -23,6 +23,7 @@ import pytest
 
 from perflab import paths
 from rendered import check_markdown
+from tiny_report import SEARCH
 
 pytestmark = pytest.mark.browser
 
@@ -37,7 +38,7 @@ TINY = {"name": "tiny-course", "caveat": "A tiny plan's numbers: the test suite'
         "duration": 1, "warmup": 0.5, "put_rate": 300, "get_rate": 300, "many_connections": 4, "prefill_keys": 1000,
         "profile_events": "cpu", "memtable_size": "64k"}},          # the built-in server's: dropped for this one
     {"notebook": "02-breakpoint", "parameters": {
-        "probe_duration": 1, "warmup": 0.5, "ramp_duration": 2, "connections": [4], "start_rate": 300, "repeats": 1,
+        **SEARCH, "connections": [4], "start_rate": 300, "repeats": 1,
         "max_probes": 2, "prefill_keys": 1000, "include_ceiling": True, "sla_p99": SLA, "server_warmup": 0.5,
         "cooldown": 0, "sustain": 1, "quiet_wait": 1}},
     {"notebook": "03-sync-vs-async", "parameters": {}},

@@ -21,6 +21,10 @@ SLA = "200ms"
 PAIRS = {"probe_duration": 0.5, "warmup": 0.25, "server_warmup": 0.5, "max_pairs": 4, "min_pairs": 2, "idle_pairs": 0,
          "budget": 30}
 CAVEAT = "A tiny plan's numbers: the test suite's."
+#: the searches' probes and ramp: the built-in server answers some 50,000 requests/s here, so each second of a
+#: probe near its breakpoint keeps both CPUs busy (1 s probes: 168 CPU-s for test_pipeline's plan, these 146).
+#: A shorter ramp breaks before it can place a bracket, and the search would not bisect at all.
+SEARCH = {"probe_duration": 0.5, "warmup": 0.25, "ramp_duration": 2}
 
 
 def plan(name: str, notebooks: list[dict]) -> dict:
