@@ -47,12 +47,20 @@ def shared_dir() -> Path:
     return SHARED
 
 
-#: the longest files, started first: with `make test`'s workers (pytest-xdist, a file at a time, in this
-#: order: the Makefile turns off xdist's reordering by test count) the report batch's minutes of notebooks
-#: run on one worker beside everything else, and no long file starts last
-LONGEST_FIRST = ("report/test_pipeline.py", "report/test_report_notebooks_05_to_09.py", "report/test_report_course.py", "report/test_report_foreign.py", "lab/test_ab_server.py",
-                 "regress/test_regress_server.py", "lab/test_breakpoint_server.py", "hosts/test_netns_hosts.py",
-                 "cluster/test_cluster_runs.py", "report/test_compare.py")
+#: the files by their time in `make test` (longest first; CI of 2026-11-28, four workers), each worker taking the
+#: next one as it finishes (pytest-xdist, a file at a time: the Makefile turns off xdist's reordering by test
+#: count): the report batches' minutes of notebooks start first and run beside everything else, and what is left
+#: at the end is short (test_scripts.py's minute, collected after them, ended the run; every file not listed
+#: takes under 15 s)
+LONGEST_FIRST = ("report/test_pipeline.py", "report/test_report_notebooks_05_to_09.py", "report/test_report_course.py",
+                 "report/test_report_foreign.py",
+                 "hosts/test_netns_hosts.py", "lab/test_ab_server.py", "lab/test_breakpoint_server.py",
+                 "lab/test_experiment.py", "scripts/test_scripts.py", "cluster/test_cluster_runs.py",
+                 "report/test_compare.py", "lab/test_foreign.py", "lab/test_cli_process.py",
+                 "regress/test_regress_server.py", "lab/test_course.py", "hosts/test_profiler_off.py",
+                 "notebooks/test_notebooks.py", "lab/test_bridge_profiler.py", "report/test_export.py",
+                 "lab/test_index.py", "lab/test_cli.py", "hosts/test_local_hosts.py", "hosts/test_tls.py",
+                 "report/test_reports_at_once.py", "lab/test_load.py", "lab/test_events_lab.py")
 
 
 def pytest_collection_modifyitems(config, items):
