@@ -3,12 +3,13 @@ data root per test. Helpers the tests import are in support.py."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from perflab import paths
-from support import SHARED, free_port
+from support import SHARED, TOKEN_ENV, free_port, processes_carrying
 
 
 @pytest.fixture
@@ -39,6 +40,15 @@ def data_root(tmp_path, monkeypatch) -> Path:
     root.mkdir()
     monkeypatch.setenv("PERFLAB_DATA", str(root))
     return root
+
+
+@pytest.fixture
+def own_processes(monkeypatch, request):
+    """Lists the live processes this test started, found by a token in their environment (a server's command
+    line names the same script in other tests running beside it)."""
+    token = f"{os.getpid()} {request.node.nodeid}"
+    monkeypatch.setenv(TOKEN_ENV, token)
+    return lambda: processes_carrying(token)
 
 
 @pytest.fixture(scope="session")

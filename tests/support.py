@@ -45,3 +45,22 @@ def live_descendants() -> set[int]:
         except psutil.NoSuchProcess:
             pass
     return out
+
+
+#: the environment variable a test sets (the ``own_processes`` fixture) so that every process it starts, however
+#: deep and even orphaned, carries its token: a command line names the same server in tests running side by side
+TOKEN_ENV = "PERFLAB_TEST_TOKEN"
+
+
+def processes_carrying(token: str) -> list[psutil.Process]:
+    """Live processes (other than this one) whose environment holds ``TOKEN_ENV=token``."""
+    found = []
+    for p in psutil.process_iter(["pid", "status"]):
+        try:
+            if p.info["status"] == psutil.STATUS_ZOMBIE or p.pid == os.getpid():
+                continue
+            if p.environ().get(TOKEN_ENV) == token:
+                found.append(p)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+    return found

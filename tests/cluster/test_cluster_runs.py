@@ -149,7 +149,7 @@ def test_checker_stale_where_the_configuration_allows_and_none_where_it_cannot(d
 
 
 @pytest.mark.parametrize("mode", ["per-node", "one-command"])
-def test_your_own_cluster_through_the_placeholders(data_root, mode):
+def test_your_own_cluster_through_the_placeholders(data_root, mode, own_processes):
     """tiny_kv.py's cluster mode, started by perflab: a command per node ({port}, {cluster}, {index}), or one
     command for every node ({ports}), listening on {host}; loaded in its own API (path=/kv param=key) with 2/3,
     node 2 killed: writes still acknowledged by two, and the checker (in the same API) finds nothing stale."""
@@ -171,7 +171,7 @@ def test_your_own_cluster_through_the_placeholders(data_root, mode):
     assert v.anomalies == 0 and v.prediction.never
     ops = res.checker_ops
     assert ops["key"].str.startswith("chk1-").all()
-    assert not processes_mentioning(str(TINY)), "every node, and the one command's children, are gone"
+    assert not own_processes(), "every node, and the one command's children, are gone"
 
 
 INTERRUPTED = """

@@ -25,7 +25,8 @@ JAVA_SERVER = f"java {REPO}/tests/servers/TinyKv.java {{port}}"
 KV_ARGS = ("path=/kv", "param=key", "keys=1000")
 
 
-def test_a_non_jvm_server_is_measured_without_profile_or_stats(server_build, loadgen_binary, data_root, tmp_path):
+def test_a_non_jvm_server_is_measured_without_profile_or_stats(server_build, loadgen_binary, data_root, tmp_path,
+                                                               own_processes):
     log = tmp_path / "requests.log"
     server = ForeignServer(command=PY_SERVER + f" {log}", ready_path="/health")
     load = LoadParams(rate=200, duration=2, connections=2, script="put-random.lua", script_args=KV_ARGS)
@@ -43,10 +44,11 @@ def test_a_non_jvm_server_is_measured_without_profile_or_stats(server_build, loa
     info = res.run.meta["server"]["foreign"]
     assert info["kind"] == "command" and info["jvm"] is None and info["pid"] > 0
     assert res.run.status == "ok" and (res.run.dir / "server.log").is_file()
-    assert processes_mentioning("tiny_kv.py") == []  # stopped with its process group
+    assert own_processes() == []  # stopped with its process group
 
 
-def test_a_jvm_server_started_as_a_command_is_profiled(server_build, loadgen_binary, profiler_lib, data_root):
+def test_a_jvm_server_started_as_a_command_is_profiled(server_build, loadgen_binary, profiler_lib, data_root,
+                                                       own_processes):
     server = ForeignServer(command=JAVA_SERVER, ready_path="/health")
     load = LoadParams(rate=1000, duration=3, warmup=2, connections=4, script="put-random.lua", script_args=KV_ARGS)
     # sampled every 0.5 ms: hundreds of samples, so the handler cannot be missed by chance
@@ -61,7 +63,7 @@ def test_a_jvm_server_started_as_a_command_is_profiled(server_build, loadgen_bin
     assert "(default package)" in set(res.profile.code_packages()["package"])
     # judged like any run (how valid depends on how busy the machine was: not asserted)
     assert res.validity.checks["server_cpu"].value > 0 and res.run.meta["validity"]["verdict"] == res.validity.level
-    assert processes_mentioning("TinyKv.java") == []
+    assert own_processes() == []
 
 
 def test_a_running_server_is_measured_and_left_running(loadgen_binary, data_root):

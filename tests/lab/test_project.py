@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from support import REPO, processes_mentioning
+from support import REPO
 from perflab.lab import notebook as nb
 from perflab.cli import main
 from perflab.config import ForeignServer, ServerConfig
@@ -105,7 +105,8 @@ ANSWERS_200 = ("python3 -c \"import http.server as h, sys; H = type('H', (h.Base
                ".serve_forever()\" {port}")
 
 
-def test_a_server_that_answers_the_course_status_gets_its_ceiling_and_the_page_says_why(tmp_path, capsys):
+def test_a_server_that_answers_the_course_status_gets_its_ceiling_and_the_page_says_why(tmp_path, capsys,
+                                                                                         own_processes):
     """A course server whose /v0/status answers 200 needs no [api] status: it is asked (started once for the
     question) and used, and the note the findings show says it was found, not declared."""
     server = ForeignServer(command=ANSWERS_200)
@@ -113,7 +114,7 @@ def test_a_server_that_answers_the_course_status_gets_its_ceiling_and_the_page_s
     assert path == "/v0/status"
     assert note.startswith("Ceiling: your server declares no no-op endpoint, and it answered `GET /v0/status` with 200")
     assert "answered `GET /v0/status` with 200" in capsys.readouterr().out
-    assert not processes_mentioning("HTTPServer(('127.0.0.1'")                 # started for the question, stopped
+    assert not own_processes()                 # started for the question, stopped
 
 
 def test_the_previous_stage_is_declared_once_and_checked(tmp_path):
