@@ -137,7 +137,8 @@ def _notes(side_list, params: ABParams, family) -> list[str]:
     notes = []
     if sides_mod.identical(*side_list):
         notes.append("A and B are the same configuration: this is an A/A comparison (it measures the method's "
-                     "own noise, not a change)")
+                     "own noise and what differs between two processes of one configuration, not a change: two "
+                     "JVMs' CPU per request can differ for good, their JIT having compiled differently)")
     if family is not None and family.first_claim > params.max_pairs:
         notes.append(f"with at most {params.max_pairs} pairs no difference can be claimed: at level "
                      f"{fmt.p_sci(family.level)} a claim needs {family.first_claim} pairs (raise max_pairs or alpha)")

@@ -2,7 +2,7 @@
 of its own so that its minutes run beside test_pipeline.py's (which checks the report folder as a reader uses it, on
 notebooks 01-04 and 06). Here: each of these notebooks runs, shows its results, renders in chromium, and says
 what its known truth allows: 07 compares ramp estimates and claims no interval, 08 between identical sides claims
-no difference, 09 never names a wrong commit of its synthetic history."""
+no difference in latency, 09 never names a wrong commit of its synthetic history."""
 
 from __future__ import annotations
 
@@ -19,8 +19,10 @@ from tiny_report import CAVEAT, PAIRS, SLA
 #: notebook 08 as an A/A comparison (the same configuration on both sides). What its test asserts cannot fail by
 #: chance on a busy machine: a claim needs, at a look, an exact Wilcoxon p at most the comparison's level (1.7e-4:
 #: from 14 pairs, nearly all agreeing in sign), an interval that excludes 1 and a median ratio outside ±5 %;
-#: between identical sides the pairs are exchangeable, so every claim together has probability at most alpha = 1e-3
-#: (perflab.measure.paired; simulated in tests/measure/test_paired.py), however slow or uneven the machine.
+#: between identical sides the pairs' latencies are exchangeable, so every latency claim together has probability
+#: at most alpha = 1e-3 (perflab.measure.paired; simulated in tests/measure/test_paired.py), however slow or uneven
+#: the machine. Not their CPU per request: two JVMs of one configuration compile differently, and that difference
+#: is real (the run's note says so).
 #: Nothing depends on time: no budget, so the rule stops only when the p50 interval lies within ±5 % or after
 #: max_pairs pairs. How often A/A comparisons claim a difference here is the benchmark's (scripts/ab_benchmark.py).
 SIDE = {"mode": "async", "workers": 8, "debug_delay": "4ms"}
@@ -100,8 +102,8 @@ def test_the_index_leads_with_their_findings_and_keeps_ramp_estimates_apart(repo
 
 
 def test_notebook_08_as_an_aa_comparison_claims_nothing_and_ends_with_its_finding(report):
-    """Notebook 08 between identical sides (AA above): it says so, claims no difference, stops only on a verdict
-    or max_pairs (no budget), and its comparison is one recorded ``ab`` run."""
+    """Notebook 08 between identical sides (AA above): it says so, claims no difference in latency, stops only on
+    a verdict or max_pairs (no budget), and its comparison is one recorded ``ab`` run."""
     folder = report["folder"]
     nb = nbformat.read(str(folder / "notebooks" / "08-ab.ipynb"), as_version=4)
     text = json.dumps([c.get("outputs", []) for c in nb.cells])
@@ -114,7 +116,9 @@ def test_notebook_08_as_an_aa_comparison_claims_nothing_and_ends_with_its_findin
     verdicts = run.results["verdicts"]
     assert {v["metric"] for v in verdicts} == {"p50", "p99", "p99.9", "cpu", "pass"}
     assert all(v["method"] == "interleaved pairs" for v in verdicts) and run.results["identical"]
-    assert all(v["conclusion"] != "different" for v in verdicts), verdicts
+    # no latency claim between identical sides; CPU per request is the two processes' own (one CI run saw B's JVM
+    # take 11% less in all 16 pairs, whichever went first: their JIT, not chance), so it may differ
+    assert all(v["conclusion"] != "different" for v in verdicts if v["metric"] != "cpu"), verdicts
     p50 = next(v for v in verdicts if v["metric"] == "p50")
     assert p50["stop"] in ("equivalent", "max-pairs") and p50["n"] >= 8, p50   # no budget: never too few pairs
     f = entry["finding"]
