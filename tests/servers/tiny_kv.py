@@ -69,7 +69,8 @@ def ask(node: int, method: str, key: str, ts: int, body: bytes | None):
     req = urllib.request.Request(f"{NODES[node]}/kv?key={quote(key, safe='')}", data=body if method == "PUT" else None,
                                  method=method, headers={"X-Tiny-Internal": "1", "X-Tiny-Ts": str(ts)})
     try:
-        with urllib.request.urlopen(req, timeout=1.0) as r:
+        # a dead replica refuses at once; a live one on a busy machine (CI) once took more than 1 s
+        with urllib.request.urlopen(req, timeout=5.0) as r:
             return True, (int(r.headers.get("X-Tiny-Ts", "0")), r.read())
     except urllib.error.HTTPError as e:
         if e.code == 404:
