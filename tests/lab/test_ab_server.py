@@ -1,13 +1,14 @@
 """perflab ab against real servers of known difference: the verdicts, what is recorded, and the runs that
 must not be read as a comparison.
 
-Known truth: ``--mode async --workers 8`` with ``--debug-delay 4ms`` parks every request 4 ms on one of 8
-workers (at most 2000 req/s); with ``5ms``, 1600 req/s: B's capacity is exactly 0.8x A's, and at a low
-rate B's p50 is 5 ms + overhead against A's 4 ms + about the same overhead: a ratio a little under 1.25.
-(The server takes whole milliseconds, hence 4 and 5 ms rather than 2 and 2.5.) What these tests assert
-holds on any machine: the park times dominate the p50's noise, the capacity bounds are hard, and a false
+Known truth: ``--mode async --workers 8`` with ``--debug-delay 2ms`` parks every request 2 ms on one of 8
+workers (at most 4000 req/s); with ``4ms``, 2000 req/s: B's capacity is exactly 0.5x A's, and at a low
+rate B's p50 is 4 ms + overhead against A's 2 ms + about the same overhead: a ratio a little under 2. A
+difference that large is many times the noise of a busy machine: a stall that reverses a pair must hold A's
+median above B's, more than half of A's probe (with 4 against 5 ms, beside a spinning core, 64 pairs once
+stayed undecided at 1.24x). What these tests assert holds on any machine: the park times dominate the p50's noise, the capacity bounds are hard, and a false
 claim between identical sides has probability at most ``alpha`` = 1e-6 by construction
-(:mod:`perflab.measure.paired`; the A/A test runs notebook 08: tests/notebooks/test_notebook_ab.py). Whether the capacity ratio's interval holds 0.8, how often identical
+(:mod:`perflab.measure.paired`; the A/A test runs notebook 08: tests/notebooks/test_notebook_ab.py). Whether a capacity ratio's interval holds the true ratio, how often identical
 sides are told apart, and how fast a verdict comes on a given machine is the benchmark's
 (scripts/ab_benchmark.py, docs/benchmarks.md): a breakpoint probe near capacity can fail on a
 machine stall, which no bounded test can rule out.
@@ -31,8 +32,8 @@ from perflab.records import list_runs
 from perflab.report.compare import compare
 from support import processes_mentioning
 
-A = ServerConfig(backend="memory", mode="async", workers=8, debug_delay="4ms")
-B = A.replace(debug_delay="5ms")
+A = ServerConfig(backend="memory", mode="async", workers=8, debug_delay="2ms")
+B = A.replace(debug_delay="4ms")
 LOAD = LoadParams(script="status.lua", connections=16, threads=1, rate=500)
 #: short probes (0.4 s windows after 0.2 s of warm-up, no pause between them): 200 requests, so a stall
 #: of the machine shorter than 200 ms cannot move a probe's p50; alpha 1e-3, so a claim is possible from
@@ -52,15 +53,15 @@ def test_a_known_latency_difference_is_claimed_naming_its_method(known):
     res, _ = known
     v = res.verdict()
     assert v.conclusion is Conclusion.DIFFERENT and v.direction == "higher", abx.lines(res)
-    # (5 + o) / (4 + o), o small: the interval starts well above 1 and not beyond what the parks allow; how far it
-    # reaches up is the machine's noise (beside a spinning core, with four test workers: [1.24, 1.52] from 16 pairs)
-    assert 1.1 < v.ci[0] <= 1.3, v
+    # (4 + o) / (2 + o), o small: the interval starts well above 1 and not beyond what the parks allow (2, and a
+    # margin for the timer's overshoot); how far it reaches up is the machine's noise
+    assert 1.4 < v.ci[0] <= 2.2, v
     assert v.n >= min_pairs_for(res.family.level) and v.p_value <= res.family.level   # no claim before the first look
     rv = res.rates[0]
     assert rv.stop is Stop.DIFFERENT and "the test claims a difference in p50" in verdicts.stop_reason(reading.rows_of(res)[0])
     assert abx.lines(res)[1].startswith("validity: ") and " pairs held an invalid probe" in abx.lines(res)[1]
-    assert abx.lines(res)[2].startswith("B's p50 at 500 req/s is 1.") and "interleaved pairs" in abx.lines(res)[2]
-    assert res.a.label == "debug_delay=4ms" and res.b.label == "debug_delay=5ms"
+    assert abx.lines(res)[2].startswith("B's p50 at 500 req/s is ") and "interleaved pairs" in abx.lines(res)[2]
+    assert res.a.label == "debug_delay=2ms" and res.b.label == "debug_delay=4ms"
     # every other metric has its verdict too, from the same pairs, named the same way
     assert set(rv.metrics) == {"p50", "p99", "p99.9", "cpu"} and all("interleaved pairs" in abx.sentence(r) for r in reading.rows_of(res)
                                                               if r["metric"] != "pass")
@@ -111,7 +112,7 @@ def test_perflab_compare_shows_the_ab_runs_paired_verdicts(known, tmp_path):
     assert "interleaved pairs" in html and "B higher" in html and "Pairs" in str(c.pairs[0].figures)
     # and what a notebook shows of it
     md = reading.commentary(res)
-    assert md.startswith("**A** = `debug_delay=4ms`, **B** = `debug_delay=5ms`, compared by *interleaved pairs*")
+    assert md.startswith("**A** = `debug_delay=2ms`, **B** = `debug_delay=4ms`, compared by *interleaved pairs*")
     assert reading.key_number(res)["label"] == "B/A p50 at 500 req/s" and abx.answer(res).answer.startswith("B's p50")
     assert reading.commentary(open_run(res.run.dir)) == md
     fig = abx.pairs_figure(open_run(res.run.dir))
@@ -121,14 +122,14 @@ def test_perflab_compare_shows_the_ab_runs_paired_verdicts(known, tmp_path):
 @pytest.mark.slow
 def test_breakpoints_are_compared_by_two_interleaved_searches(server_build, loadgen_binary, data_root):
     # a short search each: what is asserted is how they ran and what was recorded, and the hard bounds
-    # (no probe above a side's capacity can reach 99% of its rate); the 0.8 inside the ratio's interval
+    # (no probe above a side's capacity can reach 99% of its rate); the 0.5 inside the ratio's interval
     # is the benchmark's (a probe near capacity can fail on a stall of the machine)
     search = BreakpointParams(probe_duration=1, warmup=0.5, max_probes=4, repeats=1, ramp_duration=2, cooldown=0.1)
     res = compare_ab(A, B, LoadParams(path="/v0/status", connections=16, threads=1), search=search,
                      criteria=BreakpointCriteria(sla_p99=1.0), params=FAST.replace(idle_pairs=0), progress=False)
     v = res.breakpoint
     assert res.method == "interleaved searches" and v.method == "interleaved searches"
-    assert res.searches["B"].rate <= 1600 / 0.99 and res.searches["A"].rate <= 2000 / 0.99, abx.lines(res)
+    assert res.searches["B"].rate <= 2000 / 0.99 and res.searches["A"].rate <= 4000 / 0.99, abx.lines(res)
     assert v.interval[0] <= v.ratio <= v.interval[1] and v.ratio == pytest.approx(res.searches["B"].rate / res.searches["A"].rate)
     assert "interleaved searches" in abx.lines(res)[2]
     # the probes alternated A B B A while both searches lasted
