@@ -31,13 +31,32 @@ def loadgen():
     return str(paths.loadgen_binary())
 
 
+def counting_from_now(srv):
+    """``srv`` with its request counts (:func:`method_counts`) starting from here."""
+    srv.stats_calls = 0
+    srv.baseline = {}
+    srv.baseline = method_counts(srv)     # the start-up readiness checks, or the tests before
+    return srv
+
+
 @pytest.fixture
 def server(tmp_path):
+    """A server of the test's own: an empty store."""
     with start_server(ServerConfig(backend="memory"), log_dir=tmp_path) as srv:
-        srv.stats_calls = 0
-        srv.baseline = {}
-        srv.baseline = method_counts(srv)     # the start-up readiness checks
+        yield counting_from_now(srv)
+
+
+@pytest.fixture(scope="module")
+def shared_server(tmp_path_factory):
+    with start_server(ServerConfig(backend="memory"), log_dir=tmp_path_factory.mktemp("idle")) as srv:
         yield srv
+
+
+@pytest.fixture
+def counting_server(shared_server):
+    """One server for the tests that read its request counts, not its store (a JVM start each would cost
+    1.5 CPU-s): its counts start at each test's beginning."""
+    return counting_from_now(shared_server)
 
 
 def run(loadgen, url, script, *args, rate=2000, duration="1s", threads=1, connections=None, ok=True, tmp=None):
@@ -138,17 +157,18 @@ def test_unknown_argument_stops_the_run_and_every_argument_is_documented(loadgen
     ("range.lua", "digits=-1", "digits=-1: must be >= 0"),
     ("put.lua", "oops", "bad script argument \"oops\": expected name=value"),
 ])
-def test_bad_values_stop_the_run_with_a_message(loadgen, server, script, arg, message):
-    _, proc = run(loadgen, server.url, script, arg, ok=False)
+def test_bad_values_stop_the_run_with_a_message(loadgen, counting_server, script, arg, message):
+    _, proc = run(loadgen, counting_server.url, script, arg, ok=False)
     assert proc.returncode != 0
     assert message in proc.stderr
-    assert sum(method_counts(server).values()) == 0, "no request may be sent after a bad argument"
+    assert sum(method_counts(counting_server).values()) == 0, "no request may be sent after a bad argument"
 
 
-def test_sequential_scripts_refuse_more_threads_than_declared(loadgen, server):
-    _, proc = run(loadgen, server.url, "put.lua", threads=2, ok=False)
+def test_sequential_scripts_refuse_more_threads_than_declared(loadgen, counting_server):
+    _, proc = run(loadgen, counting_server.url, "put.lua", threads=2, ok=False)
     assert proc.returncode != 0
     assert "wrk thread 1 exists but threads=1" in proc.stderr
+    assert sum(method_counts(counting_server).values()) == 0
 
 
 # --- sequential keys -----------------------------------------------------------------------------
@@ -252,9 +272,10 @@ def test_offset_shifts_the_key_space(loadgen, server, tmp_path):
     ("ycsb-c.lua", (), 1.0),
     ("ycsb-f.lua", (), 2 / 3),     # 50% reads + 50% read-modify-writes (a GET and a PUT each)
 ])
-def test_read_write_ratio_is_respected(loadgen, server, tmp_path, script, args, get_share):
-    s, _ = run(loadgen, server.url, script, "keys=100000", *args, threads=2, connections=4, rate=3000, tmp=tmp_path)
-    counts = method_counts(server)
+def test_read_write_ratio_is_respected(loadgen, counting_server, tmp_path, script, args, get_share):
+    s, _ = run(loadgen, counting_server.url, script, "keys=100000", *args, threads=2, connections=4, rate=3000,
+               tmp=tmp_path)
+    counts = method_counts(counting_server)
     total = sum(counts.values())
     assert total >= s["requests"] > 2000
     share = counts.get("GET", 0) / total
