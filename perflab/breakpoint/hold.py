@@ -108,8 +108,7 @@ def hold(found: Estimate, params: BreakpointParams,
                     f"{found.stop_reason}; {_rates(sorted(failed, reverse=True))} did not hold for {secs:g} s, "
                     f"{_rates(sorted(kept, reverse=True))} did", lo, holds)
     return Kept(None, (None, min(failed)), Outcome.UNRESOLVED,
-                f"{found.stop_reason}; no rate held for {secs:g} s: {_rates(failed)} did not: the breakpoint "
-                f"is below {min(failed):,.0f}/s", None, holds)
+                f"{found.stop_reason}; held for {secs:g} s: {_rates(failed)}, none kept up", None, holds)
 
 
 def _rates(rates: list[float]) -> str:

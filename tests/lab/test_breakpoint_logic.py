@@ -319,6 +319,7 @@ def test_a_breakpoint_that_holds_stands_and_one_that_does_not_is_stepped_down():
     # none holds: no number, only where it lies below
     kept, _ = _held(100, found)
     assert kept.rate is None and kept.interval == (None, round(2000 * 0.9 ** 3)) and kept.outcome == Outcome.UNRESOLVED
+    assert kept.stop_reason.endswith("held for 20 s: 2,000/s, 1,800/s, 1,620/s, 1,458/s, none kept up")
     # a search that did not resolve proposed a point far above its lower edge: the next window goes there at once
     loose = Estimate(5728.0, (1818.0, 6000.0), Outcome.UNRESOLVED, "max_probes", at_least=1894.0)
     kept, calls = _held(2000, loose)
