@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -22,9 +21,9 @@ KEYS = ("keys=2000",)
 
 
 @pytest.fixture(scope="module")
-def classes(server_build) -> Path:
+def classes(server_build, tmp_path_factory) -> Path:
     """The course server compiled as a student's Gradle build would leave it (javac 17 against course/lib)."""
-    out = Path(tempfile.mkdtemp(prefix="perflab-course-classes-"))
+    out = tmp_path_factory.mktemp("course-classes")
     files = [str(p) for p in SOURCES.rglob("*.java")]
     done = subprocess.run(["javac", "-d", str(out), "-cp", str(paths.course_dir() / "lib" / "*"), *files],
                           capture_output=True, text=True, timeout=300)

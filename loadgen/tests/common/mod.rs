@@ -189,7 +189,8 @@ pub fn fixtures() -> PathBuf {
 }
 
 pub fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("perflab-load-test-{}-{name}", std::process::id()));
+    // under target/ (Cargo's directory for integration tests' files), not $TMPDIR: nothing left behind there
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("perflab-load-test-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d
 }
