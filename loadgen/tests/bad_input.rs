@@ -67,8 +67,8 @@ fn missing_script() {
 #[test]
 fn lua_syntax_error_names_file_and_line() {
     let p = write_script("syntax.lua", "counter = 0\nrequest = function()\n  return wrk.format(\"GET\" \"/\")\nend\n");
-    let needle = format!("{}:3:", p.display());
-    rejects(&["-R", "100", "-s", p.to_str().unwrap(), "{url}"], &needle);
+    // Lua shortens a long path from the left ("...t/tmp/.../syntax.lua:3:"): the file's name and line stay
+    rejects(&["-R", "100", "-s", p.to_str().unwrap(), "{url}"], "syntax.lua:3: ')' expected");
 }
 
 #[test]

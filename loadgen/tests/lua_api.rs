@@ -228,12 +228,13 @@ fn runtime_error_stops_the_run_with_file_and_line() {
     let start = std::time::Instant::now();
     let r = run(&["-t1", "-c1", "-d20s", "-R100", "-s", p.to_str().unwrap(), &server.url()]);
     assert_eq!(r.status, 1, "{}", r.stdout);
-    assert!(r.stderr.contains(&format!("{}:4: too many", p.display())), "{}", r.stderr);
+    // the file's name and line (Lua shortens a long path from the left)
+    assert!(r.stderr.contains("runtime.lua:4: too many"), "{}", r.stderr);
     assert!(start.elapsed() < Duration::from_secs(10), "the run must stop at the error");
     let p = write_script("resp_err.lua", "function response(s, h, b)\n  local x = nil\n  return x.field\nend\n");
     let r = run(&["-t1", "-c1", "-d20s", "-R100", "-s", p.to_str().unwrap(), &server.url()]);
     assert_eq!(r.status, 1);
-    assert!(r.stderr.contains(&format!("{}:3:", p.display())), "{}", r.stderr);
+    assert!(r.stderr.contains("resp_err.lua:3:"), "{}", r.stderr);
 }
 
 #[test]

@@ -190,7 +190,7 @@ pub fn fixtures() -> PathBuf {
 
 pub fn temp_dir(name: &str) -> PathBuf {
     // under target/ (Cargo's directory for integration tests' files), not $TMPDIR: nothing left behind there
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("perflab-load-test-{}-{name}", std::process::id()));
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{}-{name}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d
 }
