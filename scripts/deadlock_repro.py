@@ -29,10 +29,12 @@ import datetime as dt
 import os
 import platform
 import select
+import shutil
 import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -107,7 +109,10 @@ def _child(mode: str, seconds: float) -> None:
 def trial(mode: str, seconds: float, stall_s: float = STALL_S, cwd: str | None = None) -> dict:
     """One child of ``mode`` starting threads for ``seconds``: ``{"hung": bool, "at_s": when the last progress
     came (from the child's start), "starts": thread starts counted, "wall_s"}``."""
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    # the child's files (its hosts' work directory) in a $TMPDIR of its own, removed here: the child ends with
+    # os._exit, or is killed when it hangs, so its own clean-up never runs
+    tmp = tempfile.mkdtemp(prefix="perflab-deadlock-")
+    env = dict(os.environ, PYTHONUNBUFFERED="1", TMPDIR=tmp)
     root = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     p = subprocess.Popen([sys.executable, __file__, "--child", mode, str(seconds)], stdout=subprocess.PIPE,
@@ -136,6 +141,7 @@ def trial(mode: str, seconds: float, stall_s: float = STALL_S, cwd: str | None =
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main(argv=None) -> int:
