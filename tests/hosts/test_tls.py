@@ -71,6 +71,7 @@ def test_a_scheduler_and_a_worker_over_tls_take_the_labs_certificates_only(tmp_p
     address = f"tls://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DASK_", "PERFLAB_"))}
     env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["TMPDIR"] = str(tmp_path)   # the scheduler's scratch (Dask's $TMPDIR/dask-scratch-space) in the test's own
     perflab = [sys.executable, "-m", "perflab"]
     procs = [subprocess.Popen([*perflab, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--tls", str(tls),
                                "--no-dashboard"], cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
