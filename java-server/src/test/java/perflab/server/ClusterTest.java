@@ -328,9 +328,10 @@ public class ClusterTest {
                 assertEquals(404, status(http, "GET", "/v0/entity?id=del&replicas=2/2"));
                 assertEquals("v2", http.call("GET", "/v0/entity?id=over&replicas=2/2").text());
                 assertEquals("v2", http.call("GET", "/v0/entity?id=re&replicas=2/2").text());
-                // this node alone still has its own stale view: ack = 1 reads itself first
-                assertEquals(200, status(http, "GET", "/v0/entity?id=del&replicas=1/2"));
             }
+            // the quorum reads answered right without repairing: this node alone still holds its stale view (read
+            // through ack = 1 it may or may not win the race with the other replica's answer: a busy machine decides)
+            assertTrue(c.local(1, "del").isLive());
         }
     }
 
