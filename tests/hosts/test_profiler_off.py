@@ -63,6 +63,7 @@ def test_a_plain_dask_worker_has_its_profiler_stopped_before_a_session_starts_ag
     address = f"tcp://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("DASK_")}
     env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["TMPDIR"] = str(tmp_path)   # the scheduler's scratch (Dask's $TMPDIR/dask-scratch-space) in the test's own
     procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
                                "--port", str(port), "--no-dashboard"], env=env, cwd=tmp_path,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)]
