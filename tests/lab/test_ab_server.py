@@ -43,10 +43,21 @@ FAST = ABParams(probe_duration=0.4, warmup=0.2, cooldown=0, server_warmup=1, met
                 idle_pairs=2)
 
 
+#: comparisons at most: one the lab itself calls invalid and undecided is measured again, as its validity asks
+#: (beside a spinning core and three busy test workers, once: 88 of 132 probes' numbers set by a starved
+#: generator, 11 of 64 pairs reversed, undecided at 1.89x)
+ATTEMPTS = 2
+
+
 @pytest.fixture(scope="module")
 def known(tmp_path_factory, server_build, loadgen_binary):
-    root = tmp_path_factory.mktemp("ab-data")
-    return compare_ab(A, B, LOAD, params=FAST, data_root=root, progress=False), root
+    for _ in range(ATTEMPTS):
+        root = tmp_path_factory.mktemp("ab-data")
+        res = compare_ab(A, B, LOAD, params=FAST, data_root=root, progress=False)
+        if (res.verdict().conclusion is not Conclusion.UNDECIDED
+                or open_run(res.run.dir).meta["validity"]["verdict"] != "invalid"):
+            break
+    return res, root
 
 
 def test_a_known_latency_difference_is_claimed_naming_its_method(known):
