@@ -102,7 +102,10 @@ def test_kill_and_pause_mid_run_on_the_timeline_with_the_504s_counted(data_root)
     assert codes.get("504", 0) > 0 and set(codes) <= {"201", "504"}
     assert res.answers["504"] == codes["504"]
     assert res.statuses["504"].sum() > 0
-    assert res.validity.checks["served"].status == "warn" and "504" in res.validity.checks["served"].note
+    # some writes before the kill served (a warning), or none: on a busy machine the three cold nodes' 3/3 writes
+    # can all miss the 0.3 s timeout, and a window with not one request served fails
+    served = res.validity.checks["served"]
+    assert served.status == ("warn" if codes.get("201") else "fail") and "504" in served.note, served
     assert str(res.validity.level) != "valid"
     meta = json.loads((res.run.dir / "meta.json").read_text())
     states = {n["index"]: n["incarnations"][-1].get("how") for n in meta["cluster"]["node"]}
