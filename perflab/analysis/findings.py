@@ -317,6 +317,10 @@ def highest(rows: list[dict]) -> dict | None:
     return max(found, key=lambda r: r["rate"]) if found else None
 
 
+#: other programs' CPU (cores) from which a breakpoint's sentences name it: a tenth of a core
+OTHERS_NAMED = 0.1
+
+
 def no_breakpoint(row: dict) -> str:
     """What a search without a breakpoint says instead: 'cannot tell (12 of 14 probes could not be judged
     (the machine was busy)); kept up at 1,544 req/s at least', 'no rate held for 20 s: below 12,836 req/s',
@@ -329,21 +333,39 @@ def no_breakpoint(row: dict) -> str:
         return f"no breakpoint: {row.get('why') or 'the generator reached its own limit'}{kept}"
     iv = row.get("interval") or (None, None)
     if row.get("held") is False and iv[1] is not None:
-        return (f"no rate held for {row['sustain_s']:g} s: the breakpoint is below {fmt.rate(iv[1])}"
+        return (f"no rate held for {row['sustain_s']:g} s"
+                + (" from a fresh start" if row.get("fresh_start") else "")
+                + f": the breakpoint is below {fmt.rate(iv[1])}"
                 + (f" (the search's short probes said {fmt.rate(row['search_rate'])})" if row.get("search_rate") else ""))
     return fmt.estimate(None, iv, "req/s")
 
 
 def hold_note(row: dict) -> str:
-    """'held for 20 s', or 'held for 20 s, where the search's 1,930 req/s did not: its short probes overestimated
-    the breakpoint by 14%'; '' when no window held it."""
+    """'kept up in 2 of 3 windows of 20 s, each from a fresh start', with how far the search's short probes were
+    off ('where the search's 1,930 req/s did not: its short probes overestimated the breakpoint by 14%', or
+    'above the search's 1,500 req/s: ... underestimated it by 30%'); '' when no window held it."""
     if not row.get("held"):
         return ""
-    note = f"held for {row['sustain_s']:g} s"
+    note = (f"{row['held_windows']} of {row['sustain_s']:g} s" if row.get("held_windows")
+            else f"held for {row['sustain_s']:g} s") + (", each from a fresh start" if row.get("fresh_start") else "")
     if row.get("overestimate"):
         note += (f", where the search's {fmt.rate(row['search_rate'])} did not: its short probes overestimated the "
                  f"breakpoint by {fmt.pct(row['overestimate'])}")
+    elif row.get("search_rate") and row.get("rate") and row["rate"] > row["search_rate"]:
+        note += (f", above the search's {fmt.rate(row['search_rate'])}: its short probes underestimated the "
+                 f"breakpoint by {fmt.pct(row['rate'] / row['search_rate'] - 1)}")
     return note
+
+
+def others_note(row: dict) -> str:
+    """'beside other programs using up to 0.93 of a core (0.88 of a core at the median)'; '' when other
+    programs used less than a tenth of a core throughout (or nothing was read)."""
+    most = row.get("others_max_cores")
+    if most is None or most < OTHERS_NAMED:
+        return ""
+    return (f"beside other programs using up to {most:.2f} of a core"
+            + (f" ({row['others_median_cores']:.2f} at the median)" if row.get("others_median_cores") is not None
+               else ""))
 
 
 def headline(row: dict) -> str:
@@ -351,9 +373,9 @@ def headline(row: dict) -> str:
     resolved; held for 20 s)', or what it says instead of a number (:func:`no_breakpoint`)."""
     if row.get("rate") is None:
         return no_breakpoint(row)
-    held = hold_note(row)
+    held, others = hold_note(row), others_note(row)
     return (f"{fmt.rate(row['rate'])} (interval {fmt.interval(row.get('interval'))}, {row.get('verdict')}"
-            + (f"; {held}" if held else "") + ")")
+            + (f"; {held}" if held else "") + (f"; {others}" if others else "") + ")")
 
 
 def key_breakpoint(row: dict | None, label: str) -> dict | None:

@@ -5,9 +5,11 @@ One ramp brackets the breakpoint (:mod:`.ramp`), fixed-rate probes bisect it and
 :mod:`perflab.measure.judgement` together with its validity record), and everything lands in one run
 directory. Before each probe the session waits for a quiet moment (:mod:`perflab.core.quiet`); a failure
 while other programs took more CPU than at the quietest is the machine's and is probed again. Then the
-breakpoint is *held* (:mod:`.hold`): one window of ``sustain`` seconds at its rate, and lower rates in steps
-when it does not keep up, so the number reported is one the server held, not only one it reached in short
-probes.
+breakpoint is *held* (:mod:`.hold`): windows of ``sustain`` seconds at its rate, each on a fresh start of the
+server (a new process, the storage as before the search, the fill and the warm-up again), a higher rate that must
+fail and lower ones when it does not keep up, so the number reported is one the server held from fresh starts, as
+another tool that starts the server itself finds it, not only one it reached in short probes on a server that
+had run for minutes.
 """
 
 from __future__ import annotations
@@ -94,6 +96,11 @@ class BreakpointResult:
     holds: list = field(default_factory=list)
     #: the session's quiet checks: how many, how long they waited, the quiet level (:mod:`perflab.core.quiet`)
     quiet: dict | None = None
+    #: each held rate's verdict (:class:`.hold.RateHeld`), in order
+    rates_held: list = field(default_factory=list)
+    #: what a reader needs to reproduce the holds: fresh starts or not, the storage they began on, the fill,
+    #: the warm-up, the windows and their length
+    conditions: dict | None = None
 
     @property
     def lo(self) -> float | None:
@@ -116,10 +123,12 @@ class BreakpointResult:
 
     @property
     def decisive(self) -> list[Probe]:
-        """The probes the result rests on: the conclusive ones at the interval's edges, and the held window."""
-        held = [p for p in self.probes if p.phase == hold_mod.PHASE and p.judgement.passed and p.rate == self.rate]
+        """The probes the result rests on: the conclusive ones at the interval's edges, and the windows that held
+        the reported rate."""
+        held = [p for p in self.probes if p.phase.startswith(hold_mod.PHASE) and p.judgement.passed
+                and p.rate == self.rate]
         return [p for p in self.probes if p.rate in self.edges and p.judgement.conclusive and not p.discounted
-                and p.phase != hold_mod.PHASE] + held[-1:]
+                and not p.phase.startswith(hold_mod.PHASE)] + held
 
     @property
     def validity(self) -> Level | None:
@@ -159,10 +168,20 @@ class BreakpointResult:
 
     @property
     def held(self) -> bool | None:
-        """Whether the reported rate held for a sustain window (``None``: no window ran)."""
+        """Whether the reported rate held in most of its windows (``None``: no window ran)."""
         if not self.holds:
             return None
-        return any(h.passed and h.rate == self.rate for h in self.holds)
+        return any(r.held and r.rate == self.rate for r in self.rates_held)
+
+    @property
+    def others(self) -> dict | None:
+        """Other programs' CPU over the search's and the holds' windows (cores): the most, the median, and the
+        session's quiet level; ``None`` when nothing was read."""
+        seen = sorted(o for p in self.probes if (o := p.judgement.metrics.get("others_cores")) is not None)
+        if not seen:
+            return None
+        return {"max_cores": round(seen[-1], 2), "median_cores": round(seen[len(seen) // 2], 2),
+                "level_cores": (self.quiet or {}).get("level_cores")}
 
     @property
     def overestimate(self) -> float | None:
@@ -236,16 +255,17 @@ def find_breakpoint(server: ServerConfig | ForeignServer | str, load: LoadParams
                          "breakpoint": params.to_dict(), "fill": fill}) as sess:
         if fill is not None:
             fill_target(sess, fill, base)
-        search_run = _Search(sess, base, criteria, params, progress)
+        search_run = _Search(sess, base, criteria, params, progress, fill)
         found, estimate = search_run.run()
         for p in search_run.probes:
             p.discounted = p.judgement.passed is False and search_run.doubtful(p.judgement)
-        kept = hold_mod.hold(found, params, search_run.probe)
+        kept = hold_mod.hold(found, params, search_run.window)
         result = BreakpointResult(kept.rate, kept.interval, kept.outcome, search_run.probes, params, criteria,
                                   kept.stop_reason, estimate.to_dict() if estimate else None, sess.run,
                                   round(time.monotonic() - t_start, 1), found.edges,
                                   hostspeed.spread(sess.calibrations), sess.thresholds.host_speed_warn,
-                                  kept.at_least, found.rate, kept.holds, sess.quiet.summary())
+                                  kept.at_least, found.rate, kept.holds, sess.quiet.summary(), kept.rates,
+                                  search_run.conditions() if kept.holds else None)
         _record(sess.run, result, base, script)
     return result
 
@@ -254,9 +274,14 @@ class _Search:
     """One search in a session: the warm-up, the ramp, and the probes :func:`.search.search` asks for."""
 
     def __init__(self, sess, base: LoadParams, criteria: BreakpointCriteria, params: BreakpointParams,
-                 progress: bool):
-        self.sess, self.base, self.criteria, self.params = sess, base, criteria, params
+                 progress: bool, fill: int | None = None):
+        self.sess, self.base, self.criteria, self.params, self.fill = sess, base, criteria, params, fill
         self.probes: list[Probe] = []
+        #: requests sent to the server since it (last) started: for writes, the data the next window starts on
+        self.sent = 0
+        #: why held windows do not start fresh (``None``: they do), and what the last fresh start began on
+        self.not_fresh = sess.target.why_not("restart") or (None if params.fresh_start else "fresh_start is off")
+        self.storage: str | None = None
         want = params.bracket == "ramp" and base.tool == "perflab-load"
         self.use_ramp = ramp_mod.use_ramp(params, base, sess.split)
         if want and not self.use_ramp:
@@ -290,21 +315,51 @@ class _Search:
     def warm(self) -> None:
         res = warm(self.sess, self.base.replace(rate=self.params.start_rate), self.warm_s,
                    self.sess.run.path("server-warmup/x").parent)
+        self._sent(res)
         require_reads(self.sess, res, "the server's warm-up")
+
+    def _sent(self, res: LoadResult | None) -> None:
+        if res is not None:   # the measured window's requests and its warm-up's, sent at the same rate
+            self.sent += res.requests + round(res.params.rate * res.params.warmup)
+
+    def window(self, rate: float, phase: str, duration: float) -> Judgement:
+        """One held window (:mod:`.hold`): on a fresh start of the server when it can have one (a new process on
+        the storage as before the search, the fill written again, the server's warm-up run again)."""
+        fresh = self.not_fresh is None
+        if fresh:
+            self.storage = self.sess.fresh_start()["storage"]
+            self.sent = 0
+            if self.fill is not None:
+                fill_target(self.sess, self.fill, self.base)
+                self.sent += self.fill
+            self.warm()
+        return self.probe(rate, phase, duration, fresh=fresh)
+
+    def conditions(self) -> dict:
+        """What a reader needs to reproduce the holds (:attr:`BreakpointResult.conditions`)."""
+        return {"fresh_start": self.not_fresh is None, "not_fresh": self.not_fresh, "storage": self.storage,
+                "fill": self.fill, "prefill": self.sess.prefill_params.keys if self.sess.prefill_params else None,
+                "warmup_s": self.warm_s, "warmup_rate": self.params.start_rate if self.warm_s else None,
+                "windows": self.params.hold_windows, "sustain_s": self.params.sustain,
+                "connections": self.base.connections, "threads": self.base.threads,
+                "script": self.base.workload_name}
 
     def ramp_once(self, load: LoadParams):
         def ramp(name: str) -> LoadResult:
             res = self.sess.start_load(load, self.sess.run.path(f"{name}/x").parent, timed=False).wait()
+            self._sent(res)
             require_reads(self.sess, res, "the bracketing ramp")
             return res
         return ramp
 
-    def probe(self, rate: float, phase: str, duration: float | None = None) -> Judgement:
-        """One fixed-rate probe at ``rate`` (``duration``: its window, default the search's probe_duration)."""
+    def probe(self, rate: float, phase: str, duration: float | None = None, fresh: bool = False) -> Judgement:
+        """One fixed-rate probe at ``rate`` (``duration``: its window, default the search's probe_duration;
+        ``fresh``: the server was just started afresh for it)."""
         idx, sess = len(self.probes), self.sess
         t_idle = time.monotonic()
-        if self.params.restart_server and idx:
+        if self.params.restart_server and idx and not fresh:
             sess.restart_target()
+            self.sent = 0
             self.warm()
         sess.calibrate()  # the machine's own speed, while the server is idle
         # the rest of the idle time between probes is the first look at other programs' CPU
@@ -314,7 +369,8 @@ class _Search:
         got = run_probe(sess, load, out, self.criteria, row={"probe": idx, "phase": phase, **quiet.row()},
                         intervals={"probe": idx, "rate": rate})
         v = got.judgement
-        v.metrics.update(quiet.row())
+        v.metrics.update(quiet.row(), fresh_start=fresh, sent_before=self.sent)
+        self._sent(got.load)
         self.probes.append(Probe(idx, rate, v, phase, got.load, out))
         self._tick(f"{rate:g}/s {'pass' if v.passed else 'FAIL' if v.passed is False else 'invalid'}")
         require_reads(sess, got.load, f"the probe at {rate:,.0f}/s")   # no other rate would find them either
@@ -347,10 +403,15 @@ def _record(run, result: BreakpointResult, base: LoadParams, script: str) -> Non
            "search_s": result.seconds, "host_spread": result.host_spread, "at_least": result.at_least,
            "search_rate": result.search_rate, "sustain_s": result.params.sustain if result.holds else None,
            "held": result.held, "overestimate": result.overestimate, "why": result.why,
-           "quiet_waited_s": (result.quiet or {}).get("waited_s")}
+           "quiet_waited_s": (result.quiet or {}).get("waited_s"),
+           "others_max_cores": (result.others or {}).get("max_cores"),
+           "others_median_cores": (result.others or {}).get("median_cores"),
+           "held_windows": next((r.words for r in result.rates_held if r.rate == result.rate and r.held), None),
+           "fresh_start": (result.conditions or {}).get("fresh_start")}
     run.add_rows("breakpoints", [row])
     if result.holds:
-        run.update(holds=[h.to_dict() for h in result.holds])
+        run.update(holds=[h.to_dict() for h in result.holds], hold_conditions=result.conditions,
+                   rates_held=[vars(r) for r in result.rates_held])
     edges = [p for p in result.decisive if p.validity]
     reasons = sorted({f"{p.rate:,.0f}/s: {r}" for p in edges for r in p.validity.get("reasons", [])})
     if result.cold_start:

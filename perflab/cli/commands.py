@@ -96,6 +96,8 @@ def cmd_breakpoint(a) -> int:
           f"{res.seconds:.0f} s")
     if breakpoints.host_note(res):
         print(breakpoints.host_note(res))
+    if res.conditions:
+        print(f"held in {res.params.sustain:g} s windows, {breakpoints.conditions_note(res.conditions)}")
     print(f"run {res.run_id}: {res.run.dir}")
     return 0 if res.rate is not None else 1
 

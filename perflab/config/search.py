@@ -70,10 +70,18 @@ class BreakpointParams(Params):
                           "busy, or the generator at its limit) this many times", min=0, max=10)
     quiet_wait: float = option(10.0, "duration", "before each probe, wait up to this long for other programs to use "
                                "no more CPU than at the session's quietest (perflab.core.quiet)", min=0)
-    sustain: float = option(20.0, "duration", "after the search, hold its breakpoint this long and keep it only if "
-                            "the server keeps up; else step down (0: no check)", min=0)
-    sustain_tries: int = option(4, "int", "windows held at most: the breakpoint, lower ones until one holds, then "
-                                "half-way between what held and what did not", min=1, max=10)
+    sustain: float = option(20.0, "duration", "after the search, hold its breakpoint in windows this long and keep it "
+                            "only if the server keeps up in most of them; else step down (0: no check)", min=0)
+    hold_windows: int = option(3, "int", "windows held at each rate; the rate holds when most keep up (2 of 3), "
+                               "fails when most do not", min=1, max=9)
+    fresh_start: bool = option(True, "bool", "start every held window on a fresh server: a new process on the "
+                               "storage as it was before the search (prefill or fill again), warmed up again "
+                               "(a server perflab cannot restart is held as it runs)")
+    hold_above: float = option(1.3, "float", "a rate that holds is checked from above: this many times it must fail "
+                               "from fresh starts too, or it is held in turn (the search underestimated)", min=1,
+                               min_open=True, max=4)
+    sustain_tries: int = option(4, "int", "rates held at most: the breakpoint, higher or lower ones until one holds "
+                                "and one above it fails, then half-way between", min=1, max=10)
     sustain_step: float = option(0.1, "float", "each rate held after one that did not hold is this much lower (until "
                                  "one holds)", min=0.01, max=0.9)
     seed: int = option(0, "int", "seed=<n> appended to the script arguments with seed_arg")

@@ -325,6 +325,16 @@ class Session:
         self._stop_target()
         self.start_target()
 
+    def fresh_start(self) -> dict:
+        """Stop the target, bring its storage back to how it was before any load (a scratch directory emptied and
+        prefilled again; a directory you gave is kept) and start it again: what another tool would measure after
+        starting the server itself. What it began on (:meth:`perflab.targets.base.TargetHost.reset_storage`)."""
+        self.target.require("restart")
+        self._stop_target()
+        got = self.handle.reset_storage(self.target.prepare_s(self.prefill_params))
+        self.start_target()
+        return got
+
     def _stop_target(self):
         if self.handle is not None:
             self.handle.stop()

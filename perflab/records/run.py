@@ -80,7 +80,8 @@ def dump_json(obj, path: Path) -> None:
 
 #: what a breakpoint row says beyond its rate and interval: what it kept up with when it shows no breakpoint, the
 #: search's own point and whether the reported rate held for a sustain window (:mod:`perflab.breakpoint.hold`)
-HELD_FIELDS = ("at_least", "search_rate", "sustain_s", "held", "overestimate", "why")
+HELD_FIELDS = ("at_least", "search_rate", "sustain_s", "held", "overestimate", "why", "held_windows", "fresh_start",
+               "others_max_cores", "others_median_cores")
 
 
 @dataclass

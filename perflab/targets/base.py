@@ -181,6 +181,7 @@ class TargetHost(Agent):
         self.data_dir: Path | None = None
         self.log_dir: Path | None = None
         self._scratch: Path | None = None
+        self._prefill: PrefillParams | None = None
         self.cpu_prefix: list[str] = []
         self.stats_interval = 1.0
         self.listen: str | None = None
@@ -207,12 +208,34 @@ class TargetHost(Agent):
                 self.data_dir = self._scratch / "db"
             self.data_dir.mkdir(parents=True, exist_ok=True)
             out["data_dir"] = str(self.data_dir)
+        self._prefill = prefill
         if prefill is not None:
-            t = time.monotonic()
-            res = bridge.prefill(self.data_dir, prefill.keys, prefill.value_size, prefill.seed, prefill.key_prefix,
-                                 backend=self.target.backend)
-            res["wall_s"] = round(time.monotonic() - t, 3)
-            out["prefill"] = res
+            out["prefill"] = self._prefill_storage()
+        self.heard()
+        return out
+
+    def _prefill_storage(self) -> dict:
+        p, t = self._prefill, time.monotonic()
+        res = bridge.prefill(self.data_dir, p.keys, p.value_size, p.seed, p.key_prefix, backend=self.target.backend)
+        res["wall_s"] = round(time.monotonic() - t, 3)
+        return res
+
+    def reset_storage(self) -> dict:
+        """The storage as :meth:`prepare` made it, for a fresh start (call it while the target is stopped): the
+        session's scratch directory emptied and prefilled again. ``storage`` says what a fresh start begins on:
+        ``fresh``, or why not (a directory you gave is never emptied; a command without ``{dir}`` keeps its
+        own)."""
+        self.heard()
+        out: dict = {"storage": "fresh", "prefill": None}
+        if self.data_dir is not None and self._scratch is None:
+            out["storage"] = f"the data directory given ({self.data_dir}), kept as the search left it"
+        elif self.data_dir is None and self.target.kind == "foreign" and not self.target.running:
+            out["storage"] = "your command's own (it names no {dir}), kept as the search left it"
+        elif self.data_dir is not None:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            if self._prefill is not None:
+                out["prefill"] = self._prefill_storage()
         self.heard()
         return out
 
@@ -383,6 +406,9 @@ class TargetHandle:
 
     def stop(self) -> None:
         self._final = answer(self._host.stop(), CALL_S, self._on("stop")) or self.desc["info"]
+
+    def reset_storage(self, timeout: float) -> dict:
+        return answer(self._host.reset_storage(), timeout, self._on("reset_storage"))
 
     def samples(self, timeout: float = CALL_S):
         return answer(self._host.samples(), timeout, self._on("samples"))

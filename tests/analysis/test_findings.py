@@ -141,7 +141,8 @@ def test_breakpoint_row_from_a_search(tmp_path):
                    "interval": [1920.0, 2496.0], "verdict": "resolved", "validity": "suspect", "run_id": run.id,
                    # recorded by a search that held its breakpoint (or could not tell); none here
                    "at_least": None, "search_rate": None, "sustain_s": None, "held": None, "overestimate": None,
-                   "why": None}
+                   "why": None, "held_windows": None, "fresh_start": None, "others_max_cores": None,
+                   "others_median_cores": None}
     assert findings.breakpoint_row(res, workload="GET /v0/entity", mode="sync")["mode"] == "sync"
 
 

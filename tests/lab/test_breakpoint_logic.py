@@ -290,46 +290,93 @@ def test_a_jvm_is_warmed_before_a_search_long_enough_for_c2():
 
 
 def _held(capacity_long, found, params=BreakpointParams(sustain=20, sustain_tries=4, sustain_step=0.1)):
-    """Hold ``found`` against a server that keeps up for a long window only up to ``capacity_long``."""
+    """Hold ``found`` against a server that keeps up for a long window (from a fresh start) only up to
+    ``capacity_long``."""
     from perflab.breakpoint.hold import hold
     calls = []
 
-    def probe(rate, phase, seconds):
+    def window(rate, phase, seconds):
         calls.append((rate, phase, seconds))
         ok = rate <= capacity_long
         return Judgement(ok, ["ok" if ok else "p99 over the SLA"], {"p99_ms": 3.0 if ok else 80.0,
                                                                     "achieved_ratio": 1.0})
-    return hold(found, params, probe), calls
+    return hold(found, params, window), calls
 
 
-def test_a_breakpoint_that_holds_stands_and_one_that_does_not_is_stepped_down():
+def _rates(calls):
+    """Each rate held, once (its windows run one after another)."""
+    return [r for i, (r, _, _) in enumerate(calls) if i == 0 or calls[i - 1][0] != r]
+
+
+def test_a_breakpoint_holds_in_most_of_its_windows_and_a_rate_above_it_must_fail():
     from perflab.breakpoint.search import Estimate
     found = Estimate(2000.0, (1920.0, 2080.0), Outcome.RESOLVED, "converged", at_least=2000.0)
-    kept, calls = _held(5000, found)
-    assert (kept.rate, kept.interval, kept.outcome) == (2000.0, (1920.0, 2080.0), Outcome.RESOLVED)
-    assert calls == [(2000.0, "hold", 20)] and "held 2,000/s for 20 s" in kept.stop_reason
-    # the short probes overestimated it: 2,000 does not hold for 20 s, 1,800 does; half-way, 1,900 does not, 1,850 does
+    # 2,000 holds in 2 windows of 3 (the third is not needed); 1.3x above it fails in 2; then half-way
+    kept, calls = _held(2100, found)
+    assert calls[:4] == [(2000.0, "hold", 20)] * 2 + [(2600.0, "hold", 20)] * 2
+    assert _rates(calls) == [2000.0, 2600.0, 2300.0, 2150.0] and len(calls) == 8
+    assert (kept.rate, kept.interval, kept.outcome) == (2000.0, (2000.0, 2150.0), Outcome.RESOLVED)
+    assert kept.stop_reason == ("converged; held in 20 s windows, each from a fresh start: 2,600/s fell behind in 2 of "
+                                "2 windows, 2,300/s fell behind in 2 of 2 windows, 2,150/s fell behind in 2 of 2 "
+                                "windows, 2,000/s kept up in 2 of 2 windows")
+    # the search underestimated (its writes had grown the store): what held from fresh starts is reported
+    kept, calls = _held(2700, found)
+    assert _rates(calls) == [2000.0, 2600.0, 3380.0, 2990.0]
+    assert (kept.rate, kept.interval, kept.outcome) == (2600.0, (2600.0, 2990.0), Outcome.RESOLVED)
+    # nothing above ever fails within the tries: a lower bound only
+    kept, calls = _held(1e9, found)
+    assert _rates(calls) == [2000.0, 2600.0, 3380.0, 4394.0]
+    assert kept.rate == 4394.0 and kept.interval == (4394.0, None) and kept.outcome == Outcome.UNRESOLVED
+    assert "no rate above 4,394/s fell behind" in kept.stop_reason
+
+
+def test_a_breakpoint_that_does_not_hold_is_stepped_down_then_bisected():
+    from perflab.breakpoint.search import Estimate
+    found = Estimate(2000.0, (1920.0, 2080.0), Outcome.RESOLVED, "converged", at_least=2000.0)
+    # 2,000 does not hold, 1,800 does; half-way, 1,900 does not, 1,850 does
     kept, calls = _held(1860, found)
-    assert [r for r, _, _ in calls] == [2000.0, 1800.0, 1900.0, 1850.0]
-    assert kept.rate == 1850.0 and kept.interval == (round(1850 * 0.96), 1900.0) and kept.outcome == Outcome.RESOLVED
-    assert "2,000/s, 1,900/s did not hold for 20 s, 1,850/s, 1,800/s did" in kept.stop_reason
+    assert _rates(calls) == [2000.0, 1800.0, 1900.0, 1850.0]
+    assert kept.rate == 1850.0 and kept.interval == (1850.0, 1900.0) and kept.outcome == Outcome.RESOLVED
     # the refinement stops once the held and the failed rate are within the search's precision
-    kept, calls = _held(1990, found)
-    assert [r for r, _, _ in calls] == [2000.0, 1800.0, 1900.0, 1950.0] and kept.rate == 1950.0
+    kept, calls = _held(1990, found, BreakpointParams(sustain=20, sustain_tries=6, precision=0.04))
+    assert _rates(calls) == [2000.0, 1800.0, 1900.0, 1950.0] and kept.rate == 1950.0
     # none holds: no number, only where it lies below
     kept, _ = _held(100, found)
     assert kept.rate is None and kept.interval == (None, round(2000 * 0.9 ** 3)) and kept.outcome == Outcome.UNRESOLVED
-    assert kept.stop_reason.endswith("held for 20 s: 2,000/s, 1,800/s, 1,620/s, 1,458/s, none kept up")
-    # a search that did not resolve proposed a point far above its lower edge: the next window goes there at once
+    assert kept.stop_reason.endswith("1,458/s fell behind in 2 of 2 windows; none kept up"), kept.stop_reason
+    # a search that did not resolve proposed a point far above its lower edge: the next rate goes there at once
     loose = Estimate(5728.0, (1818.0, 6000.0), Outcome.UNRESOLVED, "max_probes", at_least=1894.0)
     kept, calls = _held(2000, loose)
-    assert [r for r, _, _ in calls] == [5728.0, 1894.0, 3811.0, 2852.0] and kept.rate == 1894.0
-    assert kept.interval == (round(1894 * 0.96), 2852.0)
+    assert _rates(calls) == [5728.0, 1894.0, 3811.0, 2852.0] and kept.rate == 1894.0
+    assert kept.interval == (1894.0, 2852.0)
     # no breakpoint to hold (cannot tell), or no window asked for: nothing runs
     for f, p in ((Estimate(None, (None, None), Outcome.CANNOT_TELL, "x", at_least=900.0), BreakpointParams()),
                  (found, BreakpointParams(sustain=0))):
         kept, calls = _held(5000, f, p)
         assert calls == [] and kept.rate == f.rate
+
+
+def test_windows_that_disagree_decide_by_majority_and_say_so():
+    from perflab.breakpoint.hold import hold, needed
+    from perflab.breakpoint.search import Estimate
+    assert [needed(n) for n in (1, 2, 3, 5)] == [1, 2, 2, 3]
+    found = Estimate(2000.0, (1920.0, 2080.0), Outcome.RESOLVED, "converged", at_least=2000.0)
+    # at 2,000 the machine's speed moves: pass, fail, pass; everything above fails
+    seen = {}
+
+    def window(rate, phase, seconds):
+        seen[rate] = seen.get(rate, 0) + 1
+        ok = rate <= 2000 and seen[rate] != 2
+        return Judgement(ok, ["ok" if ok else "p99 over the SLA"], {"p99_ms": 3.0, "achieved_ratio": 1.0})
+    kept = hold(found, BreakpointParams(sustain=20, sustain_tries=2), window)
+    assert seen == {2000.0: 3, 2600.0: 2} and kept.rate == 2000.0
+    assert [(r.rate, r.kept_up, r.fell_behind, r.held) for r in kept.rates] == [(2000.0, 2, 1, True),
+                                                                                 (2600.0, 0, 2, False)]
+    assert "2,000/s kept up in 2 of 3 windows" in kept.stop_reason
+    # one window a rate: the old single hold
+    seen.clear()
+    kept = hold(found, BreakpointParams(sustain=20, sustain_tries=2, hold_windows=1), window)
+    assert seen == {2000.0: 1, 2600.0: 1} and kept.rate == 2000.0
 
 
 def test_a_hold_the_machine_spoiled_is_run_again_then_cannot_tell():
@@ -344,3 +391,4 @@ def test_a_hold_the_machine_spoiled_is_run_again_then_cannot_tell():
     kept = hold(found, BreakpointParams(retries=2), probe)
     assert spoiled == ["hold", "hold-retry", "hold-retry"]
     assert kept.rate is None and kept.outcome == Outcome.CANNOT_TELL and kept.at_least == 2000.0
+    assert "could not be judged" in kept.stop_reason

@@ -28,7 +28,7 @@ def test_a_search_against_a_server_of_known_capacity_is_bounded_recorded_and_nev
     # 1 s probes; a 4 s ramp from 500 to 8,000/s passes 2,000/s halfway (a ramp that breaks in its first
     # second places no bracket)
     params = BreakpointParams(probe_duration=1, warmup=0.5, cooldown=0.2, ramp_duration=4, start_rate=500,
-                              max_rate=8000, max_probes=6, sustain=2, sustain_tries=2, quiet_wait=2)
+                              max_rate=8000, max_probes=6, sustain=2, sustain_tries=2, hold_windows=2, quiet_wait=2)
     res = find_breakpoint(SERVER, LoadParams(threads=1, connections=16, path="/v0/status"),
                           criteria=BreakpointCriteria(sla_p99=1.0, trend=False), params=params, progress=False)
     t = res.table
@@ -43,13 +43,22 @@ def test_a_search_against_a_server_of_known_capacity_is_bounded_recorded_and_nev
         assert res.at_least is None or res.at_least <= CAPACITY / 0.99
     elif res.rate is not None:
         assert res.rate <= CAPACITY / 0.99 and (lo is None or lo <= res.rate), t.to_string()
-        # the reported rate held for a sustain window of its own (the search's point, or a lower one)
-        # (a window the machine spoiled is run again: "hold-retry")
+        # the reported rate held in windows of its own, both of 2 (the search's point, a lower or a higher one),
+        # each on a fresh start of the server (a window the machine spoiled is run again: "hold-retry")
         held = t[t["phase"].str.startswith("hold") & (t["passed"] == True) & (t["rate"] == res.rate)]  # noqa: E712
-        assert res.held and len(held) == 1 and res.search_rate >= res.rate, t.to_string()
-    # bounded: at most max_probes conclusive probes (spoiled ones again beyond), and the sustain windows
+        assert res.held and len(held) == 2 and res.run.meta["results"]["held_windows"] == "kept up in 2 of 2 windows", t.to_string()
+    # bounded: at most max_probes conclusive probes (spoiled ones again beyond), and the held windows
     search = t[~t["phase"].str.startswith("hold")]
-    assert len(search) <= 2 * params.max_probes and len(t) - len(search) <= params.sustain_tries * (params.retries + 1)
+    holds = t[t["phase"].str.startswith("hold")]
+    assert len(search) <= 2 * params.max_probes
+    assert len(holds) <= params.sustain_tries * params.hold_windows * (params.retries + 1)
+    # every held window began on a fresh start: a new server process, warmed up again; the run says so
+    if len(holds):
+        assert holds["fresh_start"].all() and not search["fresh_start"].any(), t.to_string()
+        assert res.conditions["fresh_start"] and res.conditions["storage"] == "fresh", res.conditions
+        assert res.run.meta["hold_conditions"]["windows"] == 2
+        # a fresh start had served its warm-up only; the search's last probe, everything before it
+        assert (holds["sent_before"] < search["sent_before"].max()).all(), t.to_string()
     # every probe waited for a quiet moment first, and the run says how long all that took
     assert res.run.meta["quiet"]["checks"] == len(t) + 1 and (t["quiet_waited_s"] <= params.quiet_wait + 2).all()
     assert res.ramp is not None and res.ramp["rate"] is not None, res.ramp

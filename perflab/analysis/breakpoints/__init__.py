@@ -25,7 +25,8 @@ from ..section import Section
 from .figures import breakpoint_curve, breakpoint_overview
 from .sentences import (answer_breakpoints, compare_breakpoint_rows, compare_breakpoints, compare_by_connections,
                         describe_breakpoint, describe_breakpoints, describe_ceiling_shares, describe_hold,
-                        describe_search_validity, describe_unresolved, estimate, host_note, placement_table)
+                        describe_search_validity, describe_unresolved, estimate, host_note, placement_table,
+                        conditions_note)
 from .tables import at_breakpoints, breakpoint_table, hold_table
 
 __all__ = [
@@ -33,7 +34,7 @@ __all__ = [
     "searches", "holds", "at_limit", "findings", "answer", "breakpoint_curve",
     # what the other subjects, the report and the command line build on
     "breakpoint_table", "breakpoint_overview", "describe_breakpoint", "describe_breakpoints", "compare_breakpoints",
-    "compare_breakpoint_rows", "describe_search_validity", "estimate", "host_note",
+    "compare_breakpoint_rows", "describe_search_validity", "estimate", "host_note", "conditions_note",
 ]
 
 

@@ -16,7 +16,7 @@ from ...config.validity import ValidityThresholds
 from ...measure.methods import Method
 from ...measure.significance import Direction, compare_intervals
 from .. import labels
-from ..findings import headline, hold_note, no_breakpoint
+from ..findings import headline, hold_note, no_breakpoint, others_note
 
 
 def row_of(result) -> dict:
@@ -25,7 +25,11 @@ def row_of(result) -> dict:
     return {"rate": result.rate, "interval": list(result.interval), "verdict": str(result.outcome),
             "at_least": result.at_least, "search_rate": result.search_rate, "held": result.held,
             "sustain_s": result.params.sustain if result.holds else None, "overestimate": result.overestimate,
-            "why": result.why}
+            "why": result.why, "held_windows": next((r.words for r in result.rates_held
+                                                     if r.rate == result.rate and r.held), None),
+            "fresh_start": (result.conditions or {}).get("fresh_start"),
+            "others_max_cores": (result.others or {}).get("max_cores"),
+            "others_median_cores": (result.others or {}).get("median_cores")}
 
 
 def estimate(result) -> str:
@@ -218,24 +222,52 @@ def compare_breakpoint_rows(a: str, row_a: dict, b: str, row_b: dict) -> str:
     return f"No difference between the breakpoints of {a} and {b} is detectable {how}: {c.evidence}."
 
 
+def conditions_note(conditions: dict | None) -> str:
+    """How the held windows began, for a reader to reproduce them: 'each from a fresh start (a new server process
+    on fresh storage, 10,000 keys filled, 5 s of warm-up at 1,000 req/s)', or why not."""
+    c = conditions or {}
+    if not c:
+        return ""
+    if not c.get("fresh_start"):
+        return f"on the server as the search left it ({c.get('not_fresh')})"
+    began = ["a new server process on " + ("fresh storage" if c.get("storage") == "fresh" else
+                                           f"storage {c.get('storage')}")]
+    if c.get("prefill"):
+        began.append(f"{c['prefill']:,} keys prefilled")
+    if c.get("fill"):
+        began.append(f"{c['fill']:,} keys filled through its API")
+    began.append(f"{c['warmup_s']:g} s of warm-up at {fmt.rate(c['warmup_rate'])}" if c.get("warmup_s")
+                 else "no warm-up")
+    return f"each from a fresh start ({', '.join(began)})"
+
+
 def describe_hold(label: str, result) -> str:
-    """What holding a search's breakpoint showed: '**GET, 64 connections**: the search's 1,930 req/s held for
-    20 s (p99 3.20 ms, 100% of the rate).' or, stepped down, which rates did not hold and why, and how much the
-    search's short probes overestimated the rate that held; '' when no window ran."""
+    """What holding a search's breakpoint showed: '**GET, 64 connections**: held in 20 s windows, each from a fresh
+    start (...): 2,600 req/s fell behind in 2 of 2 windows (p99 over the SLA ...); 2,000 req/s kept up in 2 of 3
+    windows (p99 3.20 ms, 100% of the rate)', with how far the search's short probes were off, the rate it lies
+    below when none held, and other programs' CPU beside it; '' when no window ran."""
     if not result.holds:
         return ""
     secs = result.holds[0].seconds
-    failed = [h for h in result.holds if h.passed is False]
-    kept = [h for h in result.holds if h.passed]
-    said = [f"{fmt.rate(h.rate)} did not hold for {secs:g} s ({h.reason})" for h in failed]
-    if kept:
-        h = kept[-1]
-        who = fmt.rate(h.rate) if failed else f"the search's {fmt.rate(h.rate)}"
-        said.append(f"{who} held for {secs:g} s (p99 {fmt.ms(h.p99_ms)}, {fmt.pct(h.achieved_ratio)} of the rate)"
-                    + (f": the {result.params.probe_duration:g} s probes overestimated the rate the server sustains "
-                       f"by {fmt.pct(result.overestimate)}" if result.overestimate else ""))
-    elif failed:
-        said[-1] += f": no rate held, the breakpoint is below {fmt.rate(min(h.rate for h in failed))}"
-    else:
-        said.append(f"holding {fmt.rate(result.holds[-1].rate)} was inconclusive ({result.holds[-1].reason})")
-    return f"**{label}**: " + "; ".join(said) + "."
+    said = []
+    for r in sorted(result.rates_held, key=lambda r: -r.rate):
+        at = [h for h in result.holds if h.rate == r.rate and h.passed is not None]
+        if r.held is None:
+            said.append(f"holding {fmt.rate(r.rate)} could not be judged ({result.holds[-1].reason})")
+        elif r.held:
+            worst = max(at, key=lambda h: h.p99_ms or 0)
+            said.append(f"{fmt.rate(r.rate)} {r.words} (p99 up to {fmt.ms(worst.p99_ms)}, "
+                        f"{fmt.pct(min(h.achieved_ratio or 0 for h in at))} of the rate at the least)")
+        else:
+            said.append(f"{fmt.rate(r.rate)} {r.words} ({next(h.reason for h in at if not h.passed)})")
+    if result.held and result.overestimate:
+        said[-1] += (f": the {result.params.probe_duration:g} s probes overestimated the rate the server sustains by "
+                     f"{fmt.pct(result.overestimate)}")
+    elif result.held and result.search_rate and result.rate > result.search_rate:
+        said[-1] += (f": the search's {result.params.probe_duration:g} s probes underestimated it by "
+                     f"{fmt.pct(result.rate / result.search_rate - 1)}")
+    elif not result.held and result.hi is not None and result.outcome.value != "cannot-tell":
+        said[-1] += f": no rate held, the breakpoint is below {fmt.rate(result.hi)}"
+    how = ", ".join(t for t in (f"held in {secs:g} s windows", conditions_note(result.conditions),
+                                others_note(row_of(result))) if t)
+    return f"**{label}**: {how}: " + "; ".join(said) + "."

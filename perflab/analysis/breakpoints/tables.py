@@ -35,14 +35,17 @@ def at_breakpoints(results: Mapping) -> dict:
 
 
 def hold_table(results: Mapping, index="search") -> pd.DataFrame:
-    """Every sustain window of every search (key -> BreakpointResult), in order: its rate, length, whether the
-    server kept up, p99, the share of the rate achieved and the judgement's reason (empty: no search held one)."""
+    """Every held window of every search (key -> BreakpointResult), in order: its rate, length, whether it began on
+    a fresh start, whether the server kept up, p99, the share of the rate achieved, other programs' CPU and the
+    machine's slowdown beside it, and the judgement's reason (empty: no search held one)."""
     rows, keys = [], []
     for k, r in results.items():
         for h in r.holds:
             keys.append(k)
             rows.append({"rate, req/s": round(h.rate), "window, s": h.seconds,
+                         "fresh start": {True: "yes", False: "no"}.get(h.fresh, ""),
                          "kept up": {True: "yes", False: "no"}.get(h.passed, "inconclusive"),
                          "p99, ms": h.p99_ms, "achieved": fmt.pct(h.achieved_ratio) if h.achieved_ratio else "",
+                         "other programs, cores": h.others_cores, "machine slowdown": h.host_slowdown,
                          "reason": h.reason})
     return keyed(rows, keys, index)
