@@ -11,7 +11,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from .. import fmt
-from ..measure.paired import band
+from ..measure.paired import CONFIDENCE, band
 from ..records import Run
 from ..regress.bisect import Found
 from ..regress.verdict import Outcome
@@ -116,7 +116,7 @@ def gate_markdown(res) -> str:
              f"**{outcome_phrase(check, 'HEAD', 'BASE', r.get('error'))}** (exit {code}).", ""]
     if check is not None and check.get("ratio") is not None:
         lo, hi = check["ci"]
-        lines += ["| metric | HEAD / BASE | 95% interval | pairs | p | level | margin |",
+        lines += [f"| metric | HEAD / BASE | {100 * CONFIDENCE:g}% interval | pairs | p | level | margin |",
                   "| --- | ---: | --- | ---: | ---: | ---: | ---: |",
                   f"| {named(check['metric'])}{where(check.get('rate'))} | {fmt.ratio(check['ratio'])} | "
                   f"{fmt.ratio(lo)} - {fmt.ratio(hi)} | {check['n']} | {fmt.p_sci(check['p_value'])} | "

@@ -23,8 +23,8 @@ from .. import fmt
 from . import ab
 from .findings import Finding, bullets, validity_of
 from .frames import events_of
-from .latency import (compare_latency, describe_events_effect, describe_timeline, load_table, percentile_spectrum,
-                      timeline_figure)
+from .latency import (compare_latency, describe_events_effect, describe_timeline, interval_width, load_table,
+                      percentile_spectrum, timeline_figure)
 from .section import Section
 
 __all__ = ["backends", "flushes", "compaction", "findings", "answer", "storage_table"]
@@ -69,13 +69,14 @@ def flushes(runs: Mapping) -> Section:
     return Section([storage_table(runs),
                     percentile_spectrum(runs, title="PUT: latency by percentile, by memtable size and flush threads"),
                     *(describe_timeline(r, ("flush",), trend=False, label=k) for k, r in runs.items()),
-                    timeline_figure(runs[first], title=f"PUT, {first}: latency per 100 ms and storage events")])
+                    timeline_figure(runs[first], title=f"PUT, {first}: latency per {interval_width(runs[first])} and "
+                                                      "storage events")])
 
 
 def compaction(label: str, run) -> Section:
     """A read-mostly run on a small memtable: its timeline with the compactions and flushes, what they did to
     latency, and what its storage did."""
-    return Section([timeline_figure(run, title=f"{label}: latency per 100 ms and server events"),
+    return Section([timeline_figure(run, title=f"{label}: latency per {interval_width(run)} and server events"),
                     describe_timeline(run, ("compaction", "flush")), storage_table({label: run})])
 
 

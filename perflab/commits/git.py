@@ -112,6 +112,17 @@ def commit_at(path) -> str | None:
     return sha if re.fullmatch(r"[0-9a-f]{40}", sha) else None
 
 
+def server_commit(path) -> str | None:
+    """The commit of a server of yours that runs in ``path``: the commit of the git work tree ``path`` is in;
+    ``None`` when it is in none, or when that work tree is perflab's own checkout. A directory that merely lies
+    inside perflab's clone (the current directory of ``make -C perflab``, a student's folder copied into it) is
+    not versioned by perflab's commits: only the built-in server has perflab's commit."""
+    top = toplevel(path)
+    if top is None or top == toplevel(paths.repo_root()):
+        return None
+    return commit_at(path)
+
+
 def toplevel(path) -> Path | None:
     """The root of the git work tree ``path`` is in, ``None`` when it is in none (an export, a plain folder)."""
     try:

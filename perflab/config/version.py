@@ -4,8 +4,8 @@ commits (``version_commit``, ``version_label``) and of a history (:mod:`perflab.
 Not perflab's own checkout: that is the environment record's ``git`` (the index's ``perflab_commit``). Each
 run that measures one server records ``{"commit": sha or None, "label": text or None}``: the commit is found
 (the built-in server: this checkout's commit, or the commit a build was made from; your server: its working
-directory's commit when it is in git) unless given; the label is yours (``--version-label``: "stage 6",
-"v2.1-rc1", "with the new cache").
+directory's commit when that is in a git repository of its own, never perflab's checkout) unless given; the
+label is yours (``--version-label``: "stage 6", "v2.1-rc1", "with the new cache").
 """
 
 from __future__ import annotations

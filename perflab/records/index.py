@@ -132,25 +132,43 @@ def recorded(table: str, data_root=None, since_days: float | None = None, includ
     without failed or interrupted runs and without runs whose validity is ``invalid`` unless asked, and only
     runs created in the last ``since_days`` days when given, and only those that measured the server at
     ``commit`` (a hash or its prefix) and/or with the version ``label`` when given. The index is brought up to
-    date first unless ``update=False``; DuckDB keeps only the rows asked for, so pandas gets no others."""
+    date first unless ``update=False``; DuckDB keeps only the rows asked for, so pandas gets no others.
+
+    The runs of the window that were left out for their status or validity are named in the frame's
+    ``attrs["left_out"]`` (:data:`LEFT_OUT_COLUMNS` of their ``runs`` rows, oldest first), so what is said of
+    the rows can count every run recorded and say why some are not in them."""
     if not isinstance(table, str) or not table.isidentifier():
         raise ValueError(f"table must be the name of an index table, got {table!r}")
     with _reading(data_root, update) as con:
-        if table not in _tables(con):
+        tables = _tables(con)
+        if table not in tables:
             return pd.DataFrame()
         where, params = [], []   # every table has its run's columns (status, validity, created_at, version_*)
         if since_days is not None:
             where.append("TRY_CAST(created_at AS TIMESTAMPTZ) >= ?")
             params.append((pd.Timestamp.now(tz="UTC") - pd.Timedelta(days=since_days)).to_pydatetime())
-        if not include_failed:
-            where.append("status = 'ok'")
-        if not include_invalid:
-            where.append("validity IS DISTINCT FROM 'invalid'")
         if commit is not None:
             where.append("starts_with(version_commit, ?)")
             params.append(str(commit).strip().lower())
         if label is not None:
             where.append("version_label = ?")
             params.append(label)
-        sql = f'SELECT * FROM "{table}"' + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY created_at"
-        return con.execute(sql, params).df()
+        kept = (["status = 'ok'"] if not include_failed else []) + \
+               (["validity IS DISTINCT FROM 'invalid'"] if not include_invalid else [])
+        sql = (f'SELECT * FROM "{table}"' + (" WHERE " + " AND ".join(where + kept) if where + kept else "")
+               + " ORDER BY created_at")
+        df = con.execute(sql, params).df()
+        left: list[dict] = []
+        if kept and "runs" in tables:
+            cols = ", ".join(LEFT_OUT_COLUMNS)
+            sql = (f'SELECT {cols} FROM "runs" WHERE ' + " AND ".join(where + [f"NOT ({' AND '.join(kept)})"])
+                   + " ORDER BY created_at")
+            left = [{k: (None if v is None or (isinstance(v, float) and v != v) else v) for k, v in r.items()}
+                    for r in con.execute(sql, params).df().to_dict("records")]
+        df.attrs["left_out"] = left
+        return df
+
+
+#: what :func:`recorded` says of each run it left out (``attrs["left_out"]``)
+LEFT_OUT_COLUMNS = ("run_id", "kind", "status", "validity", "validity_reasons", "error", "created_at",
+                    "version_commit")

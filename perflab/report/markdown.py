@@ -217,14 +217,47 @@ def _findings(r: dict) -> list[str]:
     return lines
 
 
-def _record(r: dict) -> list[str]:
+def server_jdks(r: dict, report_dir: Path) -> list[str]:
+    """The JDKs the measured servers ran on, as their runs recorded them (``meta.json``'s
+    ``server.java_version``: the built-in server's own report, or the JVM a server of yours ran on), in the order
+    first met. Not perflab's own ``java`` (the report's ``tools``): a course server runs on the JDK its classes
+    need, which need not be perflab's."""
+    found: list[str] = []
+    for n in r.get("notebooks") or []:
+        for run in n.get("runs") or []:
+            for d in (report_dir / run["path"] if run.get("path") else None,
+                      Path(r["data_root"]) / "runs" / run["id"] if r.get("data_root") and run.get("id") else None):
+                meta = d / "meta.json" if d is not None else None
+                if meta is None or not meta.is_file():
+                    continue
+                try:
+                    v = ((json.loads(meta.read_text()).get("server") or {}).get("java_version"))
+                except (OSError, ValueError, AttributeError):
+                    continue
+                if v and str(v) not in found:
+                    found.append(str(v))
+                break
+    return found
+
+
+def _tools(r: dict, report_dir: Path) -> str:
+    """The tools line: the server's JDK (from its runs), then the lab's own tools but its ``java`` (perflab's
+    default JDK, which measured nothing)."""
+    jdks = server_jdks(r, report_dir)
+    server = ([f"the server's JDK {jdks[0]} (as its runs recorded it)"] if len(jdks) == 1 else
+              [f"the servers' JDKs {', '.join(jdks)} (as their runs recorded them)"] if jdks else [])
+    own = [f"{k} {v}" for k, v in (r.get("tools") or {}).items() if v and k != "java"]
+    return ", ".join(server + own)
+
+
+def _record(r: dict, report_dir: Path) -> list[str]:
     skipped = [n for n in r["notebooks"] if n.get("status") == "not applicable"]
     lines = []
     if skipped:
         lines += ["", "## Not run, and why", ""]
         lines += [f"- **{n['title']}**: {n.get('error')}" for n in skipped]
     m, g = r.get("machine") or {}, r.get("git") or {}
-    tools = ", ".join(f"{k} {v}" for k, v in (r.get("tools") or {}).items() if v)
+    tools = _tools(r, report_dir)
     lines += ["", "## How it was measured", "",
               f"- Command: `{r.get('command')}`",
               f"- Machine: {m.get('cores')} cores, {m.get('cpu_model')}, {m.get('os')}, kernel {m.get('kernel')}"
@@ -262,7 +295,7 @@ def write(report_dir: str | Path, out: str | Path | None = None, chromium: str |
         page = _Notebook(n["notebook"], out, report_dir, doc, figures)
         body = [part for cell in nb.cells for part in page.cell(cell) if part.strip()]
         lines += ["", *("\n\n".join(body)).splitlines()]
-    lines += _record(r)
+    lines += _record(r, report_dir)
     _draw(figures, out, chromium)
     doc.figures = [f.path for f in figures]
     doc.path.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")

@@ -24,7 +24,7 @@ from ..server.fill import write_keys
 from ..nodes.load import cluster_load
 from ..nodes.processes import PAUSED, RUNNING, Cluster
 from ..nodes.sampling import ClusterStats, cluster_stats_frame
-from ..commits.git import checkout, commit_at
+from ..commits.git import checkout, server_commit
 from ..config import LoadParams
 from ..config.cluster import ClusterConfig
 from ..measure.events import parse_events
@@ -296,10 +296,10 @@ class ClusterTarget(Target):
         return len(self.cluster_config.entries)
 
     def version_commit(self) -> str | None:
-        """Your nodes: the commit of the directory their command runs in, when that is in git; the built-in
-        server's: this checkout's."""
+        """Your nodes: the commit of the directory their command runs in, when that is in a git work tree of its
+        own (not perflab's: :func:`~perflab.commits.git.server_commit`); the built-in server's: this checkout's."""
         cfg = self.cluster_config
-        return commit_at(cfg.workdir or os.getcwd()) if cfg.server_cmd is not None else checkout()["commit"]
+        return server_commit(cfg.workdir or os.getcwd()) if cfg.server_cmd is not None else checkout()["commit"]
 
     @property
     def start_s(self) -> float:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..children import pause_group
 from ..commits.builds import BuildCache, Commit, built_commit
-from ..commits.git import checkout, commit_at, resolve
+from ..commits.git import checkout, resolve, server_commit
 from ..server.fill import write_keys
 from ..config import ServerConfig
 from ..config.target import ForeignServer
@@ -204,10 +204,11 @@ class ForeignTarget(_OneServer):
         return self.config.command is not None and "{dir}" in self.config.command
 
     def version_commit(self) -> str | None:
-        """The commit of the directory its command runs in, when that is in git; none for a server at a URL."""
+        """The commit of the directory its command runs in, when that is in a git work tree of its own (not
+        perflab's: :func:`~perflab.commits.git.server_commit`); none for a server at a URL."""
         if self.config.command is None:
             return None
-        return commit_at(self.config.workdir or os.getcwd())
+        return server_commit(self.config.workdir or os.getcwd())
 
     def why_not(self, feature: str) -> str | None:
         if feature == "prefill":

@@ -267,11 +267,29 @@ def test_fixed_rate_runs_in_one_section():
     assert len(quiet.parts) == 4 and "per interval" not in quiet.text                 # no consoles, no comparison
 
 
+def test_a_run_short_of_its_rate_is_said_with_the_threshold_the_code_used():
+    """'fell short of the offered rate (below 99%)' was text beside a 0.99 in the code: both are the validity
+    record's min_achieved now, and a run is short only below the threshold the sentence names."""
+    from perflab.config.validity import ValidityThresholds
+    runs = {"GET": load(1.0, rate=500, achieved=480)}                      # 96% of the offered rate
+    assert spectra.MIN_ACHIEVED == ValidityThresholds().min_achieved
+    assert spectra.answer_fixed_rate(runs, 2.0).endswith(
+        f"; GET fell short of the offered rate (below {100 * ValidityThresholds().min_achieved:g}%).")
+    assert spectra.answer_fixed_rate(runs, 2.0, min_achieved=0.97).endswith("(below 97%).")
+    assert "fell short" not in spectra.answer_fixed_rate(runs, 2.0, min_achieved=0.95)
+
+
 def test_timeline_findings_and_answer():
     runs = _runs()
     label, r = next(iter(runs.items()))
     fig, text = latency.timeline(label, r, ("flush",)).parts
     assert fig.layout.title.text == f"{label}: latency per 100 ms and server events"
+    # the interval is the run's own (its hdr_interval), read from its intervals: not '100 ms' whatever it was
+    lr = load(1.0, p99s=[1.0] * 8)
+    lr.hdr.intervals = syn.intervals([1.0] * 8, step=0.25)
+    assert latency.timeline("PUT", experiment(lr)).parts[0].layout.title.text == "PUT: latency per 250 ms and server events"
+    assert timelines.interval_width(syn.intervals([1.0] * 8, step=2.0)) == "2 s"
+    assert timelines.interval_width(pd.DataFrame()) == "interval"
     assert text == timelines.describe_timeline(r, ("flush",))
     put, get = dict(list(runs.items())[:1]), dict(list(runs.items())[1:])
     lines = latency.findings(put, get, sla=0.003)

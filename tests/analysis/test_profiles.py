@@ -114,6 +114,11 @@ def test_diff_lists_growth_and_shrinkage():
     diff = pd.DataFrame({"category": ["executor queue", "network I/O", "storage"], "delta": [0.12, -0.08, 0.001]})
     text = psay.describe_diff(diff, "sync", "async")
     assert text == "From sync to async, grew: executor queue (+12 points); shrank: network I/O (-8 points)."
+    # what counts as moved is the code's threshold, and the sentence says that threshold, not 'half a point'
+    assert psay.describe_diff(diff.assign(delta=[0.004, -0.003, 0.001]), "sync", "async") == \
+        f"From sync to async no category moved by more than {100 * psay.MOVED:g} percentage points."
+    assert psay.describe_diff(diff, "sync", "async", moved=0.2) == \
+        "From sync to async no category moved by more than 20 percentage points."
 
 
 SAMPLES = ("[selector-1 tid=1];one/nio/net/SelectorThread.run;one/nio/net/NativeSocket.read 500\n"

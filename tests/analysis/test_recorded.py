@@ -90,6 +90,38 @@ def test_mean_categories_per_configuration():
     assert recorded.mean_categories(cats, "lock") == {} and recorded.mean_categories(pd.DataFrame()) == {}
 
 
+def test_every_run_recorded_is_counted_and_those_left_out_say_why(data_root):
+    """The runs the summary leaves out (invalid, failed) are counted with why, not dropped from the count: a
+    student's 6 runs, one invalid, read '5 runs are counted (5 suspect)'."""
+    def one(name, verdict, reasons=(), status="ok", error=None):
+        run = new_run("experiment", name, {"server": {"mode": "sync"}}, environment={}, version={"commit": "c" * 40, "label": None})
+        run.meta["validity"] = {"verdict": verdict, "reasons": list(reasons)}
+        run.finish(status, error)
+        return run
+
+    for i in range(5):
+        one(f"s{i}", "suspect", ["the machine was busy"])
+    bad = one("bad", "invalid", ["achieved 40% of the offered rate", "p99 rose over the run"])
+    runs = pl.recorded("runs")
+    assert len(runs) == 5 and [r["run_id"] for r in runs.attrs["left_out"]] == [bad.id]
+    why = "1 invalid (left out of the tables and figures: achieved 40% of the offered rate)"
+    assert hsay.answer_recorded(runs, []) == f"6 runs recorded, of the server at 1 commit: 5 suspect, {why}."
+    assert hsay.describe_recorded_runs(runs) == (f"6 runs recorded, of the server at 1 commit: 5 suspect, {why}; the "
+                                                 f"newest is `{bad.id}`.")
+    assert pl.recorded("runs", include_invalid=True).attrs["left_out"] == []
+    failed = one("crash", None, status="failed", error=RuntimeError("the server did not start"))
+    runs = pl.recorded("runs")
+    assert hsay.answer_recorded(runs, []) == (f"7 runs recorded, of the server at 1 commit: 5 suspect, {why}, 1 failed "
+                                              "(left out of the tables and figures: the server did not start).")
+    assert hsay.describe_recorded_runs(runs).endswith(f"; the newest is `{failed.id}`.")
+    only_bad = pl.recorded("runs", label="nothing")    # no run of that label: nothing recorded, nothing left out
+    assert only_bad.attrs["left_out"] == [] and hsay.answer_recorded(only_bad, []).startswith("No run is recorded yet")
+    everything_left = runs.iloc[0:0]
+    everything_left.attrs["left_out"] = runs.attrs["left_out"]
+    assert hsay.answer_recorded(everything_left, []) == (f"2 runs recorded, of the server at 1 commit: {why}, 1 failed "
+                                                         "(left out of the tables and figures: the server did not start).")
+
+
 def test_update_index_says_what_it_holds(data_root):
     run = new_run("experiment", "x", {"server": {"mode": "sync"}}, environment={})
     run.add_rows("loads", [{"p99_ms": 1.0}])
@@ -104,8 +136,8 @@ RECORDED_RUNS = pd.DataFrame({"run_id": ["r1", "r2", "r3"], "kind": ["experiment
 
 
 def test_the_records_of_every_run_in_sentences():
-    assert hsay.describe_recorded_runs(RECORDED_RUNS) == ("3 runs are counted here, of the server at 2 commits; by validity: valid 1, "
-                                              "suspect 1, not assessed 1; the newest is `r2`.")
+    assert hsay.describe_recorded_runs(RECORDED_RUNS) == ("3 runs recorded, of the server at 2 commits: 1 valid, 1 suspect, "
+                                                         "1 not assessed; the newest is `r2`.")
     assert hsay.describe_recorded_runs(pd.DataFrame()).startswith("No run is recorded yet")
     rows = [{"workload": "get-random", "connections": 4, "mode": "sync / lsm", "rate": 1000.0, "interval": [900.0, 1100.0]},
             {"workload": "get-random", "connections": 4, "mode": "async / lsm", "rate": 3000.0,
@@ -115,8 +147,9 @@ def test_the_records_of_every_run_in_sentences():
                                               "(sequential intervals): " + compare_intervals([900.0, 1100.0], [2800.0, 3200.0]).evidence + ".")
     assert hsay.compare_configurations(rows[2:]) == "Each workload has one configuration recorded: nothing to compare."
     assert hsay.compare_configurations([]).startswith("No breakpoint search is recorded yet")
-    assert hsay.answer_recorded(RECORDED_RUNS, rows) == ("3 runs are counted (1 valid, 1 suspect, 1 not assessed) of the server at 2 commits; "
-                                             "the highest breakpoint is 3,000 req/s (get-random, 4 conn, async / lsm).")
+    assert hsay.answer_recorded(RECORDED_RUNS, rows) == ("3 runs recorded, of the server at 2 commits: 1 valid, 1 suspect, "
+                                                         "1 not assessed; the highest breakpoint is 3,000 req/s (get-random, "
+                                                         "4 conn, async / lsm).")
     loads = pd.DataFrame({"p99_ms": [1.0, 12.1, 2.0], "target_rate": [500, 3000, 500], "script": ["put.lua"] * 3,
                           "configuration": ["sync / lsm"] * 3, "validity": ["valid"] * 3, "run_id": ["a", "b", "c"]})
     assert hsay.describe_fixed_rate_runs(loads) == ("3 fixed-rate runs; the highest p99 is 12.1 ms (put.lua at 3,000 req/s, "

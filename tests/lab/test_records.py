@@ -148,6 +148,37 @@ def test_a_run_is_abandoned_only_when_its_coordinator_is_certainly_gone():
     assert not children.gone(None)                                            # a run recorded before identities
 
 
+def test_a_server_of_yours_never_has_perflabs_commit(tmp_path, monkeypatch):
+    """A server of yours run from a directory that is in no git work tree of its own has no commit, even where that
+    directory lies in perflab's clone: a student's folder (not in git) measured with ``make -C perflab report
+    PROJECT=...`` recorded perflab's commit as the server's. Only the built-in server has perflab's commit."""
+    from perflab import paths
+    from perflab.commits.git import checkout
+    from perflab.config import ClusterConfig, ForeignServer, ServerConfig
+    from perflab.regress.synthetic import git
+    from perflab.targets import target_of
+
+    mine = checkout()["commit"]
+    assert target_of(ServerConfig()).version_commit() == mine                               # the built-in server
+    monkeypatch.chdir(paths.repo_root())             # make -C perflab: a course server's command runs in its clone
+    assert target_of(ForeignServer(command="x {port}")).version_commit() is None
+    assert target_of(ClusterConfig(nodes=2, server_cmd="x {port} {cluster}")).version_commit() is None
+    clone = tmp_path / "perflab"                     # a clone of perflab holding a student's folders, one in git
+    (clone / "students" / "alice").mkdir(parents=True)
+    git(clone, "init", "-q", "-b", "main")
+    git(clone, "commit", "-q", "--allow-empty", "-m", "perflab")
+    bob = clone / "students" / "bob"
+    bob.mkdir()
+    git(bob, "init", "-q", "-b", "main")
+    git(bob, "commit", "-q", "--allow-empty", "-m", "stage 1")
+    monkeypatch.setenv("PERFLAB_ROOT", str(clone))
+    assert checkout()["commit"] != mine                                                    # perflab is that clone
+    assert target_of(ForeignServer(command="x {port}", workdir=str(clone / "students" / "alice"))).version_commit() is None
+    assert target_of(ForeignServer(command="x {port}", workdir=str(bob))).version_commit() == git(bob, "rev-parse", "HEAD").strip()
+    assert target_of(ClusterConfig(nodes=2, server_cmd="x {port} {cluster}", workdir=str(bob))).version_commit() \
+        == git(bob, "rev-parse", "HEAD").strip()
+
+
 def test_each_run_is_keyed_by_the_version_of_the_server_it_measured(data_root, tmp_path, capsys):
     """The index's ``version_commit`` / ``version_label`` are the measured server's (found, or given), apart from
     perflab's own commit (``perflab_commit``); ``recorded`` and ``perflab runs`` filter by them."""

@@ -167,6 +167,15 @@ def test_the_gates_summary_junit_and_json(tmp_path):
         "could-not-measure"
 
 
+def test_the_gates_table_names_the_confidence_its_interval_was_computed_at(tmp_path, monkeypatch):
+    """The table's header read '95% interval' as text, whatever confidence the comparison's intervals have."""
+    from perflab.measure.paired import CONFIDENCE
+    run = _gate_run(tmp_path, Outcome.REGRESSION)
+    assert f"| metric | HEAD / BASE | {100 * CONFIDENCE:g}% interval |" in words.gate_markdown(run)
+    monkeypatch.setattr(words, "CONFIDENCE", 0.9)
+    assert "| metric | HEAD / BASE | 90% interval | pairs |" in words.gate_markdown(run)
+
+
 def test_a_bisections_chain_of_verdicts_in_words_and_on_its_page(tmp_path):
     commits = [bisect_mod.Revision(f"{i:040x}", f"commit {i}") for i in range(9)]
     h = History(8, first=6, broken={4})

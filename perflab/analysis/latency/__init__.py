@@ -22,15 +22,15 @@ from ..findings import Finding, key_latency, validity_of
 from ..section import Section
 from .spectra import (answer_fixed_rate, compare_latency, describe_prefill, describe_runs, describe_spectra, levels,
                       load_table, percentile_spectrum)
-from .timelines import (describe_events_effect, describe_spikes, describe_timeline, describe_trend, latency_timelines,
-                        timeline_figure)
+from .timelines import (describe_events_effect, describe_spikes, describe_timeline, describe_trend, interval_width,
+                        latency_timelines, timeline_figure)
 
 __all__ = [
     # what a notebook calls
     "fixed_rate", "timeline", "findings", "answer",
     # what the other subjects and the report build on
     "load_table", "percentile_spectrum", "levels", "describe_spectra", "compare_latency", "timeline_figure",
-    "latency_timelines", "describe_timeline", "describe_events_effect", "describe_trend",
+    "latency_timelines", "describe_timeline", "describe_events_effect", "describe_trend", "interval_width",
 ]
 
 
@@ -54,7 +54,7 @@ def fixed_rate(runs: Mapping, sla: float | None = None, title: str | None = None
 def timeline(label: str, result, kinds: tuple[str, ...] = ()) -> Section:
     """One run's latency per interval with the server's events, titled with ``label``, and what it shows:
     the effect of each event kind in ``kinds`` (``flush``, ``compaction``), the spikes, the trend."""
-    return Section([timeline_figure(result, title=f"{label}: latency per 100 ms and server events"),
+    return Section([timeline_figure(result, title=f"{label}: latency per {interval_width(result)} and server events"),
                     describe_timeline(result, kinds)])
 
 

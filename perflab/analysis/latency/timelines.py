@@ -31,6 +31,16 @@ def _colour(kind: str, i: int) -> str:
     return KIND_COLOURS.get(kind, _OTHER[i % len(_OTHER)])
 
 
+def interval_width(result_or_intervals) -> str:
+    """'100 ms': how long each latency interval of a run is (its interval log's, ``LoadParams.hdr_interval``),
+    read from its intervals, as a timeline's title says it; 'interval' when it has none."""
+    iv = result_or_intervals.load.intervals if hasattr(result_or_intervals, "load") else result_or_intervals
+    if iv is None or len(iv) == 0 or not {"start_s", "end_s"} <= set(iv.columns):
+        return "interval"
+    width = float((iv["end_s"] - iv["start_s"]).median())
+    return f"{width * 1000:.3g} ms" if width < 1 else f"{width:.3g} s"
+
+
 def timeline_figure(result_or_intervals, events: pd.DataFrame | None = None, spikes: pd.DataFrame | None = None,
              title: str | None = None) -> go.Figure:
     """Interval latency (ms, log axis) against seconds into the measured window, events as spans:

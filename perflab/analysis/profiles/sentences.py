@@ -74,21 +74,26 @@ def _short(frame: str, width: int = 70) -> str:
     return frame if len(frame) <= width else "..." + frame[-(width - 3):]
 
 
+#: a category's share moved when it changed by more than this (a fraction: 0.005 is half a percentage point)
+MOVED = 0.005
+
+
 def describe_diff(diff: pd.DataFrame, a: str, b: str, n: int = 3, name_col: str = "category",
-                  delta_col: str = "delta") -> str:
-    """What grew and what shrank between profile ``a`` and ``b`` (``delta`` = share in b - share in a)."""
+                  delta_col: str = "delta", moved: float = MOVED) -> str:
+    """What grew and what shrank (by more than ``moved``) between profile ``a`` and ``b`` (``delta`` = share in
+    b - share in a)."""
     if diff is None or len(diff) == 0 or delta_col not in diff:
         return ""
     d = diff.sort_values(delta_col)
-    grew = d[d[delta_col] > 0.005].tail(n).iloc[::-1]
-    shrank = d[d[delta_col] < -0.005].head(n)
+    grew = d[d[delta_col] > moved].tail(n).iloc[::-1]
+    shrank = d[d[delta_col] < -moved].head(n)
     parts = []
     if len(grew):
         parts.append("grew: " + ", ".join(f"{r[name_col]} (+{fmt.pct(float(r[delta_col]))[:-1]} points)" for _, r in grew.iterrows()))
     if len(shrank):
         parts.append("shrank: " + ", ".join(f"{r[name_col]} ({fmt.pct(float(r[delta_col]))[:-1]} points)" for _, r in shrank.iterrows()))
     if not parts:
-        return f"From {a} to {b} no category moved by more than half a point."
+        return f"From {a} to {b} no category moved by more than {100 * moved:g} percentage points."
     return f"From {a} to {b}, " + "; ".join(parts) + "."
 
 

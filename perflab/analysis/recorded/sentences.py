@@ -4,6 +4,7 @@ configuration's CPU time goes."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
 import pandas as pd
@@ -16,18 +17,70 @@ from ..profiles import MIN_SAMPLES, describe_categories
 
 
 def describe_recorded_runs(runs: pd.DataFrame) -> str:
-    """'12 runs are counted here, of the server at 2 commits; by validity: valid 9, suspect 3; the newest is
-    `<id>`.' from the ``runs`` index table (:func:`perflab.records.recorded`)."""
-    if runs is None or runs.empty:
+    """'13 runs recorded, of the server at 2 commits: 9 valid, 3 suspect, 1 invalid (left out of the tables and
+    figures: <why>); the newest is `<id>`.' from the ``runs`` index table
+    (:func:`perflab.records.recorded`): every run recorded counts, those it left out (``attrs["left_out"]``)
+    with why."""
+    left = _left_out(runs)
+    if (runs is None or runs.empty) and not left:
         return "No run is recorded yet: run notebooks 1-5 (or `make report`) first."
-    commits = runs["version_commit"].dropna().nunique() if "version_commit" in runs else 0
-    newest = runs.sort_values("created_at").iloc[-1]
-    return (f"{len(runs)} runs are counted here, of the server at {fmt.count(commits, 'commit')}; by validity: "
-            + ", ".join(f"{v} {n}" for v, n in _validity_counts(runs).items())
-            + f"; the newest is `{newest['run_id']}`.")
+    counts = [f"{n} {v}" for v, n in _validity_counts(runs).items()] + _left_out_counts(left)
+    newest = max([*_rows(runs, "run_id", "created_at"), *((r.get("run_id"), r.get("created_at")) for r in left)],
+                 key=lambda r: str(r[1]))
+    return f"{_recorded(runs, left)}: {', '.join(counts)}; the newest is `{newest[0]}`."
 
 
-def _validity_counts(df: pd.DataFrame) -> pd.Series:
+def _rows(df: pd.DataFrame | None, *cols: str) -> list[tuple]:
+    if df is None or df.empty:
+        return []
+    return list(zip(*(df[c] if c in df else [None] * len(df) for c in cols)))
+
+
+def _left_out(runs: pd.DataFrame | None) -> list[dict]:
+    """The runs :func:`perflab.records.recorded` left out of ``runs`` (failed, interrupted, invalid)."""
+    return list(getattr(runs, "attrs", {}).get("left_out") or [])
+
+
+def _recorded(runs: pd.DataFrame | None, left: list[dict]) -> str:
+    """'6 runs recorded, of the server at 1 commit': every run, those left out too."""
+    shown = [c for (c,) in _rows(runs, "version_commit")]
+    commits = {c for c in shown + [r.get("version_commit") for r in left] if isinstance(c, str) and c}
+    n = (0 if runs is None else len(runs)) + len(left)
+    return f"{fmt.count(n, 'run')} recorded, of the server at {fmt.count(len(commits), 'commit')}"
+
+
+def _left_out_counts(left: list[dict], shown: int = 3) -> list[str]:
+    """'1 invalid (left out of the tables and figures: p99 rose over the run)', '2 failed (left out ...: <error>;
+    <error>)': the runs left out by why, each with its reasons (the first ``shown`` different ones)."""
+    groups: dict[str, list[str]] = {}
+    for r in left:
+        status = r.get("status") or "unknown"
+        what = "invalid" if status == "ok" else status
+        groups.setdefault(what, []).append(_why(r))
+    out = []
+    for what, whys in groups.items():
+        seen = list(dict.fromkeys(whys))
+        more = f"; {len(seen) - shown} more" if len(seen) > shown else ""
+        out.append(f"{len(whys)} {what} (left out of the tables and figures: {'; '.join(seen[:shown])}{more})")
+    return out
+
+
+def _why(r: dict) -> str:
+    """A left-out run's reason: its validity record's first reason (an invalid run) or its error."""
+    if r.get("status") == "ok":
+        reasons = r.get("validity_reasons")
+        if isinstance(reasons, str):
+            try:
+                reasons = json.loads(reasons)
+            except ValueError:
+                reasons = [reasons]
+        return str(reasons[0]) if reasons else "no reason recorded"
+    return str(r.get("error") or "no error recorded")
+
+
+def _validity_counts(df: pd.DataFrame | None) -> pd.Series:
+    if df is None or df.empty:
+        return pd.Series(dtype=int)
     v = df["validity"] if "validity" in df else pd.Series(index=df.index, dtype=object)
     return v.fillna("not assessed").value_counts()
 
@@ -78,11 +131,11 @@ def describe_mean_categories(means: Mapping[str, pd.DataFrame], event: str = "cp
 def answer_recorded(runs: pd.DataFrame, rows: list[dict]) -> str:
     """The summary notebook's answer: how many runs at how many commits, by validity, and the highest
     breakpoint recorded."""
-    if runs is None or runs.empty:
+    left = _left_out(runs)
+    if (runs is None or runs.empty) and not left:
         return describe_recorded_runs(runs)
-    commits = runs["version_commit"].dropna().nunique() if "version_commit" in runs else 0
-    text = (f"{len(runs)} runs are counted ({', '.join(f'{n} {v}' for v, n in _validity_counts(runs).items())}) "
-            f"of the server at {fmt.count(commits, 'commit')}")
+    counts = [f"{n} {v}" for v, n in _validity_counts(runs).items()] + _left_out_counts(left)
+    text = f"{_recorded(runs, left)}: {', '.join(counts)}"
     top = highest(rows)
     if top is not None:
         text += f"; the highest breakpoint is {fmt.rate(top['rate'])} ({labels.row(top)}, {top.get('mode')})"
