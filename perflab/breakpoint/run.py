@@ -101,6 +101,8 @@ class BreakpointResult:
     #: what a reader needs to reproduce the holds: fresh starts or not, the storage they began on, the fill,
     #: the warm-up, the windows and their length
     conditions: dict | None = None
+    #: what real wrk2 said of the held rate from fresh starts (:mod:`perflab.lab.second_opinion`), when asked
+    second_opinion: object | None = None
 
     @property
     def lo(self) -> float | None:

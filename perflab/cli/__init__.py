@@ -113,6 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
     options.cluster_args(b)
     add_arguments(b.add_argument_group("pass criteria of a probe"), BreakpointCriteria, dest_prefix="criteria_")
     add_arguments(b.add_argument_group("search"), BreakpointParams, dest_prefix="search_", exclude=("seed", "seed_arg"))
+    b.add_argument("--wrk2", metavar="PATH|auto|none", default="auto",
+                   help="a real wrk2 binary that runs the held number again, 3 times, each on a freshly started server "
+                        "(its console beside perflab-load's); auto (default): $WRK2, else wrk2 on the PATH, else none; "
+                        "none: do not ask")
     _validity(b)
     f = sub.add_parser("prefill", help="fill a data directory in-process (deterministic)")
     f.add_argument("dir")

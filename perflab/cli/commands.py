@@ -30,6 +30,7 @@ from ..hosts import daemons, tls
 from ..hosts.inventory import check_versions, survey, table
 from ..hosts.leases import held
 from ..hosts.pool import connect
+from ..lab import second_opinion
 from ..measure import hostspeed
 from ..profiling import bridge
 from ..config.version import Version
@@ -83,9 +84,12 @@ def cmd_breakpoint(a) -> int:
     crit = from_arguments(BreakpointCriteria, a, "criteria_")
     bp = from_arguments(BreakpointParams, a, "search_")
     thresholds = from_arguments(ValidityThresholds, a, "validity_")
-    res = find_breakpoint(options.target(a), options.load(a), crit, bp, name=a.name, data_root=a.data,
-                          prefill=options.prefill(a), fill=options.fill(a), progress=not a.quiet, placement=a.placement,
-                          thresholds=thresholds, version=options.version(a), **options.hosts(a))
+    wrk2 = second_opinion.choose(a.wrk2)   # a wrong path is an error before any load
+    session = dict(data_root=a.data, placement=a.placement, thresholds=thresholds, version=options.version(a),
+                   **options.hosts(a))
+    target, load, prefill, fill = options.target(a), options.load(a), options.prefill(a), options.fill(a)
+    res = find_breakpoint(target, load, crit, bp, name=a.name, prefill=prefill, fill=fill, progress=not a.quiet,
+                          **session)
     cols = [c for c in ("probe", "phase", "rate", "passed", "validity", "p99_ms", "host_slowdown", "reason")
             if c in res.table]
     if res.ramp:
@@ -98,6 +102,9 @@ def cmd_breakpoint(a) -> int:
         print(breakpoints.host_note(res))
     if res.conditions:
         print(f"held in {res.params.sustain:g} s windows, {breakpoints.conditions_note(res.conditions)}")
+    if wrk2 is not None and res.rate is not None and res.holds:
+        print(f"asking real wrk2 ({wrk2}) at {res.rate:,.0f}/s, {second_opinion.RUNS} fresh starts ...", flush=True)
+        print(second_opinion.ask(target, load, res, wrk2, fill=fill, prefill=prefill, **session).words())
     print(f"run {res.run_id}: {res.run.dir}")
     return 0 if res.rate is not None else 1
 

@@ -34,6 +34,7 @@ from ..analysis.ab import Comparisons, answer_comparison, name_of
 from ..analysis.breakpoints import estimate
 from ..analysis.history import Source
 from ..breakpoint import find_breakpoint
+from . import second_opinion
 from ..commits import Commit
 from ..config import ForeignServer, PrefillParams, ProfileParams, ServerConfig
 from ..config.fields import param
@@ -52,7 +53,7 @@ from ..targets import target_of
 
 __all__ = ["setup", "param", "placements", "build", "server", "side", "data_for", "api_args", "profile", "ceiling",
            "servers_for_modes", "measure", "search_breakpoint", "against", "measure_history", "scaled_breakpoint",
-           "show_markdown"]
+           "show_markdown", "second_opinion"]
 
 #: The plotly renderer of the lab's notebooks: the figure's JSON only. JupyterLab draws it
 #: interactively; the report's export draws each figure from it with one shared copy of plotly.js per
@@ -230,13 +231,19 @@ def measure(label: str, server, load, name: str, **options):
     return r
 
 
-def search_breakpoint(label: str, server, load, name: str, **options):
+def search_breakpoint(label: str, server, load, name: str, wrk2=None, **options):
     """One breakpoint search: ``pl.find_breakpoint(server, load, name=name, **options)``, then one printed
     line: 'GET, 64 connections: 50,000 req/s (interval [48,000, 52,000], resolved); probes' validity valid;
-    41 s; run <id>'."""
+    41 s; run <id>'. ``wrk2``: a real wrk2 binary (:func:`.second_opinion.choose`) that then runs the held number
+    from fresh starts (:func:`.second_opinion.ask`), its verdict printed on a second line."""
     r = find_breakpoint(server, load, name=name, **options)
     print(f"{label}: {estimate(r)}; probes' validity {r.validity or 'not assessed'}; {r.seconds:.0f} s; "
           f"run {r.run_id}")
+    if wrk2 is not None and r.rate is not None and r.holds:
+        session = {k: v for k, v in options.items() if k not in ("criteria", "params", "progress", "fill", "prefill")}
+        said = second_opinion.ask(server, load, r, wrk2, fill=options.get("fill"), prefill=options.get("prefill"),
+                                  **session)
+        print(f"{label}: {said.words()}")
     return r
 
 

@@ -270,4 +270,5 @@ def describe_hold(label: str, result) -> str:
         said[-1] += f": no rate held, the breakpoint is below {fmt.rate(result.hi)}"
     how = ", ".join(t for t in (f"held in {secs:g} s windows", conditions_note(result.conditions),
                                 others_note(row_of(result))) if t)
-    return f"**{label}**: {how}: " + "; ".join(said) + "."
+    other = getattr(result, "second_opinion", None)
+    return f"**{label}**: {how}: " + "; ".join(said) + "." + (f" {other.words()[0].upper()}{other.words()[1:]}." if other else "")
