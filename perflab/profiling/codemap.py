@@ -14,7 +14,8 @@ latter:
 * ``categories``: the user's own ``(NAME, regex)`` categories, tested before every other one.
 
 :data:`BUILTIN` is the lab's own server (its LSM's parts, RocksDB); :meth:`CodeMap.course` a course server from
-the course launcher's ready line (the classes behind ``ru.vk.itmo.dao.Dao``); ``CodeMap()`` any other server.
+the course launcher's ready line (the classes behind a ``Dao`` interface, the course's or the student's own copy,
+always with :data:`STORAGE_HEURISTIC`); ``CodeMap()`` any other server.
 A run keeps its map in ``code-map.json`` (:func:`write`, :func:`read`) so its categories can be recomputed.
 """
 
@@ -49,10 +50,11 @@ AUTOMATIC_CODE = f"^{_NOT_LIBRARY}{JAVA_FRAME}$"
 #: the course's own interfaces (``Dao``'s default methods, ``BaseEntry``): storage in every course server
 _COURSE_DAO = f"ru{SEP}vk{SEP}itmo{SEP}dao{SEP}"
 
-#: A course server's storage when the launcher did not list its Dao classes: the course's own interfaces
-#: (``ru/vk/itmo/dao/``), any class in a package named ``dao`` or ``dao2`` (the course's layout: the server
-#: in ``ru/vk/itmo/test/NAME``, its DAO in ``.../NAME/dao``), and any class whose name ends in ``Dao``/``DAO``
-#: (``InMemoryDao``, not ``DaoServer``), with its nested classes and lambdas; libraries excluded.
+#: A course server's storage by its names alone (every course server's, whatever the launcher lists beside it):
+#: the course's own interfaces (``ru/vk/itmo/dao/``), any class in a package named ``dao`` or ``dao2`` (the
+#: course's layout: the server in ``ru/vk/itmo/test/NAME``, its DAO in ``.../NAME/dao``, its ``SSTable``,
+#: ``MemTable`` and iterators included), and any class whose name ends in ``Dao``/``DAO`` (``InMemoryDao``, not
+#: ``DaoServer``), with its nested classes and lambdas; libraries excluded.
 STORAGE_HEURISTIC = (f"^{_COURSE_DAO}"
                      f"|^{_NOT_LIBRARY}(?:[\\w$]+{SEP})*dao\\d*{SEP}(?:[\\w$]+{SEP})+{_METHOD}$"
                      f"|^{_NOT_LIBRARY}(?:[\\w$]+{SEP})+[\\w$]*(?:Dao|DAO){_MEMBER}")
@@ -122,19 +124,24 @@ class CodeMap:
     @classmethod
     def course(cls, dao_classes, packages=(), factory: str | None = None) -> "CodeMap":
         """A course server's map from what the course launcher reports (its ``ready`` line): ``dao_classes``,
-        the classes implementing ``ru.vk.itmo.dao.Dao``; ``packages``, the student's packages (its own code;
-        empty: found automatically); ``factory``, the ``@ServiceFactory`` class.
+        the classes implementing a ``Dao`` interface (the course's ``ru.vk.itmo.dao.Dao``, or a student's own
+        copy of it); ``packages``, the student's packages (its own code; empty: found automatically);
+        ``factory``, the ``@ServiceFactory`` class.
 
-        Storage is the course's ``ru/vk/itmo/dao/`` interfaces, the Dao classes (nested classes and lambdas
-        included) and every package holding one, with its subpackages (where a DAO keeps its memtable,
-        tables and iterators), unless the factory lies in it: a Dao class beside the server makes only
-        itself storage."""
+        Storage is :data:`STORAGE_HEURISTIC` (the course's ``ru/vk/itmo/dao/`` interfaces, every package named
+        ``dao``: the student's ``ru/vk/itmo/test/NAME/dao/...``, classes named ``...Dao``) and, beyond it, the
+        Dao classes (nested classes and lambdas included) and every package holding one, with its subpackages
+        (where a DAO keeps its memtable, tables and iterators), unless the factory lies in it: a Dao class
+        beside the server makes only itself storage. An empty list leaves the heuristic alone: a student's DAO
+        the launcher could not name (one implementing no ``Dao`` interface) is still storage, never "your
+        code"."""
         classes = [_slashed(c) for c in dao_classes]
         home = _package_of(_slashed(factory)) if factory else None
         pkgs = sorted({p for p in map(_package_of, classes) if p and not (home is not None and _within(home, p))})
         alone = [c for c in classes if not any(_within(_package_of(c), p) for p in pkgs)]
-        alternatives = [_COURSE_DAO] + [_package_rx(p) + SEP for p in pkgs] + [_package_rx(c) + _MEMBER for c in alone]
-        return cls(packages=tuple(packages), storage=((STORAGE, "^(?:" + "|".join(alternatives) + ")"),))
+        listed = [_package_rx(p) + SEP for p in pkgs] + [_package_rx(c) + _MEMBER for c in alone]
+        rule = ("^(?:" + "|".join(listed) + ")|" if listed else "") + STORAGE_HEURISTIC
+        return cls(packages=tuple(packages), storage=((STORAGE, rule),))
 
     @classmethod
     def from_ready(cls, ready: dict | None) -> "CodeMap":

@@ -2,7 +2,9 @@
 
 Both stand in for :class:`perflab.server.builtin.Server` in a session (``url``, ``pid``, ``stop``,
 ``info``, ``log_tail``). A started command runs in its own process group with stdout and stderr in
-``server.log``; perflab waits until its port answers HTTP (any status) and stops the whole group
+``server.log``; perflab waits until its port answers HTTP (any status), and for perflab's course launcher
+until it has printed its ready line too (the service may answer while its ``start()`` still runs, before the
+launcher says what it found: the Dao classes and packages of the profile's code map), and stops the whole group
 afterwards (SIGTERM, then SIGKILL), so no orphan survives a run. The pid that matters (for CPU and
 for the profiler) is the one listening on the port, which may be a child of the command (a shell, a
 launcher script).
@@ -14,11 +16,13 @@ import json
 import shlex
 import socket
 import subprocess
+import time
 from pathlib import Path
 
 import psutil
 
 from .. import children
+from ..config.course import LAUNCHER
 from ..config.target import ForeignServer
 from ..errors import ServerStartError
 from .http import http_get
@@ -152,9 +156,19 @@ class ForeignProcess(_Target):
             self.exit_code = self.proc.poll()
             self.stop(grace_s=2)
             raise
+        if LAUNCHER in argv:
+            self._await_ready_line()
         self._pid = listening_pid(self.port) or self.proc.pid
         self.jvm = jvm_of(self._pid)
         return self
+
+    def _await_ready_line(self, timeout_s: float = 10.0) -> None:
+        """perflab's course launcher prints its ready line once the service's ``start()`` returned and its port
+        accepts; the port may answer first. Waits for the line (at most ``timeout_s``; the run goes on without
+        it, its code map then found automatically)."""
+        deadline = time.monotonic() + timeout_s
+        while ready_line(self.log_path) is None and self.proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
 
     def stop(self, grace_s: float = 10.0) -> int | None:
         if self.proc is None:

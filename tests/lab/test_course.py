@@ -13,10 +13,17 @@ import pytest
 import perflab as pl
 from perflab import paths
 from perflab.errors import ServerStartError
+from perflab.profiling import codemap, flame
 from perflab.records import list_runs
+from perflab.server.foreign import ready_line
 from support import REPO, processes_mentioning
 
 SOURCES = REPO / "tests" / "servers" / "course"
+#: a student laid out as the course's are, whose DAO implements the student's own copy of the Dao interface
+LSM_SOURCES = REPO / "tests" / "servers" / "course-lsm"
+#: the course API stand-ins the student's code compiles against
+API_SOURCES = [SOURCES / "ru/vk/itmo" / f for f in ("Service.java", "ServiceConfig.java", "test/ServiceFactory.java",
+                                                     "dao/Dao.java", "dao/Entry.java")]
 KEYS = ("keys=2000",)
 
 
@@ -25,6 +32,17 @@ def classes(server_build, tmp_path_factory) -> Path:
     """The course server compiled as a student's Gradle build would leave it (javac 17 against course/lib)."""
     out = tmp_path_factory.mktemp("course-classes")
     files = [str(p) for p in SOURCES.rglob("*.java")]
+    done = subprocess.run(["javac", "-d", str(out), "-cp", str(paths.course_dir() / "lib" / "*"), *files],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def lsm_classes(server_build, tmp_path_factory) -> Path:
+    """tests/servers/course-lsm compiled with the course API stand-ins, as the student's build leaves it."""
+    out = tmp_path_factory.mktemp("course-lsm-classes")
+    files = [str(p) for p in API_SOURCES + sorted(LSM_SOURCES.rglob("*.java"))]
     done = subprocess.run(["javac", "-d", str(out), "-cp", str(paths.course_dir() / "lib" / "*"), *files],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -121,6 +139,40 @@ def test_the_students_dao_is_storage_in_the_cpu_breakdown(classes, loadgen_binar
     assert shares.get("your code", 0.0) + shares["storage"] <= own + 1e-9, (shares, own)
     assert shares["other"] < 0.5, shares
     assert (res.run.dir / "code-map.json").is_file()
+
+
+def test_a_dao_behind_the_students_own_interface_is_storage(lsm_classes, loadgen_binary, profiler_lib, data_root):
+    """Issue 44: a student's DAO in ru/vk/itmo/test/NAME/dao that implements the student's own copy of the Dao
+    interface (as 14 of the course's 39 do) was no Dao class to the launcher, and its frames were "your code":
+    storage read ~0 %. The launcher names it now, the code map the run writes covers its whole package
+    (SSTable, MemTable: names not ending in Dao), and the storage share is its frames' share of the collapsed
+    stacks, counted here, within 2 points."""
+    lsm = "ru/vk/itmo/test/perflablsm"
+    server = pl.CourseServer(classes=str(lsm_classes))
+    get = pl.workload("get-random.lua", connections=4, rate=2000, duration=3, warmup=2, extra_args=KEYS)
+    res = pl.run_experiment(server, get, fill=2000, profile=pl.ProfileParams("cpu", interval="1ms"),
+                            name="course-lsm-profile")
+    assert res.load.hit_ratio == 1.0
+    ready = ready_line(res.run.dir / "server.log")
+    assert ready["dao_classes"] == ["ru.vk.itmo.test.perflablsm.dao.ReferenceDao"], ready
+    written = codemap.read(res.run.dir)                                  # the run's code-map.json
+    assert (res.run.dir / codemap.FILE).is_file() and written.storage is not None
+    for frame in ("ReferenceDao.get", "SSTable.get", "SSTable.compare", "MemTable.get", "BaseEntry.value",
+                  "ReferenceDao$$Lambda.0x0000000801234a00.run", "sub/Anything.run"):
+        assert flame.classify_stack([f"{lsm}/dao/{frame}"], code_map=written) == "storage", frame
+    assert flame.classify_stack([f"{lsm}/LsmServer.answer"], code_map=written) == "your code"
+    prof = res.profile
+    assert prof is not None and prof.samples >= 50, prof
+    stacks = prof.stacks
+    total = stacks["samples"].sum()
+    dao = stacks[stacks["stack"].str.contains(f"{lsm}/dao/", regex=False)]["samples"].sum() / total
+    own = stacks[stacks["stack"].str.contains(f"{lsm}/", regex=False)]["samples"].sum() / total
+    shares = res.category_shares
+    assert dao > 0.05, (dao, shares)                                    # 125 tables searched: ~25 % here
+    assert abs(shares["storage"] - dao) <= 0.02, (shares, dao)
+    assert shares.get("your code", 0.0) + shares["storage"] <= own + 1e-9, (shares, own)
+    assert not [p for p in prof.code_packages()["package"] if "/dao" in p]
+    assert not processes_mentioning(str(lsm_classes))
 
 
 def test_the_factories_and_their_stages_are_read_from_the_class_files(classes):

@@ -196,15 +196,104 @@ def test_storage_without_the_launchers_list_and_with_it():
     for frame in ("ru/vk/itmo/test/bob/DaoServer.handle", "ru/vk/itmo/test/bob/DaoWorkerPool.run",
                   "ru/vk/itmo/test/bob/daemon/Tick.run"):
         assert flame.classify_stack([frame], code_map=heuristic) == "your code", frame
-    # the launcher's list names a Dao the heuristic cannot (and overrides it); a Dao class beside the server
-    # (the factory's package) makes only itself storage, not its neighbours
+    # the launcher's list names a Dao the heuristic cannot (beside it, never instead of it); a Dao class beside
+    # the server (the factory's package) makes only itself storage, not its neighbours
     listed = CodeMap.from_ready({"event": "ready", "factory": "ru.vk.itmo.test.carol.Factory",
                                  "dao_classes": ["ru.vk.itmo.test.carol.LsmStorage"],
                                  "packages": ["ru.vk.itmo.test.carol"]})
     assert flame.classify_stack(["ru/vk/itmo/test/carol/LsmStorage$Table.get"], code_map=listed) == "storage"
     assert flame.classify_stack(["ru/vk/itmo/test/carol/Server.handle"], code_map=listed) == "your code"
-    assert flame.classify_stack(["ru/vk/itmo/test/carol/dao/Unused.x"], code_map=listed) == "your code"
+    assert flame.classify_stack(["ru/vk/itmo/test/carol/dao/SSTable.get"], code_map=listed) == "storage"
+    # a DAO in another package the launcher lists is storage with its whole package
+    lsm = CodeMap.course(["ru.vk.itmo.test.carol.lsm.FileStore"], factory="ru.vk.itmo.test.carol.Factory")
+    assert flame.classify_stack(["ru/vk/itmo/test/carol/lsm/Compactor.run"], code_map=lsm) == "storage"
+    assert flame.classify_stack(["ru/vk/itmo/test/carol/Server.handle"], code_map=lsm) == "your code"
+    # an empty list (the launcher found no Dao class) leaves the heuristic whole
+    empty = CodeMap.from_ready({"event": "ready", "factory": "ru.vk.itmo.test.carol.Factory", "dao_classes": []})
+    for frame in ("ru/vk/itmo/dao/Dao.upsert", "ru/vk/itmo/test/carol/dao/MemTable.put",
+                  "ru/vk/itmo/test/carol/dao/sstable/SSTable.get", "ru/vk/itmo/test/carol/PersistentDao.get"):
+        assert flame.classify_stack([frame], code_map=empty) == "storage", frame
+    assert flame.classify_stack(["ru/vk/itmo/test/carol/Server.handle"], code_map=empty) == "your code"
     assert CodeMap.from_ready({"event": "ready", "port": 8080}) == CodeMap()
+
+
+# --- a course student's layout: ru/vk/itmo/test/NAME/ (factory, server), ru/vk/itmo/test/NAME/dao/ (its DAO) --------
+
+DAN = "ru/vk/itmo/test/dan"
+DAN_SEL = ("[NIO Selector #2 tid=40];one/nio/server/SelectorThread.run;one/nio/net/Session.process;"
+           "one/nio/http/HttpSession.processRead;one/nio/http/HttpSession.processHttpBuffer")
+DAN_HANDLE = (f"{DAN_SEL};one/nio/http/HttpSession.handleParsedRequest;one/nio/http/HttpServer.handleRequest;"
+              f"{DAN}/DatabaseHttpServer.handleRequest")
+DAN_EXEC = ("[executor-1 tid=41];java/lang/Thread.run;java/util/concurrent/ThreadPoolExecutor$Worker.run;"
+            f"java/util/concurrent/ThreadPoolExecutor.runWorker;{DAN}/DatabaseHttpServer.lambda$handleRequest$0;"
+            f"{DAN}/DatabaseHttpServer.entity")
+#: a CPU profile of dan's server as async-profiler collapses it: its DAO (ReferenceDao, SSTable, MemTable,
+#: iterators, its flusher) is 65 of the 200 samples by hand (the first six rows), 2 of them waiting for the
+#: DAO's own lock (locks, tested before storage)
+DAN_STACKS = "\n".join([
+    # dao: 33 + 9 + 11 + 4 + 6 + 2
+    f"{DAN_EXEC};{DAN}/dao/ReferenceDao.get;{DAN}/dao/SSTable.get;{DAN}/dao/SSTable.binarySearch;"
+    "java/lang/foreign/MemorySegment.mismatch 33",
+    f"{DAN_EXEC};{DAN}/dao/ReferenceDao.get;{DAN}/dao/MemTable.get;java/util/concurrent/ConcurrentSkipListMap.get 9",
+    f"{DAN_EXEC};{DAN}/dao/ReferenceDao.upsert;{DAN}/dao/MemTable.upsert;"
+    "java/util/concurrent/ConcurrentSkipListMap.put 11",
+    f"{DAN_EXEC};{DAN}/dao/ReferenceDao.get;{DAN}/dao/iterators/MergeIterator.<init>;java/util/PriorityQueue.offer 4",
+    f"[dan-flusher tid=50];java/lang/Thread.run;{DAN}/dao/ReferenceDao$$Lambda.0x00007f3c01234a00.run;"
+    f"{DAN}/dao/ReferenceDao.lambda$flushing$1;{DAN}/dao/SSTableWriter.write;sun/nio/ch/FileChannelImpl.write;"
+    "__write 6",
+    f"{DAN_EXEC};{DAN}/dao/ReferenceDao.upsert;java/util/concurrent/locks/ReentrantReadWriteLock$ReadLock.lock;"
+    f"java/util/concurrent/locks/AbstractQueuedSynchronizer.acquireShared;{PARK} 2",
+    # the rest: your code 8 + 3, network write 25, network read 43, HTTP parsing 14, executor queue 5, idle 20,
+    # GC 10, JIT 7
+    f"{DAN_EXEC};{DAN}/DatabaseHttpServer.toKey;java/lang/String.getBytes 8",
+    f"{DAN_HANDLE};{DAN}/DatabaseHttpServer.validate 3",
+    f"{DAN_EXEC};one/nio/http/HttpSession.sendResponse;one/nio/net/Session.write;one/nio/net/NativeSocket.write;"
+    "__send 25",
+    "[NIO Selector #2 tid=40];one/nio/server/SelectorThread.run;one/nio/net/Session.process;"
+    "one/nio/net/NativeSocket.read;__recv 43",
+    f"{DAN_SEL};one/nio/http/HttpSession.parseRequest 14",
+    f"{DAN_HANDLE};java/util/concurrent/ThreadPoolExecutor.execute;java/util/concurrent/LinkedBlockingQueue.offer 5",
+    f"{WORKER};java/util/concurrent/locks/AbstractQueuedSynchronizer$ConditionObject.await;{PARK};"
+    "___pthread_cond_wait;__futex_abstimed_wait_common 20",
+    "[GC Thread#0 tid=3];thread_native_entry;Thread::call_run;WorkerThread::run;G1EvacuateRegionsTask::work;"
+    "G1ParEvacuateFollowersClosure::do_void 10",
+    "[C2 CompilerThread0 tid=8];thread_native_entry;Thread::call_run;JavaThread::thread_main_inner;"
+    "CompileBroker::compiler_thread_loop;C2Compiler::compile_method 7",
+]) + "\n"
+#: by hand, from the rows above
+DAN_BY_HAND = {"dao": 65 / 200, "storage": 63 / 200, "your code": 11 / 200, "locks": 2 / 200}
+#: what the launcher reported of such a server before it knew a student's own Dao interface (the issue's run)
+DAN_READY = {"event": "ready", "launcher": "course", "factory": "ru.vk.itmo.test.dan.DatabaseServiceFactory",
+             "stage": 6, "dao_classes": [], "packages": ["ru.vk.itmo.test.dan", "ru.vk.itmo.test.dan.dao",
+                                                         "ru.vk.itmo.test.dan.dao.iterators"]}
+
+
+@pytest.mark.parametrize("code_map", [
+    CodeMap.from_ready(DAN_READY),
+    CodeMap.from_ready({**DAN_READY, "dao_classes": ["ru.vk.itmo.test.dan.dao.ReferenceDao"]}),
+    CodeMap()], ids=["launcher found no Dao", "launcher's Dao list", "found automatically"])
+def test_a_students_dao_package_is_storage_never_your_code(code_map):
+    """Issue 44: storage read 0.0 % where the student's .../test/NAME/dao package held 7 %: the launcher had
+    listed no Dao class, and an empty list had replaced the package heuristic with the course's interfaces."""
+    st = flame.read_collapsed(DAN_STACKS)
+    assert st["samples"].sum() == 200
+    dao_by_text = st[st["stack"].str.contains(f"{DAN}/dao/", regex=False)]["samples"].sum() / 200
+    assert dao_by_text == DAN_BY_HAND["dao"]                             # the hand count is the text's
+    shares = flame.categorize(st, code_map=code_map).set_index("category")["share"]
+    assert abs(shares["storage"] - DAN_BY_HAND["dao"]) <= 0.02, shares
+    assert shares["storage"] == pytest.approx(DAN_BY_HAND["storage"])
+    assert shares["your code"] == pytest.approx(DAN_BY_HAND["your code"])
+    assert shares["locks"] == pytest.approx(DAN_BY_HAND["locks"])
+    # no stack with a frame of the dao package is "your code", nor is the package among your code's
+    for stack in st["stack"]:
+        if f"{DAN}/dao/" in stack:
+            assert flame.classify_stack(stack.split(";")[1:], code_map=code_map) != "your code", stack  # no thread
+    assert not [p for p in flame.code_packages(st, code_map=code_map)["package"] if "/dao" in p]
+    # the map the issue's run recorded (the course's interfaces only) gave the student's DAO to "your code" (and
+    # its flusher's file write to "network write")
+    before = CodeMap(DAN_READY["packages"], ((codemap.STORAGE, "^ru[./]vk[./]itmo[./]dao[./]"),))
+    old = flame.categorize(st, code_map=before).set_index("category")["share"]
+    assert old["storage"] == 0 and old["your code"] == pytest.approx((11 + 63 - 6) / 200)
 
 
 def test_idle_is_waiting_without_work_and_wall_counts_the_selectors_wait():

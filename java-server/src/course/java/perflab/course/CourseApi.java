@@ -23,7 +23,8 @@ final class CourseApi {
     final Class<?> service;
     final Class<? extends Annotation> annotation;
     final Class<?> factory;
-    /** null when the classpath has no Dao interface (dao_classes is then empty). */
+    /** null when the classpath has no course Dao interface (dao_classes then holds only the classes that
+     * implement a student's own Dao interface: {@link CourseClasspath#implementsDao}). */
     final Class<?> dao;
     private final Constructor<?> configConstructor;
     private final Method stage;

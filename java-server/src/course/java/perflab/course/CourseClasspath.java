@@ -7,10 +7,15 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
+import java.util.Deque;
 import java.util.Enumeration;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
@@ -21,6 +26,11 @@ import java.util.stream.Stream;
  * What the student's classpath entries hold: every class name, the {@code @ServiceFactory} factories, the
  * {@code Dao} implementations. Classes are loaded without being initialized (no student code runs), and a
  * class that cannot load (a missing library, a newer class file version) is noted and skipped.
+ *
+ * <p>A Dao implementation is a class implementing the course's {@code ru.vk.itmo.dao.Dao} or any interface
+ * named {@code Dao} or {@code ...Dao}/{@code ...DAO}: many students copy the course's interface into their own
+ * package ({@code ru.vk.itmo.test.NAME.dao.Dao}, with its {@code Entry}) and implement that copy, which the
+ * course's interface is not assignable from.
  */
 final class CourseClasspath {
     /** A class annotated with {@code @ServiceFactory}; {@code problem} is null when it can create services. */
@@ -143,13 +153,42 @@ final class CourseClasspath {
             if (stage >= 0) {
                 factories.add(new Factory(name, stage, api.unusableFactory(c)));
             }
-            if (api.dao != null && api.dao.isAssignableFrom(c) && !c.isInterface()) {
+            if (!c.isInterface() && implementsDao(c, api.dao)) {
                 daoClasses.add(name);
             }
         } catch (RuntimeException | LinkageError | java.lang.annotation.AnnotationFormatError e) {
             // an annotation or supertype that does not resolve
             loadFailures.add(name + ": " + e);
         }
+    }
+
+    /**
+     * Whether {@code c} implements the course's Dao interface ({@code courseDao}, null when the classpath has
+     * none) or, through its superclasses and superinterfaces, any interface whose simple name ends in
+     * {@code Dao} or {@code DAO} (a student's own copy of the course's, an {@code InMemoryDao} of theirs).
+     */
+    static boolean implementsDao(Class<?> c, Class<?> courseDao) {
+        if (courseDao != null && courseDao.isAssignableFrom(c)) {
+            return true;
+        }
+        Deque<Class<?>> todo = new ArrayDeque<>();
+        for (Class<?> k = c; k != null; k = k.getSuperclass()) {
+            todo.addAll(Arrays.asList(k.getInterfaces()));
+        }
+        Set<Class<?>> seen = new HashSet<>();
+        while (!todo.isEmpty()) {
+            Class<?> i = todo.pop();
+            if (!seen.add(i)) {
+                continue;
+            }
+            String n = i.getName();
+            String simple = n.substring(Math.max(n.lastIndexOf('.'), n.lastIndexOf('$')) + 1);
+            if (simple.endsWith("Dao") || simple.endsWith("DAO")) {
+                return true;
+            }
+            todo.addAll(Arrays.asList(i.getInterfaces()));
+        }
+        return false;
     }
 
     private static boolean contains(byte[] haystack, byte[] needle) {

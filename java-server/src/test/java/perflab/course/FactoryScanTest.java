@@ -93,6 +93,52 @@ public class FactoryScanTest {
         }
     }
 
+    /**
+     * Many course students copy the course's Dao interface into their own dao package and implement the copy
+     * (14 of 39 in polis-vk/2024-highload-dht): their DAO is a Dao class all the same, and so is one behind an
+     * interface of their own named ...Dao. A class of the dao package that implements no such interface (an
+     * SSTable, or a DAO implementing only Iterable) is not one: the profile's package heuristic covers it.
+     */
+    @Test
+    public void aDaoImplementingTheStudentsOwnCopyOfTheInterfaceIsADaoClass() throws Exception {
+        Path api = api();
+        Path erin = StandIns.compile(Files.createDirectories(temp.dir("erin")), StandIns.sources(
+                "ru.vk.itmo.test.erin.dao.Dao", "package ru.vk.itmo.test.erin.dao;\n"
+                        + "public interface Dao<D> extends java.io.Closeable {\n"
+                        + "}\n",
+                "ru.vk.itmo.test.erin.dao.ReferenceDao", "package ru.vk.itmo.test.erin.dao;\n"
+                        + "public class ReferenceDao implements Dao<String> {\n"
+                        + "    public void close() {}\n"
+                        + "}\n",
+                "ru.vk.itmo.test.erin.dao.SSTable", "package ru.vk.itmo.test.erin.dao;\n"
+                        + "final class SSTable {\n"
+                        + "}\n",
+                "ru.vk.itmo.test.erin.dao.PersistentDao", "package ru.vk.itmo.test.erin.dao;\n"
+                        + "public class PersistentDao implements Iterable<String> {\n"
+                        + "    public java.util.Iterator<String> iterator() { return null; }\n"
+                        + "}\n",
+                "ru.vk.itmo.test.erin.lsm.OutMemoryDao", "package ru.vk.itmo.test.erin.lsm;\n"
+                        + "public interface OutMemoryDao extends AutoCloseable {\n"
+                        + "}\n",
+                "ru.vk.itmo.test.erin.lsm.Store", "package ru.vk.itmo.test.erin.lsm;\n"
+                        + "public interface Store extends OutMemoryDao {\n"
+                        + "}\n",
+                "ru.vk.itmo.test.erin.lsm.Base", "package ru.vk.itmo.test.erin.lsm;\n"
+                        + "public abstract class Base implements Store {\n"
+                        + "}\n",
+                "ru.vk.itmo.test.erin.lsm.FileStore", "package ru.vk.itmo.test.erin.lsm;\n"
+                        + "public final class FileStore extends Base {\n"
+                        + "    public void close() {}\n"
+                        + "}\n"), api);
+        List<Path> entries = Arrays.asList(api, erin);
+        try (URLClassLoader loader = StandIns.loader(entries)) {
+            CourseClasspath cp = scan(entries, loader);
+            assertEquals(Arrays.asList("ru.vk.itmo.test.erin.dao.ReferenceDao", "ru.vk.itmo.test.erin.lsm.Base",
+                    "ru.vk.itmo.test.erin.lsm.FileStore"), cp.daoClasses);
+            assertTrue(cp.loadFailures.toString(), cp.loadFailures.isEmpty());
+        }
+    }
+
     @Test
     public void choosesTheHighestStageTheGivenStageOrTheNamedClass() throws Exception {
         Path api = api();
