@@ -16,6 +16,8 @@ import threading
 import time
 import urllib.parse
 
+from . import protocol
+
 #: a write is tried this often before the fill fails
 ATTEMPTS = 3
 
@@ -43,6 +45,7 @@ def write_keys(urls: list[str], keys: int, value_size: int = 100, seed: int = 0,
     lock = threading.Lock()
     retries = [0]
     failure: list[str] = []
+    asked: list[tuple] = []
 
     def worker(t: int):
         conns: dict[int, http.client.HTTPConnection] = {}
@@ -79,6 +82,7 @@ def write_keys(urls: list[str], keys: int, value_size: int = 100, seed: int = 0,
                     time.sleep(0.05 * (attempt + 1))
                 else:
                     failure.append(f"{prefix}{i}: {status} after {ATTEMPTS} tries")
+                    asked.append((urls[i % len(urls)], target, body))
         finally:
             for c in conns.values():
                 c.close()
@@ -91,7 +95,9 @@ def write_keys(urls: list[str], keys: int, value_size: int = 100, seed: int = 0,
     for th in ths:
         th.join()
     if failure:
-        raise RuntimeError(f"fill: could not write {failure[0]}")
+        wrong = protocol.diagnose(*asked[0][:2], "PUT", asked[0][2], timeout) if asked else None
+        raise RuntimeError(f"fill: could not write {failure[0]}" + (f"; the server's HTTP is at fault: {wrong}"
+                                                                     if wrong else ""))
     secs = time.monotonic() - t0
     return {"keys": keys, "seconds": round(secs, 3), "rate": round(keys / secs, 1) if secs else None,
             "retries": retries[0]}
