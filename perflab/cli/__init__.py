@@ -28,6 +28,7 @@ from ..config.regress import AtRate, BisectParams, GateParams, HistoryParams, Re
 from ..config.fields import add_arguments
 from ..children import sigterm_as_exception
 from ..errors import PerflabError, RunInterrupted
+from .. import interrupt
 from ..hosts import daemons, tls
 from ..report.cli import main as report_main
 from . import commands, options
@@ -113,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     options.cluster_args(b)
     add_arguments(b.add_argument_group("pass criteria of a probe"), BreakpointCriteria, dest_prefix="criteria_")
     add_arguments(b.add_argument_group("search"), BreakpointParams, dest_prefix="search_", exclude=("seed", "seed_arg"))
-    b.add_argument("--wrk2", metavar="PATH|auto|none", default="auto",
+    b.add_argument("--second-opinion", metavar="WRK2|auto|none", default="auto",
                    help="a real wrk2 binary that runs the held number again, 3 times, each on a freshly started server "
                         "(its console beside perflab-load's); auto (default): $WRK2, else wrk2 on the PATH, else none; "
                         "none: do not ask")
@@ -231,6 +232,8 @@ def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespac
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        interrupt.install()   # the command line's own process (python -m perflab and the script did it first)
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "report":
         return _ended(lambda: report_main(argv[1:]))
@@ -251,18 +254,30 @@ def main(argv: list[str] | None = None) -> int:
 
 def _ended(command) -> int:
     """A command's exit status, however it ended: its own, 2 for bad input, 1 for perflab's errors, 130 on
-    Ctrl-C, 143 on SIGTERM (raised as an exception, so that every ``finally`` stops what it started)."""
+    Ctrl-C, 143 on SIGTERM (raised as an exception, so that every ``finally`` stops what it started).
+
+    A Ctrl-C is 130 whatever became of it on its way (:mod:`perflab.interrupt`): one an import swallowed is
+    raised before the command starts, one a library turned into another error (Dask's start cut short, a
+    ``__set_name__``) or that cut short a step that then failed ends as an interrupt, not as that error."""
     try:
-        with sigterm_as_exception():
-            return command()
+        try:
+            interrupt.check()
+            with sigterm_as_exception():
+                status = command()
+            interrupt.check()
+            return status
+        except BaseException as e:
+            if interrupt.received() and not isinstance(e, (KeyboardInterrupt, RunInterrupted, SystemExit)):
+                raise KeyboardInterrupt(f"{type(e).__name__}: {e}") from e
+            raise
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except PerflabError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+    except KeyboardInterrupt as e:
+        print(f"interrupted (on its way it became {e})" if e.args else "interrupted", file=sys.stderr)
         return 130
     except RunInterrupted as e:
         print(f"interrupted: {e}", file=sys.stderr)
@@ -270,3 +285,5 @@ def _ended(command) -> int:
     except BrokenPipeError:  # output piped into `head` and closed early: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    finally:
+        interrupt.delivered()

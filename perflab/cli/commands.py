@@ -84,7 +84,7 @@ def cmd_breakpoint(a) -> int:
     crit = from_arguments(BreakpointCriteria, a, "criteria_")
     bp = from_arguments(BreakpointParams, a, "search_")
     thresholds = from_arguments(ValidityThresholds, a, "validity_")
-    wrk2 = second_opinion.choose(a.wrk2)   # a wrong path is an error before any load
+    wrk2 = second_opinion.choose(a.second_opinion)   # a wrong path is an error before any load
     session = dict(data_root=a.data, placement=a.placement, thresholds=thresholds, version=options.version(a),
                    **options.hosts(a))
     target, load, prefill, fill = options.target(a), options.load(a), options.prefill(a), options.fill(a)

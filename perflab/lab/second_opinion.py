@@ -37,7 +37,7 @@ WRK2_MIN_S = 12
 def find_wrk2(given: str | os.PathLike | None = None) -> Path | None:
     """The wrk2 binary to ask: ``given``, else ``$WRK2``, else ``wrk2`` on the PATH; ``None`` when there is none.
     A binary given or named in ``$WRK2`` that is not an executable file is an error that names it."""
-    for what, path in (("wrk2", given), (f"${ENV}", os.environ.get(ENV) or None)):
+    for what, path in (("second opinion", given), (f"${ENV}", os.environ.get(ENV) or None)):
         if path is not None:
             p = Path(path).expanduser()
             if not p.is_file() or not os.access(p, os.X_OK):

@@ -29,7 +29,7 @@ def test_the_wrk2_asked_is_the_one_given_else_the_environments_else_the_paths(tm
     assert so.choose(str(given)) == given.resolve()
     # a binary named that is not there, or not executable, is an error naming it, before any load
     (tmp_path / "plain").write_text("")
-    for bad, what in ((tmp_path / "missing", "wrk2"), (tmp_path / "plain", "wrk2")):
+    for bad, what in ((tmp_path / "missing", "second opinion"), (tmp_path / "plain", "second opinion")):
         with pytest.raises(ValueError, match=f"^{what}: {bad} is not an executable file"):
             so.choose(str(bad))
     monkeypatch.setenv(so.ENV, str(tmp_path / "missing"))
