@@ -23,7 +23,7 @@ RUST_TESTS   := $(shell find loadgen/tests -type f 2>/dev/null)
 # network, Gradle and cargo on the CPUs), each one's output kept together (-O)
 BUILD   := $(MAKE) --no-print-directory -j3 -O
 
-.PHONY: help report test test-all jupyter clean setup test-arch test-java test-rust test-python
+.PHONY: help report test test-all jupyter clean setup test-arch test-lint test-java test-rust test-python
 
 help:
 	@echo "make report   run an experiment plan and write an HTML report under report/: PLAN=quick (a tour, the default),"
@@ -49,13 +49,18 @@ report: setup
 # Gradle's and cargo's suites side by side (cargo's mostly waits on its timed loads: on a CPU that a build
 # still needed it would only slow the build); pytest alone after them, its output live and last.
 test:
-	$(BUILD) $(STAMPS)/venv $(SERVER)/.built $(STAMPS)/browser $(STAMPS)/loadgen-tests $(STAMPS)/java-tests test-arch
+	$(BUILD) $(STAMPS)/venv $(SERVER)/.built $(STAMPS)/browser $(STAMPS)/loadgen-tests $(STAMPS)/java-tests test-arch test-lint
 	$(MAKE) --no-print-directory -j2 -O test-java test-rust
 	$(MAKE) --no-print-directory test-python
 
 # The package's layers (pyproject.toml [tool.importlinter]): an upward import or a cycle fails the build.
 test-arch: $(STAMPS)/venv
 	$(VENV)/bin/lint-imports
+
+# The Python code's format and lint (pyproject.toml [tool.ruff]): `ruff format` and `ruff check --fix` put it right.
+test-lint: $(STAMPS)/venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 test-java: $(STAMPS)/java-tests
 	cd java-server && $(GRADLE) test

@@ -44,8 +44,12 @@ TARGETS = {
     "rocksdb-put": Target({"backend": "rocksdb"}, "put-random.lua", prefilled=True),
     "memory-put": Target({"backend": "memory"}, "put-random.lua"),
     # capacity set by a 2 ms park on each of 4 workers (2,000/s), not by the CPU: how close the search gets
-    "known-capacity": Target({"backend": "memory", "mode": "async", "workers": 4, "debug_delay": "2ms"},
-                             "status.lua", connections=16, threads=1),
+    "known-capacity": Target(
+        {"backend": "memory", "mode": "async", "workers": 4, "debug_delay": "2ms"},
+        "status.lua",
+        connections=16,
+        threads=1,
+    ),
 }
 
 
@@ -81,17 +85,35 @@ def _cpu_per_request(res, validity: dict | None) -> tuple[float | None, float | 
 def _setup(target: str, args) -> tuple[ServerConfig, LoadParams, PrefillParams | None]:
     t = TARGETS[target]
     server = ServerConfig(**{"mode": args.mode, **t.server})
-    load = workload(t.script, t.connections or args.connections, threads=t.threads or args.threads, keys=args.keys,
-                    seed=1)
+    load = workload(
+        t.script, t.connections or args.connections, threads=t.threads or args.threads, keys=args.keys, seed=1
+    )
     return server, load, PrefillParams(keys=args.keys) if t.prefilled else None
 
 
 def search_row(target: str, placement: str, args, data_root=None) -> Row:
     server, load, prefill = _setup(target, args)
-    res = find_breakpoint(server, load, params=BreakpointParams(), prefill=prefill, name=f"bench-{target}",
-                          placement=placement, progress=not args.quiet, data_root=data_root)
-    row = Row(target, placement, rate=res.rate, interval=res.interval, outcome=str(res.outcome),
-              validity=res.validity or "not assessed", seconds=res.seconds, run_id=res.run_id, host=res.host_spread)
+    res = find_breakpoint(
+        server,
+        load,
+        params=BreakpointParams(),
+        prefill=prefill,
+        name=f"bench-{target}",
+        placement=placement,
+        progress=not args.quiet,
+        data_root=data_root,
+    )
+    row = Row(
+        target,
+        placement,
+        rate=res.rate,
+        interval=res.interval,
+        outcome=str(res.outcome),
+        validity=res.validity or "not assessed",
+        seconds=res.seconds,
+        run_id=res.run_id,
+        host=res.host_spread,
+    )
     at = [p for p in res.probes if p.rate == res.edges[0] and p.judgement.passed]
     if at:
         row.server_us, row.generator_us = _cpu_per_request(at[-1].result, at[-1].validity)
@@ -101,11 +123,26 @@ def search_row(target: str, placement: str, args, data_root=None) -> Row:
 
 def rate_row(target: str, placement: str, rate: float, args, data_root=None) -> Row:
     server, load, prefill = _setup(target, args)
-    res = run_experiment(server, load.replace(rate=rate, duration=args.duration, warmup=args.warmup), prefill=prefill,
-                         name=f"bench-{target}", placement=placement, data_root=data_root)
+    res = run_experiment(
+        server,
+        load.replace(rate=rate, duration=args.duration, warmup=args.warmup),
+        prefill=prefill,
+        name=f"bench-{target}",
+        placement=placement,
+        data_root=data_root,
+    )
     server_us, gen_us = _cpu_per_request(res.load, res.validity.to_dict())
-    return Row(target, placement, rate=rate, outcome="fixed rate", validity=res.validity.level, server_us=server_us,
-               generator_us=gen_us, p99_ms=res.load.p99_ms, run_id=res.run_id)
+    return Row(
+        target,
+        placement,
+        rate=rate,
+        outcome="fixed rate",
+        validity=res.validity.level,
+        server_us=server_us,
+        generator_us=gen_us,
+        p99_ms=res.load.p99_ms,
+        run_id=res.run_id,
+    )
 
 
 def _fmt(v, spec=",.0f"):
@@ -119,25 +156,34 @@ def table(rows: list[Row], fixed: bool = False) -> str:
         head = "| rate | target | placement | validity | server CPU us/req | generator CPU us/req | p99 ms | run |"
         lines = [head, "|---:|---|---|---|---:|---:|---:|---|"]
         for r in rows:
-            lines.append(f"| {_fmt(r.rate)} | {r.target} | {r.placement} | {r.validity} | {_fmt(r.server_us, '.1f')} | "
-                         f"{_fmt(r.generator_us, '.1f')} | {_fmt(r.p99_ms, '.2f')} | {r.run_id} |")
+            lines.append(
+                f"| {_fmt(r.rate)} | {r.target} | {r.placement} | {r.validity} | {_fmt(r.server_us, '.1f')} | "
+                f"{_fmt(r.generator_us, '.1f')} | {_fmt(r.p99_ms, '.2f')} | {r.run_id} |"
+            )
         return "\n".join(lines)
-    head = ("| round | target | placement | breakpoint req/s | interval | outcome | probes' validity | x ceiling | "
-            "server CPU us/req | generator CPU us/req | search s | host speed spread |")
+    head = (
+        "| round | target | placement | breakpoint req/s | interval | outcome | probes' validity | x ceiling | "
+        "server CPU us/req | generator CPU us/req | search s | host speed spread |"
+    )
     lines = [head, "|---:|---|---|---:|---|---|---|---:|---:|---:|---:|---:|"]
     for r in rows:
         c = ceilings.get((r.round, r.placement))
         ratio = r.rate / c if r.rate and c and r.target != "ceiling" else None
-        lines.append(f"| {r.round} | {r.target} | {r.placement} | {_fmt(r.rate)} | {fmt.interval(r.interval)} | {r.outcome} | "
-                     f"{r.validity} | {_fmt(ratio, '.2f')} | {_fmt(r.server_us, '.1f')} | "
-                     f"{_fmt(r.generator_us, '.1f')} | {_fmt(r.seconds, '.0f')} | {_fmt(r.host, '.2f')}{'x' if r.host else ''} |")
+        lines.append(
+            f"| {r.round} | {r.target} | {r.placement} | {_fmt(r.rate)} | {fmt.interval(r.interval)} | {r.outcome} | "
+            f"{r.validity} | {_fmt(ratio, '.2f')} | {_fmt(r.server_us, '.1f')} | "
+            f"{_fmt(r.generator_us, '.1f')} | {_fmt(r.seconds, '.0f')} | {_fmt(r.host, '.2f')}{'x' if r.host else ''} |"
+        )
     return "\n".join(lines)
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="the server's standard benchmark: breakpoints of every target and placement")
-    b.add_argument("--only", default="ceiling,lsm-get,lsm-put", help=f"targets, comma-separated, of "
-                   f"{', '.join(TARGETS)} (default ceiling,lsm-get,lsm-put)")
+    b.add_argument(
+        "--only",
+        default="ceiling,lsm-get,lsm-put",
+        help=f"targets, comma-separated, of {', '.join(TARGETS)} (default ceiling,lsm-get,lsm-put)",
+    )
     b.add_argument("--placement", default="shared,split", help="placements to measure (default shared,split)")
     b.add_argument("--keys", type=int, default=1_000_000, help="prefilled keys (default 1000000)")
     b.add_argument("--threads", type=int, default=2, help="generator threads (default 2)")

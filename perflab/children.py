@@ -23,7 +23,7 @@ from pathlib import Path
 from .errors import RunInterrupted, ServerStartError
 
 _live: dict[int, subprocess.Popen] = {}
-_order: dict[int, int] = {}        # pid -> when it was registered (mark())
+_order: dict[int, int] = {}  # pid -> when it was registered (mark())
 _count = itertools.count()
 _lock = threading.Lock()
 
@@ -153,8 +153,14 @@ def sigterm_as_exception():
         signal.signal(signal.SIGTERM, old)
 
 
-def launch(command: list[str], log_path: Path, cwd: str | None = None, env: dict | None = None,
-           stdout_pipe: bool = False, what: str = "the server command") -> subprocess.Popen:
+def launch(
+    command: list[str],
+    log_path: Path,
+    cwd: str | None = None,
+    env: dict | None = None,
+    stdout_pipe: bool = False,
+    what: str = "the server command",
+) -> subprocess.Popen:
     """Start ``command`` in a session of its own, its output appended to ``log_path`` (after a ``# command``
     line; stdout to a pipe instead with ``stdout_pipe``), registered for cleanup. A command that cannot be
     started is a :class:`~perflab.errors.ServerStartError` naming ``what``."""
@@ -163,9 +169,15 @@ def launch(command: list[str], log_path: Path, cwd: str | None = None, env: dict
         log.write(("# " + " ".join(command) + "\n").encode())
         log.flush()
         try:
-            proc = subprocess.Popen(command, stdout=subprocess.PIPE if stdout_pipe else log,
-                                    stderr=log if stdout_pipe else subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    cwd=cwd, env=env, start_new_session=True)
+            proc = subprocess.Popen(
+                command,
+                stdout=subprocess.PIPE if stdout_pipe else log,
+                stderr=log if stdout_pipe else subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,
+            )
         except OSError as e:
             raise ServerStartError(f"cannot start {what} {command[0]!r}: {e.strerror}") from None
     register(proc)
@@ -236,6 +248,7 @@ def wait_for(predicate, timeout_s: float, interval_s: float = 0.05) -> bool:
 
 # --- who is running a run: a coordinator known by its pid, its start and its machine's boot ----------------
 
+
 def boot_id() -> str | None:
     """This machine's boot id (a new one at every boot)."""
     try:
@@ -256,8 +269,12 @@ def _start_ticks(pid: int) -> int | None:
 
 def identity() -> dict:
     """This process as a run records its coordinator: pid, start, boot id and host name."""
-    return {"pid": os.getpid(), "start_ticks": _start_ticks(os.getpid()), "boot_id": boot_id(),
-            "hostname": os.uname().nodename}
+    return {
+        "pid": os.getpid(),
+        "start_ticks": _start_ticks(os.getpid()),
+        "boot_id": boot_id(),
+        "hostname": os.uname().nodename,
+    }
 
 
 def gone(who: dict | None) -> bool:
@@ -267,5 +284,5 @@ def gone(who: dict | None) -> bool:
     if not who or who.get("pid") is None:
         return False
     if who.get("boot_id") != boot_id():
-        return who.get("hostname") == os.uname().nodename   # this machine, rebooted since
+        return who.get("hostname") == os.uname().nodename  # this machine, rebooted since
     return _start_ticks(int(who["pid"])) != who.get("start_ticks")

@@ -35,10 +35,6 @@ from functools import cached_property
 import pandas as pd
 
 from . import paths
-from .nodes import faults as faults_mod
-from .nodes.checker import frame_of
-from .nodes.load import entry_rates
-from .nodes.statuses import status_intervals, totals
 from .config import LoadParams, ProfileParams
 from .config.cluster import ClusterRunParams, ConsistencyParams
 from .core.fill import check_fill
@@ -48,6 +44,10 @@ from .core.session import Session, SessionOptions, check_load
 from .core.window import Around, measure
 from .measure.events import events_frame
 from .measure.generator import LoadTool
+from .nodes import faults as faults_mod
+from .nodes.checker import frame_of
+from .nodes.load import entry_rates
+from .nodes.statuses import status_intervals, totals
 
 
 @dataclass
@@ -116,9 +116,19 @@ def _script_keys(load: LoadParams) -> int | None:
     return None
 
 
-def run(target, load: LoadParams, faults=(), consistency: ConsistencyParams | bool | None = None,
-        profile: ProfileParams | None = None, profile_nodes="all", fill: int | None = None, keys: int | None = None,
-        name: str | None = None, status_bin: float = 1.0, **options) -> ClusterResult:
+def run(
+    target,
+    load: LoadParams,
+    faults=(),
+    consistency: ConsistencyParams | bool | None = None,
+    profile: ProfileParams | None = None,
+    profile_nodes="all",
+    fill: int | None = None,
+    keys: int | None = None,
+    name: str | None = None,
+    status_bin: float = 1.0,
+    **options,
+) -> ClusterResult:
     """Run ``load`` against the cluster ``target`` (:func:`perflab.run_experiment`'s, of a
     :class:`~perflab.config.cluster.ClusterConfig`, started for this run on the server host, or a running
     :class:`~perflab.nodes.processes.Cluster`, left running) and record it (see the module docstring).
@@ -147,14 +157,20 @@ def run(target, load: LoadParams, faults=(), consistency: ConsistencyParams | bo
     consistency = _consistency(consistency, cfg)
     prof_nodes = what.nodes_profiled(cfg.nodes) if profile is not None else []
     if profile is not None:
-        paths.async_profiler_lib()   # fail before starting anything when the profiler is not built
+        paths.async_profiler_lib()  # fail before starting anything when the profiler is not built
     status_bin = what.status_bin
     keys = what.keys or fill or _script_keys(load)
     name = name or f"cluster{cfg.nodes}-{cfg.quorum().replace('/', 'of')}-{load.workload_name}-{load.rate:g}rps"
-    params = {"load": load.to_dict(), "faults": [f.to_dict() for f in schedule],
-              "consistency": consistency.to_dict() if consistency else None,
-              "profile": profile.to_dict() if profile else None, "profile_nodes": prof_nodes,
-              "fill": fill, "keys": keys, "status_bin": status_bin}
+    params = {
+        "load": load.to_dict(),
+        "faults": [f.to_dict() for f in schedule],
+        "consistency": consistency.to_dict() if consistency else None,
+        "profile": profile.to_dict() if profile else None,
+        "profile_nodes": prof_nodes,
+        "fill": fill,
+        "keys": keys,
+        "status_bin": status_bin,
+    }
     with Session("cluster", name, target, LoadTool.of(load), options, params=params) as sess:
         return _measure(sess, load, schedule, consistency, profile, prof_nodes, fill, keys, status_bin, name)
 
@@ -198,24 +214,26 @@ class _Faulted(Around):
         self.applied = cl.faults_stop()
 
     def settled(self, cl) -> None:
-        self.resumed = cl.resume_paused()   # never leave a node stopped behind the run
+        self.resumed = cl.resume_paused()  # never leave a node stopped behind the run
         c, cfg = self.consistency, cl.config
         if self.checking:
             keeps = None if cfg.foreign else all(cfg.node_config(i).backend != "memory" for i in range(cfg.nodes))
             restarts = any(a["action"] in ("restart", "kill", "stop") and not a["error"] for a in self.applied)
-            self.checked = cl.check_finish(c.timeout + 10, c.final_read, keeps, restarts,
-                                           timeout=c.timeout * (c.keys + 10) + 120)
+            self.checked = cl.check_finish(
+                c.timeout + 10, c.final_read, keeps, restarts, timeout=c.timeout * (c.keys + 10) + 120
+            )
 
     def sampled(self, cl, t0: float) -> None:
         self.cpu = cl.cpu_frame(t0)
 
     def events(self, sess, lp, t0: float, end: float, recordings: dict) -> pd.DataFrame:
-        return _events(sess.handle.events(max(self.session_start, lp.started_at - 1.0)), t0, self.applied,
-                       self.resumed, end)
+        return _events(
+            sess.handle.events(max(self.session_start, lp.started_at - 1.0)), t0, self.applied, self.resumed, end
+        )
 
 
 def _measure(sess, load, schedule, consistency, profile, prof_nodes, fill, keys, status_bin, name):
-    run, cl = sess.run, sess.handle       # cl: the ClusterHandle (its nodes run on the server host)
+    run, cl = sess.run, sess.handle  # cl: the ClusterHandle (its nodes run on the server host)
     around = _Faulted(schedule, consistency, load, time.time())
     fill_res = fill_target(sess, fill, load) if fill else None
     w = measure(sess, load, profile, prof_nodes, f"{profile.event}: {name}" if profile else "", around)
@@ -229,11 +247,25 @@ def _measure(sess, load, schedule, consistency, profile, prof_nodes, fill, keys,
     info = cl.info()
     run.update(cluster=info)
     checked = around.checked
-    result = ClusterResult(run, w.load, w.stats, info, None, w.validity, w.recordings, w.events, w.attribution, None,
-                           entries=entry_rates(w.load, cl.urls), cpu=around.cpu, faults=around.applied,
-                           consistency=checked["verdict"] if checked is not None else None,
-                           checker_ops=frame_of(checked["ops"]) if checked is not None else None,
-                           distribution=dist, status_bin=status_bin)
+    result = ClusterResult(
+        run,
+        w.load,
+        w.stats,
+        info,
+        None,
+        w.validity,
+        w.recordings,
+        w.events,
+        w.attribution,
+        None,
+        entries=entry_rates(w.load, cl.urls),
+        cpu=around.cpu,
+        faults=around.applied,
+        consistency=checked["verdict"] if checked is not None else None,
+        checker_ops=frame_of(checked["ops"]) if checked is not None else None,
+        distribution=dist,
+        status_bin=status_bin,
+    )
     _record_cluster(run, result, around.resumed, fill_res)
     return result
 
@@ -247,13 +279,28 @@ def _events(node_events: list[dict], t0: float, applied: list[dict], resumed: li
         f = events_frame(node_events, t0)
         frames.append(f.assign(node=f["details"].map(lambda d: d.get("node"))))
     rows = []
-    applied = [a for a in applied if a["ts_us"] is not None]   # a fault that never happened is no event
+    applied = [a for a in applied if a["ts_us"] is not None]  # a fault that never happened is no event
     for a in applied:
-        rows.append({"event": a["action"], "ts_us": a["ts_us"], "dur_us": a["dur_us"], "node": a["node"],
-                     "fault": a["fault"], "error": a["error"]})
+        rows.append(
+            {
+                "event": a["action"],
+                "ts_us": a["ts_us"],
+                "dur_us": a["dur_us"],
+                "node": a["node"],
+                "fault": a["fault"],
+                "error": a["error"],
+            }
+        )
     for r in resumed:
-        rows.append({"event": "resume", "ts_us": r["ts_us"], "dur_us": 0, "node": r["node"],
-                     "fault": "resumed at the end of the run"})
+        rows.append(
+            {
+                "event": "resume",
+                "ts_us": r["ts_us"],
+                "dur_us": 0,
+                "node": r["node"],
+                "fault": "resumed at the end of the run",
+            }
+        )
     open_down, open_pause = {}, {}
     for a in sorted(applied, key=lambda x: x["ts_us"]):
         if a["error"]:
@@ -305,17 +352,27 @@ def _recovery(applied: list[dict], intervals: pd.DataFrame, statuses: pd.DataFra
         at = a["at_s"]
         late_iv = iv[(iv["start_s"] >= at) & (iv["p99_ms"] > limit)]
         late_bins = bad_bins[bad_bins["end_s"] > at]
-        last_bad = max([at] + ([float(late_iv["end_s"].max())] if len(late_iv) else [])
-                       + ([float(late_bins["end_s"].max())] if len(late_bins) else []))
+        last_bad = max(
+            [at]
+            + ([float(late_iv["end_s"].max())] if len(late_iv) else [])
+            + ([float(late_bins["end_s"].max())] if len(late_bins) else [])
+        )
         recovered = last_bad < window_end - 1e-9
-        out.append({"fault": a["fault"], "node": a["node"], "action": a["action"], "at_s": at,
-                    "recovered_at_s": round(last_bad, 3) if recovered else None,
-                    "recovery_s": round(last_bad - at, 3) if recovered else None,
-                    "p99_limit_ms": round(limit, 3)})
+        out.append(
+            {
+                "fault": a["fault"],
+                "node": a["node"],
+                "action": a["action"],
+                "at_s": at,
+                "recovered_at_s": round(last_bad, 3) if recovered else None,
+                "recovery_s": round(last_bad - at, 3) if recovered else None,
+                "p99_limit_ms": round(limit, 3),
+            }
+        )
     return out
 
 
-def _record_cluster(run, res: "ClusterResult", resumed: list[dict], fill: dict | None) -> None:
+def _record_cluster(run, res: ClusterResult, resumed: list[dict], fill: dict | None) -> None:
     """What a cluster run adds to its window's record (:func:`perflab.core.record.record_window`): every node's
     CPU, the answers by status, the checker's operations, and the results (entries, answers, faults, recovery,
     consistency, keys)."""
@@ -323,8 +380,14 @@ def _record_cluster(run, res: "ClusterResult", resumed: list[dict], fill: dict |
         run.write_frame("cpu.csv", res.cpu, artifact="cpu")
     if res.statuses is not None:
         run.write_frame("statuses.csv", res.statuses, artifact="statuses")
-    results = {"entries": res.entries, "answers": res.answers, "statuses_note": res.statuses_note,
-               "faults": res.faults, "resumed_at_end": resumed, "recovery": res.recovery}
+    results = {
+        "entries": res.entries,
+        "answers": res.answers,
+        "statuses_note": res.statuses_note,
+        "faults": res.faults,
+        "resumed_at_end": resumed,
+        "recovery": res.recovery,
+    }
     if res.checker_ops is not None:
         run.write_frame("checker-ops.csv", res.checker_ops, artifact="checker_ops")
         results["consistency"] = res.consistency.to_dict()
@@ -332,5 +395,8 @@ def _record_cluster(run, res: "ClusterResult", resumed: list[dict], fill: dict |
         results["key_distribution"] = res.distribution.to_dict()
     if fill is not None:
         results["fill"] = fill
-    run.set_result(**json.loads(json.dumps(results, default=lambda o: None if isinstance(o, float) and
-                                           not math.isfinite(o) else str(o))))
+    run.set_result(
+        **json.loads(
+            json.dumps(results, default=lambda o: None if isinstance(o, float) and not math.isfinite(o) else str(o))
+        )
+    )

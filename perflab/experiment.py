@@ -26,10 +26,20 @@ from .measure.generator import LoadTool
 from .targets import target_of
 
 
-def run_experiment(server: ServerConfig | ForeignServer | str, load: LoadParams, profile: ProfileParams | None = None,
-                   prefill: PrefillParams | None = None, name: str | None = None, fill: int | None = None,
-                   faults=(), consistency=None, profile_nodes="all", keys: int | None = None, status_bin: float = 1.0,
-                   **options) -> ExperimentResult:
+def run_experiment(
+    server: ServerConfig | ForeignServer | str,
+    load: LoadParams,
+    profile: ProfileParams | None = None,
+    prefill: PrefillParams | None = None,
+    name: str | None = None,
+    fill: int | None = None,
+    faults=(),
+    consistency=None,
+    profile_nodes="all",
+    keys: int | None = None,
+    status_bin: float = 1.0,
+    **options,
+) -> ExperimentResult:
     """Start a server with ``server``, optionally prefill, run ``load`` against it, profile the
     measured window with ``profile``, record everything, stop. See the module docstring. A JVM that is
     profiled first gets the unrecorded load a breakpoint search gives it (:func:`perflab.core.probe.jvm_warmup_s`).
@@ -57,15 +67,27 @@ def run_experiment(server: ServerConfig | ForeignServer | str, load: LoadParams,
     target = target_of(server, builds=Path(given_root) / "builds" if given_root is not None else None)
     target.check_prefill(prefill)
     check_fill(fill)
-    if target.why_not("faults") is None:   # N nodes: what the run adds around its window is the cluster's
-        return cluster_run.run(target, load, faults=faults, consistency=consistency, profile=profile,
-                               profile_nodes=profile_nodes, fill=fill, keys=keys, name=name, status_bin=status_bin,
-                               **options)
+    if target.why_not("faults") is None:  # N nodes: what the run adds around its window is the cluster's
+        return cluster_run.run(
+            target,
+            load,
+            faults=faults,
+            consistency=consistency,
+            profile=profile,
+            profile_nodes=profile_nodes,
+            fill=fill,
+            keys=keys,
+            name=name,
+            status_bin=status_bin,
+            **options,
+        )
     if faults or consistency or profile_nodes != "all" or keys is not None or status_bin != 1.0:
         target.require("faults")
     if prefill is not None and fill is not None:
-        raise ValueError("prefill and fill: give one (prefill writes the storage before the server starts, fill "
-                         "writes through its API after)")
+        raise ValueError(
+            "prefill and fill: give one (prefill writes the storage before the server starts, fill "
+            "writes through its API after)"
+        )
     if not isinstance(load, LoadParams):
         raise ValueError(f"load must be a LoadParams, got {type(load).__name__}")
     if profile is not None and not isinstance(profile, ProfileParams):
@@ -83,5 +105,15 @@ def run_experiment(server: ServerConfig | ForeignServer | str, load: LoadParams,
             fill_target(sess, fill, load)
         w = measure(sess, load, profile, title=f"{profile.event}: {name}" if profile else "")
         record_window(sess.run, w, target.stats_indexed)
-        return ExperimentResult(sess.run, w.load, w.stats, sess.handle.info(), sess.prefill_result, w.validity,
-                                w.recordings, w.events, w.attribution, w.spike_diff)
+        return ExperimentResult(
+            sess.run,
+            w.load,
+            w.stats,
+            sess.handle.info(),
+            sess.prefill_result,
+            w.validity,
+            w.recordings,
+            w.events,
+            w.attribution,
+            w.spike_diff,
+        )

@@ -47,8 +47,12 @@ def version(java_home: str | os.PathLike | None = None) -> tuple[int, str]:
     return major, full
 
 
-def find(min_major: int, preferred: str | os.PathLike | None = None,
-         search: Iterable[str] = ("/usr/lib/jvm",), exact: bool = False) -> str | None:
+def find(
+    min_major: int,
+    preferred: str | os.PathLike | None = None,
+    search: Iterable[str] = ("/usr/lib/jvm",),
+    exact: bool = False,
+) -> str | None:
     """A JDK home of at least ``min_major`` (``exact``: of exactly that release): ``preferred`` (or the
     default JDK) if it fits, else the newest one found under ``search`` that does; ``None`` if there is none."""
     fits = (lambda m: m == min_major) if exact else (lambda m: m >= min_major)

@@ -26,8 +26,16 @@ def script_args(script: str, **values) -> tuple[str, ...]:
     return tuple(out)
 
 
-def workload(script: str, connections: int, threads: int = 2, keys: int | None = None, value_size: int | None = None,
-             seed: int | None = None, extra_args=(), **load) -> LoadParams:
+def workload(
+    script: str,
+    connections: int,
+    threads: int = 2,
+    keys: int | None = None,
+    value_size: int | None = None,
+    seed: int | None = None,
+    extra_args=(),
+    **load,
+) -> LoadParams:
     """The :class:`LoadParams` of ``script`` with ``connections`` connections: ``min(threads,
     connections)`` generator threads (each script thread gets its own keys: :class:`LoadParams` passes
     ``threads=`` to the scripts that take it), ``keys``, ``value_size`` and ``seed`` passed to the script where it takes them,

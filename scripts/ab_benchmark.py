@@ -65,8 +65,11 @@ SCENARIOS = {
 
 
 def interleaved(name: str, sc: dict, data: str) -> dict:
-    load = pl.LoadParams(rate=sc.get("rate", 1000), **STATUS) if not sc.get("search") else \
-        pl.LoadParams(path="/v0/status", connections=16, threads=1)
+    load = (
+        pl.LoadParams(rate=sc.get("rate", 1000), **STATUS)
+        if not sc.get("search")
+        else pl.LoadParams(path="/v0/status", connections=16, threads=1)
+    )
     params = AB.replace(metric=sc.get("metric", "p99"))
     if sc.get("idle"):
         params = params.replace(idle_pairs=sc["idle"], max_pairs=8, min_pairs=8)
@@ -75,23 +78,47 @@ def interleaved(name: str, sc: dict, data: str) -> dict:
     t = time.monotonic()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = pl.compare_ab(sc["a"], sc["b"], load, params=params, criteria=SLA,
-                            search=SEARCH if sc.get("search") else None, name=f"bench-{name}", progress=False,
-                            data_root=data)
-    out = {"method": str(res.method), "seconds": round(time.monotonic() - t, 1), "run": res.run_id,
-           "claim": res.significant, "lines": lines(res)}
+        res = pl.compare_ab(
+            sc["a"],
+            sc["b"],
+            load,
+            params=params,
+            criteria=SLA,
+            search=SEARCH if sc.get("search") else None,
+            name=f"bench-{name}",
+            progress=False,
+            data_root=data,
+        )
+    out = {
+        "method": str(res.method),
+        "seconds": round(time.monotonic() - t, 1),
+        "run": res.run_id,
+        "claim": res.significant,
+        "lines": lines(res),
+    }
     v = res.verdict()
-    out.update(ratio=v.ratio, ci=list(v.interval if sc.get("search") else v.ci), conclusion=str(v.conclusion),
-               direction=str(v.direction))
+    out.update(
+        ratio=v.ratio,
+        ci=list(v.interval if sc.get("search") else v.ci),
+        conclusion=str(v.conclusion),
+        direction=str(v.direction),
+    )
     if not sc.get("search"):
         rv = res.rates[0]
-        out.update(n=v.n, stop=str(rv.stop), pairs=rv.measured,
-                   claims={m: r.significant for m, r in rv.metrics.items()} | {"pass": str(rv.passing.conclusion) == "different"},
-                   ratios={m: [r.ratio, *r.ci] for m, r in rv.metrics.items()},
-                   used=int(res.pairs["used"].sum()) if res.pairs is not None and len(res.pairs) else 0)
+        out.update(
+            n=v.n,
+            stop=str(rv.stop),
+            pairs=rv.measured,
+            claims={m: r.significant for m, r in rv.metrics.items()}
+            | {"pass": str(rv.passing.conclusion) == "different"},
+            ratios={m: [r.ratio, *r.ci] for m, r in rv.metrics.items()},
+            used=int(res.pairs["used"].sum()) if res.pairs is not None and len(res.pairs) else 0,
+        )
     else:
-        out.update(a=[res.searches["A"].rate, *res.searches["A"].interval],
-                   b=[res.searches["B"].rate, *res.searches["B"].interval])
+        out.update(
+            a=[res.searches["A"].rate, *res.searches["A"].interval],
+            b=[res.searches["B"].rate, *res.searches["B"].interval],
+        )
     if res.idle_cost is not None:
         out["idle_cost"] = {m: [r.ratio, *r.ci, r.n] for m, r in res.idle_cost.ratios.items()}
     return out
@@ -105,13 +132,28 @@ def sequential(name: str, sc: dict, data: str) -> dict:
         rb = pl.find_breakpoint(sc["b"], load, SLA, SEARCH, name=f"bench-{name}-B", progress=False, data_root=data)
         seconds = round(time.monotonic() - t, 1)
         if ra.rate is None or rb.rate is None:
-            return {"method": str(Method.SEQUENTIAL_INTERVALS), "seconds": seconds, "claim": False, "ratio": None,
-                    "ci": None, "a": [ra.rate, *ra.interval], "b": [rb.rate, *rb.interval]}
+            return {
+                "method": str(Method.SEQUENTIAL_INTERVALS),
+                "seconds": seconds,
+                "claim": False,
+                "ratio": None,
+                "ci": None,
+                "a": [ra.rate, *ra.interval],
+                "b": [rb.rate, *rb.interval],
+            }
         c = compare_intervals(ra.interval, rb.interval)
         r = paired.interval_ratio(ra.rate, ra.interval, rb.rate, rb.interval, method=Method.SEQUENTIAL_INTERVALS)
-        return {"method": str(Method.SEQUENTIAL_INTERVALS), "seconds": seconds, "claim": c.significant,
-                "direction": str(c.direction), "ratio": r.ratio, "ci": list(r.interval),
-                "a": [ra.rate, *ra.interval], "b": [rb.rate, *rb.interval], "runs": [ra.run_id, rb.run_id]}
+        return {
+            "method": str(Method.SEQUENTIAL_INTERVALS),
+            "seconds": seconds,
+            "claim": c.significant,
+            "direction": str(c.direction),
+            "ratio": r.ratio,
+            "ci": list(r.interval),
+            "a": [ra.rate, *ra.interval],
+            "b": [rb.rate, *rb.interval],
+            "runs": [ra.run_id, rb.run_id],
+        }
     load = pl.LoadParams(rate=sc["rate"], duration=SEQ_WINDOW, warmup=SEQ_WARMUP, hdr_interval=0.1, **STATUS)
     ea = pl.run_experiment(sc["a"], load, name=f"bench-{name}-A", data_root=data)
     eb = pl.run_experiment(sc["b"], load, name=f"bench-{name}-B", data_root=data)
@@ -123,9 +165,16 @@ def sequential(name: str, sc: dict, data: str) -> dict:
         claims[m] = d.significant
         ratios[m] = [d.ratio, *d.ratio_ci]
     m = sc.get("metric", "p99")
-    return {"method": str(Method.SEQUENTIAL_RUNS), "seconds": seconds, "claim": any(claims.values()),
-            "claims": claims, "ratios": ratios, "ratio": ratios[m][0], "ci": ratios[m][1:],
-            "runs": [ea.run_id, eb.run_id]}
+    return {
+        "method": str(Method.SEQUENTIAL_RUNS),
+        "seconds": seconds,
+        "claim": any(claims.values()),
+        "claims": claims,
+        "ratios": ratios,
+        "ratio": ratios[m][0],
+        "ci": ratios[m][1:],
+        "runs": [ea.run_id, eb.run_id],
+    }
 
 
 def truth_hit(sc: dict, r: dict) -> bool | None:
@@ -144,23 +193,31 @@ def _med(xs):
 
 
 def summary(rows: list[dict]) -> str:
-    out = ["| scenario | method | runs | claims a difference | truth inside the interval | ratio: median (range) | "
-           "interval width: median | time to a verdict: median (range) |", "|---|---|---:|---:|---:|---|---:|---|"]
+    out = [
+        "| scenario | method | runs | claims a difference | truth inside the interval | ratio: median (range) | "
+        "interval width: median | time to a verdict: median (range) |",
+        "|---|---|---:|---:|---:|---|---:|---|",
+    ]
     keys = sorted({(r["scenario"], r["method"]) for r in rows}, key=lambda k: (list(SCENARIOS).index(k[0]), k[1]))
     for sc, method in keys:
         rs = [r for r in rows if r["scenario"] == sc and r["method"] == method]
         claims = sum(bool(r["claim"]) for r in rs)
         hits = [r["truth"] for r in rs if r.get("truth") is not None]
         ratios = [r["ratio"] for r in rs if isinstance(r.get("ratio"), (int, float)) and math.isfinite(r["ratio"])]
-        widths = [r["ci"][1] / r["ci"][0] for r in rs if r.get("ci") and r["ci"][0] and math.isfinite(r["ci"][0])
-                  and math.isfinite(r["ci"][1])]
+        widths = [
+            r["ci"][1] / r["ci"][0]
+            for r in rs
+            if r.get("ci") and r["ci"][0] and math.isfinite(r["ci"][0]) and math.isfinite(r["ci"][1])
+        ]
         secs = [r["seconds"] for r in rs]
         rng = f"{min(ratios):.2f}-{max(ratios):.2f}" if ratios else "n/a"
-        out.append(f"| {sc} | {method} | {len(rs)} | {claims} | "
-                   f"{f'{sum(hits)} of {len(hits)}' if hits else 'n/a'} | "
-                   f"{f'{_med(ratios):.2f}' if ratios else 'n/a'} ({rng}) | "
-                   f"{f'{_med(widths):.2f}x' if widths else 'n/a'} | "
-                   f"{_med(secs):.0f} s ({min(secs):.0f}-{max(secs):.0f}) |")
+        out.append(
+            f"| {sc} | {method} | {len(rs)} | {claims} | "
+            f"{f'{sum(hits)} of {len(hits)}' if hits else 'n/a'} | "
+            f"{f'{_med(ratios):.2f}' if ratios else 'n/a'} ({rng}) | "
+            f"{f'{_med(widths):.2f}x' if widths else 'n/a'} | "
+            f"{_med(secs):.0f} s ({min(secs):.0f}-{max(secs):.0f}) |"
+        )
     return "\n".join(out)
 
 
@@ -168,18 +225,28 @@ def extras(rows: list[dict]) -> str:
     """Two JVMs of one configuration (A/A, interleaved: each run's median p50 ratio over its pairs) and the
     idle side's cost (A with B idle against A with B frozen)."""
     out = []
-    aa = [r for r in rows if r["scenario"] in ("aa-cpu", "aa-delay", "aa-long") and r["method"] == str(Method.INTERLEAVED_PAIRS)
-          and r.get("ratios")]
+    aa = [
+        r
+        for r in rows
+        if r["scenario"] in ("aa-cpu", "aa-delay", "aa-long")
+        and r["method"] == str(Method.INTERLEAVED_PAIRS)
+        and r.get("ratios")
+    ]
     for m in ("p50", "p99"):
         v = [r["ratios"][m][0] for r in aa if r["ratios"][m][0] is not None and not math.isnan(r["ratios"][m][0])]
         if v:
             worst = max(v, key=lambda x: abs(math.log(x)))
-            out.append(f"- A/A, interleaved: median {m} ratio B/A per comparison over {len(v)} comparisons: median "
-                       f"{_med(v):.3f}, range {min(v):.3f}-{max(v):.3f} (farthest from 1: {worst:.3f})")
+            out.append(
+                f"- A/A, interleaved: median {m} ratio B/A per comparison over {len(v)} comparisons: median "
+                f"{_med(v):.3f}, range {min(v):.3f}-{max(v):.3f} (farthest from 1: {worst:.3f})"
+            )
     for r in rows:
         if r.get("idle_cost"):
-            ic = "; ".join(f"{m} {v[0]:.2f}x (95% CI {v[1]:.2f}-{v[2]:.2f}, n = {v[3]})"
-                           for m, v in r["idle_cost"].items() if v[0] is not None and not math.isnan(v[0]))
+            ic = "; ".join(
+                f"{m} {v[0]:.2f}x (95% CI {v[1]:.2f}-{v[2]:.2f}, n = {v[3]})"
+                for m, v in r["idle_cost"].items()
+                if v[0] is not None and not math.isnan(v[0])
+            )
             out.append(f"- idle cost ({r['scenario']} #{r['round']}): A with B idle against A with B frozen: {ic}")
     return "\n".join(out)
 
@@ -187,11 +254,15 @@ def extras(rows: list[dict]) -> str:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--runs", type=int, default=10, help="comparisons per scenario and method (default 10)")
-    p.add_argument("--only", default=",".join(SCENARIOS), help=f"scenarios, comma-separated (default all: "
-                   f"{','.join(SCENARIOS)})")
+    p.add_argument(
+        "--only", default=",".join(SCENARIOS), help=f"scenarios, comma-separated (default all: {','.join(SCENARIOS)})"
+    )
     p.add_argument("--methods", default="interleaved,sequential", help="interleaved, sequential or both")
-    p.add_argument("--data", default=os.environ.get("PERFLAB_DATA") or "/tmp/perflab-ab-bench",
-                   help="data root for the benchmark's runs")
+    p.add_argument(
+        "--data",
+        default=os.environ.get("PERFLAB_DATA") or "/tmp/perflab-ab-bench",
+        help="data root for the benchmark's runs",
+    )
     p.add_argument("--out", help="JSON lines file (default <data>/ab-benchmark-<time>.jsonl)")
     p.add_argument("--summary", help="read JSON lines files (comma-separated) and print their tables only")
     a = p.parse_args(argv)
@@ -222,15 +293,22 @@ def main(argv=None) -> int:
                 try:
                     r = fn(name, sc, a.data)
                 except Exception as e:  # noqa: BLE001 - one failed comparison is a row, not the end of the benchmark
-                    r = {"method": m, "error": f"{type(e).__name__}: {str(e).splitlines()[0]}", "claim": None,
-                         "seconds": round(time.time() - t, 1)}
+                    r = {
+                        "method": m,
+                        "error": f"{type(e).__name__}: {str(e).splitlines()[0]}",
+                        "claim": None,
+                        "seconds": round(time.time() - t, 1),
+                    }
                 r.update(scenario=name, round=i, at=time.strftime("%Y-%m-%dT%H:%M:%S"), load=os.getloadavg()[0])
                 r["truth"] = truth_hit(sc, r)
                 rows.append(r)
                 with out.open("a") as f:
                     f.write(json.dumps(r, default=str) + "\n")
-                print(f"{name} {m} #{i}: claim={r.get('claim')} ratio={r.get('ratio')} ci={r.get('ci')} "
-                      f"truth={r['truth']} {r['seconds']} s {r.get('error', '')}", flush=True)
+                print(
+                    f"{name} {m} #{i}: claim={r.get('claim')} ratio={r.get('ratio')} ci={r.get('ci')} "
+                    f"truth={r['truth']} {r['seconds']} s {r.get('error', '')}",
+                    flush=True,
+                )
     print(summary([r for r in rows if "error" not in r]))
     print(extras([r for r in rows if "error" not in r]))
     return 0

@@ -32,8 +32,24 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
-SERVER = ["--no-project", "--backend", "memory", "--mode", "async", "--workers", "4", "--debug-delay", "2ms",
-          "--path", "/v0/status", "-c", "16", "-t", "1", "--quiet"]
+SERVER = [
+    "--no-project",
+    "--backend",
+    "memory",
+    "--mode",
+    "async",
+    "--workers",
+    "4",
+    "--debug-delay",
+    "2ms",
+    "--path",
+    "/v0/status",
+    "-c",
+    "16",
+    "-t",
+    "1",
+    "--quiet",
+]
 HOG = [sys.executable, "-c", "while True: pass"]
 #: the project's environment (``make setup``) runs every checkout's searches
 PY = HERE / ".venv" / "bin" / "python"
@@ -41,23 +57,40 @@ PY = HERE / ".venv" / "bin" / "python"
 
 def search(tree: Path, data: Path, name: str, extra: list[str]) -> dict:
     """One search by the checkout ``tree`` into the data root ``data``; its run's results."""
-    env = {**os.environ, "PYTHONPATH": str(tree), "PERFLAB_DATA": str(data),
-           "PERFLAB_LOAD": str(HERE / "loadgen/target/release/perflab-load")}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(tree),
+        "PERFLAB_DATA": str(data),
+        "PERFLAB_LOAD": str(HERE / "loadgen/target/release/perflab-load"),
+    }
     before = set((data / "runs").iterdir()) if (data / "runs").is_dir() else set()
     t0 = time.monotonic()
-    done = subprocess.run([str(PY), "-m", "perflab", "breakpoint", *SERVER, "--name", name, *extra],
-                          cwd=tree, env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [str(PY), "-m", "perflab", "breakpoint", *SERVER, "--name", name, *extra],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     seconds = time.monotonic() - t0
     new = sorted(set((data / "runs").iterdir()) - before) if (data / "runs").is_dir() else []
-    if done.returncode not in (0, 1) or not new:   # 1: the search found no breakpoint to show
+    if done.returncode not in (0, 1) or not new:  # 1: the search found no breakpoint to show
         return {"error": (done.stderr or done.stdout)[-2000:], "seconds": seconds}
     meta = json.loads((new[-1] / "meta.json").read_text())
     res = meta.get("results") or {}
-    return {"run": new[-1].name, "rate": res.get("breakpoint_rate"), "interval": res.get("interval"),
-            "verdict": res.get("verdict"), "validity": (meta.get("validity") or {}).get("verdict"),
-            "probes": res.get("probes"), "held": res.get("held"), "search_rate": res.get("search_rate"),
-            "waited_s": (meta.get("quiet") or {}).get("waited_s"), "seconds": round(seconds, 1),
-            "line": done.stdout.strip().splitlines()[-3] if done.stdout.strip() else ""}
+    return {
+        "run": new[-1].name,
+        "rate": res.get("breakpoint_rate"),
+        "interval": res.get("interval"),
+        "verdict": res.get("verdict"),
+        "validity": (meta.get("validity") or {}).get("verdict"),
+        "probes": res.get("probes"),
+        "held": res.get("held"),
+        "search_rate": res.get("search_rate"),
+        "waited_s": (meta.get("quiet") or {}).get("waited_s"),
+        "seconds": round(seconds, 1),
+        "line": done.stdout.strip().splitlines()[-3] if done.stdout.strip() else "",
+    }
 
 
 def outcome(r: dict, right: tuple[float, float]) -> str:
@@ -83,8 +116,11 @@ def main() -> int:
     ap.add_argument("--out", type=Path, help="one JSON line per search (default <data>/searches.jsonl)")
     ap.add_argument("--right", default="1700,2000", help="the resolved breakpoints counted right: LO,HI req/s")
     ap.add_argument("--only", choices=("quiet", "hog"), help="only quiet searches, or only beside the hog")
-    ap.add_argument("--args", default="", help="more `perflab breakpoint` flags for every search (a quick try: "
-                                              "'--probe-duration 1s --max-probes 6')")
+    ap.add_argument(
+        "--args",
+        default="",
+        help="more `perflab breakpoint` flags for every search (a quick try: '--probe-duration 1s --max-probes 6')",
+    )
     a = ap.parse_args()
     # stopped (SIGTERM), the hog is killed on the way out like the search's children: no spinning orphan
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -110,21 +146,31 @@ def main() -> int:
                 results.append(r)
                 with out.open("a") as f:
                     f.write(json.dumps(r) + "\n")
-                print(f"[{label} {state} {i}] {r['outcome']}: {r.get('line') or r.get('error', '')[:300]}",
-                      file=sys.stderr, flush=True)
-    print(f"\n| checkout | machine | searches | right | wrong | unresolved (right/wrong) | no number | rates "
-          f"(resolved) | median time, s |")
+                print(
+                    f"[{label} {state} {i}] {r['outcome']}: {r.get('line') or r.get('error', '')[:300]}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    print(
+        "\n| checkout | machine | searches | right | wrong | unresolved (right/wrong) | no number | rates "
+        "(resolved) | median time, s |"
+    )
     print("|---|---|---:|---:|---:|---:|---:|---|---:|")
     for label in trees:
         for state in states:
             rs = [r for r in results if r["checkout"] == label and r["machine"] == state]
-            count = {k: sum(r["outcome"] == k for r in rs) for k in
-                     ("right", "wrong", "unresolved, right", "unresolved, wrong", "no number", "error")}
+            count = {
+                k: sum(r["outcome"] == k for r in rs)
+                for k in ("right", "wrong", "unresolved, right", "unresolved, wrong", "no number", "error")
+            }
             rates = ", ".join(f"{r['rate']:,.0f}" for r in rs if r.get("verdict") == "resolved")
             secs = statistics.median(r["seconds"] for r in rs) if rs else 0
-            print(f"| {label} | {state} | {len(rs)} | {count['right']} | {count['wrong']} | "
-                  f"{count['unresolved, right']}/{count['unresolved, wrong']} | {count['no number']}"
-                  + (f" (+{count['error']} errors)" if count["error"] else "") + f" | {rates or '-'} | {secs:.0f} |")
+            print(
+                f"| {label} | {state} | {len(rs)} | {count['right']} | {count['wrong']} | "
+                f"{count['unresolved, right']}/{count['unresolved, wrong']} | {count['no number']}"
+                + (f" (+{count['error']} errors)" if count["error"] else "")
+                + f" | {rates or '-'} | {secs:.0f} |"
+            )
     return 0
 
 

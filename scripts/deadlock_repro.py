@@ -50,15 +50,15 @@ def _child(mode: str, seconds: float) -> None:
     import gc
     import threading
 
-    gc.set_threshold(1, 1, 1)          # a collection at (nearly) every allocation: inside _current_frames too
-    sys.setswitchinterval(1e-6)        # the GIL changes hands as soon as anyone asks
+    gc.set_threshold(1, 1, 1)  # a collection at (nearly) every allocation: inside _current_frames too
+    sys.setswitchinterval(1e-6)  # the GIL changes hands as soon as anyone asks
     stop = threading.Event()
 
     class Cycle:
         def __init__(self):
             self.me = self
 
-        def __del__(self):             # Python code run by the collector: a point where the GIL is handed over
+        def __del__(self):  # Python code run by the collector: a point where the GIL is handed over
             sum(range(50))
 
     def garbage():
@@ -81,28 +81,35 @@ def _child(mode: str, seconds: float) -> None:
         return n
 
     if mode == "threads":
+
         def sample():
             while not stop.is_set():
                 sys._current_frames()
+
         threading.Thread(target=sample, daemon=True).start()
         run = starts
     else:
         if mode == "perflab":
             from perflab.hosts.pool import connect
+
             client = connect().client
         else:
             from distributed import Client, LocalCluster
-            client = Client(LocalCluster(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None),
-                            set_as_default=False)
+
+            client = Client(
+                LocalCluster(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None),
+                set_as_default=False,
+            )
 
         def run(seconds):
             return client.submit(starts, seconds, pure=False).result()
+
     print("ready", flush=True)
     threading.Thread(target=garbage, daemon=True).start()
     n = run(seconds)
     stop.set()
     print(f"done {n}", flush=True)
-    os._exit(0)   # no teardown: only the loop is on trial
+    os._exit(0)  # no teardown: only the loop is on trial
 
 
 # --- the parent ----------------------------------------------------------------------------------------
@@ -115,8 +122,15 @@ def trial(mode: str, seconds: float, stall_s: float = STALL_S, cwd: str | None =
     env = dict(os.environ, PYTHONUNBUFFERED="1", TMPDIR=tmp)
     root = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    p = subprocess.Popen([sys.executable, __file__, "--child", mode, str(seconds)], stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True, env=env, cwd=cwd or root, start_new_session=True)
+    p = subprocess.Popen(
+        [sys.executable, __file__, "--child", mode, str(seconds)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        cwd=cwd or root,
+        start_new_session=True,
+    )
     t0 = last = time.monotonic()
     starts, tail = 0, []
     try:
@@ -155,22 +169,29 @@ def main(argv=None) -> int:
     if a.child:
         _child(a.child[0], float(a.child[1]))
         return 0
-    print(f"# sys._current_frames vs thread starts, {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC, "
-          f"Python {platform.python_version()}, {os.cpu_count()} CPUs, load average "
-          f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(
+        f"# sys._current_frames vs thread starts, {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC, "
+        f"Python {platform.python_version()}, {os.cpu_count()} CPUs, load average "
+        f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
     for mode in a.mode or MODES:
         results = []
         for i in range(a.trials):
             r = trial(mode, a.seconds, a.stall)
             results.append(r)
-            print(f"{mode} trial {i + 1}: " + (f"hung after {r['at_s']:.1f} s" if r["hung"] else
-                                               f"no hang in {r['at_s']:.1f} s") + f", {r['starts']:,} thread starts",
-                  flush=True)
+            print(
+                f"{mode} trial {i + 1}: "
+                + (f"hung after {r['at_s']:.1f} s" if r["hung"] else f"no hang in {r['at_s']:.1f} s")
+                + f", {r['starts']:,} thread starts",
+                flush=True,
+            )
         hung = sorted(r["at_s"] for r in results if r["hung"])
         line = f"{mode}: {len(hung)} of {len(results)} trials hung within {a.seconds:g} s"
         if hung:
-            line += (f"; hung after {statistics.median(hung):.1f} s at the median ({hung[0]:.1f}-{hung[-1]:.1f}, "
-                     f"from the child's start)")
+            line += (
+                f"; hung after {statistics.median(hung):.1f} s at the median ({hung[0]:.1f}-{hung[-1]:.1f}, "
+                f"from the child's start)"
+            )
         print(line, flush=True)
     return 0
 

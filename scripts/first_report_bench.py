@@ -61,19 +61,26 @@ def main(argv=None) -> int:
     if bad or a.runs < 1:
         ap.error(f"--what: one of {', '.join(COMMANDS)}; --runs >= 1")
     repo = Path(a.repo).resolve()
-    branch = subprocess.run(["git", "rev-parse", a.branch], cwd=repo, capture_output=True, text=True,
-                            check=True).stdout.strip()
+    branch = subprocess.run(
+        ["git", "rev-parse", a.branch], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
     log_dir = Path(a.logs or tempfile.mkdtemp(prefix="perflab-bench-logs-"))
     log_dir.mkdir(parents=True, exist_ok=True)
     rows = []
     for i in range(1, a.runs + 1):
-        for w in whats:             # interleaved: a slow phase of the machine falls on both
+        for w in whats:  # interleaved: a slow phase of the machine falls on both
             r = one(repo, branch, w, log_dir, i)
             rows.append(r)
-            print(f"{w} run {i}: {r['seconds']:.0f} s, exit {r['rc']}, load {r['load_before']:.2f} -> "
-                  f"{r['load_after']:.2f}", file=sys.stderr, flush=True)
-    print(f"# first report and CI from a fresh clone, {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC, "
-          f"{os.cpu_count()} CPUs, {platform.platform()}, commit {branch[:10]}; logs in {log_dir}\n")
+            print(
+                f"{w} run {i}: {r['seconds']:.0f} s, exit {r['rc']}, load {r['load_before']:.2f} -> "
+                f"{r['load_after']:.2f}",
+                file=sys.stderr,
+                flush=True,
+            )
+    print(
+        f"# first report and CI from a fresh clone, {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC, "
+        f"{os.cpu_count()} CPUs, {platform.platform()}, commit {branch[:10]}; logs in {log_dir}\n"
+    )
     print("| command | runs | median | min | max | failed | load average (1 min) before, median |")
     print("|---|---|---|---|---|---|---|")
     for w in whats:
@@ -81,8 +88,10 @@ def main(argv=None) -> int:
         failed = sum(1 for r in rows if r["what"] == w and r["rc"] != 0)
         ld = statistics.median(r["load_before"] for r in rows if r["what"] == w)
         if ok:
-            print(f"| `{' '.join(COMMANDS[w])}` | {len(ok)} | {statistics.median(ok):.0f} s | {min(ok):.0f} s | "
-                  f"{max(ok):.0f} s | {failed} | {ld:.2f} |")
+            print(
+                f"| `{' '.join(COMMANDS[w])}` | {len(ok)} | {statistics.median(ok):.0f} s | {min(ok):.0f} s | "
+                f"{max(ok):.0f} s | {failed} | {ld:.2f} |"
+            )
         else:
             print(f"| `{' '.join(COMMANDS[w])}` | 0 | - | - | - | {failed} | {ld:.2f} |")
     return 0 if all(r["rc"] == 0 for r in rows) else 1

@@ -71,9 +71,15 @@ def overhead(repeat: int) -> dict:
                 hs.close()
                 opened.append(t_open + time.perf_counter() - t)
     per_load = _median(hosted) - _median(plain)
-    return {"pool_start_s": pool_start, "hosts_open_close_s": _median(opened), "plain_load_s": _median(plain),
-            "hosted_load_s": _median(hosted), "per_load_s": per_load, "per_run_s": _median(opened) + per_load,
-            "repeat": repeat}
+    return {
+        "pool_start_s": pool_start,
+        "hosts_open_close_s": _median(opened),
+        "plain_load_s": _median(plain),
+        "hosted_load_s": _median(hosted),
+        "per_load_s": per_load,
+        "per_run_s": _median(opened) + per_load,
+        "repeat": repeat,
+    }
 
 
 def split_runs(scheduler: str, server_host: str, generators: tuple[str, str], repeat: int, rate: float) -> dict:
@@ -83,7 +89,7 @@ def split_runs(scheduler: str, server_host: str, generators: tuple[str, str], re
     with tempfile.TemporaryDirectory() as data:
         hosts = dict(scheduler=scheduler, server_host=server_host, data_root=data)
         singles, runs = [], []
-        for _ in range(repeat):     # alternately, so that both see the same machine
+        for _ in range(repeat):  # alternately, so that both see the same machine
             singles.append(pl.run_experiment(srv, load, generators=generators[:1], name="bench-one", **hosts))
             runs.append(pl.run_experiment(srv, load, generators=generators, name="bench-two", **hosts))
     skews = [r.run.meta["hosts"]["load"]["start_skew_us"] for r in runs]
@@ -96,29 +102,42 @@ def split_runs(scheduler: str, server_host: str, generators: tuple[str, str], re
 def _row(label, r) -> str:
     lo = r.load
     hosts = (r.run.meta.get("hosts") or {}).get("load") or {}
-    per = "; ".join(f"{n} {(g.get('validity') or {}).get('verdict', '-')}" for n, g in (hosts.get("generators") or {}).items())
-    return (f"| {label} | {lo.target_rate:,.0f} | {lo.achieved_rate:,.0f} | {lo.p50_ms:.3f} | {lo.p99_ms:.3f} | "
-            f"{lo.p999_ms:.3f} | {lo.max_ms:.3f} | {r.validity.level} | {per or '-'} |")
+    per = "; ".join(
+        f"{n} {(g.get('validity') or {}).get('verdict', '-')}" for n, g in (hosts.get("generators") or {}).items()
+    )
+    return (
+        f"| {label} | {lo.target_rate:,.0f} | {lo.achieved_rate:,.0f} | {lo.p50_ms:.3f} | {lo.p99_ms:.3f} | "
+        f"{lo.p999_ms:.3f} | {lo.max_ms:.3f} | {r.validity.level} | {per or '-'} |"
+    )
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="scripts/hosts_bench.py", description=__doc__.split("\n\n")[0])
-    p.add_argument("--scheduler", help="a scheduler with a server host and two generator hosts (default: namespace "
-                                       "hosts made on this machine for the run)")
+    p.add_argument(
+        "--scheduler",
+        help="a scheduler with a server host and two generator hosts (default: namespace "
+        "hosts made on this machine for the run)",
+    )
     p.add_argument("--server-host", default="srv1")
     p.add_argument("--generators", default="gen1,gen2")
     p.add_argument("--repeat", type=int, default=5, help="runs per figure (default 5)")
     p.add_argument("--rate", type=float, default=4000.0, help="total rate of the merged-vs-one comparison")
     a = p.parse_args(argv)
     m = machine_info()
-    print(f"# perflab hosts benchmark, {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC, {platform.node()}: "
-          f"{m['cores']} x {m['cpu_model']}, {m['os']}; load average {load_average()}")
+    print(
+        f"# perflab hosts benchmark, {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC, {platform.node()}: "
+        f"{m['cores']} x {m['cpu_model']}, {m['os']}; load average {load_average()}"
+    )
     o = overhead(a.repeat)
     print(f"\n## 1. coordination overhead on one machine (in-process hosts), median of {o['repeat']}")
     print(f"- in-process hosts start, once per Python process: {o['pool_start_s']:.2f} s")
-    print(f"- a session's hosts opened and closed (connect, list, lease, agents, clocks): {o['hosts_open_close_s'] * 1e3:.0f} ms")
-    print(f"- one 1 s load: {o['plain_load_s']:.3f} s started directly, {o['hosted_load_s']:.3f} s through the hosts "
-          f"(+{o['per_load_s'] * 1e3:.0f} ms)")
+    print(
+        f"- a session's hosts opened and closed (connect, list, lease, agents, clocks): {o['hosts_open_close_s'] * 1e3:.0f} ms"
+    )
+    print(
+        f"- one 1 s load: {o['plain_load_s']:.3f} s started directly, {o['hosted_load_s']:.3f} s through the hosts "
+        f"(+{o['per_load_s'] * 1e3:.0f} ms)"
+    )
     print(f"- per run: {o['per_run_s'] * 1e3:.0f} ms (goal <= 1000 ms)")
     gens = tuple(a.generators.split(","))
     netc = None
@@ -138,12 +157,18 @@ def main(argv=None) -> int:
     where = "namespace hosts on this machine (they share its CPUs)" if netc else scheduler
     sk = s["skews_us"]
     print(f"\n## 2. start skew between {gens[0]} and {gens[1]} ({where}), {len(sk)} runs")
-    print(f"- start_skew_us: median {_median(sk):.3f} us, max {max(sk):.3f} us (goal <= 1000 us); each run: "
-          + ", ".join(f"{x:.3f}" for x in sk))
-    print("- lead (start time set ahead) / all hosts ready after: "
-          + ", ".join(f"{l:.2f}/{r:.2f} s" for l, r in s["leads"]))
-    print(f"- a split run took {s['extra_s'] * 1e3:+.0f} ms longer than the same run from one host (median; the "
-          f"lead, the barrier, collecting and merging)")
+    print(
+        f"- start_skew_us: median {_median(sk):.3f} us, max {max(sk):.3f} us (goal <= 1000 us); each run: "
+        + ", ".join(f"{x:.3f}" for x in sk)
+    )
+    print(
+        "- lead (start time set ahead) / all hosts ready after: "
+        + ", ".join(f"{l_:.2f}/{r:.2f} s" for l_, r in s["leads"])
+    )
+    print(
+        f"- a split run took {s['extra_s'] * 1e3:+.0f} ms longer than the same run from one host (median; the "
+        f"lead, the barrier, collecting and merging)"
+    )
     print(f"\n## 3. one generator host against two at {s['rate']:,.0f} req/s in all ({where}), each pair in turn")
     print("| run | offered | achieved | p50 ms | p99 ms | p99.9 ms | max ms | verdict | per host |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")

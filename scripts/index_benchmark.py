@@ -43,21 +43,53 @@ from perflab.records.index import INDEX_FILE
 #: the real runs made when no --seed is given: a fixed-rate GET and PUT, a profiled one, a breakpoint search
 SEED_RUNS = (
     ["run", "-R", "1000", "-d", "2s", "-c", "8", "-t", "1", "--name", "get-1k", "-s", "get-random.lua"],
-    ["run", "-R", "2000", "-d", "2s", "-c", "8", "-t", "1", "--mode", "async", "--name", "put-2k", "-s", "put-random.lua"],
+    [
+        "run",
+        "-R",
+        "2000",
+        "-d",
+        "2s",
+        "-c",
+        "8",
+        "-t",
+        "1",
+        "--mode",
+        "async",
+        "--name",
+        "put-2k",
+        "-s",
+        "put-random.lua",
+    ],
     ["profile", "-R", "1000", "-d", "2s", "-c", "8", "-t", "1", "--name", "prof"],
-    ["breakpoint", "-c", "8", "-t", "1", "--max-probes", "4", "--probe-duration", "1s", "--ramp-duration", "2s",
-     "--name", "bp-put", "-s", "put-random.lua"],
+    [
+        "breakpoint",
+        "-c",
+        "8",
+        "-t",
+        "1",
+        "--max-probes",
+        "4",
+        "--probe-duration",
+        "1s",
+        "--ramp-duration",
+        "2s",
+        "--name",
+        "bp-put",
+        "-s",
+        "put-random.lua",
+    ],
 )
 #: when the copies are dated from, one minute apart
-EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
 
 def make_seed(root: Path) -> Path:
     """Four real runs against the built-in server in ``root``."""
     env = {**os.environ, "PERFLAB_DATA": str(root)}
     for args in SEED_RUNS:
-        subprocess.run([sys.executable, "-m", "perflab", *args, "--no-project"], env=env, check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, "-m", "perflab", *args, "--no-project"], env=env, check=True, stdout=subprocess.DEVNULL
+        )
     return root
 
 
@@ -66,8 +98,7 @@ def copy_runs(seed: Path, root: Path, start: int, count: int) -> None:
     and a creation time of its own."""
     sources = sorted(d for d in (seed / "runs").iterdir() if (d / "meta.json").is_file())
     metas = {d: json.loads((d / "meta.json").read_text()) for d in sources}
-    tables = {d: {f.name: f.read_text().splitlines() for f in sorted((d / "tables").glob("*.jsonl"))}
-              for d in sources}
+    tables = {d: {f.name: f.read_text().splitlines() for f in sorted((d / "tables").glob("*.jsonl"))} for d in sources}
     runs = root / "runs"
     runs.mkdir(parents=True, exist_ok=True)
     for i in range(start, start + count):
@@ -98,8 +129,10 @@ def _timed(fn) -> float:
 
 
 #: the query a checkout from before times, in a process of its own (its recorded() rebuilt the index every time)
-BEFORE = ("import sys, time, duckdb; from perflab.records import recorded; t = time.perf_counter(); "
-          "recorded('runs', sys.argv[1]); print(time.perf_counter() - t)")
+BEFORE = (
+    "import sys, time, duckdb; from perflab.records import recorded; t = time.perf_counter(); "
+    "recorded('runs', sys.argv[1]); print(time.perf_counter() - t)"
+)
 
 
 def before(checkout: Path, root: Path) -> float:
@@ -109,8 +142,13 @@ def before(checkout: Path, root: Path) -> float:
     kept = index.with_suffix(".kept")
     index.rename(kept)
     try:
-        out = subprocess.run([sys.executable, "-c", BEFORE, str(root)], env={**os.environ, "PYTHONPATH": str(checkout)},
-                             check=True, capture_output=True, text=True).stdout
+        out = subprocess.run(
+            [sys.executable, "-c", BEFORE, str(root)],
+            env={**os.environ, "PYTHONPATH": str(checkout)},
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
     finally:
         index.unlink(missing_ok=True)
         kept.rename(index)
@@ -125,8 +163,11 @@ def measure(seed: Path, size: int, add: int, repeats: int, work: Path, checkout:
         t = time.perf_counter()
         copy_runs(seed, root, 0, size)
         print(f"{size:,} runs copied in {time.perf_counter() - t:.0f} s", flush=True)
-    out = {k: [] for k in ("full_build", "first_build", "second_runs", "second_breakpoints", "second_count",
-                           "after_add_runs") + (("before_runs",) if checkout else ())}
+    out = {
+        k: []
+        for k in ("full_build", "first_build", "second_runs", "second_breakpoints", "second_count", "after_add_runs")
+        + (("before_runs",) if checkout else ())
+    }
     for r in range(repeats):
         for f in (INDEX_FILE, INDEX_FILE + ".wal"):
             (root / f).unlink(missing_ok=True)
@@ -143,16 +184,22 @@ def measure(seed: Path, size: int, add: int, repeats: int, work: Path, checkout:
         n = len(recorded("runs", root, include_failed=True, include_invalid=True))
         assert n == size + (r + 1) * add, f"the index holds {n} runs, {size + (r + 1) * add} were made"
         print(f"{size:,} runs, repeat {r + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in out.items()), flush=True)
-    for f in (root / "runs").iterdir():                       # the added copies go, for the next invocation
+    for f in (root / "runs").iterdir():  # the added copies go, for the next invocation
         if int(f.name.rsplit("-", 1)[1], 16) >= size:
             shutil.rmtree(f)
     return out
 
 
 #: the table's column heads, by timing
-HEADS = {"full_build": "full build", "first_build": "first build", "second_runs": 'second `recorded("runs")`',
-         "second_breakpoints": 'second `recorded("breakpoints")`', "second_count": "second `count(*)` of loads",
-         "after_add_runs": '`recorded("runs")` after adding', "before_runs": '`recorded("runs")` before'}
+HEADS = {
+    "full_build": "full build",
+    "first_build": "first build",
+    "second_runs": 'second `recorded("runs")`',
+    "second_breakpoints": 'second `recorded("breakpoints")`',
+    "second_count": "second `count(*)` of loads",
+    "after_add_runs": '`recorded("runs")` after adding',
+    "before_runs": '`recorded("runs")` before',
+}
 
 
 def table(results: dict, repeats: int) -> str:
@@ -178,16 +225,25 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="perflab-index-") as tmp:
         work = a.work or Path(tmp)
         seed = a.seed or make_seed(work / "seed")
-        started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         load_start = load_average()
-        results = {size: {"add": a.add, "timings": measure(seed, size, a.add, a.repeats, work, a.before)}
-                   for size in sizes}
-    summary = {"date": started, "machine": machine_info(), "python": platform.python_version(),
-               "load_average": [load_start, load_average()], "repeats": a.repeats, "results": results}
+        results = {
+            size: {"add": a.add, "timings": measure(seed, size, a.add, a.repeats, work, a.before)} for size in sizes
+        }
+    summary = {
+        "date": started,
+        "machine": machine_info(),
+        "python": platform.python_version(),
+        "load_average": [load_start, load_average()],
+        "repeats": a.repeats,
+        "results": results,
+    }
     a.json.write_text(json.dumps(summary, indent=2) + "\n")
     print(table(results, a.repeats))
-    print(f"{started}, {summary['machine'].get('cpu_model')}, {summary['machine'].get('cores')} cores; "
-          f"load average {load_start} at the start, {summary['load_average'][1]} at the end; timings in {a.json}")
+    print(
+        f"{started}, {summary['machine'].get('cpu_model')}, {summary['machine'].get('cores')} cores; "
+        f"load average {load_start} at the start, {summary['load_average'][1]} at the end; timings in {a.json}"
+    )
     return 0
 
 

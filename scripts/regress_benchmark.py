@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import shutil
 import statistics
@@ -44,11 +43,14 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import perflab as pl  # noqa: E402
-from perflab.regress import synthetic  # noqa: E402
 from perflab.analysis.regress import bisect_lines, gate_lines  # noqa: E402
 from perflab.config.regress import BisectParams, GateParams, RepoParams  # noqa: E402
 from perflab.records import open_run  # noqa: E402
-from perflab.regress import run_bisect, run_gate  # noqa: E402
+from perflab.regress import (  # noqa: E402
+    run_bisect,
+    run_gate,
+    synthetic,  # noqa: E402
+)
 
 #: the server every gate scenario runs: the built-in JVM as the lab starts it, with its defaults (sync, a
 #: selector per CPU, events on) on the memory backend
@@ -86,8 +88,16 @@ def calibrate(root: Path, data: str) -> tuple[float, float]:
     reads of the thread's CPU clock, at least): one comparison of 0 us against SPIN us (16 pairs), A's median
     and B's median minus A's minus SPIN."""
     repo = synthetic.declared(root / "calibration", [0, SPIN], jvm=JVM, server=SERVER)
-    res = run_gate("HEAD~1", "HEAD", LOAD, GateParams(**GATE, max_pairs=16, min_pairs=16, budget=None),
-                   RepoParams(repo=str(repo)), fill=FILL, data_root=data, progress=False)
+    res = run_gate(
+        "HEAD~1",
+        "HEAD",
+        LOAD,
+        GateParams(**GATE, max_pairs=16, min_pairs=16, budget=None),
+        RepoParams(repo=str(repo)),
+        fill=FILL,
+        data_root=data,
+        progress=False,
+    )
     pairs = open_run(res.comparison.run.dir).read_frame("pairs.csv")
     base = float(np.median(pairs["a_cpu_us"]))
     return base, float(np.median(pairs["b_cpu_us"] - pairs["a_cpu_us"])) - SPIN
@@ -95,15 +105,34 @@ def calibrate(root: Path, data: str) -> tuple[float, float]:
 
 def gate_once(name: str, sc: dict, repo: Path, data: str, planted: float | None) -> dict:
     t = time.monotonic()
-    res = run_gate("HEAD~1", "HEAD", LOAD, GateParams(**GATE, metric=sc["metric"]), RepoParams(repo=str(repo)),
-                   fill=FILL, data_root=data, progress=False)
+    res = run_gate(
+        "HEAD~1",
+        "HEAD",
+        LOAD,
+        GateParams(**GATE, metric=sc["metric"]),
+        RepoParams(repo=str(repo)),
+        fill=FILL,
+        data_root=data,
+        progress=False,
+    )
     seconds = time.monotonic() - t
     pairs = open_run(res.comparison.run.dir).read_frame("pairs.csv") if res.comparison else pd.DataFrame()
     c = res.check
-    out = {"scenario": name, "metric": sc["metric"], "exit_code": res.exit_code, "outcome": str(res.outcome),
-           "ratio": c.ratio if c else None, "ci": list(c.ci) if c else None, "n": c.n if c else None,
-           "seconds": round(seconds, 1), "load": load_avg(), "planted_us": planted, "run": res.run_id,
-           "budget": GATE.get("budget", GateParams().budget), "lines": gate_lines(res)}
+    out = {
+        "scenario": name,
+        "metric": sc["metric"],
+        "exit_code": res.exit_code,
+        "outcome": str(res.outcome),
+        "ratio": c.ratio if c else None,
+        "ci": list(c.ci) if c else None,
+        "n": c.n if c else None,
+        "seconds": round(seconds, 1),
+        "load": load_avg(),
+        "planted_us": planted,
+        "run": res.run_id,
+        "budget": GATE.get("budget", GateParams().budget),
+        "lines": gate_lines(res),
+    }
     if len(pairs):
         for m in ("cpu", "p50", "p99"):
             d = pairs[f"log_ratio_{m}"].dropna()
@@ -130,8 +159,11 @@ def real_history(root: Path) -> Path:
         handler.write_text(handler.read_text() + f"// step {i}\n")
         msg = f"step {i}: a comment"
         if i == PLANTED:
-            text, n = re.subn(r'OptionSpec\.integer\("debug-work-ns", SERVER, 0,',
-                              f'OptionSpec.integer("debug-work-ns", SERVER, {PLANTED_COST * 1000},', options.read_text())
+            text, n = re.subn(
+                r'OptionSpec\.integer\("debug-work-ns", SERVER, 0,',
+                f'OptionSpec.integer("debug-work-ns", SERVER, {PLANTED_COST * 1000},',
+                options.read_text(),
+            )
             assert n == 1, "OptionList.java: the debug-work-ns declaration moved"
             options.write_text(text)
             msg = f"step {i}: every request burns {PLANTED_COST} us of CPU"
@@ -144,47 +176,84 @@ def bisect_once(root: Path, data: str) -> dict:
     repo = real_history(root / f"history-{time.time_ns()}")
     commits = synthetic.git(repo, "log", "--reverse", "--format=%H").split()
     t = time.monotonic()
-    res = run_bisect("HEAD~16", "HEAD", LOAD, BisectParams(**GATE, margin=BISECT_MARGIN), RepoParams(repo=str(repo)),
-                     server=pl.ServerConfig(backend="memory"), fill=FILL, data_root=data, progress=False)
+    res = run_bisect(
+        "HEAD~16",
+        "HEAD",
+        LOAD,
+        BisectParams(**GATE, margin=BISECT_MARGIN),
+        RepoParams(repo=str(repo)),
+        server=pl.ServerConfig(backend="memory"),
+        fill=FILL,
+        data_root=data,
+        progress=False,
+    )
     seconds = time.monotonic() - t
-    return {"scenario": "bisect-real", "found": str(res.found), "first": res.first.sha if res.first else None,
-            "planted": commits[PLANTED], "named": bool(res.first and res.first.sha == commits[PLANTED]),
-            "ratio": res.first_check.ratio if res.first_check else None,
-            "ci": list(res.first_check.ci) if res.first_check else None, "comparisons": res.search.comparisons,
-            "steps": len(res.search.steps), "seconds": round(seconds, 1), "load": load_avg(), "run": res.run_id,
-            "lines": bisect_lines(res)}
+    return {
+        "scenario": "bisect-real",
+        "found": str(res.found),
+        "first": res.first.sha if res.first else None,
+        "planted": commits[PLANTED],
+        "named": bool(res.first and res.first.sha == commits[PLANTED]),
+        "ratio": res.first_check.ratio if res.first_check else None,
+        "ci": list(res.first_check.ci) if res.first_check else None,
+        "comparisons": res.search.comparisons,
+        "steps": len(res.search.steps),
+        "seconds": round(seconds, 1),
+        "load": load_avg(),
+        "run": res.run_id,
+        "lines": bisect_lines(res),
+    }
 
 
 def summary(rows: list[dict]) -> str:
     """One markdown table per kind of scenario."""
-    out = ["| scenario | runs | exit 0 | exit 1 | exit 2 | exit 3 | B/A of the metric: median (range) | time to a "
-           "verdict: median (range) | load average: median (range) |", "|---|---:|---:|---:|---:|---:|---|---|---|"]
+    out = [
+        "| scenario | runs | exit 0 | exit 1 | exit 2 | exit 3 | B/A of the metric: median (range) | time to a "
+        "verdict: median (range) | load average: median (range) |",
+        "|---|---:|---:|---:|---:|---:|---|---|---|",
+    ]
     gates = [r for r in rows if r["scenario"].startswith("gate")]
     for c in (r for r in rows if r["scenario"] == "calibration"):
-        out.insert(0, f"calibration: BASE {c['base_us']:.1f} us of CPU per request, the spin's own cost "
-                      f"{c['overhead_us']:.2f} us, planted --debug-work-ns {c['planted_us'] * 1000:.0f}: true ratio about "
-                      f"{c['truth']:.3f}\n")
+        out.insert(
+            0,
+            f"calibration: BASE {c['base_us']:.1f} us of CPU per request, the spin's own cost "
+            f"{c['overhead_us']:.2f} us, planted --debug-work-ns {c['planted_us'] * 1000:.0f}: true ratio about "
+            f"{c['truth']:.3f}\n",
+        )
     for name in dict.fromkeys(r["scenario"] for r in gates):
         g = [r for r in gates if r["scenario"] == name]
         codes = [r["exit_code"] for r in g]
         ratios = [r["ratio"] for r in g if r["ratio"]]
         secs = [r["seconds"] for r in g]
         loads = [r["load"] for r in g]
-        out.append(f"| {name} | {len(g)} | " + " | ".join(str(codes.count(k)) for k in range(4))
-                   + f" | {_mr(ratios, 3)} | {_mr(secs, 0, ' s')} | {_mr(loads, 1)} |")
-    out += ["", "| scenario | runs | spread between pairs (sd of log B/A): cpu | p50 | p99 | robust spread (1.4826 MAD): "
-            "cpu | p50 | p99 | CPU per request: A, median |", "|---|---:|---|---|---|---|---|---|---|"]
+        out.append(
+            f"| {name} | {len(g)} | "
+            + " | ".join(str(codes.count(k)) for k in range(4))
+            + f" | {_mr(ratios, 3)} | {_mr(secs, 0, ' s')} | {_mr(loads, 1)} |"
+        )
+    out += [
+        "",
+        "| scenario | runs | spread between pairs (sd of log B/A): cpu | p50 | p99 | robust spread (1.4826 MAD): "
+        "cpu | p50 | p99 | CPU per request: A, median |",
+        "|---|---:|---|---|---|---|---|---|---|",
+    ]
     for name in dict.fromkeys(r["scenario"] for r in gates):
         g = [r for r in gates if r["scenario"] == name and "sd_cpu" in r]
         cells = [_mr([r[f"{k}_{m}"] for r in g], 3) for k in ("sd", "mad") for m in ("cpu", "p50", "p99")]
         out.append(f"| {name} | {len(g)} | " + " | ".join(cells) + f" | {_mr([r['a_cpu_us'] for r in g], 1, ' us')} |")
     bis = [r for r in rows if r["scenario"] == "bisect-real"]
     if bis:
-        out += ["", "| bisect-real | runs | named the planted commit | ratio found: median | comparisons | time with "
-                "builds: median (range) | load average |", "|---|---:|---:|---|---|---|---|"]
-        out.append(f"| {PLANTED_COST} us at commit {PLANTED} of 16 | {len(bis)} | {sum(r['named'] for r in bis)} | "
-                   f"{_mr([r['ratio'] for r in bis if r['ratio']], 2)} | {_mr([r['comparisons'] for r in bis], 0)} | "
-                   f"{_mr([r['seconds'] for r in bis], 0, ' s')} | {_mr([r['load'] for r in bis], 1)} |")
+        out += [
+            "",
+            "| bisect-real | runs | named the planted commit | ratio found: median | comparisons | time with "
+            "builds: median (range) | load average |",
+            "|---|---:|---:|---|---|---|---|",
+        ]
+        out.append(
+            f"| {PLANTED_COST} us at commit {PLANTED} of 16 | {len(bis)} | {sum(r['named'] for r in bis)} | "
+            f"{_mr([r['ratio'] for r in bis if r['ratio']], 2)} | {_mr([r['comparisons'] for r in bis], 0)} | "
+            f"{_mr([r['seconds'] for r in bis], 0, ' s')} | {_mr([r['load'] for r in bis], 1)} |"
+        )
     return "\n".join(out)
 
 
@@ -201,9 +270,13 @@ def main() -> int:
     p.add_argument("--data", default=None, help="data root (default: a temporary directory)")
     p.add_argument("--out", default=None, help="append one JSON line per run here")
     p.add_argument("--summary", default=None, help="only print the tables of these JSON-lines files (comma-separated)")
-    p.add_argument("--budget", type=float, default=None,
-                   help="each gate's budget in seconds instead of its default (a false alarm needs a claim, and the "
-                        "bound alpha holds for any budget: a shorter one counts more A/A gates in an hour)")
+    p.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        help="each gate's budget in seconds instead of its default (a false alarm needs a claim, and the "
+        "bound alpha holds for any budget: a shorter one counts more A/A gates in an hour)",
+    )
     a = p.parse_args()
     if a.budget is not None:
         GATE["budget"] = a.budget
@@ -216,7 +289,7 @@ def main() -> int:
     if unknown:
         p.error(f"unknown scenario(s) {unknown}; known: {', '.join(SCENARIOS)}")
     data = a.data or tempfile.mkdtemp(prefix="regress-bench-")
-    root = Path(data) / "histories" / time.strftime("%Y%m%dT%H%M%S")   # a fresh one per invocation
+    root = Path(data) / "histories" / time.strftime("%Y%m%dT%H%M%S")  # a fresh one per invocation
     root.mkdir(parents=True, exist_ok=True)
     warnings.simplefilter("ignore")
     rows: list[dict] = []
@@ -225,12 +298,25 @@ def main() -> int:
         base, overhead = calibrate(root, data)
         planted = round(max(0.1, 0.10 * base - overhead), 2)
         truth = (planted + overhead) / base
-        print(f"BASE's CPU per request here: {base:.1f} us; the spin costs {overhead:.2f} us beyond what it spins; "
-              f"planted: --debug-work-ns {planted * 1000:.0f}, a true increase of about {truth:.1%}", flush=True)
+        print(
+            f"BASE's CPU per request here: {base:.1f} us; the spin costs {overhead:.2f} us beyond what it spins; "
+            f"planted: --debug-work-ns {planted * 1000:.0f}, a true increase of about {truth:.1%}",
+            flush=True,
+        )
         if a.out:
             with open(a.out, "a") as f:
-                f.write(json.dumps({"scenario": "calibration", "base_us": base, "overhead_us": overhead,
-                                    "planted_us": planted, "truth": 1 + truth}) + "\n")
+                f.write(
+                    json.dumps(
+                        {
+                            "scenario": "calibration",
+                            "base_us": base,
+                            "overhead_us": overhead,
+                            "planted_us": planted,
+                            "truth": 1 + truth,
+                        }
+                    )
+                    + "\n"
+                )
     for n in names:
         sc = SCENARIOS[n]
         if not sc.get("bisect"):
@@ -239,12 +325,17 @@ def main() -> int:
     for i in range(a.runs):
         for n in names:
             sc = SCENARIOS[n]
-            row = bisect_once(root, data) if sc.get("bisect") else \
-                gate_once(n, sc, repos[n], data, planted if sc["truth"] else None)
+            row = (
+                bisect_once(root, data)
+                if sc.get("bisect")
+                else gate_once(n, sc, repos[n], data, planted if sc["truth"] else None)
+            )
             row["i"] = i
             rows.append(row)
-            brief = {k: row.get(k) for k in ("scenario", "exit_code", "outcome", "found", "named", "ratio", "n",
-                                              "seconds", "load")}
+            brief = {
+                k: row.get(k)
+                for k in ("scenario", "exit_code", "outcome", "found", "named", "ratio", "n", "seconds", "load")
+            }
             print(json.dumps(brief), flush=True)
             if a.out:
                 with open(a.out, "a") as f:

@@ -28,8 +28,22 @@ from pathlib import Path
 import psutil
 
 REPO = Path(__file__).resolve().parent.parent
-COMMAND = ["run", "--no-project", "--backend", "memory", "-R", "500", "-d", "1s", "-c", "2", "-t", "1",
-           "--path", "/v0/status"]
+COMMAND = [
+    "run",
+    "--no-project",
+    "--backend",
+    "memory",
+    "-R",
+    "500",
+    "-d",
+    "1s",
+    "-c",
+    "2",
+    "-t",
+    "1",
+    "--path",
+    "/v0/status",
+]
 
 
 def _loopback(a: str) -> bool:
@@ -46,8 +60,11 @@ def _listening(pid: int) -> set[str]:
     out = set()
     for p in procs:
         try:
-            out |= {f"{c.laddr.ip}:{c.laddr.port} ({p.name()})" for c in p.net_connections(kind="inet")
-                    if c.status == psutil.CONN_LISTEN}
+            out |= {
+                f"{c.laddr.ip}:{c.laddr.port} ({p.name()})"
+                for c in p.net_connections(kind="inet")
+                if c.status == psutil.CONN_LISTEN
+            }
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
     return out
@@ -60,11 +77,20 @@ def _ss() -> int:
 
 def one(i: int, tmp: Path, limit: float) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PERFLAB_", "DASK_"))}
-    env.update(TMPDIR=str(tmp / "tmp"), PERFLAB_DATA=str(tmp / "data"),
-               PYTHONPATH=str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""))
+    env.update(
+        TMPDIR=str(tmp / "tmp"),
+        PERFLAB_DATA=str(tmp / "data"),
+        PYTHONPATH=str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""),
+    )
     t0 = time.monotonic()
-    p = subprocess.Popen([sys.executable, "-m", "perflab", *COMMAND, "--name", f"row-{i}"], cwd=REPO, env=env,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "perflab", *COMMAND, "--name", f"row-{i}"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     seen: set[str] = set()
     hung = False
     while p.poll() is None:
@@ -75,9 +101,14 @@ def one(i: int, tmp: Path, limit: float) -> dict:
             break
         time.sleep(0.2)
     err = p.communicate()[1].decode(errors="replace")
-    return {"wall_s": time.monotonic() - t0, "rc": p.returncode, "hung": hung,
-            "open": sorted(s for s in seen if not _loopback(s.rsplit(":", 1)[0].strip("[]"))),
-            "listening": sorted(seen), "error": err.strip().splitlines()[-1] if p.returncode and err.strip() else ""}
+    return {
+        "wall_s": time.monotonic() - t0,
+        "rc": p.returncode,
+        "hung": hung,
+        "open": sorted(s for s in seen if not _loopback(s.rsplit(":", 1)[0].strip("[]"))),
+        "listening": sorted(seen),
+        "error": err.strip().splitlines()[-1] if p.returncode and err.strip() else "",
+    }
 
 
 def main(argv=None) -> int:
@@ -91,26 +122,35 @@ def main(argv=None) -> int:
         with tempfile.TemporaryDirectory(prefix="runs-in-a-row-") as d:
             tmp = Path(d)
             (tmp / "tmp").mkdir()
-            print(f"# {a.runs} x perflab {' '.join(COMMAND)}, {a.busy} core(s) busy beside them; "
-                  f"{dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} CPUs, load average "
-                  f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+            print(
+                f"# {a.runs} x perflab {' '.join(COMMAND)}, {a.busy} core(s) busy beside them; "
+                f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} CPUs, load average "
+                f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}",
+                flush=True,
+            )
             before = _ss()
             rows = []
             for i in range(1, a.runs + 1):
                 r = one(i, tmp, a.limit)
                 rows.append(r)
                 status = "HUNG" if r["hung"] else f"exit {r['rc']}"
-                print(f"run {i}: {status} in {r['wall_s']:.1f} s; "
-                      f"listening {', '.join(r['listening']) or 'nothing'}"
-                      + (f"; {r['error']}" if r["error"] else ""), flush=True)
+                print(
+                    f"run {i}: {status} in {r['wall_s']:.1f} s; "
+                    f"listening {', '.join(r['listening']) or 'nothing'}" + (f"; {r['error']}" if r["error"] else ""),
+                    flush=True,
+                )
             after = _ss()
             left = sorted(os.listdir(tmp / "tmp"))
             walls = [r["wall_s"] for r in rows]
-            print(f"runs: {len(rows)}, exit 0: {sum(r['rc'] == 0 for r in rows)}, "
-                  f"hung: {sum(r['hung'] for r in rows)}, wall {statistics.median(walls):.1f} s at the median "
-                  f"({min(walls):.1f}-{max(walls):.1f})")
-            print(f"a socket beyond loopback in {sum(bool(r['open']) for r in rows)} runs; "
-                  f"listening sockets on the machine (ss -ltn): {before} before, {after} after")
+            print(
+                f"runs: {len(rows)}, exit 0: {sum(r['rc'] == 0 for r in rows)}, "
+                f"hung: {sum(r['hung'] for r in rows)}, wall {statistics.median(walls):.1f} s at the median "
+                f"({min(walls):.1f}-{max(walls):.1f})"
+            )
+            print(
+                f"a socket beyond loopback in {sum(bool(r['open']) for r in rows)} runs; "
+                f"listening sockets on the machine (ss -ltn): {before} before, {after} after"
+            )
             print(f"left in TMPDIR: {len(left)}" + (f" ({', '.join(left[:10])})" if left else ""))
     finally:
         for b in busy:

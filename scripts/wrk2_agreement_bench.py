@@ -37,8 +37,10 @@ KEEP_UP = 0.98
 def servers(spec: str, script: str | None, fill: int) -> tuple[list[str], list[str]]:
     """(the server's flags, the load's flags) of a ``--server`` value."""
     if spec == "known":
-        return (["--no-project", "--backend", "memory", "--mode", "async", "--workers", "4", "--debug-delay", "2ms"],
-                ["--path", "/v0/status", "-c", "16", "-t", "1"])
+        return (
+            ["--no-project", "--backend", "memory", "--mode", "async", "--workers", "4", "--debug-delay", "2ms"],
+            ["--path", "/v0/status", "-c", "16", "-t", "1"],
+        )
     load = ["-s", script or "get-random.lua", "-c", "16", "-t", "2"]
     if (script or "get-random.lua").startswith("get"):
         load += ["--fill", str(fill)]
@@ -52,21 +54,31 @@ def servers(spec: str, script: str | None, fill: int) -> tuple[list[str], list[s
 def perflab(args: list[str], data: Path) -> tuple[int, str, dict | None]:
     """Run ``perflab ARGS`` into ``data``; its exit code, its output's last lines and its run's meta.json."""
     before = set((data / "runs").iterdir()) if (data / "runs").is_dir() else set()
-    done = subprocess.run([str(PY), "-m", "perflab", *args, "--data", str(data), "--quiet"], cwd=HERE,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [str(PY), "-m", "perflab", *args, "--data", str(data), "--quiet"], cwd=HERE, capture_output=True, text=True
+    )
     new = sorted(set((data / "runs").iterdir()) - before) if (data / "runs").is_dir() else []
     meta = json.loads((new[-1] / "meta.json").read_text()) if new else None
     return done.returncode, "\n".join((done.stdout + done.stderr).strip().splitlines()[-4:]), meta
 
 
 def wrk2_run(server: list[str], load: list[str], wrk2: str, rate: float, a, data: Path) -> dict:
-    code, tail, meta = perflab(["run", *server, *load, "--wrk", wrk2, "-R", str(round(rate)),
-                                "-d", f"{a.seconds}s", "--warmup", f"{a.warm}s"], data)
+    code, tail, meta = perflab(
+        ["run", *server, *load, "--wrk", wrk2, "-R", str(round(rate)), "-d", f"{a.seconds}s", "--warmup", f"{a.warm}s"],
+        data,
+    )
     res = (meta or {}).get("results") or {}
     ratio, p99 = res.get("achieved_ratio"), res.get("p99_ms")
     ok = ratio is not None and p99 is not None and ratio >= KEEP_UP and p99 <= a.sla_ms
-    return {"rate": round(rate), "achieved": ratio, "p99_ms": p99, "kept_up": ok, "code": code,
-            "run": (meta or {}).get("id"), "tail": tail if meta is None else ""}
+    return {
+        "rate": round(rate),
+        "achieved": ratio,
+        "p99_ms": p99,
+        "kept_up": ok,
+        "code": code,
+        "run": (meta or {}).get("id"),
+        "tail": tail if meta is None else "",
+    }
 
 
 def main() -> int:
@@ -88,17 +100,24 @@ def main() -> int:
     rows = []
     for spec in a.server:
         server, load = servers(spec, a.script, a.fill)
-        for busy in ([False, True] if a.hog else [False]):
+        for busy in [False, True] if a.hog else [False]:
             hog = subprocess.Popen(HOG) if busy else None
             try:
                 t0 = time.monotonic()
                 code, tail, meta = perflab(["breakpoint", *server, *load, "--second-opinion", "none"], a.data)
                 res = (meta or {}).get("results") or {}
-                lab = {"server": spec, "hog": busy, "rate": res.get("breakpoint_rate"),
-                       "interval": res.get("interval"), "verdict": res.get("verdict"),
-                       "held": res.get("held_windows"), "at_least": res.get("at_least"),
-                       "others_max": res.get("others_max_cores"), "search_s": round(time.monotonic() - t0),
-                       "line": tail}
+                lab = {
+                    "server": spec,
+                    "hog": busy,
+                    "rate": res.get("breakpoint_rate"),
+                    "interval": res.get("interval"),
+                    "verdict": res.get("verdict"),
+                    "held": res.get("held_windows"),
+                    "at_least": res.get("at_least"),
+                    "others_max": res.get("others_max_cores"),
+                    "search_s": round(time.monotonic() - t0),
+                    "line": tail,
+                }
                 lo = lab["rate"] or lab["at_least"]
                 checks = {}
                 if lo:
@@ -122,11 +141,17 @@ def _line(lab: dict) -> str:
         kept = sum(r["kept_up"] for r in runs)
         p99 = ", ".join(f"{r['p99_ms']:.1f}" if r["p99_ms"] is not None else "-" for r in runs)
         return f"kept up {kept}/{len(runs)} (p99 {p99} ms)"
+
     checks = "; ".join(f"wrk2 {k}: {said(v)}" for k, v in lab["wrk2"].items())
-    what = (f"{lab['rate']:,.0f} req/s {lab['interval']} {lab['verdict']}, {lab['held']}" if lab["rate"] else
-            f"no number ({lab['verdict']}), at least {lab['at_least']}")
-    return (f"| {lab['server']} | {'hog' if lab['hog'] else 'quiet'} | {what}; others up to {lab['others_max']} "
-            f"cores; {lab['search_s']} s | {checks or '-'} |")
+    what = (
+        f"{lab['rate']:,.0f} req/s {lab['interval']} {lab['verdict']}, {lab['held']}"
+        if lab["rate"]
+        else f"no number ({lab['verdict']}), at least {lab['at_least']}"
+    )
+    return (
+        f"| {lab['server']} | {'hog' if lab['hog'] else 'quiet'} | {what}; others up to {lab['others_max']} "
+        f"cores; {lab['search_s']} s | {checks or '-'} |"
+    )
 
 
 if __name__ == "__main__":

@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
+from support import SHARED, TOKEN_ENV, free_port, processes_carrying
 
 from perflab import paths
-from support import SHARED, TOKEN_ENV, free_port, processes_carrying
 
 
 @pytest.fixture
@@ -62,15 +62,34 @@ def shared_dir() -> Path:
 #: count): the report batches' minutes of notebooks start first and run beside everything else, and what is left
 #: at the end is short (test_scripts.py's minute, collected after them, ended the run; every file not listed
 #: takes under 15 s)
-LONGEST_FIRST = ("report/test_pipeline.py", "report/test_report_notebooks_05_to_09.py", "report/test_report_course.py",
-                 "report/test_report_foreign.py",
-                 "hosts/test_netns_hosts.py", "lab/test_ab_server.py", "lab/test_breakpoint_server.py",
-                 "lab/test_experiment.py", "scripts/test_scripts.py", "cluster/test_cluster_runs.py",
-                 "report/test_compare.py", "lab/test_foreign.py", "lab/test_cli_process.py",
-                 "regress/test_regress_server.py", "lab/test_course.py", "hosts/test_profiler_off.py",
-                 "notebooks/test_notebooks.py", "lab/test_bridge_profiler.py", "report/test_export.py",
-                 "lab/test_index.py", "lab/test_cli.py", "hosts/test_local_hosts.py", "hosts/test_tls.py",
-                 "report/test_reports_at_once.py", "lab/test_load.py", "lab/test_events_lab.py")
+LONGEST_FIRST = (
+    "report/test_pipeline.py",
+    "report/test_report_notebooks_05_to_09.py",
+    "report/test_report_course.py",
+    "report/test_report_foreign.py",
+    "hosts/test_netns_hosts.py",
+    "lab/test_ab_server.py",
+    "lab/test_breakpoint_server.py",
+    "lab/test_experiment.py",
+    "scripts/test_scripts.py",
+    "cluster/test_cluster_runs.py",
+    "report/test_compare.py",
+    "lab/test_foreign.py",
+    "lab/test_cli_process.py",
+    "regress/test_regress_server.py",
+    "lab/test_course.py",
+    "hosts/test_profiler_off.py",
+    "notebooks/test_notebooks.py",
+    "lab/test_bridge_profiler.py",
+    "report/test_export.py",
+    "lab/test_index.py",
+    "lab/test_cli.py",
+    "hosts/test_local_hosts.py",
+    "hosts/test_tls.py",
+    "report/test_reports_at_once.py",
+    "lab/test_load.py",
+    "lab/test_events_lab.py",
+)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -78,4 +97,4 @@ def pytest_collection_modifyitems(config, items):
         path = item.nodeid.split("::", 1)[0]
         return next((i for i, f in enumerate(LONGEST_FIRST) if path.endswith(f)), len(LONGEST_FIRST))
 
-    items.sort(key=rank)   # stable: every other test keeps its order
+    items.sort(key=rank)  # stable: every other test keeps its order

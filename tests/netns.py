@@ -27,7 +27,7 @@ from pathlib import Path
 from perflab.config.hosts import SCHEDULER_ENV
 from perflab.hosts.pool import disconnect
 
-REPO = Path(__file__).resolve().parents[1]   # the checkout: the workers run its perflab
+REPO = Path(__file__).resolve().parents[1]  # the checkout: the workers run its perflab
 PREFIX = "plns-"
 BRIDGE = "plbr0"
 SUBNET = "10.77.0"
@@ -92,7 +92,7 @@ def clean_stale() -> None:
 class Host:
     name: str
     ip: str
-    roles: str | None          # "server", "generator" or both ("generator,server"); None: the scheduler
+    roles: str | None  # "server", "generator" or both ("generator,server"); None: the scheduler
     proc: subprocess.Popen | None = None
 
     @property
@@ -151,11 +151,30 @@ class NetnsHosts:
         if h.roles is None:
             cmd = [*perflab, "scheduler", "--host", h.ip, "--port", str(PORT), "--no-dashboard", *tls]
         else:
-            cmd = [*perflab, "worker", self.address, "--name", name, "--roles", h.roles, "--host", h.ip,
-                   "--local-directory", str(d), *tls]
+            cmd = [
+                *perflab,
+                "worker",
+                self.address,
+                "--name",
+                name,
+                "--roles",
+                h.roles,
+                "--host",
+                h.ip,
+                "--local-directory",
+                str(d),
+                *tls,
+            ]
         log = open(d / "log.txt", "ab")
-        h.proc = subprocess.Popen(["ip", "netns", "exec", h.ns, *cmd], stdout=log, stderr=subprocess.STDOUT,
-                                  stdin=subprocess.DEVNULL, env=env, cwd=str(REPO), start_new_session=True)
+        h.proc = subprocess.Popen(
+            ["ip", "netns", "exec", h.ns, *cmd],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            cwd=str(REPO),
+            start_new_session=True,
+        )
         log.close()
 
     def wait_workers(self, names: list[str], timeout: float = 90.0) -> None:
@@ -168,8 +187,9 @@ class NetnsHosts:
         try:
             while time.monotonic() < deadline:
                 try:
-                    client = client or Client(self.address, timeout=5, set_as_default=False,
-                                              security=security(self.tls) if self.tls else None)
+                    client = client or Client(
+                        self.address, timeout=5, set_as_default=False, security=security(self.tls) if self.tls else None
+                    )
                     got = {w["name"] for w in client.scheduler_info(n_workers=-1)["workers"].values()}
                     if set(names) <= got:
                         return
@@ -224,8 +244,13 @@ def make(workers: dict[str, str], tls: bool = False) -> NetnsHosts:
     try:
         if tls:
             c.tls = str(root / "tls")
-            subprocess.run([sys.executable, "-m", "perflab", "certs", c.tls], check=True, capture_output=True,
-                           cwd=str(REPO), env=dict(os.environ, PYTHONPATH=str(REPO)))
+            subprocess.run(
+                [sys.executable, "-m", "perflab", "certs", c.tls],
+                check=True,
+                capture_output=True,
+                cwd=str(REPO),
+                env=dict(os.environ, PYTHONPATH=str(REPO)),
+            )
         _ip("link", "add", BRIDGE, "type", "bridge")
         _ip("addr", "add", f"{SUBNET}.1/24", "dev", BRIDGE)
         _ip("link", "set", BRIDGE, "up")

@@ -12,7 +12,6 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
-
 from support import REPO
 
 README_LIMIT = 15_000
@@ -88,7 +87,7 @@ def links(text: str) -> list[tuple[int, str]]:
     lines = text.splitlines()
     kept = dict(_prose(text))
     prose = "\n".join(kept.get(i, "") for i in range(1, len(lines) + 1))
-    prose = _CODE_SPAN.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), prose)     # same offsets, no code
+    prose = _CODE_SPAN.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), prose)  # same offsets, no code
     return [(prose.count("\n", 0, m.start()) + 1, m.group(1)) for m in _LINK.finditer(prose)]
 
 
@@ -124,8 +123,10 @@ def test_the_anchor_rules_are_githubs():
 
 def test_links_and_anchors_are_found_outside_code(tmp_path):
     page = tmp_path / "p.md"
-    page.write_text("# A page\n\n## Once\n\n## Once\n\nsee [there](#once-1) and `[not](nowhere.md)`\n"
-                    "```bash\n# not a heading\n[nor](this.md)\n```\n![img](p.md#a-page)\n")
+    page.write_text(
+        "# A page\n\n## Once\n\n## Once\n\nsee [there](#once-1) and `[not](nowhere.md)`\n"
+        "```bash\n# not a heading\n[nor](this.md)\n```\n![img](p.md#a-page)\n"
+    )
     assert anchors(page) == {"a-page", "once", "once-1"}
     assert links(page.read_text()) == [(7, "#once-1"), (12, "p.md#a-page")]
     # the check can fail: a missing file, a missing heading, an anchor into what is not a page
@@ -137,19 +138,29 @@ def test_links_and_anchors_are_found_outside_code(tmp_path):
 
 def test_the_readme_is_read_in_five_minutes():
     size = len((REPO / "README.md").read_text())
-    assert size <= README_LIMIT, f"README.md has {size:,} characters (at most {README_LIMIT:,}: move a section to docs/)"
+    assert size <= README_LIMIT, (
+        f"README.md has {size:,} characters (at most {README_LIMIT:,}: move a section to docs/)"
+    )
 
 
 def test_every_docs_page_is_read_in_one_sitting():
-    assert len(PAGES) >= 10, [str(p) for p in PAGES]      # the pages are there to be measured
+    assert len(PAGES) >= 10, [str(p) for p in PAGES]  # the pages are there to be measured
     long = {str(p.relative_to(REPO)): n for p in PAGES if (n := len(p.read_text())) > PAGE_LIMIT}
     assert not long, f"pages over {PAGE_LIMIT:,} characters (split them): {long}"
 
 
 def test_the_documentation_is_found():
     names = {str(p.relative_to(REPO)) for p in DOCS}
-    assert {"README.md", "docs/architecture.md", "java-server/README.md", "loadgen/README.md", "data/README.md",
-            "notebooks/README.md", "report/README.md", "wrk-scripts/README.md"} <= names, sorted(names)
+    assert {
+        "README.md",
+        "docs/architecture.md",
+        "java-server/README.md",
+        "loadgen/README.md",
+        "data/README.md",
+        "notebooks/README.md",
+        "report/README.md",
+        "wrk-scripts/README.md",
+    } <= names, sorted(names)
     assert sum(len(links(p.read_text())) for p in DOCS) >= 100
 
 

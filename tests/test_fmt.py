@@ -22,7 +22,12 @@ def test_latencies_rates_shares_and_ratios():
 def test_intervals_with_open_ends():
     assert fmt.interval((48000, 52000)) == "[48,000, 52,000]"
     assert fmt.interval([48000, 52000], "req/s") == "[48,000, 52,000] req/s"
-    assert fmt.interval((1000, None)) == "[1,000, open)" == fmt.interval((1000, math.inf)) == fmt.interval((1000, math.nan))
+    assert (
+        fmt.interval((1000, None))
+        == "[1,000, open)"
+        == fmt.interval((1000, math.inf))
+        == fmt.interval((1000, math.nan))
+    )
     assert fmt.interval((None, 1250), "req/s") == "< 1,250 req/s"
     assert fmt.interval(None) == "" and fmt.interval((None, None)) == ""
 

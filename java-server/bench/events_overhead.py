@@ -17,6 +17,7 @@ Usage (from the repository root; needs `cd java-server && gradle installDist` an
       [--duration 10] [--warmup 8] [--only put,get] [--order abab|abba] [--on-args '--gc-events off']
       [--loadgen PATH] [--nice -10]
 """
+
 import argparse
 import json
 import os
@@ -36,16 +37,21 @@ EVENT_THREADS = {"event-writer", "gc-events-start"}
 
 
 def find_loadgen(explicit):
-    for p in [explicit, os.path.join(ROOT, "loadgen", "target", "release", "perflab-load"),
-              "/work/main/loadgen/target/release/perflab-load"]:
+    for p in [
+        explicit,
+        os.path.join(ROOT, "loadgen", "target", "release", "perflab-load"),
+        "/work/main/loadgen/target/release/perflab-load",
+    ]:
         if p and os.access(p, os.X_OK):
             return p
     sys.exit("error: perflab-load not found (build loadgen or pass --loadgen)")
 
 
 def find_scripts(loadgen):
-    for d in [os.path.join(ROOT, "wrk-scripts"),
-              os.path.join(os.path.dirname(loadgen), "..", "..", "..", "wrk-scripts")]:
+    for d in [
+        os.path.join(ROOT, "wrk-scripts"),
+        os.path.join(os.path.dirname(loadgen), "..", "..", "..", "wrk-scripts"),
+    ]:
         if os.path.exists(os.path.join(d, "put-random.lua")):
             return os.path.abspath(d)
     sys.exit("error: wrk-scripts/ not found")
@@ -53,8 +59,20 @@ def find_scripts(loadgen):
 
 class Server:
     def __init__(self, a, data_dir, events, log):
-        cmd = a.nice + ["java", "-Xmx" + a.heap, "-Xms" + a.heap, "-cp", os.path.join(INSTALL, "lib", "*"),
-                        "perflab.server.Main", "--port", "0", "--data-dir", data_dir, "--events", events]
+        cmd = a.nice + [
+            "java",
+            "-Xmx" + a.heap,
+            "-Xms" + a.heap,
+            "-cp",
+            os.path.join(INSTALL, "lib", "*"),
+            "perflab.server.Main",
+            "--port",
+            "0",
+            "--data-dir",
+            data_dir,
+            "--events",
+            events,
+        ]
         if events == "on":
             cmd += a.on_args.split()
         self.log = log
@@ -106,8 +124,13 @@ class Server:
 
 
 def load(a, url, rate, seconds, script, args, json_out=None):
-    cmd = a.nice + [a.loadgen, "-t2", "-c32", "-d", "%ds" % seconds, "-R", str(rate),
-                    "-s", os.path.join(a.scripts, script)] + (["--json", json_out] if json_out else []) + [url] + args
+    cmd = (
+        a.nice
+        + [a.loadgen, "-t2", "-c32", "-d", "%ds" % seconds, "-R", str(rate), "-s", os.path.join(a.scripts, script)]
+        + (["--json", json_out] if json_out else [])
+        + [url]
+        + args
+    )
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError("perflab-load failed: " + p.stderr[-2000:])
@@ -116,7 +139,9 @@ def load(a, url, rate, seconds, script, args, json_out=None):
 def one_run(a, workload, events, db):
     """One server, warm-up, measured window. Returns the measurements."""
     script, rate = ("put-random.lua", a.put_rate) if workload == "put" else ("get-random.lua", a.get_rate)
-    args = ["keys=%d" % a.keys, "seed=%d" % int(time.time())] + (["value=%d" % a.value_size] if workload == "put" else [])
+    args = ["keys=%d" % a.keys, "seed=%d" % int(time.time())] + (
+        ["value=%d" % a.value_size] if workload == "put" else []
+    )
     if workload == "put":
         run_dir = os.path.join(a.work, "put-db")
         shutil.rmtree(run_dir, ignore_errors=True)
@@ -141,22 +166,45 @@ def one_run(a, workload, events, db):
     total_ns = sum(delta.values())
     event_ns = sum(ns for k, ns in delta.items() if k[1] in EVENT_THREADS or k[1].startswith("JFR "))
     jit_ns = sum(ns for k, ns in delta.items() if k[1].startswith(("C1 Compiler", "C2 Compiler")))
-    return {"workload": workload, "events": events, "rate": rate, "achieved": d["achieved_rate"],
-            "requests": d["requests"], "p99_ms": d["latency_us"]["p99"] / 1000.0, "errors": errors,
-            "cpu_us": (cpu1 - cpu0) * 1e6 / d["requests"], "load1": load_before,
-            "event_threads_pct": 100.0 * event_ns / total_ns if total_ns else 0.0,
-            "jit_us": jit_ns / 1e3 / d["requests"], "nojit_us": (total_ns - jit_ns) / 1e3 / d["requests"],
-            "event_lines": sum(n for k, n in kinds.items() if k not in ("config", "ready", "stopped")),
-            "kinds": {k: n for k, n in kinds.items() if k not in ("config", "ready", "stopped")}}
+    return {
+        "workload": workload,
+        "events": events,
+        "rate": rate,
+        "achieved": d["achieved_rate"],
+        "requests": d["requests"],
+        "p99_ms": d["latency_us"]["p99"] / 1000.0,
+        "errors": errors,
+        "cpu_us": (cpu1 - cpu0) * 1e6 / d["requests"],
+        "load1": load_before,
+        "event_threads_pct": 100.0 * event_ns / total_ns if total_ns else 0.0,
+        "jit_us": jit_ns / 1e3 / d["requests"],
+        "nojit_us": (total_ns - jit_ns) / 1e3 / d["requests"],
+        "event_lines": sum(n for k, n in kinds.items() if k not in ("config", "ready", "stopped")),
+        "kinds": {k: n for k, n in kinds.items() if k not in ("config", "ready", "stopped")},
+    }
 
 
 def prefill(a):
     db = os.path.join(a.work, "prefilled")
     if not os.path.exists(os.path.join(db, "MANIFEST")):
         shutil.rmtree(db, ignore_errors=True)
-        subprocess.run(["java", "-Xmx1g", "-cp", os.path.join(INSTALL, "lib", "*"), "perflab.tools.Prefill",
-                        "--data-dir", db, "--keys", str(a.keys), "--value-size", str(a.value_size)],
-                       check=True, capture_output=True)
+        subprocess.run(
+            [
+                "java",
+                "-Xmx1g",
+                "-cp",
+                os.path.join(INSTALL, "lib", "*"),
+                "perflab.tools.Prefill",
+                "--data-dir",
+                db,
+                "--keys",
+                str(a.keys),
+                "--value-size",
+                str(a.value_size),
+            ],
+            check=True,
+            capture_output=True,
+        )
     return db
 
 
@@ -193,9 +241,21 @@ def main():
     keep = a.work is not None
     a.work = a.work or tempfile.mkdtemp(prefix="events-overhead-")
     os.makedirs(a.work, exist_ok=True)
-    print("# %s  cpus=%d  loadavg=%s  pairs=%d (%s)  window=%ds after %ds warm-up  -t2 -c32  on-args=%r  %s" % (
-        time.strftime("%Y-%m-%d %H:%M:%S"), os.cpu_count(), " ".join("%.2f" % x for x in os.getloadavg()),
-        a.pairs, a.order, a.duration, a.warmup, a.on_args, " ".join(sys.argv[1:])), flush=True)
+    print(
+        "# %s  cpus=%d  loadavg=%s  pairs=%d (%s)  window=%ds after %ds warm-up  -t2 -c32  on-args=%r  %s"
+        % (
+            time.strftime("%Y-%m-%d %H:%M:%S"),
+            os.cpu_count(),
+            " ".join("%.2f" % x for x in os.getloadavg()),
+            a.pairs,
+            a.order,
+            a.duration,
+            a.warmup,
+            a.on_args,
+            " ".join(sys.argv[1:]),
+        ),
+        flush=True,
+    )
     try:
         db = prefill(a)
         results = []
@@ -205,34 +265,70 @@ def main():
                 for events in ("off", "on") if a.order == "abba" and pair % 2 else ("on", "off"):
                     r = one_run(a, workload, events, db)
                     results.append(r)
-                    print("%-3s pair %d events=%-3s rate=%d achieved=%.0f p99=%.2fms errors=%d cpu=%.2fus/req "
-                          "(without JIT threads %.2f, JIT %.2f) event_threads=%.3f%% load1=%.2f event_lines=%d %s" % (
-                              workload, pair + 1, events, r["rate"], r["achieved"], r["p99_ms"], r["errors"],
-                              r["cpu_us"], r["nojit_us"], r["jit_us"], r["event_threads_pct"], r["load1"],
-                              r["event_lines"], json.dumps(r["kinds"])), flush=True)
+                    print(
+                        "%-3s pair %d events=%-3s rate=%d achieved=%.0f p99=%.2fms errors=%d cpu=%.2fus/req "
+                        "(without JIT threads %.2f, JIT %.2f) event_threads=%.3f%% load1=%.2f event_lines=%d %s"
+                        % (
+                            workload,
+                            pair + 1,
+                            events,
+                            r["rate"],
+                            r["achieved"],
+                            r["p99_ms"],
+                            r["errors"],
+                            r["cpu_us"],
+                            r["nojit_us"],
+                            r["jit_us"],
+                            r["event_threads_pct"],
+                            r["load1"],
+                            r["event_lines"],
+                            json.dumps(r["kinds"]),
+                        ),
+                        flush=True,
+                    )
         print()
-        print("| workload | rate | events | server CPU us/req | without JIT threads | JIT threads | achieved req/s "
-              "| p99 ms | event lines/run | event threads, % of server CPU |")
+        print(
+            "| workload | rate | events | server CPU us/req | without JIT threads | JIT threads | achieved req/s "
+            "| p99 ms | event lines/run | event threads, % of server CPU |"
+        )
         print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
         for workload in a.only.split(","):
             med = {}
             for events in ("on", "off"):
                 rs = [r for r in results if r["workload"] == workload and r["events"] == events]
-                med[events] = (statistics.median(r["cpu_us"] for r in rs), statistics.median(r["nojit_us"] for r in rs),
-                               statistics.median(r["achieved"] for r in rs))
-                print("| lsm %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                    workload.upper(), rs[0]["rate"], events, spread([r["cpu_us"] for r in rs]),
-                    spread([r["nojit_us"] for r in rs]), spread([r["jit_us"] for r in rs]),
-                    spread([r["achieved"] for r in rs]), spread([r["p99_ms"] for r in rs]),
-                    spread([r["event_lines"] for r in rs]), spread([r["event_threads_pct"] for r in rs])))
+                med[events] = (
+                    statistics.median(r["cpu_us"] for r in rs),
+                    statistics.median(r["nojit_us"] for r in rs),
+                    statistics.median(r["achieved"] for r in rs),
+                )
+                print(
+                    "| lsm %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |"
+                    % (
+                        workload.upper(),
+                        rs[0]["rate"],
+                        events,
+                        spread([r["cpu_us"] for r in rs]),
+                        spread([r["nojit_us"] for r in rs]),
+                        spread([r["jit_us"] for r in rs]),
+                        spread([r["achieved"] for r in rs]),
+                        spread([r["p99_ms"] for r in rs]),
+                        spread([r["event_lines"] for r in rs]),
+                        spread([r["event_threads_pct"] for r in rs]),
+                    )
+                )
             ons = [r for r in results if r["workload"] == workload and r["events"] == "on"]
             offs = [r for r in results if r["workload"] == workload and r["events"] == "off"]
-            print("| lsm %s | | on/off | %.3f (pairs %s us) | %.3f (pairs %s us) | | %.3f | | | |" % (
-                workload.upper(), med["on"][0] / med["off"][0],
-                ", ".join("%+.2f" % (a["cpu_us"] - b["cpu_us"]) for a, b in zip(ons, offs)),
-                med["on"][1] / med["off"][1],
-                ", ".join("%+.2f" % (a["nojit_us"] - b["nojit_us"]) for a, b in zip(ons, offs)),
-                med["on"][2] / med["off"][2]))
+            print(
+                "| lsm %s | | on/off | %.3f (pairs %s us) | %.3f (pairs %s us) | | %.3f | | | |"
+                % (
+                    workload.upper(),
+                    med["on"][0] / med["off"][0],
+                    ", ".join("%+.2f" % (a["cpu_us"] - b["cpu_us"]) for a, b in zip(ons, offs)),
+                    med["on"][1] / med["off"][1],
+                    ", ".join("%+.2f" % (a["nojit_us"] - b["nojit_us"]) for a, b in zip(ons, offs)),
+                    med["on"][2] / med["off"][2],
+                )
+            )
         print("# done %s loadavg=%s" % (time.strftime("%H:%M:%S"), " ".join("%.2f" % x for x in os.getloadavg())))
     finally:
         if not keep:

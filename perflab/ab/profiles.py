@@ -39,7 +39,7 @@ class SideProfiles:
         self.recordings: dict = {}
         self.unavailable: dict[str, str] = {}
 
-    def start(self) -> "SideProfiles":
+    def start(self) -> SideProfiles:
         for side, sess in self.sessions.items():
             why = sess.handle.profiling_unavailable
             if why is not None:

@@ -60,8 +60,13 @@ class IdleCost:
     idle: str = "B"
 
     def to_dict(self) -> dict:
-        return {"rate": self.rate, "busy": self.busy, "idle": self.idle, "against": "frozen (SIGSTOP)",
-                "ratios": {m: r.to_dict() for m, r in self.ratios.items()}}
+        return {
+            "rate": self.rate,
+            "busy": self.busy,
+            "idle": self.idle,
+            "against": "frozen (SIGSTOP)",
+            "ratios": {m: r.to_dict() for m, r in self.ratios.items()},
+        }
 
 
 @dataclass
@@ -70,11 +75,11 @@ class ABResult:
 
     run: Run
     sides: tuple[Side, Side]
-    mode: str                          # "rates" or "breakpoint"
+    mode: str  # "rates" or "breakpoint"
     method: Method
-    rates: list = field(default_factory=list)             # RateVerdict per rate (mode "rates")
-    breakpoint: IntervalRatio | None = None                # mode "breakpoint"
-    searches: dict | None = None                           # side -> BreakpointResult (mode "breakpoint")
+    rates: list = field(default_factory=list)  # RateVerdict per rate (mode "rates")
+    breakpoint: IntervalRatio | None = None  # mode "breakpoint"
+    searches: dict | None = None  # side -> BreakpointResult (mode "breakpoint")
     idle_cost: IdleCost | None = None
     pairs: pd.DataFrame | None = None
     family: Family | None = None
@@ -123,7 +128,8 @@ class ABResult:
         if self.mode == "breakpoint":
             return bool(self.breakpoint and self.breakpoint.significant)
         return any(r.significant for rv in self.rates for r in rv.metrics.values()) or any(
-            rv.passing.conclusion is Conclusion.DIFFERENT for rv in self.rates)
+            rv.passing.conclusion is Conclusion.DIFFERENT for rv in self.rates
+        )
 
     @property
     def table(self) -> pd.DataFrame:
@@ -136,39 +142,114 @@ class ABResult:
 
 def verdict_rows(res: ABResult) -> list[dict]:
     """The ``ab`` index rows of a result."""
-    base = {"a": res.a.label, "b": res.b.label, "mode": res.mode, "method": str(res.method),
-            "level": res.family.level if res.family else None, "margin": res.margin}
+    base = {
+        "a": res.a.label,
+        "b": res.b.label,
+        "mode": res.mode,
+        "method": str(res.method),
+        "level": res.family.level if res.family else None,
+        "margin": res.margin,
+    }
     rows = []
     if res.breakpoint is not None:
         d = res.breakpoint.to_dict()
-        rows.append({**base, "rate": None, "metric": "breakpoint", "stop_rule": True, "ratio": d["ratio"],
-                     "ci_lo": d["ci"][0], "ci_hi": d["ci"][1], "n": None, "p_value": None,
-                     "conclusion": d["conclusion"], "direction": d["direction"], "test": d["test"],
-                     "a_value": d["a"], "b_value": d["b"], "stop": None,
-                     "stop_reason": "; ".join(f"{k}: {s.stop_reason}" for k, s in (res.searches or {}).items()),
-                     "a_interval": d["a_interval"], "b_interval": d["b_interval"]})
+        rows.append(
+            {
+                **base,
+                "rate": None,
+                "metric": "breakpoint",
+                "stop_rule": True,
+                "ratio": d["ratio"],
+                "ci_lo": d["ci"][0],
+                "ci_hi": d["ci"][1],
+                "n": None,
+                "p_value": None,
+                "conclusion": d["conclusion"],
+                "direction": d["direction"],
+                "test": d["test"],
+                "a_value": d["a"],
+                "b_value": d["b"],
+                "stop": None,
+                "stop_reason": "; ".join(f"{k}: {s.stop_reason}" for k, s in (res.searches or {}).items()),
+                "a_interval": d["a_interval"],
+                "b_interval": d["b_interval"],
+            }
+        )
     for rv in res.rates:
         for m, r in rv.metrics.items():
             d = r.to_dict()
-            rows.append({**base, "rate": rv.rate, "metric": m, "stop_rule": m == res.metric, "ratio": d["ratio"],
-                         "ci_lo": d["ci"][0], "ci_hi": d["ci"][1], "n": d["n"], "p_value": d["p_value"],
-                         "conclusion": d["conclusion"], "direction": d["direction"], "test": d["test"],
-                         "a_value": None, "b_value": None, "stop": str(rv.stop), "measured": rv.measured,
-                         "budget_s": rv.budget_s, "max_pairs": res.family.max_pairs, "confidence": d["confidence"],
-                         "min_pairs": r.min_pairs})
+            rows.append(
+                {
+                    **base,
+                    "rate": rv.rate,
+                    "metric": m,
+                    "stop_rule": m == res.metric,
+                    "ratio": d["ratio"],
+                    "ci_lo": d["ci"][0],
+                    "ci_hi": d["ci"][1],
+                    "n": d["n"],
+                    "p_value": d["p_value"],
+                    "conclusion": d["conclusion"],
+                    "direction": d["direction"],
+                    "test": d["test"],
+                    "a_value": None,
+                    "b_value": None,
+                    "stop": str(rv.stop),
+                    "measured": rv.measured,
+                    "budget_s": rv.budget_s,
+                    "max_pairs": res.family.max_pairs,
+                    "confidence": d["confidence"],
+                    "min_pairs": r.min_pairs,
+                }
+            )
         for c, d in rv.categories.items():
             x = d.to_dict()
-            rows.append({**base, "rate": rv.rate, "metric": "category", "category": c, "stop_rule": False,
-                         "ratio": None, "ci_lo": x["ci"][0], "ci_hi": x["ci"][1], "n": x["n"], "p_value": x["p_value"],
-                         "conclusion": x["conclusion"], "direction": x["direction"], "test": x["test"],
-                         "a_value": x["a_median"], "b_value": x["b_median"], "difference": x["difference"],
-                         "stop": str(rv.stop), "measured": rv.measured, "confidence": x["confidence"]})
+            rows.append(
+                {
+                    **base,
+                    "rate": rv.rate,
+                    "metric": "category",
+                    "category": c,
+                    "stop_rule": False,
+                    "ratio": None,
+                    "ci_lo": x["ci"][0],
+                    "ci_hi": x["ci"][1],
+                    "n": x["n"],
+                    "p_value": x["p_value"],
+                    "conclusion": x["conclusion"],
+                    "direction": x["direction"],
+                    "test": x["test"],
+                    "a_value": x["a_median"],
+                    "b_value": x["b_median"],
+                    "difference": x["difference"],
+                    "stop": str(rv.stop),
+                    "measured": rv.measured,
+                    "confidence": x["confidence"],
+                }
+            )
         p = rv.passing
-        rows.append({**base, "rate": rv.rate, "metric": "pass", "stop_rule": False, "ratio": None, "ci_lo": None,
-                     "ci_hi": None, "n": p.n, "p_value": p.p_value, "conclusion": str(p.conclusion),
-                     "direction": str(p.direction), "test": p.to_dict()["test"], "a_value": p.a_passed,
-                     "b_value": p.b_passed, "stop": str(rv.stop), "measured": rv.measured,
-                     "budget_s": rv.budget_s, "max_pairs": res.family.max_pairs})
+        rows.append(
+            {
+                **base,
+                "rate": rv.rate,
+                "metric": "pass",
+                "stop_rule": False,
+                "ratio": None,
+                "ci_lo": None,
+                "ci_hi": None,
+                "n": p.n,
+                "p_value": p.p_value,
+                "conclusion": str(p.conclusion),
+                "direction": str(p.direction),
+                "test": p.to_dict()["test"],
+                "a_value": p.a_passed,
+                "b_value": p.b_passed,
+                "stop": str(rv.stop),
+                "measured": rv.measured,
+                "budget_s": rv.budget_s,
+                "max_pairs": res.family.max_pairs,
+            }
+        )
     return rows
 
 
@@ -182,14 +263,26 @@ def record(res: ABResult) -> None:
         run.add_rows("ab_pairs", res.pairs.to_dict("records"))
     run.add_rows("ab", rows)
     primary = next((r for r in rows if r["stop_rule"]), rows[0] if rows else {})
-    run.set_result(mode=res.mode, method=str(res.method), method_description=res.method.description,
-                   test=primary.get("test"), metric=res.metric if res.mode == "rates" else "breakpoint",
-                   family=res.family.to_dict() if res.family else None, verdicts=rows,
-                   ratio=primary.get("ratio"), ci=[primary.get("ci_lo"), primary.get("ci_hi")],
-                   n=primary.get("n"), conclusion=primary.get("conclusion"), direction=primary.get("direction"),
-                   stop=primary.get("stop"), stop_reason=primary.get("stop_reason"),
-                   idle_cost=res.idle_cost.to_dict() if res.idle_cost else None,
-                   seconds=res.seconds, warnings=res.warnings, identical=res.identical)
+    run.set_result(
+        mode=res.mode,
+        method=str(res.method),
+        method_description=res.method.description,
+        test=primary.get("test"),
+        metric=res.metric if res.mode == "rates" else "breakpoint",
+        family=res.family.to_dict() if res.family else None,
+        verdicts=rows,
+        ratio=primary.get("ratio"),
+        ci=[primary.get("ci_lo"), primary.get("ci_hi")],
+        n=primary.get("n"),
+        conclusion=primary.get("conclusion"),
+        direction=primary.get("direction"),
+        stop=primary.get("stop"),
+        stop_reason=primary.get("stop_reason"),
+        idle_cost=res.idle_cost.to_dict() if res.idle_cost else None,
+        seconds=res.seconds,
+        warnings=res.warnings,
+        identical=res.identical,
+    )
 
 
 def recorded_verdicts(run: Run) -> list[dict]:

@@ -58,7 +58,6 @@ from .result import ABResult, IdleCost, RateVerdict
 from .searches import interleaved
 
 
-
 def value(res, metric: str) -> float:
     """``metric``'s value in one probe's result (:data:`perflab.config.ab.METRIC` says where it is)."""
     v = res.record()[METRIC[metric].key]
@@ -85,8 +84,11 @@ def _rates(rates, load: LoadParams) -> tuple[float, ...]:
 def _check(load, rates, params, criteria, search, name, options):
     """Every argument checked before anything starts: the rates, the probes' load (one per rate), the
     session options. Returns ``(rates, probe load, SessionOptions)``."""
-    for n, v, t in (("load", load, LoadParams), ("params", params, ABParams),
-                    ("criteria", criteria, BreakpointCriteria)):
+    for n, v, t in (
+        ("load", load, LoadParams),
+        ("params", params, ABParams),
+        ("criteria", criteria, BreakpointCriteria),
+    ):
         if not isinstance(v, t):
             raise ValueError(f"{n} must be a {t.__name__}, got {type(v).__name__}")
     if search is not None:
@@ -102,18 +104,21 @@ def _check(load, rates, params, criteria, search, name, options):
     if options.get("data_dir") is not None:
         raise ValueError("data_dir: an A/B comparison gives each side a storage directory of its own")
     if options.get("version") is not None:
-        raise ValueError("version: a comparison measures two versions; each side's run records its own (a commit's "
-                         "build its commit)")
+        raise ValueError(
+            "version: a comparison measures two versions; each side's run records its own (a commit's build its commit)"
+        )
     hosts = [k for k in HOST_KEYWORDS if options.get(k) is not None]
     if hosts:
-        raise ValueError(f"{', '.join(hosts)}: an A/B comparison runs both servers and the generator on this machine "
-                         f"(its in-process hosts); comparisons on a scheduler's hosts are not supported")
+        raise ValueError(
+            f"{', '.join(hosts)}: an A/B comparison runs both servers and the generator on this machine "
+            f"(its in-process hosts); comparisons on a scheduler's hosts are not supported"
+        )
     sess_opts = SessionOptions(**options)
     if search is None:
         probe = load.for_probe(params.probe_duration, params.warmup)
         for r in rate_list:
             probe.replace(rate=r)  # every probe's load is valid before anything starts
-        probe = probe.replace(rate=rate_list[0])   # the record's load_rate is the first rate compared
+        probe = probe.replace(rate=rate_list[0])  # the record's load_rate is the first rate compared
     else:
         script_args = tuple(load.script_args) + ((f"seed={search.seed}",) if search.seed_arg else ())
         probe = load.for_probe(search.probe_duration, search.warmup).replace(script_args=script_args)
@@ -128,27 +133,42 @@ def _check_sides(side_list, prefill, restarts: bool):
         for feature, asked in (("prefill", prefill is not None), ("restart", restarts)):
             why = s.spec.why_not(feature) if asked else None
             if why is not None:
-                raise ValueError(f"{'restart_per_block' if feature == 'restart' else feature}: side {s.name} "
-                                 f"({s.label}): {why}")
+                raise ValueError(
+                    f"{'restart_per_block' if feature == 'restart' else feature}: side {s.name} ({s.label}): {why}"
+                )
 
 
 def _notes(side_list, params: ABParams, family) -> list[str]:
     """What the caller should know before the comparison runs (warned, and recorded in the run)."""
     notes = []
     if sides_mod.identical(*side_list):
-        notes.append("A and B are the same configuration: this is an A/A comparison (it measures the method's "
-                     "own noise and what differs between two processes of one configuration, not a change: two "
-                     "JVMs' CPU per request can differ for good, their JIT having compiled differently)")
+        notes.append(
+            "A and B are the same configuration: this is an A/A comparison (it measures the method's "
+            "own noise and what differs between two processes of one configuration, not a change: two "
+            "JVMs' CPU per request can differ for good, their JIT having compiled differently)"
+        )
     if family is not None and family.first_claim > params.max_pairs:
-        notes.append(f"with at most {params.max_pairs} pairs no difference can be claimed: at level "
-                     f"{fmt.p_sci(family.level)} a claim needs {family.first_claim} pairs (raise max_pairs or alpha)")
+        notes.append(
+            f"with at most {params.max_pairs} pairs no difference can be claimed: at level "
+            f"{fmt.p_sci(family.level)} a claim needs {family.first_claim} pairs (raise max_pairs or alpha)"
+        )
     return notes
 
 
-def compare_ab(a, b, load: LoadParams, rates=None, params: ABParams | None = None,
-               criteria: BreakpointCriteria | None = None, search: BreakpointParams | None = None,
-               prefill: PrefillParams | None = None, name: str | None = None, progress: bool = True,
-               fill: int | None = None, **options) -> ABResult:
+def compare_ab(
+    a,
+    b,
+    load: LoadParams,
+    rates=None,
+    params: ABParams | None = None,
+    criteria: BreakpointCriteria | None = None,
+    search: BreakpointParams | None = None,
+    prefill: PrefillParams | None = None,
+    name: str | None = None,
+    progress: bool = True,
+    fill: int | None = None,
+    **options,
+) -> ABResult:
     """Compare B with A, measured interleaved (see the module docstring).
 
     ``a``, ``b``: a ``ServerConfig``, a ``ForeignServer`` (your server's command, or a URL), or a
@@ -164,14 +184,16 @@ def compare_ab(a, b, load: LoadParams, rates=None, params: ABParams | None = Non
     criteria = criteria or BreakpointCriteria()
     check_fill(fill)
     if prefill is not None and fill is not None:
-        raise ValueError("prefill and fill: give one (prefill writes the storage before a server starts, fill "
-                         "writes through its API after)")
+        raise ValueError(
+            "prefill and fill: give one (prefill writes the storage before a server starts, fill "
+            "writes through its API after)"
+        )
     rate_list, probe, sess_opts = _check(load, rates, params, criteria, search, name, options)
     data_root = paths.data_root(sess_opts.data_root)
     side_list = (sides_mod.make_side("A", a, data_root / "builds"), sides_mod.make_side("B", b, data_root / "builds"))
     sides_mod.label(side_list)
     _check_sides(side_list, prefill, params.restart_per_block or (search is not None and search.restart_server))
-    extra = len(profiles_mod.CATEGORIES) if params.profile else 0   # each category is a test of the family
+    extra = len(profiles_mod.CATEGORIES) if params.profile else 0  # each category is a test of the family
     family = paired.Family(params.alpha, params.max_pairs, len(rate_list), extra) if search is None else None
     notes = _notes(side_list, params, family)
     for n in notes:
@@ -179,17 +201,25 @@ def compare_ab(a, b, load: LoadParams, rates=None, params: ABParams | None = Non
 
     name = name or f"ab-{load.workload_name}-{'breakpoint' if search else 'rates'}"
     tool = LoadTool.of(probe)
-    run_params = {"a": side_list[0].to_dict(), "b": side_list[1].to_dict(), "load": probe.to_dict(),
-                  "rates": list(rate_list), "mode": "breakpoint" if search else "rates", "ab": params.to_dict(),
-                  "criteria": criteria.to_dict(), "breakpoint": search.to_dict() if search else None,
-                  "prefill": prefill.to_dict() if prefill else None, "validity": sess_opts.thresholds.to_dict()}
+    run_params = {
+        "a": side_list[0].to_dict(),
+        "b": side_list[1].to_dict(),
+        "load": probe.to_dict(),
+        "rates": list(rate_list),
+        "mode": "breakpoint" if search else "rates",
+        "ab": params.to_dict(),
+        "criteria": criteria.to_dict(),
+        "breakpoint": search.to_dict() if search else None,
+        "prefill": prefill.to_dict() if prefill else None,
+        "validity": sess_opts.thresholds.to_dict(),
+    }
     run = new_run("ab", name, run_params, data_root, environment=environment({tool.name: tool.version()}))
     run.meta["placement"] = sess_opts.placement.to_dict()
     run.update(warnings=notes)
     t_start = time.monotonic()
     with run, children.sigterm_as_exception(), contextlib.ExitStack() as stack:
         sessions = _start_sides(stack, run, side_list, tool, sess_opts, prefill, data_root)
-        if fill is not None:   # each side through its own API, with the probes' keys and values
+        if fill is not None:  # each side through its own API, with the probes' keys and values
             run.update(fill={n: fill_target(x, fill, probe) for n, x in sessions.items()})
         m = _Measure(run, side_list, sessions, params, criteria, progress)
         if search is None:
@@ -218,12 +248,21 @@ def _start_sides(stack, run, side_list, tool, sess_opts, prefill, data_root) -> 
     for s in side_list:
         # both sides on this machine's in-process hosts, whatever $PERFLAB_SCHEDULER and its kin say (a report
         # on a scheduler's hosts runs this notebook's comparison here): one lease-free host for two servers
-        opts = SessionOptions(data_root=run.dir / "sides", data_dir=dirs.get(s.name), keep_data=sess_opts.keep_data,
-                              stats_interval=sess_opts.stats_interval, placement=sess_opts.placement,
-                              thresholds=sess_opts.thresholds, scheduler="local", generators=1, server_host=LOCAL,
-                              cancel=sess_opts.cancel)
-        sess = Session("ab-side", f"{s.name}-{s.label}", s.target, tool, opts,
-                       params={"side": s.to_dict(), "ab_run": run.id})
+        opts = SessionOptions(
+            data_root=run.dir / "sides",
+            data_dir=dirs.get(s.name),
+            keep_data=sess_opts.keep_data,
+            stats_interval=sess_opts.stats_interval,
+            placement=sess_opts.placement,
+            thresholds=sess_opts.thresholds,
+            scheduler="local",
+            generators=1,
+            server_host=LOCAL,
+            cancel=sess_opts.cancel,
+        )
+        sess = Session(
+            "ab-side", f"{s.name}-{s.label}", s.target, tool, opts, params={"side": s.to_dict(), "ab_run": run.id}
+        )
         try:
             stack.enter_context(sess)
         except PerflabError as e:
@@ -231,8 +270,12 @@ def _start_sides(stack, run, side_list, tool, sess_opts, prefill, data_root) -> 
         if s.name in filled:
             sess.run.update(prefill=filled[s.name])
         sessions[s.name] = sess
-    run.update(sides={n: {"run": os.path.relpath(x.run.dir, run.dir), "url": x.handle.url, "pid": x.handle.pid}
-                      for n, x in sessions.items()})
+    run.update(
+        sides={
+            n: {"run": os.path.relpath(x.run.dir, run.dir), "url": x.handle.url, "pid": x.handle.pid}
+            for n, x in sessions.items()
+        }
+    )
     return sessions
 
 
@@ -253,16 +296,45 @@ class _Measure:
         cal = self.sess["A"].calibrate()
         self.sess["B"].calibrations.append(cal)
 
-    def probe(self, side: str, load: LoadParams, phase: str, block: int | None = None, position: int | None = None,
-              cooldown: float | None = None) -> dict:
+    def probe(
+        self,
+        side: str,
+        load: LoadParams,
+        phase: str,
+        block: int | None = None,
+        position: int | None = None,
+        cooldown: float | None = None,
+    ) -> dict:
         time.sleep(self.params.cooldown if cooldown is None else cooldown)
         seq = len(self.probes)
         out = self.run.path(f"probes/{seq:04d}-{side}-{int(load.rate)}/x").parent
-        got = run_probe(self.sess[side], load, out, self.criteria, run=self.run,
-                        row={"probe": seq, "side": side, "label": self.sides[side].label, "phase": phase,
-                             "block": block, "position": position})
-        rec = {"seq": seq, "side": side, "rate": load.rate, "phase": phase, "block": block, "position": position,
-               "result": got.load, "validity": got.validity, "judgement": got.judgement, "dir": out}
+        got = run_probe(
+            self.sess[side],
+            load,
+            out,
+            self.criteria,
+            run=self.run,
+            row={
+                "probe": seq,
+                "side": side,
+                "label": self.sides[side].label,
+                "phase": phase,
+                "block": block,
+                "position": position,
+            },
+        )
+        rec = {
+            "seq": seq,
+            "side": side,
+            "rate": load.rate,
+            "phase": phase,
+            "block": block,
+            "position": position,
+            "result": got.load,
+            "validity": got.validity,
+            "judgement": got.judgement,
+            "dir": out,
+        }
         self.probes.append(rec)
         return rec
 
@@ -279,14 +351,16 @@ class _Measure:
             try:
                 self.sess[side].restart_target()
             except PerflabError as e:
-                raise SideError(f"side {side} ({self.sides[side].label}) did not restart: {e.cause}",
-                                e.log_tail) from None
+                raise SideError(
+                    f"side {side} ({self.sides[side].label}) did not restart: {e.cause}", e.log_tail
+                ) from None
 
     # --- fixed rates -----------------------------------------------------------------------------
     def rates(self, probe_load: LoadParams, rates: tuple, family: paired.Family) -> ABResult:
         p = self.params
-        rules = {r: paired.StopRule(family, p.metric, p.margin, p.min_pairs, p.seed, p.stop_at == "not-worse")
-                 for r in rates}
+        rules = {
+            r: paired.StopRule(family, p.metric, p.margin, p.min_pairs, p.seed, p.stop_at == "not-worse") for r in rates
+        }
         pairs = {r: [] for r in rates}
         blocks = {r: 0 for r in rates}
         done: dict[float, RateVerdict] = {}
@@ -328,9 +402,19 @@ class _Measure:
             self._categories(profiles, pairs, done, family)
         idle = self.idle_cost(probe_load.replace(rate=max(rates)))
         table = pd.DataFrame([row for r in rates for row in pairs[r]])
-        return ABResult(self.run, self.side_list, "rates", Method.INTERLEAVED_PAIRS, [done[r] for r in rates],
-                        idle_cost=idle, pairs=table, family=family, metric=p.metric, margin=p.margin,
-                        sla_ms=self.criteria.sla_p99 * 1000)
+        return ABResult(
+            self.run,
+            self.side_list,
+            "rates",
+            Method.INTERLEAVED_PAIRS,
+            [done[r] for r in rates],
+            idle_cost=idle,
+            pairs=table,
+            family=family,
+            metric=p.metric,
+            margin=p.margin,
+            sla_ms=self.criteria.sla_p99 * 1000,
+        )
 
     def _block(self, load: LoadParams, block: int) -> list[dict]:
         order = design.block_order(block)
@@ -340,15 +424,27 @@ class _Measure:
             ra, rb = recs[slot.a_pos], recs[slot.b_pos]
             bad = [x["side"] for x in (ra, rb) if x["validity"].level is Level.INVALID]
             drop = bool(bad) and self.params.drop_invalid
-            row = {"rate": load.rate, "block": block, "pair": 2 * block + slot.index, "first": slot.first,
-                   "a_probe": ra["seq"], "b_probe": rb["seq"], "used": not drop, "invalid": ",".join(bad) or None,
-                   "why_not": f"{' and '.join(bad)} invalid: the generator set the numbers" if drop else None}
+            row = {
+                "rate": load.rate,
+                "block": block,
+                "pair": 2 * block + slot.index,
+                "first": slot.first,
+                "a_probe": ra["seq"],
+                "b_probe": rb["seq"],
+                "used": not drop,
+                "invalid": ",".join(bad) or None,
+                "why_not": f"{' and '.join(bad)} invalid: the generator set the numbers" if drop else None,
+            }
             for m in METRIC.values():
                 va, vb = value(ra["result"], m.name), value(rb["result"], m.name)
                 row[f"a_{m.column}"], row[f"b_{m.column}"] = va, vb
                 row[f"log_ratio_{m.name}"] = math.log(vb / va) if va > 0 and vb > 0 else math.nan
-            row.update(a_passed=ra["judgement"].passed, b_passed=rb["judgement"].passed,
-                       a_validity=str(ra["validity"].level), b_validity=str(rb["validity"].level))
+            row.update(
+                a_passed=ra["judgement"].passed,
+                b_passed=rb["judgement"].passed,
+                a_validity=str(ra["validity"].level),
+                b_validity=str(rb["validity"].level),
+            )
             rows.append(row)
         return rows
 
@@ -384,9 +480,15 @@ class _Measure:
             windows[side] = (min(x.measure_start for x in mine), max(x.measure_end for x in mine))
         profiles.stop(windows)
         if profiles.unavailable:
-            self.run.update(warnings=[*self.run.meta.get("warnings", []), *(
-                f"side {s}: no profile, so no CPU per request by category ({why})"
-                for s, why in profiles.unavailable.items())])
+            self.run.update(
+                warnings=[
+                    *self.run.meta.get("warnings", []),
+                    *(
+                        f"side {s}: no profile, so no CPU per request by category ({why})"
+                        for s, why in profiles.unavailable.items()
+                    ),
+                ]
+            )
             return
         rows = []
         for rate, rate_pairs in pairs.items():
@@ -403,8 +505,7 @@ class _Measure:
         profiles_mod.write(self.run, table)
         p = self.params
         for rate, verdict in done.items():
-            verdict.categories = profiles_mod.verdicts(table[table["rate"] == rate], family.level, p.min_pairs,
-                                                       p.seed)
+            verdict.categories = profiles_mod.verdicts(table[table["rate"] == rate], family.level, p.min_pairs, p.seed)
 
     # --- what the idle side costs ----------------------------------------------------------------
     def idle_cost(self, load: LoadParams) -> IdleCost | None:
@@ -427,15 +528,24 @@ class _Measure:
             for slot in design.pairs_of(order):
                 rows.append((recs[slot.a_pos], recs[slot.b_pos]))
             block += 1
-        rows = rows[:p.idle_pairs]
+        rows = rows[: p.idle_pairs]
         ratios = {}
-        ok = [(r, f_) for r, f_ in rows if not p.drop_invalid
-              or Level.INVALID not in (r["validity"].level, f_["validity"].level)]
+        ok = [
+            (r, f_)
+            for r, f_ in rows
+            if not p.drop_invalid or Level.INVALID not in (r["validity"].level, f_["validity"].level)
+        ]
         for m in METRIC:
             # one test per metric at the comparison's alpha: with a few pairs it cannot claim (and says so)
-            ratios[m] = paired.paired_ratio([value(x["result"], m) for _, x in ok],
-                                            [value(x["result"], m) for x, _ in ok], m, p.alpha, p.margin, min_pairs=2,
-                                            seed=p.seed)
+            ratios[m] = paired.paired_ratio(
+                [value(x["result"], m) for _, x in ok],
+                [value(x["result"], m) for x, _ in ok],
+                m,
+                p.alpha,
+                p.margin,
+                min_pairs=2,
+                seed=p.seed,
+            )
         return IdleCost(load.rate, ratios)
 
     # --- breakpoints -----------------------------------------------------------------------------
@@ -448,10 +558,15 @@ class _Measure:
         for side in ("A", "B"):
             if use_ramp:
                 ramps[side], first = ramp_mod.bracket(
-                    lambda name: self.sess[side].start_load(ramp_load, self.run.path(f"{name}-{side}/x").parent,
-                                                            timed=False).wait(),
-                    lambda: self.warm_one(side, probe_load.replace(rate=search.start_rate), warm_s), self.criteria,
-                    warm_s)
+                    lambda name: (
+                        self.sess[side]
+                        .start_load(ramp_load, self.run.path(f"{name}-{side}/x").parent, timed=False)
+                        .wait()
+                    ),
+                    lambda: self.warm_one(side, probe_load.replace(rate=search.start_rate), warm_s),
+                    self.criteria,
+                    warm_s,
+                )
                 if first is not None:
                     cold[side] = first.to_dict()
             estimates[side] = ramps[side].rate if side in ramps else None
@@ -471,7 +586,9 @@ class _Measure:
             per_side[side].append(Probe(len(per_side[side]), rate, j, phase, rec["result"], rec["dir"]))
             if self.bar is not None:
                 self.bar.update(1)
-                self.bar.set_postfix_str(f"{side} {rate:g}/s {'pass' if j.passed else 'FAIL' if j.passed is False else 'invalid'}")
+                self.bar.set_postfix_str(
+                    f"{side} {rate:g}/s {'pass' if j.passed else 'FAIL' if j.passed is False else 'invalid'}"
+                )
             return j
 
         try:
@@ -482,21 +599,44 @@ class _Measure:
         seconds = time.monotonic() - t_start
         results = {}
         for side, est in found.items():
-            results[side] = BreakpointResult(est.rate, est.interval, est.outcome, per_side[side], search,
-                                             self.criteria, est.stop_reason,
-                                             ramps[side].to_dict() if side in ramps else None, None,
-                                             round(seconds, 1), est.edges)
+            results[side] = BreakpointResult(
+                est.rate,
+                est.interval,
+                est.outcome,
+                per_side[side],
+                search,
+                self.criteria,
+                est.stop_reason,
+                ramps[side].to_dict() if side in ramps else None,
+                None,
+                round(seconds, 1),
+                est.edges,
+            )
             results[side].host_spread = hostspeed.spread(self.sess[side].calibrations)
             self.run.write_frame(f"probes-{side}.csv", results[side].table, artifact=f"probes_{side}")
         ra, rb = results["A"], results["B"]
         verdict = paired.interval_ratio(ra.rate, ra.interval, rb.rate, rb.interval, self.params.margin)
         idle = None
         if ra.rate and rb.rate:
-            idle = self.idle_cost(probe_load.replace(duration=self.params.probe_duration, warmup=self.params.warmup,
-                                                     rate=round(0.8 * min(ra.rate, rb.rate))))
-        return ABResult(self.run, self.side_list, "breakpoint", Method.INTERLEAVED_SEARCHES, breakpoint=verdict,
-                        searches=results, idle_cost=idle, metric="breakpoint", margin=self.params.margin,
-                        sla_ms=self.criteria.sla_p99 * 1000)
+            idle = self.idle_cost(
+                probe_load.replace(
+                    duration=self.params.probe_duration,
+                    warmup=self.params.warmup,
+                    rate=round(0.8 * min(ra.rate, rb.rate)),
+                )
+            )
+        return ABResult(
+            self.run,
+            self.side_list,
+            "breakpoint",
+            Method.INTERLEAVED_SEARCHES,
+            breakpoint=verdict,
+            searches=results,
+            idle_cost=idle,
+            metric="breakpoint",
+            margin=self.params.margin,
+            sla_ms=self.criteria.sla_p99 * 1000,
+        )
 
     # --- the run's validity ----------------------------------------------------------------------
     def record_validity(self):
@@ -513,11 +653,24 @@ class _Measure:
             level = Level.SUSPECT
         else:
             level = Level.VALID
-        reasons = [f"{counts['invalid']} of {len(raw)} probes were invalid (the generator, not the server, set their "
-                   f"numbers)"] if counts["invalid"] else []
-        reasons += sorted({f"{r['side']} {fmt.rate(r['rate'])}: {why}" for r in self.probes if r["phase"] != "warmup"
-                           for why in r["validity"].reasons})[:50]
-        note = ("validity of every measured probe; pairs with an invalid probe are "
-                + ("left out of the test" if self.params.drop_invalid else "kept (their ratio is pulled toward 1)"))
+        reasons = (
+            [
+                f"{counts['invalid']} of {len(raw)} probes were invalid (the generator, not the server, set their "
+                f"numbers)"
+            ]
+            if counts["invalid"]
+            else []
+        )
+        reasons += sorted(
+            {
+                f"{r['side']} {fmt.rate(r['rate'])}: {why}"
+                for r in self.probes
+                if r["phase"] != "warmup"
+                for why in r["validity"].reasons
+            }
+        )[:50]
+        note = "validity of every measured probe; pairs with an invalid probe are " + (
+            "left out of the test" if self.params.drop_invalid else "kept (their ratio is pulled toward 1)"
+        )
         self.run.meta["validity"] = Validity.of_probes(level, reasons, "probes", counts, note).to_dict()
         self.run.save()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 from ..breakpoint.search import Estimate, search
 from ..config import BreakpointParams
@@ -31,10 +31,11 @@ class _SearchThread:
         self._answers: queue.Queue = queue.Queue(maxsize=1)
         self.result: Estimate | None = None
         self.error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(params, estimate), name=f"ab-search-{side}",
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self._run, args=(params, estimate), name=f"ab-search-{side}", daemon=True
+        )
 
-    def start(self) -> "_SearchThread":
+    def start(self) -> _SearchThread:
         self._thread.start()
         return self
 
@@ -74,8 +75,9 @@ class _SearchThread:
         self._thread.join(timeout=5)
 
 
-def interleaved(probe: Callable[[str, float, str], Judgement], params: BreakpointParams,
-                estimates: dict[str, float | None]) -> dict[str, Estimate]:
+def interleaved(
+    probe: Callable[[str, float, str], Judgement], params: BreakpointParams, estimates: dict[str, float | None]
+) -> dict[str, Estimate]:
     """Run one search per side (``estimates``: side -> the ramp's estimate or ``None``) with their probes
     interleaved; ``probe(side, rate, phase)`` runs one probe in the caller's thread. Returns side ->
     :class:`~perflab.breakpoint.search.Estimate`."""

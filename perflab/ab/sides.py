@@ -53,11 +53,17 @@ class Side:
 
     def to_dict(self) -> dict:
         kind = "commit" if self.commit else self.spec.kind
-        return {"name": self.name, "label": self.label, "kind": kind, "commit": self.commit,
-                "server": self.target.to_dict()}
+        return {
+            "name": self.name,
+            "label": self.label,
+            "kind": kind,
+            "commit": self.commit,
+            "server": self.target.to_dict(),
+        }
 
 
 # --- sides -----------------------------------------------------------------------------------------
+
 
 def make_side(name: str, spec, cache: Path) -> Side:
     """A side from what the caller gave: a ``ServerConfig``, a ``ForeignServer``, a URL string or a
@@ -68,8 +74,10 @@ def make_side(name: str, spec, cache: Path) -> Side:
         target = None
     why = target.why_not("side") if target is not None else None
     if target is None or why is not None:
-        raise ValueError(f"{name}: expected a ServerConfig, a ForeignServer, the URL of a running server or a "
-                         f"Commit, got {type(spec).__name__}" + (f" ({why})" if why else ""))
+        raise ValueError(
+            f"{name}: expected a ServerConfig, a ForeignServer, the URL of a running server or a "
+            f"Commit, got {type(spec).__name__}" + (f" ({why})" if why else "")
+        )
     return Side(name, target.config, commit=target.commit)
 
 
@@ -118,6 +126,7 @@ def identical(a: Side, b: Side) -> bool:
 
 # --- preparing and pausing a side ------------------------------------------------------------------
 
+
 def prefill(side: Side, data_dir: Path, params: PrefillParams) -> dict:
     """Fill ``data_dir`` for a built-in side with its own build's ``perflab.tools.Prefill`` (a separate
     JVM); returns the tool's JSON with ``wall_s``."""
@@ -126,14 +135,31 @@ def prefill(side: Side, data_dir: Path, params: PrefillParams) -> dict:
     install = Path(cfg.install_dir) if cfg.install_dir else paths.server_install_dir()
     java = jdk.home(cfg.java_home) / "bin" / "java"
     data_dir.mkdir(parents=True, exist_ok=True)
-    cmd = [str(java), "-cp", str(install / "lib" / "*"), "perflab.tools.Prefill", "--data-dir", str(data_dir),
-           "--backend", cfg.backend, "--keys", str(params.keys), "--value-size", str(params.value_size),
-           "--seed", str(params.seed), "--key-prefix", params.key_prefix]
+    cmd = [
+        str(java),
+        "-cp",
+        str(install / "lib" / "*"),
+        "perflab.tools.Prefill",
+        "--data-dir",
+        str(data_dir),
+        "--backend",
+        cfg.backend,
+        "--keys",
+        str(params.keys),
+        "--value-size",
+        str(params.value_size),
+        "--seed",
+        str(params.seed),
+        "--key-prefix",
+        params.key_prefix,
+    ]
     t = time.monotonic()
     p = subprocess.run(cmd, capture_output=True, timeout=3600)
     if p.returncode != 0:
-        raise PerflabError(f"{side.name}: prefill of {data_dir} failed (status {p.returncode}): "
-                           f"{shlex.join(cmd[:4])} ...", p.stderr.decode(errors="replace")[-4000:])
+        raise PerflabError(
+            f"{side.name}: prefill of {data_dir} failed (status {p.returncode}): {shlex.join(cmd[:4])} ...",
+            p.stderr.decode(errors="replace")[-4000:],
+        )
     try:
         out = json.loads(p.stdout.decode().strip().splitlines()[-1])
     except (ValueError, IndexError):

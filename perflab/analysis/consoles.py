@@ -39,10 +39,12 @@ def console_html(text: str, title: str | None = None, max_lines: int | None = No
     summary = console_summary(text)
     head = html.escape(title) if title else "console output"
     head = f"<b>{head}</b>" + (f": {html.escape(summary)}" if summary else "")
-    return (f"<details class='perflab-console'><summary>{head} "
-            f"<span style='color:#888'>({len(text.splitlines())} lines of console output)</span></summary>"
-            f"<pre style='font-size:11px;line-height:1.25;max-height:480px;overflow:auto;margin:0;padding:6px'>"
-            f"{html.escape(chr(10).join(lines))}</pre></details>")
+    return (
+        f"<details class='perflab-console'><summary>{head} "
+        f"<span style='color:#888'>({len(text.splitlines())} lines of console output)</span></summary>"
+        f"<pre style='font-size:11px;line-height:1.25;max-height:480px;overflow:auto;margin:0;padding:6px'>"
+        f"{html.escape(chr(10).join(lines))}</pre></details>"
+    )
 
 
 #: the output mimetype a console travels in too (its title and whole text: a Markdown report shows it as a code
@@ -54,9 +56,11 @@ def console(text: str, title: str | None = None, max_lines: int | None = None, c
     """The output a console leaves in a notebook (a section's part): :func:`console_html`, ``max_lines``
     cutting it; ``command``, the command line that printed it (a Markdown report shows it above, as the
     course's reports show the wrk2 command above its output)."""
-    return {"text/html": console_html(text, title, max_lines), "text/plain": f"{title or 'console output'}: "
-            f"{console_summary(text)}",
-            CONSOLE_MIME: {"title": title or "console output", "text": text, "command": command}}
+    return {
+        "text/html": console_html(text, title, max_lines),
+        "text/plain": f"{title or 'console output'}: {console_summary(text)}",
+        CONSOLE_MIME: {"title": title or "console output", "text": text, "command": command},
+    }
 
 
 def command_line(load) -> str | None:

@@ -32,6 +32,7 @@ __all__ = ["grid", "overload", "findings", "answer", "overload_table", "executor
 #: the index of the grid's tables
 GRID = ("workers", "queue")
 
+
 def overload_table(runs: Mapping, index="run") -> pd.DataFrame:
     """One row per run above the breakpoint: achieved rate, requests rejected with 503 (the executor's
     full queue) and their share of all responses, p99, the server's ``queue_full`` episodes, validity."""
@@ -39,15 +40,22 @@ def overload_table(runs: Mapping, index="run") -> pd.DataFrame:
     for r in runs.values():
         codes = r.load.status_counts
         rejected = codes.get("503", 0)
-        rows.append({"achieved, req/s": r.load.achieved_rate, "rejected (503)": rejected,
-                     "rejected share": rejected / max(1, sum(codes.values())), "p99, ms": r.load.p99_ms,
-                     "queue_full episodes": int((events_of(r)["event"] == "queue_full").sum()),
-                     "validity": validity_text(r)})
+        rows.append(
+            {
+                "achieved, req/s": r.load.achieved_rate,
+                "rejected (503)": rejected,
+                "rejected share": rejected / max(1, sum(codes.values())),
+                "p99, ms": r.load.p99_ms,
+                "queue_full episodes": int((events_of(r)["event"] == "queue_full").sum()),
+                "validity": validity_text(r),
+            }
+        )
     return keyed(rows, list(runs), index)
 
 
-def executor_heatmap(table: pd.DataFrame, value: str, title: str, text_format: str = ",.0f",
-                     colorscale: str = "Viridis") -> go.Figure:
+def executor_heatmap(
+    table: pd.DataFrame, value: str, title: str, text_format: str = ",.0f", colorscale: str = "Viridis"
+) -> go.Figure:
     """``value`` (a column of ``table``) over the executor grid: worker threads down, queue capacity across,
     the number written in each cell (``text_format``, a d3 format: ``,.0f``, ``.1%``). ``table`` is indexed
     by ``workers, queue`` (:data:`GRID`); a cell
@@ -57,10 +65,17 @@ def executor_heatmap(table: pd.DataFrame, value: str, title: str, text_format: s
     if value not in table:
         raise ValueError(f"value: {value!r} is not a column of the table ({', '.join(table.columns)})")
     grid = pd.to_numeric(table[value], errors="coerce").astype(float).unstack("queue")
-    fig = go.Figure(go.Heatmap(
-        z=grid.to_numpy(), x=[str(q) for q in grid.columns], y=[str(w) for w in grid.index], colorscale=colorscale,
-        texttemplate=f"%{{z:{text_format}}}", colorbar=dict(title=value),
-        hovertemplate=f"%{{y}} workers, queue %{{x}}<br>{value}: %{{z:{text_format}}}<extra></extra>"))
+    fig = go.Figure(
+        go.Heatmap(
+            z=grid.to_numpy(),
+            x=[str(q) for q in grid.columns],
+            y=[str(w) for w in grid.index],
+            colorscale=colorscale,
+            texttemplate=f"%{{z:{text_format}}}",
+            colorbar=dict(title=value),
+            hovertemplate=f"%{{y}} workers, queue %{{x}}<br>{value}: %{{z:{text_format}}}<extra></extra>",
+        )
+    )
     fig.update_xaxes(title="queue capacity", type="category")
     fig.update_yaxes(title="worker threads", type="category", autorange="reversed")
     fig.update_layout(title=title, template="plotly_white")
@@ -80,12 +95,18 @@ def describe_executor_grid(grid: Mapping[tuple[int, int], object]) -> str:
     if not ranked:
         return "No configuration passed even the lowest probe: lower start_rate or raise sla_ms."
     best, worst = ranked[0], ranked[-1]
-    parts = [f"The best configuration is **{labels.executor(*best)}**: {estimate(grid[best])}; the worst is "
-             f"{labels.executor(*worst)}: {estimate(grid[worst])}."]
+    parts = [
+        f"The best configuration is **{labels.executor(*best)}**: {estimate(grid[best])}; the worst is "
+        f"{labels.executor(*worst)}: {estimate(grid[worst])}."
+    ]
     workers = list(dict.fromkeys(w for w, _ in grid))
     for q in dict.fromkeys(q for _, q in grid):
-        parts.append(compare_breakpoints({fmt.count(w, "worker"): grid[(w, q)] for w in workers if (w, q) in grid},
-                                         what=f"breakpoint with queue {q}"))
+        parts.append(
+            compare_breakpoints(
+                {fmt.count(w, "worker"): grid[(w, q)] for w in workers if (w, q) in grid},
+                what=f"breakpoint with queue {q}",
+            )
+        )
     failed = [labels.executor(*k) for k, r in grid.items() if not r.rate]
     if failed:
         parts.append(f"No rate passed for: {', '.join(failed)}.")
@@ -99,10 +120,12 @@ def describe_overload(table: pd.DataFrame, rate: float) -> str:
     if table.empty:
         return "No overload run was measured."
     o = table.sort_values("rejected share", kind="stable")
-    return (f"Under overload ({fmt.rate(rate)}), the share rejected with 503 ranges from "
-            f"{fmt.pct(o['rejected share'].iloc[0])} ({labels.executor(*o.index[0])}) to "
-            f"{fmt.pct(o['rejected share'].iloc[-1])} ({labels.executor(*o.index[-1])}); p99 from "
-            f"{fmt.ms(table['p99, ms'].min())} to {fmt.ms(table['p99, ms'].max())}.")
+    return (
+        f"Under overload ({fmt.rate(rate)}), the share rejected with 503 ranges from "
+        f"{fmt.pct(o['rejected share'].iloc[0])} ({labels.executor(*o.index[0])}) to "
+        f"{fmt.pct(o['rejected share'].iloc[-1])} ({labels.executor(*o.index[-1])}); p99 from "
+        f"{fmt.ms(table['p99, ms'].min())} to {fmt.ms(table['p99, ms'].max())}."
+    )
 
 
 def grid(found: ab.Comparisons) -> Section:
@@ -111,8 +134,9 @@ def grid(found: ab.Comparisons) -> Section:
     the worst configuration and the worker counts compared at each queue capacity, and every search's curve."""
     bps = ab.searches(found)
     table = breakpoint_table(bps, index=GRID)
-    return Section([breakpoint_heatmap(table), table, bullets(ab.findings(found)), describe_executor_grid(bps),
-                    ab.figure(found)])
+    return Section(
+        [breakpoint_heatmap(table), table, bullets(ab.findings(found)), describe_executor_grid(bps), ab.figure(found)]
+    )
 
 
 def breakpoint_heatmap(table: pd.DataFrame) -> go.Figure | str:
@@ -120,18 +144,26 @@ def breakpoint_heatmap(table: pd.DataFrame) -> go.Figure | str:
     no map: a heatmap of empty cells only would be a figure with nothing in it."""
     if table["breakpoint, req/s"].notna().any():
         return executor_heatmap(table, "breakpoint, req/s", "Breakpoint (requests/s) by workers and queue capacity")
-    return ("No configuration kept up with any rate it was probed at: there is no breakpoint to map (each search's "
-            "probes are in the figure below).")
+    return (
+        "No configuration kept up with any rate it was probed at: there is no breakpoint to map (each search's "
+        "probes are in the figure below)."
+    )
 
 
 def overload(runs: Mapping, rate: float) -> Section:
     """Every configuration at the same overload ``rate`` (``(workers, queue)`` -> ExperimentResult): the table
     of rejections and p99, the share rejected and p99 over the grid."""
     table = overload_table(runs, index=GRID)
-    return Section([f"Overload at {fmt.rate(rate)}.", table,
-                    executor_heatmap(table, "rejected share", "Share of requests rejected with 503 under overload",
-                                     ".1%", "Magma"),
-                    executor_heatmap(table, "p99, ms", "p99 (ms) under overload", ".1f", "Magma")])
+    return Section(
+        [
+            f"Overload at {fmt.rate(rate)}.",
+            table,
+            executor_heatmap(
+                table, "rejected share", "Share of requests rejected with 503 under overload", ".1%", "Magma"
+            ),
+            executor_heatmap(table, "p99, ms", "p99 (ms) under overload", ".1f", "Magma"),
+        ]
+    )
 
 
 def findings(found: ab.Comparisons, runs: Mapping, rate: float) -> list[str]:

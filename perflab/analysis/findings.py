@@ -33,11 +33,29 @@ from ..measure.validity import Level, Validity
 
 __all__ = [
     # what a notebook calls
-    "Finding", "show", "breakpoint_row", "RAMP_ESTIMATE", "validity_of", "key_breakpoint", "key_latency", "highest", "bullets",
-    "headline", "no_breakpoint", "hold_note",
+    "Finding",
+    "show",
+    "breakpoint_row",
+    "RAMP_ESTIMATE",
+    "validity_of",
+    "key_breakpoint",
+    "key_latency",
+    "highest",
+    "bullets",
+    "headline",
+    "no_breakpoint",
+    "hold_note",
     # what the report reads and renders
-    "MIME", "make_finding", "check_key_number", "read", "read_all", "box_html", "summary_html", "validity_badge",
-    "key_number_text", "thumbnail",
+    "MIME",
+    "make_finding",
+    "check_key_number",
+    "read",
+    "read_all",
+    "box_html",
+    "summary_html",
+    "validity_badge",
+    "key_number_text",
+    "thumbnail",
 ]
 
 #: the output mimetype a finding travels in (JSON)
@@ -48,6 +66,7 @@ RAMP_ESTIMATE = "ramp estimate"
 
 
 # --- checking what a notebook passes --------------------------------------------------------------
+
 
 def _number(v) -> bool:
     return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
@@ -84,12 +103,17 @@ def check_key_number(k: dict | None) -> dict | None:
         raise ValueError(f"key_number 'unit' must be a string, got {k.get('unit')!r}")
     extra = set(k) - {"label", "value", "unit", "interval", "note"}
     if extra:
-        raise ValueError(f"key_number: unknown keys {', '.join(sorted(extra))} (known: label, value, unit, interval, "
-                         f"note)")
+        raise ValueError(
+            f"key_number: unknown keys {', '.join(sorted(extra))} (known: label, value, unit, interval, note)"
+        )
     if k.get("note") is not None and not isinstance(k["note"], str):
         raise ValueError(f"key_number 'note' must be a string, got {k.get('note')!r}")
-    out = {"label": k["label"].strip(), "value": float(k["value"]) if k.get("value") is not None else None,
-           "unit": k.get("unit", ""), "interval": _interval("key_number 'interval'", k.get("interval"))}
+    out = {
+        "label": k["label"].strip(),
+        "value": float(k["value"]) if k.get("value") is not None else None,
+        "unit": k.get("unit", ""),
+        "interval": _interval("key_number 'interval'", k.get("interval")),
+    }
     if k.get("note"):
         out["note"] = k["note"]
     return out
@@ -107,26 +131,39 @@ def check_breakpoint(row: dict, i: int = 0) -> dict:
     conns = int(conns) if conns is not None else None
     if row.get("rate") is not None and not _number(row["rate"]):
         raise ValueError(f"{where}: 'rate' must be a number or None (none passed), got {row.get('rate')!r}")
-    out = {"workload": row["workload"], "connections": conns, "mode": row.get("mode"),
-           "rate": float(row["rate"]) if row.get("rate") is not None else None,
-           "interval": _interval(f"{where}: 'interval'", row.get("interval")),
-           "verdict": row.get("verdict"), "validity": _validity(f"{where}: 'validity'", row.get("validity"))}
-    for k, v in row.items():   # extra descriptive keys (run_id, label...) travel along
+    out = {
+        "workload": row["workload"],
+        "connections": conns,
+        "mode": row.get("mode"),
+        "rate": float(row["rate"]) if row.get("rate") is not None else None,
+        "interval": _interval(f"{where}: 'interval'", row.get("interval")),
+        "verdict": row.get("verdict"),
+        "validity": _validity(f"{where}: 'validity'", row.get("validity")),
+    }
+    for k, v in row.items():  # extra descriptive keys (run_id, label...) travel along
         if k not in out:
             out[k] = v
     return out
 
 
-def make_finding(answer: str, key_number: dict | None = None, validity: str | None = None,
-                 breakpoints: list[dict] | None = None, preview=None) -> dict:
+def make_finding(
+    answer: str,
+    key_number: dict | None = None,
+    validity: str | None = None,
+    breakpoints: list[dict] | None = None,
+    preview=None,
+) -> dict:
     """The finding as plain JSON, checked: a bad value raises ``ValueError`` naming it."""
     if not isinstance(answer, str) or not answer.strip():
         raise ValueError(f"answer must be a non-empty sentence, got {answer!r}")
     if breakpoints is not None and not isinstance(breakpoints, (list, tuple)):
         raise ValueError(f"breakpoints must be a list of dicts, got {type(breakpoints).__name__}")
-    finding = {"answer": answer.strip(), "key_number": check_key_number(key_number),
-               "validity": _validity("validity", validity),
-               "breakpoints": [check_breakpoint(r, i) for i, r in enumerate(breakpoints or [])]}
+    finding = {
+        "answer": answer.strip(),
+        "key_number": check_key_number(key_number),
+        "validity": _validity("validity", validity),
+        "breakpoints": [check_breakpoint(r, i) for i, r in enumerate(breakpoints or [])],
+    }
     if preview is not None:
         finding["preview"] = thumbnail(preview)
     return finding
@@ -152,9 +189,16 @@ def thumbnail(fig, height: int = 220) -> dict:
             t = ax.get("title")
             if isinstance(t, dict):
                 t["font"] = {"size": 9}
-    layout.update(height=height, width=None, showlegend=False, margin={"l": 44, "r": 8, "t": 28, "b": 34},
-                  font={"size": 9}, paper_bgcolor="#fff", plot_bgcolor="#fff",
-                  title={"text": text or "", "font": {"size": 11}, "x": 0.01, "xanchor": "left"})
+    layout.update(
+        height=height,
+        width=None,
+        showlegend=False,
+        margin={"l": 44, "r": 8, "t": 28, "b": 34},
+        font={"size": 9},
+        paper_bgcolor="#fff",
+        plot_bgcolor="#fff",
+        title={"text": text or "", "font": {"size": 11}, "x": 0.01, "xanchor": "left"},
+    )
     for ann in layout.get("annotations", []) or []:
         ann["font"] = {"size": 8}
     for tr in d.get("data", []):
@@ -165,59 +209,80 @@ def thumbnail(fig, height: int = 220) -> dict:
 
 # --- showing it ------------------------------------------------------------------------------------
 
+
 def key_number_text(k: dict | None) -> str:
     """'50,000 req/s (interval [48,000, 52,000])'."""
     if not k:
         return ""
     if k.get("value") is None and k.get("note"):
-        return k["note"]   # what a measurement without a number says instead (a search that could not tell)
+        return k["note"]  # what a measurement without a number says instead (a search that could not tell)
     if k.get("value") is None and not (k.get("interval") and k["interval"][1] is not None):
         return "n/a"
     text = fmt.estimate(k.get("value"), k.get("interval"), k.get("unit", ""))
     return text + (f"; {k['note']}" if k.get("note") else "")
 
 
-VALIDITY_STYLE = {"valid": ("#1a7f37", "#e8f5e9"), "suspect": ("#9a6700", "#fff8c5"),
-                  "invalid": ("#c62828", "#fdecea"), None: ("#666", "#f0f0f0")}
+VALIDITY_STYLE = {
+    "valid": ("#1a7f37", "#e8f5e9"),
+    "suspect": ("#9a6700", "#fff8c5"),
+    "invalid": ("#c62828", "#fdecea"),
+    None: ("#666", "#f0f0f0"),
+}
 
 
 def validity_badge(v: str | None, reasons: Iterable[str] = ()) -> str:
     fg, bg = VALIDITY_STYLE.get(v, VALIDITY_STYLE[None])
     tip = "; ".join(reasons) if reasons else ("no run recorded a validity level" if v is None else v)
-    return (f"<span class='perflab-validity perflab-validity-{v or 'none'}' title='{html.escape(tip)}' "
-            f"style='color:{fg};background:{bg};border-radius:3px;padding:0 6px;font-weight:600'>"
-            f"{html.escape(v or 'not assessed')}</span>")
+    return (
+        f"<span class='perflab-validity perflab-validity-{v or 'none'}' title='{html.escape(tip)}' "
+        f"style='color:{fg};background:{bg};border-radius:3px;padding:0 6px;font-weight:600'>"
+        f"{html.escape(v or 'not assessed')}</span>"
+    )
 
 
 def box_html(f: dict, element_id: str | None = "finding") -> str:
     """The highlighted box a notebook shows for its finding."""
     k = f.get("key_number")
-    key = (f"<div style='font-size:13px;margin-top:4px'>{html.escape(k['label'])}: "
-           f"<b>{html.escape(key_number_text(k))}</b></div>") if k else ""
+    key = (
+        (
+            f"<div style='font-size:13px;margin-top:4px'>{html.escape(k['label'])}: "
+            f"<b>{html.escape(key_number_text(k))}</b></div>"
+        )
+        if k
+        else ""
+    )
     bps = ""
     if f.get("breakpoints"):
         rows = "".join(
             f"<tr><td>{html.escape(str(b['workload']))}</td><td>{b['connections'] or ''}</td>"
             f"<td>{html.escape(str(b.get('mode') or ''))}</td><td style='text-align:right'>{fmt.number(b['rate'])}</td>"
             f"<td>{html.escape(fmt.interval(b.get('interval')))}</td><td>{html.escape(str(b.get('verdict') or ''))}</td>"
-            f"<td>{validity_badge(b.get('validity'))}</td></tr>" for b in f["breakpoints"])
-        bps = ("<table style='font-size:12px;margin-top:6px'><tr><th>workload</th><th>connections</th><th>mode</th>"
-               "<th>breakpoint, req/s</th><th>interval</th><th>outcome</th><th>validity</th></tr>" + rows + "</table>")
+            f"<td>{validity_badge(b.get('validity'))}</td></tr>"
+            for b in f["breakpoints"]
+        )
+        bps = (
+            "<table style='font-size:12px;margin-top:6px'><tr><th>workload</th><th>connections</th><th>mode</th>"
+            "<th>breakpoint, req/s</th><th>interval</th><th>outcome</th><th>validity</th></tr>" + rows + "</table>"
+        )
     ident = f" id='{element_id}'" if element_id else ""
-    return (f"<div class='perflab-finding'{ident} style='border-left:4px solid #1f77b4;background:#f3f8fc;"
-            f"padding:8px 12px;margin:8px 0;border-radius:3px'>"
-            f"<div style='font-size:12px;color:#1f77b4;font-weight:600;text-transform:uppercase;letter-spacing:.04em'>"
-            f"Finding {validity_badge(f.get('validity'))}</div>"
-            f"<div style='font-size:15px;margin-top:4px'>{html.escape(f['answer'])}</div>{key}{bps}</div>")
+    return (
+        f"<div class='perflab-finding'{ident} style='border-left:4px solid #1f77b4;background:#f3f8fc;"
+        f"padding:8px 12px;margin:8px 0;border-radius:3px'>"
+        f"<div style='font-size:12px;color:#1f77b4;font-weight:600;text-transform:uppercase;letter-spacing:.04em'>"
+        f"Finding {validity_badge(f.get('validity'))}</div>"
+        f"<div style='font-size:15px;margin-top:4px'>{html.escape(f['answer'])}</div>{key}{bps}</div>"
+    )
 
 
 def summary_html(f: dict, anchor: str = "#finding") -> str:
     """The finding at the top of its notebook's page: the sentence, the key number, a link down."""
     k = f.get("key_number")
     key = f" &middot; {html.escape(k['label'])}: <b>{html.escape(key_number_text(k))}</b>" if k else ""
-    return (f"<div class='perflab-finding-summary' style='border-left:4px solid #1f77b4;background:#f3f8fc;"
-            f"padding:8px 12px;border-radius:3px;font-size:14px'>{validity_badge(f.get('validity'))} "
-            f"{html.escape(f['answer'])}{key} <a href='{html.escape(anchor)}'>details below</a></div>")
+    return (
+        f"<div class='perflab-finding-summary' style='border-left:4px solid #1f77b4;background:#f3f8fc;"
+        f"padding:8px 12px;border-radius:3px;font-size:14px'>{validity_badge(f.get('validity'))} "
+        f"{html.escape(f['answer'])}{key} <a href='{html.escape(anchor)}'>details below</a></div>"
+    )
 
 
 @dataclass(frozen=True)
@@ -234,7 +299,7 @@ class Finding:
     breakpoints: list | None = None
     preview: object = None
 
-    def with_validity_of(self, *results) -> "Finding":
+    def with_validity_of(self, *results) -> Finding:
         """This finding with the validity of ``results`` counted too (runs the answer does not name but rests
         on)."""
         return replace(self, validity=validity_of(self.validity, *results))
@@ -263,9 +328,10 @@ def show(*groups) -> None:
 
 # --- reading it back -------------------------------------------------------------------------------
 
+
 def read_all(nb) -> list[dict]:
     """Every finding an executed notebook (a path or an nbformat node) shows, in order."""
-    import nbformat   # 0.26 s, and only reading an executed notebook back needs it (not a kernel)
+    import nbformat  # 0.26 s, and only reading an executed notebook back needs it (not a kernel)
 
     if not hasattr(nb, "cells"):
         nb = nbformat.read(str(nb), as_version=4)
@@ -286,6 +352,7 @@ def read(nb) -> dict | None:
 
 # --- from results to rows --------------------------------------------------------------------------
 
+
 def _level(obj) -> str | None:
     """The validity level behind ``obj``: a result with a validity record or level, a run, or a level."""
     v = getattr(obj, "validity", obj)
@@ -300,8 +367,9 @@ def validity_of(*results) -> str | None:
     return Level.worst(_level(r) for r in results)
 
 
-def breakpoint_row(result, workload: str | None = None, connections: int | None = None,
-                   mode: str | None = None, **extra) -> dict:
+def breakpoint_row(
+    result, workload: str | None = None, connections: int | None = None, mode: str | None = None, **extra
+) -> dict:
     """One breakpoints row from a :class:`perflab.breakpoint.BreakpointResult`: what its run recorded
     (:meth:`perflab.records.Run.breakpoint_row`), with workload, connections and mode overridden when
     given and any ``extra`` descriptive keys."""
@@ -333,10 +401,12 @@ def no_breakpoint(row: dict) -> str:
         return f"no breakpoint: {row.get('why') or 'the generator reached its own limit'}{kept}"
     iv = row.get("interval") or (None, None)
     if row.get("held") is False and iv[1] is not None:
-        return (f"no rate held for {row['sustain_s']:g} s"
-                + (" from a fresh start" if row.get("fresh_start") else "")
-                + f": the breakpoint is below {fmt.rate(iv[1])}"
-                + (f" (the search's short probes said {fmt.rate(row['search_rate'])})" if row.get("search_rate") else ""))
+        return (
+            f"no rate held for {row['sustain_s']:g} s"
+            + (" from a fresh start" if row.get("fresh_start") else "")
+            + f": the breakpoint is below {fmt.rate(iv[1])}"
+            + (f" (the search's short probes said {fmt.rate(row['search_rate'])})" if row.get("search_rate") else "")
+        )
     return fmt.estimate(None, iv, "req/s")
 
 
@@ -346,14 +416,21 @@ def hold_note(row: dict) -> str:
     'above the search's 1,500 req/s: ... underestimated it by 30%'); '' when no window held it."""
     if not row.get("held"):
         return ""
-    note = (f"{row['held_windows']} of {row['sustain_s']:g} s" if row.get("held_windows")
-            else f"held for {row['sustain_s']:g} s") + (", each from a fresh start" if row.get("fresh_start") else "")
+    note = (
+        f"{row['held_windows']} of {row['sustain_s']:g} s"
+        if row.get("held_windows")
+        else f"held for {row['sustain_s']:g} s"
+    ) + (", each from a fresh start" if row.get("fresh_start") else "")
     if row.get("overestimate"):
-        note += (f", where the search's {fmt.rate(row['search_rate'])} did not: its short probes overestimated the "
-                 f"breakpoint by {fmt.pct(row['overestimate'])}")
+        note += (
+            f", where the search's {fmt.rate(row['search_rate'])} did not: its short probes overestimated the "
+            f"breakpoint by {fmt.pct(row['overestimate'])}"
+        )
     elif row.get("search_rate") and row.get("rate") and row["rate"] > row["search_rate"]:
-        note += (f", above the search's {fmt.rate(row['search_rate'])}: its short probes underestimated the "
-                 f"breakpoint by {fmt.pct(row['rate'] / row['search_rate'] - 1)}")
+        note += (
+            f", above the search's {fmt.rate(row['search_rate'])}: its short probes underestimated the "
+            f"breakpoint by {fmt.pct(row['rate'] / row['search_rate'] - 1)}"
+        )
     return note
 
 
@@ -363,9 +440,9 @@ def others_note(row: dict) -> str:
     most = row.get("others_max_cores")
     if most is None or most < OTHERS_NAMED:
         return ""
-    return (f"beside other programs using up to {most:.2f} of a core"
-            + (f" ({row['others_median_cores']:.2f} at the median)" if row.get("others_median_cores") is not None
-               else ""))
+    return f"beside other programs using up to {most:.2f} of a core" + (
+        f" ({row['others_median_cores']:.2f} at the median)" if row.get("others_median_cores") is not None else ""
+    )
 
 
 def headline(row: dict) -> str:
@@ -374,8 +451,12 @@ def headline(row: dict) -> str:
     if row.get("rate") is None:
         return no_breakpoint(row)
     held, others = hold_note(row), others_note(row)
-    return (f"{fmt.rate(row['rate'])} (interval {fmt.interval(row.get('interval'))}, {row.get('verdict')}"
-            + (f"; {held}" if held else "") + (f"; {others}" if others else "") + ")")
+    return (
+        f"{fmt.rate(row['rate'])} (interval {fmt.interval(row.get('interval'))}, {row.get('verdict')}"
+        + (f"; {held}" if held else "")
+        + (f"; {others}" if others else "")
+        + ")"
+    )
 
 
 def key_breakpoint(row: dict | None, label: str) -> dict | None:

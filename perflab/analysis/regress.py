@@ -40,8 +40,10 @@ def check_sentence(check: dict, b: str | None, a: str) -> str:
     if check["metric"] == "breakpoint":
         span = f"interval {fmt.ratio(lo) if lo else '0'}-{fmt.ratio(hi) if hi is not None else 'inf'}"
         return f"{subject}{verb} {fmt.ratio(check['ratio'])} {a}'s ({span}; {check['method']})"
-    return (f"{subject}{verb} {fmt.ratio(check['ratio'])} {a}'s ({ci_text(lo, hi)}, n = {check['n']} pairs; "
-            f"{check['method']}, Wilcoxon p = {fmt.p_sci(check['p_value'])})")
+    return (
+        f"{subject}{verb} {fmt.ratio(check['ratio'])} {a}'s ({ci_text(lo, hi)}, n = {check['n']} pairs; "
+        f"{check['method']}, Wilcoxon p = {fmt.p_sci(check['p_value'])})"
+    )
 
 
 def _worse_end(check: dict) -> str:
@@ -56,17 +58,24 @@ def outcome_phrase(check: dict | None, b: str, a: str, error: str | None = None)
     outcome, margin = Outcome(check["outcome"]), fmt.pct(check["margin"])
     slower = "lower" if check["metric"] == "breakpoint" else "higher"
     if outcome is Outcome.REGRESSION:
-        return (f"a regression: {b} is slower than {a} beyond the {margin} margin, and the comparison's test claims it "
-                f"(p <= its level {fmt.p_sci(check['level'])})")
+        return (
+            f"a regression: {b} is slower than {a} beyond the {margin} margin, and the comparison's test claims it "
+            f"(p <= its level {fmt.p_sci(check['level'])})"
+        )
     if outcome is Outcome.IMPROVEMENT:
-        how = "the comparison's test claims it" if check["conclusion"] == "different" else \
-            f"its interval lies entirely beyond the {margin} margin on the faster side"
+        how = (
+            "the comparison's test claims it"
+            if check["conclusion"] == "different"
+            else f"its interval lies entirely beyond the {margin} margin on the faster side"
+        )
         return f"no regression: {b} is faster than {a}, {how}"
     if outcome is Outcome.NOT_WORSE:
         return f"no regression beyond {margin}: the interval's {slower} end, {_worse_end(check)}, lies within it"
     if outcome is Outcome.UNDECIDED:
-        return (f"undecided: {b} may be up to {_worse_end(check)} {a}'s; at this precision neither a regression "
-                f"beyond {margin} nor its absence could be shown")
+        return (
+            f"undecided: {b} may be up to {_worse_end(check)} {a}'s; at this precision neither a regression "
+            f"beyond {margin} nor its absence could be shown"
+        )
     return f"could not measure: {check.get('why') or error}"
 
 
@@ -93,16 +102,24 @@ def gate_lines(res) -> list[str]:
 
 def bound_sentence(alpha: float, check: dict | None) -> str:
     """The false-alarm bound of a gate and where it comes from."""
-    tests = f", each of its {round(alpha / check['level'])} tests at {fmt.p_sci(check['level'])}" \
-        if check and check.get("level") else ""
-    return (f"false alarms: a gate of two identical servers fails with probability at most {fmt.p_sci(alpha)} "
-            f"(alpha of the comparison: exact Wilcoxon signed-rank tests on the pairs' log-ratios, Bonferroni over "
-            f"every test it makes{tests}; the noise, however heavy, does not change it)")
+    tests = (
+        f", each of its {round(alpha / check['level'])} tests at {fmt.p_sci(check['level'])}"
+        if check and check.get("level")
+        else ""
+    )
+    return (
+        f"false alarms: a gate of two identical servers fails with probability at most {fmt.p_sci(alpha)} "
+        f"(alpha of the comparison: exact Wilcoxon signed-rank tests on the pairs' log-ratios, Bonferroni over "
+        f"every test it makes{tests}; the noise, however heavy, does not change it)"
+    )
 
 
 def _whose(repo: dict) -> str:
-    return f"your server ({repo['repo']}, {repo['project']})" if repo.get("yours") else \
-        f"the built-in server of {repo['repo']}"
+    return (
+        f"your server ({repo['repo']}, {repo['project']})"
+        if repo.get("yours")
+        else f"the built-in server of {repo['repo']}"
+    )
 
 
 def gate_markdown(res) -> str:
@@ -112,25 +129,34 @@ def gate_markdown(res) -> str:
     check = r.get("check")
     code = r["exit_code"]
     head = {0: "passed", 1: "failed: a regression", 2: "undecided", 3: "could not measure"}[code]
-    lines = [f"### perflab gate: {head}", "",
-             f"**{outcome_phrase(check, 'HEAD', 'BASE', r.get('error'))}** (exit {code}).", ""]
+    lines = [
+        f"### perflab gate: {head}",
+        "",
+        f"**{outcome_phrase(check, 'HEAD', 'BASE', r.get('error'))}** (exit {code}).",
+        "",
+    ]
     if check is not None and check.get("ratio") is not None:
         lo, hi = check["ci"]
-        lines += [f"| metric | HEAD / BASE | {100 * CONFIDENCE:g}% interval | pairs | p | level | margin |",
-                  "| --- | ---: | --- | ---: | ---: | ---: | ---: |",
-                  f"| {named(check['metric'])}{where(check.get('rate'))} | {fmt.ratio(check['ratio'])} | "
-                  f"{fmt.ratio(lo)} - {fmt.ratio(hi)} | {check['n']} | {fmt.p_sci(check['p_value'])} | "
-                  f"{fmt.p_sci(check['level'])} | ±{fmt.pct(check['margin'])} |", ""]
+        lines += [
+            f"| metric | HEAD / BASE | {100 * CONFIDENCE:g}% interval | pairs | p | level | margin |",
+            "| --- | ---: | --- | ---: | ---: | ---: | ---: |",
+            f"| {named(check['metric'])}{where(check.get('rate'))} | {fmt.ratio(check['ratio'])} | "
+            f"{fmt.ratio(lo)} - {fmt.ratio(hi)} | {check['n']} | {fmt.p_sci(check['p_value'])} | "
+            f"{fmt.p_sci(check['level'])} | ±{fmt.pct(check['margin'])} |",
+            "",
+        ]
     lines += [f"- HEAD {_commit(p['head'])}, BASE {_commit(p['base'])}; {_whose(p['repo'])}"]
     if check is not None:
         lines.append(f"- {check_sentence(check, 'HEAD', 'BASE')}")
     lines.append(f"- {bound_sentence(r['alpha'], check)}")
-    lines.append(f"- run `{run.id}`" + (f", comparison `{r['ab_run']}`" if r.get("ab_run") else "")
-                 + f", {r['seconds']:.0f} s")
+    lines.append(
+        f"- run `{run.id}`" + (f", comparison `{r['ab_run']}`" if r.get("ab_run") else "") + f", {r['seconds']:.0f} s"
+    )
     return "\n".join(lines) + "\n"
 
 
 # --- the bisection -------------------------------------------------------------------------------
+
 
 def _position(run: Run, sha: str) -> int:
     return next(i for i, c in enumerate(run.params["commits"]) if c["sha"] == sha)
@@ -155,8 +181,10 @@ def bisect_lines(res) -> list[str]:
     commits = p["commits"]
     metric = f"{named(p['metric'])}{where(p.get('rate'))}"
     margin = fmt.pct(p["bisect"]["margin"])
-    out = [f"bisect GOOD {_commit(commits[0])} .. BAD {_commit(commits[-1])}: {len(commits) - 1} commits after GOOD, "
-           f"each compared with GOOD on {metric} (slower beyond {margin}); {_whose(p['repo'])}"]
+    out = [
+        f"bisect GOOD {_commit(commits[0])} .. BAD {_commit(commits[-1])}: {len(commits) - 1} commits after GOOD, "
+        f"each compared with GOOD on {metric} (slower beyond {margin}); {_whose(p['repo'])}"
+    ]
     out += [f"  {step_sentence(run, s)}" for s in r["steps"]]
     out.append(answer(run))
     out.append(bisect_bound(run))
@@ -168,15 +196,18 @@ def bisect_lines(res) -> list[str]:
 def family_bound(n: int, noun: str, alpha: float, bound: float, outcome: str) -> str:
     """The bound of ``n`` comparisons (``noun``) each at ``alpha``: ``outcome`` happens by chance with
     probability at most ``bound``."""
-    return (f"{fmt.count(n, noun)}, each claiming a difference between identical servers with probability at most "
-            f"{fmt.p_sci(alpha)}: {outcome} with probability at most {fmt.p_sci(bound)} (Bonferroni)")
+    return (
+        f"{fmt.count(n, noun)}, each claiming a difference between identical servers with probability at most "
+        f"{fmt.p_sci(alpha)}: {outcome} with probability at most {fmt.p_sci(bound)} (Bonferroni)"
+    )
 
 
 def bisect_bound(res) -> str:
     """A bisection's bound on reporting a regression in a history that has none."""
     r = _run(res).results
-    return family_bound(r["comparisons"], "comparison", r["alpha"], r["bound"],
-                        "a history without a regression is reported as one")
+    return family_bound(
+        r["comparisons"], "comparison", r["alpha"], r["bound"], "a history without a regression is reported as one"
+    )
 
 
 def answer(res) -> str:
@@ -191,24 +222,34 @@ def answer(res) -> str:
     found = Found(r["found"])
     if found is Found.FIRST_SLOWER and r.get("first"):
         s = last[r["first"]]
-        return (f"first slower commit: {_commit(by_sha[r['first']])}: {check_sentence(s, None, 'GOOD')}; "
-                f"every commit before it that was compared is no worse than GOOD beyond {margin}")
+        return (
+            f"first slower commit: {_commit(by_sha[r['first']])}: {check_sentence(s, None, 'GOOD')}; "
+            f"every commit before it that was compared is no worse than GOOD beyond {margin}"
+        )
     if found is Found.FIRST_SLOWER:
         skipped = [c for c in r["candidates"] if c in r["skipped"]]
-        return (f"the first slower commit is {_commit(by_sha[r['hi']])} or one of the commits before it that do not "
-                f"build: {', '.join(_commit(by_sha[c]) for c in skipped)}")
+        return (
+            f"the first slower commit is {_commit(by_sha[r['hi']])} or one of the commits before it that do not "
+            f"build: {', '.join(_commit(by_sha[c]) for c in skipped)}"
+        )
     bad = last.get(commits[-1]["sha"])
     if found is Found.NO_REGRESSION:
-        return f"no regression: BAD is no worse than GOOD beyond {margin} in {metric}: {check_sentence(bad, None, 'GOOD')}"
+        return (
+            f"no regression: BAD is no worse than GOOD beyond {margin} in {metric}: {check_sentence(bad, None, 'GOOD')}"
+        )
     if found is Found.GOOD_SLOWER:
-        return (f"GOOD is slower than BAD, nothing to bisect: {check_sentence(bad, 'BAD', 'GOOD')}; "
-                f"{outcome_phrase(bad, 'BAD', 'GOOD').removeprefix('no regression: ')}")
+        return (
+            f"GOOD is slower than BAD, nothing to bisect: {check_sentence(bad, 'BAD', 'GOOD')}; "
+            f"{outcome_phrase(bad, 'BAD', 'GOOD').removeprefix('no regression: ')}"
+        )
     s = last.get(r["undecided"])
     lo, hi = by_sha[r["lo"]], by_sha[r["hi"]]
-    return (f"cannot tell between {_commit(lo)} and {_commit(hi)} at this precision: "
-            f"{_commit(by_sha[r['undecided']])}: {check_sentence(s, None, 'GOOD')}, neither slower nor shown no "
-            f"worse beyond {margin}; the first slower commit is after {lo['sha'][:10]} and at or before "
-            f"{hi['sha'][:10]}")
+    return (
+        f"cannot tell between {_commit(lo)} and {_commit(hi)} at this precision: "
+        f"{_commit(by_sha[r['undecided']])}: {check_sentence(s, None, 'GOOD')}, neither slower nor shown no "
+        f"worse beyond {margin}; the first slower commit is after {lo['sha'][:10]} and at or before "
+        f"{hi['sha'][:10]}"
+    )
 
 
 def bisect_figure(res) -> go.Figure:
@@ -218,8 +259,13 @@ def bisect_figure(res) -> go.Figure:
     p, r = run.params, run.results
     commits = p["commits"]
     last = {s["position"]: s for s in r["steps"] if not s.get("skipped")}
-    colour = {Outcome.REGRESSION: "#d62728", Outcome.NOT_WORSE: "#2ca02c", Outcome.IMPROVEMENT: "#1f77b4",
-              Outcome.UNDECIDED: "#ff7f0e", Outcome.UNMEASURED: "#7f7f7f"}
+    colour = {
+        Outcome.REGRESSION: "#d62728",
+        Outcome.NOT_WORSE: "#2ca02c",
+        Outcome.IMPROVEMENT: "#1f77b4",
+        Outcome.UNDECIDED: "#ff7f0e",
+        Outcome.UNMEASURED: "#7f7f7f",
+    }
     fig = go.Figure()
     for outcome in Outcome:
         pts = sorted(i for i, s in last.items() if Outcome(s["outcome"]) is outcome and s.get("ratio"))
@@ -228,23 +274,46 @@ def bisect_figure(res) -> go.Figure:
         ys = [last[i]["ratio"] for i in pts]
         up = [(last[i]["ci"][1] or last[i]["ratio"]) - last[i]["ratio"] for i in pts]
         down = [last[i]["ratio"] - (last[i]["ci"][0] or last[i]["ratio"]) for i in pts]
-        fig.add_trace(go.Scatter(
-            x=pts, y=ys, mode="markers", name=str(outcome), marker=dict(color=colour[outcome], size=10),
-            error_y=dict(type="data", array=up, arrayminus=down, visible=True),
-            text=[f"{commits[i]['sha'][:10]} {commits[i]['subject']}" for i in pts],
-            hovertemplate="%{text}<br>against GOOD %{y:.3f}x<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=pts,
+                y=ys,
+                mode="markers",
+                name=str(outcome),
+                marker=dict(color=colour[outcome], size=10),
+                error_y=dict(type="data", array=up, arrayminus=down, visible=True),
+                text=[f"{commits[i]['sha'][:10]} {commits[i]['subject']}" for i in pts],
+                hovertemplate="%{text}<br>against GOOD %{y:.3f}x<extra></extra>",
+            )
+        )
     skipped = sorted({_position(run, c) for c in r["skipped"]})
     if skipped:
-        fig.add_trace(go.Scatter(x=skipped, y=[1.0] * len(skipped), mode="markers", name="skipped: does not build",
-                                 marker=dict(color="#7f7f7f", symbol="x", size=10), hoverinfo="skip"))
+        fig.add_trace(
+            go.Scatter(
+                x=skipped,
+                y=[1.0] * len(skipped),
+                mode="markers",
+                name="skipped: does not build",
+                marker=dict(color="#7f7f7f", symbol="x", size=10),
+                hoverinfo="skip",
+            )
+        )
     fig.add_hline(y=1.0, line=dict(color="#444", width=1))
     lo, hi = band(p["bisect"]["margin"])
     fig.add_hrect(y0=lo, y1=hi, fillcolor="#2ca02c", opacity=0.08, line_width=0)
     if r.get("first"):
         fig.add_vline(x=_position(run, r["first"]), line=dict(color="#d62728", dash="dash"))
-    fig.update_xaxes(title="commit (0 = GOOD; in the order they were made)", tickmode="array",
-                     tickvals=list(range(len(commits))), ticktext=[c["sha"][:7] for c in commits])
+    fig.update_xaxes(
+        title="commit (0 = GOOD; in the order they were made)",
+        tickmode="array",
+        tickvals=list(range(len(commits))),
+        ticktext=[c["sha"][:7] for c in commits],
+    )
     fig.update_yaxes(title=f"{named(p['metric'])} against GOOD (B/A, log scale)", type="log")
-    fig.update_layout(title=f"Each commit compared with GOOD: {named(p['metric'])}{where(p.get('rate'))}",
-                      template="plotly_white", height=420, hovermode="closest")
+    fig.update_layout(
+        title=f"Each commit compared with GOOD: {named(p['metric'])}{where(p.get('rate'))}",
+        template="plotly_white",
+        height=420,
+        hovermode="closest",
+    )
     return fig

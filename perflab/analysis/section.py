@@ -51,8 +51,10 @@ class Section:
                 part.show()
             elif isinstance(part, dict):
                 ipd.display(part, raw=True)
-            elif isinstance(part, pd.DataFrame):   # the page shows the HTML, a Markdown report the table
-                ipd.display({"text/html": part._repr_html_(), "text/plain": repr(part),
-                             "text/markdown": markdown_table(part)}, raw=True)
+            elif isinstance(part, pd.DataFrame):  # the page shows the HTML, a Markdown report the table
+                ipd.display(
+                    {"text/html": part._repr_html_(), "text/plain": repr(part), "text/markdown": markdown_table(part)},
+                    raw=True,
+                )
             elif part is not None:
                 ipd.display(part)

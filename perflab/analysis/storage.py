@@ -23,8 +23,15 @@ from .. import fmt
 from . import ab
 from .findings import Finding, bullets, validity_of
 from .frames import events_of
-from .latency import (compare_latency, describe_events_effect, describe_timeline, interval_width, load_table,
-                      percentile_spectrum, timeline_figure)
+from .latency import (
+    compare_latency,
+    describe_events_effect,
+    describe_timeline,
+    interval_width,
+    load_table,
+    percentile_spectrum,
+    timeline_figure,
+)
 from .section import Section
 
 __all__ = ["backends", "flushes", "compaction", "findings", "answer", "storage_table"]
@@ -58,40 +65,62 @@ def backends(runs: Mapping, comparisons: Mapping) -> Section:
     did, and each backend against the first interleaved (``comparisons``: what, e.g. ``"PUT"`` -> the
     comparisons of :func:`perflab.lab.notebook.against`)."""
     rate = next(iter(runs.values())).load.target_rate
-    return Section([percentile_spectrum(runs, title=f"Latency by percentile, by backend, at {fmt.rate(rate)}"),
-                    storage_table(runs), bullets(*(ab.findings(c, what=what) for what, c in comparisons.items()))])
+    return Section(
+        [
+            percentile_spectrum(runs, title=f"Latency by percentile, by backend, at {fmt.rate(rate)}"),
+            storage_table(runs),
+            bullets(*(ab.findings(c, what=what) for what, c in comparisons.items())),
+        ]
+    )
 
 
 def flushes(runs: Mapping) -> Section:
     """PUT runs of several memtable sizes and flush-thread counts (label -> ExperimentResult): what their storage
     did, their spectra, what the flushes did to each one's latency, and the first one's timeline."""
     first = next(iter(runs))
-    return Section([storage_table(runs),
-                    percentile_spectrum(runs, title="PUT: latency by percentile, by memtable size and flush threads"),
-                    *(describe_timeline(r, ("flush",), trend=False, label=k) for k, r in runs.items()),
-                    timeline_figure(runs[first], title=f"PUT, {first}: latency per {interval_width(runs[first])} and "
-                                                      "storage events")])
+    return Section(
+        [
+            storage_table(runs),
+            percentile_spectrum(runs, title="PUT: latency by percentile, by memtable size and flush threads"),
+            *(describe_timeline(r, ("flush",), trend=False, label=k) for k, r in runs.items()),
+            timeline_figure(
+                runs[first], title=f"PUT, {first}: latency per {interval_width(runs[first])} and storage events"
+            ),
+        ]
+    )
 
 
 def compaction(label: str, run) -> Section:
     """A read-mostly run on a small memtable: its timeline with the compactions and flushes, what they did to
     latency, and what its storage did."""
-    return Section([timeline_figure(run, title=f"{label}: latency per {interval_width(run)} and server events"),
-                    describe_timeline(run, ("compaction", "flush")), storage_table({label: run})])
+    return Section(
+        [
+            timeline_figure(run, title=f"{label}: latency per {interval_width(run)} and server events"),
+            describe_timeline(run, ("compaction", "flush")),
+            storage_table({label: run}),
+        ]
+    )
 
 
 def findings(comparisons: Mapping, flush_runs: Mapping, compaction_label: str, compaction_run) -> list[str]:
     """Each backend against the first, interleaved (``comparisons``: what -> comparisons), the flush
     configurations' p99.9 compared (sequential runs), what the flushes did in each run, and what the
     compactions and flushes did to the read-mostly run."""
-    return [*(line for what, c in comparisons.items() for line in ab.findings(c, what=what)),
-            compare_latency(flush_runs, "p999_ms"), *describe_event_effects(flush_runs, "flush"),
-            f"{compaction_label}: " + describe_timeline(compaction_run, ("compaction", "flush"))]
+    return [
+        *(line for what, c in comparisons.items() for line in ab.findings(c, what=what)),
+        compare_latency(flush_runs, "p999_ms"),
+        *describe_event_effects(flush_runs, "flush"),
+        f"{compaction_label}: " + describe_timeline(compaction_run, ("compaction", "flush")),
+    ]
 
 
 def answer(comparisons: Mapping, preview) -> Finding:
     """Each backend against the first, for each kind of request (``comparisons``: what -> comparisons); the key
     number the first kind's best ratio; ``preview``: a figure (the backends' spectra)."""
     answers = [ab.answer(c, what=what) for what, c in comparisons.items()]
-    return Finding(" ".join(a.answer for a in answers), key_number=answers[0].key_number,
-                   validity=validity_of(*(a.validity for a in answers)), preview=preview)
+    return Finding(
+        " ".join(a.answer for a in answers),
+        key_number=answers[0].key_number,
+        validity=validity_of(*(a.validity for a in answers)),
+        preview=preview,
+    )

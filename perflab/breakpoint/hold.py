@@ -52,20 +52,46 @@ class Hold:
     fresh: bool | None = None
 
     @classmethod
-    def of(cls, rate: float, seconds: float, j: Judgement) -> "Hold":
+    def of(cls, rate: float, seconds: float, j: Judgement) -> Hold:
         host = (((j.validity or {}).get("checks") or {}).get("host_speed") or {}).get("value")
-        return cls(rate, seconds, j.passed, j.reason, j.metrics.get("p99_ms"), j.metrics.get("achieved_ratio"),
-                   j.metrics.get("others_cores"), host, j.metrics.get("fresh_start"))
+        return cls(
+            rate,
+            seconds,
+            j.passed,
+            j.reason,
+            j.metrics.get("p99_ms"),
+            j.metrics.get("achieved_ratio"),
+            j.metrics.get("others_cores"),
+            host,
+            j.metrics.get("fresh_start"),
+        )
 
     def to_dict(self) -> dict:
-        return {"rate": self.rate, "seconds": self.seconds, "passed": self.passed, "reason": self.reason,
-                "p99_ms": self.p99_ms, "achieved_ratio": self.achieved_ratio, "others_cores": self.others_cores,
-                "host_slowdown": self.host_slowdown, "fresh": self.fresh}
+        return {
+            "rate": self.rate,
+            "seconds": self.seconds,
+            "passed": self.passed,
+            "reason": self.reason,
+            "p99_ms": self.p99_ms,
+            "achieved_ratio": self.achieved_ratio,
+            "others_cores": self.others_cores,
+            "host_slowdown": self.host_slowdown,
+            "fresh": self.fresh,
+        }
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Hold":
-        return cls(d["rate"], d["seconds"], d["passed"], d["reason"], d.get("p99_ms"), d.get("achieved_ratio"),
-                   d.get("others_cores"), d.get("host_slowdown"), d.get("fresh"))
+    def from_dict(cls, d: dict) -> Hold:
+        return cls(
+            d["rate"],
+            d["seconds"],
+            d["passed"],
+            d["reason"],
+            d.get("p99_ms"),
+            d.get("achieved_ratio"),
+            d.get("others_cores"),
+            d.get("host_slowdown"),
+            d.get("fresh"),
+        )
 
 
 @dataclass(frozen=True)
@@ -82,8 +108,10 @@ class RateHeld:
     def words(self) -> str:
         """'kept up in 2 of 3 windows', 'fell behind in 1 of 1 window'"""
         n = self.kept_up + self.fell_behind
-        return (f"{'kept up' if self.held else 'fell behind'} in {self.kept_up if self.held else self.fell_behind} "
-                f"of {n} window{'s' if n != 1 else ''}")
+        return (
+            f"{'kept up' if self.held else 'fell behind'} in {self.kept_up if self.held else self.fell_behind} "
+            f"of {n} window{'s' if n != 1 else ''}"
+        )
 
 
 @dataclass
@@ -106,8 +134,9 @@ def needed(windows: int) -> int:
     return windows // 2 + 1
 
 
-def hold_rate(rate: float, params: BreakpointParams, window: Callable[[float, str, float], Judgement]
-              ) -> tuple[RateHeld, list[Hold], str | None]:
+def hold_rate(
+    rate: float, params: BreakpointParams, window: Callable[[float, str, float], Judgement]
+) -> tuple[RateHeld, list[Hold], str | None]:
     """Hold ``rate`` in up to ``hold_windows`` windows, stopping once most kept up or most could not; a window the
     machine spoiled runs again (``retries``). The verdict, the windows, and why the machine kept it undecided."""
     n, need = params.hold_windows, needed(params.hold_windows)
@@ -141,10 +170,16 @@ def hold(found: Estimate, params: BreakpointParams, window: Callable[[float, str
         holds += got
         if verdict.held is None:
             if any(r.held for r in rates):
-                break   # what held stands; the machine only kept the refinement from going on
-            return Kept(None, found.interval, Outcome.CANNOT_TELL,
-                        f"{found.stop_reason}; holding {rate:,.0f}/s for {params.sustain:g} s could not be judged "
-                        f"({why})", found.at_least, holds, rates + [verdict])
+                break  # what held stands; the machine only kept the refinement from going on
+            return Kept(
+                None,
+                found.interval,
+                Outcome.CANNOT_TELL,
+                f"{found.stop_reason}; holding {rate:,.0f}/s for {params.sustain:g} s could not be judged ({why})",
+                found.at_least,
+                holds,
+                rates + [verdict],
+            )
         rates.append(verdict)
         rate = _next(rate, rates, found, params)
         if rate is None:
@@ -158,7 +193,7 @@ def _next(rate: float, rates: list[RateHeld], found: Estimate, params: Breakpoin
     held = [r.rate for r in rates if r.held]
     if held:
         above = [r.rate for r in rates if not r.held and r.rate > max(held)]
-        if not above:   # nothing above has failed from a fresh start yet: look above
+        if not above:  # nothing above has failed from a fresh start yet: look above
             up = _round(max(held) * params.hold_above)
             return up if up <= params.max_rate and up > max(held) else None
         lo, hi = max(held), min(above)
@@ -172,19 +207,32 @@ def _kept(found: Estimate, params: BreakpointParams, rates: list[RateHeld], hold
     held = [r for r in rates if r.held]
     failed = [r for r in rates if r.held is False]
     if not held:
-        return Kept(None, (None, min(r.rate for r in failed)), Outcome.UNRESOLVED,
-                    f"{found.stop_reason}; held in {how}: {_list(failed)}; none kept up", None, holds, rates)
+        return Kept(
+            None,
+            (None, min(r.rate for r in failed)),
+            Outcome.UNRESOLVED,
+            f"{found.stop_reason}; held in {how}: {_list(failed)}; none kept up",
+            None,
+            holds,
+            rates,
+        )
     best = max(held, key=lambda r: r.rate)
     above = [r for r in failed if r.rate > best.rate]
     tried = f"in {how}: {_list(sorted(rates, key=lambda r: -r.rate))}"
     if not above:
-        return Kept(best.rate, (best.rate, None), Outcome.UNRESOLVED,
-                    f"{found.stop_reason}; held {tried}; no rate above {best.rate:,.0f}/s fell behind", best.rate, holds,
-                    rates)
+        return Kept(
+            best.rate,
+            (best.rate, None),
+            Outcome.UNRESOLVED,
+            f"{found.stop_reason}; held {tried}; no rate above {best.rate:,.0f}/s fell behind",
+            best.rate,
+            holds,
+            rates,
+        )
     hi = min(above, key=lambda r: r.rate)
-    return Kept(best.rate, (best.rate, hi.rate), Outcome.RESOLVED,
-                f"{found.stop_reason}; held {tried}",
-                best.rate, holds, rates)
+    return Kept(
+        best.rate, (best.rate, hi.rate), Outcome.RESOLVED, f"{found.stop_reason}; held {tried}", best.rate, holds, rates
+    )
 
 
 def _list(rates: list[RateHeld]) -> str:

@@ -41,15 +41,21 @@ class RampEstimate:
     warmed_s: float = 0.0
 
     def to_dict(self) -> dict:
-        return {"rate": self.rate, "t_s": self.t_s, "reason": self.reason, "cold": self.cold,
-                "warmed_s": self.warmed_s}
+        return {"rate": self.rate, "t_s": self.t_s, "reason": self.reason, "cold": self.cold, "warmed_s": self.warmed_s}
 
 
 def ramp_load(base: LoadParams, params: BreakpointParams, criteria: BreakpointCriteria) -> LoadParams:
     """The ramp run's parameters, derived from the search's workload ``base``."""
-    return base.replace(ramp=(params.start_rate, params.max_rate), ramp_curve="exp", duration=params.ramp_duration,
-                        warmup=0, stop_on_p99=criteria.sla_p99 * STOP_FACTOR, hdr_interval=0.1,
-                        rate_steps=None, step_duration=None)
+    return base.replace(
+        ramp=(params.start_rate, params.max_rate),
+        ramp_curve="exp",
+        duration=params.ramp_duration,
+        warmup=0,
+        stop_on_p99=criteria.sla_p99 * STOP_FACTOR,
+        hdr_interval=0.1,
+        rate_steps=None,
+        step_duration=None,
+    )
 
 
 def estimate(result, criteria: BreakpointCriteria, warmed_s: float = 0.0) -> RampEstimate:
@@ -76,23 +82,32 @@ def _estimate(result, criteria: BreakpointCriteria) -> RampEstimate:
     bad = np.array(bad)
     for i in range(len(bad)):
         # two bad intervals in a row, or bad to the end (the ramp stops itself shortly after breaking)
-        if bad[i:i + BAD_RUN].all() and (i + BAD_RUN <= len(bad) or result.summary.get("stopped_early")
-                                          or len(bad) < 2 * BAD_RUN):
+        if bad[i : i + BAD_RUN].all() and (
+            i + BAD_RUN <= len(bad) or result.summary.get("stopped_early") or len(bad) < 2 * BAD_RUN
+        ):
             broke = float(rows[i]["start_s"])
             if broke < COLD_BREAK_S:
-                return RampEstimate(None, broke, f"the ramp broke {broke:.1f} s in, at {rates[max(i - 1, 0)]:,.0f}/s: "
-                                                 f"too early to place a bracket (a cold or stalled server, or a "
-                                                 f"limit near start_rate); the search grows from start_rate",
-                                    cold=True)
+                return RampEstimate(
+                    None,
+                    broke,
+                    f"the ramp broke {broke:.1f} s in, at {rates[max(i - 1, 0)]:,.0f}/s: "
+                    f"too early to place a bracket (a cold or stalled server, or a "
+                    f"limit near start_rate); the search grows from start_rate",
+                    cold=True,
+                )
             t = float(rows[i - 1]["start_s"])
-            return RampEstimate(rates[i - 1], float(rows[i]["start_s"]),
-                                f"the ramp kept up until {t:.1f} s ({rates[i - 1]:,.0f}/s offered); from "
-                                f"{float(rows[i]['start_s']):.1f} s on p99 missed {sla_ms:g} ms")
+            return RampEstimate(
+                rates[i - 1],
+                float(rows[i]["start_s"]),
+                f"the ramp kept up until {t:.1f} s ({rates[i - 1]:,.0f}/s offered); from "
+                f"{float(rows[i]['start_s']):.1f} s on p99 missed {sla_ms:g} ms",
+            )
     return RampEstimate(rates[-1], None, f"the ramp kept up to its end ({rates[-1]:,.0f}/s offered)")
 
 
-def bracket(ramp: Callable[[str], object], warm_again: Callable[[], None], criteria: BreakpointCriteria,
-            warmed_s: float) -> tuple[RampEstimate, RampEstimate | None]:
+def bracket(
+    ramp: Callable[[str], object], warm_again: Callable[[], None], criteria: BreakpointCriteria, warmed_s: float
+) -> tuple[RampEstimate, RampEstimate | None]:
     """The ramp's estimate, and the first ramp's when it had to be run twice: ``ramp(name)`` runs one ramp (its
     output under ``name``) and returns its result. A ramp that broke at once on a server that was warmed
     (``warmed_s`` > 0: its JIT still compiling on a busy machine, or a stall) is run once more after

@@ -62,9 +62,17 @@ class Probe:
 
     def row(self) -> dict:
         host = (((self.validity or {}).get("checks") or {}).get("host_speed") or {}).get("value")
-        return {"probe": self.index, "rate": self.rate, "phase": self.phase, "passed": self.judgement.passed,
-                "validity": (self.validity or {}).get("verdict"), "reason": self.judgement.reason,
-                **self.judgement.metrics, "host_slowdown": host, "discounted": self.discounted}
+        return {
+            "probe": self.index,
+            "rate": self.rate,
+            "phase": self.phase,
+            "passed": self.judgement.passed,
+            "validity": (self.validity or {}).get("verdict"),
+            "reason": self.judgement.reason,
+            **self.judgement.metrics,
+            "host_slowdown": host,
+            "discounted": self.discounted,
+        }
 
 
 @dataclass
@@ -127,10 +135,17 @@ class BreakpointResult:
     def decisive(self) -> list[Probe]:
         """The probes the result rests on: the conclusive ones at the interval's edges, and the windows that held
         the reported rate."""
-        held = [p for p in self.probes if p.phase.startswith(hold_mod.PHASE) and p.judgement.passed
-                and p.rate == self.rate]
-        return [p for p in self.probes if p.rate in self.edges and p.judgement.conclusive and not p.discounted
-                and not p.phase.startswith(hold_mod.PHASE)] + held
+        held = [
+            p for p in self.probes if p.phase.startswith(hold_mod.PHASE) and p.judgement.passed and p.rate == self.rate
+        ]
+        return [
+            p
+            for p in self.probes
+            if p.rate in self.edges
+            and p.judgement.conclusive
+            and not p.discounted
+            and not p.phase.startswith(hold_mod.PHASE)
+        ] + held
 
     @property
     def validity(self) -> Level | None:
@@ -149,20 +164,25 @@ class BreakpointResult:
         """Why a search that measured shows no breakpoint, in words: the generator at its limit, or the machine
         (``None`` for the other outcomes)."""
         if self.outcome is Outcome.GENERATOR_LIMITED:
-            return (f"the generator reached its own limit at {self.hi:,.0f}/s (its busiest thread saturated a core)"
-                    if self.hi else "the generator reached its own limit")
+            return (
+                f"the generator reached its own limit at {self.hi:,.0f}/s (its busiest thread saturated a core)"
+                if self.hi
+                else "the generator reached its own limit"
+            )
         if self.outcome is not Outcome.CANNOT_TELL:
             return None
         spoiled = [p for p in self.probes if p.judgement.passed is None or p.discounted]
-        causes = sorted({p.judgement.cause or "it failed while the machine was busier than at its quietest"
-                         for p in spoiled})
+        causes = sorted(
+            {p.judgement.cause or "it failed while the machine was busier than at its quietest" for p in spoiled}
+        )
         text = f"{len(spoiled)} of {len(self.probes)} probes could not be judged ({'; '.join(causes)})"
         others = [p.judgement.metrics.get("others_cores") for p in self.probes]
         others = [o for o in others if o is not None]
         if others:
             level = (self.quiet or {}).get("level_cores")
             text += f"; other programs used up to {max(others):.2f} CPUs" + (
-                f" ({level:.2f} at the quietest)" if level is not None else "")
+                f" ({level:.2f} at the quietest)" if level is not None else ""
+            )
         waited = (self.quiet or {}).get("waited_s")
         if waited:
             text += f"; it waited {waited:.0f} s in all for quiet moments"
@@ -182,8 +202,11 @@ class BreakpointResult:
         seen = sorted(o for p in self.probes if (o := p.judgement.metrics.get("others_cores")) is not None)
         if not seen:
             return None
-        return {"max_cores": round(seen[-1], 2), "median_cores": round(seen[len(seen) // 2], 2),
-                "level_cores": (self.quiet or {}).get("level_cores")}
+        return {
+            "max_cores": round(seen[-1], 2),
+            "median_cores": round(seen[len(seen) // 2], 2),
+            "level_cores": (self.quiet or {}).get("level_cores"),
+        }
 
     @property
     def overestimate(self) -> float | None:
@@ -217,10 +240,17 @@ class BreakpointResult:
         return f"<BreakpointResult {self.rate} {self.interval} {self.outcome} probes={len(self.probes)}>"
 
 
-def find_breakpoint(server: ServerConfig | ForeignServer | str, load: LoadParams, criteria: BreakpointCriteria | None = None,
-                    params: BreakpointParams | None = None, name: str | None = None,
-                    prefill: PrefillParams | None = None, progress: bool = True, fill: int | None = None,
-                    **options) -> BreakpointResult:
+def find_breakpoint(
+    server: ServerConfig | ForeignServer | str,
+    load: LoadParams,
+    criteria: BreakpointCriteria | None = None,
+    params: BreakpointParams | None = None,
+    name: str | None = None,
+    prefill: PrefillParams | None = None,
+    progress: bool = True,
+    fill: int | None = None,
+    **options,
+) -> BreakpointResult:
     """Find the breakpoint of the server started with ``server`` (a ``ServerConfig``, or a
     ``ForeignServer``: your own server's command, or the URL of a running one; or a cluster: a
     ``ClusterConfig``, or a running ``Cluster``, its load split over its entry nodes) under the workload
@@ -235,13 +265,18 @@ def find_breakpoint(server: ServerConfig | ForeignServer | str, load: LoadParams
     target = target_of(server)
     check_fill(fill)
     if prefill is not None and fill is not None:
-        raise ValueError("prefill and fill: give one (prefill writes the storage before the server starts, fill "
-                         "writes through its API after)")
+        raise ValueError(
+            "prefill and fill: give one (prefill writes the storage before the server starts, fill "
+            "writes through its API after)"
+        )
     options = SessionOptions(**options)
     criteria = criteria or BreakpointCriteria()
     params = params or BreakpointParams()
-    for n, v, t in (("load", load, LoadParams), ("criteria", criteria, BreakpointCriteria),
-                    ("params", params, BreakpointParams)):
+    for n, v, t in (
+        ("load", load, LoadParams),
+        ("criteria", criteria, BreakpointCriteria),
+        ("params", params, BreakpointParams),
+    ):
         if not isinstance(v, t):
             raise ValueError(f"{n} must be a {t.__name__}, got {type(v).__name__}")
     script_args = tuple(load.script_args) + ((f"seed={params.seed}",) if params.seed_arg else ())
@@ -252,9 +287,15 @@ def find_breakpoint(server: ServerConfig | ForeignServer | str, load: LoadParams
     script = base.workload_name
     name = name or f"breakpoint-{script}-{target.mode}"
     t_start = time.monotonic()
-    with Session("breakpoint", name, target, LoadTool.of(base), options, prefill=prefill,
-                 params={"load": base.to_dict(), "criteria": criteria.to_dict(),
-                         "breakpoint": params.to_dict(), "fill": fill}) as sess:
+    with Session(
+        "breakpoint",
+        name,
+        target,
+        LoadTool.of(base),
+        options,
+        prefill=prefill,
+        params={"load": base.to_dict(), "criteria": criteria.to_dict(), "breakpoint": params.to_dict(), "fill": fill},
+    ) as sess:
         if fill is not None:
             fill_target(sess, fill, base)
         search_run = _Search(sess, base, criteria, params, progress, fill)
@@ -262,12 +303,27 @@ def find_breakpoint(server: ServerConfig | ForeignServer | str, load: LoadParams
         for p in search_run.probes:
             p.discounted = p.judgement.passed is False and search_run.doubtful(p.judgement)
         kept = hold_mod.hold(found, params, search_run.window)
-        result = BreakpointResult(kept.rate, kept.interval, kept.outcome, search_run.probes, params, criteria,
-                                  kept.stop_reason, estimate.to_dict() if estimate else None, sess.run,
-                                  round(time.monotonic() - t_start, 1), found.edges,
-                                  hostspeed.spread(sess.calibrations), sess.thresholds.host_speed_warn,
-                                  kept.at_least, found.rate, kept.holds, sess.quiet.summary(), kept.rates,
-                                  search_run.conditions() if kept.holds else None)
+        result = BreakpointResult(
+            kept.rate,
+            kept.interval,
+            kept.outcome,
+            search_run.probes,
+            params,
+            criteria,
+            kept.stop_reason,
+            estimate.to_dict() if estimate else None,
+            sess.run,
+            round(time.monotonic() - t_start, 1),
+            found.edges,
+            hostspeed.spread(sess.calibrations),
+            sess.thresholds.host_speed_warn,
+            kept.at_least,
+            found.rate,
+            kept.holds,
+            sess.quiet.summary(),
+            kept.rates,
+            search_run.conditions() if kept.holds else None,
+        )
         _record(sess.run, result, base, script)
     return result
 
@@ -275,8 +331,15 @@ def find_breakpoint(server: ServerConfig | ForeignServer | str, load: LoadParams
 class _Search:
     """One search in a session: the warm-up, the ramp, and the probes :func:`.search.search` asks for."""
 
-    def __init__(self, sess, base: LoadParams, criteria: BreakpointCriteria, params: BreakpointParams,
-                 progress: bool, fill: int | None = None):
+    def __init__(
+        self,
+        sess,
+        base: LoadParams,
+        criteria: BreakpointCriteria,
+        params: BreakpointParams,
+        progress: bool,
+        fill: int | None = None,
+    ):
         self.sess, self.base, self.criteria, self.params, self.fill = sess, base, criteria, params, fill
         self.probes: list[Probe] = []
         #: requests sent to the server since it (last) started: for writes, the data the next window starts on
@@ -287,18 +350,23 @@ class _Search:
         want = params.bracket == "ramp" and base.tool == "perflab-load"
         self.use_ramp = ramp_mod.use_ramp(params, base, sess.split)
         if want and not self.use_ramp:
-            sess.run.update(bracket="growth: the ramp cannot stop early when the load is split (several generator "
-                                    "hosts or entry nodes)")
+            sess.run.update(
+                bracket="growth: the ramp cannot stop early when the load is split (several generator "
+                "hosts or entry nodes)"
+            )
         self.warm_s = ramp_mod.server_warmup(params, sess.handle.runs_jvm)
         if self.warm_s:
             sess.run.update(server_warmup_s=self.warm_s)
-        self.bar = tqdm(total=params.max_probes + int(self.use_ramp), desc=f"breakpoint {base.workload_name}",
-                        unit="probe") if progress else None
+        self.bar = (
+            tqdm(total=params.max_probes + int(self.use_ramp), desc=f"breakpoint {base.workload_name}", unit="probe")
+            if progress
+            else None
+        )
 
     def run(self) -> tuple[Estimate, ramp_mod.RampEstimate | None]:
         estimate = None
         try:
-            self.sess.wait_quiet(self.params.cooldown, self.params.quiet_wait)   # learns the machine's quiet level
+            self.sess.wait_quiet(self.params.cooldown, self.params.quiet_wait)  # learns the machine's quiet level
             self.warm()
             if self.use_ramp:
                 load = ramp_mod.ramp_load(self.base, self.params, self.criteria)
@@ -308,20 +376,25 @@ class _Search:
                 self.sess.run.update(ramp=estimate.to_dict())
                 self._tick("cold ramp: growth" if estimate.cold else None)
             # a ramp that broke in its first second brackets nothing: the search grows from start_rate
-            return search(self.probe, self.params, estimate.rate if estimate else None,
-                          doubtful=self.doubtful), estimate
+            return search(
+                self.probe, self.params, estimate.rate if estimate else None, doubtful=self.doubtful
+            ), estimate
         finally:
             if self.bar is not None:
                 self.bar.close()
 
     def warm(self) -> None:
-        res = warm(self.sess, self.base.replace(rate=self.params.start_rate), self.warm_s,
-                   self.sess.run.path("server-warmup/x").parent)
+        res = warm(
+            self.sess,
+            self.base.replace(rate=self.params.start_rate),
+            self.warm_s,
+            self.sess.run.path("server-warmup/x").parent,
+        )
         self._sent(res)
         require_reads(self.sess, res, "the server's warm-up")
 
     def _sent(self, res: LoadResult | None) -> None:
-        if res is not None:   # the measured window's requests and its warm-up's, sent at the same rate
+        if res is not None:  # the measured window's requests and its warm-up's, sent at the same rate
             self.sent += res.requests + round(res.params.rate * res.params.warmup)
 
     def window(self, rate: float, phase: str, duration: float) -> Judgement:
@@ -339,12 +412,20 @@ class _Search:
 
     def conditions(self) -> dict:
         """What a reader needs to reproduce the holds (:attr:`BreakpointResult.conditions`)."""
-        return {"fresh_start": self.not_fresh is None, "not_fresh": self.not_fresh, "storage": self.storage,
-                "fill": self.fill, "prefill": self.sess.prefill_params.keys if self.sess.prefill_params else None,
-                "warmup_s": self.warm_s, "warmup_rate": self.params.start_rate if self.warm_s else None,
-                "windows": self.params.hold_windows, "sustain_s": self.params.sustain,
-                "connections": self.base.connections, "threads": self.base.threads,
-                "script": self.base.workload_name}
+        return {
+            "fresh_start": self.not_fresh is None,
+            "not_fresh": self.not_fresh,
+            "storage": self.storage,
+            "fill": self.fill,
+            "prefill": self.sess.prefill_params.keys if self.sess.prefill_params else None,
+            "warmup_s": self.warm_s,
+            "warmup_rate": self.params.start_rate if self.warm_s else None,
+            "windows": self.params.hold_windows,
+            "sustain_s": self.params.sustain,
+            "connections": self.base.connections,
+            "threads": self.base.threads,
+            "script": self.base.workload_name,
+        }
 
     def ramp_once(self, load: LoadParams):
         def ramp(name: str) -> LoadResult:
@@ -352,6 +433,7 @@ class _Search:
             self._sent(res)
             require_reads(self.sess, res, "the bracketing ramp")
             return res
+
         return ramp
 
     def probe(self, rate: float, phase: str, duration: float | None = None, fresh: bool = False) -> Judgement:
@@ -368,14 +450,20 @@ class _Search:
         quiet = sess.wait_quiet(max(0.0, self.params.cooldown - (time.monotonic() - t_idle)), self.params.quiet_wait)
         out = sess.run.path(f"probes/{idx:02d}-{int(rate)}/x").parent
         load = self.base.replace(rate=rate, **({"duration": duration} if duration else {}))
-        got = run_probe(sess, load, out, self.criteria, row={"probe": idx, "phase": phase, **quiet.row()},
-                        intervals={"probe": idx, "rate": rate})
+        got = run_probe(
+            sess,
+            load,
+            out,
+            self.criteria,
+            row={"probe": idx, "phase": phase, **quiet.row()},
+            intervals={"probe": idx, "rate": rate},
+        )
         v = got.judgement
         v.metrics.update(quiet.row(), fresh_start=fresh, sent_before=self.sent)
         self._sent(got.load)
         self.probes.append(Probe(idx, rate, v, phase, got.load, out))
         self._tick(f"{rate:g}/s {'pass' if v.passed else 'FAIL' if v.passed is False else 'invalid'}")
-        require_reads(sess, got.load, f"the probe at {rate:,.0f}/s")   # no other rate would find them either
+        require_reads(sess, got.load, f"the probe at {rate:,.0f}/s")  # no other rate would find them either
         return v
 
     def doubtful(self, j: Judgement) -> bool:
@@ -396,33 +484,58 @@ class _Search:
 def _record(run, result: BreakpointResult, base: LoadParams, script: str) -> None:
     run.write_frame("probes.csv", result.table, artifact="probes")
     lo, hi = result.interval
-    row = {"workload": _method_of(script) or script, "script": script, "breakpoint_rate": result.rate, "lo": lo, "hi": hi,
-           "interval": [lo, hi], "edges": list(result.edges), "verdict": str(result.outcome),
-           "converged": result.converged,
-           "halfwidth": result.halfwidth, "validity": result.validity, "probes": len(result.probes),
-           "stop_reason": result.stop_reason, "threads": base.threads, "connections": base.connections,
-           "sla_p99_ms": result.criteria.sla_p99 * 1000, "precision": result.params.precision,
-           "search_s": result.seconds, "host_spread": result.host_spread, "at_least": result.at_least,
-           "search_rate": result.search_rate, "sustain_s": result.params.sustain if result.holds else None,
-           "held": result.held, "overestimate": result.overestimate, "why": result.why,
-           "quiet_waited_s": (result.quiet or {}).get("waited_s"),
-           "others_max_cores": (result.others or {}).get("max_cores"),
-           "others_median_cores": (result.others or {}).get("median_cores"),
-           "held_windows": next((r.words for r in result.rates_held if r.rate == result.rate and r.held), None),
-           "fresh_start": (result.conditions or {}).get("fresh_start")}
+    row = {
+        "workload": _method_of(script) or script,
+        "script": script,
+        "breakpoint_rate": result.rate,
+        "lo": lo,
+        "hi": hi,
+        "interval": [lo, hi],
+        "edges": list(result.edges),
+        "verdict": str(result.outcome),
+        "converged": result.converged,
+        "halfwidth": result.halfwidth,
+        "validity": result.validity,
+        "probes": len(result.probes),
+        "stop_reason": result.stop_reason,
+        "threads": base.threads,
+        "connections": base.connections,
+        "sla_p99_ms": result.criteria.sla_p99 * 1000,
+        "precision": result.params.precision,
+        "search_s": result.seconds,
+        "host_spread": result.host_spread,
+        "at_least": result.at_least,
+        "search_rate": result.search_rate,
+        "sustain_s": result.params.sustain if result.holds else None,
+        "held": result.held,
+        "overestimate": result.overestimate,
+        "why": result.why,
+        "quiet_waited_s": (result.quiet or {}).get("waited_s"),
+        "others_max_cores": (result.others or {}).get("max_cores"),
+        "others_median_cores": (result.others or {}).get("median_cores"),
+        "held_windows": next((r.words for r in result.rates_held if r.rate == result.rate and r.held), None),
+        "fresh_start": (result.conditions or {}).get("fresh_start"),
+    }
     run.add_rows("breakpoints", [row])
     if result.holds:
-        run.update(holds=[h.to_dict() for h in result.holds], hold_conditions=result.conditions,
-                   rates_held=[vars(r) for r in result.rates_held])
+        run.update(
+            holds=[h.to_dict() for h in result.holds],
+            hold_conditions=result.conditions,
+            rates_held=[vars(r) for r in result.rates_held],
+        )
     edges = [p for p in result.decisive if p.validity]
     reasons = sorted({f"{p.rate:,.0f}/s: {r}" for p in edges for r in p.validity.get("reasons", [])})
     if result.cold_start:
         reasons.insert(0, result.ramp["reason"] + ", with no warm-up before it")
     if result.outcome in (Outcome.CANNOT_TELL, Outcome.GENERATOR_LIMITED):
         reasons.insert(0, result.why or result.stop_reason)
-    run.meta["validity"] = Validity.of_probes(result.validity, reasons, "edge_probes", len(edges),
-                                              "validity of the conclusive probes at the interval's edges and of "
-                                              "the held window").to_dict()
+    run.meta["validity"] = Validity.of_probes(
+        result.validity,
+        reasons,
+        "edge_probes",
+        len(edges),
+        "validity of the conclusive probes at the interval's edges and of the held window",
+    ).to_dict()
     run.set_result(**row)
 
 

@@ -36,9 +36,9 @@ only on the judgements.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Callable
 
 from ..config import BreakpointParams
 from ..measure.judgement import GENERATOR, Judgement
@@ -118,17 +118,21 @@ def establish(seen: dict[float, list[bool]]) -> tuple[float | None, float | None
     return lo, hi, point
 
 
-def search(probe: Callable[[float, str], Judgement], params: BreakpointParams | None = None,
-           estimate: float | None = None, on_probe: Callable[[float, Judgement], None] | None = None,
-           doubtful: Callable[[Judgement], bool] | None = None) -> Estimate:
+def search(
+    probe: Callable[[float, str], Judgement],
+    params: BreakpointParams | None = None,
+    estimate: float | None = None,
+    on_probe: Callable[[float, Judgement], None] | None = None,
+    doubtful: Callable[[Judgement], bool] | None = None,
+) -> Estimate:
     """Run the search (see the module docstring). ``estimate``: the ramp's breakpoint estimate;
     ``doubtful(judgement)``: whether a failed probe is, by now, known to show the machine and not the server
     (asked again at every step)."""
     p = params or BreakpointParams()
     history: list = []
     state = {"extended": 0}
-    limited: set[float] = set()   # rates where the generator reached its own limit
-    busy: set[float] = set()      # rates the machine kept from being measured
+    limited: set[float] = set()  # rates where the generator reached its own limit
+    busy: set[float] = set()  # rates the machine kept from being measured
 
     def conclusive(j: Judgement) -> bool:
         return j.passed is True or (j.passed is False and not (doubtful is not None and doubtful(j)))
@@ -246,7 +250,7 @@ def search(probe: Callable[[float, str], Judgement], params: BreakpointParams | 
         else:
             bisect(lo, hi)
             while True:  # phase 2: both edges until each has `repeats` unanimous probes
-                seen = seen_now()   # a failure judged the machine's since is no longer counted
+                seen = seen_now()  # a failure judged the machine's since is no longer counted
                 lo_e, hi_e, _ = establish(seen)
                 probed = sorted(r for r, v in seen.items() if v)
                 if not probed:
@@ -296,7 +300,7 @@ def search(probe: Callable[[float, str], Judgement], params: BreakpointParams | 
     if lo_e is not None:
         lo_e = _round(max(lo_e * (1 - p.precision), 1))
     if outcome in (Outcome.GENERATOR_LIMITED, Outcome.CANNOT_TELL):
-        point = None   # no headline number: at most what it keeps up with
+        point = None  # no headline number: at most what it keeps up with
     return Estimate(point, (lo_e, hi_e), outcome, stop, history, lim, edges, at_least)
 
 
@@ -314,8 +318,13 @@ def _outcome(p: BreakpointParams, seen, lo, hi, limit, machine: bool, stop) -> O
     """How far the search got; ``machine``: some probe was inconclusive, or a failure doubtful, because of the
     machine (then a search that did not resolve could not tell, rather than found mixed judgements)."""
     if lo is None and not any(any(v) for v in seen.values()):
-        return Outcome.CANNOT_TELL if machine and limit is None else Outcome.NONE_PASSED if limit is None \
+        return (
+            Outcome.CANNOT_TELL
+            if machine and limit is None
+            else Outcome.NONE_PASSED
+            if limit is None
             else Outcome.GENERATOR_LIMITED
+        )
     if limit is not None and (hi is None or hi > limit):
         return Outcome.GENERATOR_LIMITED
     if hi is None:

@@ -21,14 +21,21 @@ import os
 import signal
 import sys
 
-from ..bench import add_parser as add_bench
-from ..config import (ABParams, BreakpointCriteria, BreakpointParams, ForeignServer, ProfileParams, ServerConfig,
-                      ValidityThresholds)
-from ..config.regress import AtRate, BisectParams, GateParams, HistoryParams, RepoParams
-from ..config.fields import add_arguments
-from ..children import sigterm_as_exception
-from ..errors import PerflabError, RunInterrupted
 from .. import interrupt
+from ..bench import add_parser as add_bench
+from ..children import sigterm_as_exception
+from ..config import (
+    ABParams,
+    BreakpointCriteria,
+    BreakpointParams,
+    ForeignServer,
+    ProfileParams,
+    ServerConfig,
+    ValidityThresholds,
+)
+from ..config.fields import add_arguments
+from ..config.regress import AtRate, BisectParams, GateParams, HistoryParams, RepoParams
+from ..errors import PerflabError, RunInterrupted
 from ..hosts import daemons, tls
 from ..report.cli import main as report_main
 from . import commands, options
@@ -48,8 +55,12 @@ def _measuring(p: argparse.ArgumentParser, load_exclude: tuple[str, ...] = ()) -
 
 
 def _validity(p: argparse.ArgumentParser) -> None:
-    add_arguments(p.add_argument_group("validity thresholds (see perflab.config.ValidityThresholds)"),
-                  ValidityThresholds, dest_prefix="validity_", flag_prefix="--validity-")
+    add_arguments(
+        p.add_argument_group("validity thresholds (see perflab.config.ValidityThresholds)"),
+        ValidityThresholds,
+        dest_prefix="validity_",
+        flag_prefix="--validity-",
+    )
 
 
 def _ab_args(p: argparse.ArgumentParser) -> None:
@@ -57,52 +68,90 @@ def _ab_args(p: argparse.ArgumentParser) -> None:
     for side in ("a", "b"):
         S = side.upper()
         g = p.add_argument_group(f"side {S} only (any built-in server flag as --{side}-FLAG overrides the shared one)")
-        g.add_argument(f"--{side}-commit", metavar="REV", help=f"{S} is the built-in server at this git commit, built "
-                       "in a directory of its own (the working tree is never touched)")
-        g.add_argument(f"--{side}-project", metavar="FILE", help=f"{S} is the server a perflab.toml declares (a course "
-                       "student's stage, another student's, your own server), named by its label")
+        g.add_argument(
+            f"--{side}-commit",
+            metavar="REV",
+            help=f"{S} is the built-in server at this git commit, built "
+            "in a directory of its own (the working tree is never touched)",
+        )
+        g.add_argument(
+            f"--{side}-project",
+            metavar="FILE",
+            help=f"{S} is the server a perflab.toml declares (a course "
+            "student's stage, another student's, your own server), named by its label",
+        )
         add_arguments(g, ForeignServer, dest_prefix=f"{side}_foreign_", flag_prefix=f"--{side}-")
-        add_arguments(g, ServerConfig, exclude=("host", "port"), dest_prefix=f"{side}_server_", flag_prefix=f"--{side}-")
+        add_arguments(
+            g, ServerConfig, exclude=("host", "port"), dest_prefix=f"{side}_server_", flag_prefix=f"--{side}-"
+        )
     options.load_args(p, exclude=options.SEARCH_OWNS)
-    p.add_argument("-R", "--rate", dest="ab_rates", action="append", metavar="RATE[,RATE...]",
-                   help="offered rate(s) to compare at (repeatable; default: the load's rate, 1000)")
+    p.add_argument(
+        "-R",
+        "--rate",
+        dest="ab_rates",
+        action="append",
+        metavar="RATE[,RATE...]",
+        help="offered rate(s) to compare at (repeatable; default: the load's rate, 1000)",
+    )
     add_arguments(p.add_argument_group("comparison (interleaved pairs and the stop rule)"), ABParams, dest_prefix="ab_")
-    add_arguments(p.add_argument_group("pass criteria (pass/fail at the SLA; the searches' criteria)"),
-                  BreakpointCriteria, dest_prefix="criteria_")
+    add_arguments(
+        p.add_argument_group("pass criteria (pass/fail at the SLA; the searches' criteria)"),
+        BreakpointCriteria,
+        dest_prefix="criteria_",
+    )
     g = p.add_argument_group("breakpoint mode: two interleaved searches instead of fixed rates")
-    g.add_argument("--breakpoint", action="store_true", help="compare breakpoints (probes use --probe-duration, "
-                   "--warmup, --cooldown of the comparison)")
+    g.add_argument(
+        "--breakpoint",
+        action="store_true",
+        help="compare breakpoints (probes use --probe-duration, --warmup, --cooldown of the comparison)",
+    )
     add_arguments(g, BreakpointParams, dest_prefix="search_", exclude=_AB_SHARED)
     _validity(p)
     options.prefill_args(p)
-    options.common_args(p, hosts=False)   # both servers and the generator run on this machine (perflab.ab.run)
+    options.common_args(p, hosts=False)  # both servers and the generator run on this machine (perflab.ab.run)
 
 
 def _regress_args(p: argparse.ArgumentParser, params, what: str) -> None:
     """``perflab gate`` and ``perflab bisect``: whose commits, the built-in server's flags (the same for every
     commit), the load at one rate, the comparison's parameters with the command's defaults."""
-    add_arguments(p.add_argument_group("whose commits (default: the built-in server of this checkout)"), RepoParams,
-                  dest_prefix="repo_")
-    add_arguments(p.add_argument_group("server (the built-in server's flags, the same for every commit)"),
-                  ServerConfig, exclude=options.LAB_SETS + ("install_dir",), dest_prefix="server_")
+    add_arguments(
+        p.add_argument_group("whose commits (default: the built-in server of this checkout)"),
+        RepoParams,
+        dest_prefix="repo_",
+    )
+    add_arguments(
+        p.add_argument_group("server (the built-in server's flags, the same for every commit)"),
+        ServerConfig,
+        exclude=options.LAB_SETS + ("install_dir",),
+        dest_prefix="server_",
+    )
     p.add_argument("--placement", default="shared", help="shared, split or 'server=0;load=1' (default shared)")
     options.load_args(p, exclude=options.SEARCH_OWNS)
     add_arguments(p, AtRate, dest_prefix="regress_")
-    add_arguments(p.add_argument_group(f"{what}: each comparison (interleaved pairs and the stop rule)"), params,
-                  dest_prefix="ab_")
-    add_arguments(p.add_argument_group("pass criteria (pass/fail at the SLA; the searches' criteria)"),
-                  BreakpointCriteria, dest_prefix="criteria_")
+    add_arguments(
+        p.add_argument_group(f"{what}: each comparison (interleaved pairs and the stop rule)"),
+        params,
+        dest_prefix="ab_",
+    )
+    add_arguments(
+        p.add_argument_group("pass criteria (pass/fail at the SLA; the searches' criteria)"),
+        BreakpointCriteria,
+        dest_prefix="criteria_",
+    )
     _validity(p)
     options.prefill_args(p)
     options.run_args(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="perflab", description="perflab: fixed-rate loads, profiles, breakpoints and "
-                                "records for the Java key-value server.")
+    p = argparse.ArgumentParser(
+        prog="perflab",
+        description="perflab: fixed-rate loads, profiles, breakpoints and records for the Java key-value server.",
+    )
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
-    r = sub.add_parser("run", help="start a server (or --nodes N: a cluster), (prefill,) hold one fixed-rate load, "
-                       "record it")
+    r = sub.add_parser(
+        "run", help="start a server (or --nodes N: a cluster), (prefill,) hold one fixed-rate load, record it"
+    )
     _measuring(r)
     options.cluster_args(r, run=True)
     pr = sub.add_parser("profile", help="like run, with async-profiler over the measured window")
@@ -114,10 +163,14 @@ def build_parser() -> argparse.ArgumentParser:
     options.cluster_args(b)
     add_arguments(b.add_argument_group("pass criteria of a probe"), BreakpointCriteria, dest_prefix="criteria_")
     add_arguments(b.add_argument_group("search"), BreakpointParams, dest_prefix="search_", exclude=("seed", "seed_arg"))
-    b.add_argument("--second-opinion", metavar="WRK2|auto|none", default="auto",
-                   help="a real wrk2 binary that runs the held number again, 3 times, each on a freshly started server "
-                        "(its console beside perflab-load's); auto (default): $WRK2, else wrk2 on the PATH, else none; "
-                        "none: do not ask")
+    b.add_argument(
+        "--second-opinion",
+        metavar="WRK2|auto|none",
+        default="auto",
+        help="a real wrk2 binary that runs the held number again, 3 times, each on a freshly started server "
+        "(its console beside perflab-load's); auto (default): $WRK2, else wrk2 on the PATH, else none; "
+        "none: do not ask",
+    )
     _validity(b)
     f = sub.add_parser("prefill", help="fill a data directory in-process (deterministic)")
     f.add_argument("dir")
@@ -130,8 +183,10 @@ def build_parser() -> argparse.ArgumentParser:
     ru.add_argument("--last", type=int, default=30)
     ru.add_argument("--commit", metavar="SHA", help="only runs of the server at this commit (a hash or its prefix)")
     ru.add_argument("--label", help="only runs of the server with this version label (--version-label)")
-    ix = sub.add_parser("index", help="bring the DuckDB index of runs up to date (only new or changed runs are read); "
-                                      "optionally run SQL on it")
+    ix = sub.add_parser(
+        "index",
+        help="bring the DuckDB index of runs up to date (only new or changed runs are read); optionally run SQL on it",
+    )
     ix.add_argument("--data")
     ix.add_argument("--full", action="store_true", help="build the index afresh from every run")
     ix.add_argument("sql", nargs="?")
@@ -143,77 +198,137 @@ def build_parser() -> argparse.ArgumentParser:
     hs = sub.add_parser("hosts", help="the hosts of a scheduler: roles, CPUs, versions, clock offsets, leases")
     options.host_args(hs, exclude=("generators", "server_host", "lease_timeout"))
     sc = sub.add_parser("scheduler", help="start the Dask scheduler of several machines' hosts (docs/hosts.md)")
-    sc.add_argument("--host", required=True, help="the address it listens on (the hosts and coordinators reach it "
-                    "there)")
+    sc.add_argument(
+        "--host", required=True, help="the address it listens on (the hosts and coordinators reach it there)"
+    )
     sc.add_argument("--port", type=int, default=daemons.PORT, help=f"its port (default {daemons.PORT})")
-    sc.add_argument("--tls", metavar="DIR", help="TLS with the certificates `perflab certs` made (the hosts then "
-                    "join tls://HOST:PORT)")
+    sc.add_argument(
+        "--tls",
+        metavar="DIR",
+        help="TLS with the certificates `perflab certs` made (the hosts then join tls://HOST:PORT)",
+    )
     sc.add_argument("--no-dashboard", action="store_true", help="serve no dashboard (it needs bokeh anyway)")
-    wk = sub.add_parser("worker", help="start a host: a Dask worker with its roles, joining a scheduler "
-                        "(docs/hosts.md)")
+    wk = sub.add_parser(
+        "worker", help="start a host: a Dask worker with its roles, joining a scheduler (docs/hosts.md)"
+    )
     wk.add_argument("scheduler", metavar="ADDRESS", help="the scheduler, tls://HOST:8786 (or tcp://)")
     wk.add_argument("--name", required=True, help="the host's name (--server-host, --generators name it)")
     wk.add_argument("--roles", required=True, metavar="ROLES", help="server, generator, or server,generator")
     wk.add_argument("--host", help="the address it listens on (default: the one Dask picks)")
     wk.add_argument("--tls", metavar="DIR", help="the certificates `perflab certs` made (for a tls:// scheduler)")
-    wk.add_argument("--nthreads", type=int, default=daemons.NTHREADS,
-                    help=f"threads for the agents' calls (default {daemons.NTHREADS})")
+    wk.add_argument(
+        "--nthreads",
+        type=int,
+        default=daemons.NTHREADS,
+        help=f"threads for the agents' calls (default {daemons.NTHREADS})",
+    )
     wk.add_argument("--local-directory", metavar="DIR", help="Dask's scratch directory (default: Dask's)")
-    wk.add_argument("--death-timeout", type=float, default=daemons.DEATH_TIMEOUT_S,
-                    help=f"seconds without its scheduler before it exits (default {daemons.DEATH_TIMEOUT_S})")
-    ce = sub.add_parser("certs", help="make the TLS certificates of the hosts once: a certificate authority and "
-                        "the certificate every member shows (docs/hosts.md)")
+    wk.add_argument(
+        "--death-timeout",
+        type=float,
+        default=daemons.DEATH_TIMEOUT_S,
+        help=f"seconds without its scheduler before it exits (default {daemons.DEATH_TIMEOUT_S})",
+    )
+    ce = sub.add_parser(
+        "certs",
+        help="make the TLS certificates of the hosts once: a certificate authority and "
+        "the certificate every member shows (docs/hosts.md)",
+    )
     ce.add_argument("dir", metavar="DIR", help="where to write ca.pem, ca.key, cert.pem, key.pem (made, mode 700)")
     ce.add_argument("--days", type=int, default=tls.DAYS, help=f"how long they are valid (default {tls.DAYS})")
     add_bench(sub)
-    sub.add_parser("report", help="run the notebooks and export the HTML report (see `perflab report --help`)",
-                   add_help=False)
-    ab = sub.add_parser("ab", help="did my change help? two servers, configurations or commits measured interleaved, "
-                        "with a paired verdict")
+    sub.add_parser(
+        "report", help="run the notebooks and export the HTML report (see `perflab report --help`)", add_help=False
+    )
+    ab = sub.add_parser(
+        "ab",
+        help="did my change help? two servers, configurations or commits measured interleaved, with a paired verdict",
+    )
     _ab_args(ab)
-    g = sub.add_parser("gate", help="may a pull request go in? HEAD against BASE, interleaved; exit 0 no regression "
-                       "beyond the margin, 1 a regression (proven), 2 undecided within the budget, 3 could not measure")
+    g = sub.add_parser(
+        "gate",
+        help="may a pull request go in? HEAD against BASE, interleaved; exit 0 no regression "
+        "beyond the margin, 1 a regression (proven), 2 undecided within the budget, 3 could not measure",
+    )
     g.add_argument("base", metavar="BASE", help="the base commit (any revision git resolves)")
     g.add_argument("head", metavar="HEAD", help="the commit checked against it")
     _regress_args(g, GateParams, "the gate")
-    g.add_argument("--out", metavar="DIR", help="also write gate.md (for the pull request), gate.xml (JUnit) and "
-                   "gate.json here (they are always in the run's directory)")
-    bs = sub.add_parser("bisect", help="which commit made the server slower? the first commit after GOOD up to BAD "
-                        "slower than GOOD beyond the margin, every step interleaved against GOOD; exit 0 answered, "
-                        "2 cannot tell at this precision")
+    g.add_argument(
+        "--out",
+        metavar="DIR",
+        help="also write gate.md (for the pull request), gate.xml (JUnit) and "
+        "gate.json here (they are always in the run's directory)",
+    )
+    bs = sub.add_parser(
+        "bisect",
+        help="which commit made the server slower? the first commit after GOOD up to BAD "
+        "slower than GOOD beyond the margin, every step interleaved against GOOD; exit 0 answered, "
+        "2 cannot tell at this precision",
+    )
     bs.add_argument("good", metavar="GOOD", help="a commit whose server is as fast as it should be")
-    bs.add_argument("bad", metavar="BAD", help="a later commit whose server is slower (BAD's first-parent history "
-                    "from GOOD is searched)")
+    bs.add_argument(
+        "bad",
+        metavar="BAD",
+        help="a later commit whose server is slower (BAD's first-parent history from GOOD is searched)",
+    )
     _regress_args(bs, BisectParams, "bisect")
     gb = bs.add_argument_group("breakpoint mode: each step compares breakpoints (two interleaved searches)")
     gb.add_argument("--breakpoint", action="store_true", help="slower means a lower breakpoint")
     add_arguments(gb, BreakpointParams, dest_prefix="search_", exclude=_AB_SHARED + ("retries",))
-    hi = sub.add_parser("history", help="a metric across commits: every commit of GOOD..BAD measured a few times at "
-                        "one rate (CPU per request, p50, p99 with intervals), the change points of the series, each "
-                        "checked by an interleaved comparison before it is called a regression")
+    hi = sub.add_parser(
+        "history",
+        help="a metric across commits: every commit of GOOD..BAD measured a few times at "
+        "one rate (CPU per request, p50, p99 with intervals), the change points of the series, each "
+        "checked by an interleaved comparison before it is called a regression",
+    )
     hi.add_argument("good", metavar="GOOD", help="the first commit of the range")
     hi.add_argument("bad", metavar="BAD", help="the last (BAD's first-parent history from GOOD is measured)")
     _regress_args(hi, HistoryParams, "history: each commit's probes and each change point's check")
-    md = sub.add_parser("markdown", help="a report as Markdown to hand in: report.md with its figures (PNG) and flame "
-                        "graphs beside it, in the course's shape, into a folder of your choosing")
+    md = sub.add_parser(
+        "markdown",
+        help="a report as Markdown to hand in: report.md with its figures (PNG) and flame "
+        "graphs beside it, in the course's shape, into a folder of your choosing",
+    )
     md.add_argument("report", metavar="REPORT_DIR", help="a report folder `perflab report` wrote (report/latest ...)")
-    md.add_argument("--out", metavar="DIR", help="where to write report.md and its files (default: the report "
-                    "folder), e.g. src/main/java/ru/vk/itmo/test/<you>/reports/stage6")
+    md.add_argument(
+        "--out",
+        metavar="DIR",
+        help="where to write report.md and its files (default: the report "
+        "folder), e.g. src/main/java/ru/vk/itmo/test/<you>/reports/stage6",
+    )
     cp = sub.add_parser("compare", help="two runs, or two report folders, side by side on one HTML page")
-    cp.add_argument("a", help="A, the base: a run directory or run id, or a report folder; or an A/B run alone "
-                    "(perflab ab), whose two sides are compared")
+    cp.add_argument(
+        "a",
+        help="A, the base: a run directory or run id, or a report folder; or an A/B run alone "
+        "(perflab ab), whose two sides are compared",
+    )
     cp.add_argument("b", nargs="?", help="B, compared against A: the same kind as A")
     cp.add_argument("-o", "--output", help="the page to write (default: <report root>/compare/<A>-vs-<B>.html)")
     cp.add_argument("--data", help="data root where run ids are looked up (default $PERFLAB_DATA or <repo>/data)")
     return p
 
 
-HANDLERS = {"run": commands.cmd_run, "profile": commands.cmd_profile, "breakpoint": commands.cmd_breakpoint,
-            "prefill": commands.cmd_prefill, "inspect": commands.cmd_inspect, "runs": commands.cmd_runs,
-            "index": commands.cmd_index, "bench": commands.cmd_bench, "compare": commands.cmd_compare,
-            "host": commands.cmd_host, "hosts": commands.cmd_hosts, "ab": commands.cmd_ab, "gate": commands.cmd_gate,
-            "bisect": commands.cmd_bisect, "history": commands.cmd_history, "markdown": commands.cmd_markdown,
-            "scheduler": commands.cmd_scheduler, "worker": commands.cmd_worker, "certs": commands.cmd_certs}
+HANDLERS = {
+    "run": commands.cmd_run,
+    "profile": commands.cmd_profile,
+    "breakpoint": commands.cmd_breakpoint,
+    "prefill": commands.cmd_prefill,
+    "inspect": commands.cmd_inspect,
+    "runs": commands.cmd_runs,
+    "index": commands.cmd_index,
+    "bench": commands.cmd_bench,
+    "compare": commands.cmd_compare,
+    "host": commands.cmd_host,
+    "hosts": commands.cmd_hosts,
+    "ab": commands.cmd_ab,
+    "gate": commands.cmd_gate,
+    "bisect": commands.cmd_bisect,
+    "history": commands.cmd_history,
+    "markdown": commands.cmd_markdown,
+    "scheduler": commands.cmd_scheduler,
+    "worker": commands.cmd_worker,
+    "certs": commands.cmd_certs,
+}
 
 
 def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
@@ -225,15 +340,16 @@ def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespac
     i = argv.index("--")
     a = parser.parse_args(argv[:i])
     if not hasattr(a, "script_args"):
-        parser.error(f"{a.cmd or 'perflab'}: takes no script arguments, got {' '.join(argv[i + 1:]) or 'none'} "
-                     f"after --")
-    a.script_args = [*a.script_args, *argv[i + 1:]]
+        parser.error(
+            f"{a.cmd or 'perflab'}: takes no script arguments, got {' '.join(argv[i + 1 :]) or 'none'} after --"
+        )
+    a.script_args = [*a.script_args, *argv[i + 1 :]]
     return a
 
 
 def main(argv: list[str] | None = None) -> int:
     if argv is None:
-        interrupt.install()   # the command line's own process (python -m perflab and the script did it first)
+        interrupt.install()  # the command line's own process (python -m perflab and the script did it first)
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "report":
         return _ended(lambda: report_main(argv[1:]))
@@ -242,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
         a = parse(parser, argv)
     except SystemExit as e:
         if argv and argv[0] == "gate" and e.code == 2:
-            raise SystemExit(3) from None   # the gate's 2 is "undecided": a bad command line could not measure
+            raise SystemExit(3) from None  # the gate's 2 is "undecided": a bad command line could not measure
         raise
     if not a.cmd:
         parser.print_help()

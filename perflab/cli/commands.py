@@ -16,16 +16,26 @@ from .. import Commit, compare_ab, find_breakpoint, run_experiment
 from ..analysis import breakpoints
 from ..analysis.ab import lines as ab_lines
 from ..analysis.cluster import describe_consistency
-from ..bench import main as bench_main
 from ..analysis.history import history_lines
 from ..analysis.regress import bisect_lines, gate_lines
-from ..config import (ABParams, BreakpointCriteria, BreakpointParams, ForeignServer, LoadParams, ProfileParams,
-                      ServerConfig, ValidityThresholds)
+from ..bench import main as bench_main
+from ..commits.git import toplevel
+from ..config import (
+    ABParams,
+    BreakpointCriteria,
+    BreakpointParams,
+    ForeignServer,
+    LoadParams,
+    ProfileParams,
+    ServerConfig,
+    ValidityThresholds,
+)
+from ..config.fields import cli_flag, from_arguments
+from ..config.hosts import TLS_ENV, HostOptions
 from ..config.project import Project
 from ..config.regress import AtRate, BisectParams, GateParams, HistoryParams, RepoParams
-from ..config.fields import cli_flag, from_arguments
+from ..config.version import Version
 from ..errors import PerflabError
-from ..config.hosts import TLS_ENV, HostOptions
 from ..hosts import daemons, tls
 from ..hosts.inventory import check_versions, survey, table
 from ..hosts.leases import held
@@ -33,10 +43,8 @@ from ..hosts.pool import connect
 from ..lab import second_opinion
 from ..measure import hostspeed
 from ..profiling import bridge
-from ..config.version import Version
 from ..records import query, recorded, update_index
 from ..regress import Found, run_bisect, run_gate, run_history
-from ..commits.git import toplevel
 from ..regress.history import Found as HistoryFound
 from ..report import markdown
 from ..report.compare import compare
@@ -55,12 +63,18 @@ def _print_validity(v) -> None:
 def cmd_run(a, profile: ProfileParams | None = None) -> int:
     target = options.target(a)
     where = dict(data_root=a.data, placement=a.placement, version=options.version(a), **options.hosts(a))
-    if options.is_cluster(a):   # the cluster's flags (faults, checker, profiled nodes) given
+    if options.is_cluster(a):  # the cluster's flags (faults, checker, profiled nodes) given
         what, consistency = options.cluster_run(a)
-        where.update(faults=what.faults, consistency=consistency, profile_nodes=what.profile_nodes, keys=what.keys,
-                     status_bin=what.status_bin)
-    res = run_experiment(target, options.load(a), profile=profile, prefill=options.prefill(a), name=a.name,
-                         fill=options.fill(a), **where)
+        where.update(
+            faults=what.faults,
+            consistency=consistency,
+            profile_nodes=what.profile_nodes,
+            keys=what.keys,
+            status_bin=what.status_bin,
+        )
+    res = run_experiment(
+        target, options.load(a), profile=profile, prefill=options.prefill(a), name=a.name, fill=options.fill(a), **where
+    )
     print(res.load.console, end="")
     print()
     if options.is_cluster(a):
@@ -84,20 +98,27 @@ def cmd_breakpoint(a) -> int:
     crit = from_arguments(BreakpointCriteria, a, "criteria_")
     bp = from_arguments(BreakpointParams, a, "search_")
     thresholds = from_arguments(ValidityThresholds, a, "validity_")
-    wrk2 = second_opinion.choose(a.second_opinion)   # a wrong path is an error before any load
-    session = dict(data_root=a.data, placement=a.placement, thresholds=thresholds, version=options.version(a),
-                   **options.hosts(a))
+    wrk2 = second_opinion.choose(a.second_opinion)  # a wrong path is an error before any load
+    session = dict(
+        data_root=a.data, placement=a.placement, thresholds=thresholds, version=options.version(a), **options.hosts(a)
+    )
     target, load, prefill, fill = options.target(a), options.load(a), options.prefill(a), options.fill(a)
-    res = find_breakpoint(target, load, crit, bp, name=a.name, prefill=prefill, fill=fill, progress=not a.quiet,
-                          **session)
-    cols = [c for c in ("probe", "phase", "rate", "passed", "validity", "p99_ms", "host_slowdown", "reason")
-            if c in res.table]
+    res = find_breakpoint(
+        target, load, crit, bp, name=a.name, prefill=prefill, fill=fill, progress=not a.quiet, **session
+    )
+    cols = [
+        c
+        for c in ("probe", "phase", "rate", "passed", "validity", "p99_ms", "host_slowdown", "reason")
+        if c in res.table
+    ]
     if res.ramp:
         print(f"ramp: {res.ramp['reason']}")
     if len(res.table):
         print(res.table[cols].to_string(index=False))
-    print(f"\nbreakpoint: {breakpoints.estimate(res)}; probes' validity: {res.validity}; {res.stop_reason}; "
-          f"{res.seconds:.0f} s")
+    print(
+        f"\nbreakpoint: {breakpoints.estimate(res)}; probes' validity: {res.validity}; {res.stop_reason}; "
+        f"{res.seconds:.0f} s"
+    )
     if breakpoints.host_note(res):
         print(breakpoints.host_note(res))
     if res.conditions:
@@ -122,17 +143,33 @@ def cmd_inspect(a) -> int:
 
 
 def cmd_runs(a):
-    given = Version(commit=a.commit, label=a.label)   # checked before the runs are read
+    given = Version(commit=a.commit, label=a.label)  # checked before the runs are read
     df = recorded("runs", a.data, include_failed=True, include_invalid=True, commit=given.commit, label=given.label)
     if df.empty:
         print("no runs recorded" + (" of that version" if a.commit or a.label else ""))
         return 0
     df = df.assign(version_commit=df["version_commit"].map(lambda c: c[:10] if isinstance(c, str) else c))
-    cols = [c for c in ("run_id", "kind", "status", "validity", "version_commit", "version_label", "server_mode",
-                        "server_backend", "load_rate",
-                        "result_achieved_rate", "result_p99_ms", "result_breakpoint_rate", "result_verdict",
-                        "result_ratio", "result_conclusion")
-            if c in df]
+    cols = [
+        c
+        for c in (
+            "run_id",
+            "kind",
+            "status",
+            "validity",
+            "version_commit",
+            "version_label",
+            "server_mode",
+            "server_backend",
+            "load_rate",
+            "result_achieved_rate",
+            "result_p99_ms",
+            "result_breakpoint_rate",
+            "result_verdict",
+            "result_ratio",
+            "result_conclusion",
+        )
+        if c in df
+    ]
     with pd.option_context("display.width", 220, "display.max_columns", 20):
         print(df[cols].tail(a.last).to_string(index=False))
     return 0
@@ -149,19 +186,31 @@ def cmd_index(a):
 
 def cmd_host(a):
     hostspeed.check_survey(a.seconds, a.every, a.sample, prefix="--")  # before the banner
-    print(f"timing a fixed loop ({hostspeed.LOOP} iterations) on CPUs {hostspeed.cpus()} for {a.sample:g} s every "
-          f"{a.every:g} s, {a.seconds:g} s in all; keep the machine otherwise idle", flush=True)
+    print(
+        f"timing a fixed loop ({hostspeed.LOOP} iterations) on CPUs {hostspeed.cpus()} for {a.sample:g} s every "
+        f"{a.every:g} s, {a.seconds:g} s in all; keep the machine otherwise idle",
+        flush=True,
+    )
     cals = hostspeed.survey(a.seconds, a.every, a.sample)
     summary = hostspeed.summarise(cals)
     print(f"{'cpu':>4} {'n':>4} {'fastest us':>11} {'median us':>10} {'slowest us':>11} {'spread':>7} {'slow':>6}")
     for c, r in summary["cpus"].items():
-        print(f"{c:>4} {r['n']:>4} {r['fastest_us']:>11.0f} {r['median_us']:>10.0f} {r['slowest_us']:>11.0f} "
-              f"{r['spread']:>6.2f}x {r['slow_share']:>6.0%}")
+        print(
+            f"{c:>4} {r['n']:>4} {r['fastest_us']:>11.0f} {r['median_us']:>10.0f} {r['slowest_us']:>11.0f} "
+            f"{r['spread']:>6.2f}x {r['slow_share']:>6.0%}"
+        )
     print(hostspeed.describe(summary))
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({**summary, "cpus": {str(k): v for k, v in summary["cpus"].items()},
-                       "calibrations": [c.to_dict() for c in cals]}, f, indent=2)
+            json.dump(
+                {
+                    **summary,
+                    "cpus": {str(k): v for k, v in summary["cpus"].items()},
+                    "calibrations": [c.to_dict() for c in cals],
+                },
+                f,
+                indent=2,
+            )
         print(f"calibrations: {a.json}")
     return 0
 
@@ -186,8 +235,11 @@ def cmd_hosts(a) -> int:
 def cmd_markdown(a) -> int:
     doc = markdown.write(a.report, a.out)
     print(doc.path)
-    print(f"{len(doc.figures)} figures, {len(doc.flamegraphs)} flame graph files beside it"
-          + (f"; {len(doc.missing)} flame graphs no longer on disk" if doc.missing else ""), file=sys.stderr)
+    print(
+        f"{len(doc.figures)} figures, {len(doc.flamegraphs)} flame graph files beside it"
+        + (f"; {len(doc.missing)} flame graphs no longer on disk" if doc.missing else ""),
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -207,8 +259,11 @@ def cmd_worker(a) -> int:
     """Never returns: the process becomes the worker."""
     tls_dir = a.tls or (os.environ.get(TLS_ENV) if a.scheduler.startswith("tls://") else None) or None
     roles = tuple(r.strip() for r in a.roles.split(",") if r.strip())
-    daemons.become(daemons.worker_command(a.scheduler, a.name, roles, a.host, tls_dir, a.nthreads,
-                                          a.local_directory, a.death_timeout))
+    daemons.become(
+        daemons.worker_command(
+            a.scheduler, a.name, roles, a.host, tls_dir, a.nthreads, a.local_directory, a.death_timeout
+        )
+    )
     return 0
 
 
@@ -216,8 +271,11 @@ def cmd_certs(a) -> int:
     made = tls.make(a.dir, a.days)
     for f in made:
         print(f)
-    print(f"copy {', '.join(tls.FILES)} to every host (the scheduler's, the workers', the coordinators'); keep "
-          f"{tls.CA_KEY} apart (it makes certificates)", file=sys.stderr)
+    print(
+        f"copy {', '.join(tls.FILES)} to every host (the scheduler's, the workers', the coordinators'); keep "
+        f"{tls.CA_KEY} apart (it makes certificates)",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -232,38 +290,57 @@ def _ab_side(a, side: str):
     built-in configuration; and the project file that declared it (``None``: none did)."""
     S = side.upper()
     built = {f.name: getattr(a, "server_" + f.name, None) for f in dataclasses.fields(ServerConfig)}
-    built.update({k: v for k, v in ((f.name, getattr(a, f"{side}_server_{f.name}", None))
-                                    for f in dataclasses.fields(ServerConfig)) if v is not None})
+    built.update(
+        {
+            k: v
+            for k, v in (
+                (f.name, getattr(a, f"{side}_server_{f.name}", None)) for f in dataclasses.fields(ServerConfig)
+            )
+            if v is not None
+        }
+    )
     built = {k: tuple(v) if isinstance(v, list) else v for k, v in built.items() if v is not None}
     foreign = {f.name: getattr(a, "foreign_" + f.name, None) for f in dataclasses.fields(ForeignServer)}
-    foreign.update({k: v for k, v in ((f.name, getattr(a, f"{side}_foreign_{f.name}", None))
-                                      for f in dataclasses.fields(ForeignServer)) if v is not None})
+    foreign.update(
+        {
+            k: v
+            for k, v in (
+                (f.name, getattr(a, f"{side}_foreign_{f.name}", None)) for f in dataclasses.fields(ForeignServer)
+            )
+            if v is not None
+        }
+    )
     foreign = {k: v for k, v in foreign.items() if v is not None}
     commit = getattr(a, f"{side}_commit")
     yours = foreign.get("command") is not None or foreign.get("url") is not None
     declared = getattr(a, f"{side}_project", None)
     own = any(getattr(a, f"{side}_server_{f.name}", None) is not None for f in dataclasses.fields(ServerConfig))
     if declared is None and commit is None and not yours and not own:
-        shared = options.project(a)      # --project, $PERFLAB_PROJECT or ./perflab.toml: a side that names nothing
+        shared = options.project(a)  # --project, $PERFLAB_PROJECT or ./perflab.toml: a side that names nothing
         declared = str(shared.path) if shared is not None else None
     if declared is not None and (commit is not None or yours):
-        raise ValueError(f"--{side}-project and --{side}-commit/--{side}-server-cmd/--{side}-url: give one of them "
-                         f"for side {S}")
+        raise ValueError(
+            f"--{side}-project and --{side}-commit/--{side}-server-cmd/--{side}-url: give one of them for side {S}"
+        )
     if commit is not None and yours:
         raise ValueError(f"--{side}-commit and --{side}-server-cmd/--{side}-url: give one of them for side {S}")
     if yours or declared is not None:
         given = [cli_flag(f) for f in dataclasses.fields(ServerConfig) if f.name in built and cli_flag(f)]
         if given or getattr(a, "prefill_keys", None) is not None:
             given += ["--prefill"] if getattr(a, "prefill_keys", None) is not None else []
-            raise ValueError(f"{', '.join(given)}: option{'s' if len(given) > 1 else ''} of the built-in server; side {S} "
-                             f"is your server, which takes its own settings (put them in its command)")
+            raise ValueError(
+                f"{', '.join(given)}: option{'s' if len(given) > 1 else ''} of the built-in server; side {S} "
+                f"is your server, which takes its own settings (put them in its command)"
+            )
         if declared is not None:
             project = Project.load(declared)
             return project.server, project
         return ForeignServer(**foreign), None
     if foreign:
-        raise ValueError(f"{', '.join('--' + k.replace('_', '-') for k in foreign)}: only with --{side}-server-cmd or "
-                         f"--{side}-url (your own server)")
+        raise ValueError(
+            f"{', '.join('--' + k.replace('_', '-') for k in foreign)}: only with --{side}-server-cmd or "
+            f"--{side}-url (your own server)"
+        )
     try:
         cfg = ServerConfig(**built)
     except ValueError as e:
@@ -276,12 +353,19 @@ def _ab_load(a, projects: list[Project]) -> LoadParams:
     script's arguments (both must declare the same API: one load is sent to both)."""
     apis = {p.script_args for p in projects}
     if len(apis) > 1:
-        raise ValueError("--a-project/--b-project: the two files declare different APIs ([api] path/param), and one "
-                         "load is sent to both sides")
+        raise ValueError(
+            "--a-project/--b-project: the two files declare different APIs ([api] path/param), and one "
+            "load is sent to both sides"
+        )
     if not projects:
         return options.load(a)
-    return from_arguments(LoadParams, a, "load_", script_args=(*apis.pop(), *a.script_args),
-                          tool="wrk2" if getattr(a, "load_wrk_binary", None) else None)
+    return from_arguments(
+        LoadParams,
+        a,
+        "load_",
+        script_args=(*apis.pop(), *a.script_args),
+        tool="wrk2" if getattr(a, "load_wrk_binary", None) else None,
+    )
 
 
 def cmd_ab(a):
@@ -294,20 +378,45 @@ def cmd_ab(a):
     search = None
     if a.breakpoint:
         if rates:
-            raise ValueError("-R/--rate: a breakpoint comparison searches the rates itself; give no -R with --breakpoint")
-        search = from_arguments(BreakpointParams, a, "search_", probe_duration=ab.probe_duration, warmup=ab.warmup,
-                                cooldown=ab.cooldown, server_warmup=ab.server_warmup)
+            raise ValueError(
+                "-R/--rate: a breakpoint comparison searches the rates itself; give no -R with --breakpoint"
+            )
+        search = from_arguments(
+            BreakpointParams,
+            a,
+            "search_",
+            probe_duration=ab.probe_duration,
+            warmup=ab.warmup,
+            cooldown=ab.cooldown,
+            server_warmup=ab.server_warmup,
+        )
     else:
-        given = [f"--{n.removeprefix('search_').replace('_', '-')}" for n, v in vars(a).items()
-                 if n.startswith("search_") and v is not None]
+        given = [
+            f"--{n.removeprefix('search_').replace('_', '-')}"
+            for n, v in vars(a).items()
+            if n.startswith("search_") and v is not None
+        ]
         if given:
             raise ValueError(f"{', '.join(given)}: only with --breakpoint")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            res = compare_ab(sa, sb, load, rates=rates, params=ab, criteria=crit, search=search, prefill=options.prefill(a),
-                             fill=options.fill(a), name=a.name, progress=not a.quiet, data_root=a.data, placement=a.placement,
-                             thresholds=thresholds)
+            res = compare_ab(
+                sa,
+                sb,
+                load,
+                rates=rates,
+                params=ab,
+                criteria=crit,
+                search=search,
+                prefill=options.prefill(a),
+                fill=options.fill(a),
+                name=a.name,
+                progress=not a.quiet,
+                data_root=a.data,
+                placement=a.placement,
+                thresholds=thresholds,
+            )
         finally:
             for w in caught:
                 print(f"warning: {w.message}", file=sys.stderr)
@@ -319,13 +428,28 @@ def cmd_ab(a):
 
 def _regress(a, params_cls) -> dict:
     """What ``perflab gate`` and ``perflab bisect`` share: their keyword arguments from the options."""
-    load = from_arguments(LoadParams, a, "load_", script_args=a.script_args or None,
-                          tool="wrk2" if getattr(a, "load_wrk_binary", None) else None)
-    return dict(load=load, params=from_arguments(params_cls, a, "ab_"), repo=_repo(a),
-                server=from_arguments(ServerConfig, a, "server_"), rate=from_arguments(AtRate, a, "regress_").rate,
-                criteria=from_arguments(BreakpointCriteria, a, "criteria_"), prefill=options.prefill(a),
-                fill=options.fill(a), name=a.name, progress=not a.quiet, data_root=a.data, placement=a.placement,
-                thresholds=from_arguments(ValidityThresholds, a, "validity_"))
+    load = from_arguments(
+        LoadParams,
+        a,
+        "load_",
+        script_args=a.script_args or None,
+        tool="wrk2" if getattr(a, "load_wrk_binary", None) else None,
+    )
+    return dict(
+        load=load,
+        params=from_arguments(params_cls, a, "ab_"),
+        repo=_repo(a),
+        server=from_arguments(ServerConfig, a, "server_"),
+        rate=from_arguments(AtRate, a, "regress_").rate,
+        criteria=from_arguments(BreakpointCriteria, a, "criteria_"),
+        prefill=options.prefill(a),
+        fill=options.fill(a),
+        name=a.name,
+        progress=not a.quiet,
+        data_root=a.data,
+        placement=a.placement,
+        thresholds=from_arguments(ValidityThresholds, a, "validity_"),
+    )
 
 
 def _repo(a) -> RepoParams:
@@ -336,7 +460,9 @@ def _repo(a) -> RepoParams:
         top = toplevel(Path(given).resolve().parent)
         if top is None:
             raise ValueError(f"--project: {given} is in no git repository, so it has no commits to compare")
-        return from_arguments(RepoParams, a, "repo_", repo=str(top), project=os.path.relpath(Path(given).resolve(), top))
+        return from_arguments(
+            RepoParams, a, "repo_", repo=str(top), project=os.path.relpath(Path(given).resolve(), top)
+        )
     return from_arguments(RepoParams, a, "repo_")
 
 
@@ -362,14 +488,25 @@ def cmd_bisect(a) -> int:
     kw = _regress(a, BisectParams)
     if a.breakpoint:
         if kw["rate"] is not None:
-            raise ValueError("-R/--rate: a breakpoint comparison searches the rates itself; give no -R with "
-                             "--breakpoint")
+            raise ValueError(
+                "-R/--rate: a breakpoint comparison searches the rates itself; give no -R with --breakpoint"
+            )
         p = kw["params"]
-        kw["search_params"] = from_arguments(BreakpointParams, a, "search_", probe_duration=p.probe_duration,
-                                             warmup=p.warmup, cooldown=p.cooldown, server_warmup=p.server_warmup)
+        kw["search_params"] = from_arguments(
+            BreakpointParams,
+            a,
+            "search_",
+            probe_duration=p.probe_duration,
+            warmup=p.warmup,
+            cooldown=p.cooldown,
+            server_warmup=p.server_warmup,
+        )
     else:
-        given = [f"--{n.removeprefix('search_').replace('_', '-')}" for n, v in vars(a).items()
-                 if n.startswith("search_") and v is not None]
+        given = [
+            f"--{n.removeprefix('search_').replace('_', '-')}"
+            for n, v in vars(a).items()
+            if n.startswith("search_") and v is not None
+        ]
         if given:
             raise ValueError(f"{', '.join(given)}: only with --breakpoint")
     res = run_bisect(a.good, a.bad, **kw)
@@ -397,15 +534,21 @@ def cmd_bench(a) -> int:
 def print_cluster_result(res) -> None:
     """What a cluster run adds to the console: entry nodes, answers, faults, recovery, consistency, keys."""
     for e in res.entries:
-        print(f"entry node {e['node']} ({e['url']}): achieved {e['achieved_rate']:,.1f}/s of {e['offered_rate']:,.1f}/s, "
-              f"{e['errors']} errors, statuses {e['status_codes']}")
+        print(
+            f"entry node {e['node']} ({e['url']}): achieved {e['achieved_rate']:,.1f}/s of {e['offered_rate']:,.1f}/s, "
+            f"{e['errors']} errors, statuses {e['status_codes']}"
+        )
     a = res.answers
-    print(f"answers: {a['2xx/3xx']:,} 2xx/3xx, {a['404']:,} 404, {a['4xx']:,} other 4xx, {a['504']:,} 504, "
-          f"{a['5xx']:,} other 5xx; errors: {a['timeout']:,} timeouts, {a['connect']:,} connect, {a['read']:,} read")
+    print(
+        f"answers: {a['2xx/3xx']:,} 2xx/3xx, {a['404']:,} 404, {a['4xx']:,} other 4xx, {a['504']:,} 504, "
+        f"{a['5xx']:,} other 5xx; errors: {a['timeout']:,} timeouts, {a['connect']:,} connect, {a['read']:,} read"
+    )
     for f in res.faults:
-        print(f"fault {f['fault']!r}: {f['action']} node {f['node']} at {f['at_s']:g} s"
-              + (f" (took {f['dur_us'] / 1e6:.2f} s)" if f["ts_us"] is not None else "")
-              + (f" FAILED: {f['error']}" if f["error"] else ""))
+        print(
+            f"fault {f['fault']!r}: {f['action']} node {f['node']} at {f['at_s']:g} s"
+            + (f" (took {f['dur_us'] / 1e6:.2f} s)" if f["ts_us"] is not None else "")
+            + (f" FAILED: {f['error']}" if f["error"] else "")
+        )
     for r in res.recovery:
         when = f"{r['recovery_s']:.1f} s after it" if r["recovery_s"] is not None else "not within the window"
         print(f"  clients served as before {r['fault']!r}: {when}")
@@ -415,8 +558,10 @@ def print_cluster_result(res) -> None:
         for ev, prof in rec.profiles.items():
             cats = prof.categories()
             top = ", ".join(f"{c} {v:.0%}" for c, v in zip(cats["category"], cats["share"]) if v >= 0.05)
-            print(f"profile of node {i} ({ev}, {prof.samples:,} samples): {prof.html_path or prof.collapsed_path}"
-                  + (f"\n  {top}" if top else ""))
+            print(
+                f"profile of node {i} ({ev}, {prof.samples:,} samples): {prof.html_path or prof.collapsed_path}"
+                + (f"\n  {top}" if top else "")
+            )
     for i, entry in sorted((res.run.results.get("profiles") or {}).items()):
         if "unavailable" in entry:
             print(f"no profile of node {i}: {entry['unavailable']}")

@@ -13,12 +13,22 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from ..config import (ClusterConfig, ClusterRunParams, ConsistencyParams, FillParams, ForeignServer, HostOptions,
-                      LoadParams, PrefillParams, ProfileParams, ServerConfig)
+from ..config import (
+    ClusterConfig,
+    ClusterRunParams,
+    ConsistencyParams,
+    FillParams,
+    ForeignServer,
+    HostOptions,
+    LoadParams,
+    PrefillParams,
+    ProfileParams,
+    ServerConfig,
+)
 from ..config.fields import add_arguments, cli_flag, from_arguments
 from ..config.project import FILENAME, PROJECT_ENV, Project
-from ..config.version import Version
 from ..config.project import find as find_project
+from ..config.version import Version
 from ..targets import target_of
 from ..workloads import script_args
 
@@ -27,19 +37,31 @@ SEARCH_OWNS = ("rate", "duration", "warmup", "rate_steps", "step_duration", "ram
 #: ServerConfig fields the lab sets itself (a node's --cluster and --self-url come with --nodes)
 LAB_SETS = ("host", "port", "cluster", "self_url")
 #: ClusterConfig fields the command line takes from your-own-server options when --nodes is given
-_FROM_FOREIGN = {"server_cmd": "command", "ready_path": "ready_path", "workdir": "workdir",
-                 "startup_timeout": "startup_timeout"}
+_FROM_FOREIGN = {
+    "server_cmd": "command",
+    "ready_path": "ready_path",
+    "workdir": "workdir",
+    "startup_timeout": "startup_timeout",
+}
 
 
 # --- groups ----------------------------------------------------------------------------------------------
 def server_args(p: argparse.ArgumentParser) -> None:
-    add_arguments(p.add_argument_group("server (perflab.server.Main flags and the JVM)"), ServerConfig,
-                  exclude=LAB_SETS, dest_prefix="server_")
-    add_arguments(p.add_argument_group("your own server instead of the built-in one"), ForeignServer,
-                  dest_prefix="foreign_")
-    p.add_argument("--placement", default="shared",
-                   help="shared (server and generator on all CPUs) or split (disjoint CPU sets), or "
-                        "'server=0;load=1' (default shared)")
+    add_arguments(
+        p.add_argument_group("server (perflab.server.Main flags and the JVM)"),
+        ServerConfig,
+        exclude=LAB_SETS,
+        dest_prefix="server_",
+    )
+    add_arguments(
+        p.add_argument_group("your own server instead of the built-in one"), ForeignServer, dest_prefix="foreign_"
+    )
+    p.add_argument(
+        "--placement",
+        default="shared",
+        help="shared (server and generator on all CPUs) or split (disjoint CPU sets), or "
+        "'server=0;load=1' (default shared)",
+    )
 
 
 def load_args(p: argparse.ArgumentParser, exclude: tuple[str, ...] = ()) -> None:
@@ -49,21 +71,31 @@ def load_args(p: argparse.ArgumentParser, exclude: tuple[str, ...] = ()) -> None
 
 
 def prefill_args(p: argparse.ArgumentParser, flags: dict | None = None, fill: bool = True) -> None:
-    g = p.add_argument_group("data before the load: --prefill N (the built-in server's storage, before it starts) "
-                             "or --fill N (any server, through its API)")
+    g = p.add_argument_group(
+        "data before the load: --prefill N (the built-in server's storage, before it starts) "
+        "or --fill N (any server, through its API)"
+    )
     add_arguments(g, PrefillParams, dest_prefix="prefill_", flags=flags)
     if fill:
         add_arguments(g, FillParams, dest_prefix="fill_")
 
 
 def host_args(p: argparse.ArgumentParser, exclude: tuple[str, ...] = ()) -> None:
-    add_arguments(p.add_argument_group("hosts (see `perflab hosts`; default: this machine alone)"), HostOptions,
-                  exclude=exclude, dest_prefix="hosts_")
+    add_arguments(
+        p.add_argument_group("hosts (see `perflab hosts`; default: this machine alone)"),
+        HostOptions,
+        exclude=exclude,
+        dest_prefix="hosts_",
+    )
 
 
 def version_args(p: argparse.ArgumentParser) -> None:
-    add_arguments(p.add_argument_group("the version of the server measured (the run index is keyed by it)"),
-                  Version, dest_prefix="version_", flag_prefix="--version-")
+    add_arguments(
+        p.add_argument_group("the version of the server measured (the run index is keyed by it)"),
+        Version,
+        dest_prefix="version_",
+        flag_prefix="--version-",
+    )
 
 
 def version(a) -> Version:
@@ -81,8 +113,12 @@ def common_args(p: argparse.ArgumentParser, hosts: bool = True) -> None:
     """:func:`run_args`, the project file (or none), and the hosts (``hosts``)."""
     run_args(p)
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--project", metavar="FILE", help=f"your server declared in a {FILENAME} (default: "
-                   f"${PROJECT_ENV}, else ./{FILENAME} when there is one); flags override it")
+    g.add_argument(
+        "--project",
+        metavar="FILE",
+        help=f"your server declared in a {FILENAME} (default: "
+        f"${PROJECT_ENV}, else ./{FILENAME} when there is one); flags override it",
+    )
     g.add_argument("--no-project", action="store_true", help=f"ignore ./{FILENAME}: the built-in server")
     if hosts:
         host_args(p)
@@ -97,16 +133,23 @@ def cluster_args(p: argparse.ArgumentParser, run: bool = False) -> None:
     if not run:
         return
     add_arguments(g, ClusterRunParams, dest_prefix="clusterrun_")
-    add_arguments(p.add_argument_group("consistency checker (with --check)"), ConsistencyParams,
-                  dest_prefix="check_", flag_prefix="--check-")
+    add_arguments(
+        p.add_argument_group("consistency checker (with --check)"),
+        ConsistencyParams,
+        dest_prefix="check_",
+        flag_prefix="--check-",
+    )
 
 
 # --- what was given, as parameters ----------------------------------------------------------------
 def given_flags(a, cls, prefix: str, flag_prefix: str | None = None) -> list[str]:
     """The flags of ``cls``'s fields given on the command line (under ``prefix``; ``flag_prefix`` as in
     :func:`~perflab.config.fields.add_arguments`)."""
-    flags = [cli_flag(f) for f in dataclasses.fields(cls) if getattr(a, prefix + f.name, None) not in (None, False, [])
-             and cli_flag(f)]
+    flags = [
+        cli_flag(f)
+        for f in dataclasses.fields(cls)
+        if getattr(a, prefix + f.name, None) not in (None, False, []) and cli_flag(f)
+    ]
     return [flag_prefix + f[2:] for f in flags] if flag_prefix else flags
 
 
@@ -117,8 +160,10 @@ def refuse_builtin_flags(a, yours: str, prefix: str = "server_") -> None:
     if getattr(a, "prefill_keys", None) is not None:
         given.append("--prefill")
     if given:
-        raise ValueError(f"{', '.join(given)}: option{'s' if len(given) > 1 else ''} of the built-in server; with "
-                         f"{yours} your server takes its own settings (put them in its command)")
+        raise ValueError(
+            f"{', '.join(given)}: option{'s' if len(given) > 1 else ''} of the built-in server; with "
+            f"{yours} your server takes its own settings (put them in its command)"
+        )
 
 
 def project(a) -> Project | None:
@@ -155,21 +200,31 @@ def cluster(a) -> ClusterConfig:
     proj = project(a)
     if proj is not None and a.foreign_command is None and a.foreign_url is None:
         refuse_builtin_flags(a, f"{proj.path}")
-        given = {f.name: getattr(a, "cluster_" + f.name) for f in dataclasses.fields(ClusterConfig)
-                 if getattr(a, "cluster_" + f.name, None) is not None}
+        given = {
+            f.name: getattr(a, "cluster_" + f.name)
+            for f in dataclasses.fields(ClusterConfig)
+            if getattr(a, "cluster_" + f.name, None) is not None
+        }
         return proj.cluster_config(**given)
 
     if getattr(a, "foreign_url", None) is not None:
-        raise ValueError("--url: a cluster is started by perflab (--nodes); a cluster that is already running is "
-                         "measured from Python (pl.start_cluster, pl.run_experiment)")
+        raise ValueError(
+            "--url: a cluster is started by perflab (--nodes); a cluster that is already running is "
+            "measured from Python (pl.start_cluster, pl.run_experiment)"
+        )
     if getattr(a, "foreign_pid", None) is not None:
         raise ValueError("--pid: perflab knows the pids of the nodes it starts")
     if a.foreign_command is None:
-        unused = [name for name in _FROM_FOREIGN.values() if name != "command"
-                  and getattr(a, "foreign_" + name, None) is not None]
+        unused = [
+            name
+            for name in _FROM_FOREIGN.values()
+            if name != "command" and getattr(a, "foreign_" + name, None) is not None
+        ]
         if unused:
-            raise ValueError(f"--{unused[0].replace('_', '-').replace('workdir', 'server-dir')}: only with --server-cmd "
-                             f"(your own nodes)")
+            raise ValueError(
+                f"--{unused[0].replace('_', '-').replace('workdir', 'server-dir')}: only with --server-cmd "
+                f"(your own nodes)"
+            )
         return from_arguments(ClusterConfig, a, "cluster_", server=from_arguments(ServerConfig, a, "server_"))
     refuse_builtin_flags(a, "--server-cmd", "server_")
     fixed = {k: getattr(a, "foreign_" + v, None) for k, v in _FROM_FOREIGN.items()}
@@ -185,8 +240,9 @@ def target(a):
         return t
     given = given_flags(a, ClusterConfig, "cluster_") + given_flags(a, ClusterRunParams, "clusterrun_")
     if given:
-        raise ValueError(f"{', '.join(given)}: cluster option{'s' if len(given) > 1 else ''}; give --nodes N "
-                         f"to start a cluster")
+        raise ValueError(
+            f"{', '.join(given)}: cluster option{'s' if len(given) > 1 else ''}; give --nodes N to start a cluster"
+        )
     return server(a)
 
 
@@ -212,8 +268,9 @@ def load(a) -> LoadParams:
     script = getattr(a, "load_script", None)
     if filled is not None and script and not any(x.split("=", 1)[0] in ("keys", "count") for x in args):
         args = (*script_args(script, keys=filled), *args)
-    return from_arguments(LoadParams, a, "load_", script_args=args or None,
-                          tool="wrk2" if getattr(a, "load_wrk_binary", None) else None)
+    return from_arguments(
+        LoadParams, a, "load_", script_args=args or None, tool="wrk2" if getattr(a, "load_wrk_binary", None) else None
+    )
 
 
 def profile(a) -> ProfileParams:
@@ -233,5 +290,8 @@ def fill(a) -> int | None:
 
 def hosts(a) -> dict:
     """The host options given, as keywords of a session (``scheduler=...``)."""
-    return {f.name: getattr(a, "hosts_" + f.name) for f in dataclasses.fields(HostOptions)
-            if getattr(a, "hosts_" + f.name, None) is not None}
+    return {
+        f.name: getattr(a, "hosts_" + f.name)
+        for f in dataclasses.fields(HostOptions)
+        if getattr(a, "hosts_" + f.name, None) is not None
+    }

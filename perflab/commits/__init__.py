@@ -6,5 +6,5 @@
   (:class:`~.builds.Commit`), your repository's commits built with their command (:class:`~.builds.Builds`)
 """
 
-from .builds import Builds, BuildCache, Commit  # noqa: F401
+from .builds import BuildCache, Builds, Commit  # noqa: F401
 from .git import Revision  # noqa: F401

@@ -23,9 +23,9 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from .. import children, paths
 from ..config import ServerConfig
@@ -79,8 +79,14 @@ def run_build(command: str, cwd: Path, log: Path, timeout_s: float = 1800) -> in
     with open(log, "wb") as out:
         out.write(f"# {command} (in {cwd})\n".encode())
         out.flush()
-        proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            ["bash", "-c", command],
+            cwd=cwd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         children.register(proc)
         try:
             rc = proc.wait(timeout=timeout_s)
@@ -134,8 +140,10 @@ class BuildCache:
             src = work / "java-server"
             _build(os.environ.get(BUILD_ENV) or BUILD_COMMAND, src, log, f"{what} {sha[:12]}")
             if not any((src / INSTALL / "lib").glob("*.jar")):
-                raise BuildError(f"{what} {sha[:12]} cannot be built: the build left no {INSTALL}/lib/*.jar (log: "
-                                 f"{log})", children.tail(log))
+                raise BuildError(
+                    f"{what} {sha[:12]} cannot be built: the build left no {INSTALL}/lib/*.jar (log: {log})",
+                    children.tail(log),
+                )
             return src / INSTALL, sha
 
         return self._once(self.root / sha, "perflab-server", BUILT_SERVER, make)
@@ -148,11 +156,13 @@ class BuildCache:
         def make(work: Path, log: Path) -> tuple[Path, str]:
             export(repo, sha, work, what=what)
             declared = work / project
-            if not declared.is_file():   # the working tree's declaration, read in this commit's tree
+            if not declared.is_file():  # the working tree's declaration, read in this commit's tree
                 mine = repo / project
                 if not mine.is_file():
-                    raise BuildError(f"{what}: no {project} in the commit nor in the working tree ({repo}) to say "
-                                     f"how to run the server")
+                    raise BuildError(
+                        f"{what}: no {project} in the commit nor in the working tree ({repo}) to say "
+                        f"how to run the server"
+                    )
                 shutil.copyfile(mine, declared)
             try:
                 build = command or build_command(declared)
@@ -173,8 +183,9 @@ class Builds:
         if not isinstance(repo, RepoParams):
             raise ValueError(f"repo must be a RepoParams, got {type(repo).__name__}")
         if not isinstance(server, ServerConfig):
-            raise ValueError(f"server must be a ServerConfig (the built-in server's fields), got "
-                             f"{type(server).__name__}")
+            raise ValueError(
+                f"server must be a ServerConfig (the built-in server's fields), got {type(server).__name__}"
+            )
         self.params = repo
         self.path = Path(repo.repo).resolve() if repo.repo else paths.repo_root()
         if not (self.path / ".git").exists():
@@ -182,18 +193,26 @@ class Builds:
         self.server = server
         self.cache = BuildCache(cache)
         # yours when it declares a server (in the working tree, or in HEAD); else a perflab checkout
-        self.yours = repo.repo is not None and ((self.path / repo.project).is_file()
-                                                or holds(self.path, "HEAD", repo.project))
+        self.yours = repo.repo is not None and (
+            (self.path / repo.project).is_file() or holds(self.path, "HEAD", repo.project)
+        )
 
     @property
     def what(self) -> str:
         """Whose server it is, in words."""
-        return f"your server ({self.path}, {self.params.project})" if self.yours else \
-            f"the built-in server ({self.path / 'java-server'})"
+        return (
+            f"your server ({self.path}, {self.params.project})"
+            if self.yours
+            else f"the built-in server ({self.path / 'java-server'})"
+        )
 
     def to_dict(self) -> dict:
-        return {"repo": str(self.path), "yours": self.yours, "project": self.params.project if self.yours else None,
-                "build": self.params.build}
+        return {
+            "repo": str(self.path),
+            "yours": self.yours,
+            "project": self.params.project if self.yours else None,
+            "build": self.params.build,
+        }
 
     def side(self, rev: Revision):
         """``rev`` built (or found in the cache) as what :func:`perflab.compare_ab` takes for a side."""
@@ -205,6 +224,7 @@ class Builds:
         try:
             project = Project.load(tree / self.params.project)
         except ValueError as e:
-            raise BuildError(f"{what}: its {self.params.project} does not declare a server perflab can run: {e}") \
-                from None
+            raise BuildError(
+                f"{what}: its {self.params.project} does not declare a server perflab can run: {e}"
+            ) from None
         return project.server.replace(label=f"{what} ({project.name})")

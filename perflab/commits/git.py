@@ -15,12 +15,14 @@ from .. import paths
 from ..errors import BuildError
 
 
-def git(repo: Path, *args: str, binary: bool = False, check: bool = False, env: dict | None = None,
-        timeout: float = 120) -> subprocess.CompletedProcess:
+def git(
+    repo: Path, *args: str, binary: bool = False, check: bool = False, env: dict | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
     """``git ARGS`` in ``repo``: its output as text (bytes with ``binary``), a ``CalledProcessError`` on a
     failure with ``check``; ``env`` replaces the environment (the synthetic histories' authors)."""
-    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=not binary, check=check, env=env,
-                          timeout=timeout)
+    return subprocess.run(
+        ["git", *args], cwd=repo, capture_output=True, text=not binary, check=check, env=env, timeout=timeout
+    )
 
 
 @dataclass(frozen=True)
@@ -56,14 +58,18 @@ def between(repo: Path, good: Revision, bad: Revision) -> list[Revision]:
     if good.sha == bad.sha:
         raise ValueError(f"GOOD and BAD are the same commit ({good.short})")
     if git(repo, "merge-base", "--is-ancestor", good.sha, bad.sha).returncode != 0:
-        raise ValueError(f"GOOD {good.short} is not an ancestor of BAD {bad.short}: bisect looks for the first "
-                         f"slower commit on the way from GOOD to BAD (swap them, or give GOOD's merge base with BAD)")
+        raise ValueError(
+            f"GOOD {good.short} is not an ancestor of BAD {bad.short}: bisect looks for the first "
+            f"slower commit on the way from GOOD to BAD (swap them, or give GOOD's merge base with BAD)"
+        )
     out = git(repo, "log", "--first-parent", "--format=%H%x00%s", f"{good.sha}..{bad.sha}")
     chain = [Revision(*line.split("\0", 1)) for line in out.stdout.splitlines() if line]
     parent = git(repo, "rev-parse", f"{chain[-1].sha}^").stdout.strip() if chain else ""
     if parent != good.sha:
-        raise ValueError(f"GOOD {good.short} is an ancestor of BAD {bad.short} only through a merged branch; bisect "
-                         f"follows BAD's first-parent history: give a GOOD on it (e.g. the merge's first parent)")
+        raise ValueError(
+            f"GOOD {good.short} is an ancestor of BAD {bad.short} only through a merged branch; bisect "
+            f"follows BAD's first-parent history: give a GOOD on it (e.g. the merge's first parent)"
+        )
     return [good, *reversed(chain)]
 
 
@@ -83,8 +89,10 @@ def export(repo: Path, sha: str, into: Path, path: str | None = None, what: str 
     tree is never read. :class:`~perflab.errors.BuildError` when git cannot."""
     p = git(repo, "archive", "--format=tar", sha, *([path] if path else []), binary=True)
     if p.returncode != 0:
-        raise BuildError(f"{what} {sha[:12]} cannot be built: git archive of {path or 'the commit'} failed "
-                         f"(status {p.returncode})", p.stderr.decode(errors="replace"))
+        raise BuildError(
+            f"{what} {sha[:12]} cannot be built: git archive of {path or 'the commit'} failed (status {p.returncode})",
+            p.stderr.decode(errors="replace"),
+        )
     with tarfile.open(fileobj=io.BytesIO(p.stdout)) as tar:
         tar.extractall(into, filter="data")
 
@@ -102,8 +110,11 @@ def checkout(path=None) -> dict:
     ``branch``, ``dirty`` (uncommitted changes to tracked files)."""
     path = path or paths.repo_root()
     status = _out(path, "status", "--porcelain", "--untracked-files=no")
-    return {"commit": _out(path, "rev-parse", "HEAD"), "branch": _out(path, "rev-parse", "--abbrev-ref", "HEAD"),
-            "dirty": bool(status) if status is not None else None}
+    return {
+        "commit": _out(path, "rev-parse", "HEAD"),
+        "branch": _out(path, "rev-parse", "--abbrev-ref", "HEAD"),
+        "dirty": bool(status) if status is not None else None,
+    }
 
 
 def commit_at(path) -> str | None:

@@ -19,13 +19,13 @@ fields.
 * :mod:`.ab`       ``ABParams`` -- an interleaved A/B comparison
 """
 
+from .ab import ABParams  # noqa: F401
+from .cluster import ClusterConfig, ClusterRunParams, ConsistencyParams  # noqa: F401,E402
+from .course import CourseServer  # noqa: F401,E402
+from .hosts import HostOptions  # noqa: F401,E402
 from .load import LOAD_TOOLS, LoadParams  # noqa: F401
 from .profile import PROFILE_EVENTS, FillParams, PrefillParams, ProfileParams  # noqa: F401
 from .search import BreakpointCriteria, BreakpointParams  # noqa: F401
-from .target import ForeignServer  # noqa: F401
 from .server import BACKENDS, DEFAULT_HEAP, GC_FLAGS, MODES, ServerConfig, server_options  # noqa: F401
+from .target import ForeignServer  # noqa: F401
 from .validity import ValidityThresholds  # noqa: F401
-from .cluster import ClusterConfig, ClusterRunParams, ConsistencyParams  # noqa: F401,E402
-from .hosts import HostOptions  # noqa: F401,E402
-from .course import CourseServer  # noqa: F401,E402
-from .ab import ABParams  # noqa: F401

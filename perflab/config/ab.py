@@ -29,12 +29,15 @@ class Metric:
 
 #: every metric a pair compares, by name: three latency percentiles and the server's CPU time per answered
 #: request over the probe's window (``cpu``), the stop rule's among them
-METRIC = {m.name: m for m in (
-    Metric("p50", "p50_ms", "ms", "p50"),
-    Metric("p99", "p99_ms", "ms", "p99"),
-    Metric("p99.9", "p999_ms", "ms", "p99.9"),
-    Metric("cpu", "cpu_us_per_request", "us", "CPU per request", latency=False),
-)}
+METRIC = {
+    m.name: m
+    for m in (
+        Metric("p50", "p50_ms", "ms", "p50"),
+        Metric("p99", "p99_ms", "ms", "p99"),
+        Metric("p99.9", "p999_ms", "ms", "p99.9"),
+        Metric("cpu", "cpu_us_per_request", "us", "CPU per request", latency=False),
+    )
+}
 METRICS = tuple(METRIC)
 #: pair counts at which the stop rule's test is consulted (a claim is possible only there and at the end); a
 #: look below the fewest pairs that can reach the level cannot claim, and is not counted
@@ -60,41 +63,94 @@ class ABParams(Params):
 
     probe_duration: float = option(1.0, "duration", "measured window of each probe", min=0.2)
     warmup: float = option(0.5, "duration", "unrecorded load before each probe's window", min=0)
-    server_warmup: float = option(3.0, "duration", "unrecorded load on each server before the first pair (and "
-                                  "after each restart): the JIT settles", min=0)
+    server_warmup: float = option(
+        3.0,
+        "duration",
+        "unrecorded load on each server before the first pair (and after each restart): the JIT settles",
+        min=0,
+    )
     cooldown: float = option(0.1, "duration", "idle time between probes", min=0)
     metric: str = option("p99", "enum", "the metric the stop rule decides on", choices=METRICS)
-    stop_at: str = option("equivalent", "enum", "when the stop rule may stop without a claim: once the metric's "
-                          "interval lies within ±margin (equivalent), or once it shows B no worse than A beyond the "
-                          "margin (not-worse: a check for regressions)", choices=("equivalent", "not-worse"))
+    stop_at: str = option(
+        "equivalent",
+        "enum",
+        "when the stop rule may stop without a claim: once the metric's "
+        "interval lies within ±margin (equivalent), or once it shows B no worse than A beyond the "
+        "margin (not-worse: a check for regressions)",
+        choices=("equivalent", "not-worse"),
+    )
     min_pairs: int = option(MIN_PAIRS, "int", "pairs before any verdict", min=2, max=MAX_PAIRS)
-    max_pairs: int = option(64, "int", "at most this many pairs per rate (the stop rule usually stops earlier)",
-                            min=2, max=MAX_PAIRS, flag="--pairs")
-    budget: float | None = option(300.0, "duration", "time for the pairs of all rates; the verdict then says "
-                                  "the budget ended", min=1, optional=True)
-    margin: float = option(MARGIN, "float", "ratios within ±margin count as no difference (covers what "
-                           "two processes of one configuration differ by)", min=0, min_open=True, max=0.5)
-    alpha: float = option(ALPHA, "float", "probability that comparing two identical servers claims any "
-                          "difference (split over every test the comparison makes)", min=0, min_open=True, max=0.05)
-    restart_per_block: bool = option(False, "bool", "restart both servers before every block (fresh processes, "
-                                     "so a persistent difference between two JVMs becomes noise)")
-    drop_invalid: bool = option(False, "bool", "leave pairs with an invalid probe (the generator, not the server, "
-                                "set its numbers) out of the test; by default they count: the generator's lateness "
-                                "is in both sides' latency and pulls their ratio toward 1")
-    profile: bool = option(False, "bool", "record each side's CPU with async-profiler during the pairs (1 ms "
-                           "samples): where B spends more CPU per request than A, per category (network, HTTP "
-                           "parsing, storage, GC, your code...), with intervals")
-    idle_pairs: int = option(4, "int", "pairs measuring what the idle server costs the busy one (A with B idle "
-                             "against A with B frozen by SIGSTOP); 0: not measured", min=0, max=MAX_PAIRS)
+    max_pairs: int = option(
+        64,
+        "int",
+        "at most this many pairs per rate (the stop rule usually stops earlier)",
+        min=2,
+        max=MAX_PAIRS,
+        flag="--pairs",
+    )
+    budget: float | None = option(
+        300.0,
+        "duration",
+        "time for the pairs of all rates; the verdict then says the budget ended",
+        min=1,
+        optional=True,
+    )
+    margin: float = option(
+        MARGIN,
+        "float",
+        "ratios within ±margin count as no difference (covers what two processes of one configuration differ by)",
+        min=0,
+        min_open=True,
+        max=0.5,
+    )
+    alpha: float = option(
+        ALPHA,
+        "float",
+        "probability that comparing two identical servers claims any "
+        "difference (split over every test the comparison makes)",
+        min=0,
+        min_open=True,
+        max=0.05,
+    )
+    restart_per_block: bool = option(
+        False,
+        "bool",
+        "restart both servers before every block (fresh processes, "
+        "so a persistent difference between two JVMs becomes noise)",
+    )
+    drop_invalid: bool = option(
+        False,
+        "bool",
+        "leave pairs with an invalid probe (the generator, not the server, "
+        "set its numbers) out of the test; by default they count: the generator's lateness "
+        "is in both sides' latency and pulls their ratio toward 1",
+    )
+    profile: bool = option(
+        False,
+        "bool",
+        "record each side's CPU with async-profiler during the pairs (1 ms "
+        "samples): where B spends more CPU per request than A, per category (network, HTTP "
+        "parsing, storage, GC, your code...), with intervals",
+    )
+    idle_pairs: int = option(
+        4,
+        "int",
+        "pairs measuring what the idle server costs the busy one (A with B idle "
+        "against A with B frozen by SIGSTOP); 0: not measured",
+        min=0,
+        max=MAX_PAIRS,
+    )
     seed: int = option(0, "int", "seed of the bootstrap intervals", flag="--bootstrap-seed")
 
     def _check(self):
         if self.profile and self.restart_per_block:
-            raise ValueError("profile: one recording per server runs through the pairs; a server restarted before "
-                             "every block (restart_per_block) would end it")
+            raise ValueError(
+                "profile: one recording per server runs through the pairs; a server restarted before "
+                "every block (restart_per_block) would end it"
+            )
         if self.min_pairs > self.max_pairs:
             raise ValueError(f"min_pairs: must be <= max_pairs ({self.max_pairs}), got {self.min_pairs}")
         if self.warmup > self.probe_duration:
-            raise ValueError(f"warmup: must not be longer than the probe's window ({self.probe_duration:g} s), "
-                             f"got {self.warmup:g} s")
-
+            raise ValueError(
+                f"warmup: must not be longer than the probe's window ({self.probe_duration:g} s), got {self.warmup:g} s"
+            )

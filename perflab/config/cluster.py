@@ -41,21 +41,42 @@ class ClusterConfig(Params):
     """N nodes of one cluster (see the module docstring). ``server``: a ``ServerConfig`` for every node,
     or a tuple of one per node (built-in nodes; ``None``: the defaults)."""
 
-    nodes: int = option(3, "int", "nodes in the cluster, each its own process, port and data directory", min=1,
-                        max=MAX_NODES)
-    ack: int | None = option(None, "int", "replicas that must answer each request (none: a majority of from)",
-                             min=1, max=MAX_NODES, optional=True)
-    from_: int | None = option(None, "int", "replicas each request asks (none: every node)", min=1, max=MAX_NODES,
-                               optional=True, flag="--from")
-    api: str = option("ack-from", "enum", "how requests name ack/from: ack-from (&ack=A&from=F) or replicas "
-                      "(&replicas=A/F)", choices=API_STYLES)
-    entry: str = option("0", "text", "where the load is sent: a node index, a list (0,2), or all (the load "
-                        "split over them, one generator process each)")
+    nodes: int = option(
+        3, "int", "nodes in the cluster, each its own process, port and data directory", min=1, max=MAX_NODES
+    )
+    ack: int | None = option(
+        None,
+        "int",
+        "replicas that must answer each request (none: a majority of from)",
+        min=1,
+        max=MAX_NODES,
+        optional=True,
+    )
+    from_: int | None = option(
+        None, "int", "replicas each request asks (none: every node)", min=1, max=MAX_NODES, optional=True, flag="--from"
+    )
+    api: str = option(
+        "ack-from",
+        "enum",
+        "how requests name ack/from: ack-from (&ack=A&from=F) or replicas (&replicas=A/F)",
+        choices=API_STYLES,
+    )
+    entry: str = option(
+        "0",
+        "text",
+        "where the load is sent: a node index, a list (0,2), or all (the load "
+        "split over them, one generator process each)",
+    )
     # on the command line these four are --server-cmd, --ready-path, --server-dir, --startup-timeout with --nodes
-    server_cmd: str | None = option(None, "text", "your own nodes: a command per node with {port} and {cluster} "
-                                    "({index}, {self}, {dir}, {host}), or one command with {ports} that starts them "
-                                    "all",
-                                    optional=True, flag="")
+    server_cmd: str | None = option(
+        None,
+        "text",
+        "your own nodes: a command per node with {port} and {cluster} "
+        "({index}, {self}, {dir}, {host}), or one command with {ports} that starts them "
+        "all",
+        optional=True,
+        flag="",
+    )
     ready_path: str = option("/", "text", "(your nodes) path polled until a node answers (any HTTP status)", flag="")
     workdir: str | None = option(None, "path", "(your nodes) directory the command runs in", optional=True, flag="")
     startup_timeout: float = option(90.0, "duration", "how long the nodes may take to answer", min=0.5, flag="")
@@ -64,20 +85,25 @@ class ClusterConfig(Params):
     def __post_init__(self):
         if isinstance(self.entry, (list, tuple, int)) and not isinstance(self.entry, bool):
             # a list of node indexes (or one) is as good as its text
-            self._set("entry", ",".join(map(str, self.entry)) if isinstance(self.entry, (list, tuple)) else str(self.entry))
+            self._set(
+                "entry", ",".join(map(str, self.entry)) if isinstance(self.entry, (list, tuple)) else str(self.entry)
+            )
         super().__post_init__()
 
     def _check(self):
         if self.from_ is not None and self.from_ > self.nodes:
-            raise ValueError(f"from_: {self.from_} replicas cannot be asked of {self.nodes} node"
-                             f"{'s' if self.nodes > 1 else ''} (from must not exceed nodes)")
+            raise ValueError(
+                f"from_: {self.from_} replicas cannot be asked of {self.nodes} node"
+                f"{'s' if self.nodes > 1 else ''} (from must not exceed nodes)"
+            )
         if self.ack is not None and self.ack > self.replicas_from:
             raise ValueError(f"ack: must not exceed from ({self.replicas_from}), got {self.ack}")
         self._set("entry", _entry_text(self.entry, self.nodes))
         if self.server_cmd is not None:
             if self.server is not None:
-                raise ValueError("server: your own nodes (server_cmd) take their settings from the command, "
-                                 "not from a ServerConfig")
+                raise ValueError(
+                    "server: your own nodes (server_cmd) take their settings from the command, not from a ServerConfig"
+                )
             check_command(self.server_cmd)
             if self.workdir is not None:
                 if not Path(self.workdir).is_dir():
@@ -139,16 +165,22 @@ class ClusterConfig(Params):
         return f"{ack or self.replicas_ack}/{frm or self.replicas_from}"
 
     def __repr__(self):
-        what = f"server_cmd={self.server_cmd!r}" if self.server_cmd else \
-            "server=" + ("ServerConfig(...)" if len(set(self.server)) == 1 else f"[{len(self.server)} ServerConfigs]")
-        return (f"ClusterConfig(nodes={self.nodes}, ack/from={self.quorum()}, api={self.api!r}, entry={self.entry!r}, "
-                f"{what})")
+        what = (
+            f"server_cmd={self.server_cmd!r}"
+            if self.server_cmd
+            else "server="
+            + ("ServerConfig(...)" if len(set(self.server)) == 1 else f"[{len(self.server)} ServerConfigs]")
+        )
+        return (
+            f"ClusterConfig(nodes={self.nodes}, ack/from={self.quorum()}, api={self.api!r}, entry={self.entry!r}, "
+            f"{what})"
+        )
 
     def to_dict(self) -> dict:
         d = super().to_dict()
         d["server"] = [c.to_dict() for c in self.server] if self.server is not None else None
         d["ack_effective"], d["from_effective"] = self.replicas_ack, self.replicas_from
-        d["mode"] = self.mode   # runs listed next to single servers: server_mode "cluster3"
+        d["mode"] = self.mode  # runs listed next to single servers: server_mode "cluster3"
         return d
 
 
@@ -174,15 +206,19 @@ def _node_configs(server, nodes: int) -> tuple[ServerConfig, ...]:
         server = ServerConfig()
     configs = tuple(server) if isinstance(server, (list, tuple)) else (server,) * nodes
     if len(configs) != nodes:
-        raise ValueError(f"server: one ServerConfig for every node, or a list of {nodes} (one per node), "
-                         f"got a list of {len(configs)}")
+        raise ValueError(
+            f"server: one ServerConfig for every node, or a list of {nodes} (one per node), "
+            f"got a list of {len(configs)}"
+        )
     for i, c in enumerate(configs):
         if not isinstance(c, ServerConfig):
             raise ValueError(f"server[{i}]: must be a ServerConfig, got {type(c).__name__}")
         set_by_lab = [n for n in NODE_MANAGED if getattr(c, n) not in (None, 0)]
         if set_by_lab:
-            raise ValueError(f"server[{i}].{set_by_lab[0]}: the lab sets each node's --port, --cluster and "
-                             f"--self-url itself (free ports, the same list on every node); leave it unset")
+            raise ValueError(
+                f"server[{i}].{set_by_lab[0]}: the lab sets each node's --port, --cluster and "
+                f"--self-url itself (free ports, the same list on every node); leave it unset"
+            )
     return configs
 
 
@@ -193,15 +229,19 @@ def check_command(cmd: str) -> None:
     if "{ports}" in cmd:
         stray = [p for p in NODE_PLACEHOLDERS if p not in ALL_PLACEHOLDERS and p in cmd]
         if stray:
-            raise ValueError(f"server_cmd: {stray[0]} is a per-node placeholder, but {{ports}} makes this one "
-                             f"command that starts every node; use one or the other")
+            raise ValueError(
+                f"server_cmd: {stray[0]} is a per-node placeholder, but {{ports}} makes this one "
+                f"command that starts every node; use one or the other"
+            )
         check_placeholders("server_cmd", cmd, ALL_PLACEHOLDERS)
         return
     check_placeholders("server_cmd", cmd, NODE_PLACEHOLDERS)
     missing = [p for p in ("{port}", "{cluster}") if p not in cmd]
     if missing:
-        raise ValueError(f"server_cmd: must contain {' and '.join(missing)} (a command per node gets its port and "
-                         f"the cluster's URLs), or {{ports}} (one command that starts every node), got {cmd!r}")
+        raise ValueError(
+            f"server_cmd: must contain {' and '.join(missing)} (a command per node gets its port and "
+            f"the cluster's URLs), or {{ports}} (one command that starts every node), got {cmd!r}"
+        )
 
 
 @dataclass(frozen=True)
@@ -211,24 +251,34 @@ class ConsistencyParams(Params):
     acknowledged operation and judges every read. Bounded in time (the load's window, or ``duration``)
     and in count (``max_ops``). Ack/from default to the cluster's."""
 
-    keys: int = option(200, "int", "keys the checker owns (each written, deleted and read by one thread)", min=1,
-                       max=100_000)
-    threads: int = option(2, "int", "client threads (each owns keys; a key's operations are sequential)", min=1,
-                          max=16)
-    rate: float = option(200.0, "rate", "operations per second, all threads together (a cap)", min=0,
-                         min_open=True, max=20_000)
+    keys: int = option(
+        200, "int", "keys the checker owns (each written, deleted and read by one thread)", min=1, max=100_000
+    )
+    threads: int = option(2, "int", "client threads (each owns keys; a key's operations are sequential)", min=1, max=16)
+    rate: float = option(
+        200.0, "rate", "operations per second, all threads together (a cap)", min=0, min_open=True, max=20_000
+    )
     max_ops: int = option(20_000, "int", "operations at most, all threads together", min=1)
-    duration: float | None = option(None, "duration", "how long the mixed operations run (none: the load's "
-                                    "window)", min=0, min_open=True, optional=True)
+    duration: float | None = option(
+        None,
+        "duration",
+        "how long the mixed operations run (none: the load's window)",
+        min=0,
+        min_open=True,
+        optional=True,
+    )
     read: float = option(0.5, "float", "share of reads among the mixed operations", min=0, max=1)
     delete: float = option(0.1, "float", "share of deletes (the rest are writes)", min=0, max=1)
-    write_ack: int | None = option(None, "int", "ack of writes and deletes (none: the cluster's)", min=1,
-                                   optional=True)
+    write_ack: int | None = option(None, "int", "ack of writes and deletes (none: the cluster's)", min=1, optional=True)
     read_ack: int | None = option(None, "int", "ack of reads (none: the cluster's)", min=1, optional=True)
     timeout: float = option(2.0, "duration", "an operation without an answer this long is a timeout", min=0.05)
-    gap: float = option(0.002, "duration", "least time between an answer and the next operation on the same key "
-                        "(timestamps are milliseconds: last write wins only between writes at least 1 ms apart)",
-                        min=0.001)
+    gap: float = option(
+        0.002,
+        "duration",
+        "least time between an answer and the next operation on the same key "
+        "(timestamps are milliseconds: last write wins only between writes at least 1 ms apart)",
+        min=0.001,
+    )
     final_read: bool = option(True, "bool", "read every key once more after the load (after the faults)")
     seed: int = option(1, "int", "seed of keys, values and the operation sequence", min=0)
     key_prefix: str = option("chk", "text", "prefix of the checker's keys (apart from the load's key<i>)")
@@ -247,15 +297,29 @@ class ClusterRunParams(Params):
     answers-by-status timeline, and whether the consistency checker runs (:class:`ConsistencyParams`). Its
     fill is any target's (:class:`~perflab.config.profile.FillParams`)."""
 
-    faults: tuple = option((), "texts", "a fault in the measured window: 'at=10s node=2 kill' (kill, stop, pause, "
-                           "resume, restart; for=5s undoes it after 5 s)", flag="--fault")
-    keys: int | None = option(None, "int", "key space of the key distribution report (default: fill, or the "
-                              "script's keys=)", optional=True, min=1)
-    profile_nodes: str = option("all", "text", "which nodes async-profiler records, one recording each: all, or "
-                                "node indexes like 0,2")
+    faults: tuple = option(
+        (),
+        "texts",
+        "a fault in the measured window: 'at=10s node=2 kill' (kill, stop, pause, "
+        "resume, restart; for=5s undoes it after 5 s)",
+        flag="--fault",
+    )
+    keys: int | None = option(
+        None,
+        "int",
+        "key space of the key distribution report (default: fill, or the script's keys=)",
+        optional=True,
+        min=1,
+    )
+    profile_nodes: str = option(
+        "all", "text", "which nodes async-profiler records, one recording each: all, or node indexes like 0,2"
+    )
     status_bin: float = option(1.0, "duration", "length of each bin of the answers-by-status timeline", min=0.01)
-    check: bool = option(False, "bool", "run the consistency checker (its own client records every acknowledged "
-                         "write, reads back, gives a verdict)")
+    check: bool = option(
+        False,
+        "bool",
+        "run the consistency checker (its own client records every acknowledged write, reads back, gives a verdict)",
+    )
 
     def __post_init__(self):
         nodes = self.profile_nodes

@@ -43,25 +43,48 @@ _SAMPLE = 2000
 class CourseServer(Params):
     """A course server from ``classes`` (see the module docstring)."""
 
-    classes: str = option(None, "text", "the student's build output: class directories or jars separated by ':' "
-                          "(Gradle: build/classes/java/main)", flag="--course-classes")
-    factory: str | None = option(None, "text", "the @ServiceFactory class to use (default: the highest stage "
-                                 "found)", optional=True, flag="--course-factory")
-    stage: int | None = option(None, "int", "use the factory of this stage", optional=True, min=1,
-                               flag="--course-stage")
-    java_home: str | None = option(None, "path", "JDK to run it on (default: the first JDK here new enough for "
-                                   "its classes)", optional=True, flag="--course-java-home")
-    heap: int = option(DEFAULT_HEAP, "size", "the server JVM's heap (-Xmx and -Xms)", min=16 << 20,
-                       flag="--course-heap")
-    label: str | None = option(None, "text", "a short name for the server in reports (default: the factory, or "
-                               "the build output's directory)", optional=True, flag="--course-label")
+    classes: str = option(
+        None,
+        "text",
+        "the student's build output: class directories or jars separated by ':' (Gradle: build/classes/java/main)",
+        flag="--course-classes",
+    )
+    factory: str | None = option(
+        None,
+        "text",
+        "the @ServiceFactory class to use (default: the highest stage found)",
+        optional=True,
+        flag="--course-factory",
+    )
+    stage: int | None = option(
+        None, "int", "use the factory of this stage", optional=True, min=1, flag="--course-stage"
+    )
+    java_home: str | None = option(
+        None,
+        "path",
+        "JDK to run it on (default: the first JDK here new enough for its classes)",
+        optional=True,
+        flag="--course-java-home",
+    )
+    heap: int = option(
+        DEFAULT_HEAP, "size", "the server JVM's heap (-Xmx and -Xms)", min=16 << 20, flag="--course-heap"
+    )
+    label: str | None = option(
+        None,
+        "text",
+        "a short name for the server in reports (default: the factory, or the build output's directory)",
+        optional=True,
+        flag="--course-label",
+    )
 
     def _check(self):
         entries = [e for e in self.classes.split(os.pathsep) if e]
         for e in entries:
             if not Path(e).exists():
-                raise ValueError(f"classes: {e} does not exist (give the student's build output, e.g. "
-                                 f"build/classes/java/main after `./gradlew compileJava`)")
+                raise ValueError(
+                    f"classes: {e} does not exist (give the student's build output, e.g. "
+                    f"build/classes/java/main after `./gradlew compileJava`)"
+                )
         self._set("classes", os.pathsep.join(str(Path(e).resolve()) for e in entries))
         if self.factory is not None and self.stage is not None:
             raise ValueError("factory/stage: give one (a factory class, or the stage whose factory to use)")
@@ -71,8 +94,9 @@ class CourseServer(Params):
         """``(Java release, preview)`` the classes were compiled for: the newest among them."""
         found = [_class_version(data) for data in _class_files(self.classes.split(os.pathsep))]
         if not found:
-            raise ValueError(f"classes: no .class file in {self.classes} (compile the student's code first: "
-                             f"./gradlew compileJava)")
+            raise ValueError(
+                f"classes: no .class file in {self.classes} (compile the student's code first: ./gradlew compileJava)"
+            )
         major, minor = max(found)
         return major - _JAVA_OF_MAJOR, minor == _PREVIEW
 
@@ -83,15 +107,19 @@ class CourseServer(Params):
         if self.java_home is not None:
             have = jdk.version(self.java_home)[0]
             if have < need or (preview and have != need):
-                raise ValueError(f"java_home: {self.java_home} is Java {have}; the classes in {self.classes} need "
-                                 f"Java {need}{' exactly (compiled with --enable-preview)' if preview else ' or newer'}")
+                raise ValueError(
+                    f"java_home: {self.java_home} is Java {have}; the classes in {self.classes} need "
+                    f"Java {need}{' exactly (compiled with --enable-preview)' if preview else ' or newer'}"
+                )
             return self.java_home, need, preview
         home = jdk.find(need) if not preview else jdk.find(need, exact=True)
         if home is None:
-            raise ValueError(f"classes: {self.classes} holds classes compiled for Java {need}"
-                             f"{' with --enable-preview' if preview else ''}, and no JDK {need}"
-                             f"{'' if preview else '+'} is installed here (the default is Java "
-                             f"{jdk.version()[0]}): install one, or give its home with --course-java-home")
+            raise ValueError(
+                f"classes: {self.classes} holds classes compiled for Java {need}"
+                f"{' with --enable-preview' if preview else ''}, and no JDK {need}"
+                f"{'' if preview else '+'} is installed here (the default is Java "
+                f"{jdk.version()[0]}): install one, or give its home with --course-java-home"
+            )
         return home, need, preview
 
     # --- as a server, or N ------------------------------------------------------------------------------
@@ -101,12 +129,29 @@ class CourseServer(Params):
         home, _, preview = self.java()
         course = paths.course_dir()
         cp = os.pathsep.join([str(course / "perflab-course.jar"), self.classes, str(course / "lib" / "*")])
-        args = [str(Path(home) / "bin" / "java"), f"-Xmx{arg_size(self.heap)}", f"-Xms{arg_size(self.heap)}",
-                *(["--enable-preview"] if preview else []),
-                # async-profiler attaches to the running JVM; JDK 21+ asks for leave to load an agent that way
-                "-XX:+EnableDynamicAgentLoading", "-XX:+UnlockDiagnosticVMOptions", "-XX:+DebugNonSafepoints",
-                "-cp", cp, LAUNCHER, "--port", "{port}", "--host", "{host}", "--data-dir", "{dir}",
-                "--cluster", "{cluster}", "--self-url", "{self}"]
+        args = [
+            str(Path(home) / "bin" / "java"),
+            f"-Xmx{arg_size(self.heap)}",
+            f"-Xms{arg_size(self.heap)}",
+            *(["--enable-preview"] if preview else []),
+            # async-profiler attaches to the running JVM; JDK 21+ asks for leave to load an agent that way
+            "-XX:+EnableDynamicAgentLoading",
+            "-XX:+UnlockDiagnosticVMOptions",
+            "-XX:+DebugNonSafepoints",
+            "-cp",
+            cp,
+            LAUNCHER,
+            "--port",
+            "{port}",
+            "--host",
+            "{host}",
+            "--data-dir",
+            "{dir}",
+            "--cluster",
+            "{cluster}",
+            "--self-url",
+            "{self}",
+        ]
         if self.factory is not None:
             args += ["--factory", self.factory]
         if self.stage is not None:
@@ -114,14 +159,17 @@ class CourseServer(Params):
         return shlex.join(args).replace("'{", "{").replace("}'", "}")
 
     # --- which factory, and the stage before it -----------------------------------------------------------
-    def factories(self) -> list["Factory"]:
+    def factories(self) -> list[Factory]:
         """Every ``@ServiceFactory`` class in the classes, with its stage (read from the class files, as the
         launcher's scan finds them), highest stage first."""
-        found = [f for data in _class_files(self.classes.split(os.pathsep), whole=True, mentioning=_ANNOTATION)
-                 if (f := _factory_of(data)) is not None]
+        found = [
+            f
+            for data in _class_files(self.classes.split(os.pathsep), whole=True, mentioning=_ANNOTATION)
+            if (f := _factory_of(data)) is not None
+        ]
         return sorted(found, key=lambda f: (-f.stage, f.name))
 
-    def chosen(self) -> "Factory | None":
+    def chosen(self) -> Factory | None:
         """The factory the launcher will run (``factory``, else the one of ``stage``, else the highest stage's),
         ``None`` when the class files do not tell (none found, or several at that stage: the launcher says so)."""
         found = self.factories()
@@ -131,7 +179,7 @@ class CourseServer(Params):
         at = [f for f in found if f.stage == stage]
         return at[0] if len(at) == 1 else None
 
-    def previous(self) -> "CourseServer | None":
+    def previous(self) -> CourseServer | None:
         """The same student's factory of the highest stage below this one's (their previous stage, when they
         kept its factory), as a server of its own; ``None`` when there is none."""
         me = self.chosen()
@@ -207,7 +255,7 @@ class Factory:
         """The student's root package (``ru.vk.itmo.test.<student>``), as the launcher names it."""
         pkg = self.name.rsplit(".", 1)[0] if "." in self.name else ""
         if pkg.startswith(_COURSE_TESTS):
-            return _COURSE_TESTS + pkg[len(_COURSE_TESTS):].split(".", 1)[0]
+            return _COURSE_TESTS + pkg[len(_COURSE_TESTS) :].split(".", 1)[0]
         return pkg
 
 
@@ -239,18 +287,20 @@ class _ClassFile:
             tag = self.u1()
             if tag == 1:
                 n = self.u2()
-                self.utf8[k] = self.d[self.i:self.i + n].decode("utf-8", "replace")   # modified UTF-8: names are ASCII
+                self.utf8[k] = self.d[self.i : self.i + n].decode("utf-8", "replace")  # modified UTF-8: names are ASCII
                 self.i += n
             elif tag == 3:
-                self.ints[k] = struct.unpack(">i", self.d[self.i:self.i + 4])[0]
+                self.ints[k] = struct.unpack(">i", self.d[self.i : self.i + 4])[0]
                 self.i += 4
             elif tag == 7:
                 self.classes[k] = self.u2()
             else:
-                size = {4: 4, 5: 8, 6: 8, 8: 2, 9: 4, 10: 4, 11: 4, 12: 4, 15: 3, 16: 2, 17: 4, 18: 4, 19: 2, 20: 2}[tag]
+                size = {4: 4, 5: 8, 6: 8, 8: 2, 9: 4, 10: 4, 11: 4, 12: 4, 15: 3, 16: 2, 17: 4, 18: 4, 19: 2, 20: 2}[
+                    tag
+                ]
                 self.i += size
                 if tag in (5, 6):
-                    k += 1        # a long or a double takes two entries
+                    k += 1  # a long or a double takes two entries
             k += 1
 
     def u1(self) -> int:
@@ -259,18 +309,18 @@ class _ClassFile:
 
     def u2(self) -> int:
         self.i += 2
-        return struct.unpack(">H", self.d[self.i - 2:self.i])[0]
+        return struct.unpack(">H", self.d[self.i - 2 : self.i])[0]
 
     def u4(self) -> int:
         self.i += 4
-        return struct.unpack(">I", self.d[self.i - 4:self.i])[0]
+        return struct.unpack(">I", self.d[self.i - 4 : self.i])[0]
 
     def _skip_members(self) -> None:
         for _ in range(self.u2()):
             self.i += 6
             for _ in range(self.u2()):
                 self.i += 2
-                length = self.u4()           # read before adding: u4() moves self.i itself
+                length = self.u4()  # read before adding: u4() moves self.i itself
                 self.i += length
 
     def factory(self) -> Factory | None:
@@ -279,8 +329,8 @@ class _ClassFile:
         self.i += 2
         interfaces = self.u2()
         self.i += 2 * interfaces
-        self._skip_members()               # fields
-        self._skip_members()               # methods
+        self._skip_members()  # fields
+        self._skip_members()  # methods
         for _ in range(self.u2()):
             name, length = self.utf8.get(self.u2()), self.u4()
             end = self.i + length

@@ -127,8 +127,11 @@ def convert(name: str, spec: Spec, raw):
                 raw_n = int(raw.strip())
             else:
                 raw_n = raw
-            if isinstance(raw_n, bool) or not isinstance(raw_n, (int, float)) or \
-                    (isinstance(raw_n, float) and not raw_n.is_integer()):
+            if (
+                isinstance(raw_n, bool)
+                or not isinstance(raw_n, (int, float))
+                or (isinstance(raw_n, float) and not raw_n.is_integer())
+            ):
                 raise ValueError(f"{name}: {spec.prefix}expected an integer, got {_shown(raw)}")
             v = int(raw_n)
         elif k == "float":
@@ -147,16 +150,18 @@ def convert(name: str, spec: Spec, raw):
             except ValueError:
                 if not spec.prefix:
                     raise
-                raise ValueError(f"{name}: {spec.prefix}expected a size like 4m, 512k or 1048576, got {_shown(raw)}") \
-                    from None
+                raise ValueError(
+                    f"{name}: {spec.prefix}expected a size like 4m, 512k or 1048576, got {_shown(raw)}"
+                ) from None
         elif k == "duration":
             try:
                 v = parse_duration(raw, name)
             except ValueError:
                 if not spec.prefix:
                     raise
-                raise ValueError(f"{name}: {spec.prefix}expected a duration like 5ms or 2s, got {_shown(raw)}") \
-                    from None
+                raise ValueError(
+                    f"{name}: {spec.prefix}expected a duration like 5ms or 2s, got {_shown(raw)}"
+                ) from None
         elif k == "rate":
             v = parse_rate(raw, name)
         elif k == "rates":
@@ -166,8 +171,9 @@ def convert(name: str, spec: Spec, raw):
             except TypeError:
                 raise ValueError(f"{name}: expected rates like 1000:5000:1000, got {_shown(raw)}") from None
             if spec.choices and len(v) not in spec.choices:
-                raise ValueError(f"{name}: expected {' or '.join(str(n) for n in spec.choices)} rates, "
-                                 f"got {_shown(raw)}")
+                raise ValueError(
+                    f"{name}: expected {' or '.join(str(n) for n in spec.choices)} rates, got {_shown(raw)}"
+                )
             if any(x <= 0 for x in v):
                 raise ValueError(f"{name}: every rate must be > 0, got {_shown(raw)}")
         elif k == "bool":
@@ -180,8 +186,9 @@ def convert(name: str, spec: Spec, raw):
         elif k == "enum":
             v = raw.lower() if isinstance(raw, str) else raw
             if v not in spec.choices:
-                raise ValueError(f"{name}: {spec.prefix}expected one of {', '.join(map(str, spec.choices))}, "
-                                 f"got {_shown(raw)}")
+                raise ValueError(
+                    f"{name}: {spec.prefix}expected one of {', '.join(map(str, spec.choices))}, got {_shown(raw)}"
+                )
         elif k in ("text", "path"):
             if isinstance(raw, Path):
                 raw = str(raw)
@@ -239,12 +246,14 @@ class Params:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-friendly dict (tuples as lists)."""
+
         def conv(v):
             if isinstance(v, tuple):
                 return [conv(x) for x in v]
             if isinstance(v, Path):
                 return str(v)
             return v
+
         return {f.name: conv(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
     @classmethod
@@ -256,12 +265,21 @@ class Params:
             if spec is None:
                 continue
             default = f.default if f.default is not dataclasses.MISSING else None
-            rows.append({"name": f.name, "kind": spec.kind, "default": spec.describe_default(default),
-                         "bounds": spec.bounds(), "choices": spec.choices, "help": spec.help})
+            rows.append(
+                {
+                    "name": f.name,
+                    "kind": spec.kind,
+                    "default": spec.describe_default(default),
+                    "bounds": spec.bounds(),
+                    "choices": spec.choices,
+                    "help": spec.help,
+                }
+            )
         return rows
 
 
 # --- the command line, derived from the fields ---------------------------------------------------
+
 
 def param(name: str, value, kind: str, **spec):
     """A value that is no config's field (a notebook parameter), converted and checked like one, e.g.
@@ -279,8 +297,14 @@ def cli_flag(f: dataclasses.Field) -> str | None:
     return spec.flag or "--" + f.name.replace("_", "-")
 
 
-def add_arguments(parser, cls, exclude: tuple[str, ...] = (), dest_prefix: str = "", flag_prefix: str | None = None,
-                  flags: dict[str, str] | None = None) -> None:
+def add_arguments(
+    parser,
+    cls,
+    exclude: tuple[str, ...] = (),
+    dest_prefix: str = "",
+    flag_prefix: str | None = None,
+    flags: dict[str, str] | None = None,
+) -> None:
     """One option per field of ``cls`` (``--memtable-size``...). Values stay text and are converted by
     ``cls`` itself, so the command line and Python share one validation; an option not given is left
     out and the field's default applies. ``flag_prefix`` (e.g. ``--validity-``) replaces the ``--`` of
@@ -296,18 +320,26 @@ def add_arguments(parser, cls, exclude: tuple[str, ...] = (), dest_prefix: str =
             flag = flag_prefix + flag[2:]
         flag = flags.get(f.name, flag)
         default = f.default if f.default is not dataclasses.MISSING else None
-        help_text = f"{spec.help} (default {spec.describe_default(default)})".replace("%", "%%")   # argparse formats it
+        help_text = f"{spec.help} (default {spec.describe_default(default)})".replace("%", "%%")  # argparse formats it
         names = [flag] + ([spec.short] if spec.short and not flag_prefix else [])
         dest = dest_prefix + f.name
         if spec.kind == "bool":
-            parser.add_argument(*names, dest=dest, action=argparse.BooleanOptionalAction, default=None,
-                                help=help_text)
+            parser.add_argument(*names, dest=dest, action=argparse.BooleanOptionalAction, default=None, help=help_text)
         elif spec.kind == "texts":
-            parser.add_argument(*names, dest=dest, action="append", default=None, metavar="TEXT",
-                                help=help_text + " (repeatable)")
+            parser.add_argument(
+                *names, dest=dest, action="append", default=None, metavar="TEXT", help=help_text + " (repeatable)"
+            )
         else:
-            metavar = {"size": "SIZE", "duration": "DUR", "rate": "RATE", "rates": "A:B[:S]", "int": "N", "float": "X",
-                       "enum": "|".join(map(str, spec.choices or ())), "path": "PATH"}.get(spec.kind, "TEXT")
+            metavar = {
+                "size": "SIZE",
+                "duration": "DUR",
+                "rate": "RATE",
+                "rates": "A:B[:S]",
+                "int": "N",
+                "float": "X",
+                "enum": "|".join(map(str, spec.choices or ())),
+                "path": "PATH",
+            }.get(spec.kind, "TEXT")
             parser.add_argument(*names, dest=dest, default=None, metavar=metavar, help=help_text)
 
 

@@ -44,12 +44,16 @@ def tls_for(address: str | None, tls: str | None) -> str | None:
     refused for ``tcp://`` and for this machine's in-process hosts (``ValueError`` naming the mismatch)."""
     if address is not None and address.startswith("tls://"):
         if tls is None:
-            raise ValueError(f"tls: the scheduler {address} takes TLS; give the certificates' directory (--tls DIR or "
-                             f"${TLS_ENV}; `perflab certs DIR` makes them)")
+            raise ValueError(
+                f"tls: the scheduler {address} takes TLS; give the certificates' directory (--tls DIR or "
+                f"${TLS_ENV}; `perflab certs DIR` makes them)"
+            )
         return tls
     if tls is not None and address is not None:
-        raise ValueError(f"tls: certificates given for a plain-TCP scheduler ({address}); write its address as "
-                         f"tls://{address.split('://', 1)[1]}")
+        raise ValueError(
+            f"tls: certificates given for a plain-TCP scheduler ({address}); write its address as "
+            f"tls://{address.split('://', 1)[1]}"
+        )
     return None if address is None else tls
 
 
@@ -82,20 +86,44 @@ class HostOptions(Params):
     variable's value; ``generators`` ends as a tuple of names or a count, ``scheduler`` as a normalized
     address or ``None``."""
 
-    scheduler: str | None = option(None, "text", "Dask scheduler of the hosts, tcp://HOST:8786 (default "
-                                   f"${SCHEDULER_ENV}, else this machine alone)", optional=True)
-    generators: object = option(None, "text", "generator hosts by name (gen1,gen2), or how many (2); one run is "
-                                f"split over them (default ${GENERATORS_ENV}, else one)", optional=True)
-    server_host: str | None = option(None, "text", "the host the server runs on (default "
-                                     f"${SERVER_HOST_ENV}, else any free server host)", optional=True)
-    lease_timeout: float | None = option(None, "duration", "how long to wait for busy hosts (default: as long as "
-                                         "it takes)", optional=True, min=0, min_open=True)
-    tls: str | None = option(None, "path", "the directory of the certificates `perflab certs` made (ca.pem, cert.pem, "
-                             f"key.pem), for a tls:// scheduler (default ${TLS_ENV}; docs/hosts.md)", optional=True)
+    scheduler: str | None = option(
+        None,
+        "text",
+        f"Dask scheduler of the hosts, tcp://HOST:8786 (default ${SCHEDULER_ENV}, else this machine alone)",
+        optional=True,
+    )
+    generators: object = option(
+        None,
+        "text",
+        "generator hosts by name (gen1,gen2), or how many (2); one run is "
+        f"split over them (default ${GENERATORS_ENV}, else one)",
+        optional=True,
+    )
+    server_host: str | None = option(
+        None,
+        "text",
+        f"the host the server runs on (default ${SERVER_HOST_ENV}, else any free server host)",
+        optional=True,
+    )
+    lease_timeout: float | None = option(
+        None,
+        "duration",
+        "how long to wait for busy hosts (default: as long as it takes)",
+        optional=True,
+        min=0,
+        min_open=True,
+    )
+    tls: str | None = option(
+        None,
+        "path",
+        "the directory of the certificates `perflab certs` made (ca.pem, cert.pem, "
+        f"key.pem), for a tls:// scheduler (default ${TLS_ENV}; docs/hosts.md)",
+        optional=True,
+    )
 
     def __post_init__(self):
         gens = self.generators if self.generators is not None else os.environ.get(GENERATORS_ENV) or None
-        self._set("generators", None)          # the text spec below cannot hold a count or a tuple
+        self._set("generators", None)  # the text spec below cannot hold a count or a tuple
         super().__post_init__()
         self._set("generators", generators_of(gens))
         self._set("scheduler", scheduler_address(self.scheduler))

@@ -24,44 +24,80 @@ class LoadParams(Params):
     wrk2 instead of perflab-load.
     """
 
-    rate: float = option(1000.0, "rate", "requests per second, all connections together", min=0, min_open=True,
-                         short="-R")
-    duration: float = option(10.0, "duration", "the measured window (after the warm-up)", min=0, min_open=True,
-                             short="-d")
+    rate: float = option(
+        1000.0, "rate", "requests per second, all connections together", min=0, min_open=True, short="-R"
+    )
+    duration: float = option(
+        10.0, "duration", "the measured window (after the warm-up)", min=0, min_open=True, short="-d"
+    )
     threads: int = option(1, "int", "generator threads", min=1, short="-t")
     connections: int = option(1, "int", "connections, all threads together", min=1, short="-c")
-    script: str | None = option(None, "text", "wrk Lua script: a path or a name in wrk-scripts/ (none: plain "
-                                "GETs of path)", optional=True, short="-s")
+    script: str | None = option(
+        None,
+        "text",
+        "wrk Lua script: a path or a name in wrk-scripts/ (none: plain GETs of path)",
+        optional=True,
+        short="-s",
+    )
     script_args: tuple = option((), "texts", "arguments for the script's init(args)", flag="")
     path: str = option("/", "text", "request path when there is no script")
     warmup: float = option(0.0, "duration", "load sent before the window and not recorded", min=0)
-    timeout: float | None = option(None, "duration", "a response this late is a timeout (generator default 2s)",
-                                   min=0, min_open=True, optional=True)
+    timeout: float | None = option(
+        None,
+        "duration",
+        "a response this late is a timeout (generator default 2s)",
+        min=0,
+        min_open=True,
+        optional=True,
+    )
     latency: bool = option(True, "bool", "print the latency distribution (wrk2's -L)")
     u_latency: bool = option(False, "bool", "also record uncorrected latency (wrk2's -U)")
     headers: tuple = option((), "texts", "extra request header 'Name: value'", flag="--header")
-    hdr_interval: float = option(0.1, "duration", "interval of the latency timeline (hdr log); whole-run "
-                                 "percentiles stay exact", min=0.01)
-    rate_steps: tuple | None = option(None, "rates", "rates A:B:S, A, A+S, ... B within one run",
-                                      choices=(3,), optional=True)
-    step_duration: float | None = option(None, "duration", "length of each rate step", min=0, min_open=True,
-                                         optional=True)
-    ramp: tuple | None = option(None, "rates", "rate grows from A to B over the duration (A:B)", choices=(2,),
-                                optional=True)
-    ramp_curve: str = option("linear", "enum", "shape of the ramp: linear, or exp (a constant factor per "
-                             "second: even resolution over decades of rates)", choices=("linear", "exp"))
-    stop_on_p99: float | None = option(None, "duration", "end the window early once consecutive intervals have "
-                                       "p99 above this (bracketing a breakpoint with a ramp)", min=0,
-                                       min_open=True, optional=True)
-    allow_misses: bool = option(False, "bool", "the workload reads keys the store may not hold on purpose (a 404 "
-                                "is then an answer); otherwise a GET load with fewer than 99% hits is invalid")
+    hdr_interval: float = option(
+        0.1, "duration", "interval of the latency timeline (hdr log); whole-run percentiles stay exact", min=0.01
+    )
+    rate_steps: tuple | None = option(
+        None, "rates", "rates A:B:S, A, A+S, ... B within one run", choices=(3,), optional=True
+    )
+    step_duration: float | None = option(
+        None, "duration", "length of each rate step", min=0, min_open=True, optional=True
+    )
+    ramp: tuple | None = option(
+        None, "rates", "rate grows from A to B over the duration (A:B)", choices=(2,), optional=True
+    )
+    ramp_curve: str = option(
+        "linear",
+        "enum",
+        "shape of the ramp: linear, or exp (a constant factor per second: even resolution over decades of rates)",
+        choices=("linear", "exp"),
+    )
+    stop_on_p99: float | None = option(
+        None,
+        "duration",
+        "end the window early once consecutive intervals have p99 above this (bracketing a breakpoint with a ramp)",
+        min=0,
+        min_open=True,
+        optional=True,
+    )
+    allow_misses: bool = option(
+        False,
+        "bool",
+        "the workload reads keys the store may not hold on purpose (a 404 "
+        "is then an answer); otherwise a GET load with fewer than 99% hits is invalid",
+    )
     tool: str = option("perflab-load", "enum", "the generator", choices=LOAD_TOOLS)
-    wrk_binary: str | None = option(None, "path", "a real wrk2 binary (with tool='wrk2')", optional=True,
-                                    flag="--wrk")
-    send_slack: float | None = option(None, "duration", "perflab-load may send a request this late so one "
-                                      "wake-up sends several; the lateness stays in the corrected latency "
-                                      "(unset: the generator's auto, 1/8 of a connection's interval up to "
-                                      "100us)", min=0, max=0.01, optional=True)
+    wrk_binary: str | None = option(None, "path", "a real wrk2 binary (with tool='wrk2')", optional=True, flag="--wrk")
+    send_slack: float | None = option(
+        None,
+        "duration",
+        "perflab-load may send a request this late so one "
+        "wake-up sends several; the lateness stays in the corrected latency "
+        "(unset: the generator's auto, 1/8 of a connection's interval up to "
+        "100us)",
+        min=0,
+        max=0.01,
+        optional=True,
+    )
 
     def _check(self):
         if self.connections < self.threads:
@@ -88,8 +124,9 @@ class LoadParams(Params):
         if self.ramp_curve == "exp" and self.ramp is None:
             raise ValueError("ramp_curve: 'exp' needs a ramp")
         if self.warmup > self.duration:
-            raise ValueError(f"warmup: must not be longer than the measured window ({self.duration:g} s), "
-                             f"got {self.warmup:g} s")
+            raise ValueError(
+                f"warmup: must not be longer than the measured window ({self.duration:g} s), got {self.warmup:g} s"
+            )
         if self.tool == "wrk2":
             self._check_wrk2()
 
@@ -124,17 +161,32 @@ class LoadParams(Params):
         course API, ``/v0/entity`` and ``id``, by default); a fill and the consistency checker use the same."""
         return self.script_arg("path", "/v0/entity"), self.script_arg("param", "id")
 
-    def for_probe(self, duration: float, warmup: float) -> "LoadParams":
+    def for_probe(self, duration: float, warmup: float) -> LoadParams:
         """This workload as one fixed-rate probe of ``duration`` after ``warmup``: no rate schedule, no early
         stop (a search or a comparison sets each probe's rate itself)."""
-        return self.replace(duration=duration, warmup=warmup, rate_steps=None, step_duration=None, ramp=None,
-                            ramp_curve="linear", stop_on_p99=None)
+        return self.replace(
+            duration=duration,
+            warmup=warmup,
+            rate_steps=None,
+            step_duration=None,
+            ramp=None,
+            ramp_curve="linear",
+            stop_on_p99=None,
+        )
 
     def args(self, url: str, json_path=None, hdr_log_path=None, extra: list[str] | tuple = ()) -> list[str]:
         """The generator's command-line arguments (without the binary); ``extra`` flags (perflab-load's
         ``--segment``/``--start-at`` of one host's part) go before the URL."""
-        a = ["-t", str(self.threads), "-c", str(self.connections), "-d", arg_duration(self.duration),
-             "-R", arg_rate(self.rate)]
+        a = [
+            "-t",
+            str(self.threads),
+            "-c",
+            str(self.connections),
+            "-d",
+            arg_duration(self.duration),
+            "-R",
+            arg_rate(self.rate),
+        ]
         if self.script:
             a += ["-s", self.script]
         for h in self.headers:
@@ -153,8 +205,12 @@ class LoadParams(Params):
             if hdr_log_path:
                 a += ["--hdr-log", str(hdr_log_path), "--hdr-interval", arg_duration(self.hdr_interval)]
             if self.rate_steps:
-                a += ["--rate-steps", ":".join(arg_rate(x) for x in self.rate_steps),
-                      "--step-duration", arg_duration(self.step_duration)]
+                a += [
+                    "--rate-steps",
+                    ":".join(arg_rate(x) for x in self.rate_steps),
+                    "--step-duration",
+                    arg_duration(self.step_duration),
+                ]
             if self.ramp:
                 a += ["--ramp", ":".join(arg_rate(x) for x in self.ramp)]
                 if self.ramp_curve != "linear":

@@ -26,10 +26,13 @@ class ProfileParams(Params):
     tested in the order given before every other category (:mod:`perflab.profiling.flame`).
     """
 
-    event: str = option("cpu", "text", "what to sample: cpu, alloc, lock, wall, itimer or ctimer, or several "
-                        "comma-separated (cpu,alloc,lock), all in one recording")
-    interval: float = option(0.005, "duration", "time between samples for cpu/wall/itimer/ctimer", min=0,
-                             min_open=True)
+    event: str = option(
+        "cpu",
+        "text",
+        "what to sample: cpu, alloc, lock, wall, itimer or ctimer, or several "
+        "comma-separated (cpu,alloc,lock), all in one recording",
+    )
+    interval: float = option(0.005, "duration", "time between samples for cpu/wall/itimer/ctimer", min=0, min_open=True)
     alloc_bytes: int = option(512 * 1024, "size", "allocation sampling interval", min=1)
     lock_threshold: float = option(10e-6, "duration", "shortest contended lock wait recorded", min=0)
     threads: bool = option(True, "bool", "split stacks by thread (thread name as the root frame)")
@@ -38,15 +41,20 @@ class ProfileParams(Params):
     jstackdepth: int = option(2048, "int", "deepest Java stack recorded", min=1)
     include: tuple = option((), "texts", "only stacks with a frame matching this pattern")
     exclude: tuple = option((), "texts", "drop stacks with a frame matching this pattern")
-    category: tuple = option((), "texts", "a category of your own, NAME=REGEX on frames (storage=ru/vk/itmo/test/"
-                             "alice/db/), tested before the others in the order given")
+    category: tuple = option(
+        (),
+        "texts",
+        "a category of your own, NAME=REGEX on frames (storage=ru/vk/itmo/test/"
+        "alice/db/), tested before the others in the order given",
+    )
 
     def _check(self):
         evs = tuple(e.strip().lower() for e in self.event.split(",") if e.strip())
         bad = [e for e in evs if e not in PROFILE_EVENTS]
         if bad or not evs:
-            raise ValueError(f"event: expected one or more of {', '.join(PROFILE_EVENTS)} (comma-separated), "
-                             f"got {self.event!r}")
+            raise ValueError(
+                f"event: expected one or more of {', '.join(PROFILE_EVENTS)} (comma-separated), got {self.event!r}"
+            )
         if sum(e in EXECUTION_EVENTS for e in evs) > 1:
             raise ValueError(f"event: at most one of {', '.join(EXECUTION_EVENTS)} per recording, got {self.event!r}")
         if len(set(evs)) != len(evs):
@@ -116,6 +124,12 @@ class FillParams(Params):
     key<keys-1>``, each once, every answer checked, with the load's own API and values (its script's
     ``path=``, ``param=``, ``prefix=``, ``value=``, ``seed=``). Any server: yours, a course server, a cluster."""
 
-    keys: int | None = option(None, "int", "write key0..key<N-1> through the server's API before the load (any "
-                              "server; the built-in one can be prefilled in-process instead)", optional=True, min=1,
-                              flag="--fill")
+    keys: int | None = option(
+        None,
+        "int",
+        "write key0..key<N-1> through the server's API before the load (any "
+        "server; the built-in one can be prefilled in-process instead)",
+        optional=True,
+        min=1,
+        flag="--fill",
+    )

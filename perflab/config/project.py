@@ -54,8 +54,18 @@ COURSE_API = {"path": "/v0/entity", "param": "id", "status": ""}
 
 _KEYS = {
     "": ("label", "server", "api", "cluster", "categories", "previous"),
-    "server": ("command", "ready_path", "startup_timeout", "workdir", "course", "factory", "stage", "java_home",
-               "heap", "build"),
+    "server": (
+        "command",
+        "ready_path",
+        "startup_timeout",
+        "workdir",
+        "course",
+        "factory",
+        "stage",
+        "java_home",
+        "heap",
+        "build",
+    ),
     "api": ("path", "param", "status"),
     "cluster": ("nodes", "ack", "from", "api", "entry"),
     "previous": ("stage", "project", "commit", "label"),
@@ -74,10 +84,10 @@ class Project:
     cluster: dict | None = None
     categories: tuple[str, ...] = ()
     build: str | None = None
-    previous: dict | None = None     # [previous]: one of stage, project (a resolved path), commit; and a label
+    previous: dict | None = None  # [previous]: one of stage, project (a resolved path), commit; and a label
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "Project":
+    def load(cls, path: str | os.PathLike) -> Project:
         """Read and check the file at ``path`` (a ``ValueError`` naming the file and what is wrong)."""
         p = Path(path).resolve()
         if p.is_dir():
@@ -101,7 +111,7 @@ class Project:
             raise ValueError(f"{where}: {e}") from None
 
     @classmethod
-    def _of(cls, p: Path, data: dict) -> "Project":
+    def _of(cls, p: Path, data: dict) -> Project:
         base = p.parent
         s = dict(data.get("server") or {})
         build = s.pop("build", None)
@@ -127,8 +137,9 @@ class Project:
             s.setdefault("workdir", str(base))
             server = ForeignServer(label=label, **s)
         else:
-            raise ValueError("[server]: give command (your server's, with {port}) or course (a course server's "
-                             "build output)")
+            raise ValueError(
+                "[server]: give command (your server's, with {port}) or course (a course server's build output)"
+            )
         api = {**COURSE_API, **(data.get("api") or {})}
         for k in ("path", "status"):
             if api[k] and not str(api[k]).startswith("/"):
@@ -143,7 +154,7 @@ class Project:
         cluster = data.get("cluster")
         if cluster is not None:
             cluster = {("from_" if k == "from" else k): v for k, v in cluster.items()}
-            cls._cluster_of(server, course, cluster)      # checked now, not when a run starts
+            cls._cluster_of(server, course, cluster)  # checked now, not when a run starts
         previous = cls._previous_of(base, course, data.get("previous"))
         return cls(p, label, server, course, api, cluster, tuple(cats), build, previous)
 
@@ -155,8 +166,10 @@ class Project:
             return None
         given = [k for k in ("stage", "project", "commit") if k in fields]
         if len(given) != 1:
-            raise ValueError("[previous]: give one of stage (a course server's earlier factory), project (another "
-                             f"perflab.toml) or commit (a git revision of this repository), got {given or 'none'}")
+            raise ValueError(
+                "[previous]: give one of stage (a course server's earlier factory), project (another "
+                f"perflab.toml) or commit (a git revision of this repository), got {given or 'none'}"
+            )
         out = dict(fields)
         if "stage" in out:
             if course is None:
@@ -180,8 +193,13 @@ class Project:
         if course is not None:
             return course.cluster(**fields)
         cmd = server.command
-        return ClusterConfig(server_cmd=cmd, ready_path=server.ready_path, workdir=server.workdir,
-                             startup_timeout=server.startup_timeout, **fields)
+        return ClusterConfig(
+            server_cmd=cmd,
+            ready_path=server.ready_path,
+            workdir=server.workdir,
+            startup_timeout=server.startup_timeout,
+            **fields,
+        )
 
     # --- what the commands and notebooks take from it ----------------------------------------------
     def cluster_config(self, **fields) -> ClusterConfig:
@@ -211,8 +229,10 @@ def _known(table: dict, name: str, where: str) -> None:
     for k in table:
         if k not in _KEYS[name]:
             prefix = f"{name}." if name else ""
-            raise ValueError(f"{where}: unknown key {prefix}{k} (known{' in [' + name + ']' if name else ''}: "
-                             f"{', '.join(_KEYS[name])})")
+            raise ValueError(
+                f"{where}: unknown key {prefix}{k} (known{' in [' + name + ']' if name else ''}: "
+                f"{', '.join(_KEYS[name])})"
+            )
 
 
 def build_command(path: str | os.PathLike) -> str | None:

@@ -26,25 +26,44 @@ class RepoParams(Params):
     with Gradle: :class:`perflab.commits.Commit`), or your repository (``repo``): each commit exported whole,
     built with ``build`` in its own directory, and run as its ``project`` file declares it."""
 
-    repo: str | None = option(None, "path", "your server's git repository (default: this checkout, the built-in "
-                              "server)", optional=True)
-    build: str | None = option(None, "text", "the command that builds your server in a commit's exported tree "
-                               "(default: the project file's [server] build; none: nothing to build)", optional=True)
-    project: str = option(PROJECT_FILE, "text", "your server's declaration, relative to the repository: each "
-                          "commit's own copy, or the working tree's where a commit has none")
+    repo: str | None = option(
+        None, "path", "your server's git repository (default: this checkout, the built-in server)", optional=True
+    )
+    build: str | None = option(
+        None,
+        "text",
+        "the command that builds your server in a commit's exported tree "
+        "(default: the project file's [server] build; none: nothing to build)",
+        optional=True,
+    )
+    project: str = option(
+        PROJECT_FILE,
+        "text",
+        "your server's declaration, relative to the repository: each "
+        "commit's own copy, or the working tree's where a commit has none",
+    )
 
     def _check(self):
         if self.repo is None and self.build is not None:
-            raise ValueError("build: only with repo (the built-in server is built with Gradle; PERFLAB_AB_BUILD "
-                             "replaces that command)")
+            raise ValueError(
+                "build: only with repo (the built-in server is built with Gradle; PERFLAB_AB_BUILD "
+                "replaces that command)"
+            )
 
 
 @dataclass(frozen=True)
 class AtRate(Params):
     """The offered rate a gate, a bisection or a history compares at."""
 
-    rate: float | None = option(None, "rate", "the offered rate compared at (default: the load's, 1000)",
-                                optional=True, min=0, min_open=True, short="-R")
+    rate: float | None = option(
+        None,
+        "rate",
+        "the offered rate compared at (default: the load's, 1000)",
+        optional=True,
+        min=0,
+        min_open=True,
+        short="-R",
+    )
 
 
 @dataclass(frozen=True)
@@ -73,8 +92,13 @@ class BisectParams(ABParams):
     alpha: float = with_default(ABParams, "alpha", 1e-3)
     budget: float | None = with_default(ABParams, "budget", 120.0)
     idle_pairs: int = with_default(ABParams, "idle_pairs", 0)
-    retries: int = option(1, "int", "a step that cannot decide is compared again this many times, each time with "
-                          "twice the pairs and budget", min=0, max=3)
+    retries: int = option(
+        1,
+        "int",
+        "a step that cannot decide is compared again this many times, each time with twice the pairs and budget",
+        min=0,
+        max=3,
+    )
 
 
 @dataclass(frozen=True)
@@ -90,10 +114,20 @@ class HistoryParams(ABParams):
     alpha: float = with_default(ABParams, "alpha", 1e-3)
     budget: float | None = with_default(ABParams, "budget", 120.0)
     idle_pairs: int = with_default(ABParams, "idle_pairs", 0)
-    repeats: int = option(3, "int", "probes of each commit (its interval: their range, which holds their median "
-                          "with probability 1 - 2^(1 - repeats): 75% for 3)", min=2, max=20)
-    check: bool = option(True, "bool", "check each change point by an interleaved comparison (without: candidates "
-                         "only, nothing is called a regression)")
+    repeats: int = option(
+        3,
+        "int",
+        "probes of each commit (its interval: their range, which holds their median "
+        "with probability 1 - 2^(1 - repeats): 75% for 3)",
+        min=2,
+        max=20,
+    )
+    check: bool = option(
+        True,
+        "bool",
+        "check each change point by an interleaved comparison (without: candidates "
+        "only, nothing is called a regression)",
+    )
 
     def _check(self):
         super()._check()

@@ -45,8 +45,15 @@ GC_FLAGS = {
     "shenandoah": "-XX:+UseShenandoahGC",
     "epsilon": "-XX:+UseEpsilonGC",
 }
-_KINDS = {"int": "int", "size": "size", "duration": "duration", "enum": "enum", "string": "text", "path": "path",
-          "bool": "bool"}
+_KINDS = {
+    "int": "int",
+    "size": "size",
+    "duration": "duration",
+    "enum": "enum",
+    "string": "text",
+    "path": "path",
+    "bool": "bool",
+}
 
 
 def server_options() -> dict:
@@ -60,30 +67,60 @@ def _field_of(o: dict):
     default = LAB_DEFAULTS.get(key.replace("-", "_"), o["default"])
     if kind == "duration" and default is not None:
         default = default * scale
-    bound = (lambda v: None if v is None else v * scale)
-    f = option(default, kind, o["help"], min=bound(o.get("min")), max=bound(o.get("max")),
-               choices=tuple(o["choices"]) if o.get("choices") else None, optional=o["default"] is None,
-               bounds_text=o.get("bounds_text"), prefix=f"--{key}: ", flag=f"--{key}",
-               default_text=None if key.replace("-", "_") in LAB_DEFAULTS else o.get("default_text"))
+    bound = lambda v: None if v is None else v * scale
+    f = option(
+        default,
+        kind,
+        o["help"],
+        min=bound(o.get("min")),
+        max=bound(o.get("max")),
+        choices=tuple(o["choices"]) if o.get("choices") else None,
+        optional=o["default"] is None,
+        bounds_text=o.get("bounds_text"),
+        prefix=f"--{key}: ",
+        flag=f"--{key}",
+        default_text=None if key.replace("-", "_") in LAB_DEFAULTS else o.get("default_text"),
+    )
     f.metadata = {**f.metadata, "server_key": key, "server_default": o["default"], "scope": o.get("scope")}
     return key.replace("-", "_"), object, f
 
 
 def _lab_fields():
     return [
-        ("heap", object, option(DEFAULT_HEAP, "size", "the server JVM's heap (-Xmx; also -Xms with fixed_heap)",
-                                min=16 << 20)),
-        ("fixed_heap", object, option(True, "bool", "start with the whole heap (-Xms = -Xmx): no resizing "
-                                      "during a run")),
+        (
+            "heap",
+            object,
+            option(DEFAULT_HEAP, "size", "the server JVM's heap (-Xmx; also -Xms with fixed_heap)", min=16 << 20),
+        ),
+        (
+            "fixed_heap",
+            object,
+            option(True, "bool", "start with the whole heap (-Xms = -Xmx): no resizing during a run"),
+        ),
         ("gc", object, option(None, "enum", "garbage collector", choices=tuple(GC_FLAGS), optional=True)),
-        ("jvm_flags", object, option((), "texts", "extra JVM flags, after the lab's own (so they win)",
-                                     flag="--jvm-flag")),
-        ("java_home", object, option(None, "path", "JDK to run the server on (default: $JAVA_HOME or the "
-                                     "java on PATH)", optional=True)),
+        (
+            "jvm_flags",
+            object,
+            option((), "texts", "extra JVM flags, after the lab's own (so they win)", flag="--jvm-flag"),
+        ),
+        (
+            "java_home",
+            object,
+            option(None, "path", "JDK to run the server on (default: $JAVA_HOME or the java on PATH)", optional=True),
+        ),
         ("extra_args", object, option((), "texts", "extra server flags appended verbatim", flag="--server-arg")),
-        ("install_dir", object, option(None, "path", "the server build to run: an install directory with lib/*.jar "
-                                       "(default: this checkout's java-server/build/install/perflab-server; perflab ab "
-                                       "--a-commit builds one per commit)", optional=True)),
+        (
+            "install_dir",
+            object,
+            option(
+                None,
+                "path",
+                "the server build to run: an install directory with lib/*.jar "
+                "(default: this checkout's java-server/build/install/perflab-server; perflab ab "
+                "--a-commit builds one per commit)",
+                optional=True,
+            ),
+        ),
     ]
 
 
@@ -139,21 +176,34 @@ def _server_args(self, data_dir: str | os.PathLike | None) -> list[str]:
 
 def _storage_options(self) -> dict[str, str]:
     """The storage options for ``StorageFactory.open`` / Prefill (same keys as the server flags)."""
-    return {f.metadata["server_key"]: spec_of(f).fmt(getattr(self, f.name)) for f in dataclasses.fields(self)
-            if f.metadata.get("scope") == "storage" and getattr(self, f.name) is not None}
+    return {
+        f.metadata["server_key"]: spec_of(f).fmt(getattr(self, f.name))
+        for f in dataclasses.fields(self)
+        if f.metadata.get("scope") == "storage" and getattr(self, f.name) is not None
+    }
 
 
 def _build():
     opts = [o for o in server_options()["options"] if o["key"] not in LAB_MANAGED]
     fields = [_field_of(o) for o in opts] + _lab_fields()
-    doc_lines = ["How to start the Java server: one field per server flag (from its ``--options-json``) plus the JVM.",
-                 "", "Fields (default):", ""]
+    doc_lines = [
+        "How to start the Java server: one field per server flag (from its ``--options-json``) plus the JVM.",
+        "",
+        "Fields (default):",
+        "",
+    ]
     for name, _, f in fields:
         spec = spec_of(f)
         doc_lines.append(f"* ``{name}`` ({spec.describe_default(f.default)}): {spec.help}")
-    ns = {"__doc__": "\n".join(doc_lines), "__module__": __name__, "_check": _check,
-          "needs_data_dir": property(_needs_data_dir), "jvm_args": _jvm_args, "server_args": _server_args,
-          "storage_options": _storage_options}
+    ns = {
+        "__doc__": "\n".join(doc_lines),
+        "__module__": __name__,
+        "_check": _check,
+        "needs_data_dir": property(_needs_data_dir),
+        "jvm_args": _jvm_args,
+        "server_args": _server_args,
+        "storage_options": _storage_options,
+    }
     return dataclasses.make_dataclass("ServerConfig", fields, bases=(Params,), namespace=ns, frozen=True)
 
 

@@ -17,7 +17,6 @@ from pathlib import Path
 
 from .fields import Params, option
 
-
 #: the placeholders of your server's command: its port, the address to listen on, a fresh data directory; and
 #: a cluster node's (a cluster of one: ``{cluster}`` and ``{self}`` are its own URL, ``{index}`` is 0), so one
 #: command serves a single server and the nodes of a cluster
@@ -36,26 +35,35 @@ def check_placeholders(name: str, command: str, known: tuple[str, ...]) -> None:
 class ForeignServer(Params):
     """A server started from ``command`` (``{port}`` -> a free port) or already running at ``url``."""
 
-    command: str | None = option(None, "text", "command that starts your server; {port} becomes a free port",
-                                 optional=True, flag="--server-cmd")
-    url: str | None = option(None, "text", "URL of your server, already running (http://127.0.0.1:PORT)",
-                             optional=True)
-    pid: int | None = option(None, "int", "pid of the server at --url (default: found from its listening socket)",
-                             optional=True, min=1)
-    workdir: str | None = option(None, "path", "directory the command runs in (default: the current one)",
-                                 optional=True, flag="--server-dir")
+    command: str | None = option(
+        None, "text", "command that starts your server; {port} becomes a free port", optional=True, flag="--server-cmd"
+    )
+    url: str | None = option(None, "text", "URL of your server, already running (http://127.0.0.1:PORT)", optional=True)
+    pid: int | None = option(
+        None, "int", "pid of the server at --url (default: found from its listening socket)", optional=True, min=1
+    )
+    workdir: str | None = option(
+        None, "path", "directory the command runs in (default: the current one)", optional=True, flag="--server-dir"
+    )
     ready_path: str = option("/", "text", "path polled until the server answers (any HTTP status counts)")
     startup_timeout: float = option(60.0, "duration", "how long a started server may take to answer", min=0.5)
-    label: str | None = option(None, "text", "a short name for your server in reports (default: its command's "
-                               "program)", optional=True, flag="--server-label")
+    label: str | None = option(
+        None,
+        "text",
+        "a short name for your server in reports (default: its command's program)",
+        optional=True,
+        flag="--server-label",
+    )
 
     def _check(self):
         if (self.command is None) == (self.url is None):
             raise ValueError("command/url: give exactly one: a command perflab starts, or the url of a running server")
         if self.command is not None:
             if "{port}" not in self.command:
-                raise ValueError(f"command: must contain {{port}} (perflab picks a free port and substitutes it), "
-                                 f"got {self.command!r}")
+                raise ValueError(
+                    f"command: must contain {{port}} (perflab picks a free port and substitutes it), "
+                    f"got {self.command!r}"
+                )
             check_placeholders("command", self.command, PLACEHOLDERS)
         if self.url is not None:
             if not re.fullmatch(r"http://[^/\s:]+:\d+/?", self.url):

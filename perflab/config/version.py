@@ -23,11 +23,20 @@ class Version(Params):
     """The version of the server under test: ``commit`` (default: found, see the module docstring) and your
     ``label``."""
 
-    commit: str | None = option(None, "text", "the commit of the server under test, a hex hash (default: found: "
-                                "this checkout's, a build's, or your server's directory's when it is in git)",
-                                optional=True)
-    label: str | None = option(None, "text", "your name for the version of the server measured (\"stage 6\", "
-                               "\"v2.1-rc1\"); the run index is keyed by it and by the commit", optional=True)
+    commit: str | None = option(
+        None,
+        "text",
+        "the commit of the server under test, a hex hash (default: found: "
+        "this checkout's, a build's, or your server's directory's when it is in git)",
+        optional=True,
+    )
+    label: str | None = option(
+        None,
+        "text",
+        'your name for the version of the server measured ("stage 6", '
+        '"v2.1-rc1"); the run index is keyed by it and by the commit',
+        optional=True,
+    )
 
     def _check(self):
         if self.commit is not None:
@@ -41,7 +50,7 @@ class Version(Params):
             self._set("label", label)
 
     @classmethod
-    def of(cls, given) -> "Version":
+    def of(cls, given) -> Version:
         """``given`` as a Version: one, a label (text), a dict of its fields, or ``None`` (nothing given)."""
         if given is None:
             return cls()

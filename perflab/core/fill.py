@@ -15,8 +15,13 @@ def fill(sess, keys: int, load: LoadParams) -> dict:
     """Write ``keys`` keys into ``sess``'s target for ``load`` (see the module docstring); the fill's row."""
     if isinstance(keys, bool) or not isinstance(keys, int) or keys < 1:
         raise ValueError(f"fill: a number of keys >= 1, got {keys!r}")
-    row = sess.handle.fill(keys, int(load.script_arg("value", "100")), int(load.script_arg("seed", "0")),
-                           load.script_arg("prefix", "key"), *load.entity_api)
+    row = sess.handle.fill(
+        keys,
+        int(load.script_arg("value", "100")),
+        int(load.script_arg("seed", "0")),
+        load.script_arg("prefix", "key"),
+        *load.entity_api,
+    )
     sess.run.update(fill=row)
     return row
 

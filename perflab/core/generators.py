@@ -29,10 +29,17 @@ class GeneratorHost(Agent):
 
     def __init__(self, name: str, watchdog_s: float = WATCHDOG_S):
         super().__init__(name, watchdog_s)
-        self.parts: dict[int, tuple] = {}     # part -> (LoadProcess, its output directory, made here)
+        self.parts: dict[int, tuple] = {}  # part -> (LoadProcess, its output directory, made here)
 
-    def start(self, url: str, params, extra: list[str], out_dir: str | None = None,
-              cpu_prefix: list[str] | None = None, part: int = 0) -> dict:
+    def start(
+        self,
+        url: str,
+        params,
+        extra: list[str],
+        out_dir: str | None = None,
+        cpu_prefix: list[str] | None = None,
+        part: int = 0,
+    ) -> dict:
         """Start part ``part`` (perflab-load against ``url``; ``params``: the whole run's LoadParams,
         ``extra``: ``--segment``/``--start-at``) writing into ``out_dir`` (a directory of this host; default
         a fresh temporary one)."""
@@ -104,7 +111,7 @@ def _local_script(params):
         return params
     parts = p.parts
     if "wrk-scripts" in parts:
-        mine = paths.wrk_scripts_dir().joinpath(*parts[parts.index("wrk-scripts") + 1:])
+        mine = paths.wrk_scripts_dir().joinpath(*parts[parts.index("wrk-scripts") + 1 :])
         if mine.is_file():
             return params.replace(script=str(mine))
     raise FileNotFoundError(f"script {params.script} does not exist on this host")

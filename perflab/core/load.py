@@ -84,20 +84,29 @@ def check_split(params, hosts: int, entries: int = 1) -> None:
     n = hosts * entries
     if n == 1:
         return
-    what = " and ".join(x for x in (f"{hosts} generator hosts" if hosts > 1 else "",
-                                    f"{entries} entry nodes" if entries > 1 else "") if x)
+    what = " and ".join(
+        x
+        for x in (f"{hosts} generator hosts" if hosts > 1 else "", f"{entries} entry nodes" if entries > 1 else "")
+        if x
+    )
     if params.tool != "perflab-load":
-        raise ValueError(f"tool: {params.tool} cannot split a run over {what}; use perflab-load (its parts share one "
-                         f"schedule: --segment, --start-at)")
+        raise ValueError(
+            f"tool: {params.tool} cannot split a run over {what}; use perflab-load (its parts share one "
+            f"schedule: --segment, --start-at)"
+        )
     if params.threads < n:
-        raise ValueError(f"threads: the load is split over {what}, one generator process each ({n}), so it needs "
-                         f"at least {n} threads (-t), got {params.threads}")
+        raise ValueError(
+            f"threads: the load is split over {what}, one generator process each ({n}), so it needs "
+            f"at least {n} threads (-t), got {params.threads}"
+        )
     if params.stop_on_p99 is not None:
-        raise ValueError(f"stop_on_p99: each of the {n} generator processes ({what}) would stop on its own; send "
-                         f"the load from one host to one node to stop early")
+        raise ValueError(
+            f"stop_on_p99: each of the {n} generator processes ({what}) would stop on its own; send "
+            f"the load from one host to one node to stop early"
+        )
 
 
-@dataclass(frozen=True, eq=False)   # one object per part: parts key dicts by identity
+@dataclass(frozen=True, eq=False)  # one object per part: parts key dicts by identity
 class _Part:
     """One perflab-load process of a load: segment ``index`` on generator host ``host`` against entry
     ``entry`` (its name) at ``url``; ``name`` labels it in hosts.json and the validity record."""
@@ -116,8 +125,17 @@ class DistributedLoad:
     ``timed``: give every part one start time even when there is one (a cluster run's faults and checker
     run on the window's clock, :attr:`window_start`); ``cancel``: stop waiting once it is cancelled."""
 
-    def __init__(self, hosts, entries: dict[str, str], params, out_dir: Path, cpu_prefix: list[str], lead_s: float,
-                 timed: bool = False, cancel: CancelToken | None = None):
+    def __init__(
+        self,
+        hosts,
+        entries: dict[str, str],
+        params,
+        out_dir: Path,
+        cpu_prefix: list[str],
+        lead_s: float,
+        timed: bool = False,
+        cancel: CancelToken | None = None,
+    ):
         self.hosts = hosts
         self.entries = dict(entries)
         self.params = params
@@ -127,9 +145,17 @@ class DistributedLoad:
         self.gens = list(hosts.generators)
         self.url = ",".join(self.entries.values())
         several = len(self.entries) > 1
-        self.parts = [_Part(g * len(self.entries) + e, h, name, url,
-                            h.name if not several else name if len(self.gens) == 1 else f"{h.name} {name}")
-                      for g, h in enumerate(self.gens) for e, (name, url) in enumerate(self.entries.items())]
+        self.parts = [
+            _Part(
+                g * len(self.entries) + e,
+                h,
+                name,
+                url,
+                h.name if not several else name if len(self.gens) == 1 else f"{h.name} {name}",
+            )
+            for g, h in enumerate(self.gens)
+            for e, (name, url) in enumerate(self.entries.items())
+        ]
         self.split = len(self.parts) > 1
         self.timed = timed or self.split
         self.start_at: float | None = None
@@ -138,7 +164,7 @@ class DistributedLoad:
         self.ready_s: float | None = None
         self.cancel = cancel
         self._done = False
-        self._passed = False    # the barrier
+        self._passed = False  # the barrier
         #: a part exited before its ready line (a start time it could not keep on a stalled machine, or an
         #: error of its own): nothing of the load was sent
         self.failed_before_start = False
@@ -152,7 +178,7 @@ class DistributedLoad:
         return self.start_at + self.hosts.server.clock_offset_s + self.params.warmup
 
     # --- starting ---------------------------------------------------------------------------------
-    def start(self) -> "DistributedLoad":
+    def start(self) -> DistributedLoad:
         p = self.params
         check_split(p, len(self.gens), len(self.entries))
         self.out_dir.mkdir(parents=True, exist_ok=True)
@@ -167,8 +193,7 @@ class DistributedLoad:
             extra += ["--segment", f"{part.index}/{n}"] if self.split else []
             out = str(self.out_dir) if self.hosts.shares_files and not self.split else None
             try:
-                futures[part] = self.hosts.generator(h.name).start(part.url, p, extra, out, self.cpu_prefix,
-                                                                   part.index)
+                futures[part] = self.hosts.generator(h.name).start(part.url, p, extra, out, self.cpu_prefix, part.index)
             except Exception as e:  # noqa: BLE001 - a worker Dask already knows is lost
                 futures[part] = HostLost(f"generator host {h.name} ({h.address}) is gone: {e}")
         errors = {}
@@ -207,8 +232,9 @@ class DistributedLoad:
             try:
                 by_host[h.name] = futures[h.name].result(timeout=ANSWER_S)["parts"]
             except Exception as e:  # noqa: BLE001 - a dead or cut-off worker, whatever the transport says
-                by_host[h.name] = HostLost(f"generator host {h.name} ({h.address}) stopped answering during the run "
-                                           f"({type(e).__name__}: {e})")
+                by_host[h.name] = HostLost(
+                    f"generator host {h.name} ({h.address}) stopped answering during the run ({type(e).__name__}: {e})"
+                )
         out = {}
         for part in self.parts:
             got = by_host[part.host.name]
@@ -239,15 +265,17 @@ class DistributedLoad:
                     return
                 if time.time() > deadline:
                     late = sorted({p.host.name for p, s in states.items() if not s["ready"]})
-                    _seen(self.hosts, self.lead_s)      # they needed more than that: the next lead is longer
-                    self.failed_before_start = True     # stopped before the start: nothing was sent
-                    raise StartMissed(f"generator host{'s' if len(late) > 1 else ''} {', '.join(late)} not ready "
-                                      f"{self.lead_s - BARRIER_MARGIN_S:.2f} s after the start was set; every host "
-                                      f"was stopped before the start")
+                    _seen(self.hosts, self.lead_s)  # they needed more than that: the next lead is longer
+                    self.failed_before_start = True  # stopped before the start: nothing was sent
+                    raise StartMissed(
+                        f"generator host{'s' if len(late) > 1 else ''} {', '.join(late)} not ready "
+                        f"{self.lead_s - BARRIER_MARGIN_S:.2f} s after the start was set; every host "
+                        f"was stopped before the start"
+                    )
                 time.sleep(0.01)
         except BaseException:
             self.stop(1)
-            self._collect(partial=True)    # what each part wrote (its stderr says how far it got)
+            self._collect(partial=True)  # what each part wrote (its stderr says how far it got)
             raise
 
     def wait(self, timeout: float | None = None) -> LoadResult:
@@ -269,19 +297,22 @@ class DistributedLoad:
                     self.cancel.check()
                 if time.monotonic() > deadline:
                     self.stop(1)
-                    raise LoadError(f"perflab-load did not finish within {limit:g} s on "
-                                    f"{', '.join(p.name for p, s in states.items() if s['rc'] is None)}; stopped")
+                    raise LoadError(
+                        f"perflab-load did not finish within {limit:g} s on "
+                        f"{', '.join(p.name for p, s in states.items() if s['rc'] is None)}; stopped"
+                    )
                 time.sleep(POLL_S)
         except BaseException:
             self.stop(2)
             self._collect(partial=True)
             raise
         if lost:
-            self.stop(5)     # the others write what they have; it is kept under hosts/<name>/
+            self.stop(5)  # the others write what they have; it is kept under hosts/<name>/
             got = self._collect(partial=True)
             self.lost = {n: str(e) for n, e in lost.items()}
-            _write_json(self.out_dir / "hosts.json", {"lost": self.lost,
-                                                      "returned": sorted({p.host.name for p in got})})
+            _write_json(
+                self.out_dir / "hosts.json", {"lost": self.lost, "returned": sorted({p.host.name for p in got})}
+            )
             raise next(iter(lost.values()))
         got = self._collect(partial=False)
         return self._result(got)
@@ -348,18 +379,28 @@ class DistributedLoad:
             err = children.tail(self.part_dir(part) / STDERR)
             lines = [ln for ln in err.splitlines() if ln.strip()]
             where = f" on {part.name}" if self.split or not self.hosts.shares_files else ""
-            raise LoadError(f"perflab-load exited with status {r['rc']}{where}" + (f": {lines[-1]}" if lines else ""),
-                            err)
+            raise LoadError(
+                f"perflab-load exited with status {r['rc']}{where}" + (f": {lines[-1]}" if lines else ""), err
+            )
         parts, results = [], {}
         for part in self.parts:
             d = self.part_dir(part)
             console = (d / CONSOLE).read_text(errors="replace") if (d / CONSOLE).is_file() else ""
             summary, hdr = read_outputs(d, self.params, console)
-            results[part.name] = LoadResult(params=self.params, url=part.url, command=got[part]["command"],
-                                            returncode=0, console=console, summary=summary, hdr=hdr, out_dir=d,
-                                            started_at=got[part]["started_at"], ended_at=got[part]["ended_at"],
-                                            stderr_tail=(d / STDERR).read_text(errors="replace")[-4000:]
-                                            if (d / STDERR).is_file() else "", tool_version=summary.get("version"))
+            results[part.name] = LoadResult(
+                params=self.params,
+                url=part.url,
+                command=got[part]["command"],
+                returncode=0,
+                console=console,
+                summary=summary,
+                hdr=hdr,
+                out_dir=d,
+                started_at=got[part]["started_at"],
+                ended_at=got[part]["ended_at"],
+                stderr_tail=(d / STDERR).read_text(errors="replace")[-4000:] if (d / STDERR).is_file() else "",
+                tool_version=summary.get("version"),
+            )
             if self.params.tool == "perflab-load":
                 log = (d / HDR_LOG).read_text() if (d / HDR_LOG).is_file() else ""
                 parts.append(Part(part.name, summary, log, self.hosts.shift_s(part.host)))
@@ -373,10 +414,19 @@ class DistributedLoad:
             (self.out_dir / CONSOLE).write_text(_console(summary, results))
             (self.out_dir / STDERR).write_text("".join(f"== {n} ==\n{r.stderr_tail}\n" for n, r in results.items()))
             summary, hdr = read_outputs(self.out_dir, self.params, "")
-            res = LoadResult(params=self.params, url=self.url, command=first.command, returncode=0,
-                             console=(self.out_dir / CONSOLE).read_text(), summary=summary, hdr=hdr,
-                             out_dir=self.out_dir, started_at=min(r.started_at for r in results.values()),
-                             ended_at=max(r.ended_at for r in results.values()), tool_version=first.tool_version)
+            res = LoadResult(
+                params=self.params,
+                url=self.url,
+                command=first.command,
+                returncode=0,
+                console=(self.out_dir / CONSOLE).read_text(),
+                summary=summary,
+                hdr=hdr,
+                out_dir=self.out_dir,
+                started_at=min(r.started_at for r in results.values()),
+                ended_at=max(r.ended_at for r in results.values()),
+                tool_version=first.tool_version,
+            )
         res.parts = results
         res.hosts = self.record(results)
         _write_json(self.out_dir / "hosts.json", res.hosts)
@@ -390,27 +440,40 @@ class DistributedLoad:
             h, s = part.host, results[part.name].summary
             seg, sa = s.get("segment") or {}, s.get("start_at") or {}
             gens[part.name] = {
-                "host": h.name, "address": h.address, "url": part.url,
+                "host": h.name,
+                "address": h.address,
+                "url": part.url,
                 "entry": part.entry if len(self.entries) > 1 else None,
                 "segment": f"{seg.get('index', 0)}/{seg.get('count', 1)}",
-                "threads": s.get("threads"), "connections": s.get("connections"),
-                "target_rate": s.get("target_rate"), "achieved_rate": s.get("achieved_rate"),
-                "requests": s.get("requests"), "offered": s.get("offered"),
+                "threads": s.get("threads"),
+                "connections": s.get("connections"),
+                "target_rate": s.get("target_rate"),
+                "achieved_rate": s.get("achieved_rate"),
+                "requests": s.get("requests"),
+                "offered": s.get("offered"),
                 "clock_offset_us": round(h.clock_offset_s * 1e6, 1),
                 "clock_uncertainty_us": round(h.clock_uncertainty_s * 1e6, 1),
-                "start_at": sa.get("requested_s"), "start_skew_us": sa.get("skew_us"),
-                "ready_ahead_s": sa.get("ready_ahead_s"), "command": self.commands.get(part.name),
+                "start_at": sa.get("requested_s"),
+                "start_skew_us": sa.get("skew_us"),
+                "ready_ahead_s": sa.get("ready_ahead_s"),
+                "command": self.commands.get(part.name),
                 "dir": str(self.part_dir(part).relative_to(self.out_dir)) or ".",
             }
         skews = [g["start_skew_us"] for g in gens.values() if g["start_skew_us"] is not None]
         unc = max((h.clock_uncertainty_s for h in self.gens), default=0.0)
-        return {"generators": gens, "server": self.hosts.server.name,
-                "start_at": self.start_at, "lead_s": self.lead_s if self.timed else None,
-                "ready_s": self.ready_s,
-                # the parts' starts differ by their own skews plus what their measured offsets may be off by
-                "start_skew_us": round(max(skews) - min(skews), 3) if len(skews) > 1 else (0.0 if len(self.parts) == 1 else None),
-                "offset_uncertainty_us": round(unc * 1e6, 1),
-                "clock": "the server host's" if self.split or self.hosts.shift_s(self.gens[0]) else "the generator's"}
+        return {
+            "generators": gens,
+            "server": self.hosts.server.name,
+            "start_at": self.start_at,
+            "lead_s": self.lead_s if self.timed else None,
+            "ready_s": self.ready_s,
+            # the parts' starts differ by their own skews plus what their measured offsets may be off by
+            "start_skew_us": round(max(skews) - min(skews), 3)
+            if len(skews) > 1
+            else (0.0 if len(self.parts) == 1 else None),
+            "offset_uncertainty_us": round(unc * 1e6, 1),
+            "clock": "the server host's" if self.split or self.hosts.shift_s(self.gens[0]) else "the generator's",
+        }
 
 
 def _write_json(path: Path, obj) -> None:
@@ -424,21 +487,35 @@ def _console(summary: dict, results: dict) -> str:
     def t(us):
         return f"{us / 1000:.2f}ms" if us >= 1000 else f"{us:.2f}us"
 
-    lines = [f"perflab: one run merged from {len(results)} generator processes ({', '.join(results)}); each one's "
-             f"own output is under hosts/<name>/ or entries/<node>/",
-             f"Running {summary.get('duration_s', 0):.2f}s test @ {summary.get('url')}",
-             f"  {summary.get('threads')} threads and {summary.get('connections')} connections",
-             "  Latency Distribution (HdrHistogram - Recorded Latency)"]
-    for k, label in (("p50", "50.000%"), ("p75", "75.000%"), ("p90", "90.000%"), ("p99", "99.000%"),
-                     ("p99.9", "99.900%"), ("p99.99", "99.990%"), ("p99.999", "99.999%"), ("p100", "100.000%")):
+    lines = [
+        f"perflab: one run merged from {len(results)} generator processes ({', '.join(results)}); each one's "
+        f"own output is under hosts/<name>/ or entries/<node>/",
+        f"Running {summary.get('duration_s', 0):.2f}s test @ {summary.get('url')}",
+        f"  {summary.get('threads')} threads and {summary.get('connections')} connections",
+        "  Latency Distribution (HdrHistogram - Recorded Latency)",
+    ]
+    for k, label in (
+        ("p50", "50.000%"),
+        ("p75", "75.000%"),
+        ("p90", "90.000%"),
+        ("p99", "99.000%"),
+        ("p99.9", "99.900%"),
+        ("p99.99", "99.990%"),
+        ("p99.999", "99.999%"),
+        ("p100", "100.000%"),
+    ):
         if k in lat:
             lines.append(f" {label} {t(lat[k]):>10}")
     err = summary.get("errors") or {}
-    lines.append(f"  {summary.get('requests', 0)} requests in {summary.get('duration_s', 0):.2f}s, "
-                 f"{summary.get('bytes_read', 0)}B read")
+    lines.append(
+        f"  {summary.get('requests', 0)} requests in {summary.get('duration_s', 0):.2f}s, "
+        f"{summary.get('bytes_read', 0)}B read"
+    )
     if any(err.get(k) for k in ("connect", "read", "write", "timeout")):
-        lines.append(f"  Socket errors: connect {err.get('connect', 0)}, read {err.get('read', 0)}, write "
-                     f"{err.get('write', 0)}, timeout {err.get('timeout', 0)}")
+        lines.append(
+            f"  Socket errors: connect {err.get('connect', 0)}, read {err.get('read', 0)}, write "
+            f"{err.get('write', 0)}, timeout {err.get('timeout', 0)}"
+        )
     if err.get("status"):
         lines.append(f"  Non-2xx or 3xx responses: {err['status']}")
     lines.append(f"Requests/sec: {summary.get('achieved_rate', 0):.2f}")

@@ -35,14 +35,21 @@ class ProbeResult:
         return self.load.params.rate
 
 
-def probe(sess, load: LoadParams, out_dir: Path, criteria: BreakpointCriteria | None = None, run=None,
-          row: dict | None = None, intervals: dict | None = None) -> ProbeResult:
+def probe(
+    sess,
+    load: LoadParams,
+    out_dir: Path,
+    criteria: BreakpointCriteria | None = None,
+    run=None,
+    row: dict | None = None,
+    intervals: dict | None = None,
+) -> ProbeResult:
     """Run ``load`` against ``sess``'s target into ``out_dir`` and judge it (see the module docstring).
     ``run``: the run whose index gets the rows (default the session's); ``row``: what the ``loads`` row says
     beyond the load's own numbers (the probe's index, phase, side...); ``intervals``: with it, the load's
     intervals are indexed too, each with these fields."""
     run = run if run is not None else sess.run
-    lp = sess.start_load(load, out_dir)     # a start missed (nothing sent) is tried again there
+    lp = sess.start_load(load, out_dir)  # a start missed (nothing sent) is tried again there
     res = lp.wait()
     validity = sess.validity(res, lp.started_at)
     judgement = evaluate(res, criteria, validity) if criteria is not None else None
@@ -86,7 +93,9 @@ def require_reads(sess, res: LoadResult | None, what: str) -> None:
         return
     keys = res.params.script_arg("keys")
     read = f"keys={keys}" if keys is not None else "no keys= (the script's default key space)"
-    raise MissedReadsError(f"{what}: {check.note.split(':')[0]}: the store does not hold the keys the script "
-                           f"reads ({res.params.workload_name} with {read}); fill them first (--fill N or --prefill N, "
-                           f"which also set its keys=N; in Python fill= or prefill= and keys=) or allow misses "
-                           f"(--allow-misses)")
+    raise MissedReadsError(
+        f"{what}: {check.note.split(':')[0]}: the store does not hold the keys the script "
+        f"reads ({res.params.workload_name} with {read}); fill them first (--fill N or --prefill N, "
+        f"which also set its keys=N; in Python fill= or prefill= and keys=) or allow misses "
+        f"(--allow-misses)"
+    )

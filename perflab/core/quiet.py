@@ -36,8 +36,12 @@ class QuietCheck:
 
     def row(self) -> dict:
         """What a probe's ``loads`` row says of it."""
-        return {"others_idle_cores": round(self.others.cores, 3), "quiet_waited_s": round(self.waited_s, 2),
-                "quiet_level": round(self.level, 3), "quiet": self.quiet}
+        return {
+            "others_idle_cores": round(self.others.cores, 3),
+            "quiet_waited_s": round(self.waited_s, 2),
+            "quiet_level": round(self.level, 3),
+            "quiet": self.quiet,
+        }
 
 
 class QuietLevel:
@@ -79,6 +83,10 @@ class QuietLevel:
 
     def summary(self) -> dict:
         """What a run records of its checks: how many, the total wait, the level."""
-        return {"checks": len(self.checks), "waited_s": round(sum(c.waited_s for c in self.checks), 1),
-                "level_cores": None if self.level is None else round(self.level, 3),
-                "not_quiet": sum(not c.quiet for c in self.checks), "margin": self.margin}
+        return {
+            "checks": len(self.checks),
+            "waited_s": round(sum(c.waited_s for c in self.checks), 1),
+            "level_cores": None if self.level is None else round(self.level, 3),
+            "not_quiet": sum(not c.quiet for c in self.checks),
+            "margin": self.margin,
+        }

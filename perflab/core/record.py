@@ -21,6 +21,7 @@ from ..profiling.profile import Profile
 from ..profiling.profiler import Recording
 from ..records import Run
 
+
 @dataclass
 class ExperimentResult:
     """What :func:`run_experiment` returns.
@@ -126,20 +127,36 @@ def record_window(run: Run, w, stats_indexed: tuple[str, ...]) -> None:
     results["measure_start"] = res.measure_start
     events = w.events
     if len(events):
-        run.write_frame("events.csv", events.drop(columns=["details"]).assign(
-            details=events["details"].map(lambda d: json.dumps(d, default=str))), artifact="events")
+        run.write_frame(
+            "events.csv",
+            events.drop(columns=["details"]).assign(
+                details=events["details"].map(lambda d: json.dumps(d, default=str))
+            ),
+            artifact="events",
+        )
         run.add_rows("events", [{k: v for k, v in r.items() if k != "details"} for r in events.to_dict("records")])
     if w.attribution is not None:
         a = w.attribution
-        results["spikes"] = {"count": len(a.spikes), "typical_p99_ms": a.typical_ms, "threshold_ms": a.threshold_ms,
-                             "summary": a.summary(), "kinds": [vars(k) for k in a.kinds]}
+        results["spikes"] = {
+            "count": len(a.spikes),
+            "typical_p99_ms": a.typical_ms,
+            "threshold_ms": a.threshold_ms,
+            "summary": a.summary(),
+            "kinds": [vars(k) for k in a.kinds],
+        }
     if None in w.recordings:
         results["profile"] = _record_profiles(run, w.recordings[None], None, w.spike_diff)
-    nodes = {**{n: r for n, r in w.recordings.items() if n is not None},
-             **{n: why for n, why in w.unavailable.items() if n is not None}}
+    nodes = {
+        **{n: r for n, r in w.recordings.items() if n is not None},
+        **{n: why for n, why in w.unavailable.items() if n is not None},
+    }
     if nodes:
-        results["profiles"] = {str(n): _record_profiles(run, w.recordings[n], n, None) if n in w.recordings
-                               else {"unavailable": w.unavailable[n]} for n in nodes}
+        results["profiles"] = {
+            str(n): _record_profiles(run, w.recordings[n], n, None)
+            if n in w.recordings
+            else {"unavailable": w.unavailable[n]}
+            for n in nodes
+        }
     run.set_result(**results)
 
 
@@ -151,8 +168,12 @@ def _record_profiles(run: Run, rec, node: int | None, diff: dict | None) -> dict
         run.meta["artifacts"]["jfr"] = rec.jfr_path.name
         if rec.heatmap_path:
             run.meta["artifacts"]["heatmap"] = rec.heatmap_path.name
-    out = {"events": list(rec.profiles), "window": [rec.started_at, rec.stopped_at],
-           "gc_pauses": len(rec.gc_events), "warnings": rec.warnings}
+    out = {
+        "events": list(rec.profiles),
+        "window": [rec.started_at, rec.stopped_at],
+        "gc_pauses": len(rec.gc_events),
+        "warnings": rec.warnings,
+    }
     for ev, prof in rec.profiles.items():
         cats = prof.categories()
         if node is None:

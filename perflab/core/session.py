@@ -28,9 +28,9 @@ from ..config import LoadParams, PrefillParams
 from ..config.hosts import HostOptions
 from ..config.validity import ValidityThresholds
 from ..config.version import Version
+from ..errors import LoadError
 from ..hosts.actors import answer
 from ..hosts.hostset import HostSet
-from ..errors import LoadError
 from ..hosts.pool import HostLost
 from ..measure import hostspeed
 from ..measure.generator import LoadTool
@@ -67,12 +67,22 @@ class SessionOptions:
     :class:`~perflab.cancel.CancelToken` that stops the run's loads and lease waits (a sweep's).
     """
 
-    def __init__(self, data_root: str | Path | None = None, data_dir: str | Path | None = None,
-                 keep_data: bool = False, stats_interval: float = 1.0, placement: Placement | str | None = "shared",
-                 thresholds: ValidityThresholds | None = None, scheduler: str | None = None,
-                 generators: tuple[str, ...] | int | str | None = None, server_host: str | None = None,
-                 lease_timeout: float | None = None, tls: str | None = None, cancel: CancelToken | None = None,
-                 version=None):
+    def __init__(
+        self,
+        data_root: str | Path | None = None,
+        data_dir: str | Path | None = None,
+        keep_data: bool = False,
+        stats_interval: float = 1.0,
+        placement: Placement | str | None = "shared",
+        thresholds: ValidityThresholds | None = None,
+        scheduler: str | None = None,
+        generators: tuple[str, ...] | int | str | None = None,
+        server_host: str | None = None,
+        lease_timeout: float | None = None,
+        tls: str | None = None,
+        cancel: CancelToken | None = None,
+        version=None,
+    ):
         if not (isinstance(stats_interval, (int, float)) and stats_interval > 0):
             raise ValueError(f"stats_interval must be > 0 seconds, got {stats_interval!r}")
         thresholds = thresholds if thresholds is not None else ValidityThresholds()
@@ -84,8 +94,9 @@ class SessionOptions:
         self.stats_interval = stats_interval
         self.placement = Placement.of(placement)
         self.thresholds = thresholds
-        self.hosts = HostOptions(scheduler=scheduler, generators=generators, server_host=server_host,
-                                 lease_timeout=lease_timeout, tls=tls)
+        self.hosts = HostOptions(
+            scheduler=scheduler, generators=generators, server_host=server_host, lease_timeout=lease_timeout, tls=tls
+        )
         self.cancel = cancel
         self.version = Version.of(version)
 
@@ -105,8 +116,16 @@ class Session:
     ``params``: what else the run records as parameters. Inside the block, ``handle`` is the running target.
     """
 
-    def __init__(self, kind: str, name: str, target, tool: LoadTool, options: SessionOptions | None = None,
-                 prefill: PrefillParams | None = None, params: dict | None = None):
+    def __init__(
+        self,
+        kind: str,
+        name: str,
+        target,
+        tool: LoadTool,
+        options: SessionOptions | None = None,
+        prefill: PrefillParams | None = None,
+        params: dict | None = None,
+    ):
         self.target = target_of(target)
         self.options = options or SessionOptions()
         self.target.check_prefill(prefill)
@@ -126,8 +145,11 @@ class Session:
         self.prefill_result: dict | None = None
         self.data_dir: Path | None = None
         self.calibrations: list[hostspeed.Calibration] = []
-        self.quiet = QuietLevel(lambda seconds: self.handle.others(seconds, self.hosts.on_server_machine),
-                                self.thresholds.others_warn, self.cancel)
+        self.quiet = QuietLevel(
+            lambda seconds: self.handle.others(seconds, self.hosts.on_server_machine),
+            self.thresholds.others_warn,
+            self.cancel,
+        )
         self._sig = None
         self._servers: list[dict] = []
 
@@ -139,32 +161,45 @@ class Session:
     def cancel(self) -> CancelToken | None:
         return self.options.cancel
 
-    def __enter__(self) -> "Session":
+    def __enter__(self) -> Session:
         # the hosts first: a missing host or role, a version mismatch or an unreachable scheduler is an error
         # before a run exists or anything starts
-        self.hosts = HostSet.open(self.options.hosts, f"{self.kind} {self.name}", self.options.hosts.lease_timeout,
-                                  self.cancel)
+        self.hosts = HostSet.open(
+            self.options.hosts, f"{self.kind} {self.name}", self.options.hosts.lease_timeout, self.cancel
+        )
         try:
             if self.hosts.apart and self.placement.server_cpus is not None:
-                raise ValueError("placement: CPU sets place the server and the generator on one machine; with "
-                                 "generator hosts apart from the server host use 'shared'")
+                raise ValueError(
+                    "placement: CPU sets place the server and the generator on one machine; with "
+                    "generator hosts apart from the server host use 'shared'"
+                )
             why = self.target.why_not("remote") if not self.hosts.shares_files else None
             if why is not None:
                 raise ValueError(f"server: {why}")
             self.hosts.start_agents(self.target.host_class, GeneratorHost)
-            params = {"server": self.target.to_dict(), "target": self.target.kind, **self.extra_params,
-                      "prefill": self.prefill_params.to_dict() if self.prefill_params else None,
-                      "stats_interval": self.options.stats_interval, "validity": self.thresholds.to_dict()}
-            self.run = new_run(self.kind, self.name, params, self.data_root,
-                               environment=environment({self.tool.name: self.tool.version()}),
-                               version=self.version())
+            params = {
+                "server": self.target.to_dict(),
+                "target": self.target.kind,
+                **self.extra_params,
+                "prefill": self.prefill_params.to_dict() if self.prefill_params else None,
+                "stats_interval": self.options.stats_interval,
+                "validity": self.thresholds.to_dict(),
+            }
+            self.run = new_run(
+                self.kind,
+                self.name,
+                params,
+                self.data_root,
+                environment=environment({self.tool.name: self.tool.version()}),
+                version=self.version(),
+            )
         except BaseException:
             self.hosts.close()
             raise
         self.run.meta["placement"] = self.placement.to_dict()
         self.run.meta["hosts"] = self.hosts.record()
         if os.environ.get(RUN_TAG_ENV):
-            self.run.meta["tag"] = os.environ[RUN_TAG_ENV]   # which notebook of a parallel report made it
+            self.run.meta["tag"] = os.environ[RUN_TAG_ENV]  # which notebook of a parallel report made it
         self.run.save()
         self._sig = children.sigterm_as_exception()
         self._sig.__enter__()
@@ -193,10 +228,17 @@ class Session:
         # on this machine the scratch storage is <data root>/scratch/<run id>/ as always; on another host, the
         # agent's own temporary directory there
         scratch = str(self.data_root / "scratch" / self.run.id) if shares and self.options.data_dir is None else None
-        got = answer(self._host.prepare(self.target, str(self.run.dir) if shares else None,
-                                        str(self.options.data_dir) if self.options.data_dir is not None else None,
-                                        scratch, self.prefill_params),
-                     self.target.prepare_s(self.prefill_params), f"server host {self.hosts.server.name}: the storage")
+        got = answer(
+            self._host.prepare(
+                self.target,
+                str(self.run.dir) if shares else None,
+                str(self.options.data_dir) if self.options.data_dir is not None else None,
+                scratch,
+                self.prefill_params,
+            ),
+            self.target.prepare_s(self.prefill_params),
+            f"server host {self.hosts.server.name}: the storage",
+        )
         self.data_dir = Path(got["data_dir"]) if got["data_dir"] else None
         if got["prefill"] is not None:
             self.prefill_result = got["prefill"]
@@ -206,15 +248,16 @@ class Session:
 
     def start_target(self):
         """Start the target on the server host and record what it is."""
-        desc = answer(self._host.start(self.placement.prefix("server"), self.options.stats_interval,
-                                       self.hosts.server_address()),
-                      self.target.start_s, f"server host {self.hosts.server.name}: the server's start")
+        desc = answer(
+            self._host.start(self.placement.prefix("server"), self.options.stats_interval, self.hosts.server_address()),
+            self.target.start_s,
+            f"server host {self.hosts.server.name}: the server's start",
+        )
         self.handle = self.target.handle(self.hosts, desc)
         record, artifacts = self.handle.record()
         self.run.update(**record)
         self.run.meta["artifacts"].update(artifacts)
-        self._servers.append({"pid": self.handle.pid, "started_at": desc["started_at"],
-                              "host": self.hosts.server.name})
+        self._servers.append({"pid": self.handle.pid, "started_at": desc["started_at"], "host": self.hosts.server.name})
         self.stats_unavailable = self.handle.stats_unavailable
         if self.stats_unavailable is not None:
             self.run.update(stats_unavailable=self.stats_unavailable)
@@ -232,12 +275,21 @@ class Session:
         target's CPU at both its edges (the load's CPU per request: :meth:`validity`); ``False`` for a load
         nothing is measured of (a warm-up), which then starts at once."""
         if LoadTool.of(load) != self.tool:
-            raise ValueError(f"load: this session measures with {self.tool.name} ({self.tool.binary}), "
-                             f"the load asks for {load.tool}")
+            raise ValueError(
+                f"load: this session measures with {self.tool.name} ({self.tool.binary}), the load asks for {load.tool}"
+            )
         timed = self.tool.starts_at_a_time if timed is None else timed
         sent = self.handle.load_for(load)
-        lp = DistributedLoad(self.hosts, self.handle.entries, sent, Path(out_dir), self.placement.prefix("load"),
-                             lead_for(self.hosts), timed, self.cancel).start()
+        lp = DistributedLoad(
+            self.hosts,
+            self.handle.entries,
+            sent,
+            Path(out_dir),
+            self.placement.prefix("load"),
+            lead_for(self.hosts),
+            timed,
+            self.cancel,
+        ).start()
         if lp.window_start is not None:
             self.handle.cpu_at([lp.window_start, lp.window_start + sent.duration], self.hosts.on_server_machine)
         return lp
@@ -256,7 +308,7 @@ class Session:
                 lp.barrier()
                 if not lp.failed_before_start:
                     return lp
-                lp.wait()       # a part exited before its ready line: its error
+                lp.wait()  # a part exited before its ready line: its error
                 raise LoadError("perflab-load exited before its ready line")
             except LoadError:
                 if not lp.failed_before_start or attempt == START_TRIES:
@@ -266,8 +318,14 @@ class Session:
     def profiler(self, params, title: str, node: int | None = None, out_dir=None) -> RemoteProfiler:
         """async-profiler in the target's JVM (a cluster's node ``node``) on its host, writing into the run
         (or ``out_dir``; window mode)."""
-        return RemoteProfiler(self.hosts, params, Path(out_dir) if out_dir is not None else self.run.dir, title,
-                              node=node, code_map=self.handle.code_map)
+        return RemoteProfiler(
+            self.hosts,
+            params,
+            Path(out_dir) if out_dir is not None else self.run.dir,
+            title,
+            node=node,
+            code_map=self.handle.code_map,
+        )
 
     def calibrate(self) -> hostspeed.Calibration:
         """Time the fixed loop on every CPU of the server host (:mod:`perflab.measure.hostspeed`); call it
@@ -313,8 +371,9 @@ class Session:
     def _sharing_note(self) -> str:
         gens = [g for g in self.hosts.generators if g.name != self.hosts.server.name]
         same = [g.name for g in gens if g.boot_id is not None and g.boot_id == self.hosts.server.boot_id]
-        note = (f"server on host {self.hosts.server.name}, generators on "
-                f"{', '.join(g.name for g in self.hosts.generators)}")
+        note = (
+            f"server on host {self.hosts.server.name}, generators on {', '.join(g.name for g in self.hosts.generators)}"
+        )
         if same:
             note += f" ({', '.join(same)} on the server's machine: they share its CPUs)"
         return note
@@ -347,7 +406,7 @@ class Session:
             return
         for name, text in self.handle.files().items():
             path = self.run.dir / name
-            path.parent.mkdir(parents=True, exist_ok=True)   # a cluster's are under nodes/<i>/
+            path.parent.mkdir(parents=True, exist_ok=True)  # a cluster's are under nodes/<i>/
             path.write_text(text)
 
     def stats_frame(self, t0: float | None = None) -> pd.DataFrame:
@@ -357,10 +416,14 @@ class Session:
 
     def __exit__(self, et, ev, tb):
         if et is not None and self.hosts is not None:
-            self.hosts.abort()      # an interrupted start or fill would hold the server host's stop behind it
+            self.hosts.abort()  # an interrupted start or fill would hold the server host's stop behind it
         try:
-            if self.hosts is not None and self.hosts.server_agent is not None and self.run is not None \
-                    and self.handle is not None:
+            if (
+                self.hosts is not None
+                and self.hosts.server_agent is not None
+                and self.run is not None
+                and self.handle is not None
+            ):
                 try:
                     self._stop_target()
                     samples = self.handle.samples(timeout=60) if self.stats_unavailable is None else []
@@ -375,8 +438,11 @@ class Session:
                 if self.quiet.checks:
                     self.run.meta["quiet"] = self.quiet.summary()
                 if self.calibrations:
-                    self.run.meta["host_speed"] = {"loop": hostspeed.LOOP, "spread": hostspeed.spread(self.calibrations),
-                                                   "calibrations": [c.to_dict() for c in self.calibrations]}
+                    self.run.meta["host_speed"] = {
+                        "loop": hostspeed.LOOP,
+                        "spread": hostspeed.spread(self.calibrations),
+                        "calibrations": [c.to_dict() for c in self.calibrations],
+                    }
                 if ev is not None and isinstance(ev, HostLost):
                     # what the other hosts returned is kept under the load's hosts/<name>/; the run says why
                     # nothing it measured can be trusted

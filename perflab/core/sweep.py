@@ -48,8 +48,9 @@ def disjoint_sets(hosts, generators: int) -> int:
     return max(n, 1)
 
 
-def sweep(fn, points, scheduler: str | None = None, generators: int = 1,
-          parallel: int | None = None, tls: str | None = None) -> list[PointResult]:
+def sweep(
+    fn, points, scheduler: str | None = None, generators: int = 1, parallel: int | None = None, tls: str | None = None
+) -> list[PointResult]:
     """Run ``fn(point, scheduler=scheduler, generators=generators, cancel=token)`` for every point (module
     docstring; with ``tls``, the certificates of a ``tls://`` scheduler, ``tls=tls`` too); the results in the
     points' order. ``parallel``: at most this many at once (default: the disjoint host sets)."""
@@ -72,7 +73,7 @@ def sweep(fn, points, scheduler: str | None = None, generators: int = 1,
         futures = [executor.submit(one, p) for p in points]
         return [f.result() for f in futures]
     except BaseException:
-        token.cancel()          # the points running in other threads stop at their next look
+        token.cancel()  # the points running in other threads stop at their next look
         raise
     finally:
         executor.shutdown(wait=True, cancel_futures=True)

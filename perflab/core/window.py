@@ -89,11 +89,15 @@ def _prepare(sess, profile, nodes, title: str) -> tuple[dict, dict]:
             unavailable[node] = why
             continue
         out = None if node is None else sess.run.dir / "nodes" / str(node)
-        profilers[node] = sess.profiler(profile, title if node is None else f"{title}, node {node}", node=node,
-                                        out_dir=out).prepare()
+        profilers[node] = sess.profiler(
+            profile, title if node is None else f"{title}, node {node}", node=node, out_dir=out
+        ).prepare()
     if None in unavailable:
-        warnings.warn(f"profiling unavailable: {unavailable[None]}; recording CPU, latency and validity only",
-                      RuntimeWarning, stacklevel=4)
+        warnings.warn(
+            f"profiling unavailable: {unavailable[None]}; recording CPU, latency and validity only",
+            RuntimeWarning,
+            stacklevel=4,
+        )
         sess.run.update(profile_unavailable=unavailable[None])
     elif unavailable:
         warnings.warn(f"profiling skipped: {unavailable}", RuntimeWarning, stacklevel=4)
@@ -103,8 +107,7 @@ def _prepare(sess, profile, nodes, title: str) -> tuple[dict, dict]:
 def window(res: LoadResult, lp) -> tuple[float, float]:
     """The measured window in epoch seconds: from perflab-load's JSON summary, else (wrk2) the load's own start
     and end."""
-    return (res.measure_start or lp.window_start or lp.started_at,
-            res.measure_end or res.ended_at or time.time())
+    return (res.measure_start or lp.window_start or lp.started_at, res.measure_end or res.ended_at or time.time())
 
 
 def measure(sess, load, profile=None, nodes=(None,), title: str = "", around: Around | None = None) -> Window:
@@ -136,7 +139,7 @@ def measure(sess, load, profile=None, nodes=(None,), title: str = "", around: Ar
             except (ProfilerError, PerflabError) as e:
                 if node is None:
                     raise
-                unavailable[node] = str(e).splitlines()[0]   # a node killed or restarted in the window took it
+                unavailable[node] = str(e).splitlines()[0]  # a node killed or restarted in the window took it
     except BaseException:
         for p in profilers.values():
             p.abort()
@@ -149,12 +152,13 @@ def measure(sess, load, profile=None, nodes=(None,), title: str = "", around: Ar
     around.sampled(sess.handle, t0)
     sess.calibrate()
     validity = sess.validity(res, lp.started_at)
-    await_delivery(end)   # the window's last events too
+    await_delivery(end)  # the window's last events too
     events = around.events(sess, lp, t0, end, recordings)
     attribution = attribute(res.intervals, events) if not res.intervals.empty else None
     diff = None
     rec = recordings.get(None)
     if rec is not None and attribution is not None and len(attribution.spikes):
-        diff = rec.spike_diff([(t0 + a, t0 + b) for a, b in zip(attribution.spikes["start_s"],
-                                                                attribution.spikes["end_s"])])
+        diff = rec.spike_diff(
+            [(t0 + a, t0 + b) for a, b in zip(attribution.spikes["start_s"], attribution.spikes["end_s"])]
+        )
     return Window(res, stats, validity, t0, lp.started_at, end, recordings, unavailable, events, attribution, diff)

@@ -50,10 +50,21 @@ def _static_facts() -> dict:
         loadgen, loadgen_error = None, str(e).splitlines()[0]
     else:
         loadgen_error = None
-    return {"hostname": platform.node(), "cpus": os.cpu_count(), "pid": os.getpid(), "boot_id": boot_id(),
-            "versions": {"perflab": __version__, "perflab-load": loadgen, "java": java_version(),
-                         "python": sys.version.split()[0], "distributed": distributed.__version__},
-            "perflab_load_error": loadgen_error, "repo": str(paths.repo_root())}
+    return {
+        "hostname": platform.node(),
+        "cpus": os.cpu_count(),
+        "pid": os.getpid(),
+        "boot_id": boot_id(),
+        "versions": {
+            "perflab": __version__,
+            "perflab-load": loadgen,
+            "java": java_version(),
+            "python": sys.version.split()[0],
+            "distributed": distributed.__version__,
+        },
+        "perflab_load_error": loadgen_error,
+        "repo": str(paths.repo_root()),
+    }
 
 
 class Agent:
@@ -63,7 +74,7 @@ class Agent:
         self.name = name
         self.watchdog_s = watchdog_s
         self._heard = time.monotonic()
-        self._abortable: tuple | None = None    # a long call in progress: (children.mark() then, its stop)
+        self._abortable: tuple | None = None  # a long call in progress: (children.mark() then, its stop)
         self._closed = threading.Event()
         self._tmp: Path | None = None
         threading.Thread(target=self._watch, name=f"perflab-watchdog-{name}", daemon=True).start()

@@ -34,16 +34,36 @@ def _tls_flags(tls: str | None) -> list[str]:
 def scheduler_command(host: str, port: int = PORT, tls: str | None = None, dashboard: bool = True) -> list[str]:
     """The scheduler's command line: listening on ``host:port`` (TLS with the certificates in ``tls``), its
     dashboard (when bokeh is installed) on ``host:8787``."""
-    cmd = [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", host, "--port", str(port),
-           "--protocol", "tls" if tls else "tcp", *_tls_flags(tls)]
-    cmd += ["--dashboard-address", f"{host}:8787"] if dashboard else ["--no-dashboard",
-                                                                      "--dashboard-address", "127.0.0.1:0"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "distributed.cli.dask_scheduler",
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--protocol",
+        "tls" if tls else "tcp",
+        *_tls_flags(tls),
+    ]
+    cmd += (
+        ["--dashboard-address", f"{host}:8787"]
+        if dashboard
+        else ["--no-dashboard", "--dashboard-address", "127.0.0.1:0"]
+    )
     return cmd
 
 
-def worker_command(scheduler: str, name: str, roles: tuple[str, ...], host: str | None = None,
-                   tls: str | None = None, nthreads: int = NTHREADS, local_directory: str | None = None,
-                   death_timeout: float = DEATH_TIMEOUT_S) -> list[str]:
+def worker_command(
+    scheduler: str,
+    name: str,
+    roles: tuple[str, ...],
+    host: str | None = None,
+    tls: str | None = None,
+    nthreads: int = NTHREADS,
+    local_directory: str | None = None,
+    death_timeout: float = DEATH_TIMEOUT_S,
+) -> list[str]:
     """A worker's command line: host ``name`` with ``roles`` (its Dask resources), joining ``scheduler``
     (``tls://`` with the certificates in ``tls``), listening on ``host`` (default: the address Dask picks)."""
     bad = [r for r in roles if r not in ROLES]
@@ -51,10 +71,25 @@ def worker_command(scheduler: str, name: str, roles: tuple[str, ...], host: str 
         raise ValueError(f"roles: {', '.join(ROLES)} or both, got {','.join(roles) or 'none'}")
     if scheduler.startswith("tls://") != (tls is not None):
         raise ValueError("tls: a tls:// scheduler needs --tls DIR, and --tls needs a tls:// scheduler address")
-    cmd = [sys.executable, "-m", "distributed.cli.dask_worker", scheduler, "--name", name,
-           "--resources", " ".join(f"{r}=1" for r in roles), "--nthreads", str(nthreads), "--no-nanny",
-           "--no-dashboard", "--dashboard-address", "127.0.0.1:0", "--death-timeout", f"{death_timeout:g}",
-           *_tls_flags(tls)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "distributed.cli.dask_worker",
+        scheduler,
+        "--name",
+        name,
+        "--resources",
+        " ".join(f"{r}=1" for r in roles),
+        "--nthreads",
+        str(nthreads),
+        "--no-nanny",
+        "--no-dashboard",
+        "--dashboard-address",
+        "127.0.0.1:0",
+        "--death-timeout",
+        f"{death_timeout:g}",
+        *_tls_flags(tls),
+    ]
     if host is not None:
         cmd += ["--host", host]
     if tls is not None:

@@ -51,8 +51,10 @@ def profiler_state(dask_worker) -> dict:
     import dask
 
     running = dask_worker.periodic_callbacks
-    return {"configured": dask.config.get("distributed.worker.profile.enabled"),
-            "sampling": sorted(n for n in PROFILER_CALLBACKS if n in running and running[n].is_running())}
+    return {
+        "configured": dask.config.get("distributed.worker.profile.enabled"),
+        "sampling": sorted(n for n in PROFILER_CALLBACKS if n in running and running[n].is_running()),
+    }
 
 
 def _stop_scheduler_http(dask_scheduler) -> None:

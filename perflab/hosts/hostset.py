@@ -39,18 +39,23 @@ def choose(hosts: list[HostInfo], request: HostOptions, busy: set[str], where: s
             raise HostsError(f"no host named {name!r} in {where} (hosts: {', '.join(sorted(by_name)) or 'none'})")
         h = by_name[name]
         if role not in h.roles:
-            raise HostsError(f"host {name} has no {role} role (its roles: {', '.join(h.roles) or 'none'}); start "
-                             f"its worker with --roles {role} (`perflab worker`)")
+            raise HostsError(
+                f"host {name} has no {role} role (its roles: {', '.join(h.roles) or 'none'}); start "
+                f"its worker with --roles {role} (`perflab worker`)"
+            )
         return h
 
     servers = [h for h in hosts if SERVER in h.roles]
     generators = [h for h in hosts if GENERATOR in h.roles]
     if request.server_host is None and not servers:
-        raise HostsError(f"no host in {where} has the server role (start one: `perflab worker ADDRESS --name srv1 "
-                         f"--roles server`)")
+        raise HostsError(
+            f"no host in {where} has the server role (start one: `perflab worker ADDRESS --name srv1 --roles server`)"
+        )
     if not generators:
-        raise HostsError(f"no host in {where} has the generator role (start some: `perflab worker ADDRESS --name gen1 "
-                         f"--roles generator`)")
+        raise HostsError(
+            f"no host in {where} has the generator role (start some: `perflab worker ADDRESS --name gen1 "
+            f"--roles generator`)"
+        )
     wanted = request.generators if request.generators is not None else 1
     if isinstance(wanted, tuple):
         gens = [named(n, GENERATOR) for n in wanted]
@@ -59,11 +64,13 @@ def choose(hosts: list[HostInfo], request: HostOptions, busy: set[str], where: s
     else:
         taken = set(wanted) if isinstance(wanted, tuple) else set()
         # a host with only the server role first: a host with both is a generator another run could use
-        free = sorted((h for h in servers if h.name not in busy and h.name not in taken),
-                      key=lambda h: (GENERATOR in h.roles, h.name))
+        free = sorted(
+            (h for h in servers if h.name not in busy and h.name not in taken),
+            key=lambda h: (GENERATOR in h.roles, h.name),
+        )
         if not free:
             if all(h.name in taken for h in servers) and len(servers) == 1 and taken == {servers[0].name}:
-                free = servers      # one machine with both roles, named as the generator
+                free = servers  # one machine with both roles, named as the generator
             else:
                 return None
         server = free[0]
@@ -75,8 +82,10 @@ def choose(hosts: list[HostInfo], request: HostOptions, busy: set[str], where: s
         others = [h for h in generators if h.name != server.name]
         pool = others if others else [h for h in generators if h.name == server.name]
         if len(pool) < wanted:
-            raise HostsError(f"{wanted} generator hosts asked for, {where} has {len(pool)} besides the server host "
-                             f"{server.name}: {', '.join(h.name for h in pool) or 'none'}")
+            raise HostsError(
+                f"{wanted} generator hosts asked for, {where} has {len(pool)} besides the server host "
+                f"{server.name}: {', '.join(h.name for h in pool) or 'none'}"
+            )
         free = [h for h in pool if h.name not in busy]
         if len(free) < wanted:
             return None
@@ -101,14 +110,16 @@ class HostSet:
         self._beat: threading.Thread | None = None
 
     @classmethod
-    def open(cls, request: HostOptions, what: str, lease_timeout: float | None = None,
-             cancel: CancelToken | None = None) -> "HostSet":
+    def open(
+        cls, request: HostOptions, what: str, lease_timeout: float | None = None, cancel: CancelToken | None = None
+    ) -> HostSet:
         """The hosts ``request`` asks for, checked and leased (no agents yet: :meth:`start_agents`)."""
         pool = connect(request.scheduler, request.tls)
         hosts = survey(pool, clocks=False)
-        choose(hosts, request, set(), pool.describe())   # an impossible request fails now, not after a wait
-        lease, (server, gens) = acquire(pool, lambda busy: choose(hosts, request, busy, pool.describe()),
-                                        what, lease_timeout, cancel)
+        choose(hosts, request, set(), pool.describe())  # an impossible request fails now, not after a wait
+        lease, (server, gens) = acquire(
+            pool, lambda busy: choose(hosts, request, busy, pool.describe()), what, lease_timeout, cancel
+        )
         self = cls(pool, server, gens, lease)
         try:
             if not pool.local:
@@ -143,8 +154,9 @@ class HostSet:
     @property
     def apart(self) -> bool:
         """Some generator runs on another machine than the server (boot ids differ)."""
-        return any(g.boot_id != self.server.boot_id or g.boot_id is None for g in self.generators
-                   if g.name != self.server.name)
+        return any(
+            g.boot_id != self.server.boot_id or g.boot_id is None for g in self.generators if g.name != self.server.name
+        )
 
     @property
     def on_server_machine(self) -> list[int]:
@@ -181,15 +193,18 @@ class HostSet:
     def record(self) -> dict:
         """``meta.json["hosts"]``: the scheduler, the coordinator, and every host with its role(s), address,
         versions and clock offset (with its uncertainty)."""
+
         def one(h: HostInfo, role: str) -> dict:
             return {**h.to_dict(), "role": role}
 
-        return {"scheduler": "in-process" if self.pool.local else self.pool.address,
-                "dashboard": self.pool.dashboard_link,
-                "coordinator": {"hostname": platform.node(), "boot_id": boot_id()},
-                "server": one(self.server, SERVER),
-                "generators": [one(g, GENERATOR) for g in self.generators],
-                "lease_waited_s": round(self.lease.waited_s, 3) if self.lease is not None else None}
+        return {
+            "scheduler": "in-process" if self.pool.local else self.pool.address,
+            "dashboard": self.pool.dashboard_link,
+            "coordinator": {"hostname": platform.node(), "boot_id": boot_id()},
+            "server": one(self.server, SERVER),
+            "generators": [one(g, GENERATOR) for g in self.generators],
+            "lease_waited_s": round(self.lease.waited_s, 3) if self.lease is not None else None,
+        }
 
     # --- agents -------------------------------------------------------------------------------------
     def start_agents(self, server: type, generator: type) -> None:
@@ -203,8 +218,9 @@ class HostSet:
                 try:
                     self._agents[key] = bind(self.pool, f)
                 except Exception as e:  # noqa: BLE001
-                    raise HostsError(f"could not start perflab's {key[0]} agent on host {key[1]}: "
-                                     f"{type(e).__name__}: {e}") from None
+                    raise HostsError(
+                        f"could not start perflab's {key[0]} agent on host {key[1]}: {type(e).__name__}: {e}"
+                    ) from None
             self._beat = threading.Thread(target=self._heartbeat, name="perflab-hosts-heartbeat", daemon=True)
             self._beat.start()
             self._measure_clocks()
@@ -221,7 +237,8 @@ class HostSet:
                 continue
             agent = self.server_agent if h.name == self.server.name else self.generator(h.name)
             h.clock_offset_s, h.clock_uncertainty_s = clock_offset(
-                lambda: answer(agent.touch(), 10, f"host {h.name}: its clock"))
+                lambda: answer(agent.touch(), 10, f"host {h.name}: its clock")
+            )
 
     def _heartbeat(self) -> None:
         while not self._stop.wait(HEARTBEAT_S):
@@ -253,7 +270,7 @@ class HostSet:
         self._stop.set()
         self.abort()
         calls = []
-        for (kind, name), a in self._agents.items():
+        for (kind, _name), a in self._agents.items():
             try:
                 calls.append(a.close(keep_data) if kind == "server" else a.close())
             except Exception:  # noqa: BLE001 - a lost host has nothing left to close

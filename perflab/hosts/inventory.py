@@ -68,21 +68,31 @@ def survey(pool: HostPool, clocks: bool = True) -> list[HostInfo]:
     and, with ``clocks``, its clock offset."""
     workers = pool.workers()
     if not workers:
-        raise HostsError(f"{pool.describe()} has no workers: start some with `perflab worker {pool.address} "
-                         f"--name gen1 --roles generator`")
+        raise HostsError(
+            f"{pool.describe()} has no workers: start some with `perflab worker {pool.address} "
+            f"--name gen1 --roles generator`"
+        )
     facts = pool.run(host_facts, list(workers))
     mine = boot_id()
     out = []
     for addr, w in workers.items():
         f = facts.get(addr) or {}
-        h = HostInfo(name=str(w.get("name", addr)), address=addr, roles=roles_of(w), cpus=f.get("cpus"),
-                     hostname=f.get("hostname"), boot_id=f.get("boot_id"), pid=f.get("pid"), versions=f.get("versions") or {},
-                     perflab_load_error=f.get("perflab_load_error"), repo=f.get("repo"))
+        h = HostInfo(
+            name=str(w.get("name", addr)),
+            address=addr,
+            roles=roles_of(w),
+            cpus=f.get("cpus"),
+            hostname=f.get("hostname"),
+            boot_id=f.get("boot_id"),
+            pid=f.get("pid"),
+            versions=f.get("versions") or {},
+            perflab_load_error=f.get("perflab_load_error"),
+            repo=f.get("repo"),
+        )
         # a worker on this machine (the in-process one, a namespace) reads this machine's one clock
         h.clock_shared = pool.local or (mine is not None and h.boot_id == mine)
         if clocks and not h.clock_shared:
-            h.clock_offset_s, h.clock_uncertainty_s = clock_offset(
-                lambda a=addr: pool.run(time.time, [a])[a])
+            h.clock_offset_s, h.clock_uncertainty_s = clock_offset(lambda a=addr: pool.run(time.time, [a])[a])
         out.append(h)
     return sorted(out, key=lambda h: h.name)
 
@@ -98,7 +108,9 @@ def check_versions(hosts: list[HostInfo], mine: dict | None = None) -> None:
     problems = []
     for h in hosts:
         if h.versions.get("perflab") != mine.get("perflab"):
-            problems.append(f"{h.name} runs perflab {h.versions.get('perflab')}, this coordinator {mine.get('perflab')}")
+            problems.append(
+                f"{h.name} runs perflab {h.versions.get('perflab')}, this coordinator {mine.get('perflab')}"
+            )
         if GENERATOR in h.roles:
             theirs = h.versions.get("perflab-load")
             if theirs is None:
@@ -106,22 +118,38 @@ def check_versions(hosts: list[HostInfo], mine: dict | None = None) -> None:
             elif mine.get("perflab-load") is not None and theirs != mine.get("perflab-load"):
                 problems.append(f"{h.name} runs {theirs}, this coordinator {mine.get('perflab-load')}")
         if h.versions.get("distributed") != mine.get("distributed"):
-            problems.append(f"{h.name} runs distributed {h.versions.get('distributed')}, this coordinator "
-                            f"{mine.get('distributed')}")
+            problems.append(
+                f"{h.name} runs distributed {h.versions.get('distributed')}, this coordinator {mine.get('distributed')}"
+            )
     if problems:
-        raise HostsError("version mismatch between the hosts and this coordinator: " + "; ".join(problems) +
-                         " (install the same perflab checkout and build on every host: `make setup`)")
+        raise HostsError(
+            "version mismatch between the hosts and this coordinator: "
+            + "; ".join(problems)
+            + " (install the same perflab checkout and build on every host: `make setup`)"
+        )
 
 
 def table(hosts: list[HostInfo]) -> str:
     """``perflab hosts``: one line per host."""
     rows = [("name", "roles", "cpus", "address", "perflab", "perflab-load", "java", "clock offset")]
     for h in hosts:
-        off = ("this machine's (not measured)" if h.clock_shared
-               else f"{h.clock_offset_s * 1e3:+.3f} ms ±{h.clock_uncertainty_s * 1e3:.3f}")
-        rows.append((h.name, ",".join(h.roles) or "-", str(h.cpus or "?"), h.address, str(h.versions.get("perflab")),
-                     str(h.versions.get("perflab-load") or h.perflab_load_error or "-"),
-                     str(h.versions.get("java") or "-"), off))
+        off = (
+            "this machine's (not measured)"
+            if h.clock_shared
+            else f"{h.clock_offset_s * 1e3:+.3f} ms ±{h.clock_uncertainty_s * 1e3:.3f}"
+        )
+        rows.append(
+            (
+                h.name,
+                ",".join(h.roles) or "-",
+                str(h.cpus or "?"),
+                h.address,
+                str(h.versions.get("perflab")),
+                str(h.versions.get("perflab-load") or h.perflab_load_error or "-"),
+                str(h.versions.get("java") or "-"),
+                off,
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
 

@@ -64,8 +64,9 @@ def _update(pool: HostPool, change):
             table = json.loads(var.get(timeout=0.5))
         except Exception:  # noqa: BLE001 - no table yet (TimeoutError), or an unreadable one
             table = {}
-        alive = set(pool._ask(client._run_on_scheduler, "the scheduler",
-                              lambda dask_scheduler: list(dask_scheduler.clients)))
+        alive = set(
+            pool._ask(client._run_on_scheduler, "the scheduler", lambda dask_scheduler: list(dask_scheduler.clients))
+        )
         table = {h: v for h, v in table.items() if v.get("client") in alive}
         new = change(table)
         if new is not None:
@@ -75,8 +76,9 @@ def _update(pool: HostPool, change):
         lock.release()
 
 
-def acquire(pool: HostPool, choose, what: str, timeout: float | None = None,
-            cancel: CancelToken | None = None) -> tuple[Lease, object]:
+def acquire(
+    pool: HostPool, choose, what: str, timeout: float | None = None, cancel: CancelToken | None = None
+) -> tuple[Lease, object]:
     """Wait until ``choose(busy: set of host names) -> (host names, choice) | None`` finds free hosts, lease
     them and return ``(lease, choice)``. ``None`` from ``choose`` means "not now"; it raises for a request
     that can never be met. ``timeout``: give up after that many seconds (default: wait); ``cancel``: stop
@@ -97,15 +99,19 @@ def acquire(pool: HostPool, choose, what: str, timeout: float | None = None,
                 return None
             names, choice = picked
             got["names"], got["choice"] = names, choice
-            return {**table, **{h: {"holder": holder, "client": pool.client.id, "what": what,
-                                    "since": time.time()} for h in names}}
+            return {
+                **table,
+                **{h: {"holder": holder, "client": pool.client.id, "what": what, "since": time.time()} for h in names},
+            }
 
         _update(pool, change)
         if "names" in got:
             return Lease(pool, tuple(got["names"]), holder, time.monotonic() - t0), got["choice"]
         if timeout is not None and time.monotonic() - t0 > timeout:
-            raise HostsError(f"{what}: no free hosts within {timeout:g} s (busy: "
-                             f"{', '.join(f'{h} ({w})' for h, w in sorted(got['busy'].items()))})")
+            raise HostsError(
+                f"{what}: no free hosts within {timeout:g} s (busy: "
+                f"{', '.join(f'{h} ({w})' for h, w in sorted(got['busy'].items()))})"
+            )
         if cancel is not None:
             cancel.check()
         if not said:

@@ -43,7 +43,7 @@ CONNECT_TIMEOUT = 10.0
 ASK_S = 60.0
 
 _lock = threading.Lock()
-_pools: dict[str, "HostPool"] = {}
+_pools: dict[str, HostPool] = {}
 
 
 class HostsError(PerflabError):
@@ -87,15 +87,16 @@ class HostPool:
         just replaced with one holding no workers (which would read as every host lost)."""
         try:
             info = self._ask(self.client.scheduler.identity, "the scheduler", n_workers=-1)
-        except TypeError:   # a Dask whose identity() lists every worker anyway
+        except TypeError:  # a Dask whose identity() lists every worker anyway
             info = self._ask(self.client.scheduler.identity, "the scheduler")
         return dict(info["workers"])
 
     def run(self, function, workers: list[str], timeout: float = ASK_S) -> dict:
         """``function`` run on each of ``workers`` (on its event loop; ``Client.run``), within ``timeout``
         seconds: worker address -> what it returned."""
-        return self._ask(self.client._run, f"the hosts at {', '.join(workers)}", function, workers=list(workers),
-                         timeout=timeout)
+        return self._ask(
+            self.client._run, f"the hosts at {', '.join(workers)}", function, workers=list(workers), timeout=timeout
+        )
 
     def _ask(self, call, whom: str, *args, timeout: float = ASK_S, **kwargs):
         try:
@@ -149,8 +150,14 @@ def disconnect(address: str | None = None) -> None:
 
 def _quiet():
     # the in-process scheduler's start-up and shutdown chatter would land in every notebook's output
-    for name in ("distributed", "distributed.scheduler", "distributed.worker", "distributed.core",
-                 "distributed.nanny", "distributed.http.proxy"):
+    for name in (
+        "distributed",
+        "distributed.scheduler",
+        "distributed.worker",
+        "distributed.core",
+        "distributed.nanny",
+        "distributed.http.proxy",
+    ):
         logging.getLogger(name).setLevel(logging.WARNING)
 
 
@@ -172,9 +179,12 @@ def _local() -> HostPool:
         with dask.config.set(CONFIG):
             local = SpecCluster(
                 scheduler={"cls": Scheduler, "options": {"protocol": "inproc://", **quiet}},
-                workers={LOCAL: {"cls": Worker, "options": {"nthreads": 4, "resources": {SERVER: 1, GENERATOR: 1},
-                                                            **quiet}}},
-                name="perflab-local", silence_logs=logging.WARNING)
+                workers={
+                    LOCAL: {"cls": Worker, "options": {"nthreads": 4, "resources": {SERVER: 1, GENERATOR: 1}, **quiet}}
+                },
+                name="perflab-local",
+                silence_logs=logging.WARNING,
+            )
     except BaseException:
         # a start cut short (Ctrl-C) goes on in Dask's loop thread, its worker making files in `work`: closed first
         for half in set(SpecCluster._instances) - before:
@@ -204,11 +214,18 @@ def _remote(addr: str, tls: str | None, timeout: float) -> HostPool:
     try:
         client = Client(addr, timeout=timeout, set_as_default=False, direct_to_workers=True, security=sec)
     except (OSError, TimeoutError) as e:
-        hint = (" (a scheduler started with TLS takes only tls:// and the lab's certificates)"
-                if addr.startswith("tcp://") else " (are the certificates the scheduler's own?)" if tls else "")
-        raise HostsError(f"cannot reach the Dask scheduler at {addr} within {timeout:g} s ({type(e).__name__}: "
-                         f"{e}){hint}; start one there (`perflab scheduler`), or leave out "
-                         f"--scheduler/${SCHEDULER_ENV} to measure on this machine alone") from None
+        hint = (
+            " (a scheduler started with TLS takes only tls:// and the lab's certificates)"
+            if addr.startswith("tcp://")
+            else " (are the certificates the scheduler's own?)"
+            if tls
+            else ""
+        )
+        raise HostsError(
+            f"cannot reach the Dask scheduler at {addr} within {timeout:g} s ({type(e).__name__}: "
+            f"{e}){hint}; start one there (`perflab scheduler`), or leave out "
+            f"--scheduler/${SCHEDULER_ENV} to measure on this machine alone"
+        ) from None
     return HostPool(client, addr, False)
 
 

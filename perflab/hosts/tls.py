@@ -40,8 +40,10 @@ def files(directory) -> tuple[str, str, str]:
     for name in FILES:
         f = d / name
         if not f.is_file():
-            raise TlsError(f"tls: no {name} in {d} (make the certificates once with `perflab certs {d}` and copy "
-                           f"{', '.join(FILES)} to every host)")
+            raise TlsError(
+                f"tls: no {name} in {d} (make the certificates once with `perflab certs {d}` and copy "
+                f"{', '.join(FILES)} to every host)"
+            )
         out.append(str(f.resolve()))
     return tuple(out)
 
@@ -52,8 +54,16 @@ def security(directory):
     from distributed.security import Security
 
     ca, cert, key = files(directory)
-    return Security(tls_ca_file=ca, tls_client_cert=cert, tls_client_key=key, tls_scheduler_cert=cert,
-                    tls_scheduler_key=key, tls_worker_cert=cert, tls_worker_key=key, require_encryption=True)
+    return Security(
+        tls_ca_file=ca,
+        tls_client_cert=cert,
+        tls_client_key=key,
+        tls_scheduler_cert=cert,
+        tls_scheduler_key=key,
+        tls_worker_cert=cert,
+        tls_worker_key=key,
+        require_encryption=True,
+    )
 
 
 def make(directory, days: int = DAYS) -> list[Path]:
@@ -71,17 +81,51 @@ def make(directory, days: int = DAYS) -> list[Path]:
     key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
     with tempfile.TemporaryDirectory(prefix="perflab-certs-") as tmp:
         ext = Path(tmp) / "member.ext"
-        ext.write_text("basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
-                       "extendedKeyUsage=serverAuth,clientAuth\n")
+        ext.write_text(
+            "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
+            "extendedKeyUsage=serverAuth,clientAuth\n"
+        )
         csr = Path(tmp) / "member.csr"
-        for cmd in ([openssl, "req", "-x509", *key, "-days", str(days), "-subj", "/CN=perflab lab CA",
-                     "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
-                     "-keyout", str(d / CA_KEY), "-out", str(d / "ca.pem")],
-                    [openssl, "req", *key, "-subj", "/CN=perflab lab member", "-keyout", str(d / "key.pem"),
-                     "-out", str(csr)],
-                    [openssl, "x509", "-req", "-in", str(csr), "-CA", str(d / "ca.pem"), "-CAkey", str(d / CA_KEY),
-                     "-set_serial", str(int.from_bytes(os.urandom(8), "big")), "-days", str(days),
-                     "-extfile", str(ext), "-out", str(d / "cert.pem")]):
+        for cmd in (
+            [
+                openssl,
+                "req",
+                "-x509",
+                *key,
+                "-days",
+                str(days),
+                "-subj",
+                "/CN=perflab lab CA",
+                "-addext",
+                "basicConstraints=critical,CA:TRUE",
+                "-addext",
+                "keyUsage=critical,keyCertSign,cRLSign",
+                "-keyout",
+                str(d / CA_KEY),
+                "-out",
+                str(d / "ca.pem"),
+            ],
+            [openssl, "req", *key, "-subj", "/CN=perflab lab member", "-keyout", str(d / "key.pem"), "-out", str(csr)],
+            [
+                openssl,
+                "x509",
+                "-req",
+                "-in",
+                str(csr),
+                "-CA",
+                str(d / "ca.pem"),
+                "-CAkey",
+                str(d / CA_KEY),
+                "-set_serial",
+                str(int.from_bytes(os.urandom(8), "big")),
+                "-days",
+                str(days),
+                "-extfile",
+                str(ext),
+                "-out",
+                str(d / "cert.pem"),
+            ],
+        ):
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
             if r.returncode != 0:
                 raise TlsError(f"tls: {' '.join(cmd[:2])} failed: {(r.stderr or r.stdout).strip()}")
@@ -99,7 +143,7 @@ def is_loopback(host: str) -> bool:
         ip = ipaddress.ip_address(host)
     except ValueError:
         return False
-    return (getattr(ip, "ipv4_mapped", None) or ip).is_loopback      # ::ffff:127.0.0.1 is loopback too
+    return (getattr(ip, "ipv4_mapped", None) or ip).is_loopback  # ::ffff:127.0.0.1 is loopback too
 
 
 def open_warning(address: str) -> str | None:
@@ -109,7 +153,9 @@ def open_warning(address: str) -> str | None:
     host = rest.rsplit(":", 1)[0] if ":" in rest else rest
     if proto != "tcp" or is_loopback(host):
         return None
-    return (f"the Dask scheduler {address} takes plain TCP on an address other machines can reach: anyone who "
-            f"connects to it can run any code on every host, as the user who started the workers (a Dask worker "
-            f"runs what it is sent). Use TLS: `perflab certs DIR` once, then tls:// addresses and --tls DIR "
-            f"(docs/hosts.md)")
+    return (
+        f"the Dask scheduler {address} takes plain TCP on an address other machines can reach: anyone who "
+        f"connects to it can run any code on every host, as the user who started the workers (a Dask worker "
+        f"runs what it is sent). Use TLS: `perflab certs DIR` once, then tls:// addresses and --tls DIR "
+        f"(docs/hosts.md)"
+    )

@@ -13,21 +13,30 @@ from dataclasses import dataclass
 
 from .. import workloads
 from ..breakpoint import find_breakpoint, ramp
-from ..nodes.faults import schedule
-from ..nodes.processes import start_cluster
 from ..config import BreakpointCriteria, BreakpointParams, ServerConfig
 from ..config.cluster import ClusterConfig
-from ..config.project import Project
+from ..config.fields import param
 from ..config.hosts import scheduler_address
+from ..config.project import Project
 from ..core.session import SessionOptions, check_load
 from ..experiment import run_experiment
+from ..nodes.faults import schedule
+from ..nodes.processes import start_cluster
 from ..targets import target_of
-from ..config.fields import param
 
 
-def config(cluster_cmd: str | None = None, ready_path: str = "/", server_dir: str | None = None, nodes: int = 3,
-            ack: int | None = None, from_: int | None = None, entry="all", api: str = "ack-from",
-            project: str | None = None, **built_in) -> ClusterConfig:
+def config(
+    cluster_cmd: str | None = None,
+    ready_path: str = "/",
+    server_dir: str | None = None,
+    nodes: int = 3,
+    ack: int | None = None,
+    from_: int | None = None,
+    entry="all",
+    api: str = "ack-from",
+    project: str | None = None,
+    **built_in,
+) -> ClusterConfig:
     """The cluster of a notebook: your nodes declared in a project file (``project``: its ``[server]`` command
     or course server on every node; what its ``[cluster]`` declares wins, the other fields fill the rest), or
     started from ``cluster_cmd`` (with ``{port}`` and ``{cluster}``, or ``{ports}``; run in ``server_dir``), or
@@ -37,8 +46,16 @@ def config(cluster_cmd: str | None = None, ready_path: str = "/", server_dir: st
         given = dict(nodes=nodes, ack=ack, from_=from_, entry=entry, api=api)
         return proj.cluster_config(**{k: v for k, v in given.items() if k not in (proj.cluster or {})})
     if cluster_cmd:
-        return ClusterConfig(nodes=nodes, ack=ack, from_=from_, entry=entry, api=api, server_cmd=cluster_cmd,
-                             ready_path=ready_path, workdir=server_dir)
+        return ClusterConfig(
+            nodes=nodes,
+            ack=ack,
+            from_=from_,
+            entry=entry,
+            api=api,
+            server_cmd=cluster_cmd,
+            ready_path=ready_path,
+            workdir=server_dir,
+        )
     return ClusterConfig(nodes=nodes, ack=ack, from_=from_, entry=entry, api=api, server=ServerConfig(**built_in))
 
 
@@ -147,7 +164,9 @@ def capacity(how: Search, targets: dict, load, cfg: ClusterConfig) -> dict:
     (:func:`ramp_load`); label -> its result, told by :func:`perflab.analysis.cluster.capacity`."""
     names = dict(zip(targets, ("one", "cluster")))
     if how.kind == "probes":
-        return {k: find_breakpoint(t, load, how.criteria, how.params, name=f"nb07-bp-{names[k]}", progress=False)
-                for k, t in targets.items()}
+        return {
+            k: find_breakpoint(t, load, how.criteria, how.params, name=f"nb07-bp-{names[k]}", progress=False)
+            for k, t in targets.items()
+        }
     ramp = ramp_load(load, how.params, how.criteria, cfg)
     return {k: run_experiment(t, ramp, name=f"nb07-ramp-{names[k]}") for k, t in targets.items()}

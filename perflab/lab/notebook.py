@@ -34,7 +34,6 @@ from ..analysis.ab import Comparisons, answer_comparison, name_of
 from ..analysis.breakpoints import estimate
 from ..analysis.history import Source
 from ..breakpoint import find_breakpoint
-from . import second_opinion
 from ..commits import Commit
 from ..config import ForeignServer, PrefillParams, ProfileParams, ServerConfig
 from ..config.fields import param
@@ -43,17 +42,35 @@ from ..config.project import Project
 from ..config.regress import HistoryParams, RepoParams
 from ..errors import ProfilerError
 from ..experiment import run_experiment
-from ..hosts.pool import connect
 from ..hosts.inventory import survey
+from ..hosts.pool import connect
 from ..regress import synthetic
 from ..regress.history import HistoryResult, run_history
 from ..server.foreign import answer_to
 from ..server.placement import Placement
 from ..targets import target_of
+from . import second_opinion
 
-__all__ = ["setup", "param", "placements", "build", "server", "side", "data_for", "api_args", "profile", "ceiling",
-           "servers_for_modes", "measure", "search_breakpoint", "against", "measure_history", "scaled_breakpoint",
-           "show_markdown", "second_opinion"]
+__all__ = [
+    "setup",
+    "param",
+    "placements",
+    "build",
+    "server",
+    "side",
+    "data_for",
+    "api_args",
+    "profile",
+    "ceiling",
+    "servers_for_modes",
+    "measure",
+    "search_breakpoint",
+    "against",
+    "measure_history",
+    "scaled_breakpoint",
+    "show_markdown",
+    "second_opinion",
+]
 
 #: The plotly renderer of the lab's notebooks: the figure's JSON only. JupyterLab draws it
 #: interactively; the report's export draws each figure from it with one shared copy of plotly.js per
@@ -81,13 +98,16 @@ def show_hosts() -> None:
     c = connect()
     hosts = survey(c, clocks=False)
     link = c.dashboard_link
-    text = (f"Hosts: the Dask scheduler at `{c.address}`, "
-            + ", ".join(f"{h.name} ({'+'.join(h.roles) or 'no role'})" for h in hosts)
-            + (f"; dashboard: [{link}]({link})" if link else "; no dashboard (install bokeh where the scheduler runs)"))
+    text = (
+        f"Hosts: the Dask scheduler at `{c.address}`, "
+        + ", ".join(f"{h.name} ({'+'.join(h.roles) or 'no role'})" for h in hosts)
+        + (f"; dashboard: [{link}]({link})" if link else "; no dashboard (install bokeh where the scheduler runs)")
+    )
     show_markdown(text)
 
 
 # --- parameters that are no config's field (:func:`param`: the config layer's check) --------------------
+
 
 def placements(value) -> tuple[str, ...]:
     """The CPU placements a notebook measures (its ``placements`` parameter: a list of ``shared``,
@@ -110,8 +130,13 @@ def build(what: str, make, *args, **kwargs):
         raise ValueError(f"{what}: {e}") from None
 
 
-def server(server_cmd: str | None = None, ready_path: str = "/", server_dir: str | None = None,
-           project: str | None = None, **built_in):
+def server(
+    server_cmd: str | None = None,
+    ready_path: str = "/",
+    server_dir: str | None = None,
+    project: str | None = None,
+    **built_in,
+):
     """The target of a notebook: your server declared in a project file (``project``: its ``perflab.toml``),
     or started from ``server_cmd`` (with ``{port}``, run in ``server_dir``), or the built-in one configured by
     ``built_in`` (``ServerConfig`` fields); printed, so the notebook says what it measures."""
@@ -121,7 +146,9 @@ def server(server_cmd: str | None = None, ready_path: str = "/", server_dir: str
         target = ForeignServer(command=server_cmd, ready_path=ready_path, workdir=server_dir)
     else:
         target = ServerConfig(**built_in)
-    print(target if isinstance(target, ServerConfig) else f"your server: {target.name}\n  {target.command or target.url}")
+    print(
+        target if isinstance(target, ServerConfig) else f"your server: {target.name}\n  {target.command or target.url}"
+    )
     return target
 
 
@@ -136,8 +163,9 @@ def side(common: dict | None, fields: dict | None, commit: str | None = None, wh
     for name, d in (("common", common), (what, fields)):
         unknown = sorted(set(d or {}) - known)
         if unknown:
-            raise ValueError(f"{name}: {', '.join(map(repr, unknown))} is no ServerConfig field (a server flag, "
-                             f"'-' written '_')")
+            raise ValueError(
+                f"{name}: {', '.join(map(repr, unknown))} is no ServerConfig field (a server flag, '-' written '_')"
+            )
     try:
         cfg = ServerConfig(**{**(common or {}), **(fields or {})})
         return Commit(commit, cfg) if commit else cfg
@@ -170,8 +198,9 @@ def profile(events: str, project: str | None = None, **fields) -> ProfileParams:
 COURSE_STATUS = "/v0/status"
 
 
-def ceiling(server, status_path: str | None = None, project: str | None = None,
-            include: bool = True) -> tuple[str | None, str]:
+def ceiling(
+    server, status_path: str | None = None, project: str | None = None, include: bool = True
+) -> tuple[str | None, str]:
     """The no-op endpoint the ceiling search loads, and a note on it for the findings: the built-in server's
     ``/v0/status``, your project's ``[api] status``, or ``status_path``; a server of yours that declares none is
     asked ``GET /v0/status`` (the course API's; the server is started once for the question) and, when it
@@ -186,15 +215,19 @@ def ceiling(server, status_path: str | None = None, project: str | None = None,
     with tempfile.TemporaryDirectory(prefix="perflab-status-") as scratch:
         status = answer_to(server, COURSE_STATUS, Path(scratch))
     if status == 200:
-        note = (f"Ceiling: your server declares no no-op endpoint, and it answered `GET {COURSE_STATUS}` with 200 "
-                f"(the course API's), so the ceiling search loads that (`status = \"{COURSE_STATUS}\"` in the [api] "
-                f"of its perflab.toml says so ahead).")
+        note = (
+            f"Ceiling: your server declares no no-op endpoint, and it answered `GET {COURSE_STATUS}` with 200 "
+            f'(the course API\'s), so the ceiling search loads that (`status = "{COURSE_STATUS}"` in the [api] '
+            f"of its perflab.toml says so ahead)."
+        )
         print(note)
         return COURSE_STATUS, note
     answered = f"answered {status}" if status is not None else "did not answer"
-    return None, (f"No ceiling measured: your server declares no no-op endpoint (status_path, or status in the "
-                  f"[api] of its perflab.toml), and `GET {COURSE_STATUS}` {answered}; the cheapest request's "
-                  f"search needs one that answers 200.")
+    return None, (
+        f"No ceiling measured: your server declares no no-op endpoint (status_path, or status in the "
+        f"[api] of its perflab.toml), and `GET {COURSE_STATUS}` {answered}; the cheapest request's "
+        f"search needs one that answers 200."
+    )
 
 
 def servers_for_modes(modes, java_home: str | None = None, **fields) -> dict:
@@ -221,13 +254,13 @@ def servers_for_modes(modes, java_home: str | None = None, **fields) -> dict:
 
 # --- measuring, one line of output each ----------------------------------------------------------------
 
+
 def measure(label: str, server, load, name: str, **options):
     """One fixed-rate run: ``pl.run_experiment(server, load, name=name, **options)``, once more if the
     profiler failed (:func:`retry_once`), then one printed line: 'PUT, 1 connection: p99 0.92 ms; valid;
     run <id>'."""
     r = retry_once(lambda: run_experiment(server, load, name=name, **options), (ProfilerError,), label)
-    print(f"{label}: p99 {fmt.ms(r.load.p99_ms)}; {r.validity.badge if r.validity else 'not assessed'}; "
-          f"run {r.run_id}")
+    print(f"{label}: p99 {fmt.ms(r.load.p99_ms)}; {r.validity.badge if r.validity else 'not assessed'}; run {r.run_id}")
     return r
 
 
@@ -237,12 +270,12 @@ def search_breakpoint(label: str, server, load, name: str, wrk2=None, **options)
     41 s; run <id>'. ``wrk2``: a real wrk2 binary (:func:`.second_opinion.choose`) that then runs the held number
     from fresh starts (:func:`.second_opinion.ask`), its verdict printed on a second line."""
     r = find_breakpoint(server, load, name=name, **options)
-    print(f"{label}: {estimate(r)}; probes' validity {r.validity or 'not assessed'}; {r.seconds:.0f} s; "
-          f"run {r.run_id}")
+    print(f"{label}: {estimate(r)}; probes' validity {r.validity or 'not assessed'}; {r.seconds:.0f} s; run {r.run_id}")
     if wrk2 is not None and r.rate is not None and r.holds:
         session = {k: v for k, v in options.items() if k not in ("criteria", "params", "progress", "fill", "prefill")}
-        said = second_opinion.ask(server, load, r, wrk2, fill=options.get("fill"), prefill=options.get("prefill"),
-                                  **session)
+        said = second_opinion.ask(
+            server, load, r, wrk2, fill=options.get("fill"), prefill=options.get("prefill"), **session
+        )
         print(f"{label}: {said.words()}")
     return r
 
@@ -277,12 +310,13 @@ def against(servers: dict, load, name: str, baseline=None, label=None, **options
     return out
 
 
-def measure_history(src: Source, workload, history_params: HistoryParams, name: str | None = None,
-                    **options) -> HistoryResult:
+def measure_history(
+    src: Source, workload, history_params: HistoryParams, name: str | None = None, **options
+) -> HistoryResult:
     """Measure the history of ``src`` (:func:`perflab.analysis.history.source`; a synthetic one is made first,
     under ``<data root>/synthetic/``): :func:`perflab.regress.history.run_history`."""
     if src.synthetic:
-        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
         root = paths.data_root(options.get("data_root")) / "synthetic" / f"{stamp}-{secrets.token_hex(3)}"
         cost = int(src.planted_us) if float(src.planted_us).is_integer() else src.planted_us
         costs = [0] * src.planted + [cost] * (src.commits - src.planted)
@@ -321,6 +355,7 @@ def retry_once(fn, errors: tuple[type[BaseException], ...], what: str = "the run
 
 
 # --- Markdown ---------------------------------------------------------------------------------------------
+
 
 def show_markdown(*paragraphs: str) -> None:
     """The paragraphs (empty ones left out) as one Markdown output; nothing when all are empty."""

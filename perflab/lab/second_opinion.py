@@ -41,8 +41,9 @@ def find_wrk2(given: str | os.PathLike | None = None) -> Path | None:
         if path is not None:
             p = Path(path).expanduser()
             if not p.is_file() or not os.access(p, os.X_OK):
-                raise ValueError(f"{what}: {p} is not an executable file (build giltene/wrk2 with make; its binary "
-                                 f"is called wrk)")
+                raise ValueError(
+                    f"{what}: {p} is not an executable file (build giltene/wrk2 with make; its binary is called wrk)"
+                )
             return p.resolve()
     found = shutil.which(NAME)
     return Path(found) if found else None
@@ -87,24 +88,33 @@ class SecondOpinion:
         """'real wrk2 agrees: it kept up with 20,000 req/s in 3 of 3 runs, each on a freshly started server (p99
         2.10 to 3.40 ms)', or that it does not, and so the number is not confirmed."""
         p99 = [r["p99_ms"] for r in self.runs if r.get("p99_ms") is not None]
-        spread = (f"p99 {fmt.ms(min(p99))}" + (f" to {fmt.ms(max(p99))}" if max(p99) != min(p99) else "")) if p99 else ""
+        spread = (
+            (f"p99 {fmt.ms(min(p99))}" + (f" to {fmt.ms(max(p99))}" if max(p99) != min(p99) else "")) if p99 else ""
+        )
         n = len(self.runs)
         if self.agrees:
-            return (f"real wrk2 agrees: it kept up with {fmt.rate(self.rate)} in {self.kept_up} of {n} runs, each on a "
-                    f"freshly started server ({spread})")
+            return (
+                f"real wrk2 agrees: it kept up with {fmt.rate(self.rate)} in {self.kept_up} of {n} runs, each on a "
+                f"freshly started server ({spread})"
+            )
         why = next((r["reason"] for r in self.runs if r["passed"] is False), None)
         if self.agrees is False:
-            return (f"real wrk2 does not confirm {fmt.rate(self.rate)}: it fell behind in {self.fell_behind} of {n} "
-                    f"runs, each on a freshly started server ({spread}; {why}): the number is perflab-load's alone")
-        return (f"real wrk2 could not judge {fmt.rate(self.rate)}: {n - self.kept_up - self.fell_behind} of {n} runs "
-                f"were inconclusive")
+            return (
+                f"real wrk2 does not confirm {fmt.rate(self.rate)}: it fell behind in {self.fell_behind} of {n} "
+                f"runs, each on a freshly started server ({spread}; {why}): the number is perflab-load's alone"
+            )
+        return (
+            f"real wrk2 could not judge {fmt.rate(self.rate)}: {n - self.kept_up - self.fell_behind} of {n} runs "
+            f"were inconclusive"
+        )
 
     def to_dict(self) -> dict:
         return {"tool": self.tool, "rate": self.rate, "runs": self.runs, "agrees": self.agrees, "words": self.words()}
 
 
-def ask(server, load: LoadParams, result, wrk2: Path, fill: int | None = None, prefill=None, runs: int = RUNS,
-        **options) -> SecondOpinion | None:
+def ask(
+    server, load: LoadParams, result, wrk2: Path, fill: int | None = None, prefill=None, runs: int = RUNS, **options
+) -> SecondOpinion | None:
     """Run ``result``'s held rate with ``wrk2`` ``runs`` times (see the module docstring), record what it said in
     the search's run (``second_opinion`` in its ``meta.json``, each console under ``second-opinion/``) and return
     it; ``None`` when the search reported no number. ``options``: the session's, as the search had them."""
@@ -113,8 +123,17 @@ def ask(server, load: LoadParams, result, wrk2: Path, fill: int | None = None, p
     c = result.conditions or {}
     secs = max(WRK2_MIN_S, math.ceil(result.params.sustain))
     warm = math.ceil(c.get("warmup_s") or 0)
-    base = load.replace(tool="wrk2", wrk_binary=str(wrk2), rate=result.rate, duration=secs, warmup=min(warm, secs),
-                        rate_steps=None, ramp=None, stop_on_p99=None, send_slack=None)
+    base = load.replace(
+        tool="wrk2",
+        wrk_binary=str(wrk2),
+        rate=result.rate,
+        duration=secs,
+        warmup=min(warm, secs),
+        rate_steps=None,
+        ramp=None,
+        stop_on_p99=None,
+        send_slack=None,
+    )
     criteria: BreakpointCriteria = result.criteria.replace(trend=False)
     opinion = SecondOpinion(NAME, result.rate)
     out = result.run.dir / "second-opinion"
@@ -124,9 +143,16 @@ def ask(server, load: LoadParams, result, wrk2: Path, fill: int | None = None, p
         console = out / f"{i:02d}-console.txt"
         console.parent.mkdir(parents=True, exist_ok=True)
         console.write_text(exp.load.console)
-        opinion.runs.append({"run_id": exp.run.id, "passed": j.passed, "reason": j.reason,
-                             "p99_ms": j.metrics.get("p99_ms"), "achieved_ratio": j.metrics.get("achieved_ratio"),
-                             "console": str(console.relative_to(result.run.dir))})
+        opinion.runs.append(
+            {
+                "run_id": exp.run.id,
+                "passed": j.passed,
+                "reason": j.reason,
+                "p99_ms": j.metrics.get("p99_ms"),
+                "achieved_ratio": j.metrics.get("achieved_ratio"),
+                "console": str(console.relative_to(result.run.dir)),
+            }
+        )
     result.second_opinion = opinion
     result.run.update(second_opinion=opinion.to_dict())
     return opinion

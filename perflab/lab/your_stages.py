@@ -24,9 +24,11 @@ from ..config.project import Project
 from ..config.regress import RepoParams
 
 #: how to name the previous stage, said wherever there is none
-HOW = ("name it in the perflab.toml: [previous] with stage = N (a course server's earlier factory), project = "
-       "\"FILE\" (another declaration) or commit = \"REV\" (this repository at that commit, built with [server] "
-       "build)")
+HOW = (
+    "name it in the perflab.toml: [previous] with stage = N (a course server's earlier factory), project = "
+    '"FILE" (another declaration) or commit = "REV" (this repository at that commit, built with [server] '
+    "build)"
+)
 
 
 def _given(project: Project, previous) -> dict | None:
@@ -52,23 +54,30 @@ def why_not(project: Project, named=None) -> str | None:
     if given is None:
         if project.course is not None and project.course.previous() is not None:
             return None
-        what = "its build output holds no earlier stage's factory" if project.course is not None else \
-            "it is not a course server with an earlier stage's factory"
+        what = (
+            "its build output holds no earlier stage's factory"
+            if project.course is not None
+            else "it is not a course server with an earlier stage's factory"
+        )
         return f"not applicable: {project.name} has no previous stage to compare with ({what}); {HOW}"
     if "stage" in given:
         if project.course is None:
             return "not applicable: previous.stage is a course server's; name a project or a commit"
         if not any(f.stage == given["stage"] for f in project.course.factories()):
             stages = sorted({f.stage for f in project.course.factories()})
-            return (f"not applicable: the build output has no factory of stage {given['stage']} (it has "
-                    f"{', '.join(map(str, stages)) or 'none'}); {HOW}")
+            return (
+                f"not applicable: the build output has no factory of stage {given['stage']} (it has "
+                f"{', '.join(map(str, stages)) or 'none'}); {HOW}"
+            )
     if "commit" in given:
         top = toplevel(project.path.parent)
         if top is None:
             return f"not applicable: previous.commit, but {project.path.parent} is in no git repository"
         if project.build is None:
-            return ("not applicable: previous.commit needs [server] build (e.g. \"./gradlew compileJava\"): each "
-                    "commit is built apart")
+            return (
+                'not applicable: previous.commit needs [server] build (e.g. "./gradlew compileJava"): each '
+                "commit is built apart"
+            )
         try:
             resolve(top, given["commit"], "previous.commit")
         except ValueError as e:
@@ -89,8 +98,11 @@ def previous(project: Project, named=None) -> ForeignServer:
         side = project.course.replace(stage=given["stage"], factory=None, label=None).server()
     elif "commit" in given:
         top = toplevel(project.path.parent)
-        builds = Builds(RepoParams(repo=str(top), project=os.path.relpath(project.path, top)), ServerConfig(),
-                        paths.data_root() / "builds")
+        builds = Builds(
+            RepoParams(repo=str(top), project=os.path.relpath(project.path, top)),
+            ServerConfig(),
+            paths.data_root() / "builds",
+        )
         side = builds.side(resolve(top, given["commit"], "previous.commit"))
     else:
         side = project.course.previous().server()
@@ -114,4 +126,3 @@ def data(side, keys: int, value_size: int, seed: int) -> dict:
     if isinstance(side, ForeignServer):
         return {"fill": PrefillParams(keys=keys, value_size=value_size, seed=seed).keys}
     return {"prefill": PrefillParams(keys=keys, value_size=value_size, seed=seed)}
-

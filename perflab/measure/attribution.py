@@ -21,8 +21,10 @@ import pandas as pd
 
 from .events import busy_share
 
-RULE = ("a kind explains the spikes when a one-sided binomial test rejects, at alpha = {alpha:g}, that spikes "
-        "overlap it no more often than all intervals do")
+RULE = (
+    "a kind explains the spikes when a one-sided binomial test rejects, at alpha = {alpha:g}, that spikes "
+    "overlap it no more often than all intervals do"
+)
 
 
 @dataclass(frozen=True)
@@ -36,11 +38,16 @@ class KindSummary:
     explains: bool
 
     def sentence(self) -> str:
-        claim = (f"more than the {self.chance:.0%} chance rate (binomial p = {self.p_value:.3g})" if self.explains
-                 else f"not more than chance ({self.chance:.0%} of all intervals overlap one; binomial "
-                      f"p = {self.p_value:.3g})")
-        return (f"of {self.spikes} spike{'s' if self.spikes != 1 else ''}, {self.overlapping} overlap a {self.kind}, "
-                f"{claim}; {self.kind} was running {self.busy_share:.0%} of the time")
+        claim = (
+            f"more than the {self.chance:.0%} chance rate (binomial p = {self.p_value:.3g})"
+            if self.explains
+            else f"not more than chance ({self.chance:.0%} of all intervals overlap one; binomial "
+            f"p = {self.p_value:.3g})"
+        )
+        return (
+            f"of {self.spikes} spike{'s' if self.spikes != 1 else ''}, {self.overlapping} overlap a {self.kind}, "
+            f"{claim}; {self.kind} was running {self.busy_share:.0%} of the time"
+        )
 
 
 @dataclass
@@ -58,8 +65,10 @@ class Attribution:
     def summary(self) -> str:
         if self.intervals == 0:
             return "No latency intervals were recorded."
-        head = (f"{len(self.spikes)} of {self.intervals} intervals are spikes (p99 above {self.threshold_ms:.2f} ms, "
-                f"against a typical {self.typical_ms:.2f} ms)")
+        head = (
+            f"{len(self.spikes)} of {self.intervals} intervals are spikes (p99 above {self.threshold_ms:.2f} ms, "
+            f"against a typical {self.typical_ms:.2f} ms)"
+        )
         if len(self.spikes) == 0:
             return head + "."
         if not self.kinds:
@@ -85,8 +94,9 @@ def _overlaps(ev_start, ev_end, s, e) -> np.ndarray:
     return (ev_start < e) & (ev_end > s)
 
 
-def attribute(intervals: pd.DataFrame, events: pd.DataFrame, factor: float = 3.0, floor_ms: float = 1.0,
-              alpha: float = 0.01) -> Attribution:
+def attribute(
+    intervals: pd.DataFrame, events: pd.DataFrame, factor: float = 3.0, floor_ms: float = 1.0, alpha: float = 0.01
+) -> Attribution:
     """Spikes of ``intervals`` (latency intervals with ``start_s, end_s, p99_ms``) against ``events``
     (:func:`perflab.measure.events.read_events`), on one time axis."""
     from scipy.stats import binomtest  # in here: scipy.stats takes ~0.9 s to import
@@ -107,10 +117,13 @@ def attribute(intervals: pd.DataFrame, events: pd.DataFrame, factor: float = 3.0
         for kind in kinds:
             ev = events[events["event"] == kind]
             starts, ends = ev["start_s"].to_numpy(), ev["end_s"].to_numpy()
-            any_hit = [bool(_overlaps(starts, ends, r.start_s - r.p99_ms / 1000.0, r.end_s).any()) for r in iv.itertuples()]
+            any_hit = [
+                bool(_overlaps(starts, ends, r.start_s - r.p99_ms / 1000.0, r.end_s).any()) for r in iv.itertuples()
+            ]
             q = float(np.mean(any_hit))
             k = sum(kind in c for c in causes)
             p = float(binomtest(k, len(sp), q, alternative="greater").pvalue) if len(sp) and 0 < q < 1 else 1.0
-            out.append(KindSummary(kind, len(sp), k, q, p, busy_share(events, kind, lo, hi),
-                                   bool(len(sp) >= 3 and p < alpha)))
+            out.append(
+                KindSummary(kind, len(sp), k, q, p, busy_share(events, kind, lo, hi), bool(len(sp) >= 3 and p < alpha))
+            )
     return Attribution(typical, threshold, len(iv), sp, out, alpha)

@@ -22,8 +22,8 @@ At least :data:`MIN_POINTS` points are needed (fewer leave nothing to estimate t
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
@@ -53,8 +53,9 @@ def noise(logs: np.ndarray, spread: Sequence[float | None] | None, min_change: f
     return max(float(np.median(within)) if within else 0.0, between, math.log1p(min_change) / 3)
 
 
-def change_points(values: Sequence[float], spread: Sequence[float | None] | None = None,
-                  min_change: float = 0.05) -> ChangePoints:
+def change_points(
+    values: Sequence[float], spread: Sequence[float | None] | None = None, min_change: float = 0.05
+) -> ChangePoints:
     """The change points of ``values`` (one positive number per commit, in order); ``spread``: each point's
     standard error in log units (``None`` where unknown); ``min_change``: the smallest step worth a candidate
     (a ratio's distance from 1). A ``ValueError`` for fewer than :data:`MIN_POINTS` values or one that is not
@@ -72,12 +73,12 @@ def change_points(values: Sequence[float], spread: Sequence[float | None] | None
         raise ValueError(f"min_change: a fraction in [0, 1), got {min_change!r}")
     logs = np.log(np.asarray(x))
     sigma = noise(logs, spread, min_change)
-    penalty = sigma ** 2 * max(Z ** 2, 2 * math.log(len(x)))
+    penalty = sigma**2 * max(Z**2, 2 * math.log(len(x)))
     ends = ruptures.Pelt(model="l2", min_size=1, jump=1).fit(logs.reshape(-1, 1)).predict(pen=penalty)
     bounds = [0, *ends]
     indices, steps = [], []
     for k in range(1, len(bounds) - 1):
-        before, after = logs[bounds[k - 1]:bounds[k]], logs[bounds[k]:bounds[k + 1]]
+        before, after = logs[bounds[k - 1] : bounds[k]], logs[bounds[k] : bounds[k + 1]]
         step = math.exp(float(np.median(after)) - float(np.median(before)))
         if abs(math.log(step)) >= math.log1p(min_change):
             indices.append(bounds[k])

@@ -56,8 +56,17 @@ def events_frame(events: list[dict], t0: float | None) -> pd.DataFrame:
     for e in events:
         ts, dur = int(e["ts_us"]), int(e.get("dur_us") or 0)
         details = {k: v for k, v in e.items() if k not in ("event", "ts_us", "dur_us")}
-        out.append({"event": e["event"], "start_s": ts / 1e6 - base, "end_s": (ts + dur) / 1e6 - base,
-                    "dur_ms": dur / 1000.0, "ts_us": ts, "dur_us": dur, "details": details})
+        out.append(
+            {
+                "event": e["event"],
+                "start_s": ts / 1e6 - base,
+                "end_s": (ts + dur) / 1e6 - base,
+                "dur_ms": dur / 1000.0,
+                "ts_us": ts,
+                "dur_us": dur,
+                "details": details,
+            }
+        )
     return pd.DataFrame(out, columns=COLUMNS).sort_values("start_s").reset_index(drop=True)
 
 
@@ -65,9 +74,11 @@ def busy_share(events: pd.DataFrame, kind: str, start_s: float, end_s: float) ->
     """Share of ``[start_s, end_s]`` during which at least one event of ``kind`` was running."""
     if end_s <= start_s:
         return 0.0
-    spans = sorted((max(s, start_s), min(e, end_s)) for s, e in
-                   zip(events.loc[events["event"] == kind, "start_s"], events.loc[events["event"] == kind, "end_s"])
-                   if e > start_s and s < end_s)
+    spans = sorted(
+        (max(s, start_s), min(e, end_s))
+        for s, e in zip(events.loc[events["event"] == kind, "start_s"], events.loc[events["event"] == kind, "end_s"])
+        if e > start_s and s < end_s
+    )
     covered, cur_s, cur_e = 0.0, None, None
     for s, e in spans:
         if cur_e is None or s > cur_e:

@@ -31,7 +31,7 @@ class LoadTool:
     binary: Path
 
     @classmethod
-    def of(cls, params: LoadParams) -> "LoadTool":
+    def of(cls, params: LoadParams) -> LoadTool:
         if params.tool == "wrk2":
             return cls("wrk2", Path(params.wrk_binary))
         return cls("perflab-load", paths.loadgen_binary())
@@ -65,14 +65,20 @@ class LoadProcess:
     """A running load generator (see :func:`start_load`). Without ``out_dir`` its files go to a temporary
     directory of its own, removed once they are read (:meth:`wait`) or the generator is stopped."""
 
-    def __init__(self, url: str, params: LoadParams, out_dir: str | os.PathLike | None = None,
-                 cpu_prefix: list[str] | None = None, extra: list[str] | tuple = ()):
+    def __init__(
+        self,
+        url: str,
+        params: LoadParams,
+        out_dir: str | os.PathLike | None = None,
+        cpu_prefix: list[str] | None = None,
+        extra: list[str] | tuple = (),
+    ):
         self.url = url
         self.extra = list(extra)
         self.cpu_prefix = list(cpu_prefix or [])
         self.params = params
         self._tmp = out_dir is None
-        self.out_dir = Path(out_dir) if out_dir is not None else None   # a temporary one is made by start()
+        self.out_dir = Path(out_dir) if out_dir is not None else None  # a temporary one is made by start()
         self.proc: subprocess.Popen | None = None
         self.command: list[str] = []
         self.started_at = 0.0
@@ -82,7 +88,7 @@ class LoadProcess:
     def binary(self) -> Path:
         return LoadTool.of(self.params).binary
 
-    def start(self) -> "LoadProcess":
+    def start(self) -> LoadProcess:
         if self.out_dir is None:
             self.out_dir = Path(tempfile.mkdtemp(prefix="perflab-load-"))
         self.out_dir.mkdir(parents=True, exist_ok=True)
@@ -92,20 +98,29 @@ class LoadProcess:
             self.stop(0)
             raise
 
-    def _start(self) -> "LoadProcess":
+    def _start(self) -> LoadProcess:
         p = self.params
         binary = self.binary
         if p.tool == "wrk2" and p.warmup:
             # wrk2 has no warm-up flag: an unrecorded run at the same rate plays that role.
             self._run_wrk2_warmup(binary)
-        self.command = [*self.cpu_prefix, str(binary), *p.args(self.url, self.out_dir / SUMMARY, self.out_dir / HDR_LOG,
-                                                                          self.extra)]
+        self.command = [
+            *self.cpu_prefix,
+            str(binary),
+            *p.args(self.url, self.out_dir / SUMMARY, self.out_dir / HDR_LOG, self.extra),
+        ]
         self._stdout = open(self.out_dir / CONSOLE, "wb")
         self._stderr = open(self.out_dir / STDERR, "wb")
         self.started_at = time.time()
         t = time.monotonic()
-        self.proc = subprocess.Popen(self.command, stdout=self._stdout, stderr=self._stderr, stdin=subprocess.DEVNULL,
-                                     start_new_session=True, cwd=str(paths.repo_root()))
+        self.proc = subprocess.Popen(
+            self.command,
+            stdout=self._stdout,
+            stderr=self._stderr,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            cwd=str(paths.repo_root()),
+        )
         children.register(self.proc)
         self.measure_start_monotonic = t + (p.warmup if p.tool == "perflab-load" else 0.0)
         return self
@@ -122,8 +137,9 @@ class LoadProcess:
             raise
         children.unregister(proc)
         if proc.returncode != 0:
-            raise LoadError(f"wrk2 warm-up run exited with status {proc.returncode}",
-                            out.decode("utf-8", "replace")[-4000:])
+            raise LoadError(
+                f"wrk2 warm-up run exited with status {proc.returncode}", out.decode("utf-8", "replace")[-4000:]
+            )
 
     @property
     def expected_seconds(self) -> float:
@@ -176,22 +192,34 @@ class LoadProcess:
                 cause = f"{self.binary.name} exited with status {rc}" + (f": {lines[-1]}" if lines else "")
                 raise LoadError(cause, err_tail + ("\n" + children.tail(self.out_dir / CONSOLE, 15) if console else ""))
             summary, hdr = read_outputs(self.out_dir, self.params, console, self.binary.name, err_tail)
-            return LoadResult(params=self.params, url=self.url, command=self.command, returncode=rc, console=console,
-                              summary=summary, hdr=hdr, out_dir=None if self._tmp else self.out_dir,
-                              started_at=self.started_at, ended_at=ended, stderr_tail=err_tail,
-                              tool_version=summary.get("version"))
+            return LoadResult(
+                params=self.params,
+                url=self.url,
+                command=self.command,
+                returncode=rc,
+                console=console,
+                summary=summary,
+                hdr=hdr,
+                out_dir=None if self._tmp else self.out_dir,
+                started_at=self.started_at,
+                ended_at=ended,
+                stderr_tail=err_tail,
+                tool_version=summary.get("version"),
+            )
         finally:
             self._discard()
 
 
-def start_load(url: str, params: LoadParams, out_dir: str | os.PathLike | None = None,
-               cpu_prefix: list[str] | None = None) -> LoadProcess:
+def start_load(
+    url: str, params: LoadParams, out_dir: str | os.PathLike | None = None, cpu_prefix: list[str] | None = None
+) -> LoadProcess:
     """Start the generator without waiting; ``.wait()`` returns the :class:`LoadResult`."""
     return LoadProcess(url, params, out_dir, cpu_prefix).start()
 
 
-def run_load(url: str, params: LoadParams, out_dir: str | os.PathLike | None = None,
-             cpu_prefix: list[str] | None = None) -> LoadResult:
+def run_load(
+    url: str, params: LoadParams, out_dir: str | os.PathLike | None = None, cpu_prefix: list[str] | None = None
+) -> LoadResult:
     """Run one load against ``url`` and return its parsed result.
 
     ``out_dir`` keeps the raw files (``load-console.txt``, ``load-stderr.txt``, ``load-summary.json``,
@@ -200,5 +228,3 @@ def run_load(url: str, params: LoadParams, out_dir: str | os.PathLike | None = N
     lp = LoadProcess(url, params, out_dir, cpu_prefix)
     lp.start()
     return lp.wait()
-
-

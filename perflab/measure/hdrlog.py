@@ -80,7 +80,9 @@ class HdrLog:
     steps: pd.DataFrame
     _hists: dict = field(default_factory=dict, repr=False)
 
-    def histogram(self, tag: str = "corrected", start_s: float | None = None, end_s: float | None = None) -> HdrHistogram | None:
+    def histogram(
+        self, tag: str = "corrected", start_s: float | None = None, end_s: float | None = None
+    ) -> HdrHistogram | None:
         """All intervals of ``tag`` overlapping ``[start_s, end_s)`` added into one histogram."""
         if tag not in ("corrected", "uncorrected"):
             raise ValueError(f"tag must be 'corrected' or 'uncorrected', got {tag!r}")
@@ -93,7 +95,9 @@ class HdrLog:
             out.add(h)
         return out
 
-    def spectrum(self, tag: str = "corrected", start_s: float | None = None, end_s: float | None = None) -> pd.DataFrame:
+    def spectrum(
+        self, tag: str = "corrected", start_s: float | None = None, end_s: float | None = None
+    ) -> pd.DataFrame:
         h = self.histogram(tag, start_s, end_s)
         return spectrum_from_histogram(h) if h is not None else spectrum_from_histogram(HdrHistogram(1, 10, 3))
 
@@ -123,11 +127,11 @@ def parse_hdr_log(text: str, path: Path | None = None) -> HdrLog:
         if not line:
             continue
         if line.startswith("#"):
-            if (m := RE_START.match(line)):
+            if m := RE_START.match(line):
                 start = float(m.group(1))
-            elif (m := RE_BASE.match(line)):
+            elif m := RE_BASE.match(line):
                 base = float(m.group(1))
-            elif (m := RE_STEP.match(line)):
+            elif m := RE_STEP.match(line):
                 current_step = int(m.group(1))
                 steps.append((current_step, float(m.group(2)), float(m.group(3)), float(m.group(4))))
             continue
@@ -145,16 +149,25 @@ def parse_hdr_log(text: str, path: Path | None = None) -> HdrLog:
         e = s + length
         hists[(tag, s, e)] = h
         cnt = h.get_total_count()
-        row = {"tag": tag, "start_s": s, "end_s": e, "count": cnt, "rate": cnt / length if length > 0 else math.nan,
-               "min_ms": h.get_min_value() / 1e3 if cnt else math.nan,
-               "mean_ms": mean_value(h) / 1e3 if cnt else math.nan}
+        row = {
+            "tag": tag,
+            "start_s": s,
+            "end_s": e,
+            "count": cnt,
+            "rate": cnt / length if length > 0 else math.nan,
+            "min_ms": h.get_min_value() / 1e3 if cnt else math.nan,
+            "mean_ms": mean_value(h) / 1e3 if cnt else math.nan,
+        }
         for name, q in INTERVAL_PERCENTILES.items():
             row[name + "_ms"] = h.get_value_at_percentile(q) / 1e3 if cnt else math.nan
         row["max_ms"] = h.get_max_value() / 1e3 if cnt else math.nan
         row["step"] = current_step
         rows.append(row)
-    cols = ["tag", "start_s", "end_s", "count", "rate", "min_ms", "mean_ms"] + \
-           [k + "_ms" for k in INTERVAL_PERCENTILES] + ["max_ms", "step"]
+    cols = (
+        ["tag", "start_s", "end_s", "count", "rate", "min_ms", "mean_ms"]
+        + [k + "_ms" for k in INTERVAL_PERCENTILES]
+        + ["max_ms", "step"]
+    )
     df = pd.DataFrame(rows, columns=cols)
     if steps:
         # Intervals are attributed to the step whose [start, end) holds their midpoint: the

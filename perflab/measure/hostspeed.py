@@ -29,7 +29,8 @@ from ..config.validity import ValidityThresholds
 #: iterations of the timed loop: 0.3-0.6 ms on a 2.4 GHz core, so one calibration has hundreds of samples
 LOOP = 10_000
 #: the timed work, run by ``python -S -c`` pinned to one CPU; prints the median microseconds per loop
-_KERNEL = r"""
+_KERNEL = (
+    r"""
 import json, os, sys, time
 os.sched_setaffinity(0, {int(sys.argv[1])})
 end, samples = time.monotonic() + float(sys.argv[2]), []
@@ -40,7 +41,9 @@ while time.monotonic() < end or not samples:
     samples.append((time.thread_time_ns() - c0) / 1e3)
 samples.sort()
 print(json.dumps({"us": samples[len(samples) // 2], "n": len(samples)}))
-""" % LOOP
+"""
+    % LOOP
+)
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,7 @@ class Calibration:
         return {"at": round(self.at, 3), "us": {str(c): round(v, 1) for c, v in self.us.items()}}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Calibration":
+    def from_dict(cls, d: dict) -> Calibration:
         return cls(float(d["at"]), {int(c): float(v) for c, v in d["us"].items()})
 
 
@@ -80,8 +83,15 @@ def calibrate(seconds: float = 0.15, on: list[int] | None = None) -> Calibration
     if not on or not set(on) <= allowed:
         raise ValueError(f"on: CPUs must be a non-empty subset of {sorted(allowed)}, got {on}")
     at = time.time()
-    procs = {c: subprocess.Popen([sys.executable, "-S", "-c", _KERNEL, str(c), str(seconds)],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for c in on}
+    procs = {
+        c: subprocess.Popen(
+            [sys.executable, "-S", "-c", _KERNEL, str(c), str(seconds)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for c in on
+    }
     us = {}
     try:
         for c, p in procs.items():
@@ -114,8 +124,9 @@ def check_survey(seconds: float, every: float, sample: float, prefix: str = "") 
         raise ValueError(f"{prefix}sample: must be within (0, {prefix}every={every:g}], got {sample:g}")
 
 
-def survey(seconds: float = 30.0, every: float = 0.5, sample: float = 0.1, on: list[int] | None = None,
-           progress=None) -> list[Calibration]:
+def survey(
+    seconds: float = 30.0, every: float = 0.5, sample: float = 0.1, on: list[int] | None = None, progress=None
+) -> list[Calibration]:
     """Calibrate for ``sample`` seconds every ``every`` seconds during ``seconds``."""
     check_survey(seconds, every, sample)
     end, out = time.monotonic() + seconds, []
@@ -145,8 +156,14 @@ def summarise(calibrations, slow_factor: float | None = None) -> dict:
         v = [cal.us[c] for cal in cals if c in cal.us]
         s = sum(x > f * min(v) for x in v)
         slow, total = slow + s, total + len(v)
-        rows[c] = {"n": len(v), "fastest_us": min(v), "median_us": statistics.median(v), "slowest_us": max(v),
-                   "spread": max(v) / min(v), "slow_share": s / len(v)}
+        rows[c] = {
+            "n": len(v),
+            "fastest_us": min(v),
+            "median_us": statistics.median(v),
+            "slowest_us": max(v),
+            "spread": max(v) / min(v),
+            "slow_share": s / len(v),
+        }
     return {"cpus": rows, "spread": spread(cals), "slow_share": slow / total, "n": len(cals), "slow_factor": f}
 
 
@@ -155,6 +172,8 @@ def describe(summary: dict) -> str:
     s, f = summary["spread"], summary["slow_factor"]
     if s <= f:
         return f"steady: the slowest of {summary['n']} calibrations took {s:.2f}x the fastest (within {f:g}x)"
-    return (f"not steady: the same loop took up to {s:.2f}x as long as its fastest, and "
-            f"{summary['slow_share']:.0%} of calibrations were over {f:g}x; numbers measured at high CPU "
-            f"load on this machine move with it, so compare side by side and repeat")
+    return (
+        f"not steady: the same loop took up to {s:.2f}x as long as its fastest, and "
+        f"{summary['slow_share']:.0%} of calibrations were over {f:g}x; numbers measured at high CPU "
+        f"load on this machine move with it, so compare side by side and repeat"
+    )

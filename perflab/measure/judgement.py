@@ -86,9 +86,20 @@ def evaluate(result, criteria: BreakpointCriteria | None = None, validity=None) 
     ratio, p99, errs, n = result.achieved_ratio, result.p99_ms, result.unserved, result.offered
     err = errs / n if n else (0.0 if errs == 0 else math.inf)
     trend, desc = latency_trend(result.intervals, c) if c.trend else (False, "trend check off")
-    metrics = {"achieved_rate": result.achieved_rate, "achieved_ratio": ratio, "p50_ms": result.p50_ms,
-               "p99_ms": p99, "p999_ms": result.p999_ms, "max_ms": result.max_ms, "errors": errs,
-               "error_ratio": err, "requests": result.requests, "offered": n, "trend": trend, "trend_desc": desc}
+    metrics = {
+        "achieved_rate": result.achieved_rate,
+        "achieved_ratio": ratio,
+        "p50_ms": result.p50_ms,
+        "p99_ms": p99,
+        "p999_ms": result.p999_ms,
+        "max_ms": result.max_ms,
+        "errors": errs,
+        "error_ratio": err,
+        "requests": result.requests,
+        "offered": n,
+        "trend": trend,
+        "trend_desc": desc,
+    }
     vd = validity.to_dict() if validity is not None else None
     reasons = []
     if not (ratio >= c.min_achieved):
@@ -101,7 +112,7 @@ def evaluate(result, criteria: BreakpointCriteria | None = None, validity=None) 
     metrics["others_cores"] = others.value if others is not None and others.status != "n/a" else None
     hits = validity.checks.get("hits") if validity is not None else None
     if hits is not None and hits.status == "fail":
-        reasons.append(hits.note.split(":")[0])   # reads that found no data: no rate is kept up with by 404s
+        reasons.append(hits.note.split(":")[0])  # reads that found no data: no rate is kept up with by 404s
     if trend:
         reasons.append("latency trend: " + desc)
     if reasons:
@@ -118,8 +129,7 @@ def evaluate(result, criteria: BreakpointCriteria | None = None, validity=None) 
                 # a tail over the SLA with the rate kept and no queue building, beside a burst of another program:
                 # the spike may be theirs, so the probe says nothing about the server
                 why = "another program burst inside the window"
-                return Judgement(None, [f"inconclusive, {why}: {reasons[0]}; {burst.note}"], metrics, vd, MACHINE,
-                                 why)
+                return Judgement(None, [f"inconclusive, {why}: {reasons[0]}; {burst.note}"], metrics, vd, MACHINE, why)
             vd = validity.ignoring(OVERLOAD_SYMPTOMS).to_dict()
         return Judgement(False, reasons, metrics, vd)
     if validity is not None:
@@ -141,8 +151,12 @@ def cause(doubt: Validity) -> tuple[str, str]:
         wait = doubt.checks.get("generator_runqueue")
         if wait is None or not isinstance(wait.value, float):
             return MACHINE, "the machine starved the generator"
-        if wait.value < STARVED:   # no CPU was missing: its lateness was its own (sockets, a stall), not the machine's
-            return MACHINE, (f"the generator fell behind its schedule (its threads waited {wait.value:.0%} of the "
-                             f"window for a CPU)")
-        return MACHINE, f"the machine starved the generator (its threads waited {wait.value:.0%} of the window for a CPU)"
+        if wait.value < STARVED:  # no CPU was missing: its lateness was its own (sockets, a stall), not the machine's
+            return MACHINE, (
+                f"the generator fell behind its schedule (its threads waited {wait.value:.0%} of the window for a CPU)"
+            )
+        return (
+            MACHINE,
+            f"the machine starved the generator (its threads waited {wait.value:.0%} of the window for a CPU)",
+        )
     return MACHINE, "the measurement is invalid"

@@ -35,7 +35,7 @@ from .hdrlog import RE_LINE, RE_STEP, parse_hdr_log
 #: perflab-load's histogram layout (loadgen/src/histogram.rs): 1 us .. one day, 3 significant digits
 HIGHEST_US = 24 * 60 * 60 * 1_000_000
 SIGNIFICANT = 3
-_HALF_MAGNITUDE = 10                      # sub-bucket half count 1024, sub-bucket count 2048
+_HALF_MAGNITUDE = 10  # sub-bucket half count 1024, sub-bucket count 2048
 _BUCKETS = 27
 COUNTS_LEN = (_BUCKETS + 1) << _HALF_MAGNITUDE
 
@@ -56,8 +56,10 @@ _TAG_RE = re.compile(r"^Tag=([^,]*),")
 def counts_of(h: HdrHistogram) -> np.ndarray:
     """A decoded hdr-log histogram's bucket counts in perflab-load's layout (length :data:`COUNTS_LEN`)."""
     if h.unit_magnitude != 0 or h.sub_bucket_half_count_magnitude != _HALF_MAGNITUDE:
-        raise ValueError(f"histogram layout differs from perflab-load's (unit magnitude {h.unit_magnitude}, "
-                         f"sub-bucket half count magnitude {h.sub_bucket_half_count_magnitude})")
+        raise ValueError(
+            f"histogram layout differs from perflab-load's (unit magnitude {h.unit_magnitude}, "
+            f"sub-bucket half count magnitude {h.sub_bucket_half_count_magnitude})"
+        )
     raw = np.ctypeslib.as_array(h.counts)[: h.counts_len].astype(np.int64)
     out = np.zeros(COUNTS_LEN, dtype=np.int64)
     n = min(len(raw), COUNTS_LEN)
@@ -125,8 +127,16 @@ class Stats:
     def latency_object(self) -> dict:
         """The summary's ``latency_us`` object (json_summary.rs ``latency_object``)."""
         out = {"min": self.min(), "max": self.max(), "mean": _round3(self.mean()), "stdev": _round3(self.stdev())}
-        for k, p in (("p50", 50.0), ("p75", 75.0), ("p90", 90.0), ("p99", 99.0), ("p99.9", 99.9),
-                     ("p99.99", 99.99), ("p99.999", 99.999), ("p100", 100.0)):
+        for k, p in (
+            ("p50", 50.0),
+            ("p75", 75.0),
+            ("p90", 90.0),
+            ("p99", 99.0),
+            ("p99.9", 99.9),
+            ("p99.99", 99.99),
+            ("p99.999", 99.999),
+            ("p100", 100.0),
+        ):
             out[k] = self.value_at_percentile(p)
         return out
 
@@ -139,7 +149,7 @@ class Stats:
         last = int(np.flatnonzero(self.counts)[-1]) + 1
         counts = self.counts[:last]
         cum = np.cumsum(counts)
-        end = int(np.searchsorted(cum, total)) + 1          # buckets() stops once the total is reached
+        end = int(np.searchsorted(cum, total)) + 1  # buckets() stops once the total is reached
         rows, pos, iterate_to = [], None, 0.0
         while True:
             at = int(cum[pos]) if pos is not None else 0
@@ -152,7 +162,7 @@ class Stats:
                 if counts[i] != 0 and iterate_to <= current:
                     rows.append((int(HIGHEST[i]), iterate_to, int(cum[i])))
                     halvings = int(math.log(100.0 / (100.0 - iterate_to)) / math.log(2.0)) + 1
-                    iterate_to += 100.0 / (ticks_per_half_distance * int(2.0 ** halvings))
+                    iterate_to += 100.0 / (ticks_per_half_distance * int(2.0**halvings))
                     break
                 if cum[i] >= total or i + 1 >= end:
                     break
@@ -174,12 +184,13 @@ def _round3(x: float) -> float:
 
 # --- interval logs ----------------------------------------------------------------------------------
 
+
 @dataclass
 class _Log:
     """One host's interval log: ``(tag, start text) -> (length, counts)`` in file order, and its steps."""
 
     intervals: dict
-    steps: dict            # step index -> (rate, start_s, end_s)
+    steps: dict  # step index -> (rate, start_s, end_s)
 
 
 def _read_log(text: str) -> _Log:
@@ -189,7 +200,7 @@ def _read_log(text: str) -> _Log:
         if not line or line.startswith('"StartTimestamp"'):
             continue
         if line.startswith("#"):
-            if (m := RE_STEP.match(line)):
+            if m := RE_STEP.match(line):
                 steps[int(m.group(1))] = (float(m.group(2)), float(m.group(3)), float(m.group(4)))
             continue
         m = RE_LINE.match(line)
@@ -198,7 +209,7 @@ def _read_log(text: str) -> _Log:
         key = (m.group(1) or "", m.group(2))
         counts = counts_of(HdrHistogram.decode(m.group(5)))
         length = float(m.group(3))
-        if key in intervals:   # never written twice by one host; add rather than lose counts
+        if key in intervals:  # never written twice by one host; add rather than lose counts
             old_len, old = intervals[key]
             intervals[key] = (max(old_len, length), old + counts)
         else:
@@ -225,18 +236,25 @@ def merge_logs(texts: list[str], start_time: float, header: str) -> tuple[str, d
         for idx, (rate, s, e) in log.steps.items():
             r0, s0, e0 = steps.get(idx, (0.0, s, e))
             steps[idx] = (r0 + rate, min(s0, s), max(e0, e))
-    when = dt.datetime.fromtimestamp(start_time, dt.timezone.utc).strftime("%a %b %d %H:%M:%S UTC %Y")
-    lines = ["#[Histogram log format version 1.3]", f"#[Written by {header}; values in microseconds]",
-             f"#[StartTime: {start_time:.3f} (seconds since epoch), {when}]",
-             f"#[BaseTime: {start_time:.3f} (seconds since epoch)]",
-             '"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"']
+    when = dt.datetime.fromtimestamp(start_time, dt.UTC).strftime("%a %b %d %H:%M:%S UTC %Y")
+    lines = [
+        "#[Histogram log format version 1.3]",
+        f"#[Written by {header}; values in microseconds]",
+        f"#[StartTime: {start_time:.3f} (seconds since epoch), {when}]",
+        f"#[BaseTime: {start_time:.3f} (seconds since epoch)]",
+        '"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"',
+    ]
     pending = sorted(steps.items(), key=lambda kv: kv[1][1])
     for (tag, start), (length, counts) in sorted(merged.items(), key=lambda kv: (float(kv[0][1]), kv[0][0] != "")):
         while pending and pending[0][1][1] <= float(start) + 1e-9:
             idx, (rate, s, e) = pending.pop(0)
             lines.append(f"#[Step {idx}: rate={_num(rate)} start={s:.3f} end={e:.3f}]")
         st = Stats(counts)
-        blob = histogram_of(counts).encode().decode() if st.total else HdrHistogram(1, HIGHEST_US, SIGNIFICANT).encode().decode()
+        blob = (
+            histogram_of(counts).encode().decode()
+            if st.total
+            else HdrHistogram(1, HIGHEST_US, SIGNIFICANT).encode().decode()
+        )
         prefix = f"Tag={tag}," if tag else ""
         lines.append(f"{prefix}{start},{length:.3f},{st.max() / 1000:.3f},{blob}")
     for idx, (rate, s, e) in pending:
@@ -249,6 +267,7 @@ def _num(x: float) -> str:
 
 
 # --- summaries --------------------------------------------------------------------------------------
+
 
 @dataclass
 class Part:
@@ -281,56 +300,83 @@ def merge(parts: list[Part], reference: str = "the server host's clock") -> tupl
     start_ms = min(v for p in parts if (v := shifted_ms(p, "start_ms")) is not None)
     end_ms = max(v for p in parts if (v := shifted_ms(p, "end_ms")) is not None)
     warm = [v for p in parts if (v := shifted_ms(p, "warmup_start_ms")) is not None]
-    names = ", ".join(f"{p.name} segment {(p.summary.get('segment') or {}).get('index', 0)}/"
-                      f"{(p.summary.get('segment') or {}).get('count', 1)}" for p in parts)
-    log_text, intervals = merge_logs([p.log for p in parts], start_ms / 1000.0,
-                                     f"perflab (merged from {len(parts)} perflab-load logs: {names})")
+    names = ", ".join(
+        f"{p.name} segment {(p.summary.get('segment') or {}).get('index', 0)}/"
+        f"{(p.summary.get('segment') or {}).get('count', 1)}"
+        for p in parts
+    )
+    log_text, intervals = merge_logs(
+        [p.log for p in parts], start_ms / 1000.0, f"perflab (merged from {len(parts)} perflab-load logs: {names})"
+    )
     corrected = [c for (tag, _), (_, c) in intervals.items() if tag == ""]
     uncorrected = [c for (tag, _), (_, c) in intervals.items() if tag == "uncorrected"]
     whole = Stats(np.sum(corrected, axis=0) if corrected else np.zeros(COUNTS_LEN, dtype=np.int64))
     requests = sum(int(p.summary.get("requests") or 0) for p in parts)
     duration = max(float(p.summary.get("duration_s") or 0.0) for p in parts)
     if whole.total != requests:
-        raise ValueError(f"the hosts' interval logs hold {whole.total} latencies but their summaries count "
-                         f"{requests} requests")
+        raise ValueError(
+            f"the hosts' interval logs hold {whole.total} latencies but their summaries count {requests} requests"
+        )
 
     out = dict(s0)
-    out.update({
-        # parts sent to several entry nodes of a cluster: every node's URL, in the parts' order, once each
-        "url": ",".join(dict.fromkeys(str(p.summary["url"]) for p in parts if p.summary.get("url"))) or s0.get("url"),
-        "threads": seg.get("threads", s0.get("threads")), "connections": seg.get("connections", s0.get("connections")),
-        "duration_s": duration,
-        "target_rate": seg.get("target_rate", sum(float(p.summary.get("target_rate") or 0) for p in parts)),
-        "achieved_rate": (s0.get("achieved_rate") if len(parts) == 1 else
-                          _round3(requests / duration) if duration > 0 else 0.0),
-        "start_ms": start_ms, "end_ms": end_ms, "warmup_start_ms": min(warm) if warm else s0.get("warmup_start_ms"),
-        "requests": requests,
-        "bytes_read": _sum(parts, "bytes_read"), "bytes_written": _sum(parts, "bytes_written"),
-        "errors": _sum_dicts(p.summary.get("errors") for p in parts),
-        "status_codes": _sum_dicts(p.summary.get("status_codes") for p in parts),
-        "latency_us": whole.latency_object(),
-        "latency_uncorrected_us": (Stats(np.sum(uncorrected, axis=0)).latency_object()
-                                   if uncorrected and s0.get("latency_uncorrected_us") is not None else None),
-        "steps": _steps(parts, intervals, log_text),
-        "interrupted": any(bool(p.summary.get("interrupted")) for p in parts),
-        "offered": _sum(parts, "offered"), "unsent": _sum(parts, "unsent"),
-        "unanswered": _sum(parts, "unanswered"),
-        "schedule_lag_us": _worst_lag(parts),
-        "cpu": {"user_s": sum(float((p.summary.get("cpu") or {}).get("user_s") or 0) for p in parts),
+    out.update(
+        {
+            # parts sent to several entry nodes of a cluster: every node's URL, in the parts' order, once each
+            "url": ",".join(dict.fromkeys(str(p.summary["url"]) for p in parts if p.summary.get("url")))
+            or s0.get("url"),
+            "threads": seg.get("threads", s0.get("threads")),
+            "connections": seg.get("connections", s0.get("connections")),
+            "duration_s": duration,
+            "target_rate": seg.get("target_rate", sum(float(p.summary.get("target_rate") or 0) for p in parts)),
+            "achieved_rate": (
+                s0.get("achieved_rate") if len(parts) == 1 else _round3(requests / duration) if duration > 0 else 0.0
+            ),
+            "start_ms": start_ms,
+            "end_ms": end_ms,
+            "warmup_start_ms": min(warm) if warm else s0.get("warmup_start_ms"),
+            "requests": requests,
+            "bytes_read": _sum(parts, "bytes_read"),
+            "bytes_written": _sum(parts, "bytes_written"),
+            "errors": _sum_dicts(p.summary.get("errors") for p in parts),
+            "status_codes": _sum_dicts(p.summary.get("status_codes") for p in parts),
+            "latency_us": whole.latency_object(),
+            "latency_uncorrected_us": (
+                Stats(np.sum(uncorrected, axis=0)).latency_object()
+                if uncorrected and s0.get("latency_uncorrected_us") is not None
+                else None
+            ),
+            "steps": _steps(parts, intervals, log_text),
+            "interrupted": any(bool(p.summary.get("interrupted")) for p in parts),
+            "offered": _sum(parts, "offered"),
+            "unsent": _sum(parts, "unsent"),
+            "unanswered": _sum(parts, "unanswered"),
+            "schedule_lag_us": _worst_lag(parts),
+            "cpu": {
+                "user_s": sum(float((p.summary.get("cpu") or {}).get("user_s") or 0) for p in parts),
                 "sys_s": sum(float((p.summary.get("cpu") or {}).get("sys_s") or 0) for p in parts),
                 "cpus_allowed": None,
-                "threads": [{**th, "host": p.name} for p in parts for th in (p.summary.get("cpu") or {}).get("threads") or []]},
-        "spectrum": whole.spectrum(),
-        "spectrum_uncorrected": (Stats(np.sum(uncorrected, axis=0)).spectrum()
-                                 if uncorrected and s0.get("spectrum_uncorrected") is not None else None),
-        "intervals": _json_intervals(parts),
-        "stopped_early": None,
-    })
+                "threads": [
+                    {**th, "host": p.name} for p in parts for th in (p.summary.get("cpu") or {}).get("threads") or []
+                ],
+            },
+            "spectrum": whole.spectrum(),
+            "spectrum_uncorrected": (
+                Stats(np.sum(uncorrected, axis=0)).spectrum()
+                if uncorrected and s0.get("spectrum_uncorrected") is not None
+                else None
+            ),
+            "intervals": _json_intervals(parts),
+            "stopped_early": None,
+        }
+    )
     out.pop("segment", None)
     out.pop("start_at", None)
-    out["merged"] = {"hosts": [p.name for p in parts], "clock": reference,
-                     "shift_s": {p.name: p.shift_s for p in parts},
-                     "schedule_lag": "the worst host's (no histogram of the lag is in the summaries)"}
+    out["merged"] = {
+        "hosts": [p.name for p in parts],
+        "clock": reference,
+        "shift_s": {p.name: p.shift_s for p in parts},
+        "schedule_lag": "the worst host's (no histogram of the lag is in the summaries)",
+    }
     return out, log_text
 
 
@@ -364,9 +410,20 @@ def _json_intervals(parts) -> list[dict]:
     for p in parts:
         for iv in p.summary.get("intervals") or []:
             k = round(float(iv["start_s"]), 6)
-            cur = by_start.setdefault(k, {"start_s": iv["start_s"], "end_s": iv["end_s"], "offered": 0,
-                                          "completed": 0, "errors": 0, "error_kinds": {}, "status_codes": {},
-                                          "unanswered": 0, "unsent": 0})
+            cur = by_start.setdefault(
+                k,
+                {
+                    "start_s": iv["start_s"],
+                    "end_s": iv["end_s"],
+                    "offered": 0,
+                    "completed": 0,
+                    "errors": 0,
+                    "error_kinds": {},
+                    "status_codes": {},
+                    "unanswered": 0,
+                    "unsent": 0,
+                },
+            )
             cur["end_s"] = max(cur["end_s"], iv["end_s"])
             for key in ("offered", "completed", "errors", "unanswered", "unsent"):
                 cur[key] += int(iv.get(key) or 0)
@@ -384,7 +441,7 @@ def _steps(parts, intervals: dict, log_text: str) -> list[dict]:
     corrected = table[table["tag"] == "corrected"]
     out = []
     for k in range(n):
-        mine = [st for p in parts for st in (p.summary.get("steps") or [])[k:k + 1]]
+        mine = [st for p in parts for st in (p.summary.get("steps") or [])[k : k + 1]]
         start, end = min(st["start_s"] for st in mine), max(st["end_s"] for st in mine)
         req = sum(int(st.get("requests") or 0) for st in mine)
         starts = corrected.loc[corrected["step"] == k, "start_s"] if n > 1 else corrected["start_s"]
@@ -392,11 +449,23 @@ def _steps(parts, intervals: dict, log_text: str) -> list[dict]:
         counts = [c for (tag, s), (_, c) in intervals.items() if tag == "" and s in keys]
         st = Stats(np.sum(counts, axis=0) if counts else np.zeros(COUNTS_LEN, dtype=np.int64))
         # one host: its own rate (from its unrounded times); several: from the summaries' times (ms precision)
-        achieved = mine[0].get("achieved_rate") if len(mine) == 1 else \
-            (_round3(req / (end - start)) if end > start else 0.0)
-        out.append({"index": k, "target_rate": _round3(sum(float(x.get("target_rate") or 0) for x in mine)),
-                    "start_s": start, "end_s": end, "requests": req, "achieved_rate": achieved,
-                    "errors": sum(int(x.get("errors") or 0) for x in mine),
-                    "latency_us": {"p50": st.value_at_percentile(50.0), "p99": st.value_at_percentile(99.0),
-                                   "max": st.max()}})
+        achieved = (
+            mine[0].get("achieved_rate") if len(mine) == 1 else (_round3(req / (end - start)) if end > start else 0.0)
+        )
+        out.append(
+            {
+                "index": k,
+                "target_rate": _round3(sum(float(x.get("target_rate") or 0) for x in mine)),
+                "start_s": start,
+                "end_s": end,
+                "requests": req,
+                "achieved_rate": achieved,
+                "errors": sum(int(x.get("errors") or 0) for x in mine),
+                "latency_us": {
+                    "p50": st.value_at_percentile(50.0),
+                    "p99": st.value_at_percentile(99.0),
+                    "max": st.max(),
+                },
+            }
+        )
     return out

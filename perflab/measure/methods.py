@@ -44,14 +44,14 @@ class Method(StrEnum):
 
 _DESCRIPTIONS = {
     Method.INTERLEAVED_PAIRS: "interleaved A/B: A and B side by side in balanced A B B A blocks at the same rates; "
-                              "Wilcoxon signed-rank test on the pairs' log-ratios, bootstrap interval of the median "
-                              "ratio",
+    "Wilcoxon signed-rank test on the pairs' log-ratios, bootstrap interval of the median "
+    "ratio",
     Method.INTERLEAVED_SEARCHES: "interleaved breakpoint searches (probes in A B B A order); the ratio's interval "
-                                 "from both searches' intervals",
+    "from both searches' intervals",
     Method.SEQUENTIAL_RUNS: "sequential runs, not interleaved: Mann-Whitney U test on per-interval values and a "
-                            "bootstrap interval of the ratio of medians (a slow phase of the machine during one run "
-                            "counts as a difference)",
+    "bootstrap interval of the ratio of medians (a slow phase of the machine during one run "
+    "counts as a difference)",
     Method.SEQUENTIAL_INTERVALS: "sequential estimates, not interleaved (two searches, or two A/B runs' ratios): "
-                                 "intervals compared, different only when disjoint",
+    "intervals compared, different only when disjoint",
     Method.SINGLE_VALUES: "one value per run, not tested",
 }

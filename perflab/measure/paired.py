@@ -69,6 +69,7 @@ class Conclusion(StrEnum):
 
 # --- the family of tests one comparison makes ------------------------------------------------------
 
+
 def looks(max_pairs: int) -> tuple[int, ...]:
     """The scheduled looks up to ``max_pairs``."""
     return tuple(n for n in LOOKS if n <= max_pairs)
@@ -109,10 +110,10 @@ class Family:
         level they give, ``alpha / (rates x (counted + 1 + metrics))`` (counting a look that cannot reject
         only lowers the level)."""
         scheduled = looks(self.max_pairs)
-        end = 1 + len(METRICS) + self.extra      # the final look, the other metrics, pass/fail, the extra tests
+        end = 1 + len(METRICS) + self.extra  # the final look, the other metrics, pass/fail, the extra tests
         for count in range(len(scheduled) + 1):
             need = min_pairs_for(self.alpha / (self.rates * (count + end)))
-            if all(n < need for n in scheduled[:len(scheduled) - count]):
+            if all(n < need for n in scheduled[: len(scheduled) - count]):
                 return count + end
         return len(scheduled) + end
 
@@ -133,11 +134,18 @@ class Family:
         return next((n for n in looks(self.max_pairs) if n >= need), max(need, self.max_pairs))
 
     def to_dict(self) -> dict:
-        return {"alpha": self.alpha, "tests": self.tests, "level": self.level, "looks": list(looks(self.max_pairs)),
-                "first_claim": self.first_claim, "extra": self.extra}
+        return {
+            "alpha": self.alpha,
+            "tests": self.tests,
+            "level": self.level,
+            "looks": list(looks(self.max_pairs)),
+            "first_claim": self.first_claim,
+            "extra": self.extra,
+        }
 
 
 # --- one metric ------------------------------------------------------------------------------------
+
 
 def log_ratios(a, b) -> np.ndarray:
     """``log(b / a)`` of the pairs where both values are finite and positive."""
@@ -194,15 +202,33 @@ class PairedRatio:
         return self.conclusion is Conclusion.DIFFERENT
 
     def to_dict(self) -> dict:
-        return {"metric": self.metric, "n": self.n, "ratio": self.ratio, "ci": list(self.ci),
-                "p_value": self.p_value, "level": self.level, "margin": self.margin,
-                "conclusion": str(self.conclusion), "direction": str(self.direction),
-                "confidence": self.confidence, "method": str(self.method), "test": PAIRED_TEST}
+        return {
+            "metric": self.metric,
+            "n": self.n,
+            "ratio": self.ratio,
+            "ci": list(self.ci),
+            "p_value": self.p_value,
+            "level": self.level,
+            "margin": self.margin,
+            "conclusion": str(self.conclusion),
+            "direction": str(self.direction),
+            "confidence": self.confidence,
+            "method": str(self.method),
+            "test": PAIRED_TEST,
+        }
 
 
-def paired_ratio(a, b, metric: str = "p99", level: float | None = None, margin: float = MARGIN,
-                 min_pairs: int = MIN_PAIRS, seed: int = 0, n_boot: int = N_BOOT,
-                 confidence: float = CONFIDENCE) -> PairedRatio:
+def paired_ratio(
+    a,
+    b,
+    metric: str = "p99",
+    level: float | None = None,
+    margin: float = MARGIN,
+    min_pairs: int = MIN_PAIRS,
+    seed: int = 0,
+    n_boot: int = N_BOOT,
+    confidence: float = CONFIDENCE,
+) -> PairedRatio:
     """The verdict on ``metric`` from its values in each pair (``a[i]``, ``b[i]``; pairs with a missing
     or non-positive value are left out). ``level``: the test's level at this look, ``None`` when it is
     not a look (then only *equivalent* or *undecided* can come out)."""
@@ -214,8 +240,19 @@ def paired_ratio(a, b, metric: str = "p99", level: float | None = None, margin: 
     n = len(d)
     if n < min_pairs:
         ratio = float(np.exp(np.median(d))) if n else math.nan
-        return PairedRatio(metric, n, ratio, (math.nan, math.nan), math.nan, level, margin, Conclusion.TOO_FEW,
-                           Direction.TOO_FEW, confidence, min_pairs=min_pairs)
+        return PairedRatio(
+            metric,
+            n,
+            ratio,
+            (math.nan, math.nan),
+            math.nan,
+            level,
+            margin,
+            Conclusion.TOO_FEW,
+            Direction.TOO_FEW,
+            confidence,
+            min_pairs=min_pairs,
+        )
     ratio = float(np.exp(np.median(d)))
     lo, hi = _bootstrap_ci(d, seed, n_boot, confidence)
     p = _wilcoxon_p(d)
@@ -227,11 +264,13 @@ def paired_ratio(a, b, metric: str = "p99", level: float | None = None, margin: 
         direction = Direction.HIGHER if ratio > 1 else Direction.LOWER
     else:
         conclusion, direction = Conclusion.UNDECIDED, Direction.NONE
-    return PairedRatio(metric, n, ratio, (lo, hi), p, level, margin, conclusion, direction, confidence,
-                       min_pairs=min_pairs)
+    return PairedRatio(
+        metric, n, ratio, (lo, hi), p, level, margin, conclusion, direction, confidence, min_pairs=min_pairs
+    )
 
 
 # --- a difference per pair (CPU per request in one category) ------------------------------------------
+
 
 @dataclass(frozen=True)
 class PairedDifference:
@@ -256,15 +295,33 @@ class PairedDifference:
         return self.conclusion is Conclusion.DIFFERENT
 
     def to_dict(self) -> dict:
-        return {"what": self.what, "n": self.n, "difference": self.difference, "ci": list(self.ci),
-                "p_value": self.p_value, "level": self.level, "conclusion": str(self.conclusion),
-                "direction": str(self.direction), "a_median": self.a_median, "b_median": self.b_median,
-                "confidence": self.confidence, "method": str(Method.INTERLEAVED_PAIRS),
-                "test": "two-sided exact Wilcoxon signed-rank test on the pairs' differences"}
+        return {
+            "what": self.what,
+            "n": self.n,
+            "difference": self.difference,
+            "ci": list(self.ci),
+            "p_value": self.p_value,
+            "level": self.level,
+            "conclusion": str(self.conclusion),
+            "direction": str(self.direction),
+            "a_median": self.a_median,
+            "b_median": self.b_median,
+            "confidence": self.confidence,
+            "method": str(Method.INTERLEAVED_PAIRS),
+            "test": "two-sided exact Wilcoxon signed-rank test on the pairs' differences",
+        }
 
 
-def paired_difference(a, b, what: str, level: float | None = None, min_pairs: int = MIN_PAIRS, seed: int = 0,
-                      n_boot: int = N_BOOT, confidence: float = CONFIDENCE) -> PairedDifference:
+def paired_difference(
+    a,
+    b,
+    what: str,
+    level: float | None = None,
+    min_pairs: int = MIN_PAIRS,
+    seed: int = 0,
+    n_boot: int = N_BOOT,
+    confidence: float = CONFIDENCE,
+) -> PairedDifference:
     """``b[i] - a[i]`` over the pairs where both are finite (between identical sides the differences are
     symmetric about 0, so the exact test holds its level whatever their distribution)."""
     x, y = np.asarray(list(a), dtype=float), np.asarray(list(b), dtype=float)
@@ -276,8 +333,18 @@ def paired_difference(a, b, what: str, level: float | None = None, min_pairs: in
     med = float(np.median(d)) if n else math.nan
     medians = (float(np.median(x)) if n else math.nan, float(np.median(y)) if n else math.nan)
     if n < min_pairs:
-        return PairedDifference(what, n, med, (math.nan, math.nan), math.nan, level, Conclusion.TOO_FEW,
-                                Direction.TOO_FEW, *medians, confidence)
+        return PairedDifference(
+            what,
+            n,
+            med,
+            (math.nan, math.nan),
+            math.nan,
+            level,
+            Conclusion.TOO_FEW,
+            Direction.TOO_FEW,
+            *medians,
+            confidence,
+        )
     rng = np.random.default_rng(seed)
     boot = np.median(rng.choice(d, size=(n_boot, n), replace=True), axis=1)
     q = (1 - confidence) / 2
@@ -291,6 +358,7 @@ def paired_difference(a, b, what: str, level: float | None = None, min_pairs: in
 
 
 # --- pass/fail at the SLA --------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class PassFail:
@@ -308,16 +376,32 @@ class PassFail:
     direction: Direction
 
     def to_dict(self) -> dict:
-        return {"metric": "pass", "n": self.n, "a_passed": self.a_passed, "b_passed": self.b_passed,
-                "a_only": self.a_only, "b_only": self.b_only, "p_value": self.p_value, "level": self.level,
-                "conclusion": str(self.conclusion), "direction": str(self.direction),
-                "method": str(Method.INTERLEAVED_PAIRS), "test": PASS_TEST}
+        return {
+            "metric": "pass",
+            "n": self.n,
+            "a_passed": self.a_passed,
+            "b_passed": self.b_passed,
+            "a_only": self.a_only,
+            "b_only": self.b_only,
+            "p_value": self.p_value,
+            "level": self.level,
+            "conclusion": str(self.conclusion),
+            "direction": str(self.direction),
+            "method": str(Method.INTERLEAVED_PAIRS),
+            "test": PASS_TEST,
+        }
 
 
 def pass_fail(a, b, level: float | None = None) -> PassFail:
     """Compare pass/fail per pair (``True``/``False``; ``None``, an inconclusive probe, drops the pair)."""
-    pairs = [(bool(x), bool(y)) for x, y in zip(a, b) if x is not None and y is not None
-             and not (isinstance(x, float) and math.isnan(x)) and not (isinstance(y, float) and math.isnan(y))]
+    pairs = [
+        (bool(x), bool(y))
+        for x, y in zip(a, b)
+        if x is not None
+        and y is not None
+        and not (isinstance(x, float) and math.isnan(x))
+        and not (isinstance(y, float) and math.isnan(y))
+    ]
     n = len(pairs)
     a_only = sum(x and not y for x, y in pairs)
     b_only = sum(y and not x for x, y in pairs)
@@ -331,11 +415,13 @@ def pass_fail(a, b, level: float | None = None) -> PassFail:
         conclusion, direction = Conclusion.DIFFERENT, Direction.LOWER if a_only > b_only else Direction.HIGHER
     else:
         conclusion, direction = Conclusion.UNDECIDED, Direction.NONE
-    return PassFail(n, sum(x for x, _ in pairs), sum(y for _, y in pairs), a_only, b_only, p, level, conclusion,
-                    direction)
+    return PassFail(
+        n, sum(x for x, _ in pairs), sum(y for _, y in pairs), a_only, b_only, p, level, conclusion, direction
+    )
 
 
 # --- the stop rule ---------------------------------------------------------------------------------
+
 
 class Stop(StrEnum):
     """Why a comparison stopped."""
@@ -365,8 +451,9 @@ class StopRule:
         if self.metric not in METRICS:
             raise ValueError(f"metric: expected one of {', '.join(METRICS)}, got {self.metric!r}")
         if not (isinstance(self.min_pairs, int) and 2 <= self.min_pairs <= self.family.max_pairs):
-            raise ValueError(f"min_pairs: must be an integer within [2, max_pairs={self.family.max_pairs}], "
-                             f"got {self.min_pairs!r}")
+            raise ValueError(
+                f"min_pairs: must be an integer within [2, max_pairs={self.family.max_pairs}], got {self.min_pairs!r}"
+            )
 
     def check(self, a, b, measured: int, out_of_time: bool = False) -> tuple[PairedRatio, Stop | None]:
         """``a``, ``b``: the metric per pair so far (unusable pairs as NaN); ``measured``: the pairs measured
@@ -381,8 +468,7 @@ class StopRule:
         look = look or final
         if look:
             self.looks_done.append(n)
-        r = paired_ratio(a, b, self.metric, self.family.level if look else None, self.margin, self.min_pairs,
-                         self.seed)
+        r = paired_ratio(a, b, self.metric, self.family.level if look else None, self.margin, self.min_pairs, self.seed)
         if r.conclusion is Conclusion.EQUIVALENT:
             return r, Stop.EQUIVALENT
         if r.conclusion is Conclusion.DIFFERENT:
@@ -398,12 +484,13 @@ class StopRule:
 
 # --- how conservative the bound is -----------------------------------------------------------------
 
+
 def _null_cdf(n: int) -> np.ndarray:
     """P(W+ <= w) for w = 0 .. n(n+1)/2 under the null (exact, by convolution)."""
     p = np.array([1.0])
     for k in range(1, n + 1):
         nxt = np.zeros(len(p) + k)
-        nxt[:len(p)] += p / 2
+        nxt[: len(p)] += p / 2
         nxt[k:] += p / 2
         p = nxt
     return np.cumsum(p)
@@ -438,6 +525,7 @@ def sequential_false_claims(level: float, at: tuple[int, ...], sequences: int = 
 
 # --- two estimates with intervals (breakpoints of interleaved searches) -----------------------------
 
+
 def _missing(v) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
@@ -464,14 +552,31 @@ class IntervalRatio:
         return self.conclusion is Conclusion.DIFFERENT
 
     def to_dict(self) -> dict:
-        return {"metric": self.what, "a": self.a, "a_interval": list(self.a_interval), "b": self.b,
-                "b_interval": list(self.b_interval), "ratio": self.ratio, "ci": list(self.interval),
-                "margin": self.margin, "conclusion": str(self.conclusion), "direction": str(self.direction),
-                "method": str(self.method), "test": "interval of the ratio from both intervals"}
+        return {
+            "metric": self.what,
+            "a": self.a,
+            "a_interval": list(self.a_interval),
+            "b": self.b,
+            "b_interval": list(self.b_interval),
+            "ratio": self.ratio,
+            "ci": list(self.interval),
+            "margin": self.margin,
+            "conclusion": str(self.conclusion),
+            "direction": str(self.direction),
+            "method": str(self.method),
+            "test": "interval of the ratio from both intervals",
+        }
 
 
-def interval_ratio(a: float | None, a_interval, b: float | None, b_interval, margin: float = MARGIN,
-                   what: str = "breakpoint", method: Method = Method.INTERLEAVED_SEARCHES) -> IntervalRatio:
+def interval_ratio(
+    a: float | None,
+    a_interval,
+    b: float | None,
+    b_interval,
+    margin: float = MARGIN,
+    what: str = "breakpoint",
+    method: Method = Method.INTERLEAVED_SEARCHES,
+) -> IntervalRatio:
     """B against A by their intervals: *different* when the ratio's interval excludes 1 (the two intervals
     are disjoint) and the ratio lies outside ``±margin``; *no difference beyond ±margin* when the interval
     lies within it; otherwise *no difference detectable*."""
@@ -480,8 +585,19 @@ def interval_ratio(a: float | None, a_interval, b: float | None, b_interval, mar
     lo = 0.0 if _missing(b_lo) or _missing(a_hi) or not a_hi else b_lo / a_hi
     hi = math.inf if _missing(b_hi) or _missing(a_lo) or not a_lo else b_hi / a_lo
     if _missing(a) or _missing(b) or not a:
-        return IntervalRatio(what, a, (a_lo, a_hi), b, (b_lo, b_hi), None, (lo, hi), margin, Conclusion.TOO_FEW,
-                             Direction.NOT_TESTED, method)
+        return IntervalRatio(
+            what,
+            a,
+            (a_lo, a_hi),
+            b,
+            (b_lo, b_hi),
+            None,
+            (lo, hi),
+            margin,
+            Conclusion.TOO_FEW,
+            Direction.NOT_TESTED,
+            method,
+        )
     ratio = b / a
     inner_lo, inner_hi = band(margin)
     if inner_lo <= lo and hi <= inner_hi:
@@ -490,5 +606,4 @@ def interval_ratio(a: float | None, a_interval, b: float | None, b_interval, mar
         conclusion, direction = Conclusion.DIFFERENT, Direction.HIGHER if ratio > 1 else Direction.LOWER
     else:
         conclusion, direction = Conclusion.UNDECIDED, Direction.NONE
-    return IntervalRatio(what, a, (a_lo, a_hi), b, (b_lo, b_hi), ratio, (lo, hi), margin, conclusion, direction,
-                         method)
+    return IntervalRatio(what, a, (a_lo, a_hi), b, (b_lo, b_hi), ratio, (lo, hi), margin, conclusion, direction, method)

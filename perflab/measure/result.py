@@ -231,16 +231,26 @@ class LoadResult:
         """Flat numbers for the runs index."""
         lag = self.schedule_lag or {}
         return {
-            "target_rate": self.target_rate, "achieved_rate": self.achieved_rate,
-            "achieved_ratio": self.achieved_ratio, "requests": self.requests,
-            "errors": self.errors_total, "error_ratio": self.error_ratio, "unserved": self.unserved,
+            "target_rate": self.target_rate,
+            "achieved_rate": self.achieved_rate,
+            "achieved_ratio": self.achieved_ratio,
+            "requests": self.requests,
+            "errors": self.errors_total,
+            "error_ratio": self.error_ratio,
+            "unserved": self.unserved,
             "hit_ratio": self.hit_ratio,
-            "p50_ms": self.p50_ms, "p90_ms": self.percentile_ms(90), "p99_ms": self.p99_ms,
-            "p999_ms": self.p999_ms, "max_ms": self.max_ms,
+            "p50_ms": self.p50_ms,
+            "p90_ms": self.percentile_ms(90),
+            "p99_ms": self.p99_ms,
+            "p999_ms": self.p999_ms,
+            "max_ms": self.max_ms,
             "schedule_lag_p99_ms": lag["p99"] / 1000.0 if "p99" in lag else None,
-            "server_cpu_s": self.server_cpu_s, "cpu_us_per_request": self.cpu_us_per_request,
-            "threads": self.params.threads, "connections": self.params.connections,
-            "duration_s": self.params.duration, "warmup_s": self.params.warmup,
+            "server_cpu_s": self.server_cpu_s,
+            "cpu_us_per_request": self.cpu_us_per_request,
+            "threads": self.params.threads,
+            "connections": self.params.connections,
+            "duration_s": self.params.duration,
+            "warmup_s": self.params.warmup,
             "script": Path(self.params.script).name if self.params.script else None,
             "tool": self.params.tool,
             **self._hosts_record(),
@@ -252,12 +262,17 @@ class LoadResult:
         h = self.hosts or {}
         if "bottleneck" not in h:
             return {}
-        return {"generator_hosts": len(h.get("generators") or {}), "start_skew_us": h.get("start_skew_us"),
-                "bottleneck": (h.get("bottleneck") or {}).get("host")}
+        return {
+            "generator_hosts": len(h.get("generators") or {}),
+            "start_skew_us": h.get("start_skew_us"),
+            "bottleneck": (h.get("bottleneck") or {}).get("host"),
+        }
 
     def __repr__(self):
-        return (f"<LoadResult {self.target_rate:g}/s -> {self.achieved_rate:.1f}/s, p99 {self.p99_ms:.3f} ms, "
-                f"errors {self.errors_total}/{self.requests}>")
+        return (
+            f"<LoadResult {self.target_rate:g}/s -> {self.achieved_rate:.1f}/s, p99 {self.p99_ms:.3f} ms, "
+            f"errors {self.errors_total}/{self.requests}>"
+        )
 
 
 def spectrum_frame(rows) -> pd.DataFrame:
@@ -274,8 +289,9 @@ def spectrum_frame(rows) -> pd.DataFrame:
     return df[cols]
 
 
-def read_outputs(out_dir: Path, params: LoadParams, console: str, tool: str = "perflab-load",
-                 err_tail: str = "") -> tuple[dict, HdrLog | None]:
+def read_outputs(
+    out_dir: Path, params: LoadParams, console: str, tool: str = "perflab-load", err_tail: str = ""
+) -> tuple[dict, HdrLog | None]:
     """The run's summary and interval log from ``out_dir``: perflab-load's JSON summary and hdr log;
     for a real wrk2, a summary read from its console output (the only place console text is parsed)."""
     if params.tool == "wrk2":
@@ -304,10 +320,21 @@ def load_result_from_dir(out_dir: str | os.PathLike, params: LoadParams | None =
         if not (d / SUMMARY).is_file():
             raise ValueError(f"out_dir: no {SUMMARY} in {d}: pass the LoadParams of a wrk2 run")
         s = json.loads((d / SUMMARY).read_text())
-        params = LoadParams(rate=s.get("target_rate") or 1, duration=s.get("duration_s") or 1,
-                            threads=s.get("threads") or 1, connections=s.get("connections") or max(1, s.get("threads") or 1))
+        params = LoadParams(
+            rate=s.get("target_rate") or 1,
+            duration=s.get("duration_s") or 1,
+            threads=s.get("threads") or 1,
+            connections=s.get("connections") or max(1, s.get("threads") or 1),
+        )
     summary, hdr = read_outputs(d, params, console)
-    return LoadResult(params=params, url=url or summary.get("url", ""), command=[], returncode=0, console=console,
-                      summary=summary, hdr=hdr, out_dir=d, tool_version=summary.get("version"))
-
-
+    return LoadResult(
+        params=params,
+        url=url or summary.get("url", ""),
+        command=[],
+        returncode=0,
+        console=console,
+        summary=summary,
+        hdr=hdr,
+        out_dir=d,
+        tool_version=summary.get("version"),
+    )

@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import fmt
 
+
 class Direction(StrEnum):
     """What a comparison of B with A found."""
 
@@ -76,13 +77,24 @@ class Difference:
             return f"n = {self.n_a} vs {self.n_b}"
         lo, hi = self.ratio_ci
         conf = f"{100 * (1 - self.alpha):g}%"
-        return (f"n = {self.n_a} vs {self.n_b}, Mann-Whitney {fmt.p_value(self.p_value)}, ratio "
-                f"{fmt.ratio(self.ratio)} ({conf} CI {fmt.ratio(lo)}-{fmt.ratio(hi)})")
+        return (
+            f"n = {self.n_a} vs {self.n_b}, Mann-Whitney {fmt.p_value(self.p_value)}, ratio "
+            f"{fmt.ratio(self.ratio)} ({conf} CI {fmt.ratio(lo)}-{fmt.ratio(hi)})"
+        )
 
     def to_dict(self) -> dict:
-        return {"n_a": self.n_a, "n_b": self.n_b, "median_a": self.median_a, "median_b": self.median_b,
-                "ratio": self.ratio, "ratio_ci": list(self.ratio_ci), "p_value": self.p_value,
-                "alpha": self.alpha, "direction": str(self.direction), "test": SAMPLE_TEST}
+        return {
+            "n_a": self.n_a,
+            "n_b": self.n_b,
+            "median_a": self.median_a,
+            "median_b": self.median_b,
+            "ratio": self.ratio,
+            "ratio_ci": list(self.ratio_ci),
+            "p_value": self.p_value,
+            "alpha": self.alpha,
+            "direction": str(self.direction),
+            "test": SAMPLE_TEST,
+        }
 
 
 def _clean(values) -> np.ndarray:
@@ -90,8 +102,7 @@ def _clean(values) -> np.ndarray:
     return a[np.isfinite(a)]
 
 
-def compare_samples(a, b, alpha: float = ALPHA, min_n: int = MIN_N, n_boot: int = N_BOOT,
-                    seed: int = 0) -> Difference:
+def compare_samples(a, b, alpha: float = ALPHA, min_n: int = MIN_N, n_boot: int = N_BOOT, seed: int = 0) -> Difference:
     """Compare sample ``b`` with sample ``a`` (NaN/inf dropped). See the module docstring for the rule.
 
     The bootstrap resamples each side independently ``n_boot`` times with a fixed ``seed``, so the
@@ -164,8 +175,13 @@ def compare_intervals(a: tuple[float, float], b: tuple[float, float]) -> Interva
     given = {"a": a, "b": b}
     a, b = _open_ended(a), _open_ended(b)
     for name, iv in (("a", a), ("b", b)):
-        if iv is None or len(iv) != 2 or not all(isinstance(v, (int, float)) and not math.isnan(v) for v in iv) \
-                or iv[0] > iv[1] or iv[0] < 0:
+        if (
+            iv is None
+            or len(iv) != 2
+            or not all(isinstance(v, (int, float)) and not math.isnan(v) for v in iv)
+            or iv[0] > iv[1]
+            or iv[0] < 0
+        ):
             raise ValueError(f"{name} must be an interval (lo, hi) with 0 <= lo <= hi, got {given[name]!r}")
     if b[0] > a[1]:
         direction = Direction.HIGHER

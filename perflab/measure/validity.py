@@ -36,11 +36,12 @@ class Level(StrEnum):
     INVALID = "invalid"
 
     @classmethod
-    def worst(cls, levels: Iterable) -> "Level | None":
+    def worst(cls, levels: Iterable) -> Level | None:
         """The worst of ``levels`` (strings or levels; anything else is ignored), ``None`` if none is one."""
         order = list(cls)
         known = [cls(v) for v in levels if v in cls._value2member_map_]
         return max(known, key=order.index) if known else None
+
 
 #: checks that, when they fail, mean the generator was the bottleneck
 GENERATOR_CHECKS = ("schedule_lag", "generator_cpu")
@@ -89,31 +90,36 @@ class Validity:
         """'valid', or 'suspect: <first reason>' / 'invalid: <first reason>'."""
         return str(self.level) if not self.reasons else f"{self.level}: {self.reasons[0]}"
 
-    def ignoring(self, names) -> "Validity":
+    def ignoring(self, names) -> Validity:
         """This record with the checks ``names`` kept but left out of the level and the reasons."""
         return _judge({k: c for k, c in self.checks.items() if k not in names}, self.checks)
 
     def to_dict(self) -> dict:
-        return {"verdict": str(self.level) if self.level is not None else None, "reasons": list(self.reasons),
-                "checks": {k: c.to_dict() for k, c in self.checks.items()}}
+        return {
+            "verdict": str(self.level) if self.level is not None else None,
+            "reasons": list(self.reasons),
+            "checks": {k: c.to_dict() for k, c in self.checks.items()},
+        }
 
     @classmethod
-    def of_probes(cls, level: "Level | None", reasons: list[str], check: str, value, note: str) -> "Validity":
+    def of_probes(cls, level: Level | None, reasons: list[str], check: str, value, note: str) -> Validity:
         """A run's record built from its probes' records (a search's edges, a comparison's probes): ``level``
         (``None``: no probe), their ``reasons``, and one check ``check`` saying which probes it rests on."""
         return cls(level, list(reasons), {check: Check("ok" if level is Level.VALID else "warn", value, None, note)})
 
     @classmethod
-    def lost(cls, cause: str) -> "Validity":
+    def lost(cls, cause: str) -> Validity:
         """The record of a run that lost a host: nothing it measured can be trusted."""
         return cls(Level.INVALID, [cause], {"hosts": Check("fail", None, None, cause)})
 
     @classmethod
-    def from_dict(cls, d: dict | None) -> "Validity | None":
+    def from_dict(cls, d: dict | None) -> Validity | None:
         if not d:
             return None
-        checks = {k: Check(c.get("status", "n/a"), c.get("value"), c.get("limit"), c.get("note", ""))
-                  for k, c in (d.get("checks") or {}).items()}
+        checks = {
+            k: Check(c.get("status", "n/a"), c.get("value"), c.get("limit"), c.get("note", ""))
+            for k, c in (d.get("checks") or {}).items()
+        }
         return cls(Level(d.get("verdict", "suspect")), list(d.get("reasons") or []), checks)
 
 
@@ -143,8 +149,10 @@ def _served(load, t: ValidityThresholds) -> Check:
         return Check("ok", 0.0, t.max_error_ratio, f"every one of {n:,} answers was 2xx/3xx (or a GET's 404: a miss)")
     what = ", ".join(f"{v:,} x {k}" for k, v in sorted(bad.items(), key=lambda kv: -kv[1]))
     served = (n - sum(bad.values())) / load.duration_s if load.duration_s else math.nan
-    note = (f"{ratio:.1%} of {n:,} answers were not a success ({what}): {served:,.0f}/s served of "
-            f"{load.target_rate:,.0f}/s offered, and the latency figures include those answers")
+    note = (
+        f"{ratio:.1%} of {n:,} answers were not a success ({what}): {served:,.0f}/s served of "
+        f"{load.target_rate:,.0f}/s offered, and the latency figures include those answers"
+    )
     if ratio >= 1.0:
         return Check("fail", ratio, t.max_error_ratio, note + "; not one request was served")
     return Check("warn" if ratio > t.max_error_ratio else "ok", ratio, t.max_error_ratio, note)
@@ -160,8 +168,13 @@ def reads_check(load, t: ValidityThresholds) -> Check:
     if load.params.allow_misses:
         return Check("n/a", ratio, None, note + "; the workload asks for misses")
     if ratio < t.min_hit_ratio:
-        return Check("fail", ratio, t.min_hit_ratio, note + ": the store did not hold the keys read, so these are "
-                     "not reads of data; fill it first (prefill, or fill through the API), or give allow_misses")
+        return Check(
+            "fail",
+            ratio,
+            t.min_hit_ratio,
+            note + ": the store did not hold the keys read, so these are "
+            "not reads of data; fill it first (prefill, or fill through the API), or give allow_misses",
+        )
     return Check("ok", ratio, t.min_hit_ratio, note)
 
 
@@ -190,8 +203,10 @@ def _generator_cpu(load, t: ValidityThresholds) -> Check:
     busiest = max(threads, key=lambda th: th.get("user_s", 0) + th.get("sys_s", 0))
     share = (busiest.get("user_s", 0) + busiest.get("sys_s", 0)) / dur
     total = sum(th.get("user_s", 0) + th.get("sys_s", 0) for th in threads)
-    note = (f"busiest generator thread used {share:.0%} of a core ({len(threads)} threads, "
-            f"{total / max(load.requests, 1) * 1e6:.1f} us CPU per request)")
+    note = (
+        f"busiest generator thread used {share:.0%} of a core ({len(threads)} threads, "
+        f"{total / max(load.requests, 1) * 1e6:.1f} us CPU per request)"
+    )
     status = "fail" if share > t.generator_cpu_fail else "warn" if share > t.generator_cpu_warn else "ok"
     return Check(status, share, t.generator_cpu_fail if status == "fail" else t.generator_cpu_warn, note)
 
@@ -214,8 +229,9 @@ def _server_cpu(server, placement) -> Check:
         where = f"the {cpus} CPU{'s' if cpus > 1 else ''} it was placed on"
     else:
         cpus, where = server.cpus, f"the machine's {server.cpus} CPUs"
-    return Check("ok", server.cores, None, f"the server used {server.cores:.2f} cores ({server.cores / cpus:.0%} of "
-                                           f"{where})")
+    return Check(
+        "ok", server.cores, None, f"the server used {server.cores:.2f} cores ({server.cores / cpus:.0%} of {where})"
+    )
 
 
 def _machine(server, t: ValidityThresholds) -> Check:
@@ -224,8 +240,9 @@ def _machine(server, t: ValidityThresholds) -> Check:
     note = f"{server.machine_busy:.0%} of all CPUs were busy"
     if server.machine_busy > t.machine_busy_warn:
         note += ": server and generator competed for CPU"
-    return Check("warn" if server.machine_busy > t.machine_busy_warn else "ok", server.machine_busy,
-                 t.machine_busy_warn, note)
+    return Check(
+        "warn" if server.machine_busy > t.machine_busy_warn else "ok", server.machine_busy, t.machine_busy_warn, note
+    )
 
 
 def _others(server, quiet: float | None, t: ValidityThresholds) -> Check:
@@ -238,8 +255,10 @@ def _others(server, quiet: float | None, t: ValidityThresholds) -> Check:
     note = f"other programs used {others.describe()} over the window"
     if quiet is not None:
         note += f", {quiet:.2f} at the session's quietest"
-        for status, share, why in (("fail", t.others_fail, "the machine, not the server, set these numbers"),
-                                   ("warn", t.others_warn, "the machine was busier than at its quietest")):
+        for status, share, why in (
+            ("fail", t.others_fail, "the machine, not the server, set these numbers"),
+            ("warn", t.others_warn, "the machine was busier than at its quietest"),
+        ):
             if others.cores > quiet + share * others.cpus:
                 return Check(status, others.cores, round(quiet + share * others.cpus, 3), f"{note}: {why}")
     if others.share > t.shared_warn:
@@ -256,8 +275,13 @@ def _burst(server, quiet: float | None, t: ValidityThresholds) -> Check:
         return Check("n/a", note="other programs' CPU was not read through the window")
     bound = round(quiet + t.others_fail * cpus, 3)
     if peak > bound:
-        return Check("warn", peak, bound, f"in a stretch of the window other programs took {peak:.2f} CPUs "
-                                          f"({quiet:.2f} at the session's quietest): a burst its mean hides")
+        return Check(
+            "warn",
+            peak,
+            bound,
+            f"in a stretch of the window other programs took {peak:.2f} CPUs "
+            f"({quiet:.2f} at the session's quietest): a burst its mean hides",
+        )
     return Check("ok", peak, bound, f"other programs took at most {peak:.2f} CPUs in any stretch of the window")
 
 
@@ -266,8 +290,9 @@ def _sharing(placement) -> Check:
         return Check("n/a", note="placement not recorded")
     if placement.shares_cpus:
         return Check("ok", True, None, "server and generator shared the CPUs")
-    return Check("ok", False, None, f"server on CPUs {list(placement.server_cpus)}, generator on "
-                                    f"{list(placement.load_cpus)}")
+    return Check(
+        "ok", False, None, f"server on CPUs {list(placement.server_cpus)}, generator on {list(placement.load_cpus)}"
+    )
 
 
 def _intervals(load):
@@ -299,8 +324,11 @@ def _stationarity(load, t: ValidityThresholds) -> Check:
     tr = trend(iv["p50_ms"])
     bad = tr.significant(t.trend_alpha, t.trend_change)
     word = "rises" if tr.change > 0 else "falls"
-    note = (f"p50 {word} by {abs(tr.change):.0%} over the window ({tr.evidence})" if bad
-            else f"no trend in p50 ({tr.evidence})")
+    note = (
+        f"p50 {word} by {abs(tr.change):.0%} over the window ({tr.evidence})"
+        if bad
+        else f"no trend in p50 ({tr.evidence})"
+    )
     return Check("warn" if bad else "ok", tr.p_value, t.trend_alpha, note)
 
 
@@ -317,15 +345,23 @@ def _host_speed(host, t: ValidityThresholds) -> Check:
         return Check("n/a", note="the machine's speed was not calibrated")
     around, session = host
     ratio = max(c.slowest for c in around) / min(c.fastest for c in session)
-    note = (f"a fixed loop on each CPU took up to {ratio:.2f}x its fastest time of the session around the window "
-            f"({min(c.fastest for c in session):.0f} us)")
+    note = (
+        f"a fixed loop on each CPU took up to {ratio:.2f}x its fastest time of the session around the window "
+        f"({min(c.fastest for c in session):.0f} us)"
+    )
     if ratio > t.host_speed_warn:
         note += ": the machine itself ran slower (another tenant or its frequency), and the numbers with it"
     return Check("warn" if ratio > t.host_speed_warn else "ok", ratio, t.host_speed_warn, note)
 
 
-def assess(load, server=None, placement=None, thresholds: ValidityThresholds | None = None,
-           host=None, quiet: float | None = None) -> Validity:
+def assess(
+    load,
+    server=None,
+    placement=None,
+    thresholds: ValidityThresholds | None = None,
+    host=None,
+    quiet: float | None = None,
+) -> Validity:
     """The validity record of one load (a :class:`~perflab.measure.result.LoadResult`); ``server``: the
     server's :class:`~perflab.server.cpu.CpuWindow` over the measured window; ``placement``: the
     :class:`~perflab.server.placement.Placement` used; ``host``: ``(calibrations around the window, all
@@ -371,8 +407,10 @@ def _load_share(v: Validity) -> float:
     """How close a generator host came to being the bottleneck: the larger of its lag share and its busiest
     thread's share of a core."""
     vals = [v.checks[n].value for n in ("schedule_lag", "generator_cpu") if n in v.checks]
-    return max([float(x) for x in vals if isinstance(x, (int, float)) and not isinstance(x, bool)
-                and math.isfinite(x)] or [0.0])
+    return max(
+        [float(x) for x in vals if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)]
+        or [0.0]
+    )
 
 
 def with_hosts(merged: Validity, hosts: dict[str, Validity], sharing: str | None = None) -> tuple[Validity, dict]:
@@ -384,9 +422,14 @@ def with_hosts(merged: Validity, hosts: dict[str, Validity], sharing: str | None
     things ran. Returns it and the bottleneck: the host that came closest to saturating (and whether it did)."""
     checks = dict(merged.checks)
     for name in HOST_CHECKS:
-        worst = max(((h, v.checks[name]) for h, v in hosts.items() if name in v.checks),
-                    key=lambda hc: (_RANK.get(hc[1].status, 0), hc[1].value if isinstance(hc[1].value, (int, float))
-                                    and name != "achieved_rate" else 0), default=None)
+        worst = max(
+            ((h, v.checks[name]) for h, v in hosts.items() if name in v.checks),
+            key=lambda hc: (
+                _RANK.get(hc[1].status, 0),
+                hc[1].value if isinstance(hc[1].value, (int, float)) and name != "achieved_rate" else 0,
+            ),
+            default=None,
+        )
         if worst is None:
             continue
         h, c = worst
@@ -396,12 +439,13 @@ def with_hosts(merged: Validity, hosts: dict[str, Validity], sharing: str | None
                 checks["host_achieved_rate"] = Check(c.status, c.value, c.limit, f"{h}: {c.note}")
             continue
         if name == "errors":
-            continue   # the merged count already holds every host's errors
+            continue  # the merged count already holds every host's errors
         checks[name] = Check(c.status, c.value, c.limit, f"{h}: {c.note}")
     levels = {h: v.level for h, v in hosts.items()}
     worst_level = Level.worst(levels.values())
-    note = "generator hosts: " + "; ".join(f"{h} {lv}" + (f" ({hosts[h].reasons[0]})" if hosts[h].reasons else "")
-                                           for h, lv in levels.items())
+    note = "generator hosts: " + "; ".join(
+        f"{h} {lv}" + (f" ({hosts[h].reasons[0]})" if hosts[h].reasons else "") for h, lv in levels.items()
+    )
     # counted only through the checks above: its own status would repeat their reasons
     checks["generator_hosts"] = Check("ok", len(hosts), None, note)
     if sharing is not None:
@@ -412,8 +456,12 @@ def with_hosts(merged: Validity, hosts: dict[str, Validity], sharing: str | None
         extra = [f"{h}: {r}" for h, v in hosts.items() if v.level == worst_level for r in v.reasons]
         judged = Validity(worst_level, judged.reasons + extra, checks)
     top = max(hosts, key=lambda h: _load_share(hosts[h]))
-    bottleneck = {"host": top, "generator_bound": hosts[top].generator_bound,
-                  "load": round(_load_share(hosts[top]), 4),
-                  "why": "; ".join(hosts[top].checks[n].note for n in ("schedule_lag", "generator_cpu")
-                                   if n in hosts[top].checks)}
+    bottleneck = {
+        "host": top,
+        "generator_bound": hosts[top].generator_bound,
+        "load": round(_load_share(hosts[top]), 4),
+        "why": "; ".join(
+            hosts[top].checks[n].note for n in ("schedule_lag", "generator_cpu") if n in hosts[top].checks
+        ),
+    }
     return judged, bottleneck

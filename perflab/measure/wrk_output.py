@@ -27,7 +27,9 @@ _BYTES = {"b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4, "": 1
 _NUM = r"(?:nan|inf|-?\d+(?:\.\d+)?)"
 RE_RUNNING = re.compile(r"^Running\s+(\S+)\s+test\s+@\s+(\S+)")
 RE_THREADS = re.compile(r"^(\d+)\s+threads\s+and\s+(\d+)\s+connections")
-RE_CALIB = re.compile(r"^Thread calibration: mean lat\.:\s*(" + _NUM + r")(us|ms|s|m|h)?,\s*rate sampling interval:\s*(\d+)ms")
+RE_CALIB = re.compile(
+    r"^Thread calibration: mean lat\.:\s*(" + _NUM + r")(us|ms|s|m|h)?,\s*rate sampling interval:\s*(\d+)ms"
+)
 RE_STATS_HEAD = re.compile(r"^Thread Stats\s+Avg\s+Stdev\s+Max\s+\+/- Stdev")
 RE_STATS_ROW = re.compile(r"^(Latency|Req/Sec)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)%\s*$")
 RE_DIST_HEAD = re.compile(r"^Latency Distribution \(HdrHistogram - (Recorded|Uncorrected) Latency")
@@ -124,8 +126,14 @@ class WrkOutput:
 
 
 def _empty_spectrum() -> pd.DataFrame:
-    return pd.DataFrame({"latency_ms": pd.Series(dtype=float), "percentile": pd.Series(dtype=float),
-                         "total_count": pd.Series(dtype="int64"), "inverse": pd.Series(dtype=float)})
+    return pd.DataFrame(
+        {
+            "latency_ms": pd.Series(dtype=float),
+            "percentile": pd.Series(dtype=float),
+            "total_count": pd.Series(dtype="int64"),
+            "inverse": pd.Series(dtype=float),
+        }
+    )
 
 
 def _spectrum_frame(rows) -> pd.DataFrame:
@@ -191,8 +199,11 @@ def parse_wrk_outputs(text: str) -> list[WrkOutput]:
 
     def dist_put(p, v):
         s = cur.distribution if corrected else cur.distribution_uncorrected
-        s = pd.concat([s, pd.Series([v], index=[p], name="latency_ms", dtype=float)]) if len(s) else \
-            pd.Series([v], index=[p], name="latency_ms", dtype=float)
+        s = (
+            pd.concat([s, pd.Series([v], index=[p], name="latency_ms", dtype=float)])
+            if len(s)
+            else pd.Series([v], index=[p], name="latency_ms", dtype=float)
+        )
         s.index.name = "percentile"
         if corrected:
             cur.distribution = s
@@ -217,21 +228,26 @@ def parse_wrk_outputs(text: str) -> list[WrkOutput]:
             section = "dist"
             meaningful = True
             continue
-        if (m := RE_THREADS.match(line)):
+        if m := RE_THREADS.match(line):
             cur.threads, cur.connections = int(m.group(1)), int(m.group(2))
             continue
-        if (m := RE_CALIB.match(line)):
-            cur.calibration.append({"mean_ms": float(m.group(1)) * _TIME_UNITS[m.group(2) or "ms"],
-                                    "interval_ms": float(m.group(3))})
+        if m := RE_CALIB.match(line):
+            cur.calibration.append(
+                {"mean_ms": float(m.group(1)) * _TIME_UNITS[m.group(2) or "ms"], "interval_ms": float(m.group(3))}
+            )
             continue
         if RE_STATS_HEAD.match(line):
             continue
-        if (m := RE_STATS_ROW.match(line)):
+        if m := RE_STATS_ROW.match(line):
             name = "latency" if m.group(1) == "Latency" else "req_sec"
             conv = parse_time_ms if name == "latency" else parse_metric
             try:
-                cur.thread_stats[name] = {"avg": conv(m.group(2)), "stdev": conv(m.group(3)),
-                                          "max": conv(m.group(4)), "within_stdev_pct": float(m.group(5))}
+                cur.thread_stats[name] = {
+                    "avg": conv(m.group(2)),
+                    "stdev": conv(m.group(3)),
+                    "max": conv(m.group(4)),
+                    "within_stdev_pct": float(m.group(5)),
+                }
             except ValueError:
                 cur.extra_lines.append(line)
             meaningful = True
@@ -248,15 +264,15 @@ def parse_wrk_outputs(text: str) -> list[WrkOutput]:
         if section == "spectrum" and (m := RE_SPECTRUM_ROW.match(line)):
             spec_rows.append((float(m.group(1)), float(m.group(2)), int(m.group(3)), float(m.group(4))))
             continue
-        if (m := RE_MEAN.match(line)):
+        if m := RE_MEAN.match(line):
             target = cur.spectrum_summary if corrected else cur.spectrum_uncorrected_summary
             target.update(mean_ms=float(m.group(1)), stdev_ms=float(m.group(2)))
             continue
-        if (m := RE_MAX.match(line)):
+        if m := RE_MAX.match(line):
             target = cur.spectrum_summary if corrected else cur.spectrum_uncorrected_summary
             target.update(max_ms=float(m.group(1)), total_count=int(m.group(2)))
             continue
-        if (m := RE_BUCKETS.match(line)):
+        if m := RE_BUCKETS.match(line):
             target = cur.spectrum_summary if corrected else cur.spectrum_uncorrected_summary
             target.update(buckets=int(m.group(1)), sub_buckets=int(m.group(2)))
             continue
@@ -264,7 +280,7 @@ def parse_wrk_outputs(text: str) -> list[WrkOutput]:
             flush_spectrum()
             section = None
             continue
-        if (m := RE_REQUESTS.match(line)):
+        if m := RE_REQUESTS.match(line):
             flush_spectrum()
             section = None
             cur.requests = int(m.group(1))
@@ -272,17 +288,17 @@ def parse_wrk_outputs(text: str) -> list[WrkOutput]:
             cur.bytes_read = parse_bytes(m.group(4), m.group(5))
             meaningful = True
             continue
-        if (m := RE_SOCKET.match(line)):
+        if m := RE_SOCKET.match(line):
             cur.socket_errors = dict(zip(("connect", "read", "write", "timeout"), map(int, m.groups())))
             continue
-        if (m := RE_NON2XX.match(line)):
+        if m := RE_NON2XX.match(line):
             cur.non_2xx = int(m.group(1))
             continue
-        if (m := RE_RPS.match(line)):
+        if m := RE_RPS.match(line):
             cur.requests_per_sec = float(m.group(1))
             meaningful = True
             continue
-        if (m := RE_TPS.match(line)):
+        if m := RE_TPS.match(line):
             cur.transfer_per_sec = parse_bytes(m.group(1), m.group(2))
             finished = True
             continue
@@ -297,8 +313,16 @@ def parse_wrk_outputs(text: str) -> list[WrkOutput]:
     return outputs
 
 
-_SUMMARY_LEVELS = {"p50": 50.0, "p75": 75.0, "p90": 90.0, "p99": 99.0, "p99.9": 99.9, "p99.99": 99.99,
-                   "p99.999": 99.999, "p100": 100.0}
+_SUMMARY_LEVELS = {
+    "p50": 50.0,
+    "p75": 75.0,
+    "p90": 90.0,
+    "p99": 99.0,
+    "p99.9": 99.9,
+    "p99.99": 99.99,
+    "p99.999": 99.999,
+    "p100": 100.0,
+}
 
 
 def _latency_us(out: WrkOutput, uncorrected: bool) -> dict | None:
@@ -318,18 +342,31 @@ def summary_from_wrk(out: WrkOutput, params=None) -> dict:
     """A real wrk2's console output as a summary of perflab-load's JSON shape
     (docs/contracts/generator.md section 5), so the lab reads every tool's results one way. wrk2 does not report status codes (only
     the count of responses > 399), the window's epoch times, or anything about itself."""
+
     def rows(spec: pd.DataFrame):
-        return [[float(r.latency_ms) * 1000.0, float(r.percentile), int(r.total_count)] for r in spec.itertuples()] \
-            if not spec.empty else None
+        return (
+            [[float(r.latency_ms) * 1000.0, float(r.percentile), int(r.total_count)] for r in spec.itertuples()]
+            if not spec.empty
+            else None
+        )
 
     return {
-        "tool": "wrk2", "version": None, "url": out.url,
-        "threads": out.threads, "connections": out.connections, "duration_s": out.measured_s,
+        "tool": "wrk2",
+        "version": None,
+        "url": out.url,
+        "threads": out.threads,
+        "connections": out.connections,
+        "duration_s": out.measured_s,
         "target_rate": float(params.rate) if params is not None else None,
-        "achieved_rate": out.requests_per_sec, "requests": out.requests, "bytes_read": out.bytes_read,
+        "achieved_rate": out.requests_per_sec,
+        "requests": out.requests,
+        "bytes_read": out.bytes_read,
         "errors": {**out.socket_errors, "status": out.non_2xx},
         "status_codes": {"non-2xx/3xx": out.non_2xx} if out.non_2xx else {},
-        "latency_us": _latency_us(out, False), "latency_uncorrected_us": _latency_us(out, True),
-        "spectrum": rows(out.spectrum), "spectrum_uncorrected": rows(out.spectrum_uncorrected),
-        "start_ms": None, "end_ms": None,
+        "latency_us": _latency_us(out, False),
+        "latency_uncorrected_us": _latency_us(out, True),
+        "spectrum": rows(out.spectrum),
+        "spectrum_uncorrected": rows(out.spectrum_uncorrected),
+        "start_ms": None,
+        "end_ms": None,
     }

@@ -59,7 +59,9 @@ class Prediction:
         return {"never_stale": self.never, "reason": self.reason, "write": self.write, "read": self.read}
 
 
-def predict(write_ack: int, read_ack: int, frm: int, keeps_data: bool | None = True, restarts: bool = False) -> Prediction:
+def predict(
+    write_ack: int, read_ack: int, frm: int, keeps_data: bool | None = True, restarts: bool = False
+) -> Prediction:
     """The invariant's prediction for writes acknowledged by ``write_ack`` and reads by ``read_ack`` of
     ``frm`` replicas. ``keeps_data``: whether a node keeps what it acknowledged across a restart (``False``
     for the ``memory`` backend, ``None``: unknown, your own nodes); ``restarts``: whether the run restarts
@@ -67,22 +69,40 @@ def predict(write_ack: int, read_ack: int, frm: int, keeps_data: bool | None = T
     w, r = f"{write_ack}/{frm}", f"{read_ack}/{frm}"
     if write_ack + read_ack > frm:
         if restarts and keeps_data is False:
-            return Prediction(False, f"ack(write) + ack(read) = {write_ack} + {read_ack} > from = {frm}, but a "
-                              f"restarted node lost what it held (backend memory), so a quorum may miss a write", w, r)
-        cond = ("" if keeps_data or not restarts else
-                ", provided a restarted node keeps what it acknowledged (unknown for your own nodes)")
-        return Prediction(True, f"ack(write) + ack(read) = {write_ack} + {read_ack} > from = {frm}: every read "
-                          f"quorum meets every write quorum in a replica, so no read is stale, however many nodes "
-                          f"are down (reads are unavailable instead){cond}", w, r)
-    return Prediction(False, f"ack(write) + ack(read) = {write_ack} + {read_ack} <= from = {frm}: a read may "
-                      f"reach only replicas that missed the newest write, so stale reads are allowed", w, r)
+            return Prediction(
+                False,
+                f"ack(write) + ack(read) = {write_ack} + {read_ack} > from = {frm}, but a "
+                f"restarted node lost what it held (backend memory), so a quorum may miss a write",
+                w,
+                r,
+            )
+        cond = (
+            ""
+            if keeps_data or not restarts
+            else ", provided a restarted node keeps what it acknowledged (unknown for your own nodes)"
+        )
+        return Prediction(
+            True,
+            f"ack(write) + ack(read) = {write_ack} + {read_ack} > from = {frm}: every read "
+            f"quorum meets every write quorum in a replica, so no read is stale, however many nodes "
+            f"are down (reads are unavailable instead){cond}",
+            w,
+            r,
+        )
+    return Prediction(
+        False,
+        f"ack(write) + ack(read) = {write_ack} + {read_ack} <= from = {frm}: a read may "
+        f"reach only replicas that missed the newest write, so stale reads are allowed",
+        w,
+        r,
+    )
 
 
 @dataclass
 class _Key:
     name: str
     writes: int = 0
-    history: list = field(default_factory=list)   # (state, acked: True | "maybe" | False)
+    history: list = field(default_factory=list)  # (state, acked: True | "maybe" | False)
     last_done: float = 0.0
 
 
@@ -92,9 +112,17 @@ class Checker:
     requests go to (each operation to the next one in turn); ``path``/``param``: your API (default the
     course's ``/v0/entity?id=``)."""
 
-    def __init__(self, urls: list[str], params: ConsistencyParams | None = None, write: tuple[int, int] = (2, 3),
-                 read: tuple[int, int] = (2, 3), api: str = "ack-from", entries=None, path: str = "/v0/entity",
-                 param: str = "id"):
+    def __init__(
+        self,
+        urls: list[str],
+        params: ConsistencyParams | None = None,
+        write: tuple[int, int] = (2, 3),
+        read: tuple[int, int] = (2, 3),
+        api: str = "ack-from",
+        entries=None,
+        path: str = "/v0/entity",
+        param: str = "id",
+    ):
         self.params = params or ConsistencyParams()
         if not isinstance(self.params, ConsistencyParams):
             raise ValueError(f"params must be a ConsistencyParams, got {type(self.params).__name__}")
@@ -138,8 +166,14 @@ class Checker:
                     conn.close()
                     self._conns.pop(key, None)
                 return r.status, data
-            except (TimeoutError, ConnectionRefusedError, ConnectionResetError, BrokenPipeError, OSError,
-                    http.client.HTTPException) as e:
+            except (
+                TimeoutError,
+                ConnectionRefusedError,
+                ConnectionResetError,
+                BrokenPipeError,
+                OSError,
+                http.client.HTTPException,
+            ) as e:
                 conn.close()
                 self._conns.pop(key, None)
                 if isinstance(e, TimeoutError) or "timed out" in str(e):
@@ -147,8 +181,9 @@ class Checker:
                 if isinstance(e, ConnectionRefusedError):
                     return "refused", b""
                 # a kept-alive connection the node closed (a restart): one fresh try, then an error
-                if attempt == 0 and isinstance(e, (http.client.RemoteDisconnected, BrokenPipeError,
-                                                   ConnectionResetError)):
+                if attempt == 0 and isinstance(
+                    e, (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError)
+                ):
                     continue
                 return "error", b""
         return "error", b""
@@ -167,15 +202,31 @@ class Checker:
         status, data = self._request(op, node, self._query(k.name, q), value.encode() if value else None)
         t1 = time.time()
         k.last_done = t1
-        row = {"t_send": t0, "t_done": t1, "thread": thread, "phase": phase, "key": k.name, "op": op,
-               "node": node, "status": status, "value": value, "observed": None, "outcome": None}
+        row = {
+            "t_send": t0,
+            "t_done": t1,
+            "thread": thread,
+            "phase": phase,
+            "key": k.name,
+            "op": op,
+            "node": node,
+            "status": status,
+            "value": value,
+            "observed": None,
+            "outcome": None,
+        }
         if op == "GET":
             observed = data.decode("utf-8", "replace") if status == 200 else ABSENT
             row["observed"] = observed if status == 200 else None
             row["outcome"] = judge(before, observed) if status in (200, 404) else "unavailable"
         else:
-            acked = True if status in OK_STATUSES[op] else \
-                "maybe" if status in ("timeout", "error") or (isinstance(status, int) and status >= 500) else False
+            acked = (
+                True
+                if status in OK_STATUSES[op]
+                else "maybe"
+                if status in ("timeout", "error") or (isinstance(status, int) and status >= 500)
+                else False
+            )
             k.history.append((value if op == "PUT" else ABSENT, acked))
             row["outcome"] = "acked" if acked is True else "maybe" if acked == "maybe" else "refused"
         with self._ops_lock:
@@ -205,7 +256,7 @@ class Checker:
         return [self._op(k, "GET", self._next_entry(via), 0, phase) for k in self._keys(keys)]
 
     # --- the mixed operations during a run --------------------------------------------------------------
-    def start(self, duration_s: float, at: float | None = None) -> "Checker":
+    def start(self, duration_s: float, at: float | None = None) -> Checker:
         """Run the mixed operations on ``threads`` background threads from epoch ``at`` (default now) for
         ``duration_s`` seconds, at most ``max_ops`` in all, at most ``rate`` per second."""
         p = self.params
@@ -233,8 +284,10 @@ class Checker:
                 if self._stop.wait(max(0.0, nxt - time.time())):
                     return
 
-        self._threads = [threading.Thread(target=worker, args=(t,), name=f"perflab-checker-{t}", daemon=True)
-                         for t in range(p.threads)]
+        self._threads = [
+            threading.Thread(target=worker, args=(t,), name=f"perflab-checker-{t}", daemon=True)
+            for t in range(p.threads)
+        ]
         for th in self._threads:
             th.start()
         return self
@@ -264,21 +317,30 @@ class Checker:
         df = self.frame()
         reads = df[df["op"] == "GET"]
         writes = df[df["op"] != "GET"]
-        out = {"operations": len(df), "reads": len(reads), "writes": int((writes["op"] == "PUT").sum()),
-               "deletes": int((writes["op"] == "DELETE").sum()),
-               "acknowledged": int((writes["outcome"] == "acked").sum()),
-               "unacknowledged": int((writes["outcome"] != "acked").sum())}
+        out = {
+            "operations": len(df),
+            "reads": len(reads),
+            "writes": int((writes["op"] == "PUT").sum()),
+            "deletes": int((writes["op"] == "DELETE").sum()),
+            "acknowledged": int((writes["outcome"] == "acked").sum()),
+            "unacknowledged": int((writes["outcome"] != "acked").sum()),
+        }
         for o in ("ok",) + ANOMALIES + ("unavailable",):
             out[o] = int((reads["outcome"] == o).sum())
         out["statuses"] = {str(k): int(v) for k, v in df["status"].value_counts().items()}
         return out
 
-    def verdict(self, keeps_data: bool | None = True, restarts: bool = False) -> "Verdict":
+    def verdict(self, keeps_data: bool | None = True, restarts: bool = False) -> Verdict:
         frm = self.read_q[1]
         pred = predict(self.write_q[0], self.read_q[0], frm, keeps_data, restarts)
         if self.write_q[1] != self.read_q[1]:
-            pred = Prediction(False, f"writes ask from = {self.write_q[1]} replicas and reads {self.read_q[1]}: "
-                              f"the quorums need not overlap", pred.write, pred.read)
+            pred = Prediction(
+                False,
+                f"writes ask from = {self.write_q[1]} replicas and reads {self.read_q[1]}: "
+                f"the quorums need not overlap",
+                pred.write,
+                pred.read,
+            )
         return Verdict(pred, self.counts())
 
 
@@ -296,12 +358,12 @@ def judge(history: list, observed) -> str:
     ``"maybe"`` or ``False``; ``observed`` the value read or ``ABSENT``."""
     last = max((i for i, (_, a) in enumerate(history) if a is True), default=None)
     allowed = {history[last][0] if last is not None else ABSENT}
-    allowed |= {s for s, a in history[(last + 1) if last is not None else 0:] if a == "maybe"}
+    allowed |= {s for s, a in history[(last + 1) if last is not None else 0 :] if a == "maybe"}
     if observed in allowed:
         return "ok"
     if observed is ABSENT:
         return "missed"
-    if observed not in {s for s, a in history if a is not False}:   # a refused write cannot be there
+    if observed not in {s for s, a in history if a is not False}:  # a refused write cannot be there
         return "unknown"
     return "resurrected" if history[last][0] is ABSENT else "stale"
 
@@ -338,5 +400,10 @@ class Verdict:
         return "consistent" if self.prediction.never else "none seen"
 
     def to_dict(self) -> dict:
-        return {"level": self.level, "violated": self.violated, "anomalies": self.anomalies,
-                "prediction": self.prediction.to_dict(), "counts": self.counts}
+        return {
+            "level": self.level,
+            "violated": self.violated,
+            "anomalies": self.anomalies,
+            "prediction": self.prediction.to_dict(),
+            "counts": self.counts,
+        }

@@ -31,9 +31,20 @@ from .. import jdk, paths
 def owners(urls: list[str], keys: int, frm: int = 1, prefix: str = "key") -> list[int]:
     """How many of ``<prefix>0 .. <prefix><keys-1>`` each node (in index order) holds as one of the first
     ``frm`` of the key's rendezvous order (``frm`` = 1: as its owner)."""
-    cmd = [str(jdk.home(None) / "bin" / "java"), "-cp", str(paths.server_install_dir() / "lib" / "*"),
-           "perflab.tools.Owners", "--cluster", ",".join(urls), "--from", str(frm), "--keys", str(keys),
-           "--key-prefix", prefix]
+    cmd = [
+        str(jdk.home(None) / "bin" / "java"),
+        "-cp",
+        str(paths.server_install_dir() / "lib" / "*"),
+        "perflab.tools.Owners",
+        "--cluster",
+        ",".join(urls),
+        "--from",
+        str(frm),
+        "--keys",
+        str(keys),
+        "--key-prefix",
+        prefix,
+    ]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if out.returncode != 0:
         raise RuntimeError(f"perflab.tools.Owners failed ({out.returncode}): {out.stderr.strip()[-500:]}")
@@ -43,8 +54,16 @@ def owners(urls: list[str], keys: int, frm: int = 1, prefix: str = "key") -> lis
 
 def replica_sets(urls: list[str], keys: list[str], frm: int) -> dict[str, list[int]]:
     """Each key's first ``frm`` nodes (indexes, owner first) by the server's routing."""
-    cmd = [str(jdk.home(None) / "bin" / "java"), "-cp", str(paths.server_install_dir() / "lib" / "*"),
-           "perflab.tools.Owners", "--cluster", ",".join(urls), "--from", str(frm)]
+    cmd = [
+        str(jdk.home(None) / "bin" / "java"),
+        "-cp",
+        str(paths.server_install_dir() / "lib" / "*"),
+        "perflab.tools.Owners",
+        "--cluster",
+        ",".join(urls),
+        "--from",
+        str(frm),
+    ]
     out = subprocess.run(cmd, input="\n".join(keys) + "\n", capture_output=True, text=True, timeout=120)
     if out.returncode != 0:
         raise RuntimeError(f"perflab.tools.Owners failed ({out.returncode}): {out.stderr.strip()[-500:]}")
@@ -133,25 +152,46 @@ class KeyDistribution:
 
     def cvs(self) -> dict[str, float | None]:
         stored = [s for s in (self.stored or []) if s is not None]
-        return {"owners": cv(self.owners) if self.owners is not None else None,
-                "replicas": cv(self.replicas) if self.replicas is not None else None,
-                "stored": cv(stored) if self.stored and len(stored) == self.nodes else None}
+        return {
+            "owners": cv(self.owners) if self.owners is not None else None,
+            "replicas": cv(self.replicas) if self.replicas is not None else None,
+            "stored": cv(stored) if self.stored and len(stored) == self.nodes else None,
+        }
 
     def warning(self) -> str | None:
         if self.everywhere and self.nodes > 1:
-            return (f"from = {self.frm} = the cluster size: every node holds every key, so equal replica and "
-                    f"stored counts show nothing about the hash; the owners' counts (from = 1) still do")
+            return (
+                f"from = {self.frm} = the cluster size: every node holds every key, so equal replica and "
+                f"stored counts show nothing about the hash; the owners' counts (from = 1) still do"
+            )
         return None
 
     def frame(self):
         none = [None] * self.nodes
-        return pd.DataFrame({"node": range(self.nodes), "url": self.urls, "owners": self.owners or none,
-                             "replicas": self.replicas or none, "stored": self.stored or none})
+        return pd.DataFrame(
+            {
+                "node": range(self.nodes),
+                "url": self.urls,
+                "owners": self.owners or none,
+                "replicas": self.replicas or none,
+                "stored": self.stored or none,
+            }
+        )
 
     def to_dict(self) -> dict:
-        return {"keys": self.keys, "prefix": self.prefix, "from": self.frm, "urls": self.urls,
-                "owners": self.owners, "replicas": self.replicas, "stored": self.stored, "cv": self.cvs(),
-                "sources": self.sources, "warning": self.warning(), "note": self.note}
+        return {
+            "keys": self.keys,
+            "prefix": self.prefix,
+            "from": self.frm,
+            "urls": self.urls,
+            "owners": self.owners,
+            "replicas": self.replicas,
+            "stored": self.stored,
+            "cv": self.cvs(),
+            "sources": self.sources,
+            "warning": self.warning(),
+            "note": self.note,
+        }
 
 
 def key_distribution(cluster, keys: int, prefix: str = "key", frm: int | None = None) -> KeyDistribution:
@@ -170,13 +210,16 @@ def key_distribution(cluster, keys: int, prefix: str = "key", frm: int | None = 
             stored.append(count_live(n.url, prefix) if n.state == "running" else None)
         except (OSError, RuntimeError, ValueError) as e:
             stored.append(None)
-            why.append(f"node {n.index} did not count its records ({e}; GET /v0/entities is the course's range "
-                       f"API, stage 6)")
+            why.append(
+                f"node {n.index} did not count its records ({e}; GET /v0/entities is the course's range API, stage 6)"
+            )
     down = [n.index for n in cluster.nodes if n.state != "running"]
     if down:
         why.append(f"node{'s' if len(down) > 1 else ''} {', '.join(map(str, down))} down at the end: not counted")
     if cluster.config.foreign and all(s is None for s in stored):
         stored = None
-        why.append("keys per node not measured: your nodes' routing is their own, and no node answered the range "
-                   "API to count its records")
+        why.append(
+            "keys per node not measured: your nodes' routing is their own, and no node answered the range "
+            "API to count its records"
+        )
     return KeyDistribution(list(urls), keys, prefix, frm, own, reps, stored, "; ".join(why))

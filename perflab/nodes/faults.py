@@ -34,9 +34,13 @@ ACTIONS = ("kill", "stop", "pause", "resume", "restart")
 #: the inverse action that ``for=`` schedules
 _INVERSE = {"kill": "restart", "stop": "restart", "pause": "resume"}
 #: which node states an action applies to, and the state it leaves
-_STATES = {"kill": (("running", "paused"), "down"), "stop": (("running",), "down"),
-           "pause": (("running",), "paused"), "resume": (("paused",), "running"),
-           "restart": (("running", "down"), "running")}
+_STATES = {
+    "kill": (("running", "paused"), "down"),
+    "stop": (("running",), "down"),
+    "pause": (("running",), "paused"),
+    "resume": (("paused",), "running"),
+    "restart": (("running", "down"), "running"),
+}
 
 
 @dataclass(frozen=True)
@@ -72,11 +76,14 @@ def parse_fault(text: str) -> list[Fault]:
         elif w.lower() in ACTIONS:
             actions.append(w.lower())
         else:
-            raise ValueError(f"fault {text!r}: unknown word {w!r} (expected at=<time> node=<index> and one of "
-                             f"{', '.join(ACTIONS)}, optionally for=<time>)")
+            raise ValueError(
+                f"fault {text!r}: unknown word {w!r} (expected at=<time> node=<index> and one of "
+                f"{', '.join(ACTIONS)}, optionally for=<time>)"
+            )
     if len(actions) != 1:
-        raise ValueError(f"fault {text!r}: needs exactly one action ({', '.join(ACTIONS)}), got "
-                         f"{', '.join(actions) or 'none'}")
+        raise ValueError(
+            f"fault {text!r}: needs exactly one action ({', '.join(ACTIONS)}), got {', '.join(actions) or 'none'}"
+        )
     for need in ("at", "node"):
         if need not in fields:
             raise ValueError(f"fault {text!r}: missing {need}=")
@@ -109,7 +116,7 @@ def schedule(faults, nodes: int, window_s: float | None = None, one_command: boo
     parsed: list[Fault] = []
     for f in faults or ():
         parsed += parse_fault(f) if isinstance(f, str) else [f] if isinstance(f, Fault) else _bad(f)
-    parsed.sort(key=lambda f: f.at)   # stable: faults at the same time keep their written order
+    parsed.sort(key=lambda f: f.at)  # stable: faults at the same time keep their written order
     states = ["running"] * nodes
     for f in parsed:
         if not 0 <= f.node < nodes:
@@ -117,12 +124,15 @@ def schedule(faults, nodes: int, window_s: float | None = None, one_command: boo
         if window_s is not None and f.at >= window_s:
             raise ValueError(f"fault '{f}': at {f.at:g} s is not inside the measured window ({window_s:g} s)")
         if one_command and f.action == "restart":
-            raise ValueError(f"fault '{f}': one command ({{ports}}) started every node, so one node cannot be "
-                             f"restarted; give a command per node ({{port}})")
+            raise ValueError(
+                f"fault '{f}': one command ({{ports}}) started every node, so one node cannot be "
+                f"restarted; give a command per node ({{port}})"
+            )
         allowed, after = _STATES[f.action]
         if states[f.node] not in allowed:
-            raise ValueError(f"fault '{f}': node {f.node} is {states[f.node]} then; {f.action} needs it "
-                             f"{' or '.join(allowed)}")
+            raise ValueError(
+                f"fault '{f}': node {f.node} is {states[f.node]} then; {f.action} needs it {' or '.join(allowed)}"
+            )
         states[f.node] = after
     return parsed
 
@@ -148,7 +158,7 @@ class FaultRunner:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
-    def start(self) -> "FaultRunner":
+    def start(self) -> FaultRunner:
         for node in sorted({f.node for f in self.faults}):
             mine = [f for f in self.faults if f.node == node]
             th = threading.Thread(target=self._run, args=(mine,), name=f"perflab-faults-{node}", daemon=True)
@@ -160,15 +170,26 @@ class FaultRunner:
         for i, f in enumerate(faults):
             if self._stop.wait(max(0.0, self.window_start + f.at - time.time())):
                 for g in faults[i:]:
-                    self._record(g, None, 0, "not applied: the measured window ended first (the node's previous "
-                                             "fault was still under way)")
+                    self._record(
+                        g,
+                        None,
+                        0,
+                        "not applied: the measured window ended first (the node's previous fault was still under way)",
+                    )
                 return
             self.apply(f)
 
     def _record(self, f: Fault, t0: float | None, dur_us: int, error: str | None) -> dict:
-        row = {"fault": str(f), "node": f.node, "action": f.action, "at_s": f.at,
-               "ts_us": int(t0 * 1e6) if t0 is not None else None, "dur_us": dur_us,
-               "late_s": round(t0 - (self.window_start + f.at), 4) if t0 is not None else None, "error": error}
+        row = {
+            "fault": str(f),
+            "node": f.node,
+            "action": f.action,
+            "at_s": f.at,
+            "ts_us": int(t0 * 1e6) if t0 is not None else None,
+            "dur_us": dur_us,
+            "late_s": round(t0 - (self.window_start + f.at), 4) if t0 is not None else None,
+            "error": error,
+        }
         with self._lock:
             self.applied.append(row)
         return row
@@ -180,7 +201,7 @@ class FaultRunner:
         error = None
         try:
             getattr(node, f.action)()
-        except Exception as e:   # a fault that could not be applied is recorded, the run goes on
+        except Exception as e:  # a fault that could not be applied is recorded, the run goes on
             error = f"{type(e).__name__}: {e}"
         return self._record(f, t0, int((time.monotonic() - m0) * 1e6), error)
 

@@ -19,12 +19,13 @@ def cluster_load(load: LoadParams, config) -> LoadParams:
     that does not send ``/v0/entity`` requests, such as ``status.lua``, is left as it is). Giving them in
     ``script_args`` too is an error: the cluster's ``ack``/``from_`` are the one place."""
     if load.tool != "perflab-load":
-        raise ValueError("tool: a cluster run needs perflab-load (its parts share one schedule: --segment, "
-                         "--start-at)")
+        raise ValueError("tool: a cluster run needs perflab-load (its parts share one schedule: --segment, --start-at)")
     given = [a.split("=", 1)[0] for a in load.script_args if a.split("=", 1)[0] in _REPLICA_ARGS]
     if given:
-        raise ValueError(f"script_args: {given[0]}= is set by the cluster (ClusterConfig ack/from_, api); remove it "
-                         f"from the load's script arguments")
+        raise ValueError(
+            f"script_args: {given[0]}= is set by the cluster (ClusterConfig ack/from_, api); remove it "
+            f"from the load's script arguments"
+        )
     if load.script is None or "ack" not in script_arguments(load.script):
         return load
     return load.replace(script_args=tuple(load.script_args) + config.replica_args())
@@ -36,8 +37,18 @@ def entry_rates(res, urls: list[str]) -> list[dict]:
     generator hosts that sent to it)."""
     rows: dict[str, dict] = {}
     for part in (res.parts or {"": res}).values():
-        r = rows.setdefault(part.url, {"node": urls.index(part.url), "url": part.url, "offered_rate": 0.0,
-                                       "achieved_rate": 0.0, "requests": 0, "errors": 0, "status_codes": {}})
+        r = rows.setdefault(
+            part.url,
+            {
+                "node": urls.index(part.url),
+                "url": part.url,
+                "offered_rate": 0.0,
+                "achieved_rate": 0.0,
+                "requests": 0,
+                "errors": 0,
+                "status_codes": {},
+            },
+        )
         r["offered_rate"] += part.target_rate
         r["achieved_rate"] += part.achieved_rate
         r["requests"] += part.requests

@@ -66,7 +66,7 @@ def _signal_group(proc: subprocess.Popen | None, sig: int) -> None:
 class Node:
     """One node of a :class:`Cluster` (``index`` is its position in the ``--cluster`` list)."""
 
-    def __init__(self, cluster: "Cluster", index: int):
+    def __init__(self, cluster: Cluster, index: int):
         self.cluster = cluster
         self.index = index
         self.url = cluster.topology.url(index)
@@ -74,8 +74,8 @@ class Node:
         self.dir = cluster.log_root / "nodes" / str(index)
         self.data_dir = cluster.data_root / f"node{index}" if cluster.data_root is not None else None
         self.state = NEW
-        self.server: Server | None = None            # built-in
-        self.proc: subprocess.Popen | None = None    # your per-node command
+        self.server: Server | None = None  # built-in
+        self.proc: subprocess.Popen | None = None  # your per-node command
         self.command: list[str] = []
         self.incarnations: list[dict] = []
         self._pid: int | None = None
@@ -117,11 +117,11 @@ class Node:
         return children.tail(self.log_path, lines)
 
     # --- lifecycle ------------------------------------------------------------------------------------
-    def start(self) -> "Node":
+    def start(self) -> Node:
         """Start (or start again) on this node's port and data directory; returns once it answers."""
         return self._starter.submit(self._start).result()
 
-    def _start(self) -> "Node":
+    def _start(self) -> Node:
         with self._lock:
             if self.state in (RUNNING, PAUSED):
                 raise RuntimeError(f"node {self.index} is already running")
@@ -130,17 +130,23 @@ class Node:
                 self.data_dir.mkdir(parents=True, exist_ok=True)
             t = time.time()
             if self.config.one_command:
-                raise ValueError(f"node {self.index}: a cluster started by one command ({{ports}}) cannot start "
-                                 f"one node again; give a command per node ({{port}}) to restart nodes")
+                raise ValueError(
+                    f"node {self.index}: a cluster started by one command ({{ports}}) cannot start "
+                    f"one node again; give a command per node ({{port}}) to restart nodes"
+                )
             if self.config.foreign:
                 self._start_command()
             else:
                 cfg = self.config.node_config(self.index).replace(
-                    host=self.cluster.topology.host, port=self.port, cluster=self.cluster.topology.cluster,
-                    self_url=self.url)
+                    host=self.cluster.topology.host,
+                    port=self.port,
+                    cluster=self.cluster.topology.cluster,
+                    self_url=self.url,
+                )
                 db = self.data_dir / "db" if self.data_dir is not None and cfg.needs_data_dir else None
-                self.server = Server(cfg, data_dir=db, log_dir=self.dir, keep_data=True,
-                                     cpu_prefix=self.cluster.cpu_prefix)
+                self.server = Server(
+                    cfg, data_dir=db, log_dir=self.dir, keep_data=True, cpu_prefix=self.cluster.cpu_prefix
+                )
                 try:
                     self.server.start(timeout=self.config.startup_timeout)
                 except ServerStartError as e:
@@ -151,13 +157,26 @@ class Node:
             return self
 
     def _start_command(self):
-        self.command = [*self.cluster.cpu_prefix,
-                        *node_command(self.config.server_cmd, self.cluster.topology, self.index,
-                                      str(self.data_dir) if self.data_dir is not None else None)]
-        self.proc = children.launch(self.command, self.log_path, cwd=self.config.workdir,
-                                    what=f"node {self.index}: the command")
-        children.await_ready(self.proc, lambda: _answers(self.url, self.config.ready_path), self.config.startup_timeout,
-                             f"node {self.index}: the command", f"on port {self.port}", self.log_tail)
+        self.command = [
+            *self.cluster.cpu_prefix,
+            *node_command(
+                self.config.server_cmd,
+                self.cluster.topology,
+                self.index,
+                str(self.data_dir) if self.data_dir is not None else None,
+            ),
+        ]
+        self.proc = children.launch(
+            self.command, self.log_path, cwd=self.config.workdir, what=f"node {self.index}: the command"
+        )
+        children.await_ready(
+            self.proc,
+            lambda: _answers(self.url, self.config.ready_path),
+            self.config.startup_timeout,
+            f"node {self.index}: the command",
+            f"on port {self.port}",
+            self.log_tail,
+        )
         self._pid = listening_pid(self.port) or self.proc.pid
         self.jvm = jvm_of(self._pid)
 
@@ -173,7 +192,7 @@ class Node:
             _signal_group(self.server.proc, sig)
         elif self.proc is not None:
             _signal_group(self.proc, sig)
-        elif self._pid:   # one member of the one-command cluster: only its own process
+        elif self._pid:  # one member of the one-command cluster: only its own process
             try:
                 os.kill(self._pid, sig)
             except ProcessLookupError:
@@ -198,7 +217,7 @@ class Node:
             if self.state in (DOWN, NEW):
                 return
             if self.state == PAUSED:
-                self._signal(signal.SIGCONT)   # a stopped process cannot act on SIGTERM
+                self._signal(signal.SIGCONT)  # a stopped process cannot act on SIGTERM
             if self.server is not None:
                 code = self.server.stop(grace_s)
             elif self.proc is not None:
@@ -245,7 +264,7 @@ class Node:
             except subprocess.TimeoutExpired:
                 pass
             if self.server is not None:
-                self.server.stop(grace_s=1)   # reaps, closes its pipes, unregisters
+                self.server.stop(grace_s=1)  # reaps, closes its pipes, unregisters
             else:
                 children.kill_group(proc, 1)
             return proc.poll()
@@ -267,10 +286,17 @@ class Node:
         return None
 
     def info(self) -> dict:
-        return {"index": self.index, "url": self.url, "port": self.port, "state": self.state,
-                "data_dir": str(self.data_dir) if self.data_dir is not None else None,
-                "log_dir": str(self.dir), "command": self.command, "java_version": self.java_version,
-                "incarnations": self.incarnations}
+        return {
+            "index": self.index,
+            "url": self.url,
+            "port": self.port,
+            "state": self.state,
+            "data_dir": str(self.data_dir) if self.data_dir is not None else None,
+            "log_dir": str(self.dir),
+            "command": self.command,
+            "java_version": self.java_version,
+            "incarnations": self.incarnations,
+        }
 
     def __repr__(self):
         return f"<Node {self.index} {self.url} {self.state}>"
@@ -281,8 +307,15 @@ class Cluster:
     ``log_root/nodes/<i>/``; ``data_root``: node data under ``data_root/node<i>/`` (deleted on :meth:`stop`
     unless ``keep_data``); ``cpu_prefix``: a command prefix that pins every node (``taskset -c 0``)."""
 
-    def __init__(self, config: ClusterConfig, log_root: str | os.PathLike, data_root: str | os.PathLike | None,
-                 cpu_prefix: list[str] | None = None, keep_data: bool = False, host: str = "127.0.0.1"):
+    def __init__(
+        self,
+        config: ClusterConfig,
+        log_root: str | os.PathLike,
+        data_root: str | os.PathLike | None,
+        cpu_prefix: list[str] | None = None,
+        keep_data: bool = False,
+        host: str = "127.0.0.1",
+    ):
         if not isinstance(config, ClusterConfig):
             raise ValueError(f"config must be a ClusterConfig, got {type(config).__name__}")
         self.config = config
@@ -292,7 +325,7 @@ class Cluster:
         self.keep_data = keep_data
         self.topology = Topology.pick(config.nodes, host)
         self.nodes = [Node(self, i) for i in range(config.nodes)]
-        self.proc: subprocess.Popen | None = None     # the one command ({ports})
+        self.proc: subprocess.Popen | None = None  # the one command ({ports})
         self.command: list[str] = []
         self.started = False
 
@@ -326,7 +359,7 @@ class Cluster:
         return "\n".join(f"--- node {n.index} ---\n{n.log_tail(lines)}" for n in self.nodes)
 
     # --- lifecycle ------------------------------------------------------------------------------------
-    def start(self) -> "Cluster":
+    def start(self) -> Cluster:
         """Start every node in parallel (again after :meth:`stop`: on the same ports and data); on any failure
         stop the others and raise the first error."""
         if any(n.state in (RUNNING, PAUSED) for n in self.nodes):
@@ -355,9 +388,14 @@ class Cluster:
         deadline = time.monotonic() + self.config.startup_timeout
         for n in self.nodes:
             n.dir.mkdir(parents=True, exist_ok=True)
-            children.await_ready(self.proc, lambda n=n: _answers(n.url, self.config.ready_path),
-                                 max(0.0, deadline - time.monotonic()), "the cluster command",
-                                 f"for node {n.index} on port {n.port}", lambda: children.tail(log_path))
+            children.await_ready(
+                self.proc,
+                lambda n=n: _answers(n.url, self.config.ready_path),
+                max(0.0, deadline - time.monotonic()),
+                "the cluster command",
+                f"for node {n.index} on port {n.port}",
+                lambda: children.tail(log_path),
+            )
             n.attach_member(listening_pid(n.port))
 
     def stop(self, grace_s: float = 10.0) -> None:
@@ -415,13 +453,15 @@ class Cluster:
         """The configuration (a run's ``params.server``)."""
         return self.config.to_dict()
 
-    def using(self, **changes) -> "Cluster":
+    def using(self, **changes) -> Cluster:
         """This running cluster with other request settings (``ack``, ``from_``, ``api``, ``entry``): the same
         nodes, measured by a run with those settings (``pl.run_experiment(c.using(ack=1), load)``)."""
         topo = [k for k in changes if k not in ("ack", "from_", "api", "entry")]
         if topo:
-            raise ValueError(f"{topo[0]}: a running cluster's nodes cannot change; only ack, from_, api and entry "
-                             f"can (start another cluster for the rest)")
+            raise ValueError(
+                f"{topo[0]}: a running cluster's nodes cannot change; only ack, from_, api and entry "
+                f"can (start another cluster for the rest)"
+            )
         view = copy.copy(self)
         view.config = self.config.replace(**changes)
         return view
@@ -429,12 +469,20 @@ class Cluster:
     def info(self) -> dict:
         """What a run records about the cluster (``meta.json["cluster"]``)."""
         c = self.config
-        return {"nodes": len(self.nodes), "ack": c.replicas_ack, "from": c.replicas_from, "api": c.api,
-                "entries": list(c.entries), "topology": self.topology.to_dict(),
-                "target": "command" if c.foreign else "built-in", "one_command": c.one_command,
-                "command": self.command or None, "node": [n.info() for n in self.nodes]}
+        return {
+            "nodes": len(self.nodes),
+            "ack": c.replicas_ack,
+            "from": c.replicas_from,
+            "api": c.api,
+            "entries": list(c.entries),
+            "topology": self.topology.to_dict(),
+            "target": "command" if c.foreign else "built-in",
+            "one_command": c.one_command,
+            "command": self.command or None,
+            "node": [n.info() for n in self.nodes],
+        }
 
-    def __enter__(self) -> "Cluster":
+    def __enter__(self) -> Cluster:
         if not self.started:
             self.start()
         return self
@@ -447,15 +495,17 @@ class Cluster:
         return f"<Cluster {len(self.nodes)} nodes {self.config.quorum()} {[n.state for n in self.nodes]}>"
 
 
-def start_cluster(config: ClusterConfig, data_root: str | os.PathLike | None = None, keep_data: bool = False,
-                  placement=None) -> Cluster:
+def start_cluster(
+    config: ClusterConfig, data_root: str | os.PathLike | None = None, keep_data: bool = False, placement=None
+) -> Cluster:
     """Start a cluster that outlives single runs (``with pl.start_cluster(cfg) as c: pl.run_experiment(c, ...)``):
     its node logs go to ``<data root>/clusters/<id>/``, its data to ``<data root>/scratch/<id>/`` (removed when
     it stops unless ``keep_data``). Several runs can then measure it without starting N JVMs each time."""
 
     root = paths.data_root(data_root)
-    cid = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S") + f"-cluster{config.nodes}-{secrets.token_hex(3)}"
+    cid = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S") + f"-cluster{config.nodes}-{secrets.token_hex(3)}"
     # the nodes die with this Python process, however it ends (a notebook's kernel killed, too)
     prefix = [*Placement.of(placement or "shared").prefix("server"), *children.pdeathsig_prefix()]
-    return Cluster(config, root / "clusters" / cid, root / "scratch" / cid, cpu_prefix=prefix,
-                   keep_data=keep_data).start()
+    return Cluster(
+        config, root / "clusters" / cid, root / "scratch" / cid, cpu_prefix=prefix, keep_data=keep_data
+    ).start()

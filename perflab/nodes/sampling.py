@@ -37,7 +37,7 @@ def node_stats_frame(samples: list[dict], t0: float | None) -> pd.DataFrame:
         deltas = [c for c in f.columns if c.endswith("_delta")]
         if inc > 0 and len(f):
             for c in deltas:
-                f.loc[f.index[0], c] = pd.to_numeric(f[c[:-len("_delta")]], errors="coerce").iloc[0]
+                f.loc[f.index[0], c] = pd.to_numeric(f[c[: -len("_delta")]], errors="coerce").iloc[0]
         frames.append(f.assign(incarnation=inc))
     return pd.concat(frames, ignore_index=True)
 
@@ -48,15 +48,17 @@ class ClusterStats:
 
     def __init__(self, cluster, interval_s: float, nodes: list[int] | None = None):
         self.cluster = cluster
-        self.samplers = {i: StatsSampler(cluster.nodes[i].url, interval_s)
-                         for i in (nodes if nodes is not None else range(len(cluster.nodes)))}
+        self.samplers = {
+            i: StatsSampler(cluster.nodes[i].url, interval_s)
+            for i in (nodes if nodes is not None else range(len(cluster.nodes)))
+        }
 
-    def start(self) -> "ClusterStats":
+    def start(self) -> ClusterStats:
         for s in self.samplers.values():
             s.start()
         return self
 
-    def stop(self) -> "ClusterStats":
+    def stop(self) -> ClusterStats:
         for s in self.samplers.values():
             s.signal_stop()
         for s in self.samplers.values():

@@ -15,8 +15,7 @@ import numpy as np
 import pandas as pd
 
 #: the bins' columns: what the clients got
-COLUMNS = ["start_s", "end_s", "offered", "completed", "generator_errors", "answered", "4xx", "504", "5xx",
-           "no_answer"]
+COLUMNS = ["start_s", "end_s", "offered", "completed", "generator_errors", "answered", "4xx", "504", "5xx", "no_answer"]
 #: error kinds without an answer (``status`` is an answer with an error status, counted by its code)
 NO_ANSWER = ("connect", "read", "write", "timeout")
 
@@ -48,8 +47,10 @@ def status_intervals(load, bin_s: float = 1.0) -> tuple[pd.DataFrame, str]:
             rows[_status_class(str(code))][b] += n
         rows["no_answer"][b] += sum((iv.get("error_kinds") or {}).get(k, 0) for k in NO_ANSWER)
     df = pd.DataFrame({"start_s": edges[:-1], "end_s": edges[1:], **rows})
-    note = (f"what the clients got per {bin_s:g} s, as the generator counted it: answers by status (404 an answer), "
-            f"and requests without one (timeouts, refused or reset connections)")
+    note = (
+        f"what the clients got per {bin_s:g} s, as the generator counted it: answers by status (404 an answer), "
+        f"and requests without one (timeouts, refused or reset connections)"
+    )
     return df[COLUMNS], note
 
 
@@ -58,9 +59,16 @@ def totals(load) -> dict:
     codes = load.status_counts
     err = load.errors
     ok = sum(v for k, v in codes.items() if k.isdigit() and int(k) < 400)
-    return {"requests": load.requests, "2xx/3xx": ok, "404": codes.get("404", 0),
-            "4xx": sum(v for k, v in codes.items() if k.isdigit() and 400 <= int(k) < 500 and k != "404"),
-            "504": codes.get("504", 0),
-            "5xx": sum(v for k, v in codes.items() if k.isdigit() and int(k) >= 500 and k != "504"),
-            "timeout": err.get("timeout", 0), "connect": err.get("connect", 0),
-            "read": err.get("read", 0), "write": err.get("write", 0), "status_codes": codes}
+    return {
+        "requests": load.requests,
+        "2xx/3xx": ok,
+        "404": codes.get("404", 0),
+        "4xx": sum(v for k, v in codes.items() if k.isdigit() and 400 <= int(k) < 500 and k != "404"),
+        "504": codes.get("504", 0),
+        "5xx": sum(v for k, v in codes.items() if k.isdigit() and int(k) >= 500 and k != "504"),
+        "timeout": err.get("timeout", 0),
+        "connect": err.get("connect", 0),
+        "read": err.get("read", 0),
+        "write": err.get("write", 0),
+        "status_codes": codes,
+    }

@@ -37,7 +37,7 @@ class Topology:
     ports: tuple[int, ...]
 
     @classmethod
-    def pick(cls, nodes: int, host: str = "127.0.0.1") -> "Topology":
+    def pick(cls, nodes: int, host: str = "127.0.0.1") -> Topology:
         return cls(host, tuple(free_ports(nodes, host)))
 
     @property
@@ -61,11 +61,15 @@ class Topology:
 
 def node_command(template: str, topology: Topology, index: int, data_dir: str | None) -> list[str]:
     """A per-node command of your own with its placeholders filled (see :mod:`perflab.config.cluster`)."""
-    text = (template.replace("{ports}", ",".join(map(str, topology.ports)))
-            .replace("{port}", str(topology.ports[index])).replace("{host}", topology.host)
-            .replace("{index}", str(index))
-            .replace("{cluster}", topology.cluster).replace("{self}", topology.url(index))
-            .replace("{dir}", data_dir or ""))
+    text = (
+        template.replace("{ports}", ",".join(map(str, topology.ports)))
+        .replace("{port}", str(topology.ports[index]))
+        .replace("{host}", topology.host)
+        .replace("{index}", str(index))
+        .replace("{cluster}", topology.cluster)
+        .replace("{self}", topology.url(index))
+        .replace("{dir}", data_dir or "")
+    )
     try:
         return shlex.split(text)
     except ValueError as e:

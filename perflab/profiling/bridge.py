@@ -67,9 +67,16 @@ def start_jvm(java_home: str | os.PathLike | None = None, max_heap: str = "2g") 
         cp = classpath()
         try:
             # attachTimeout: a target busy under load may take longer than the default 10 s to answer.
-            jpype.startJVM(_libjvm(jh), "-Xrs", f"-Xmx{max_heap}", "-Djava.awt.headless=true",
-                           "-Dsun.tools.attach.attachTimeout=30000",
-                           classpath=cp, convertStrings=False, interrupt=False)
+            jpype.startJVM(
+                _libjvm(jh),
+                "-Xrs",
+                f"-Xmx{max_heap}",
+                "-Djava.awt.headless=true",
+                "-Dsun.tools.attach.attachTimeout=30000",
+                classpath=cp,
+                convertStrings=False,
+                interrupt=False,
+            )
         except Exception as e:
             raise BridgeError(f"could not start the in-process JVM from {jh}: {e}") from e
         _started_by_us = True
@@ -80,8 +87,10 @@ def _check_classes():
     try:
         jpype.JClass("one.convert.FlameGraph")
     except Exception as e:
-        raise BridgeError("the in-process JVM was started without perflab's classpath "
-                          "(call perflab.profiling.bridge.start_jvm() before anything else starts JPype)") from e
+        raise BridgeError(
+            "the in-process JVM was started without perflab's classpath "
+            "(call perflab.profiling.bridge.start_jvm() before anything else starts JPype)"
+        ) from e
 
 
 def _jclass(name: str):
@@ -134,7 +143,9 @@ def load_agent(pid: int, agent_path: str | os.PathLike, options: str) -> None:
     try:
         vm.loadAgentPath(str(agent_path), options)
     except Exception as e:
-        raise ProfilerError(f"async-profiler command {options.split(',')[0]!r} failed in pid {pid}: {java_error_text(e)}") from None
+        raise ProfilerError(
+            f"async-profiler command {options.split(',')[0]!r} failed in pid {pid}: {java_error_text(e)}"
+        ) from None
     finally:
         try:
             vm.detach()
@@ -169,8 +180,13 @@ def _conv_args(title: str | None, reverse: bool, minwidth: float | None, extra=(
     return a + list(extra)
 
 
-def collapsed_to_html(collapsed: str | os.PathLike, html: str | os.PathLike, title: str | None = None,
-                      reverse: bool = False, minwidth: float | None = None) -> Path:
+def collapsed_to_html(
+    collapsed: str | os.PathLike,
+    html: str | os.PathLike,
+    title: str | None = None,
+    reverse: bool = False,
+    minwidth: float | None = None,
+) -> Path:
     """async-profiler's interactive HTML flame graph from a collapsed-stacks file."""
     src = Path(collapsed)
     if not src.is_file():
@@ -195,8 +211,13 @@ def _dump(fg, out: Path) -> None:
         stream.close()
 
 
-def diff_html(base: str | os.PathLike, new: str | os.PathLike, html: str | os.PathLike,
-              title: str | None = None, minwidth: float | None = None) -> Path:
+def diff_html(
+    base: str | os.PathLike,
+    new: str | os.PathLike,
+    html: str | os.PathLike,
+    title: str | None = None,
+    minwidth: float | None = None,
+) -> Path:
     """async-profiler's differential flame graph: the shape of ``new``, coloured by growth against
     ``base`` (both collapsed-stacks files; converter ``--diff``)."""
     for n, p in (("base", base), ("new", new)):
@@ -216,8 +237,14 @@ def diff_html(base: str | os.PathLike, new: str | os.PathLike, html: str | os.Pa
     return out
 
 
-def jfr_convert(jfr: str | os.PathLike, output: str | os.PathLike, event: str = "cpu", threads: bool = False,
-                extra: list[str] | tuple = (), fmt: str | None = None) -> Path:
+def jfr_convert(
+    jfr: str | os.PathLike,
+    output: str | os.PathLike,
+    event: str = "cpu",
+    threads: bool = False,
+    extra: list[str] | tuple = (),
+    fmt: str | None = None,
+) -> Path:
     """Convert a JFR recording to ``.collapsed`` or ``.html`` (by ``output``'s extension, or ``fmt``:
     ``collapsed``, ``html``, ``heatmap``).
 
@@ -243,8 +270,14 @@ def jfr_convert(jfr: str | os.PathLike, output: str | os.PathLike, event: str = 
 # ---------------------------------------------------------------------------------------------
 # Storage engine in-process
 # ---------------------------------------------------------------------------------------------
-def prefill(data_dir: str | os.PathLike, keys: int, value_size: int = 100, seed: int = 0,
-            key_prefix: str = "key", backend: str = "lsm") -> dict:
+def prefill(
+    data_dir: str | os.PathLike,
+    keys: int,
+    value_size: int = 100,
+    seed: int = 0,
+    key_prefix: str = "key",
+    backend: str = "lsm",
+) -> dict:
     """Fill ``data_dir`` with keys ``key_prefix + i`` for ``i < keys`` (``perflab.tools.Prefill``).
 
     Returns the tool's JSON as a dict (keys written, bytes, seconds, SSTables). The directory must
@@ -258,8 +291,14 @@ def prefill(data_dir: str | os.PathLike, keys: int, value_size: int = 100, seed:
     Prefill = _jclass("perflab.tools.Prefill")
     Paths = _jclass("java.nio.file.Paths")
     try:
-        out = Prefill.run(Paths.get(str(d.resolve()), jpype.JArray(jpype.JString)([])), backend, jpype.JLong(p.keys),
-                          jpype.JInt(p.value_size), jpype.JLong(p.seed), p.key_prefix)
+        out = Prefill.run(
+            Paths.get(str(d.resolve()), jpype.JArray(jpype.JString)([])),
+            backend,
+            jpype.JLong(p.keys),
+            jpype.JInt(p.value_size),
+            jpype.JLong(p.seed),
+            p.key_prefix,
+        )
     except Exception as e:
         raise BridgeError(f"prefill of {d} failed: {java_error_text(e)}") from None
     return json.loads(str(out))

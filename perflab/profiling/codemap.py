@@ -33,9 +33,27 @@ YOUR_CODE = "your code"
 STORAGE = "storage"
 
 #: package prefixes that are not the server's own code: the JDK, one-nio and the libraries servers use
-LIBRARIES = ("java", "javax", "jdk", "sun", "com/sun", "one/nio", "org/rocksdb", "org/slf4j", "ch/qos/logback",
-             "org/apache", "org/objectweb/asm", "com/google", "com/fasterxml", "io/netty", "org/jetbrains",
-             "kotlin", "kotlinx", "scala", "perflab/course")
+LIBRARIES = (
+    "java",
+    "javax",
+    "jdk",
+    "sun",
+    "com/sun",
+    "one/nio",
+    "org/rocksdb",
+    "org/slf4j",
+    "ch/qos/logback",
+    "org/apache",
+    "org/objectweb/asm",
+    "com/google",
+    "com/fasterxml",
+    "io/netty",
+    "org/jetbrains",
+    "kotlin",
+    "kotlinx",
+    "scala",
+    "perflab/course",
+)
 
 _METHOD = r"[A-Za-z_$<][\w$<>]*"
 #: what follows a class's name in its frames: a nested class, a lambda's hidden class, then the method
@@ -55,9 +73,11 @@ _COURSE_DAO = f"ru{SEP}vk{SEP}itmo{SEP}dao{SEP}"
 #: course's layout: the server in ``ru/vk/itmo/test/NAME``, its DAO in ``.../NAME/dao``, its ``SSTable``,
 #: ``MemTable`` and iterators included), and any class whose name ends in ``Dao``/``DAO`` (``InMemoryDao``, not
 #: ``DaoServer``), with its nested classes and lambdas; libraries excluded.
-STORAGE_HEURISTIC = (f"^{_COURSE_DAO}"
-                     f"|^{_NOT_LIBRARY}(?:[\\w$]+{SEP})*dao\\d*{SEP}(?:[\\w$]+{SEP})+{_METHOD}$"
-                     f"|^{_NOT_LIBRARY}(?:[\\w$]+{SEP})+[\\w$]*(?:Dao|DAO){_MEMBER}")
+STORAGE_HEURISTIC = (
+    f"^{_COURSE_DAO}"
+    f"|^{_NOT_LIBRARY}(?:[\\w$]+{SEP})*dao\\d*{SEP}(?:[\\w$]+{SEP})+{_METHOD}$"
+    f"|^{_NOT_LIBRARY}(?:[\\w$]+{SEP})+[\\w$]*(?:Dao|DAO){_MEMBER}"
+)
 
 
 def _slashed(name: str) -> str:
@@ -116,13 +136,13 @@ class CodeMap:
     def storage_rules(self) -> tuple[tuple[str, str], ...]:
         return self.storage if self.storage is not None else ((STORAGE, STORAGE_HEURISTIC),)
 
-    def with_categories(self, categories) -> "CodeMap":
+    def with_categories(self, categories) -> CodeMap:
         """This map with the user's ``(NAME, regex)`` categories (:attr:`perflab.config.ProfileParams.categories`)
         added after any it has: tested before every other category."""
         return CodeMap(self.packages, self.storage, self.code_category, self.categories + tuple(categories))
 
     @classmethod
-    def course(cls, dao_classes, packages=(), factory: str | None = None) -> "CodeMap":
+    def course(cls, dao_classes, packages=(), factory: str | None = None) -> CodeMap:
         """A course server's map from what the course launcher reports (its ``ready`` line): ``dao_classes``,
         the classes implementing a ``Dao`` interface (the course's ``ru.vk.itmo.dao.Dao``, or a student's own
         copy of it); ``packages``, the student's packages (its own code; empty: found automatically);
@@ -144,7 +164,7 @@ class CodeMap:
         return cls(packages=tuple(packages), storage=((STORAGE, rule),))
 
     @classmethod
-    def from_ready(cls, ready: dict | None) -> "CodeMap":
+    def from_ready(cls, ready: dict | None) -> CodeMap:
         """The map a server's ``ready`` line gives: a course server's (:meth:`course`) when it lists
         ``dao_classes``; otherwise what is found automatically (``CodeMap()``)."""
         if isinstance(ready, dict) and ready.get("dao_classes") is not None:
@@ -152,15 +172,22 @@ class CodeMap:
         return cls()
 
     def to_dict(self) -> dict:
-        return {"packages": list(self.packages), "code_category": self.code_category,
-                "storage": [list(r) for r in self.storage] if self.storage is not None else None,
-                "categories": [list(r) for r in self.categories]}
+        return {
+            "packages": list(self.packages),
+            "code_category": self.code_category,
+            "storage": [list(r) for r in self.storage] if self.storage is not None else None,
+            "categories": [list(r) for r in self.categories],
+        }
 
     @classmethod
-    def from_dict(cls, d: dict) -> "CodeMap":
+    def from_dict(cls, d: dict) -> CodeMap:
         storage = d.get("storage")
-        return cls(tuple(d.get("packages") or ()), tuple(map(tuple, storage)) if storage is not None else None,
-                   d.get("code_category") or YOUR_CODE, tuple(map(tuple, d.get("categories") or ())))
+        return cls(
+            tuple(d.get("packages") or ()),
+            tuple(map(tuple, storage)) if storage is not None else None,
+            d.get("code_category") or YOUR_CODE,
+            tuple(map(tuple, d.get("categories") or ())),
+        )
 
 
 #: the lab's own server: its code under ``perflab/server`` (its cluster's under ``perflab/cluster`` is a
@@ -169,19 +196,34 @@ BUILTIN = CodeMap(
     packages=("perflab/server",),
     code_category="request handling",
     storage=(
-        ("storage: WAL", rf"perflab{SEP}storage{SEP}\S*(Wal|WAL|WriteAhead|wal{SEP})|"
-                         r"rocksdb::(WalManager|log::Writer|DBImpl::WriteToWAL)"),
-        ("storage: flush", rf"perflab{SEP}storage{SEP}\S*([Ff]lush)|"
-                           r"rocksdb::(FlushJob|DBImpl::BackgroundFlush|BuildTable)"),
-        ("storage: compaction", rf"perflab{SEP}storage{SEP}\S*[Cc]ompact|"
-                                r"rocksdb::(Compaction|DBImpl::BackgroundCompaction)"),
-        ("storage: SSTable read", rf"perflab{SEP}storage{SEP}\S*(SSTable|SsTable|Sstable|(?<![Mm]em)Table|Bloom|"
-                                  rf"MappedRegion|Block|Index|KeyHash|Checksums|SortedRun|RunCursor|"
-                                  rf"Version{SEP}get)|"
-                                  r"rocksdb::(BlockBasedTable|DataBlockIter|IndexBlockIter|FilterBlock|Version::Get|"
-                                  r"TableCache|BlockFetcher|FullFilterBlockReader)"),
-        ("storage: memtable", rf"perflab{SEP}storage{SEP}\S*([Mm]em[Tt]able|MemoryStorage)|"
-                              r"rocksdb::(MemTable|InlineSkipList|SkipList)"),
+        (
+            "storage: WAL",
+            rf"perflab{SEP}storage{SEP}\S*(Wal|WAL|WriteAhead|wal{SEP})|"
+            r"rocksdb::(WalManager|log::Writer|DBImpl::WriteToWAL)",
+        ),
+        (
+            "storage: flush",
+            rf"perflab{SEP}storage{SEP}\S*([Ff]lush)|"
+            r"rocksdb::(FlushJob|DBImpl::BackgroundFlush|BuildTable)",
+        ),
+        (
+            "storage: compaction",
+            rf"perflab{SEP}storage{SEP}\S*[Cc]ompact|"
+            r"rocksdb::(Compaction|DBImpl::BackgroundCompaction)",
+        ),
+        (
+            "storage: SSTable read",
+            rf"perflab{SEP}storage{SEP}\S*(SSTable|SsTable|Sstable|(?<![Mm]em)Table|Bloom|"
+            rf"MappedRegion|Block|Index|KeyHash|Checksums|SortedRun|RunCursor|"
+            rf"Version{SEP}get)|"
+            r"rocksdb::(BlockBasedTable|DataBlockIter|IndexBlockIter|FilterBlock|Version::Get|"
+            r"TableCache|BlockFetcher|FullFilterBlockReader)",
+        ),
+        (
+            "storage: memtable",
+            rf"perflab{SEP}storage{SEP}\S*([Mm]em[Tt]able|MemoryStorage)|"
+            r"rocksdb::(MemTable|InlineSkipList|SkipList)",
+        ),
         ("storage: other", rf"perflab{SEP}storage{SEP}|org{SEP}rocksdb{SEP}|rocksdb::"),
     ),
 )

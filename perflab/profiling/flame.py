@@ -44,43 +44,70 @@ from .codemap import SEP as _S
 
 #: what every JVM server runs, tested before the server's storage: (category, regex), first match wins
 _BEFORE_STORAGE: list[tuple[str, str]] = [
-    ("GC", r"G1[A-Z]|GCTaskThread|GC Thread|G1 |ParallelGC|PSScavenge|PSParallel|MarkSweep|ZDriver|ZWorker|ZDirector|"
-           r"Shenandoah|ConcurrentMark|CollectedHeap::|GCTask|WorkerThread::run|GangWorker|SerialHeap|DefNewGeneration|"
-           r"ScavengeRoots|OopClosure|CardTable|G1Refine|\bGC\b"),
-    ("JIT", r"CompileBroker|C2Compiler|C1Compiler|Compile::|Compilation::|CompilerThread|PhaseIdealLoop|PhaseChaitin|"
-            r"Parse::|GraphBuilder|JVMCI|C[12] CompilerThre"),
-    ("executor queue", rf"ThreadPoolExecutor{_S}getTask|ThreadPoolExecutor{_S}execute|ThreadPoolExecutor{_S}addWorker|"
-                       rf"ArrayBlockingQueue{_S}|LinkedBlockingQueue{_S}|LinkedBlockingDeque{_S}|LifoQueue{_S}|"
-                       rf"SynchronousQueue{_S}|(Pool|Virtual)Dispatcher{_S}dispatch\b|ForkJoinPool{_S}(scan|awaitWork|signalWork|push)|"
-                       rf"VirtualThread{_S}(submitRunContinuation|park|yield|unpark)"),
-    ("locks", rf"LockSupport{_S}park|Unsafe{_S}park|AbstractQueuedSynchronizer|ReentrantLock{_S}|ReentrantReadWriteLock|"
-              rf"ObjectMonitor::|ObjectSynchronizer::|__lll_lock|pthread_mutex_lock|pthread_cond_wait|futex_wait|"
-              rf"StampedLock{_S}|Object{_S}wait"),
+    (
+        "GC",
+        r"G1[A-Z]|GCTaskThread|GC Thread|G1 |ParallelGC|PSScavenge|PSParallel|MarkSweep|ZDriver|ZWorker|ZDirector|"
+        r"Shenandoah|ConcurrentMark|CollectedHeap::|GCTask|WorkerThread::run|GangWorker|SerialHeap|DefNewGeneration|"
+        r"ScavengeRoots|OopClosure|CardTable|G1Refine|\bGC\b",
+    ),
+    (
+        "JIT",
+        r"CompileBroker|C2Compiler|C1Compiler|Compile::|Compilation::|CompilerThread|PhaseIdealLoop|PhaseChaitin|"
+        r"Parse::|GraphBuilder|JVMCI|C[12] CompilerThre",
+    ),
+    (
+        "executor queue",
+        rf"ThreadPoolExecutor{_S}getTask|ThreadPoolExecutor{_S}execute|ThreadPoolExecutor{_S}addWorker|"
+        rf"ArrayBlockingQueue{_S}|LinkedBlockingQueue{_S}|LinkedBlockingDeque{_S}|LifoQueue{_S}|"
+        rf"SynchronousQueue{_S}|(Pool|Virtual)Dispatcher{_S}dispatch\b|ForkJoinPool{_S}(scan|awaitWork|signalWork|push)|"
+        rf"VirtualThread{_S}(submitRunContinuation|park|yield|unpark)",
+    ),
+    (
+        "locks",
+        rf"LockSupport{_S}park|Unsafe{_S}park|AbstractQueuedSynchronizer|ReentrantLock{_S}|ReentrantReadWriteLock|"
+        rf"ObjectMonitor::|ObjectSynchronizer::|__lll_lock|pthread_mutex_lock|pthread_cond_wait|futex_wait|"
+        rf"StampedLock{_S}|Object{_S}wait",
+    ),
 ]
 #: tested after the storage, before the server's own code
 _AFTER_STORAGE: list[tuple[str, str]] = [
     # a cluster node's coordination and its HTTP client to the other nodes (their socket I/O included): what
     # proxying costs; a replica's own storage work above stays storage
-    ("cluster: internal requests", rf"perflab{_S}cluster{_S}|jdk{_S}internal{_S}net{_S}http{_S}|"
-                                   rf"java{_S}net{_S}http{_S}"),
-    ("network write", rf"NativeSocket{_S}write|NativeSocket{_S}writeRaw|JavaSocket{_S}write|Session{_S}write|"
-                      rf"Session{_S}sendResponse|KvSession{_S}(send|sendStream|next)\b|"
-                      rf"HttpSession{_S}(sendResponse|writeResponse)|Session{_S}flush|SocketChannelImpl{_S}write|"
-                      rf"NioSocketImpl{_S}write|SocketDispatcher{_S}write|"
-                      r"\b__send|\bsend\b|sendto|__libc_write|__write|writev|tcp_sendmsg|sys_write|ksys_write|do_writev"),
-    ("network read", rf"NativeSocket{_S}read|NativeSocket{_S}readRaw|JavaSocket{_S}read|Session{_S}read|SocketChannelImpl{_S}read|"
-                     rf"NioSocketImpl{_S}read|SocketDispatcher{_S}read|"
-                     rf"NativeSelector{_S}(select|epollWait)|JavaSelector{_S}|EPoll|epoll_wait|SelectorImpl{_S}|"
-                     r"\b__recv|\brecv\b|recvfrom|__libc_read|__read|tcp_recvmsg|sys_read|ksys_read|sock_read"),
+    (
+        "cluster: internal requests",
+        rf"perflab{_S}cluster{_S}|jdk{_S}internal{_S}net{_S}http{_S}|"
+        rf"java{_S}net{_S}http{_S}",
+    ),
+    (
+        "network write",
+        rf"NativeSocket{_S}write|NativeSocket{_S}writeRaw|JavaSocket{_S}write|Session{_S}write|"
+        rf"Session{_S}sendResponse|KvSession{_S}(send|sendStream|next)\b|"
+        rf"HttpSession{_S}(sendResponse|writeResponse)|Session{_S}flush|SocketChannelImpl{_S}write|"
+        rf"NioSocketImpl{_S}write|SocketDispatcher{_S}write|"
+        r"\b__send|\bsend\b|sendto|__libc_write|__write|writev|tcp_sendmsg|sys_write|ksys_write|do_writev",
+    ),
+    (
+        "network read",
+        rf"NativeSocket{_S}read|NativeSocket{_S}readRaw|JavaSocket{_S}read|Session{_S}read|SocketChannelImpl{_S}read|"
+        rf"NioSocketImpl{_S}read|SocketDispatcher{_S}read|"
+        rf"NativeSelector{_S}(select|epollWait)|JavaSelector{_S}|EPoll|epoll_wait|SelectorImpl{_S}|"
+        r"\b__recv|\brecv\b|recvfrom|__libc_read|__read|tcp_recvmsg|sys_read|ksys_read|sock_read",
+    ),
 ]
 #: tested after the server's own code: one-nio's side of a request (its handler dispatch, the request's and
 #: response's API) and the parser around it (one-nio's, or the JDK's HTTP server)
 _AFTER_CODE: list[tuple[str, str]] = [
-    ("request handling", rf"HttpServer{_S}handleRequest|one{_S}nio{_S}http{_S}Response|"
-                         rf"one{_S}nio{_S}http{_S}Request{_S}get|one{_S}nio{_S}util{_S}(Utf8|ByteArrayBuilder)"),
-    ("HTTP parsing", rf"HttpSession{_S}(processRead|processHttpBuffer|parseRequest|handleParsedRequest|getRequest)|"
-                     rf"one{_S}nio{_S}http{_S}Request{_S}|one{_S}nio{_S}http{_S}HttpParser|Session{_S}process|"
-                     rf"sun{_S}net{_S}httpserver{_S}"),  # the JDK's own HTTP server: its parser and exchange
+    (
+        "request handling",
+        rf"HttpServer{_S}handleRequest|one{_S}nio{_S}http{_S}Response|"
+        rf"one{_S}nio{_S}http{_S}Request{_S}get|one{_S}nio{_S}util{_S}(Utf8|ByteArrayBuilder)",
+    ),
+    (
+        "HTTP parsing",
+        rf"HttpSession{_S}(processRead|processHttpBuffer|parseRequest|handleParsedRequest|getRequest)|"
+        rf"one{_S}nio{_S}http{_S}Request{_S}|one{_S}nio{_S}http{_S}HttpParser|Session{_S}process|"
+        rf"sun{_S}net{_S}httpserver{_S}",
+    ),  # the JDK's own HTTP server: its parser and exchange
 ]
 #: the categories above that are work: a waiting stack with one of their frames is not idle (nor with a frame
 #: of the server's code, its storage or the user's categories)
@@ -93,26 +120,35 @@ OTHER = "other"
 #: executor's own bookkeeping around tasks.
 LEAF_RULES: list[tuple[str, str]] = [
     ("network read", rf"SelectorThread{_S}run$|JavaSelector|NativeSelector"),
-    ("executor queue", rf"ThreadPoolExecutor{_S}(runWorker|beforeExecute|afterExecute)$|ThreadPoolExecutor\$Worker{_S}run$"),
+    (
+        "executor queue",
+        rf"ThreadPoolExecutor{_S}(runWorker|beforeExecute|afterExecute)$|ThreadPoolExecutor\$Worker{_S}run$",
+    ),
 ]
 _LEAF_COMPILED = [(c, re.compile(p)) for c, p in LEAF_RULES]
 
 #: a thread waiting: any frame from its innermost Java frame down (the JVM's and the kernel's frames under it)
-_WAITS = (rf"\b(LockSupport{_S}park|Unsafe{_S}park|Object{_S}wait|Thread{_S}sleep)|Unsafe_Park|Parker::park|"
-          r"JVM_MonitorWait|ObjectMonitor::wait|JVM_Sleep|Monitor::wait|PlatformMonitor::wait|PlatformEvent::park|"
-          r"Semaphore::wait|\bsem_(timed)?wait|pthread_cond_(timed|clock)?wait|futex_wait|__futex_abstimed_wait|"
-          r"nanosleep")
+_WAITS = (
+    rf"\b(LockSupport{_S}park|Unsafe{_S}park|Object{_S}wait|Thread{_S}sleep)|Unsafe_Park|Parker::park|"
+    r"JVM_MonitorWait|ObjectMonitor::wait|JVM_Sleep|Monitor::wait|PlatformMonitor::wait|PlatformEvent::park|"
+    r"Semaphore::wait|\bsem_(timed)?wait|pthread_cond_(timed|clock)?wait|futex_wait|__futex_abstimed_wait|"
+    r"nanosleep"
+)
 _WAIT = re.compile(_WAITS)
 #: in a wall-clock profile a selector blocked in epoll_wait, or an acceptor in accept, waits too (in a cpu
 #: profile a sample there is the system call's own work)
-_WAIT_WALL = re.compile(_WAITS + rf"|epoll_p?wait|\b(NativeSelector{_S}epollWait|EPoll{_S}wait|Net{_S}(poll|accept)|"
-                                 rf"NativeSocket{_S}accept)|(^|_)(poll|ppoll|accept4?)$")
+_WAIT_WALL = re.compile(
+    _WAITS + rf"|epoll_p?wait|\b(NativeSelector{_S}epollWait|EPoll{_S}wait|Net{_S}(poll|accept)|"
+    rf"NativeSocket{_S}accept)|(^|_)(poll|ppoll|accept4?)$"
+)
 #: waiting to acquire a lock (contention), not for work: ReentrantLock, read-write and stamped locks,
 #: monitors, native mutexes (a latch's or a condition's wait is no lock)
-_CONTENDED = re.compile(rf"ReentrantLock(\$\w+)?{_S}(lock|tryLock)|"
-                        rf"ReentrantReadWriteLock\$\w+{_S}(lock|tryLock)|StampedLock{_S}(readLock|writeLock|acquire)|"
-                        r"ObjectMonitor::enter|ObjectMonitor::EnterI|ObjectSynchronizer::enter|monitorenter|"
-                        r"complete_monitor_locking|__lll_lock_wait|pthread_mutex_lock|Mutex::lock")
+_CONTENDED = re.compile(
+    rf"ReentrantLock(\$\w+)?{_S}(lock|tryLock)|"
+    rf"ReentrantReadWriteLock\$\w+{_S}(lock|tryLock)|StampedLock{_S}(readLock|writeLock|acquire)|"
+    r"ObjectMonitor::enter|ObjectMonitor::EnterI|ObjectSynchronizer::enter|monitorenter|"
+    r"complete_monitor_locking|__lll_lock_wait|pthread_mutex_lock|Mutex::lock"
+)
 _JAVA = re.compile(JAVA_FRAME)
 _THREAD_BODY = re.compile(rf"{_S}(run|main)$")
 
@@ -120,8 +156,16 @@ _THREAD_BODY = re.compile(rf"{_S}(run|main)$")
 def _slots(code_map: CodeMap) -> list[list[tuple[str, str | None]]]:
     """A map's categories as ``(name, regex)`` in the order a stack is tested, slot by slot (idle is a rule of
     its own, :func:`_idle`)."""
-    return [list(code_map.categories), [(IDLE, None)], _BEFORE_STORAGE, list(code_map.storage_rules),
-            _AFTER_STORAGE, [(code_map.code_category, code_map.code_pattern)], _AFTER_CODE, [(OTHER, None)]]
+    return [
+        list(code_map.categories),
+        [(IDLE, None)],
+        _BEFORE_STORAGE,
+        list(code_map.storage_rules),
+        _AFTER_STORAGE,
+        [(code_map.code_category, code_map.code_pattern)],
+        _AFTER_CODE,
+        [(OTHER, None)],
+    ]
 
 
 def category_order(code_map: CodeMap = BUILTIN) -> list[str]:
@@ -133,25 +177,32 @@ def category_order(code_map: CodeMap = BUILTIN) -> list[str]:
 #: categories come before these): idle, GC, JIT, executor queue, locks, storage, the built-in LSM's storage
 #: parts, cluster: internal requests, network write, network read, your code, request handling, HTTP
 #: parsing, other
-CATEGORY_ORDER = list(dict.fromkeys(name for slots in zip(_slots(CodeMap()), _slots(BUILTIN))
-                                    for slot in slots for name, _ in slot))
+CATEGORY_ORDER = list(
+    dict.fromkeys(name for slots in zip(_slots(CodeMap()), _slots(BUILTIN)) for slot in slots for name, _ in slot)
+)
 
 
 @dataclass(frozen=True)
 class _Rules:
-    user: list          # (name, compiled) tested first
-    ordered: list       # (name, compiled) after idle
-    work: list          # compiled: a waiting stack with one of these frames is not idle
+    user: list  # (name, compiled) tested first
+    ordered: list  # (name, compiled) after idle
+    work: list  # compiled: a waiting stack with one of these frames is not idle
 
 
 @functools.lru_cache(maxsize=64)
 def _rules(code_map: CodeMap) -> _Rules:
     user, idle, *rest = _slots(code_map)
-    work = [*code_map.categories, *code_map.storage_rules, (code_map.code_category, code_map.code_pattern),
-            *[(n, p) for n, p in _AFTER_STORAGE + _AFTER_CODE if n in _WORK]]
-    return _Rules([(n, re.compile(p, re.M)) for n, p in user],
-                  [(n, re.compile(p, re.M)) for slot in rest for n, p in slot if p is not None],
-                  [re.compile(p, re.M) for _, p in work])
+    work = [
+        *code_map.categories,
+        *code_map.storage_rules,
+        (code_map.code_category, code_map.code_pattern),
+        *[(n, p) for n, p in _AFTER_STORAGE + _AFTER_CODE if n in _WORK],
+    ]
+    return _Rules(
+        [(n, re.compile(p, re.M)) for n, p in user],
+        [(n, re.compile(p, re.M)) for slot in rest for n, p in slot if p is not None],
+        [re.compile(p, re.M) for _, p in work],
+    )
 
 
 _THREAD_RE = re.compile(r"^\[(.*?)(?: tid=\d+)?\]$")
@@ -168,8 +219,9 @@ def read_collapsed(source: str | Path) -> pd.DataFrame:
     ``source``: a path to a collapsed file, or the collapsed text itself (a string with a newline or
     a ';'). Lines that do not end with a count are rejected with ``ValueError`` naming the line.
     """
-    if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and ";" not in source
-                                      and Path(source).exists()):
+    if isinstance(source, Path) or (
+        isinstance(source, str) and "\n" not in source and ";" not in source and Path(source).exists()
+    ):
         text = Path(source).read_text(errors="replace")
     elif isinstance(source, str):
         if "\n" not in source and ";" not in source and source.strip():
@@ -186,7 +238,9 @@ def read_collapsed(source: str | Path) -> pd.DataFrame:
         if not sep or not num.isdigit():
             raise ValueError(f"collapsed line {n} does not end with a sample count: {line[:100]!r}")
         counts[_TYPE_SUFFIX_RE.sub("", stack)] += int(num)
-    df = pd.DataFrame({"stack": list(counts.keys()), "samples": np.fromiter(counts.values(), dtype="int64", count=len(counts))})
+    df = pd.DataFrame(
+        {"stack": list(counts.keys()), "samples": np.fromiter(counts.values(), dtype="int64", count=len(counts))}
+    )
     df["thread"] = df["stack"].map(_thread_of)
     return df
 
@@ -229,7 +283,8 @@ def frames_table(stacks: pd.DataFrame, strip_threads: bool = True) -> pd.DataFra
     df["self_share"] = df["self"] / all_samples
     df["total_share"] = df["total"] / all_samples
     return df[["frame", "self", "total", "self_share", "total_share"]].sort_values(
-        ["total", "self"], ascending=False, ignore_index=True)
+        ["total", "self"], ascending=False, ignore_index=True
+    )
 
 
 def classify_stack(frames: list[str], event: str = "cpu", code_map: CodeMap = BUILTIN) -> str:
@@ -277,8 +332,9 @@ def _idle(frames: list[str], text: str, event: str, rules: _Rules) -> bool:
     return work is None or bool(_THREAD_BODY.search(work))
 
 
-def categorize(stacks: pd.DataFrame, event: str = "cpu", by_thread: bool = False,
-               code_map: CodeMap = BUILTIN) -> pd.DataFrame:
+def categorize(
+    stacks: pd.DataFrame, event: str = "cpu", by_thread: bool = False, code_map: CodeMap = BUILTIN
+) -> pd.DataFrame:
     """Samples per category (all of :func:`category_order` of ``code_map``, zeros included, in that order),
     with ``share`` of the total. ``by_thread`` adds a ``thread_group`` column (thread names with numbers
     removed, e.g. ``selector``, ``worker``)."""
@@ -292,7 +348,8 @@ def categorize(stacks: pd.DataFrame, event: str = "cpu", by_thread: bool = False
     if by_thread:
         rows = [{"thread_group": g, "category": c, "samples": v, "share": v / total} for (g, c), v in acc.items()]
         return pd.DataFrame(rows, columns=["thread_group", "category", "samples", "share"]).sort_values(
-            "samples", ascending=False, ignore_index=True)
+            "samples", ascending=False, ignore_index=True
+        )
     rows = [{"category": c, "samples": acc.get(c, 0), "share": acc.get(c, 0) / total} for c in category_order(code_map)]
     return pd.DataFrame(rows)
 
@@ -335,8 +392,14 @@ def threads_table(stacks: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def diff_profiles(base: pd.DataFrame, new: pd.DataFrame, by: str = "frame", metric: str = "self",
-                  event: str = "cpu", code_map: CodeMap = BUILTIN) -> pd.DataFrame:
+def diff_profiles(
+    base: pd.DataFrame,
+    new: pd.DataFrame,
+    by: str = "frame",
+    metric: str = "self",
+    event: str = "cpu",
+    code_map: CodeMap = BUILTIN,
+) -> pd.DataFrame:
     """What grew and what shrank between two profiles, on normalized shares (each profile sums to
     1, so profiles of different lengths or rates compare).
 
@@ -365,12 +428,15 @@ def diff_profiles(base: pd.DataFrame, new: pd.DataFrame, by: str = "frame", metr
     df = df.reset_index()
     df["delta"] = df["new_share"] - df["base_share"]
     with np.errstate(divide="ignore", invalid="ignore"):
-        df["ratio"] = np.where(df["base_share"] > 0, df["new_share"] / df["base_share"].where(df["base_share"] > 0, 1), np.inf)
+        df["ratio"] = np.where(
+            df["base_share"] > 0, df["new_share"] / df["base_share"].where(df["base_share"] > 0, 1), np.inf
+        )
     return df.reindex(df["delta"].abs().sort_values(ascending=False).index).reset_index(drop=True)
 
 
-def icicle_nodes(stacks: pd.DataFrame, min_share: float = 0.002, max_depth: int = 60,
-                 threads: str = "name") -> pd.DataFrame:
+def icicle_nodes(
+    stacks: pd.DataFrame, min_share: float = 0.002, max_depth: int = 60, threads: str = "name"
+) -> pd.DataFrame:
     """The call tree as ``id, parent, label, value, share, self`` rows for a plotly icicle/sunburst.
 
     Nodes below ``min_share`` of all samples are merged into their parent (keeps the figure
@@ -389,8 +455,11 @@ def icicle_nodes(stacks: pd.DataFrame, min_share: float = 0.002, max_depth: int 
         fr = _frames(stack, strip_thread=False)
         m = _THREAD_RE.match(fr[0]) if fr else None
         if m:
-            fr = fr[1:] if threads == "strip" else \
-                [f"[{m.group(1) if threads == 'name' else thread_group(m.group(1))}]"] + fr[1:]
+            fr = (
+                fr[1:]
+                if threads == "strip"
+                else [f"[{m.group(1) if threads == 'name' else thread_group(m.group(1))}]"] + fr[1:]
+            )
         fr = fr[:max_depth]
         path = "all"
         tree[path] += n

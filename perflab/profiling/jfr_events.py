@@ -39,8 +39,14 @@ def gc_pauses(jfr: str | os.PathLike) -> list[dict]:
                 e = rf.readEvent()
                 name = str(e.getEventType().getName())
                 if name == "jdk.GCPhasePause":
-                    pauses.append((int(e.getInt("gcId")), _us(e.getStartTime()),
-                                   int(e.getDuration().toNanos()) // 1000, str(e.getString("name"))))
+                    pauses.append(
+                        (
+                            int(e.getInt("gcId")),
+                            _us(e.getStartTime()),
+                            int(e.getDuration().toNanos()) // 1000,
+                            str(e.getString("name")),
+                        )
+                    )
                 elif name == "jdk.GarbageCollection":
                     collections[int(e.getInt("gcId"))] = (str(e.getString("name")), str(e.getString("cause")))
         finally:
@@ -50,6 +56,16 @@ def gc_pauses(jfr: str | os.PathLike) -> list[dict]:
     out = []
     for gc_id, ts, dur, phase in sorted(pauses, key=lambda p: p[1]):
         collector, cause = collections.get(gc_id, ("?", "?"))
-        out.append({"event": "gc", "ts_us": ts, "dur_us": dur, "name": collector, "cause": cause, "phase": phase,
-                    "gc_id": gc_id, "source": "jfr"})
+        out.append(
+            {
+                "event": "gc",
+                "ts_us": ts,
+                "dur_us": dur,
+                "name": collector,
+                "cause": cause,
+                "phase": phase,
+                "gc_id": gc_id,
+                "source": "jfr",
+            }
+        )
     return out

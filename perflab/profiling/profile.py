@@ -32,9 +32,17 @@ class Profile:
     def stacks(self) -> pd.DataFrame:
         """``stack, samples, thread`` (see :func:`perflab.profiling.flame.read_collapsed`)."""
         if self._stacks is None:
-            self._stacks = flame.read_collapsed(self.collapsed_path) if self.collapsed_path.stat().st_size else \
-                pd.DataFrame({"stack": pd.Series(dtype=str), "samples": pd.Series(dtype="int64"),
-                              "thread": pd.Series(dtype=object)})
+            self._stacks = (
+                flame.read_collapsed(self.collapsed_path)
+                if self.collapsed_path.stat().st_size
+                else pd.DataFrame(
+                    {
+                        "stack": pd.Series(dtype=str),
+                        "samples": pd.Series(dtype="int64"),
+                        "thread": pd.Series(dtype=object),
+                    }
+                )
+            )
         return self._stacks
 
     @property
@@ -69,6 +77,12 @@ class Profile:
         return self.frames().sort_values(by, ascending=False).head(n).reset_index(drop=True)
 
     def record(self) -> dict:
-        return {"event": self.event, "requested_event": self.requested_event, "samples": self.samples,
-                "duration_s": round(self.duration_s, 3), "collapsed": self.collapsed_path.name,
-                "html": self.html_path.name if self.html_path else None, "warnings": self.warnings}
+        return {
+            "event": self.event,
+            "requested_event": self.requested_event,
+            "samples": self.samples,
+            "duration_s": round(self.duration_s, 3),
+            "collapsed": self.collapsed_path.name,
+            "html": self.html_path.name if self.html_path else None,
+            "warnings": self.warnings,
+        }

@@ -48,9 +48,16 @@ class Profiler:
     the lab's own server), for the categories of the profiles it makes (with ``params.category`` added).
     """
 
-    def __init__(self, pid: int, params: ProfileParams | None = None, out_dir: str | Path | None = None,
-                 name: str | None = None, html: bool = True, title: str | None = None,
-                 code_map: CodeMap = BUILTIN):
+    def __init__(
+        self,
+        pid: int,
+        params: ProfileParams | None = None,
+        out_dir: str | Path | None = None,
+        name: str | None = None,
+        html: bool = True,
+        title: str | None = None,
+        code_map: CodeMap = BUILTIN,
+    ):
         if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
             raise ValueError(f"pid must be a positive int, got {pid!r}")
         params = params or ProfileParams()
@@ -82,7 +89,7 @@ class Profiler:
         except ProfilerError as e:
             raise ProfilerError(e.cause, children.tail(self.log_path, 20)) from None
 
-    def prepare(self) -> "Profiler":
+    def prepare(self) -> Profiler:
         """Start the in-process JVM and load the agent into the target now (a ``status`` command), so
         a later :meth:`start` is one quick attach: the first attach and the agent's initialization
         take up to a second, which would otherwise be cut from the start of the measured window."""
@@ -90,15 +97,17 @@ class Profiler:
         self._cmd("status")
         return self
 
-    def start(self) -> "Profiler":
+    def start(self) -> Profiler:
         """Start recording. Raises :class:`ProfilerError` (cause + profiler log tail) on failure."""
         if self.active:
             raise RuntimeError("profiler already started")
         if children.tail(self.log_path):
             self.log_path.unlink()
         if len(self.params.events) > 1:
-            raise ValueError(f"params: start() records one event to collapsed stacks, got {self.params.event!r}; "
-                             "start_recording() records several in one JFR")
+            raise ValueError(
+                f"params: start() records one event to collapsed stacks, got {self.params.event!r}; "
+                "start_recording() records several in one JFR"
+            )
         ev = self.params.event
         if ev == "cpu" and not perf_events_usable():
             ev = self._fallback("perf_events are not permitted (perf_event_paranoid > 1 and not root)")
@@ -127,15 +136,16 @@ class Profiler:
         return "itimer"
 
     # --- window mode: record JFR around the load, keep exactly the measured window -------------
-    def start_recording(self) -> "Profiler":
+    def start_recording(self) -> Profiler:
         """Start recording every requested event (and, with ``params.gc``, the JVM's GC pauses) to one
         JFR file (``<name>.jfr``) before the load begins."""
         if self.active:
             raise RuntimeError("profiler already started")
         events = self.params.events
         if "cpu" in events and not perf_events_usable():
-            events = self._swap_cpu(events, self._fallback("perf_events are not permitted "
-                                                           "(perf_event_paranoid > 1 and not root)"))
+            events = self._swap_cpu(
+                events, self._fallback("perf_events are not permitted (perf_event_paranoid > 1 and not root)")
+            )
         self.jfr_path = self.out_dir / f"{self.name}.jfr"
 
         def options(evs, gc):
@@ -165,15 +175,27 @@ class Profiler:
     def _swap_cpu(events: tuple[str, ...], replacement: str) -> tuple[str, ...]:
         return tuple(replacement if e == "cpu" else e for e in events)
 
-    def stop_window(self, from_s: float, to_s: float) -> "Recording":
+    def stop_window(self, from_s: float, to_s: float) -> Recording:
         """Stop the JFR recording and convert only ``[from_s, to_s]`` (epoch seconds): a
         :class:`Recording` with a :class:`Profile` per event, the heatmap and the GC pauses."""
         if not (to_s > from_s):
             raise ValueError(f"to_s must be after from_s, got [{from_s}, {to_s}]")
         self.stop_recording()
-        return window_recording(self.jfr_path, from_s, to_s, self.out_dir, self.name, self.params, self.title,
-                                self.pid, self.warnings, self.recorded_events, self.gc_recorded, self.html,
-                                self.code_map)
+        return window_recording(
+            self.jfr_path,
+            from_s,
+            to_s,
+            self.out_dir,
+            self.name,
+            self.params,
+            self.title,
+            self.pid,
+            self.warnings,
+            self.recorded_events,
+            self.gc_recorded,
+            self.html,
+            self.code_map,
+        )
 
     def stop_recording(self) -> Path:
         """Stop the JFR recording started by :meth:`start_recording`; its file (the server host keeps it
@@ -217,9 +239,16 @@ class Profiler:
             else:
                 html = None
                 self.warnings.append("the profile is empty (no samples in the window)")
-        return Profile(event=self.event, requested_event=self.params.event, collapsed_path=collapsed, html_path=html,
-                       started_at=self.started_at, stopped_at=stopped, warnings=list(self.warnings),
-                       code_map=self.code_map.with_categories(self.params.categories))
+        return Profile(
+            event=self.event,
+            requested_event=self.params.event,
+            collapsed_path=collapsed,
+            html_path=html,
+            started_at=self.started_at,
+            stopped_at=stopped,
+            warnings=list(self.warnings),
+            code_map=self.code_map.with_categories(self.params.categories),
+        )
 
     def abort(self) -> None:
         """Stop without producing output (cleanup after a failure). Never raises."""
@@ -231,7 +260,7 @@ class Profiler:
         except Exception:
             pass
 
-    def __enter__(self) -> "Profiler":
+    def __enter__(self) -> Profiler:
         return self.start()
 
     def __exit__(self, et, ev, tb):
@@ -240,17 +269,40 @@ class Profiler:
         return False
 
 
-def window_recording(jfr_path: Path, from_s: float, to_s: float, out_dir: Path, name: str, params: ProfileParams,
-                     title: str | None, pid: int, warnings_: list[str], recorded_events, gc_recorded: bool,
-                     html: bool = True, code_map: CodeMap = BUILTIN) -> "Recording":
+def window_recording(
+    jfr_path: Path,
+    from_s: float,
+    to_s: float,
+    out_dir: Path,
+    name: str,
+    params: ProfileParams,
+    title: str | None,
+    pid: int,
+    warnings_: list[str],
+    recorded_events,
+    gc_recorded: bool,
+    html: bool = True,
+    code_map: CodeMap = BUILTIN,
+) -> Recording:
     """The :class:`Recording` of ``[from_s, to_s]`` cut from a stopped JFR recording ``jfr_path`` (taken on
     the server's host; converted wherever the file now is). ``code_map``: what is known of the profiled
     server's code (``params.category`` is added to it)."""
-    rec = Recording(Path(jfr_path), from_s, to_s, Path(out_dir), name, params, title, pid, list(warnings_),
-                    code_map=code_map.with_categories(params.categories))
+    rec = Recording(
+        Path(jfr_path),
+        from_s,
+        to_s,
+        Path(out_dir),
+        name,
+        params,
+        title,
+        pid,
+        list(warnings_),
+        code_map=code_map.with_categories(params.categories),
+    )
     for ev in recorded_events:
-        rec.profiles[ev] = rec.convert(ev, [(from_s, to_s)], f"{name}-{ev}" if len(recorded_events) > 1 else name,
-                                       html=html)
+        rec.profiles[ev] = rec.convert(
+            ev, [(from_s, to_s)], f"{name}-{ev}" if len(recorded_events) > 1 else name, html=html
+        )
     rec.requested = params.event
     if "cpu" in recorded_events or "itimer" in recorded_events:
         heat = Path(out_dir) / f"{name}-heatmap.html"
@@ -296,10 +348,10 @@ class Recording:
     code_map: CodeMap = BUILTIN
 
     @property
-    def primary(self) -> "Profile":
+    def primary(self) -> Profile:
         return next(iter(self.profiles.values()))
 
-    def convert(self, event: str, windows: list[tuple[float, float]], name: str, html: bool = True) -> "Profile":
+    def convert(self, event: str, windows: list[tuple[float, float]], name: str, html: bool = True) -> Profile:
         """A :class:`Profile` of ``event`` over ``windows`` (epoch-second pairs, summed)."""
         jev = _JFR_EVENT[event]
         filt = []
@@ -310,27 +362,38 @@ class Recording:
         parts = []
         for i, (a, b) in enumerate(windows):
             target = collapsed if len(windows) == 1 else self.out_dir / f".{name}.{i}.collapsed"
-            bridge.jfr_convert(self.jfr_path, target, event=jev, threads=self.params.threads,
-                               extra=_window_args(a, b) + filt)
+            bridge.jfr_convert(
+                self.jfr_path, target, event=jev, threads=self.params.threads, extra=_window_args(a, b) + filt
+            )
             parts.append(target)
         if len(parts) > 1:
             stacks = [flame.read_collapsed(p) for p in parts if p.stat().st_size]
-            flame.write_collapsed(flame.merge_collapsed(*stacks) if stacks else flame.read_collapsed(parts[0]), collapsed)
+            flame.write_collapsed(
+                flame.merge_collapsed(*stacks) if stacks else flame.read_collapsed(parts[0]), collapsed
+            )
             for p in parts:
                 p.unlink()
         warns = list(self.warnings)
         path = None
         if html and collapsed.stat().st_size:
             path = self.out_dir / f"{name}.html"
-            bridge.collapsed_to_html(collapsed, path, title=self.title and f"{self.title} ({event})"
-                                     or f"{event} profile (pid {self.pid})")
+            bridge.collapsed_to_html(
+                collapsed, path, title=self.title and f"{self.title} ({event})" or f"{event} profile (pid {self.pid})"
+            )
         elif not collapsed.stat().st_size:
             warns.append(f"the {event} profile is empty (no samples in the window)")
-        return Profile(event=event, requested_event=self.requested or self.params.event, collapsed_path=collapsed,
-                       html_path=path, started_at=windows[0][0], stopped_at=windows[-1][1], warnings=warns,
-                       code_map=self.code_map)
+        return Profile(
+            event=event,
+            requested_event=self.requested or self.params.event,
+            collapsed_path=collapsed,
+            html_path=path,
+            started_at=windows[0][0],
+            stopped_at=windows[-1][1],
+            warnings=warns,
+            code_map=self.code_map,
+        )
 
-    def window_profile(self, windows: list[tuple[float, float]], name: str, event: str | None = None) -> "Profile":
+    def window_profile(self, windows: list[tuple[float, float]], name: str, event: str | None = None) -> Profile:
         """The flame graph of just ``windows`` (e.g. the latency spikes), from the same recording."""
         return self.convert(event or self.primary.event, windows, name)
 
@@ -341,8 +404,11 @@ class Recording:
             return None
         ev = event or self.primary.event
         spikes = self.window_profile(windows, f"{self.name}-{ev}-spikes", ev)
-        whole = flame.read_collapsed(self.profiles[ev].collapsed_path) if self.profiles[ev].collapsed_path.stat().st_size \
+        whole = (
+            flame.read_collapsed(self.profiles[ev].collapsed_path)
+            if self.profiles[ev].collapsed_path.stat().st_size
             else None
+        )
         if whole is None or not spikes.collapsed_path.stat().st_size:
             return None
         # the rest: every sample of the window that is not in a spike
@@ -354,13 +420,15 @@ class Recording:
         if not rest_path.stat().st_size:
             return None
         diff = self.out_dir / f"{self.name}-{ev}-spikes-diff.html"
-        bridge.diff_html(rest_path, spikes.collapsed_path, diff,
-                         title=f"{ev}: latency spikes against the rest of the window")
+        bridge.diff_html(
+            rest_path, spikes.collapsed_path, diff, title=f"{ev}: latency spikes against the rest of the window"
+        )
         return {"spikes": spikes, "rest_collapsed": rest_path, "diff_html": diff, "windows": list(windows)}
 
 
-def profile_for(pid: int, seconds: float, params: ProfileParams | None = None, out_dir=None,
-                code_map: CodeMap = BUILTIN) -> Profile:
+def profile_for(
+    pid: int, seconds: float, params: ProfileParams | None = None, out_dir=None, code_map: CodeMap = BUILTIN
+) -> Profile:
     """Profile JVM ``pid`` for ``seconds`` and return the :class:`Profile` (categorized with ``code_map``)."""
     if not (seconds > 0):
         raise ValueError(f"seconds must be > 0, got {seconds!r}")

@@ -20,7 +20,7 @@ import pandas as pd
 SQL_TYPE = {"null": '"NULL"', "int": "BIGINT", "float": "DOUBLE", "bool": "BOOLEAN", "str": "VARCHAR"}
 #: the pandas type each kind's values are handed to DuckDB in
 _DTYPE = {"null": object, "int": "int64", "float": "float64", "bool": object, "str": object}
-_INT64 = (-(2 ** 63), 2 ** 63 - 1)
+_INT64 = (-(2**63), 2**63 - 1)
 _KIND = {bool: "bool", int: "int", float: "float", str: "str", type(None): None}
 
 
@@ -68,7 +68,7 @@ class Column:
         from every run at once types such a column so too)."""
         return "DOUBLE" if self.kind == "null" and self.absent else SQL_TYPE[self.kind]
 
-    def widened(self, kinds: set[str], gaps: bool, absent: bool) -> "Column":
+    def widened(self, kinds: set[str], gaps: bool, absent: bool) -> Column:
         """This column after rows with values of ``kinds`` were added; ``gaps``: one of them had no value in
         it, ``absent``: one of them lacked it."""
         gaps, absent = self.gaps or gaps or absent, self.absent or absent
@@ -92,7 +92,7 @@ class Column:
             values = [v if v is None or v.__class__ is str else str(v) for v in values]
         return pd.Series(values, dtype=_DTYPE[self.kind])
 
-    def cast_from(self, old: "Column", name: str) -> str:
+    def cast_from(self, old: Column, name: str) -> str:
         """The SQL expression that turns column ``name``'s stored values of kind ``old`` into this kind
         (booleans become ``True``/``False``, as Python writes them, when a column becomes text)."""
         col = f'"{name}"'

@@ -24,8 +24,24 @@ from .. import jdk, paths
 from ..commits.git import checkout
 
 #: the Python packages whose versions a record names
-PACKAGES = ("perflab", "pandas", "numpy", "scipy", "plotly", "hdrhistogram", "JPype1", "duckdb", "psutil",
-            "papermill", "nbconvert", "nbformat", "ipykernel", "dask", "distributed", "ruptures")
+PACKAGES = (
+    "perflab",
+    "pandas",
+    "numpy",
+    "scipy",
+    "plotly",
+    "hdrhistogram",
+    "JPype1",
+    "duckdb",
+    "psutil",
+    "papermill",
+    "nbconvert",
+    "nbformat",
+    "ipykernel",
+    "dask",
+    "distributed",
+    "ruptures",
+)
 
 
 def _run(cmd: list[str], timeout: float = 30) -> str | None:
@@ -45,14 +61,26 @@ def _read(path: str) -> str | None:
 
 @functools.lru_cache(maxsize=1)
 def machine_info() -> dict:
-    cpu_model = next((line.split(":", 1)[1].strip() for line in (_read("/proc/cpuinfo") or "").splitlines()
-                      if line.startswith("model name")), None)
+    cpu_model = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in (_read("/proc/cpuinfo") or "").splitlines()
+            if line.startswith("model name")
+        ),
+        None,
+    )
     mem = re.search(r"^MemTotal:\s+(\d+)", _read("/proc/meminfo") or "", re.MULTILINE)
     os_name = re.search(r'^PRETTY_NAME="?([^"\n]+)', _read("/etc/os-release") or "", re.MULTILINE)
-    return {"hostname": socket.gethostname(), "cores": os.cpu_count(), "cpu_model": cpu_model or platform.processor(),
-            "memory_bytes": int(mem.group(1)) * 1024 if mem else None, "kernel": platform.release(),
-            "os": os_name.group(1) if os_name else platform.platform(), "arch": platform.machine(),
-            "perf_event_paranoid": _read("/proc/sys/kernel/perf_event_paranoid")}
+    return {
+        "hostname": socket.gethostname(),
+        "cores": os.cpu_count(),
+        "cpu_model": cpu_model or platform.processor(),
+        "memory_bytes": int(mem.group(1)) * 1024 if mem else None,
+        "kernel": platform.release(),
+        "os": os_name.group(1) if os_name else platform.platform(),
+        "arch": platform.machine(),
+        "perf_event_paranoid": _read("/proc/sys/kernel/perf_event_paranoid"),
+    }
 
 
 @functools.lru_cache(maxsize=1)
@@ -75,8 +103,9 @@ def profiler_versions() -> dict:
         try:
             with zipfile.ZipFile(getter()) as z:
                 props = z.read(f"META-INF/maven/tools.profiler/{name}/pom.properties").decode()
-            out[name] = next((ln.split("=", 1)[1].strip() for ln in props.splitlines() if ln.startswith("version=")),
-                             None)
+            out[name] = next(
+                (ln.split("=", 1)[1].strip() for ln in props.splitlines() if ln.startswith("version=")), None
+            )
         except (OSError, KeyError, zipfile.BadZipFile, Exception):  # noqa: BLE001 - a version is information only
             out[name] = None
     return out
@@ -105,8 +134,12 @@ def chromium_version() -> str | None:
 def environment(tools: dict | None = None) -> dict:
     """The record: git, machine, Python and ``tools`` (name -> version, e.g. the load generator a run
     used) with the profiler's versions."""
-    return {"git": checkout(), "machine": machine_info(), "python": python_info(),
-            "tools": {**(tools or {}), **profiler_versions()}}
+    return {
+        "git": checkout(),
+        "machine": machine_info(),
+        "python": python_info(),
+        "tools": {**(tools or {}), **profiler_versions()},
+    }
 
 
 def load_average() -> list[float] | None:

@@ -58,7 +58,7 @@ def update_index(data_root=None, full: bool = False) -> Path:
             try:
                 con = duckdb.connect(str(target))
             except duckdb.Error:
-                con = None   # not a DuckDB file this version reads: built afresh below
+                con = None  # not a DuckDB file this version reads: built afresh below
             if con is not None:
                 try:
                     if usable(con, root):
@@ -74,7 +74,7 @@ def update_index(data_root=None, full: bool = False) -> Path:
                 refresh(con, root)
             finally:
                 con.close()
-            Path(f"{target}.wal").unlink(missing_ok=True)   # the old file's log must not be replayed on the new one
+            Path(f"{target}.wal").unlink(missing_ok=True)  # the old file's log must not be replayed on the new one
             os.replace(tmp, target)
         finally:
             for leftover in (tmp, Path(f"{tmp}.wal")):
@@ -116,8 +116,12 @@ def tables(data_root=None, update: bool = False) -> list[str]:
 
 
 def _tables(con) -> list[str]:
-    return [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
-                                      "ORDER BY 1").fetchall()]
+    return [
+        r[0]
+        for r in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' ORDER BY 1"
+        ).fetchall()
+    ]
 
 
 def list_runs(data_root=None) -> pd.DataFrame:
@@ -125,9 +129,16 @@ def list_runs(data_root=None) -> pd.DataFrame:
     return recorded("runs", data_root, include_failed=True, include_invalid=True)
 
 
-def recorded(table: str, data_root=None, since_days: float | None = None, include_failed: bool = False,
-             include_invalid: bool = False, update: bool = True, commit: str | None = None,
-             label: str | None = None) -> pd.DataFrame:
+def recorded(
+    table: str,
+    data_root=None,
+    since_days: float | None = None,
+    include_failed: bool = False,
+    include_invalid: bool = False,
+    update: bool = True,
+    commit: str | None = None,
+    label: str | None = None,
+) -> pd.DataFrame:
     """Every row of index table ``table`` (empty when nothing of that kind is recorded yet), oldest first,
     without failed or interrupted runs and without runs whose validity is ``invalid`` unless asked, and only
     runs created in the last ``since_days`` days when given, and only those that measured the server at
@@ -143,7 +154,7 @@ def recorded(table: str, data_root=None, since_days: float | None = None, includ
         tables = _tables(con)
         if table not in tables:
             return pd.DataFrame()
-        where, params = [], []   # every table has its run's columns (status, validity, created_at, version_*)
+        where, params = [], []  # every table has its run's columns (status, validity, created_at, version_*)
         if since_days is not None:
             where.append("TRY_CAST(created_at AS TIMESTAMPTZ) >= ?")
             params.append((pd.Timestamp.now(tz="UTC") - pd.Timedelta(days=since_days)).to_pydatetime())
@@ -153,22 +164,30 @@ def recorded(table: str, data_root=None, since_days: float | None = None, includ
         if label is not None:
             where.append("version_label = ?")
             params.append(label)
-        kept = (["status = 'ok'"] if not include_failed else []) + \
-               (["validity IS DISTINCT FROM 'invalid'"] if not include_invalid else [])
-        sql = (f'SELECT * FROM "{table}"' + (" WHERE " + " AND ".join(where + kept) if where + kept else "")
-               + " ORDER BY created_at")
+        kept = (["status = 'ok'"] if not include_failed else []) + (
+            ["validity IS DISTINCT FROM 'invalid'"] if not include_invalid else []
+        )
+        sql = (
+            f'SELECT * FROM "{table}"'
+            + (" WHERE " + " AND ".join(where + kept) if where + kept else "")
+            + " ORDER BY created_at"
+        )
         df = con.execute(sql, params).df()
         left: list[dict] = []
         if kept and "runs" in tables:
             cols = ", ".join(LEFT_OUT_COLUMNS)
-            sql = (f'SELECT {cols} FROM "runs" WHERE ' + " AND ".join(where + [f"NOT ({' AND '.join(kept)})"])
-                   + " ORDER BY created_at")
-            left = [{k: (None if v is None or (isinstance(v, float) and v != v) else v) for k, v in r.items()}
-                    for r in con.execute(sql, params).df().to_dict("records")]
+            sql = (
+                f'SELECT {cols} FROM "runs" WHERE '
+                + " AND ".join(where + [f"NOT ({' AND '.join(kept)})"])
+                + " ORDER BY created_at"
+            )
+            left = [
+                {k: (None if v is None or (isinstance(v, float) and v != v) else v) for k, v in r.items()}
+                for r in con.execute(sql, params).df().to_dict("records")
+            ]
         df.attrs["left_out"] = left
         return df
 
 
 #: what :func:`recorded` says of each run it left out (``attrs["left_out"]``)
-LEFT_OUT_COLUMNS = ("run_id", "kind", "status", "validity", "validity_reasons", "error", "created_at",
-                    "version_commit")
+LEFT_OUT_COLUMNS = ("run_id", "kind", "status", "validity", "validity_reasons", "error", "created_at", "version_commit")

@@ -31,9 +31,27 @@ RESERVED = {"runs", "index_info"}
 #: runs read and written to DuckDB at a time (bounds the memory of a first build over many runs)
 BATCH = 1000
 #: the ``runs`` columns every run has, in this order (its parameters and results follow)
-RUN_COLUMNS = ("run_id", "kind", "name", "status", "created_at", "finished_at", "elapsed_s", "version_commit",
-               "version_label", "perflab_commit", "perflab_dirty", "hostname", "cores", "java_version", "error",
-               "dir", "validity", "validity_reasons", "placement")
+RUN_COLUMNS = (
+    "run_id",
+    "kind",
+    "name",
+    "status",
+    "created_at",
+    "finished_at",
+    "elapsed_s",
+    "version_commit",
+    "version_label",
+    "perflab_commit",
+    "perflab_dirty",
+    "hostname",
+    "cores",
+    "java_version",
+    "error",
+    "dir",
+    "validity",
+    "validity_reasons",
+    "placement",
+)
 
 
 def _flat(prefix: str, d: dict | None, out: dict):
@@ -53,15 +71,27 @@ def run_row(run: Run) -> dict:
     flattened with its group as prefix (``server_mode``, ``load_rate``, ``breakpoint_precision``...)."""
     m = run.meta
     env = m.get("environment") or {}
-    row = {"run_id": run.id, "kind": run.kind, "name": run.name, "status": run.status,
-           "created_at": m.get("created_at"), "finished_at": m.get("finished_at"), "elapsed_s": m.get("elapsed_s"),
-           "version_commit": run.version["commit"], "version_label": run.version["label"],
-           "perflab_commit": run.commit, "perflab_dirty": (env.get("git") or {}).get("dirty"),
-           "hostname": (env.get("machine") or {}).get("hostname"), "cores": (env.get("machine") or {}).get("cores"),
-           "java_version": (m.get("server") or {}).get("java_version"),
-           "error": (m.get("error") or {}).get("message"), "dir": str(run.dir),
-           "validity": run.validity, "validity_reasons": json.dumps(run.validity_reasons),
-           "placement": (m.get("placement") or {}).get("mode")}
+    row = {
+        "run_id": run.id,
+        "kind": run.kind,
+        "name": run.name,
+        "status": run.status,
+        "created_at": m.get("created_at"),
+        "finished_at": m.get("finished_at"),
+        "elapsed_s": m.get("elapsed_s"),
+        "version_commit": run.version["commit"],
+        "version_label": run.version["label"],
+        "perflab_commit": run.commit,
+        "perflab_dirty": (env.get("git") or {}).get("dirty"),
+        "hostname": (env.get("machine") or {}).get("hostname"),
+        "cores": (env.get("machine") or {}).get("cores"),
+        "java_version": (m.get("server") or {}).get("java_version"),
+        "error": (m.get("error") or {}).get("message"),
+        "dir": str(run.dir),
+        "validity": run.validity,
+        "validity_reasons": json.dumps(run.validity_reasons),
+        "placement": (m.get("placement") or {}).get("mode"),
+    }
     for group, vals in run.params.items():
         if isinstance(vals, dict):
             _flat(group + "_", vals, row)
@@ -75,7 +105,7 @@ def _read_rows(f: Path) -> list[dict]:
     """The rows of one ``tables/<table>.jsonl``; a torn last line (a run that crashed, or that is writing it
     now) is left out."""
     lines = [line for line in map(str.strip, f.read_text().splitlines()) if line]
-    try:   # all at once, the quick way, where every line is a whole object
+    try:  # all at once, the quick way, where every line is a whole object
         if not all(line[0] == "{" and line[-1] == "}" for line in lines):
             raise ValueError
         rows = json.loads("[" + ",".join(lines) + "]")
@@ -110,14 +140,20 @@ def create(con, root: Path) -> None:
     con.execute(f"CREATE SCHEMA {STATE}")
     con.execute(f"CREATE TABLE {STATE}.info (format INTEGER, root VARCHAR)")
     con.execute(f"INSERT INTO {STATE}.info VALUES (?, ?)", [FORMAT, str(root)])
-    con.execute(f"CREATE TABLE {STATE}.files (name VARCHAR, run_id VARCHAR, ino BIGINT, mtime_ns BIGINT, size BIGINT, "
-                "live BOOLEAN)")
-    con.execute(f"CREATE TABLE {STATE}.columns (tbl VARCHAR, col VARCHAR, kind VARCHAR, gaps BOOLEAN, absent BOOLEAN, "
-                "pos INTEGER)")
+    con.execute(
+        f"CREATE TABLE {STATE}.files (name VARCHAR, run_id VARCHAR, ino BIGINT, mtime_ns BIGINT, size BIGINT, "
+        "live BOOLEAN)"
+    )
+    con.execute(
+        f"CREATE TABLE {STATE}.columns (tbl VARCHAR, col VARCHAR, kind VARCHAR, gaps BOOLEAN, absent BOOLEAN, "
+        "pos INTEGER)"
+    )
     # the columns every reader of an empty index sorts or filters on (notebook 06 on a fresh data root)
     con.execute("CREATE TABLE main.runs (" + ", ".join(f'"{c}" {Column().sql}' for c in RUN_COLUMNS) + ")")
-    con.executemany(f"INSERT INTO {STATE}.columns VALUES ('runs', ?, 'null', false, false, ?)",
-                    [[c, i] for i, c in enumerate(RUN_COLUMNS)])
+    con.executemany(
+        f"INSERT INTO {STATE}.columns VALUES ('runs', ?, 'null', false, false, ?)",
+        [[c, i] for i, c in enumerate(RUN_COLUMNS)],
+    )
     con.execute("CREATE TABLE main.index_info (built_at VARCHAR, runs BIGINT)")
     con.execute("INSERT INTO main.index_info VALUES (?, 0)", [_now()])
 
@@ -126,7 +162,7 @@ def usable(con, root: Path) -> bool:
     """Whether ``con``'s index was built by this code for this data root (the ``dir`` column names it)."""
     try:
         return con.execute(f"SELECT format, root FROM {STATE}.info").fetchall() == [(FORMAT, str(root))]
-    except Exception:   # an index of an older layout, or none yet
+    except Exception:  # an index of an older layout, or none yet
         return False
 
 
@@ -138,8 +174,9 @@ class _Tables:
     def __init__(self, con):
         self.con = con
         self.columns: dict[str, dict[str, Column]] = {}
-        for tbl, col, kind, gaps, absent in con.execute(f"SELECT tbl, col, kind, gaps, absent FROM {STATE}.columns "
-                                                        "ORDER BY tbl, pos").fetchall():
+        for tbl, col, kind, gaps, absent in con.execute(
+            f"SELECT tbl, col, kind, gaps, absent FROM {STATE}.columns ORDER BY tbl, pos"
+        ).fetchall():
             self.columns.setdefault(tbl, {})[col] = Column(kind, gaps, absent)
         self.schema_changed = False
 
@@ -154,7 +191,7 @@ class _Tables:
         for tbl in list(self.columns):
             self.con.execute(f"DELETE FROM {self.where(tbl)} WHERE run_id IN (SELECT run_id FROM gone)")
             if tbl != "runs" and not self.con.execute(f"SELECT count(*) FROM {self.where(tbl)}").fetchall()[0][0]:
-                self.con.execute(f"DROP TABLE {self.where(tbl)}")   # as a build from the runs left would have none
+                self.con.execute(f"DROP TABLE {self.where(tbl)}")  # as a build from the runs left would have none
                 del self.columns[tbl]
                 self.schema_changed = True
         self.con.execute("DROP TABLE gone")
@@ -164,23 +201,29 @@ class _Tables:
         if not rows:
             return
         known = self.columns.get(tbl)
-        had_rows = known is not None and bool(self.con.execute(f"SELECT count(*) FROM {self.where(tbl)}").fetchall()[0][0])
+        had_rows = known is not None and bool(
+            self.con.execute(f"SELECT count(*) FROM {self.where(tbl)}").fetchall()[0][0]
+        )
         batch = gather(rows)
         cols = dict(known or {})
         for name in dict.fromkeys([*cols, *batch]):
             values, absent = batch.get(name, ([], True))
-            cols[name] = cols.get(name, Column()).widened(kinds_of(values), None in values,
-                                                          absent or (had_rows and name not in cols))
+            cols[name] = cols.get(name, Column()).widened(
+                kinds_of(values), None in values, absent or (had_rows and name not in cols)
+            )
         if known is None:
-            self.con.execute(f"CREATE TABLE {self.where(tbl)} ("
-                             + ", ".join(f'"{n}" {c.sql}' for n, c in cols.items()) + ")")
+            self.con.execute(
+                f"CREATE TABLE {self.where(tbl)} (" + ", ".join(f'"{n}" {c.sql}' for n, c in cols.items()) + ")"
+            )
         else:
             for name, c in cols.items():
                 if name not in known:
                     self.con.execute(f'ALTER TABLE {self.where(tbl)} ADD COLUMN "{name}" {c.sql}')
                 elif c.sql != known[name].sql:
-                    self.con.execute(f'ALTER TABLE {self.where(tbl)} ALTER "{name}" SET DATA TYPE {c.sql} '
-                                     f"USING {c.cast_from(known[name], name)}")
+                    self.con.execute(
+                        f'ALTER TABLE {self.where(tbl)} ALTER "{name}" SET DATA TYPE {c.sql} '
+                        f"USING {c.cast_from(known[name], name)}"
+                    )
         self.schema_changed |= cols != known
         self.con.register("batch", pd.DataFrame({n: cols[n].stored(values) for n, (values, _) in batch.items()}))
         self.con.execute(f"INSERT INTO {self.where(tbl)} BY NAME SELECT * FROM batch")
@@ -193,30 +236,42 @@ class _Tables:
         if not self.schema_changed:
             return
         self.con.execute(f"DELETE FROM {STATE}.columns")
-        catalog = pd.DataFrame([(tbl, n, c.kind, c.gaps, c.absent, i) for tbl, cols in self.columns.items()
-                                for i, (n, c) in enumerate(cols.items())],
-                               columns=["tbl", "col", "kind", "gaps", "absent", "pos"])
+        catalog = pd.DataFrame(
+            [
+                (tbl, n, c.kind, c.gaps, c.absent, i)
+                for tbl, cols in self.columns.items()
+                for i, (n, c) in enumerate(cols.items())
+            ],
+            columns=["tbl", "col", "kind", "gaps", "absent", "pos"],
+        )
         self.con.register("catalog", catalog)
         self.con.execute(f"INSERT INTO {STATE}.columns BY NAME SELECT * FROM catalog")
         self.con.unregister("catalog")
-        for (view,) in self.con.execute("SELECT view_name FROM duckdb_views() WHERE schema_name = 'main' "
-                                        "AND NOT internal").fetchall():
+        for (view,) in self.con.execute(
+            "SELECT view_name FROM duckdb_views() WHERE schema_name = 'main' AND NOT internal"
+        ).fetchall():
             self.con.execute(f'DROP VIEW main."{view}"')
         run_cols = list(self.columns["runs"])
         for tbl, cols in self.columns.items():
             if tbl == "runs":
                 continue
             extra = ", ".join(f'r."{c}"' for c in run_cols if c not in cols)
-            self.con.execute(f'CREATE VIEW main."{tbl}" AS SELECT t.*{", " + extra if extra else ""} '
-                             f"FROM {self.where(tbl)} t LEFT JOIN main.runs r ON r.run_id = t.run_id ORDER BY t.rowid")
+            self.con.execute(
+                f'CREATE VIEW main."{tbl}" AS SELECT t.*{", " + extra if extra else ""} '
+                f"FROM {self.where(tbl)} t LEFT JOIN main.runs r ON r.run_id = t.run_id ORDER BY t.rowid"
+            )
 
 
 def refresh(con, root: Path) -> bool:
     """Bring the index in ``con`` up to the run directories: drop the rows of runs gone, changed or still
     running when last read, read those and the new ones; one transaction. Whether anything changed."""
     found = scan(root)
-    known = {name: (run_id, (ino, mtime, size), live) for name, run_id, ino, mtime, size, live
-             in con.execute(f"SELECT name, run_id, ino, mtime_ns, size, live FROM {STATE}.files").fetchall()}
+    known = {
+        name: (run_id, (ino, mtime, size), live)
+        for name, run_id, ino, mtime, size, live in con.execute(
+            f"SELECT name, run_id, ino, mtime_ns, size, live FROM {STATE}.files"
+        ).fetchall()
+    }
     stale = {n for n, (_, key, live) in known.items() if live or found.get(n) != key}
     gone_ids = {known[n][0] for n in stale}
     stale |= {n for n, (run_id, _, _) in known.items() if run_id in gone_ids}  # copies that share a run id
@@ -230,7 +285,7 @@ def refresh(con, root: Path) -> bool:
         if stale:
             con.execute(f"DELETE FROM {STATE}.files WHERE name IN (SELECT unnest(?::VARCHAR[]))", [sorted(stale)])
         for i in range(0, len(fresh), BATCH):
-            _read(tables, root, fresh[i:i + BATCH], found)
+            _read(tables, root, fresh[i : i + BATCH], found)
         tables.save()
         n = con.execute("SELECT count(*) FROM main.runs").fetchall()[0][0]
         con.execute("DELETE FROM main.index_info")
@@ -252,7 +307,7 @@ def _read(tables: _Tables, root: Path, names: list[str], keys: dict) -> None:
         try:
             jsonl = sorted(f for f in os.listdir(tdir) if f.endswith(".jsonl"))
         except OSError:
-            jsonl = []   # a run that wrote no rows
+            jsonl = []  # a run that wrote no rows
         for f in jsonl:
             if f[:-6] not in RESERVED:
                 table_rows.setdefault(f[:-6], []).extend(_read_rows(tdir / f))

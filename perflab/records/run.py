@@ -18,9 +18,9 @@ import os
 import re
 import secrets
 import traceback
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 import pandas as pd
 
@@ -38,7 +38,7 @@ _NAME_RE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
 
 
 def _json_default(o):
@@ -80,8 +80,18 @@ def dump_json(obj, path: Path) -> None:
 
 #: what a breakpoint row says beyond its rate and interval: what it kept up with when it shows no breakpoint, the
 #: search's own point and whether the reported rate held for a sustain window (:mod:`perflab.breakpoint.hold`)
-HELD_FIELDS = ("at_least", "search_rate", "sustain_s", "held", "overestimate", "why", "held_windows", "fresh_start",
-               "others_max_cores", "others_median_cores")
+HELD_FIELDS = (
+    "at_least",
+    "search_rate",
+    "sustain_s",
+    "held",
+    "overestimate",
+    "why",
+    "held_windows",
+    "fresh_start",
+    "others_max_cores",
+    "others_median_cores",
+)
 
 
 @dataclass
@@ -182,13 +192,13 @@ class Run:
     def save(self) -> None:
         dump_json(self.meta, self.dir / "meta.json")
 
-    def update(self, **fields) -> "Run":
+    def update(self, **fields) -> Run:
         """Set top-level ``meta.json`` fields and save."""
         self.meta.update(fields)
         self.save()
         return self
 
-    def set_result(self, **numbers) -> "Run":
+    def set_result(self, **numbers) -> Run:
         """Merge numbers into ``meta['results']`` and save."""
         self.meta.setdefault("results", {}).update(numbers)
         self.save()
@@ -221,7 +231,7 @@ class Run:
             for r in rows:
                 f.write(json.dumps(clean({"run_id": self.id, **r}), default=_json_default, allow_nan=False) + "\n")
 
-    def finish(self, status: str = "ok", error: BaseException | None = None) -> "Run":
+    def finish(self, status: str = "ok", error: BaseException | None = None) -> Run:
         """Mark the run finished with ``status`` (one of ok/failed/interrupted)."""
         if status not in STATUSES[1:]:
             raise ValueError(f"status must be one of ok, failed, interrupted, got {status!r}")
@@ -229,16 +239,19 @@ class Run:
         self.meta["finished_at"] = _now()
         try:
             t0 = dt.datetime.fromisoformat(self.meta["created_at"])
-            self.meta["elapsed_s"] = round((dt.datetime.now(dt.timezone.utc) - t0).total_seconds(), 3)
+            self.meta["elapsed_s"] = round((dt.datetime.now(dt.UTC) - t0).total_seconds(), 3)
         except (KeyError, ValueError):
             pass
         if error is not None:
-            self.meta["error"] = {"type": type(error).__name__, "message": str(error),
-                                  "traceback": "".join(traceback.format_exception(error))[-20000:]}
+            self.meta["error"] = {
+                "type": type(error).__name__,
+                "message": str(error),
+                "traceback": "".join(traceback.format_exception(error))[-20000:],
+            }
         self.save()
         return self
 
-    def __enter__(self) -> "Run":
+    def __enter__(self) -> Run:
         return self
 
     def __exit__(self, et, ev, tb):
@@ -264,12 +277,17 @@ class Run:
         (the search's outcome), validity, run_id`` (the report's and the findings' breakpoint rows)."""
         res, params = self.results, self.params
         rate = res.get("breakpoint_rate")
-        return {"workload": res.get("workload") or "?",
-                "connections": res.get("connections") or (params.get("load") or {}).get("connections"),
-                "mode": (params.get("server") or {}).get("mode"), "rate": rate,
-                "interval": list(res.get("interval") or [rate, None]), "verdict": res.get("verdict"),
-                "validity": self.validity, "run_id": self.id,
-                **{k: res.get(k) for k in HELD_FIELDS}}
+        return {
+            "workload": res.get("workload") or "?",
+            "connections": res.get("connections") or (params.get("load") or {}).get("connections"),
+            "mode": (params.get("server") or {}).get("mode"),
+            "rate": rate,
+            "interval": list(res.get("interval") or [rate, None]),
+            "verdict": res.get("verdict"),
+            "validity": self.validity,
+            "run_id": self.id,
+            **{k: res.get(k) for k in HELD_FIELDS},
+        }
 
     def search(self) -> RecordedSearch:
         """A breakpoint run's search: its row, every probe and the load at the breakpoint."""
@@ -302,8 +320,14 @@ class Run:
         return f"<Run {self.id} {self.status}>"
 
 
-def new_run(kind: str, name: str | None = None, params: dict | None = None, data_root=None,
-            environment: dict | None = None, version: dict | None = None) -> Run:
+def new_run(
+    kind: str,
+    name: str | None = None,
+    params: dict | None = None,
+    data_root=None,
+    environment: dict | None = None,
+    version: dict | None = None,
+) -> Run:
     """Create ``runs/<UTC timestamp>-<name>-<suffix>/`` with ``meta.json`` (status ``running``).
 
     ``kind``: what made it (``experiment``, ``breakpoint``...); ``params``: every parameter (config objects
@@ -320,7 +344,7 @@ def new_run(kind: str, name: str | None = None, params: dict | None = None, data
         raise ValueError(f"params must be a dict, got {type(params).__name__}")
     slug = _NAME_RE.sub("-", name or kind).strip("-")[:40] or kind
     root = paths.runs_root(data_root)
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
     for _ in range(20):
         rid = f"{stamp}-{slug}-{secrets.token_hex(3)}"
         d = root / rid
@@ -333,9 +357,19 @@ def new_run(kind: str, name: str | None = None, params: dict | None = None, data
         raise RuntimeError(f"could not create a unique run directory under {root}")
     if environment is None:
         environment = env_fn()
-    meta = {"id": rid, "kind": kind, "name": name or kind, "status": "running", "created_at": _now(),
-            "finished_at": None, "coordinator": children.identity(), "params": clean(json.loads(json.dumps(params or {}, default=_json_default))),
-            "environment": environment, "results": {}, "artifacts": {}}
+    meta = {
+        "id": rid,
+        "kind": kind,
+        "name": name or kind,
+        "status": "running",
+        "created_at": _now(),
+        "finished_at": None,
+        "coordinator": children.identity(),
+        "params": clean(json.loads(json.dumps(params or {}, default=_json_default))),
+        "environment": environment,
+        "results": {},
+        "artifacts": {},
+    }
     if version is not None:
         meta["version"] = version
     run = Run(d, meta)

@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Callable
 
 from ..commits.git import Revision, between, dirty, resolve
 from ..config import BreakpointParams
@@ -194,16 +194,29 @@ class BisectResult:
 
 def _retry(setup: Setup, attempt: int) -> tuple[BisectParams, BreakpointParams | None]:
     """The parameters of attempt ``attempt``: each retry twice the pairs (or probes) and budget of the last."""
-    k = 2 ** attempt
+    k = 2**attempt
     p = setup.params
     params = p.replace(max_pairs=min(MAX_PAIRS, p.max_pairs * k), budget=p.budget * k if p.budget else None)
     s = setup.search
     return params, s.replace(max_probes=min(200, s.max_probes * k)) if s is not None else None
 
 
-def run_bisect(good: str, bad: str, load, params: BisectParams | None = None, repo=None, server=None,
-               rate: float | None = None, criteria=None, search_params: BreakpointParams | None = None,
-               prefill=None, fill=None, name: str | None = None, progress: bool = True, **options) -> BisectResult:
+def run_bisect(
+    good: str,
+    bad: str,
+    load,
+    params: BisectParams | None = None,
+    repo=None,
+    server=None,
+    rate: float | None = None,
+    criteria=None,
+    search_params: BreakpointParams | None = None,
+    prefill=None,
+    fill=None,
+    name: str | None = None,
+    progress: bool = True,
+    **options,
+) -> BisectResult:
     """Find the first commit after ``good`` up to ``bad`` whose server is slower than ``good``'s (see the
     module docstring).
 
@@ -213,28 +226,40 @@ def run_bisect(good: str, bad: str, load, params: BisectParams | None = None, re
     built-in server's configuration; ``criteria``, ``prefill``, ``fill``, ``options``: as
     :func:`perflab.compare_ab`. Bad input (an unknown commit, GOOD not an ancestor of BAD) raises
     ``ValueError`` before anything is built or recorded; GOOD or BAD that does not build fails the run."""
-    setup = Setup.of(load, params, BisectParams, repo, server, rate, criteria, search_params, prefill, fill,
-                     progress, options)
+    setup = Setup.of(
+        load, params, BisectParams, repo, server, rate, criteria, search_params, prefill, fill, progress, options
+    )
     path = setup.builds.path
     commits = between(path, resolve(path, good, "GOOD"), resolve(path, bad, "BAD"))
     notes = []
     changes = dirty(path)
     if changes:
-        notes.append(f"the working tree of {path} has {len(changes)} uncommitted change(s); they are in no commit "
-                     f"measured and were not touched")
-    run_params = {"good": commits[0].to_dict(), "bad": commits[-1].to_dict(), "repo": setup.builds.to_dict(),
-                  "commits": [c.to_dict() for c in commits], "bisect": setup.params.to_dict(),
-                  "load": setup.load.to_dict(), "rate": setup.rate, "metric": setup.metric,
-                  "breakpoint": setup.search.to_dict() if setup.search else None}
+        notes.append(
+            f"the working tree of {path} has {len(changes)} uncommitted change(s); they are in no commit "
+            f"measured and were not touched"
+        )
+    run_params = {
+        "good": commits[0].to_dict(),
+        "bad": commits[-1].to_dict(),
+        "repo": setup.builds.to_dict(),
+        "commits": [c.to_dict() for c in commits],
+        "bisect": setup.params.to_dict(),
+        "load": setup.load.to_dict(),
+        "rate": setup.rate,
+        "metric": setup.metric,
+        "breakpoint": setup.search.to_dict() if setup.search else None,
+    }
     t0 = time.monotonic()
-    run = new_run("bisect", name or f"bisect-{commits[0].short}-{commits[-1].short}", run_params,
-                  setup.options.get("data_root"))
+    run = new_run(
+        "bisect", name or f"bisect-{commits[0].short}-{commits[-1].short}", run_params, setup.options.get("data_root")
+    )
     with run:
         try:
             base = setup.builds.side(commits[0])
         except BuildError as e:
-            raise BuildError(f"GOOD {commits[0].short} cannot be built, so nothing can be compared with it: {e.cause}",
-                             e.log_tail) from None
+            raise BuildError(
+                f"GOOD {commits[0].short} cannot be built, so nothing can be compared with it: {e.cause}", e.log_tail
+            ) from None
 
         def step(i: int, attempt: int) -> Check:
             try:
@@ -246,7 +271,7 @@ def run_bisect(good: str, bad: str, load, params: BisectParams | None = None, re
             name = f"bisect-{commits[i].short}" + (f"-retry{attempt}" if attempt else "")
             try:
                 _, found = check(setup, base, side, name, params, search)
-            except PerflabError as e:   # its server does not start: skipped like a commit that does not build
+            except PerflabError as e:  # its server does not start: skipped like a commit that does not build
                 cause = f"commit {commits[i].short} could not be measured: {e.cause}"
                 run.add_rows("bisect_steps", [_step_row(commits, i, attempt, None, cause)])
                 raise BuildError(cause, e.log_tail) from None
@@ -260,24 +285,52 @@ def run_bisect(good: str, bad: str, load, params: BisectParams | None = None, re
 
 
 def _step_row(commits: list[Revision], i: int, attempt: int, c: Check | None, skipped: str | None) -> dict:
-    return {"position": i, "commit": commits[i].sha, "subject": commits[i].subject, "attempt": attempt,
-            "outcome": str(c.outcome) if c else "skipped", "metric": c.metric if c else None,
-            "ratio": c.ratio if c else None, "ci_lo": c.ci[0] if c else None, "ci_hi": c.ci[1] if c else None,
-            "n": c.n if c else None, "p_value": c.p_value if c else None, "level": c.level if c else None,
-            "ab_run": c.run_id if c else None, "skipped": skipped}
+    return {
+        "position": i,
+        "commit": commits[i].sha,
+        "subject": commits[i].subject,
+        "attempt": attempt,
+        "outcome": str(c.outcome) if c else "skipped",
+        "metric": c.metric if c else None,
+        "ratio": c.ratio if c else None,
+        "ci_lo": c.ci[0] if c else None,
+        "ci_hi": c.ci[1] if c else None,
+        "n": c.n if c else None,
+        "p_value": c.p_value if c else None,
+        "level": c.level if c else None,
+        "ab_run": c.run_id if c else None,
+        "skipped": skipped,
+    }
 
 
 def _record(res: BisectResult) -> None:
     s, first, fc = res.search, res.first, res.first_check
     res.run.update(warnings=res.notes)
     res.run.set_result(
-        found=str(s.found), lo=res.commits[s.lo].sha, hi=res.commits[s.hi].sha if s.hi is not None else None,
-        first=first.sha if first else None, first_subject=first.subject if first else None,
-        ratio=fc.ratio if fc else None, ci=list(fc.ci) if fc else None, metric=res.metric,
+        found=str(s.found),
+        lo=res.commits[s.lo].sha,
+        hi=res.commits[s.hi].sha if s.hi is not None else None,
+        first=first.sha if first else None,
+        first_subject=first.subject if first else None,
+        ratio=fc.ratio if fc else None,
+        ci=list(fc.ci) if fc else None,
+        metric=res.metric,
         candidates=[res.commits[i].sha for i in s.candidates] if s.hi is not None else [],
         undecided=res.commits[s.undecided].sha if s.undecided is not None else None,
-        skipped=[res.commits[i].sha for i in s.skipped], comparisons=s.comparisons, bound=res.bound,
-        alpha=res.params.alpha, seconds=res.seconds,
-        steps=[{"position": st.index, "commit": res.commits[st.index].sha, "attempt": st.attempt,
-                "seconds": st.seconds, "skipped": st.skipped, **(st.check.to_dict() if st.check else {})}
-               for st in s.steps])
+        skipped=[res.commits[i].sha for i in s.skipped],
+        comparisons=s.comparisons,
+        bound=res.bound,
+        alpha=res.params.alpha,
+        seconds=res.seconds,
+        steps=[
+            {
+                "position": st.index,
+                "commit": res.commits[st.index].sha,
+                "attempt": st.attempt,
+                "seconds": st.seconds,
+                "skipped": st.skipped,
+                **(st.check.to_dict() if st.check else {}),
+            }
+            for st in s.steps
+        ],
+    )

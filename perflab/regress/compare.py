@@ -35,28 +35,47 @@ class Setup:
     options: dict = field(default_factory=dict)
 
     @classmethod
-    def of(cls, load, params, params_cls, repo=None, server=None, rate=None, criteria=None, search=None,
-           prefill=None, fill=None, progress=True, options=None) -> "Setup":
+    def of(
+        cls,
+        load,
+        params,
+        params_cls,
+        repo=None,
+        server=None,
+        rate=None,
+        criteria=None,
+        search=None,
+        prefill=None,
+        fill=None,
+        progress=True,
+        options=None,
+    ) -> Setup:
         """Checked before anything is built or started (a ``ValueError`` naming what is wrong)."""
         params = params if params is not None else params_cls()
-        for name, v, t in (("load", load, LoadParams), ("params", params, params_cls),
-                           ("criteria", criteria or BreakpointCriteria(), BreakpointCriteria)):
+        for name, v, t in (
+            ("load", load, LoadParams),
+            ("params", params, params_cls),
+            ("criteria", criteria or BreakpointCriteria(), BreakpointCriteria),
+        ):
             if not isinstance(v, t):
                 raise ValueError(f"{name} must be a {t.__name__}, got {type(v).__name__}")
         if search is not None and rate is not None:
             raise ValueError("rate and search are exclusive: check at a fixed rate, or by breakpoints")
         if search is not None and not isinstance(search, BreakpointParams):
             raise ValueError(f"search must be a BreakpointParams, got {type(search).__name__}")
-        rate = AtRate(rate=rate).rate     # typed here, so that every record and page holds a number
+        rate = AtRate(rate=rate).rate  # typed here, so that every record and page holds a number
         options = dict(options or {})
         cache = paths.data_root(options.get("data_root")) / "builds"
-        builds = Builds(repo if repo is not None else RepoParams(), server if server is not None else ServerConfig(),
-                        cache)
+        builds = Builds(
+            repo if repo is not None else RepoParams(), server if server is not None else ServerConfig(), cache
+        )
         if builds.yours and server is not None and server != ServerConfig():
-            raise ValueError("server: the built-in server's options do not apply to your server (its project file "
-                             "says how it runs)")
-        return cls(builds, load, params, rate, criteria or BreakpointCriteria(), search, prefill, fill, progress,
-                   options)
+            raise ValueError(
+                "server: the built-in server's options do not apply to your server (its project file says how it runs)"
+            )
+        return cls(
+            builds, load, params, rate, criteria or BreakpointCriteria(), search, prefill, fill, progress, options
+        )
 
     @property
     def metric(self) -> str:
@@ -64,8 +83,9 @@ class Setup:
         return "breakpoint" if self.search is not None else self.params.metric
 
 
-def check(setup: Setup, a, b, name: str, params: ABParams | None = None,
-          search: BreakpointParams | None = None) -> tuple[ABResult, Check]:
+def check(
+    setup: Setup, a, b, name: str, params: ABParams | None = None, search: BreakpointParams | None = None
+) -> tuple[ABResult, Check]:
     """Compare side ``b`` with side ``a`` (what :meth:`Builds.side` gives) as ``setup`` says (``params`` and
     ``search`` replace its own: a retry's), recorded as an ``ab`` run named ``name``; the comparison and its
     check."""
@@ -74,8 +94,19 @@ def check(setup: Setup, a, b, name: str, params: ABParams | None = None,
     with warnings.catch_warnings():
         # the comparison warns when A and B are the same configuration: two commits whose server did not change
         warnings.filterwarnings("ignore", message="A and B are the same")
-        res = compare_ab(a, b, setup.load, rates=[setup.rate] if setup.rate is not None else None, params=params,
-                         criteria=setup.criteria, search=search, prefill=setup.prefill, fill=setup.fill, name=name,
-                         progress=setup.progress, **setup.options)
+        res = compare_ab(
+            a,
+            b,
+            setup.load,
+            rates=[setup.rate] if setup.rate is not None else None,
+            params=params,
+            criteria=setup.criteria,
+            search=search,
+            prefill=setup.prefill,
+            fill=setup.fill,
+            name=name,
+            progress=setup.progress,
+            **setup.options,
+        )
     row = decisive_row(verdict_rows(res), setup.metric)
     return res, judge(row, res.validity, res.run_id)

@@ -33,8 +33,13 @@ from .compare import Setup, check
 from .verdict import Check, Outcome
 
 #: the gate's exit status of each outcome
-EXIT = {Outcome.NOT_WORSE: 0, Outcome.IMPROVEMENT: 0, Outcome.REGRESSION: 1, Outcome.UNDECIDED: 2,
-        Outcome.UNMEASURED: 3}
+EXIT = {
+    Outcome.NOT_WORSE: 0,
+    Outcome.IMPROVEMENT: 0,
+    Outcome.REGRESSION: 1,
+    Outcome.UNDECIDED: 2,
+    Outcome.UNMEASURED: 3,
+}
 
 
 @dataclass
@@ -69,9 +74,21 @@ class GateResult:
         return self.run.id
 
 
-def run_gate(base: str, head: str, load, params: GateParams | None = None, repo=None, server=None,
-             rate: float | None = None, criteria=None, prefill=None, fill=None, name: str | None = None,
-             progress: bool = True, **options) -> GateResult:
+def run_gate(
+    base: str,
+    head: str,
+    load,
+    params: GateParams | None = None,
+    repo=None,
+    server=None,
+    rate: float | None = None,
+    criteria=None,
+    prefill=None,
+    fill=None,
+    name: str | None = None,
+    progress: bool = True,
+    **options,
+) -> GateResult:
     """Check HEAD (``head``: any revision git resolves) against BASE (``base``) as the module docstring says.
 
     ``load``: the workload (its rate unless ``rate``); ``params``: :class:`~perflab.config.regress.GateParams`
@@ -81,9 +98,15 @@ def run_gate(base: str, head: str, load, params: GateParams | None = None, repo=
     ``ValueError`` before anything is built or recorded."""
     setup = Setup.of(load, params, GateParams, repo, server, rate, criteria, None, prefill, fill, progress, options)
     b, h = resolve(setup.builds.path, base, "BASE"), resolve(setup.builds.path, head, "HEAD")
-    run_params = {"base": b.to_dict(), "head": h.to_dict(), "repo": setup.builds.to_dict(),
-                  "gate": setup.params.to_dict(), "load": setup.load.to_dict(), "rate": setup.rate,
-                  "metric": setup.metric}
+    run_params = {
+        "base": b.to_dict(),
+        "head": h.to_dict(),
+        "repo": setup.builds.to_dict(),
+        "gate": setup.params.to_dict(),
+        "load": setup.load.to_dict(),
+        "rate": setup.rate,
+        "metric": setup.metric,
+    }
     t0 = time.monotonic()
     run = new_run("gate", name or f"gate-{b.short}-{h.short}", run_params, setup.options.get("data_root"))
     with run:
@@ -91,23 +114,44 @@ def run_gate(base: str, head: str, load, params: GateParams | None = None, repo=
         try:
             a_side, h_side = setup.builds.side(b), setup.builds.side(h)
             comparison, found = check(setup, a_side, h_side, f"gate-{h.short}-against-{b.short}")
-        except PerflabError as e:   # a commit that does not build, a server that does not start
+        except PerflabError as e:  # a commit that does not build, a server that does not start
             failure = e
-        res = GateResult(run, b, h, setup.params, found, comparison, round(time.monotonic() - t0, 1),
-                         failure.cause if failure else None)
+        res = GateResult(
+            run,
+            b,
+            h,
+            setup.params,
+            found,
+            comparison,
+            round(time.monotonic() - t0, 1),
+            failure.cause if failure else None,
+        )
         _record(res)
-        if failure is not None:   # recorded as what it is: a gate that could not measure
+        if failure is not None:  # recorded as what it is: a gate that could not measure
             run.finish("failed", failure)
     return res
 
 
 def _record(res: GateResult) -> None:
     c = res.check
-    row = {"base": res.base.sha, "head": res.head.sha, "metric": c.metric if c else res.params.metric,
-           "rate": c.rate if c else None, "outcome": str(res.outcome), "exit_code": res.exit_code,
-           "ratio": c.ratio if c else None, "ci_lo": c.ci[0] if c else None, "ci_hi": c.ci[1] if c else None,
-           "n": c.n if c else None, "p_value": c.p_value if c else None, "level": c.level if c else None,
-           "alpha": res.params.alpha, "margin": res.params.margin, "ab_run": res.comparison.run_id
-           if res.comparison else None, "seconds": res.seconds, "error": res.error}
+    row = {
+        "base": res.base.sha,
+        "head": res.head.sha,
+        "metric": c.metric if c else res.params.metric,
+        "rate": c.rate if c else None,
+        "outcome": str(res.outcome),
+        "exit_code": res.exit_code,
+        "ratio": c.ratio if c else None,
+        "ci_lo": c.ci[0] if c else None,
+        "ci_hi": c.ci[1] if c else None,
+        "n": c.n if c else None,
+        "p_value": c.p_value if c else None,
+        "level": c.level if c else None,
+        "alpha": res.params.alpha,
+        "margin": res.params.margin,
+        "ab_run": res.comparison.run_id if res.comparison else None,
+        "seconds": res.seconds,
+        "error": res.error,
+    }
     res.run.add_rows("gate", [row])
     res.run.set_result(**row, check=c.to_dict() if c else None, bound=res.bound)

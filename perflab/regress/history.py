@@ -32,9 +32,9 @@ from __future__ import annotations
 import math
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Callable
 
 from tqdm.auto import tqdm
 
@@ -42,7 +42,6 @@ from .. import paths
 from ..ab.run import value
 from ..ab.sides import make_side
 from ..commits.git import Revision, between, dirty, resolve
-from ..config.fields import Spec, convert
 from ..config.regress import HistoryParams
 from ..config.version import Version
 from ..core.fill import fill as fill_target
@@ -146,9 +145,14 @@ class Trace:
         return sum(c.check is not None for c in self.candidates)
 
 
-def trace(n: int, measure: Callable[[int], tuple[dict[str, list[float]], str | None]],
-          compare: Callable[[int, int], Check] | None, metric: str = "cpu", min_change: float = 0.05,
-          progress: Callable[[int], None] | None = None) -> Trace:
+def trace(
+    n: int,
+    measure: Callable[[int], tuple[dict[str, list[float]], str | None]],
+    compare: Callable[[int, int], Check] | None,
+    metric: str = "cpu",
+    min_change: float = 0.05,
+    progress: Callable[[int], None] | None = None,
+) -> Trace:
     """Steps 1-3 of the module docstring over commits ``0 .. n - 1``: ``measure(i)`` gives commit ``i``'s
     repeats of each metric and its run id (raising :class:`~perflab.errors.BuildError` for a commit that does
     not build or start); ``compare(a, b)`` checks commit ``b`` against ``a`` (``None``: candidates only)."""
@@ -211,13 +215,37 @@ class HistoryResult:
 
 
 def _unmeasured(setup: Setup, why: str) -> Check:
-    return Check(Outcome.UNMEASURED, setup.metric, setup.rate, None, (None, None), None, None, None,
-                 setup.params.margin, "", "", why=why)
+    return Check(
+        Outcome.UNMEASURED,
+        setup.metric,
+        setup.rate,
+        None,
+        (None, None),
+        None,
+        None,
+        None,
+        setup.params.margin,
+        "",
+        "",
+        why=why,
+    )
 
 
-def run_history(good: str, bad: str, load, params: HistoryParams | None = None, repo=None, server=None,
-                rate: float | None = None, criteria=None, prefill=None, fill=None, name: str | None = None,
-                progress: bool = True, **options) -> HistoryResult:
+def run_history(
+    good: str,
+    bad: str,
+    load,
+    params: HistoryParams | None = None,
+    repo=None,
+    server=None,
+    rate: float | None = None,
+    criteria=None,
+    prefill=None,
+    fill=None,
+    name: str | None = None,
+    progress: bool = True,
+    **options,
+) -> HistoryResult:
     """Measure every commit from ``good`` to ``bad``, find the change points of the deciding metric and check
     each one (see the module docstring).
 
@@ -227,24 +255,34 @@ def run_history(good: str, bad: str, load, params: HistoryParams | None = None, 
     ``prefill``, ``fill``, ``options``: as :func:`perflab.compare_ab`. Bad input (an unknown commit, GOOD not
     an ancestor of BAD, fewer commits than change points need) raises ``ValueError`` before anything is built or
     recorded."""
-    setup = Setup.of(load, params, HistoryParams, repo, server, rate, criteria, None, prefill, fill, progress,
-                     options)
+    setup = Setup.of(load, params, HistoryParams, repo, server, rate, criteria, None, prefill, fill, progress, options)
     p, path = setup.params, setup.builds.path
     commits = between(path, resolve(path, good, "GOOD"), resolve(path, bad, "BAD"))
     if len(commits) < MIN_POINTS:
-        raise ValueError(f"GOOD..BAD holds {len(commits)} commits (GOOD included); change points need at least "
-                         f"{MIN_POINTS}: give an earlier GOOD, or compare two commits with perflab gate")
+        raise ValueError(
+            f"GOOD..BAD holds {len(commits)} commits (GOOD included); change points need at least "
+            f"{MIN_POINTS}: give an earlier GOOD, or compare two commits with perflab gate"
+        )
     rate = setup.rate if setup.rate is not None else setup.load.rate
     probe_load = setup.load.for_probe(p.probe_duration, p.warmup).replace(rate=rate)
     notes = []
     changes = dirty(path)
     if changes:
-        notes.append(f"the working tree of {path} has {len(changes)} uncommitted change(s); they are in no commit "
-                     f"measured and were not touched")
+        notes.append(
+            f"the working tree of {path} has {len(changes)} uncommitted change(s); they are in no commit "
+            f"measured and were not touched"
+        )
     data_root = paths.data_root(setup.options.get("data_root"))
-    run_params = {"good": commits[0].to_dict(), "bad": commits[-1].to_dict(), "repo": setup.builds.to_dict(),
-                  "commits": [c.to_dict() for c in commits], "history": p.to_dict(), "load": probe_load.to_dict(),
-                  "rate": rate, "metric": setup.metric}
+    run_params = {
+        "good": commits[0].to_dict(),
+        "bad": commits[-1].to_dict(),
+        "repo": setup.builds.to_dict(),
+        "commits": [c.to_dict() for c in commits],
+        "history": p.to_dict(),
+        "load": probe_load.to_dict(),
+        "rate": rate,
+        "metric": setup.metric,
+    }
     t0 = time.monotonic()
     run = new_run("history", name or f"history-{commits[0].short}-{commits[-1].short}", run_params, data_root)
     with run:
@@ -253,11 +291,24 @@ def run_history(good: str, bad: str, load, params: HistoryParams | None = None, 
         def measure(i: int) -> tuple[dict[str, list[float]], str]:
             rev = commits[i]
             side = make_side("A", setup.builds.side(rev), data_root / "builds")
-            opts = SessionOptions(data_root=data_root, placement=setup.options.get("placement", "shared"),
-                                  thresholds=setup.options.get("thresholds"), scheduler="local", generators=1,
-                                  server_host=LOCAL, version=Version(commit=rev.sha))
-            session = Session("history-point", f"history-{rev.short}", side.target, tool, opts,
-                              prefill=setup.prefill, params={"history_run": run.id, "position": i})
+            opts = SessionOptions(
+                data_root=data_root,
+                placement=setup.options.get("placement", "shared"),
+                thresholds=setup.options.get("thresholds"),
+                scheduler="local",
+                generators=1,
+                server_host=LOCAL,
+                version=Version(commit=rev.sha),
+            )
+            session = Session(
+                "history-point",
+                f"history-{rev.short}",
+                side.target,
+                tool,
+                opts,
+                prefill=setup.prefill,
+                params={"history_run": run.id, "position": i},
+            )
             try:
                 with session as sess:
                     if setup.fill is not None:
@@ -265,14 +316,19 @@ def run_history(good: str, bad: str, load, params: HistoryParams | None = None, 
                     warm(sess, probe_load, p.server_warmup, sess.run.path("warmup/x").parent)
                     values: dict[str, list[float]] = {m: [] for m in METRICS}
                     for r in range(p.repeats):
-                        got = run_probe(sess, probe_load, sess.run.path(f"probes/{r:02d}/x").parent, setup.criteria,
-                                        row={"repeat": r, "position": i, "history_run": run.id})
+                        got = run_probe(
+                            sess,
+                            probe_load,
+                            sess.run.path(f"probes/{r:02d}/x").parent,
+                            setup.criteria,
+                            row={"repeat": r, "position": i, "history_run": run.id},
+                        )
                         for m in METRICS:
                             values[m].append(value(got.load, m))
                     sess.run.set_result(**{m: statistics.median(v) for m, v in values.items()})
             except BuildError:
                 raise
-            except PerflabError as e:   # its server does not start: skipped like a commit that does not build
+            except PerflabError as e:  # its server does not start: skipped like a commit that does not build
                 raise BuildError(f"commit {rev.short} could not be measured: {e.cause}", e.log_tail) from None
             bad = [m for m, v in values.items() if not all(math.isfinite(x) and x > 0 for x in v)]
             if setup.metric in bad:
@@ -288,8 +344,14 @@ def run_history(good: str, bad: str, load, params: HistoryParams | None = None, 
 
         bar = tqdm(total=len(commits), desc="history: commits", unit="commit") if progress else None
         try:
-            t = trace(len(commits), measure, compare if p.check else None, setup.metric, p.margin,
-                      (lambda i: bar.update(1)) if bar is not None else None)
+            t = trace(
+                len(commits),
+                measure,
+                compare if p.check else None,
+                setup.metric,
+                p.margin,
+                (lambda i: bar.update(1)) if bar is not None else None,
+            )
         finally:
             if bar is not None:
                 bar.close()
@@ -303,36 +365,112 @@ def _record(res: HistoryResult) -> None:
     points = []
     for pt in t.points:
         c = commits[pt.index]
-        base = {"position": pt.index, "commit": c.sha, "subject": c.subject, "point_run": pt.run_id,
-                "skipped": pt.skipped}
+        base = {
+            "position": pt.index,
+            "commit": c.sha,
+            "subject": c.subject,
+            "point_run": pt.run_id,
+            "skipped": pt.skipped,
+        }
         if pt.skipped is not None:
             points.append({**base, "metrics": {}})
             continue
-        points.append({**base, "metrics": {m: {"value": pt.median(m), "lo": pt.interval(m)[0], "hi": pt.interval(m)[1],
-                                               "repeats": list(pt.values[m])} for m in METRICS}})
-    res.run.add_rows("history_points", [
-        {"position": x["position"], "commit": x["commit"], "subject": x["subject"], "metric": m, "value": v["value"],
-         "lo": v["lo"], "hi": v["hi"], "repeats": len(v["repeats"]), "point_run": x["point_run"], "skipped": None}
-        for x in points for m, v in x["metrics"].items()] + [
-        {"position": x["position"], "commit": x["commit"], "subject": x["subject"], "metric": None, "value": None,
-         "lo": None, "hi": None, "repeats": 0, "point_run": None, "skipped": x["skipped"]}
-        for x in points if x["skipped"] is not None])
-    candidates = [{"position": c.index, "commit": commits[c.index].sha, "subject": commits[c.index].subject,
-                   "before": commits[c.before].sha, "step": c.step, "outcome": c.outcome,
-                   "check": c.check.to_dict() if c.check else None} for c in t.candidates]
+        points.append(
+            {
+                **base,
+                "metrics": {
+                    m: {
+                        "value": pt.median(m),
+                        "lo": pt.interval(m)[0],
+                        "hi": pt.interval(m)[1],
+                        "repeats": list(pt.values[m]),
+                    }
+                    for m in METRICS
+                },
+            }
+        )
+    res.run.add_rows(
+        "history_points",
+        [
+            {
+                "position": x["position"],
+                "commit": x["commit"],
+                "subject": x["subject"],
+                "metric": m,
+                "value": v["value"],
+                "lo": v["lo"],
+                "hi": v["hi"],
+                "repeats": len(v["repeats"]),
+                "point_run": x["point_run"],
+                "skipped": None,
+            }
+            for x in points
+            for m, v in x["metrics"].items()
+        ]
+        + [
+            {
+                "position": x["position"],
+                "commit": x["commit"],
+                "subject": x["subject"],
+                "metric": None,
+                "value": None,
+                "lo": None,
+                "hi": None,
+                "repeats": 0,
+                "point_run": None,
+                "skipped": x["skipped"],
+            }
+            for x in points
+            if x["skipped"] is not None
+        ],
+    )
+    candidates = [
+        {
+            "position": c.index,
+            "commit": commits[c.index].sha,
+            "subject": commits[c.index].subject,
+            "before": commits[c.before].sha,
+            "step": c.step,
+            "outcome": c.outcome,
+            "check": c.check.to_dict() if c.check else None,
+        }
+        for c in t.candidates
+    ]
     if candidates:
-        res.run.add_rows("history_changes", [
-            {k: v for k, v in x.items() if k != "check"} | {
-                "metric": t.metric, "ratio": (x["check"] or {}).get("ratio"),
-                "ci_lo": ((x["check"] or {}).get("ci") or [None, None])[0],
-                "ci_hi": ((x["check"] or {}).get("ci") or [None, None])[1],
-                "p_value": (x["check"] or {}).get("p_value"), "n": (x["check"] or {}).get("n"),
-                "ab_run": (x["check"] or {}).get("run_id")} for x in candidates])
+        res.run.add_rows(
+            "history_changes",
+            [
+                {k: v for k, v in x.items() if k != "check"}
+                | {
+                    "metric": t.metric,
+                    "ratio": (x["check"] or {}).get("ratio"),
+                    "ci_lo": ((x["check"] or {}).get("ci") or [None, None])[0],
+                    "ci_hi": ((x["check"] or {}).get("ci") or [None, None])[1],
+                    "p_value": (x["check"] or {}).get("p_value"),
+                    "n": (x["check"] or {}).get("n"),
+                    "ab_run": (x["check"] or {}).get("run_id"),
+                }
+                for x in candidates
+            ],
+        )
     ch = t.changes
     res.run.update(warnings=res.notes)
-    res.run.set_result(found=str(res.found), metric=t.metric, rate=res.rate, points=points, candidates=candidates,
-                       regressions=[commits[c.index].sha for c in res.regressions],
-                       skipped=[commits[x.index].sha for x in t.skipped], measured=len(t.measured),
-                       min_points=MIN_POINTS, checks=t.checks, alpha=res.params.alpha, bound=res.bound,
-                       margin=res.params.margin, repeats=res.params.repeats,
-                       sigma=ch.sigma if ch else None, penalty=ch.penalty if ch else None, seconds=res.seconds)
+    res.run.set_result(
+        found=str(res.found),
+        metric=t.metric,
+        rate=res.rate,
+        points=points,
+        candidates=candidates,
+        regressions=[commits[c.index].sha for c in res.regressions],
+        skipped=[commits[x.index].sha for x in t.skipped],
+        measured=len(t.measured),
+        min_points=MIN_POINTS,
+        checks=t.checks,
+        alpha=res.params.alpha,
+        bound=res.bound,
+        margin=res.params.margin,
+        repeats=res.params.repeats,
+        sigma=ch.sigma if ch else None,
+        penalty=ch.penalty if ch else None,
+        seconds=res.seconds,
+    )

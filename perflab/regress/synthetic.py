@@ -20,8 +20,13 @@ from ..commits.git import git as run_git
 
 def git(repo: Path, *args: str) -> str:
     """``git ARGS`` in a synthetic history (its commits authored by "perflab"); its output, an error on failure."""
-    env = {**os.environ, "GIT_AUTHOR_NAME": "perflab", "GIT_AUTHOR_EMAIL": "t@example.org",
-           "GIT_COMMITTER_NAME": "perflab", "GIT_COMMITTER_EMAIL": "t@example.org"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "perflab",
+        "GIT_AUTHOR_EMAIL": "t@example.org",
+        "GIT_COMMITTER_NAME": "perflab",
+        "GIT_COMMITTER_EMAIL": "t@example.org",
+    }
     return run_git(repo, *args, check=True, env=env).stdout
 
 
@@ -39,15 +44,19 @@ TEST_SERVER = "--backend memory --mode sync --selectors 1 --events off --gc-even
 def project_file(install: Path, jvm: str = TEST_JVM, server: str = TEST_SERVER) -> str:
     """The declaration: the built server (``jvm`` flags, ``server`` flags) on a free port, with the commit's
     ``work-ns`` nanoseconds of CPU per request."""
-    cmd = (f"java {jvm} -cp '{install}/lib/*' perflab.server.Main --port {{port}} {server} "
-           f"--debug-work-ns $(cat work-ns)")
-    return ('label = "planted"\n[server]\n'
-            f'command = "sh -c \\"exec {cmd}\\""\n'
-            'ready_path = "/v0/status"\nbuild = "test -f work-ns"\n')
+    cmd = (
+        f"java {jvm} -cp '{install}/lib/*' perflab.server.Main --port {{port}} {server} --debug-work-ns $(cat work-ns)"
+    )
+    return (
+        'label = "planted"\n[server]\n'
+        f'command = "sh -c \\"exec {cmd}\\""\n'
+        'ready_path = "/v0/status"\nbuild = "test -f work-ns"\n'
+    )
 
 
-def declared(root: Path, costs: list[int], broken: tuple[int, ...] = (), jvm: str = TEST_JVM,
-             server: str = TEST_SERVER) -> Path:
+def declared(
+    root: Path, costs: list[int], broken: tuple[int, ...] = (), jvm: str = TEST_JVM, server: str = TEST_SERVER
+) -> Path:
     """A repository of ``len(costs)`` commits (the first is GOOD): commit ``i`` burns ``costs[i]`` us of CPU
     per request; commits in ``broken`` do not build (their ``work-ns`` is missing, which the build checks);
     ``jvm``, ``server``: the server's flags (:func:`project_file`)."""
@@ -61,7 +70,13 @@ def declared(root: Path, costs: list[int], broken: tuple[int, ...] = (), jvm: st
         else:
             work.write_text(f"{round(cost * 1000)}\n")
         git(repo, "add", "-A")
-        git(repo, "commit", "-q", "-m", f"step {i}: {cost} us of work per request" + (" (broken)" if i in broken else ""))
+        git(
+            repo,
+            "commit",
+            "-q",
+            "-m",
+            f"step {i}: {cost} us of work per request" + (" (broken)" if i in broken else ""),
+        )
     return repo
 
 

@@ -71,10 +71,22 @@ class Check:
     why: str | None = None
 
     def to_dict(self) -> dict:
-        return {"outcome": str(self.outcome), "metric": self.metric, "rate": self.rate, "ratio": self.ratio,
-                "ci": list(self.ci), "n": self.n, "p_value": self.p_value, "level": self.level, "margin": self.margin,
-                "conclusion": self.conclusion, "method": self.method, "validity": self.validity,
-                "run_id": self.run_id, "why": self.why}
+        return {
+            "outcome": str(self.outcome),
+            "metric": self.metric,
+            "rate": self.rate,
+            "ratio": self.ratio,
+            "ci": list(self.ci),
+            "n": self.n,
+            "p_value": self.p_value,
+            "level": self.level,
+            "margin": self.margin,
+            "conclusion": self.conclusion,
+            "method": self.method,
+            "validity": self.validity,
+            "run_id": self.run_id,
+            "why": self.why,
+        }
 
 
 def _number(v) -> float | None:
@@ -87,7 +99,7 @@ def judge(row: dict, validity: str | None = None, run_id: str | None = None) -> 
     metric = row["metric"]
     lo, hi = _number(row.get("ci_lo")), _number(row.get("ci_hi"))
     if metric == "breakpoint" and hi is None and row.get("ratio") is not None:
-        hi = math.inf   # a recorded open end
+        hi = math.inf  # a recorded open end
     conclusion = Conclusion(row["conclusion"])
     higher_is_worse = metric != "breakpoint"
     worse = Direction.HIGHER if higher_is_worse else Direction.LOWER
@@ -106,9 +118,22 @@ def judge(row: dict, validity: str | None = None, run_id: str | None = None) -> 
         within = (hi is not None and hi <= inner_hi) if higher_is_worse else (lo is not None and lo >= inner_lo)
         better = (hi is not None and hi < inner_lo) if higher_is_worse else (lo is not None and lo > inner_hi)
         outcome = Outcome.IMPROVEMENT if better else Outcome.NOT_WORSE if within else Outcome.UNDECIDED
-    return Check(outcome, metric, row.get("rate"), _number(row.get("ratio")), (lo, hi),
-                 row.get("n"), _number(row.get("p_value")), _number(row.get("level")), margin, str(conclusion),
-                 row.get("method") or "", validity, run_id, why)
+    return Check(
+        outcome,
+        metric,
+        row.get("rate"),
+        _number(row.get("ratio")),
+        (lo, hi),
+        row.get("n"),
+        _number(row.get("p_value")),
+        _number(row.get("level")),
+        margin,
+        str(conclusion),
+        row.get("method") or "",
+        validity,
+        run_id,
+        why,
+    )
 
 
 def decisive_row(rows: list[dict], metric: str, rate: float | None = None) -> dict:

@@ -60,22 +60,22 @@ class NotebookResult:
     notebook: str
     title: str
     question: str
-    status: str = "pending"                 # ok | failed | not applicable
-    error: str | None = None                # "ename: evalue" of the failing cell, or the runner's error
+    status: str = "pending"  # ok | failed | not applicable
+    error: str | None = None  # "ename: evalue" of the failing cell, or the runner's error
     error_cell: int | None = None
     seconds: float = 0.0
     started: str = ""
-    parameters: dict = field(default_factory=dict)        # the plan's overrides
+    parameters: dict = field(default_factory=dict)  # the plan's overrides
     effective_parameters: dict = field(default_factory=dict)  # notebook defaults + overrides
-    html: str | None = None                 # relative to the report folder
+    html: str | None = None  # relative to the report folder
     ipynb: str | None = None
     html_bytes: int | None = None
     plotly_js_copies: int | None = None
     export_error: str | None = None
-    runs: list[dict] = field(default_factory=list)   # {"id", "path" (relative link), "status", "validity"}
+    runs: list[dict] = field(default_factory=list)  # {"id", "path" (relative link), "status", "validity"}
     browser: dict | None = None
-    finding: dict | None = None             # what the notebook's answer left (findings.read)
-    flamegraphs: list[str] = field(default_factory=list)   # flame graph files the page links
+    finding: dict | None = None  # what the notebook's answer left (findings.read)
+    flamegraphs: list[str] = field(default_factory=list)  # flame graph files the page links
     missing_files: list[str] = field(default_factory=list)  # files the page should link but could not find
 
     @property
@@ -95,9 +95,9 @@ class Report:
     plan_description: str
     folder: str
     started: str
-    target: str = ""                        # empty: the built-in server
-    lead: str | None = None                 # the notebook whose finding heads the index (your stages compared)
-    caveat: str = ""                        # the plan's line on what its numbers are not (every page shows it)
+    target: str = ""  # empty: the built-in server
+    lead: str | None = None  # the notebook whose finding heads the index (your stages compared)
+    caveat: str = ""  # the plan's line on what its numbers are not (every page shows it)
     finished: str = ""
     seconds: float = 0.0
     command: str = ""
@@ -109,10 +109,10 @@ class Report:
     tools: dict = field(default_factory=dict)
     notebooks: list[NotebookResult] = field(default_factory=list)
     browser_check: str = "not run"
-    markdown: str = "not written"            # report.md (perflab.report.markdown): what was written, or why not
+    markdown: str = "not written"  # report.md (perflab.report.markdown): what was written, or why not
     index_browser: dict | None = None
-    load_start: list | None = None          # the machine's load average (1, 5, 15 min) when the batch began
-    load_end: list | None = None            # ... and when it ended
+    load_start: list | None = None  # the machine's load average (1, 5, 15 min) when the batch began
+    load_end: list | None = None  # ... and when it ended
 
     @property
     def failed(self) -> list[NotebookResult]:
@@ -171,7 +171,7 @@ def _effective(src: Path, overrides: dict, target: str = aim.BUILTIN) -> dict:
 
 
 def _timestamp() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    return dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
 
 
 def _new_folder(root: Path) -> Path:
@@ -219,7 +219,7 @@ def _ipc_dir() -> str:
 
 def _unlingering_context() -> zmq.asyncio.Context:
     ctx = zmq.asyncio.Context()
-    ctx.linger = 0    # the default of every socket it makes
+    ctx.linger = 0  # the default of every socket it makes
     return ctx
 
 
@@ -271,9 +271,17 @@ def _kernel_manager_class(ipc_dir: str, env: dict | None = None):
     return IpcKernelManager
 
 
-def execute(spec: NotebookSpec, src: Path, out: Path, progress: bool, cell_timeout: float | None,
-            kernel_name: str | None, env: dict | None = None, target: str = aim.BUILTIN,
-            effective: dict | None = None) -> tuple[str, str | None, int | None]:
+def execute(
+    spec: NotebookSpec,
+    src: Path,
+    out: Path,
+    progress: bool,
+    cell_timeout: float | None,
+    kernel_name: str | None,
+    env: dict | None = None,
+    target: str = aim.BUILTIN,
+    effective: dict | None = None,
+) -> tuple[str, str | None, int | None]:
     """Run one notebook with papermill, as its page for ``target`` says it (:func:`perflab.report.aim.aimed`):
     (status, error, failing cell index)."""
 
@@ -284,9 +292,15 @@ def execute(spec: NotebookSpec, src: Path, out: Path, progress: bool, cell_timeo
     try:
         node = aim.aimed(nbformat.read(str(src), as_version=4), target, effective or {})
         papermill.execute_notebook(
-            node, str(out), parameters=dict(spec.parameters), cwd=str(src.parent),
-            progress_bar=progress, log_output=False, kernel_name=kernel_name,
-            execution_timeout=cell_timeout, request_save_on_cell_execute=True,
+            node,
+            str(out),
+            parameters=dict(spec.parameters),
+            cwd=str(src.parent),
+            progress_bar=progress,
+            log_output=False,
+            kernel_name=kernel_name,
+            execution_timeout=cell_timeout,
+            request_save_on_cell_execute=True,
             kernel_manager_class=_kernel_manager_class(ipc_dir, env),
         )
         return "ok", None, None
@@ -298,9 +312,17 @@ def execute(spec: NotebookSpec, src: Path, out: Path, progress: bool, cell_timeo
         shutil.rmtree(ipc_dir, ignore_errors=True)
 
 
-def run_plan(plan: Plan, *, root: str | os.PathLike | None = None, progress: bool = True,
-             browser: bool | None = None, cell_timeout: float | None = None,
-             kernel_name: str | None = None, command: str = "", hosts: dict | None = None) -> tuple[Report, Path]:
+def run_plan(
+    plan: Plan,
+    *,
+    root: str | os.PathLike | None = None,
+    progress: bool = True,
+    browser: bool | None = None,
+    cell_timeout: float | None = None,
+    kernel_name: str | None = None,
+    command: str = "",
+    hosts: dict | None = None,
+) -> tuple[Report, Path]:
     """Run every notebook of ``plan``; write the report folder. Returns (report, folder).
 
     ``hosts``: HostOptions fields (``scheduler``, ``generators``): the notebooks then run side by side,
@@ -314,8 +336,9 @@ def run_plan(plan: Plan, *, root: str | os.PathLike | None = None, progress: boo
     saved_tqdm = os.environ.get("TQDM_DISABLE")
     os.environ["TQDM_DISABLE"] = "1"
     try:
-        return _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_name, command, t_start,
-                         hosts or {})
+        return _run_plan(
+            plan, root_dir, folder, progress, browser, cell_timeout, kernel_name, command, t_start, hosts or {}
+        )
     finally:
         if saved_tqdm is None:
             os.environ.pop("TQDM_DISABLE", None)
@@ -327,29 +350,46 @@ def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_na
 
     nb_dir = notebooks_dir()
     loadgen = LoadTool("perflab-load", paths.loadgen_binary())
-    env = environment.environment({loadgen.name: loadgen.version(), "java": environment.java_version(),
-                                   "chromium": environment.chromium_version()})
+    env = environment.environment(
+        {
+            loadgen.name: loadgen.version(),
+            "java": environment.java_version(),
+            "chromium": environment.chromium_version(),
+        }
+    )
     report = Report(
-        plan=plan.name, plan_description=plan.description, folder=str(folder), target=plan.target, lead=plan.lead,
+        plan=plan.name,
+        plan_description=plan.description,
+        folder=str(folder),
+        target=plan.target,
+        lead=plan.lead,
         caveat=plan.caveat,
-        started=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), command=command,
-        data_root=str(paths.data_root()), **env, load_start=environment.load_average(),
+        started=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        command=command,
+        data_root=str(paths.data_root()),
+        **env,
+        load_start=environment.load_average(),
     )
     # resolve every notebook first: a plan naming a missing notebook fails before anything runs
     sources = [(spec, spec.path(nb_dir)) for spec in plan.notebooks]
     width = _width(hosts)
-    _say(f"perflab report: plan {plan.name}, {len(sources)} notebooks -> {folder}"
-         + (f" ({width} at once on {hosts.get('scheduler')})" if width > 1 else ""))
+    _say(
+        f"perflab report: plan {plan.name}, {len(sources)} notebooks -> {folder}"
+        + (f" ({width} at once on {hosts.get('scheduler')})" if width > 1 else "")
+    )
     (folder / "notebooks").mkdir()
     total = len(sources)
     results = []
     for i, (spec, src) in enumerate(sources, 1):
         effective = _effective(src, spec.parameters, plan.aim)
         title, question = _notebook_info(src, plan.aim, effective)
-        res = NotebookResult(notebook=spec.name, title=spec.title or title,
-                             question="" if spec.not_applicable else question,   # its reason says what it would ask
-                             parameters=dict(spec.parameters))
-        res.effective_parameters = {} if spec.not_applicable else effective   # nothing of it ran
+        res = NotebookResult(
+            notebook=spec.name,
+            title=spec.title or title,
+            question="" if spec.not_applicable else question,  # its reason says what it would ask
+            parameters=dict(spec.parameters),
+        )
+        res.effective_parameters = {} if spec.not_applicable else effective  # nothing of it ran
         report.notebooks.append(res)
         results.append((i, spec, src, res))
 
@@ -361,13 +401,22 @@ def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_na
             return
         before = run_names()
         out = folder / "notebooks" / f"{spec.name}.ipynb"
-        res.started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        res.started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         t0 = time.monotonic()
         tag = f"{folder.name}/{spec.name}"
         # the kernels measure on the scheduler's hosts (one at a time, or side by side tagged by notebook)
         kernel_env = {**_host_env(hosts), **({"PERFLAB_RUN_TAG": tag} if width > 1 else {})} or None
-        res.status, res.error, res.error_cell = execute(spec, src, out, progress and width == 1, cell_timeout,
-                                                        kernel_name, kernel_env, plan.aim, res.effective_parameters)
+        res.status, res.error, res.error_cell = execute(
+            spec,
+            src,
+            out,
+            progress and width == 1,
+            cell_timeout,
+            kernel_name,
+            kernel_env,
+            plan.aim,
+            res.effective_parameters,
+        )
         res.seconds = round(time.monotonic() - t0, 1)
         res.runs = _new_runs(before, folder, tag if width > 1 else None)
         if out.exists():
@@ -378,8 +427,9 @@ def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_na
                 res.export_error = f"finding: {type(e).__name__}: {e}"
             nav = _nav(sources, i - 1)
             try:
-                info = export.export_notebook(out, folder / f"{spec.name}.html", nav_html=nav, title=res.title,
-                                              caveat=plan.caveat)
+                info = export.export_notebook(
+                    out, folder / f"{spec.name}.html", nav_html=nav, title=res.title, caveat=plan.caveat
+                )
                 res.html = f"{spec.name}.html"
                 res.html_bytes, res.plotly_js_copies = info["bytes"], info["plotly_js_copies"]
                 res.flamegraphs, res.missing_files = info["flamegraphs"], info["missing"]
@@ -395,14 +445,13 @@ def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_na
         for item in first:
             one(*item)
     else:
-
         with ThreadPoolExecutor(max_workers=width, thread_name_prefix="perflab-report") as pool:
             for f in [pool.submit(one, *item) for item in first]:
                 f.result()
     for item in results:
         if item[1].after:
             one(*item)
-    report.finished = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    report.finished = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     report.seconds = round(time.monotonic() - t_start, 1)
     report.load_end = environment.load_average()
     index_page.write(report, folder)
@@ -428,16 +477,28 @@ def _markdown(folder: Path) -> str:
     except Exception as e:  # noqa: BLE001 - the HTML report stands without its Markdown twin
         _say(traceback.format_exc())
         return f"not written: {type(e).__name__}: {e}"
-    return (f"{doc.path.name}, with {len(doc.figures)} figures and {len(doc.flamegraphs)} flame graph files beside "
-            f"it (perflab markdown {folder} --out DIR copies it where you hand it in)")
+    return (
+        f"{doc.path.name}, with {len(doc.figures)} figures and {len(doc.flamegraphs)} flame graph files beside "
+        f"it (perflab markdown {folder} --out DIR copies it where you hand it in)"
+    )
 
 
 def _new_runs(before: set[str], folder: Path, tag: str | None = None) -> list[dict]:
     """The runs a notebook recorded (those that were not there before it ran and, when notebooks run side by
     side, carry its tag), as the index page lists them."""
-    return [{"id": run.id, "path": os.path.relpath(run.dir, folder), "status": run.status, "label": run.name,
-             "kind": run.kind, "validity": run.validity, "validity_reasons": run.validity_reasons}
-            for run in iter_runs(names=sorted(run_names() - before)) if tag is None or run.meta.get("tag") == tag]
+    return [
+        {
+            "id": run.id,
+            "path": os.path.relpath(run.dir, folder),
+            "status": run.status,
+            "label": run.name,
+            "kind": run.kind,
+            "validity": run.validity,
+            "validity_reasons": run.validity_reasons,
+        }
+        for run in iter_runs(names=sorted(run_names() - before))
+        if tag is None or run.meta.get("tag") == tag
+    ]
 
 
 def _width(hosts: dict) -> int:
@@ -445,8 +506,9 @@ def _width(hosts: dict) -> int:
     if not hosts.get("scheduler"):
         return 1
     n = generators_of(hosts.get("generators"))
-    return disjoint_sets(survey(connect(hosts["scheduler"], hosts.get("tls")), clocks=False),
-                         n if isinstance(n, int) else 1)
+    return disjoint_sets(
+        survey(connect(hosts["scheduler"], hosts.get("tls")), clocks=False), n if isinstance(n, int) else 1
+    )
 
 
 def _host_env(hosts: dict) -> dict:
@@ -476,15 +538,22 @@ def _nav(sources: list, index: int) -> str:
 def _browser_check(report: Report, folder: Path) -> str:
     """Render every page in headless chromium (two at a time), screenshots in ``screenshots/``."""
 
-
     def check(page: Path, name: str) -> dict:
         try:
             chk = br.check_page(page, folder / "screenshots" / f"{name}.png")
-            return {"ok": chk.ok, "summary": chk.summary(), "plots": chk.plot_divs, "drawn": chk.drawn_plots,
-                    "untitled_plots": chk.untitled_plots, "unlabelled_axes": chk.unlabelled_axes,
-                    "code": chk.code, "consoles": {k: v for k, v in chk.consoles.items() if k != "summaries"},
-                    "network": chk.network, "errors": chk.errors[:10],
-                    "screenshot": os.path.relpath(chk.screenshot, folder) if chk.screenshot else None}
+            return {
+                "ok": chk.ok,
+                "summary": chk.summary(),
+                "plots": chk.plot_divs,
+                "drawn": chk.drawn_plots,
+                "untitled_plots": chk.untitled_plots,
+                "unlabelled_axes": chk.unlabelled_axes,
+                "code": chk.code,
+                "consoles": {k: v for k, v in chk.consoles.items() if k != "summaries"},
+                "network": chk.network,
+                "errors": chk.errors[:10],
+                "screenshot": os.path.relpath(chk.screenshot, folder) if chk.screenshot else None,
+            }
         except Exception as e:  # noqa: BLE001 - a browser problem is a finding of the report, not a crash
             return {"ok": False, "summary": f"{type(e).__name__}: {e}", "errors": [str(e)], "screenshot": None}
 
@@ -498,8 +567,10 @@ def _browser_check(report: Report, folder: Path) -> str:
     index_page.write(report, folder)
     report.index_browser = check(folder / "index.html", "index")
     good += 1 if report.index_browser["ok"] else 0
-    return (f"{good}/{len(pages) + 1} pages (the notebooks and this index) rendered in headless chromium "
-            f"without script errors or network requests; plots drawn: "
-            f"{sum((n.browser or {}).get('drawn', 0) for n in pages)}/"
-            f"{sum((n.browser or {}).get('plots', 0) for n in pages)}; code hidden and its toggles working on "
-            f"{sum(1 for n in pages if ((n.browser or {}).get('code') or {}).get('works'))}/{len(pages)} pages")
+    return (
+        f"{good}/{len(pages) + 1} pages (the notebooks and this index) rendered in headless chromium "
+        f"without script errors or network requests; plots drawn: "
+        f"{sum((n.browser or {}).get('drawn', 0) for n in pages)}/"
+        f"{sum((n.browser or {}).get('plots', 0) for n in pages)}; code hidden and its toggles working on "
+        f"{sum(1 for n in pages if ((n.browser or {}).get('code') or {}).get('works'))}/{len(pages)} pages"
+    )

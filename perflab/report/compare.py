@@ -59,17 +59,18 @@ class CompareError(ValueError):
 
 # --- the inputs -----------------------------------------------------------------------------------
 
+
 @dataclass
 class Side:
     """One side of a comparison: a run, or a report folder with its runs (name -> run)."""
 
     spec: str
-    kind: str                       # "run" | "report" | "ab" (one side of an A/B run)
+    kind: str  # "run" | "report" | "ab" (one side of an A/B run)
     path: Path
     runs: dict = field(default_factory=dict)
     report: dict | None = None
-    missing: list = field(default_factory=list)   # runs a report names whose directories are gone
-    ab_side: str | None = None                    # kind "ab": which side of the A/B run
+    missing: list = field(default_factory=list)  # runs a report names whose directories are gone
+    ab_side: str | None = None  # kind "ab": which side of the A/B run
 
     @property
     def label(self) -> str:
@@ -106,11 +107,13 @@ def open_side(spec: str | os.PathLike, data_root=None, what: str = "A") -> Side:
         if str(spec) and "/" not in str(spec) and (by_id / "meta.json").is_file():
             p = by_id
         else:
-            raise CompareError(f"{what}: {spec} does not exist (and is not the id of a run under "
-                               f"{paths.runs_root(data_root)})")
+            raise CompareError(
+                f"{what}: {spec} does not exist (and is not the id of a run under {paths.runs_root(data_root)})"
+            )
     if p.is_file():
-        raise CompareError(f"{what}: {spec} is a file; give a run directory (with meta.json) or a report "
-                           f"folder (with report.json)")
+        raise CompareError(
+            f"{what}: {spec} is a file; give a run directory (with meta.json) or a report folder (with report.json)"
+        )
     p = p.resolve()
     if (p / "report.json").is_file():
         report = _read_json(p / "report.json", what)
@@ -121,8 +124,7 @@ def open_side(spec: str | os.PathLike, data_root=None, what: str = "A") -> Side:
             for r in nb.get("runs") or []:
                 d = (p / r.get("path", "")).resolve() if r.get("path") else None
                 try:
-                    run = open_run(d if d is not None and (d / "meta.json").is_file() else str(r.get("id")),
-                                   data_root)
+                    run = open_run(d if d is not None and (d / "meta.json").is_file() else str(r.get("id")), data_root)
                 except ValueError:
                     side.missing.append(str(r.get("id")))
                     continue
@@ -137,11 +139,11 @@ def open_side(spec: str | os.PathLike, data_root=None, what: str = "A") -> Side:
         except ValueError as e:
             raise CompareError(f"{what}: {e}") from None
         return Side(str(spec), "run", p, runs={run.name: run})
-    raise CompareError(f"{what}: {spec} is neither a run directory (no meta.json) nor a report folder "
-                       f"(no report.json)")
+    raise CompareError(f"{what}: {spec} is neither a run directory (no meta.json) nor a report folder (no report.json)")
 
 
 # --- what is compared -----------------------------------------------------------------------------
+
 
 @dataclass
 class Row:
@@ -166,9 +168,9 @@ class Pair:
     a: Run
     b: Run
     rows: list = field(default_factory=list)
-    breakpoints: list = field(default_factory=list)      # (row A, row B, comparison) for breakpoint runs
-    figures: dict = field(default_factory=dict)          # title -> plotly figure
-    flamegraphs: list = field(default_factory=list)      # {"event", "href" or "error", "preview_html", "categories"}
+    breakpoints: list = field(default_factory=list)  # (row A, row B, comparison) for breakpoint runs
+    figures: dict = field(default_factory=dict)  # title -> plotly figure
+    flamegraphs: list = field(default_factory=list)  # {"event", "href" or "error", "preview_html", "categories"}
     notes: list = field(default_factory=list)
 
 
@@ -179,25 +181,68 @@ def _intervals_rows(name: str, la, lb, where: str = "") -> list[Row]:
         if col not in ia or col not in ib:
             continue
         d = compare_samples(ia[col], ib[col])
-        rows.append(Row(name, f"{metric} per interval{where}", d.median_a, d.median_b, "ms (median)", d.direction,
-                        d.evidence, SAMPLE_TEST, str(Method.SEQUENTIAL_RUNS)))
+        rows.append(
+            Row(
+                name,
+                f"{metric} per interval{where}",
+                d.median_a,
+                d.median_b,
+                "ms (median)",
+                d.direction,
+                d.evidence,
+                SAMPLE_TEST,
+                str(Method.SEQUENTIAL_RUNS),
+            )
+        )
     if "count" in ia and "count" in ib:
         ra = ia["count"] / (ia["end_s"] - ia["start_s"]).where(lambda s: s > 0)
         rb = ib["count"] / (ib["end_s"] - ib["start_s"]).where(lambda s: s > 0)
         d = compare_samples(ra, rb)
-        rows.append(Row(name, f"throughput per interval{where}", d.median_a, d.median_b, "responses/s (median)",
-                        d.direction, d.evidence, SAMPLE_TEST, str(Method.SEQUENTIAL_RUNS)))
+        rows.append(
+            Row(
+                name,
+                f"throughput per interval{where}",
+                d.median_a,
+                d.median_b,
+                "responses/s (median)",
+                d.direction,
+                d.evidence,
+                SAMPLE_TEST,
+                str(Method.SEQUENTIAL_RUNS),
+            )
+        )
     for metric, fa in (("p99 of the whole run", lambda r: r.p99_ms), ("max of the whole run", lambda r: r.max_ms)):
-        rows.append(Row(name, metric + where, fa(la), fa(lb), "ms", Direction.NOT_TESTED,
-                        "one value per run: no test possible", "none"))
-    rows.append(Row(name, "achieved rate" + where, la.achieved_rate, lb.achieved_rate, "req/s", Direction.NOT_TESTED,
-                    f"target {la.target_rate:,.0f} vs {lb.target_rate:,.0f} req/s; errors {la.errors_total} vs "
-                    f"{lb.errors_total}", "none"))
+        rows.append(
+            Row(
+                name,
+                metric + where,
+                fa(la),
+                fa(lb),
+                "ms",
+                Direction.NOT_TESTED,
+                "one value per run: no test possible",
+                "none",
+            )
+        )
+    rows.append(
+        Row(
+            name,
+            "achieved rate" + where,
+            la.achieved_rate,
+            lb.achieved_rate,
+            "req/s",
+            Direction.NOT_TESTED,
+            f"target {la.target_rate:,.0f} vs {lb.target_rate:,.0f} req/s; errors {la.errors_total} vs "
+            f"{lb.errors_total}",
+            "none",
+        )
+    )
     return rows
 
 
-def compare_pair(name: str, a: Run, b: Run, label_a: str, label_b: str, files_dir: Path | None,
-                 page_dir: Path | None) -> Pair:
+def compare_pair(
+    name: str, a: Run, b: Run, label_a: str, label_b: str, files_dir: Path | None, page_dir: Path | None
+) -> Pair:
     """Compare run ``b`` with run ``a`` (see the module docstring)."""
     pair = Pair(name, a, b)
     for side, run in (("A", a), ("B", b)):
@@ -207,8 +252,10 @@ def compare_pair(name: str, a: Run, b: Run, label_a: str, label_b: str, files_di
         return _ab_pair(name, a, pair)
     if a.kind == "ab" or b.kind == "ab":
         if a.kind != b.kind:
-            pair.notes.append(f"A is a {a.kind} run and B a {b.kind} run: an A/B comparison is compared only with "
-                              "another A/B comparison")
+            pair.notes.append(
+                f"A is a {a.kind} run and B a {b.kind} run: an A/B comparison is compared only with "
+                "another A/B comparison"
+            )
             return pair
         return _two_ab_pairs(name, a, b, pair)
     la = lb = None
@@ -221,17 +268,31 @@ def compare_pair(name: str, a: Run, b: Run, label_a: str, label_b: str, files_di
         else:
             direction, evidence = Direction.NOT_TESTED, "a search found no breakpoint (no probed rate passed)"
         pair.breakpoints.append((ra, rb, direction, evidence, str(Method.SEQUENTIAL_INTERVALS)))
-        pair.rows.append(Row(name, "breakpoint", ra["rate"], rb["rate"], "req/s", direction, evidence,
-                             "intervals compared: different only when disjoint", str(Method.SEQUENTIAL_INTERVALS)))
+        pair.rows.append(
+            Row(
+                name,
+                "breakpoint",
+                ra["rate"],
+                rb["rate"],
+                "req/s",
+                direction,
+                evidence,
+                "intervals compared: different only when disjoint",
+                str(Method.SEQUENTIAL_INTERVALS),
+            )
+        )
         pair.figures["Breakpoint searches"] = breakpoint_curve(
-            {label_a: sa, label_b: sb}, title=f"{name}: latency against the offered rate, {label_a} and {label_b}")
+            {label_a: sa, label_b: sb}, title=f"{name}: latency against the offered rate, {label_a} and {label_b}"
+        )
         la, lb = sa.at_breakpoint, sb.at_breakpoint
         where = " (the probe at each breakpoint)"
         if la is None or lb is None:
             pair.notes.append("no passing probe at the breakpoint on one side: its spectrum cannot be compared")
     elif a.kind == "breakpoint" or b.kind == "breakpoint":
-        pair.notes.append(f"A is a {a.kind} run and B a {b.kind} run: only the load at the breakpoint and the "
-                          "fixed-rate load are compared")
+        pair.notes.append(
+            f"A is a {a.kind} run and B a {b.kind} run: only the load at the breakpoint and the "
+            "fixed-rate load are compared"
+        )
         la = a.search().at_breakpoint if a.kind == "breakpoint" else a.load()
         lb = b.search().at_breakpoint if b.kind == "breakpoint" else b.load()
         where = ""
@@ -244,10 +305,12 @@ def compare_pair(name: str, a: Run, b: Run, label_a: str, label_b: str, files_di
         pair.rows += _intervals_rows(name, la, lb, where)
         if not la.spectrum.empty and not lb.spectrum.empty:
             pair.figures["Percentile spectra"] = percentile_spectrum(
-                {label_a: la, label_b: lb}, title=f"{name}: latency by percentile{where}, {label_a} and {label_b}")
+                {label_a: la, label_b: lb}, title=f"{name}: latency by percentile{where}, {label_a} and {label_b}"
+            )
         if not la.intervals.empty and not lb.intervals.empty:
             pair.figures["Latency over time"] = latency_timelines(
-                {label_a: la, label_b: lb}, title=f"{name}: latency over time{where}")
+                {label_a: la, label_b: lb}, title=f"{name}: latency over time{where}"
+            )
     for event in sorted(set(a.profiles()) & set(b.profiles())):
         pair.flamegraphs.append(_flame_diff(name, a, b, event, files_dir, page_dir))
     return pair
@@ -261,8 +324,9 @@ def _ab_pair(name: str, run: Run, pair: Pair) -> Pair:
     """One A/B run: its own paired verdicts as rows (A's and B's medians over the pairs it used)."""
     rows = recorded_verdicts(run)
     if not rows:
-        pair.notes.append(f"the A/B run {run.id} has status {run.status!r} and recorded no verdict: nothing "
-                          "was compared")
+        pair.notes.append(
+            f"the A/B run {run.id} has status {run.status!r} and recorded no verdict: nothing was compared"
+        )
         return pair
     method = Method(run.results.get("method"))
     pair.notes.append(f"A = {rows[0]['a']}, B = {rows[0]['b']}; {method.description}")
@@ -282,8 +346,9 @@ def _ab_pair(name: str, run: Run, pair: Pair) -> Pair:
         elif r["metric"] == "breakpoint":
             unit = "req/s"
         what = f"CPU per request in {r['category']}" if r["metric"] == "category" else r["metric"]
-        pair.rows.append(Row(name, f"{what}{_where(r)}", a_val, b_val, unit, direction, ab.sentence(r), r["test"],
-                             r["method"]))
+        pair.rows.append(
+            Row(name, f"{what}{_where(r)}", a_val, b_val, unit, direction, ab.sentence(r), r["test"], r["method"])
+        )
     if not pairs.empty:
         pair.figures["Pairs"] = ab.pairs_figure(run)
     cats = ab.categories_figure(run)
@@ -309,16 +374,25 @@ def _two_ab_pairs(name: str, a: Run, b: Run, pair: Pair) -> Pair:
             direction, evidence = c.direction, c.evidence
         except ValueError:
             direction, evidence = Direction.NOT_TESTED, "an interval is missing"
-        pair.rows.append(Row(name, f"B/A ratio of {key[1]}{_where(x)}", x["ratio"], y["ratio"], "x", direction,
-                             f"{evidence} (each an A/B run's own {x['method']} interval)",
-                             "intervals compared: different only when disjoint", str(Method.SEQUENTIAL_INTERVALS)))
+        pair.rows.append(
+            Row(
+                name,
+                f"B/A ratio of {key[1]}{_where(x)}",
+                x["ratio"],
+                y["ratio"],
+                "x",
+                direction,
+                f"{evidence} (each an A/B run's own {x['method']} interval)",
+                "intervals compared: different only when disjoint",
+                str(Method.SEQUENTIAL_INTERVALS),
+            )
+        )
     if not pair.rows:
         pair.notes.append("the two A/B runs share no verdict (rate and metric) to compare")
     return pair
 
 
-def _flame_diff(name: str, a: Run, b: Run, event: str, files_dir: Path | None,
-                page_dir: Path | None) -> dict:
+def _flame_diff(name: str, a: Run, b: Run, event: str, files_dir: Path | None, page_dir: Path | None) -> dict:
     """async-profiler's differential flame graph of ``event`` (B's shape coloured by growth against A),
     our static preview of it, and the categories' shares side by side."""
     ca, cb = a.profiles()[event], b.profiles()[event]
@@ -329,8 +403,11 @@ def _flame_diff(name: str, a: Run, b: Run, event: str, files_dir: Path | None,
     cat_b = flame.categorize(sb, event, code_map=codemap.read(b.dir)).set_index("category")["share"]
     cats = pd.DataFrame({"A": cat_a, "B": cat_b}).fillna(0.0)
     cats["change"] = cats["B"] - cats["A"]
-    out["categories"] = cats.reindex(cats["change"].abs().sort_values(ascending=False).index).reset_index(
-        names="category").to_dict("records")
+    out["categories"] = (
+        cats.reindex(cats["change"].abs().sort_values(ascending=False).index)
+        .reset_index(names="category")
+        .to_dict("records")
+    )
     if files_dir is not None:
         target = files_dir / re.sub(r"[^A-Za-z0-9_.-]+", "-", f"diff-{a.id}-vs-{b.id}-{event}.html")
         try:
@@ -344,12 +421,19 @@ def _flame_diff(name: str, a: Run, b: Run, event: str, files_dir: Path | None,
 def _finding_rows(a: Side, b: Side) -> list[dict]:
     fa = {n["notebook"]: n for n in (a.report or {}).get("notebooks", [])}
     fb = {n["notebook"]: n for n in (b.report or {}).get("notebooks", [])}
-    return [{"notebook": k, "title": (fb.get(k) or fa.get(k) or {}).get("title", k),
-             "a": (fa.get(k) or {}).get("finding"), "b": (fb.get(k) or {}).get("finding")}
-            for k in dict.fromkeys([*fa, *fb])]
+    return [
+        {
+            "notebook": k,
+            "title": (fb.get(k) or fa.get(k) or {}).get("title", k),
+            "a": (fa.get(k) or {}).get("finding"),
+            "b": (fb.get(k) or {}).get("finding"),
+        }
+        for k in dict.fromkeys([*fa, *fb])
+    ]
 
 
 # --- the result -----------------------------------------------------------------------------------
+
 
 @dataclass
 class Comparison:
@@ -368,16 +452,24 @@ class Comparison:
         return [r for p in self.pairs for r in p.rows]
 
     def to_dict(self) -> dict:
-        return {"page": str(self.path), "a": str(self.a.path), "b": str(self.b.path),
-                "rows": [asdict(r) for r in self.rows], "only_in_a": self.only_a, "only_in_b": self.only_b}
+        return {
+            "page": str(self.path),
+            "a": str(self.a.path),
+            "b": str(self.b.path),
+            "rows": [asdict(r) for r in self.rows],
+            "only_in_a": self.only_a,
+            "only_in_b": self.only_b,
+        }
 
     def _repr_html_(self) -> str:
         try:
             href = os.path.relpath(self.path, Path.cwd())
         except ValueError:
             href = self.path.as_uri()
-        return (f"<p>Comparison of <b>{self.a.label}</b> (A) and <b>{self.b.label}</b> (B): "
-                f"<a href='{href}' target='_blank'>{self.path.name}</a></p>" + summary_table(self.rows))
+        return (
+            f"<p>Comparison of <b>{self.a.label}</b> (A) and <b>{self.b.label}</b> (B): "
+            f"<a href='{href}' target='_blank'>{self.path.name}</a></p>" + summary_table(self.rows)
+        )
 
     def __repr__(self) -> str:
         return f"<Comparison {self.a.label} vs {self.b.label}: {len(self.rows)} rows, page {self.path}>"
@@ -387,8 +479,13 @@ def default_output(a: Side, b: Side) -> Path:
     return paths.report_root() / "compare" / f"{a.label}-vs-{b.label}.html"
 
 
-def compare(a: str | os.PathLike, b: str | os.PathLike | None = None, output: str | os.PathLike | None = None,
-            data_root=None, flamegraphs: bool = True) -> Comparison:
+def compare(
+    a: str | os.PathLike,
+    b: str | os.PathLike | None = None,
+    output: str | os.PathLike | None = None,
+    data_root=None,
+    flamegraphs: bool = True,
+) -> Comparison:
     """Compare B with A (two runs, or two report folders; or, without ``b``, the two sides of one A/B run)
     and write the page (``output``, default ``<report root>/compare/<A>-vs-<B>.html``) with
     ``assets/plotly.min.js`` and the differential flame graphs (``flamegraphs/``) next to it. Bad inputs
@@ -432,8 +529,10 @@ def _compare_ab_run(spec, output, data_root) -> Comparison:
     run = next(iter(side.runs.values())) if side.kind == "run" else None
     if run is None or run.kind != "ab":
         what = f"a {run.kind} run" if run is not None else "a report folder"
-        raise CompareError(f"B: missing; one argument must be an A/B run (perflab ab), and {spec} is {what}: give "
-                           f"two runs or two report folders")
+        raise CompareError(
+            f"B: missing; one argument must be an A/B run (perflab ab), and {spec} is {what}: give "
+            f"two runs or two report folders"
+        )
     sa = Side(str(spec), "ab", side.path, runs={run.name: run}, ab_side="A")
     sb = Side(str(spec), "ab", side.path, runs={run.name: run}, ab_side="B")
     out = Path(output) if output else paths.report_root() / "compare" / f"{run.id}.html"

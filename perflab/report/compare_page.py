@@ -18,11 +18,22 @@ from ..analysis import findings as fnd
 from ..measure.methods import Method
 from ..measure.significance import ALPHA, MIN_N, SAMPLE_TEST, Direction
 
-DIRECTION_STYLE = {Direction.HIGHER: ("#b35900", "#fff1e0"), Direction.LOWER: ("#0b5cad", "#e6f0fb"),
-                   Direction.NONE: ("#1a7f37", "#e8f5e9"), Direction.EQUIVALENT: ("#1a7f37", "#e8f5e9"),
-                   Direction.TOO_FEW: ("#666", "#f0f0f0"), Direction.NOT_TESTED: ("#888", "#fafafa")}
-_ORDER = {Direction.HIGHER: 0, Direction.LOWER: 0, Direction.NONE: 1, Direction.EQUIVALENT: 1, Direction.TOO_FEW: 2,
-          Direction.NOT_TESTED: 3}
+DIRECTION_STYLE = {
+    Direction.HIGHER: ("#b35900", "#fff1e0"),
+    Direction.LOWER: ("#0b5cad", "#e6f0fb"),
+    Direction.NONE: ("#1a7f37", "#e8f5e9"),
+    Direction.EQUIVALENT: ("#1a7f37", "#e8f5e9"),
+    Direction.TOO_FEW: ("#666", "#f0f0f0"),
+    Direction.NOT_TESTED: ("#888", "#fafafa"),
+}
+_ORDER = {
+    Direction.HIGHER: 0,
+    Direction.LOWER: 0,
+    Direction.NONE: 1,
+    Direction.EQUIVALENT: 1,
+    Direction.TOO_FEW: 2,
+    Direction.NOT_TESTED: 3,
+}
 
 
 def _method_text(method: str) -> str:
@@ -32,9 +43,11 @@ def _method_text(method: str) -> str:
 def direction_badge(d: Direction) -> str:
     fg, bg = DIRECTION_STYLE.get(d, ("#444", "#eee"))
     text = {Direction.HIGHER: "B higher", Direction.LOWER: "B lower"}.get(d, str(d))
-    return (f"<span class='direction direction-{html.escape(str(d).replace(' ', '-'))}' style='color:{fg};"
-            f"background:{bg};border-radius:3px;padding:0 6px;white-space:nowrap;font-weight:600'>"
-            f"{html.escape(text)}</span>")
+    return (
+        f"<span class='direction direction-{html.escape(str(d).replace(' ', '-'))}' style='color:{fg};"
+        f"background:{bg};border-radius:3px;padding:0 6px;white-space:nowrap;font-weight:600'>"
+        f"{html.escape(text)}</span>"
+    )
 
 
 def _num(v, unit: str = "") -> str:
@@ -48,15 +61,20 @@ def summary_table(rows, pair_column: bool = True) -> str:
     """The rows as an HTML table (also what a notebook shows for a :class:`.compare.Comparison`)."""
     if not rows:
         return "<p class='muted'>nothing to compare</p>"
-    head = ("<tr>" + ("<th>runs</th>" if pair_column else "") +
-            "<th>what</th><th>A</th><th>B</th><th>unit</th><th>B against A</th><th>evidence</th><th>method</th></tr>")
+    head = (
+        "<tr>"
+        + ("<th>runs</th>" if pair_column else "")
+        + "<th>what</th><th>A</th><th>B</th><th>unit</th><th>B against A</th><th>evidence</th><th>method</th></tr>"
+    )
     body = "".join(
-        "<tr>" + (f"<td class='mono'>{html.escape(r.pair)}</td>" if pair_column else "")
+        "<tr>"
+        + (f"<td class='mono'>{html.escape(r.pair)}</td>" if pair_column else "")
         + f"<td>{html.escape(r.metric)}</td><td class='num'>{_num(r.a, r.unit)}</td>"
-          f"<td class='num'>{_num(r.b, r.unit)}</td><td class='muted'>{html.escape(r.unit)}</td>"
-          f"<td>{direction_badge(r.direction)}</td><td class='small'>{html.escape(r.evidence)}</td>"
-          f"<td class='small method' title='{html.escape(_method_text(r.method))}'>{html.escape(r.method)}</td></tr>"
-        for r in rows)
+        f"<td class='num'>{_num(r.b, r.unit)}</td><td class='muted'>{html.escape(r.unit)}</td>"
+        f"<td>{direction_badge(r.direction)}</td><td class='small'>{html.escape(r.evidence)}</td>"
+        f"<td class='small method' title='{html.escape(_method_text(r.method))}'>{html.escape(r.method)}</td></tr>"
+        for r in rows
+    )
     return f"<table class='rows'>{head}{body}</table>"
 
 
@@ -203,8 +221,9 @@ def _counts(p) -> str:
     for r in p.rows:
         if r.direction is not Direction.NOT_TESTED:
             c[r.direction] = c.get(r.direction, 0) + 1
-    parts = [f"{n} {'B higher' if d is Direction.HIGHER else 'B lower' if d is Direction.LOWER else d}"
-             for d, n in c.items()]
+    parts = [
+        f"{n} {'B higher' if d is Direction.HIGHER else 'B lower' if d is Direction.LOWER else d}" for d, n in c.items()
+    ]
     return "(" + ", ".join(parts) + ")" if parts else ""
 
 
@@ -226,16 +245,31 @@ def render(c) -> str:
     found = sorted([r for r in tested if r.direction.significant], key=lambda r: _ORDER[r.direction])
     env = jinja2.Environment(autoescape=True, undefined=jinja2.ChainableUndefined)
     return env.from_string(TEMPLATE).render(
-        c=c, single=len(c.pairs) == 1 and c.a.kind in ("run", "ab"), found=found, tested=len(tested),
+        c=c,
+        single=len(c.pairs) == 1 and c.a.kind in ("run", "ab"),
+        found=found,
+        tested=len(tested),
         too_few=sum(r.direction is Direction.TOO_FEW for r in c.rows),
-        breakpoints=[(p.name, *b) for p in c.pairs for b in p.breakpoints], fig_ids=fig_ids,
+        breakpoints=[(p.name, *b) for p in c.pairs for b in p.breakpoints],
+        fig_ids=fig_ids,
         figures=Markup(json.dumps(figures, separators=(",", ":")).replace("</", "<\\/")),
-        table=lambda rows, pair_column: Markup(summary_table(sorted(rows, key=lambda r: _ORDER[r.direction])
-                                                             if pair_column else rows, pair_column)),
-        badge=lambda d: Markup(direction_badge(d)), vbadge=lambda v: Markup(fnd.validity_badge(v)),
-        raw=Markup, side_text=_side_text, what=lambda r: f"{r['workload']}, {r['connections']} conn, {r['mode']}", counts=_counts, bp=_bp, key_text=fnd.key_number_text,
-        pct=lambda v: f"{100 * v:.1f}%", pp=lambda v: f"{100 * v:+.1f} pp",
-        test=SAMPLE_TEST, alpha=ALPHA, min_n=MIN_N)
+        table=lambda rows, pair_column: Markup(
+            summary_table(sorted(rows, key=lambda r: _ORDER[r.direction]) if pair_column else rows, pair_column)
+        ),
+        badge=lambda d: Markup(direction_badge(d)),
+        vbadge=lambda v: Markup(fnd.validity_badge(v)),
+        raw=Markup,
+        side_text=_side_text,
+        what=lambda r: f"{r['workload']}, {r['connections']} conn, {r['mode']}",
+        counts=_counts,
+        bp=_bp,
+        key_text=fnd.key_number_text,
+        pct=lambda v: f"{100 * v:.1f}%",
+        pp=lambda v: f"{100 * v:+.1f} pp",
+        test=SAMPLE_TEST,
+        alpha=ALPHA,
+        min_n=MIN_N,
+    )
 
 
 def write_page(c) -> None:

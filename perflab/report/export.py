@@ -29,10 +29,10 @@ import shutil
 from pathlib import Path
 
 import nbformat
-from nbconvert import HTMLExporter
-from nbconvert.preprocessors import Preprocessor
 import plotly
 import plotly.io as pio
+from nbconvert import HTMLExporter
+from nbconvert.preprocessors import Preprocessor
 
 from ..analysis import findings
 from ..analysis.profiles import FLAMEGRAPH_MIME, flamegraph_html
@@ -108,9 +108,14 @@ class PlotlyFigures(Preprocessor):
                 fig = data[PLOTLY_MIME]
                 height = (fig.get("layout") or {}).get("height") or 480
                 data["text/html"] = pio.to_html(
-                    fig, include_plotlyjs=False, full_html=False, validate=False,
-                    div_id=f"figure-{index}-{k}", default_height=f"{int(height)}px",
-                    config={"responsive": True, **(fig.get("config") or {})})
+                    fig,
+                    include_plotlyjs=False,
+                    full_html=False,
+                    validate=False,
+                    div_id=f"figure-{index}-{k}",
+                    default_height=f"{int(height)}px",
+                    config={"responsive": True, **(fig.get("config") or {})},
+                )
             elif set(data) <= {"text/html", "text/plain"} and plotly_js_copies(_text(data.get("text/html"))):
                 continue
             kept.append(out)
@@ -128,8 +133,12 @@ class CollapseCarriageReturns(Preprocessor):
             return cell, resources
         merged = []
         for out in cell.get("outputs", []):
-            if (out.get("output_type") == "stream" and merged and merged[-1].get("output_type") == "stream"
-                    and merged[-1].get("name") == out.get("name")):
+            if (
+                out.get("output_type") == "stream"
+                and merged
+                and merged[-1].get("output_type") == "stream"
+                and merged[-1].get("name") == out.get("name")
+            ):
                 merged[-1]["text"] = merged[-1]["text"] + out.get("text", "")
             else:
                 merged.append(out)
@@ -171,9 +180,18 @@ class TidyStderr(Preprocessor):
             n = len(text.splitlines())
             summary = html.escape(first if len(first) <= 110 else first[:107] + "...")
             more = f" <span class='perflab-muted'>({n} lines)</span>" if n > 1 else ""
-            outs.append(nbformat.v4.new_output("display_data", data={"text/html": (
-                f"<details class='perflab-stderr'><summary>stderr: {summary}{more}</summary>"
-                f"<pre>{html.escape(text)}</pre></details>"), "text/plain": text}))
+            outs.append(
+                nbformat.v4.new_output(
+                    "display_data",
+                    data={
+                        "text/html": (
+                            f"<details class='perflab-stderr'><summary>stderr: {summary}{more}</summary>"
+                            f"<pre>{html.escape(text)}</pre></details>"
+                        ),
+                        "text/plain": text,
+                    },
+                )
+            )
         cell["outputs"] = outs
         return cell, resources
 
@@ -249,8 +267,9 @@ def make_exporter(page_dir: Path | None = None) -> HTMLExporter:
     return exporter
 
 
-def export_notebook(nb_path: Path, html_path: Path, nav_html: str = "", title: str | None = None,
-                    caveat: str = "") -> dict:
+def export_notebook(
+    nb_path: Path, html_path: Path, nav_html: str = "", title: str | None = None, caveat: str = ""
+) -> dict:
     """Write ``nb_path`` as an offline page at ``html_path`` (plotly.js and flame graphs next to it), with
     ``caveat`` (the plan's line on what its numbers are not) under its navigation bar.
 
@@ -265,20 +284,27 @@ def export_notebook(nb_path: Path, html_path: Path, nav_html: str = "", title: s
     page_dir = html_path.parent
     page_dir.mkdir(parents=True, exist_ok=True)
     plotly_js = ensure_plotly_js(page_dir)
-    resources = {"metadata": {"name": title or nb_path.stem, "path": str(nb_path.parent)}, "perflab_nav": nav_html,
-                 "perflab_caveat": caveat,
-                 "perflab_plotly_js": plotly_js.relative_to(page_dir).as_posix(),
-                 "perflab_finding": findings.summary_html(finding, anchor="#finding") if finding else ""}
+    resources = {
+        "metadata": {"name": title or nb_path.stem, "path": str(nb_path.parent)},
+        "perflab_nav": nav_html,
+        "perflab_caveat": caveat,
+        "perflab_plotly_js": plotly_js.relative_to(page_dir).as_posix(),
+        "perflab_finding": findings.summary_html(finding, anchor="#finding") if finding else "",
+    }
     body, res = make_exporter(page_dir).from_notebook_node(nb, resources=resources)
     loads = external_loads(body)
     if loads:
         raise OfflineExportError(f"{html_path.name} would load from the network: {', '.join(loads[:5])}")
     html_path.write_text(body, encoding="utf-8")
-    return {"bytes": len(body.encode("utf-8")), "plotly_js_copies": plotly_js_copies(body), "finding": finding,
-            "flamegraphs": res.get("perflab_flamegraphs", []), "missing": res.get("perflab_missing", [])}
+    return {
+        "bytes": len(body.encode("utf-8")),
+        "plotly_js_copies": plotly_js_copies(body),
+        "finding": finding,
+        "flamegraphs": res.get("perflab_flamegraphs", []),
+        "missing": res.get("perflab_missing", []),
+    }
 
 
 def plotly_js_copies(page: str) -> int:
     """How many copies of the plotly.js bundle a page embeds (its licence banner opens each one)."""
     return len(re.findall(r"\* plotly\.js v\d+\.\d+\.\d+", page))
-

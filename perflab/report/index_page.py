@@ -240,8 +240,9 @@ def lead(report):
 def render(report, plotly_js: str | None = "assets/plotly.min.js") -> str:
     env = jinja2.Environment(autoescape=True, undefined=jinja2.ChainableUndefined)
     env.filters["inline_code"] = _inline_code
-    shots = [(n.notebook, n.browser["screenshot"]) for n in report.notebooks
-             if n.browser and n.browser.get("screenshot")]
+    shots = [
+        (n.notebook, n.browser["screenshot"]) for n in report.notebooks if n.browser and n.browser.get("screenshot")
+    ]
     rows = _breakpoint_rows(report)
     breakpoints = [b for b in rows if b.get("verdict") != fnd.RAMP_ESTIMATE]
     estimates = [b for b in rows if b.get("verdict") == fnd.RAMP_ESTIMATE]
@@ -258,15 +259,28 @@ def render(report, plotly_js: str | None = "assets/plotly.min.js") -> str:
             previews.append({"title": n.title, "href": n.html or "#"})
             figures[f"preview-{len(previews)}"] = prev
     return env.from_string(TEMPLATE).render(
-        r=report, lead=lead(report), failed=report.failed, skipped=[n for n in report.notebooks if n.status == "not applicable"], shots=shots, breakpoints=breakpoints,
-        estimates=estimates, previews=previews,
-        overview="breakpoint-overview" in figures, overview_height=overview_height,
-        figures=_script_json(figures) if figures else None, plotly_js=plotly_js if figures else None,
-        key_text=fnd.key_number_text, num=fmt.number, interval=fmt.interval, hold_note=fnd.hold_note,
+        r=report,
+        lead=lead(report),
+        failed=report.failed,
+        skipped=[n for n in report.notebooks if n.status == "not applicable"],
+        shots=shots,
+        breakpoints=breakpoints,
+        estimates=estimates,
+        previews=previews,
+        overview="breakpoint-overview" in figures,
+        overview_height=overview_height,
+        figures=_script_json(figures) if figures else None,
+        plotly_js=plotly_js if figures else None,
+        key_text=fnd.key_number_text,
+        num=fmt.number,
+        interval=fmt.interval,
+        hold_note=fnd.hold_note,
         no_breakpoint=fnd.no_breakpoint,
         gib=lambda b: f"{b / 2**30:.1f}" if b else "?",
         badge=lambda v, reasons=(): Markup(fnd.validity_badge(v, reasons)),
-        runs_validity_text=_runs_validity_text, validity_reasons=_validity_reasons)
+        runs_validity_text=_runs_validity_text,
+        validity_reasons=_validity_reasons,
+    )
 
 
 def write(report, folder: Path) -> Path:

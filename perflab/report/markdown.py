@@ -53,10 +53,11 @@ class Document:
     path: Path
     figures: list[str] = field(default_factory=list)
     flamegraphs: list[str] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)   # flame graphs no longer on disk (named, not linked)
+    missing: list[str] = field(default_factory=list)  # flame graphs no longer on disk (named, not linked)
 
 
 # --- the notebooks' outputs as Markdown ----------------------------------------------------------------------
+
 
 def _text(value) -> str:
     return "".join(value) if isinstance(value, list) else (value or "")
@@ -145,7 +146,7 @@ class _Notebook:
         self.n += 1
         path = f"{FIGURES}/{self.name}-{self.n}.png"
         self.figures.append(Figure(fig, path))
-        title = ((fig.get("layout") or {}).get("title") or {})
+        title = (fig.get("layout") or {}).get("title") or {}
         text = title.get("text") if isinstance(title, dict) else str(title)
         alt = re.sub(r"<[^>]+>", " ", text or f"figure {self.n}").replace("[", "(").replace("]", ")").strip()
         return f"![{alt}]({path})"
@@ -168,7 +169,7 @@ class _Notebook:
             self.doc.missing.append(str(src))
             lines.append(f"{title}: the flame graph `{src.name}` is no longer on disk")
         svg = re.search(r"<svg\b.*?</svg>", info.get("preview_html") or "", re.S)
-        if svg:   # under its title: the lowest frames, as an image GitHub shows inline
+        if svg:  # under its title: the lowest frames, as an image GitHub shows inline
             preview = Path(name).with_suffix(".svg").name
             (self.out / FLAMEGRAPHS).mkdir(parents=True, exist_ok=True)
             (self.out / FLAMEGRAPHS / preview).write_text(svg.group(0), encoding="utf-8")
@@ -179,15 +180,21 @@ class _Notebook:
 
 # --- the document ------------------------------------------------------------------------------------------
 
+
 def _header(r: dict) -> list[str]:
     what = r.get("target") or "the built-in server"
     m = r.get("machine") or {}
-    machine = ", ".join(str(x) for x in (f"{m.get('cores')} cores" if m.get("cores") else "", m.get("cpu_model"),
-                                         m.get("os")) if x)
-    lines = [f"# Load testing report: {what.split(' (')[0]}", "",
-             f"Measured with perflab (plan **{r.get('plan')}**{': ' + r['plan_description'] if r.get('plan_description') else ''}), "
-             f"started {r.get('started')} UTC, {r.get('seconds', 0):.0f} s in all"
-             + (f", on {machine}" if machine else "") + "."]
+    machine = ", ".join(
+        str(x) for x in (f"{m.get('cores')} cores" if m.get("cores") else "", m.get("cpu_model"), m.get("os")) if x
+    )
+    lines = [
+        f"# Load testing report: {what.split(' (')[0]}",
+        "",
+        f"Measured with perflab (plan **{r.get('plan')}**{': ' + r['plan_description'] if r.get('plan_description') else ''}), "
+        f"started {r.get('started')} UTC, {r.get('seconds', 0):.0f} s in all"
+        + (f", on {machine}" if machine else "")
+        + ".",
+    ]
     if r.get("target"):
         lines += ["", f"Server: `{what}`."]
     if r.get("caveat"):
@@ -206,14 +213,19 @@ def _findings(r: dict) -> list[str]:
     lines += [f"- **{_sentence(n['title'])}** Failed: `{n.get('error')}`" for n in failed]
     bps = [b for b in r.get("breakpoints") or [] if b.get("verdict") != findings.RAMP_ESTIMATE]
     if bps:
-        lines += ["", "| workload | connections | breakpoint, req/s | interval | outcome | validity |",
-                  "| --- | ---: | ---: | --- | --- | --- |"]
+        lines += [
+            "",
+            "| workload | connections | breakpoint, req/s | interval | outcome | validity |",
+            "| --- | ---: | ---: | --- | --- | --- |",
+        ]
         for b in bps:
             rate = f"{b['rate']:,.0f}" if b.get("rate") is not None else "none passed"
             iv = b.get("interval") or [None, None]
             interval = "[" + ", ".join("-" if v is None else f"{v:,.0f}" for v in iv) + "]"
-            lines.append(f"| {b['workload']} | {b.get('connections') or ''} | {rate} | {interval} | "
-                         f"{b.get('verdict') or ''} | {b.get('validity') or 'not assessed'} |")
+            lines.append(
+                f"| {b['workload']} | {b.get('connections') or ''} | {rate} | {interval} | "
+                f"{b.get('verdict') or ''} | {b.get('validity') or 'not assessed'} |"
+            )
     return lines
 
 
@@ -225,13 +237,15 @@ def server_jdks(r: dict, report_dir: Path) -> list[str]:
     found: list[str] = []
     for n in r.get("notebooks") or []:
         for run in n.get("runs") or []:
-            for d in (report_dir / run["path"] if run.get("path") else None,
-                      Path(r["data_root"]) / "runs" / run["id"] if r.get("data_root") and run.get("id") else None):
+            for d in (
+                report_dir / run["path"] if run.get("path") else None,
+                Path(r["data_root"]) / "runs" / run["id"] if r.get("data_root") and run.get("id") else None,
+            ):
                 meta = d / "meta.json" if d is not None else None
                 if meta is None or not meta.is_file():
                     continue
                 try:
-                    v = ((json.loads(meta.read_text()).get("server") or {}).get("java_version"))
+                    v = (json.loads(meta.read_text()).get("server") or {}).get("java_version")
                 except (OSError, ValueError, AttributeError):
                     continue
                 if v and str(v) not in found:
@@ -244,8 +258,13 @@ def _tools(r: dict, report_dir: Path) -> str:
     """The tools line: the server's JDK (from its runs), then the lab's own tools but its ``java`` (perflab's
     default JDK, which measured nothing)."""
     jdks = server_jdks(r, report_dir)
-    server = ([f"the server's JDK {jdks[0]} (as its runs recorded it)"] if len(jdks) == 1 else
-              [f"the servers' JDKs {', '.join(jdks)} (as their runs recorded them)"] if jdks else [])
+    server = (
+        [f"the server's JDK {jdks[0]} (as its runs recorded it)"]
+        if len(jdks) == 1
+        else [f"the servers' JDKs {', '.join(jdks)} (as their runs recorded them)"]
+        if jdks
+        else []
+    )
     own = [f"{k} {v}" for k, v in (r.get("tools") or {}).items() if v and k != "java"]
     return ", ".join(server + own)
 
@@ -258,15 +277,22 @@ def _record(r: dict, report_dir: Path) -> list[str]:
         lines += [f"- **{n['title']}**: {n.get('error')}" for n in skipped]
     m, g = r.get("machine") or {}, r.get("git") or {}
     tools = _tools(r, report_dir)
-    lines += ["", "## How it was measured", "",
-              f"- Command: `{r.get('command')}`",
-              f"- Machine: {m.get('cores')} cores, {m.get('cpu_model')}, {m.get('os')}, kernel {m.get('kernel')}"
-              + (f"; load average {r['load_start'][0]} at the start, {(r.get('load_end') or ['?'])[0]} at the end"
-                 if r.get("load_start") else ""),
-              *([f"- Tools: {tools}"] if tools else []),
-              f"- perflab at commit `{(g.get('commit') or 'unknown')[:10]}`",
-              "- Every run's raw data (console output, latency logs, profiles, validity record) is in the lab's data "
-              "folder, named by the run ids above."]
+    lines += [
+        "",
+        "## How it was measured",
+        "",
+        f"- Command: `{r.get('command')}`",
+        f"- Machine: {m.get('cores')} cores, {m.get('cpu_model')}, {m.get('os')}, kernel {m.get('kernel')}"
+        + (
+            f"; load average {r['load_start'][0]} at the start, {(r.get('load_end') or ['?'])[0]} at the end"
+            if r.get("load_start")
+            else ""
+        ),
+        *([f"- Tools: {tools}"] if tools else []),
+        f"- perflab at commit `{(g.get('commit') or 'unknown')[:10]}`",
+        "- Every run's raw data (console output, latency logs, profiles, validity record) is in the lab's data "
+        "folder, named by the run ids above.",
+    ]
     return lines
 
 
@@ -280,8 +306,10 @@ def write(report_dir: str | Path, out: str | Path | None = None, chromium: str |
         raise ValueError(f"{report_dir}: no report.json (give a report folder that `perflab report` wrote)")
     chromium = chromium or find_chromium()
     if chromium is None:
-        raise ValueError("chromium is not installed: the figures are drawn by plotly's static export in headless "
-                         "chromium (scripts/apt-ensure chromium)")
+        raise ValueError(
+            "chromium is not installed: the figures are drawn by plotly's static export in headless "
+            "chromium (scripts/apt-ensure chromium)"
+        )
     r = json.loads(data_file.read_text())
     out = Path(out).resolve() if out is not None else report_dir
     out.mkdir(parents=True, exist_ok=True)
@@ -313,11 +341,21 @@ def _draw(figures: list[Figure], out: Path, chromium: str) -> None:
     specs = []
     for f in figures:
         layout = f.fig.get("layout") or {}
-        specs.append({"fig": f.fig, "path": out / f.path,
-                      "opts": {"format": "png", "width": int(layout.get("width") or WIDTH),
-                               "height": int(layout.get("height") or HEIGHT), "scale": SCALE}})
-    kaleido.write_fig_from_object_sync(specs, kopts={"path": _browser(chromium), "mathjax": False,
-                                                     "plotlyjs": str(plotly_js_source())})
+        specs.append(
+            {
+                "fig": f.fig,
+                "path": out / f.path,
+                "opts": {
+                    "format": "png",
+                    "width": int(layout.get("width") or WIDTH),
+                    "height": int(layout.get("height") or HEIGHT),
+                    "scale": SCALE,
+                },
+            }
+        )
+    kaleido.write_fig_from_object_sync(
+        specs, kopts={"path": _browser(chromium), "mathjax": False, "plotlyjs": str(plotly_js_source())}
+    )
     missing = [f.path for f in figures if not (out / f.path).is_file()]
     if missing:
         raise RuntimeError(f"the static export wrote no file for {', '.join(missing[:5])}")
@@ -328,5 +366,4 @@ def _browser(chromium: str) -> str:
     ``/usr/lib/chromium/chromium``, and kaleido talks to the browser over pipes that the script's own output
     would disturb."""
     real = Path("/usr/lib/chromium/chromium")
-    return str(real) if Path(chromium).resolve() == Path("/usr/bin/chromium").resolve() and real.is_file() \
-        else chromium
+    return str(real) if Path(chromium).resolve() == Path("/usr/bin/chromium").resolve() and real.is_file() else chromium

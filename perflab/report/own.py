@@ -11,9 +11,9 @@ from __future__ import annotations
 import ast
 
 from ..analysis import history
-from ..lab import your_stages
-from ..config.project import Project
 from ..commits.git import first_parent_count, toplevel
+from ..config.project import Project
+from ..lab import your_stages
 
 #: the notebook that compares your stages (its finding heads the index when it runs)
 STAGES = "08-ab"

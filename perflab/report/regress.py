@@ -33,22 +33,44 @@ def write_gate_files(res, out_dir: str | Path | None = None) -> list[Path]:
     lines = words.gate_lines(run)
     check = r.get("check")
     case_name = f"{named(r['metric'])}{where(r.get('rate'))}" if r.get("metric") else "gate"
-    suite = ET.Element("testsuite", name="perflab gate", tests="1", failures=str(int(r["exit_code"] == 1)),
-                       errors=str(int(r["exit_code"] in (2, 3))), time=f"{r['seconds']:.1f}")
+    suite = ET.Element(
+        "testsuite",
+        name="perflab gate",
+        tests="1",
+        failures=str(int(r["exit_code"] == 1)),
+        errors=str(int(r["exit_code"] in (2, 3))),
+        time=f"{r['seconds']:.1f}",
+    )
     case = ET.SubElement(suite, "testcase", classname="perflab.gate", name=case_name, time=f"{r['seconds']:.1f}")
     verdict = words.outcome_phrase(check, "HEAD", "BASE", r.get("error"))
     if r["exit_code"] == 1:
         ET.SubElement(case, "failure", message=verdict, type="regression").text = "\n".join(lines)
     elif r["exit_code"] in (2, 3):
-        ET.SubElement(case, "error", message=verdict,
-                      type=words.EXIT_MEANING[r["exit_code"]].replace(" ", "-")).text = "\n".join(lines)
+        ET.SubElement(
+            case, "error", message=verdict, type=words.EXIT_MEANING[r["exit_code"]].replace(" ", "-")
+        ).text = "\n".join(lines)
     ET.SubElement(case, "system-out").text = "\n".join(lines)
-    doc = {"run": run.id, "base": run.params["base"], "head": run.params["head"], "repo": run.params["repo"],
-           "outcome": r["outcome"], "exit_code": r["exit_code"], "meaning": words.EXIT_MEANING[r["exit_code"]],
-           "check": check, "alpha": r["alpha"], "false_alarm_bound": r["bound"], "comparison": r.get("ab_run"),
-           "seconds": r["seconds"], "error": r.get("error"), "lines": lines}
-    texts = {"gate.md": md, "gate.xml": ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n",
-             "gate.json": json.dumps(clean(doc), indent=2) + "\n"}
+    doc = {
+        "run": run.id,
+        "base": run.params["base"],
+        "head": run.params["head"],
+        "repo": run.params["repo"],
+        "outcome": r["outcome"],
+        "exit_code": r["exit_code"],
+        "meaning": words.EXIT_MEANING[r["exit_code"]],
+        "check": check,
+        "alpha": r["alpha"],
+        "false_alarm_bound": r["bound"],
+        "comparison": r.get("ab_run"),
+        "seconds": r["seconds"],
+        "error": r.get("error"),
+        "lines": lines,
+    }
+    texts = {
+        "gate.md": md,
+        "gate.xml": ET.tostring(suite, encoding="unicode", xml_declaration=True) + "\n",
+        "gate.json": json.dumps(clean(doc), indent=2) + "\n",
+    }
     out = []
     for name in GATE_FILES:
         path = run.dir / name
@@ -119,17 +141,28 @@ def bisect_page(res, path: str | Path | None = None) -> Path:
         ci = s.get("ci") or [None, None]
         span = f"{ci[0]:.3f}x - {ci[1]:.3f}x" if ci[0] is not None and ci[1] is not None else ""
         detail = html.escape(s.get("skipped") or "")
-        rows.append(f"<tr><td class='num'>{k}</td><td class='mono'>{c['sha'][:10]}</td><td>{html.escape(c['subject'])}"
-                    f"</td><td class='num'>{ratio}</td><td class='num'>{span}</td><td class='num'>{s.get('n') or ''}"
-                    f"</td><td class='outcome-{outcome.replace(' ', '-')}'>{html.escape(outcome)}"
-                    f"{'<br><span class=small>' + detail + '</span>' if detail else ''}</td>"
-                    f"<td class='mono small'>{html.escape(s.get('run_id') or '')}</td></tr>")
+        rows.append(
+            f"<tr><td class='num'>{k}</td><td class='mono'>{c['sha'][:10]}</td><td>{html.escape(c['subject'])}"
+            f"</td><td class='num'>{ratio}</td><td class='num'>{span}</td><td class='num'>{s.get('n') or ''}"
+            f"</td><td class='outcome-{outcome.replace(' ', '-')}'>{html.escape(outcome)}"
+            f"{'<br><span class=small>' + detail + '</span>' if detail else ''}</td>"
+            f"<td class='mono small'>{html.escape(s.get('run_id') or '')}</td></tr>"
+        )
     figure = words.bisect_figure(run).to_html(full_html=False, include_plotlyjs=False)
     notes = "".join(f"<p class='small'>note: {html.escape(n)}</p>" for n in run.meta.get("warnings") or [])
-    path.write_text(PAGE.format(title=html.escape(f"{commits[0]['sha'][:10]}..{commits[-1]['sha'][:10]}"),
-                                header=html.escape(lines[0]), answer=html.escape(words.answer(run)), figure=figure,
-                                rows="\n".join(rows), bound=html.escape(words.bisect_bound(run)),
-                                notes=notes, run_id=html.escape(run.id)), encoding="utf-8")
+    path.write_text(
+        PAGE.format(
+            title=html.escape(f"{commits[0]['sha'][:10]}..{commits[-1]['sha'][:10]}"),
+            header=html.escape(lines[0]),
+            answer=html.escape(words.answer(run)),
+            figure=figure,
+            rows="\n".join(rows),
+            bound=html.escape(words.bisect_bound(run)),
+            notes=notes,
+            run_id=html.escape(run.id),
+        ),
+        encoding="utf-8",
+    )
     run.meta["artifacts"]["page"] = path.name if path.parent == run.dir else str(path)
     run.save()
     return path

@@ -43,9 +43,14 @@ class Server:
     ``cpu_prefix``: a command prefix that pins the JVM to CPUs (``taskset -c 0``).
     """
 
-    def __init__(self, config: ServerConfig | None = None, data_dir: str | os.PathLike | None = None,
-                 log_dir: str | os.PathLike | None = None, keep_data: bool = False,
-                 cpu_prefix: list[str] | None = None):
+    def __init__(
+        self,
+        config: ServerConfig | None = None,
+        data_dir: str | os.PathLike | None = None,
+        log_dir: str | os.PathLike | None = None,
+        keep_data: bool = False,
+        cpu_prefix: list[str] | None = None,
+    ):
         if config is None:
             config = ServerConfig()
         if not isinstance(config, ServerConfig):
@@ -116,7 +121,7 @@ class Server:
         return t
 
     # ---- lifecycle --------------------------------------------------------------------------
-    def start(self, timeout: float | None = None) -> "Server":
+    def start(self, timeout: float | None = None) -> Server:
         """Launch the JVM and wait until it is ready. Raises :class:`ServerStartError` with the cause
         (exit status, the server's error line) and the log tail."""
         timeout = READY_S if timeout is None else timeout
@@ -145,17 +150,27 @@ class Server:
         elif self._given_data_dir is not None:
             self.data_dir = self._given_data_dir
         if cfg.mode == "virtual" and major < jdk.VIRTUAL_THREADS:
-            raise ServerStartError(f"mode=virtual needs JDK {jdk.VIRTUAL_THREADS}+, but {jh} is JDK {major}: set java_home")
+            raise ServerStartError(
+                f"mode=virtual needs JDK {jdk.VIRTUAL_THREADS}+, but {jh} is JDK {major}: set java_home"
+            )
         jvm = cfg.jvm_args()
         # A JVM crash report belongs with the run's logs, not in whatever directory Python runs in.
         jvm.insert(0, f"-XX:ErrorFile={self.log_dir.resolve()}/hs_err_pid%p.log")
         if major >= 21:
             # JDK 21+ warns about (and later versions refuse) agents loaded into a running JVM unless allowed.
             jvm.insert(0, "-XX:+EnableDynamicAgentLoading")
-        self.command = [*self.cpu_prefix, str(jh / "bin" / "java"), *jvm, "-cp", str(classpath), MAIN_CLASS,
-                        *cfg.server_args(self.data_dir)]
-        self.proc = children.launch(self.command, self.log_path, env=dict(os.environ, JAVA_HOME=str(jh)),
-                                    stdout_pipe=True, what="the server")
+        self.command = [
+            *self.cpu_prefix,
+            str(jh / "bin" / "java"),
+            *jvm,
+            "-cp",
+            str(classpath),
+            MAIN_CLASS,
+            *cfg.server_args(self.data_dir),
+        ]
+        self.proc = children.launch(
+            self.command, self.log_path, env=dict(os.environ, JAVA_HOME=str(jh)), stdout_pipe=True, what="the server"
+        )
         self._reader = threading.Thread(target=self._read_stdout, name=f"server-{self.proc.pid}-stdout", daemon=True)
         self._reader.start()
         try:
@@ -262,12 +277,18 @@ class Server:
 
     def info(self) -> dict:
         """What to record about this server: command, effective config, ready line, exit status."""
-        return {"command": self.command, "config": self.config.to_dict(), "effective_config": self.effective_config,
-                "ready": self.ready, "stopped": self.stopped_event, "exit_code": self.exit_code,
-                "data_dir": str(self.data_dir) if self.data_dir else None,
-                "crash_log": self.crash_log.name if self.crash_log else None}
+        return {
+            "command": self.command,
+            "config": self.config.to_dict(),
+            "effective_config": self.effective_config,
+            "ready": self.ready,
+            "stopped": self.stopped_event,
+            "exit_code": self.exit_code,
+            "data_dir": str(self.data_dir) if self.data_dir else None,
+            "crash_log": self.crash_log.name if self.crash_log else None,
+        }
 
-    def __enter__(self) -> "Server":
+    def __enter__(self) -> Server:
         if self.proc is None:
             self.start()
         return self
@@ -282,8 +303,15 @@ class Server:
         return f"<Server {self.config.mode}/{self.config.backend}{where} {state}>"
 
 
-def start_server(config: ServerConfig | None = None, data_dir=None, log_dir=None, keep_data: bool = False,
-                 timeout: float = READY_S, cpu_prefix: list[str] | None = None) -> Server:
+def start_server(
+    config: ServerConfig | None = None,
+    data_dir=None,
+    log_dir=None,
+    keep_data: bool = False,
+    timeout: float = READY_S,
+    cpu_prefix: list[str] | None = None,
+) -> Server:
     """Start a server and return it (usable as a context manager that stops it)."""
-    return Server(config, data_dir=data_dir, log_dir=log_dir, keep_data=keep_data,
-                  cpu_prefix=cpu_prefix).start(timeout=timeout)
+    return Server(config, data_dir=data_dir, log_dir=log_dir, keep_data=keep_data, cpu_prefix=cpu_prefix).start(
+        timeout=timeout
+    )

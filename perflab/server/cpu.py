@@ -46,7 +46,7 @@ def process_cpu_s(pid: int) -> float | None:
     try:
         return time.clock_gettime_ns(_cpu_clock(pid)) / 1e9
     except (OSError, OverflowError, AttributeError):
-        pass   # not Linux, or the process is gone: /proc says which
+        pass  # not Linux, or the process is gone: /proc says which
     return _stat_cpu_s(pid)
 
 
@@ -95,10 +95,16 @@ class CpuWindow:
     others_peak: float | None = None
 
     def to_dict(self) -> dict:
-        return {"cpu_s": round(self.cpu_s, 3), "cores": round(self.cores, 3), "rss_max": self.rss_max,
-                "machine_busy": round(self.machine_busy, 3), "cpus": self.cpus,
-                "window": [self.start, self.end], "others": self.others.to_dict() if self.others else None,
-                "others_peak": self.others_peak}
+        return {
+            "cpu_s": round(self.cpu_s, 3),
+            "cores": round(self.cores, 3),
+            "rss_max": self.rss_max,
+            "machine_busy": round(self.machine_busy, 3),
+            "cpus": self.cpus,
+            "window": [self.start, self.end],
+            "others": self.others.to_dict() if self.others else None,
+            "others_peak": self.others_peak,
+        }
 
 
 class ProcessCpu(Periodic):
@@ -112,9 +118,9 @@ class ProcessCpu(Periodic):
     def __init__(self, pids, interval_s: float = 0.25):
         super().__init__(interval_s, "perflab-cpu")
         self.pids = pids
-        self.samples: list[tuple] = []   # t, slot, pid, cpu_s, rss, busy, total
-        self.edges: list[machine.Snapshot] = []   # every process, at the edges of windows known ahead
-        self.ours: set[int] = set()   # more processes of the run's own (generator hosts' workers on this machine)
+        self.samples: list[tuple] = []  # t, slot, pid, cpu_s, rss, busy, total
+        self.edges: list[machine.Snapshot] = []  # every process, at the edges of windows known ahead
+        self.ours: set[int] = set()  # more processes of the run's own (generator hosts' workers on this machine)
         #: other programs' cores over each stretch between two samples at least BURST_S apart: (start, end, cores)
         self.bursts: list[tuple[float, float, float]] = []
         self._last: machine.Snapshot | None = None
@@ -132,7 +138,7 @@ class ProcessCpu(Periodic):
             t = time.time()
             cpu = process_cpu_s(pid) if pid else None
             rss = process_rss(pid) if cpu is not None else None
-            if rss:   # no resident memory: a process that is gone (a zombie until reaped)
+            if rss:  # no resident memory: a process that is gone (a zombie until reaped)
                 self.samples.append((t, slot, pid, cpu, rss, busy, total))
 
     def at(self, times, ours=()) -> None:
@@ -152,13 +158,15 @@ class ProcessCpu(Periodic):
         try:
             self.edges.append(machine.snapshot())
         except OSError:
-            pass   # best effort, as every sample
+            pass  # best effort, as every sample
 
     def others(self, start: float, end: float) -> machine.OtherLoad | None:
         """Other programs' CPU between the edge snapshots at ``start`` and ``end`` (``None`` without them)."""
+
         def near(t):
             got = [s for s in self.edges if abs(s.t - t) <= _EDGE_S]
             return min(got, key=lambda s: abs(s.t - t)) if got else None
+
         a, b = near(start), near(end)
         if a is None or b is None:
             return None
@@ -195,10 +203,14 @@ class ProcessCpu(Periodic):
         """Every process over ``[start, end]`` (epoch seconds): their CPU summed, the machine's busy share,
         the largest sum of RSS; ``None`` when the samples do not cover the window."""
         df = self._frame()
-        if df.empty or not end > start or df["t"].min() > start + self.interval_s or \
-                df["t"].max() < end - self.interval_s:
+        if (
+            df.empty
+            or not end > start
+            or df["t"].min() > start + self.interval_s
+            or df["t"].max() < end - self.interval_s
+        ):
             return None
-        df = df.sort_values("t", kind="stable")   # edge samples are appended by their own timers
+        df = df.sort_values("t", kind="stable")  # edge samples are appended by their own timers
         cpu = 0.0
         for _, g in df.groupby(["node", "pid"], dropna=False):
             t, c = g["t"].to_numpy(), g["cpu_s"].to_numpy(dtype=float)
@@ -215,5 +227,14 @@ class ProcessCpu(Periodic):
         # /proc/stat's busy time moves in clock ticks, the processes' clocks in nanoseconds: over a short window the
         # machine can read less busy than the server alone made it, which it never was
         busy_share = max(busy / total, cpu / (end - start) / cpus) if total > 0 else float("nan")
-        return CpuWindow(start, end, cpu, cpu / (end - start), rss, busy_share, cpus, self.others(start, end),
-                         self.peak_others(start, end))
+        return CpuWindow(
+            start,
+            end,
+            cpu,
+            cpu / (end - start),
+            rss,
+            busy_share,
+            cpus,
+            self.others(start, end),
+            self.peak_others(start, end),
+        )

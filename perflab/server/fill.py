@@ -32,9 +32,19 @@ def value_of(i: int, size: int, seed: int = 0) -> bytes:
     return bytes(out)
 
 
-def write_keys(urls: list[str], keys: int, value_size: int = 100, seed: int = 0, prefix: str = "key",
-                 query: str = "", path: str = "/v0/entity", param: str = "id", threads: int = 4,
-                 timeout: float = 5.0, stop: threading.Event | None = None) -> dict:
+def write_keys(
+    urls: list[str],
+    keys: int,
+    value_size: int = 100,
+    seed: int = 0,
+    prefix: str = "key",
+    query: str = "",
+    path: str = "/v0/entity",
+    param: str = "id",
+    threads: int = 4,
+    timeout: float = 5.0,
+    stop: threading.Event | None = None,
+) -> dict:
     """Write ``<prefix>0 .. <prefix><keys-1>`` through the nodes at ``urls`` (in turn); ``query`` is appended
     to each request (the cluster's ``&ack=..&from=..``). Returns ``{keys, seconds, rate, retries}``; raises
     ``RuntimeError`` naming a key that could not be written in :data:`ATTEMPTS` tries, or once ``stop`` is
@@ -88,16 +98,23 @@ def write_keys(urls: list[str], keys: int, value_size: int = 100, seed: int = 0,
                 c.close()
 
     t0 = time.monotonic()
-    ths = [threading.Thread(target=worker, args=(t,), name=f"perflab-fill-{t}", daemon=True)
-           for t in range(max(1, min(threads, keys)))]
+    ths = [
+        threading.Thread(target=worker, args=(t,), name=f"perflab-fill-{t}", daemon=True)
+        for t in range(max(1, min(threads, keys)))
+    ]
     for th in ths:
         th.start()
     for th in ths:
         th.join()
     if failure:
         wrong = protocol.diagnose(*asked[0][:2], "PUT", asked[0][2], timeout) if asked else None
-        raise RuntimeError(f"fill: could not write {failure[0]}" + (f"; the server's HTTP is at fault: {wrong}"
-                                                                     if wrong else ""))
+        raise RuntimeError(
+            f"fill: could not write {failure[0]}" + (f"; the server's HTTP is at fault: {wrong}" if wrong else "")
+        )
     secs = time.monotonic() - t0
-    return {"keys": keys, "seconds": round(secs, 3), "rate": round(keys / secs, 1) if secs else None,
-            "retries": retries[0]}
+    return {
+        "keys": keys,
+        "seconds": round(secs, 3),
+        "rate": round(keys / secs, 1) if secs else None,
+        "retries": retries[0],
+    }

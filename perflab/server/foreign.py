@@ -110,8 +110,14 @@ class _Target:
 class ForeignProcess(_Target):
     """A server started from ``ForeignServer.command`` (see the module docstring)."""
 
-    def __init__(self, config: ForeignServer, log_dir: Path, cpu_prefix: list[str] | None = None,
-                 host: str = "127.0.0.1", data_dir: Path | None = None):
+    def __init__(
+        self,
+        config: ForeignServer,
+        log_dir: Path,
+        cpu_prefix: list[str] | None = None,
+        host: str = "127.0.0.1",
+        data_dir: Path | None = None,
+    ):
         self.config = config
         self.data_dir = data_dir
         self.log_dir = Path(log_dir)
@@ -135,11 +141,16 @@ class ForeignProcess(_Target):
     def log_tail(self, lines: int = 40) -> str:
         return children.tail(self.log_path, lines)
 
-    def start(self) -> "ForeignProcess":
+    def start(self) -> ForeignProcess:
         self.port = free_port(self.host)
         url = f"http://{self.host}:{self.port}"
-        text = (self.config.command.replace("{port}", str(self.port)).replace("{host}", self.host)
-                .replace("{cluster}", url).replace("{self}", url).replace("{index}", "0"))   # a cluster of one
+        text = (
+            self.config.command.replace("{port}", str(self.port))
+            .replace("{host}", self.host)
+            .replace("{cluster}", url)
+            .replace("{self}", url)
+            .replace("{index}", "0")
+        )  # a cluster of one
         if self.data_dir is not None:
             text = text.replace("{dir}", str(self.data_dir))
         try:
@@ -149,9 +160,14 @@ class ForeignProcess(_Target):
         self.command = [*self.cpu_prefix, *argv]
         self.proc = children.launch(self.command, self.log_path, cwd=self.config.workdir)
         try:
-            children.await_ready(self.proc, lambda: _answers(self.url, self.config.ready_path),
-                                 self.config.startup_timeout, "the server command", f"on port {self.port}",
-                                 self.log_tail)
+            children.await_ready(
+                self.proc,
+                lambda: _answers(self.url, self.config.ready_path),
+                self.config.startup_timeout,
+                "the server command",
+                f"on port {self.port}",
+                self.log_tail,
+            )
         except BaseException:
             self.exit_code = self.proc.poll()
             self.stop(grace_s=2)
@@ -182,8 +198,14 @@ class ForeignProcess(_Target):
         return ready_line(self.log_path)
 
     def info(self) -> dict:
-        return {"kind": "command", "command": self.command, "port": self.port, "pid": self._pid,
-                "jvm": self.jvm, "exit_code": self.exit_code}
+        return {
+            "kind": "command",
+            "command": self.command,
+            "port": self.port,
+            "pid": self._pid,
+            "jvm": self.jvm,
+            "exit_code": self.exit_code,
+        }
 
 
 class AttachedServer(_Target):

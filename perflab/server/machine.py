@@ -53,13 +53,13 @@ def snapshot() -> Snapshot:
             with open(f"/proc/{name}/stat", "rb") as f:
                 raw = f.read()
         except OSError:
-            continue   # it ended while we looked
+            continue  # it ended while we looked
         close = raw.rfind(b")")
-        fields = raw[close + 2:].split()
+        fields = raw[close + 2 :].split()
         if int(fields[6]) & _KTHREAD:
             continue
-        comm = raw[raw.find(b"(") + 1:close].decode(errors="replace")
-        cpu = (int(fields[11]) + int(fields[12])) / _TICK   # utime, stime: fields 14 and 15 of stat
+        comm = raw[raw.find(b"(") + 1 : close].decode(errors="replace")
+        cpu = (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime: fields 14 and 15 of stat
         procs[int(name)] = (comm, int(fields[1]), cpu)
     return Snapshot(time.time(), procs)
 
@@ -85,11 +85,15 @@ class OtherLoad:
         return f"{self.cores:.2f} of {self.cpus} CPUs" + (f" ({names})" if names else "")
 
     def to_dict(self) -> dict:
-        return {"cores": round(self.cores, 3), "cpus": self.cpus, "seconds": round(self.seconds, 3),
-                "top": [[name, round(c, 3)] for name, c in self.top[:5]]}
+        return {
+            "cores": round(self.cores, 3),
+            "cpus": self.cpus,
+            "seconds": round(self.seconds, 3),
+            "top": [[name, round(c, 3)] for name, c in self.top[:5]],
+        }
 
     @classmethod
-    def from_dict(cls, d: dict | None) -> "OtherLoad | None":
+    def from_dict(cls, d: dict | None) -> OtherLoad | None:
         if not d:
             return None
         return cls(float(d["cores"]), int(d["cpus"]), float(d["seconds"]), tuple((n, float(c)) for n, c in d["top"]))

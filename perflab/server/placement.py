@@ -28,7 +28,7 @@ class Placement:
     load_cpus: tuple[int, ...] | None = None
 
     @classmethod
-    def of(cls, spec: "str | Placement | None") -> "Placement":
+    def of(cls, spec: str | Placement | None) -> Placement:
         """``"shared"``, ``"split"``, or ``"server=0,1;load=2,3"`` (explicit CPU lists)."""
         if isinstance(spec, Placement):
             return spec
@@ -39,7 +39,7 @@ class Placement:
             if len(cpus) < 2:
                 raise ValueError(f"placement: 'split' needs 2 or more CPUs, this process may use {len(cpus)}")
             k = max(1, len(cpus) // 2)
-            return cls("split", cpus[:len(cpus) - k], cpus[len(cpus) - k:])
+            return cls("split", cpus[: len(cpus) - k], cpus[len(cpus) - k :])
         if isinstance(spec, str) and "server=" in spec and "load=" in spec:
             parts = dict(p.split("=", 1) for p in spec.replace(" ", "").split(";") if "=" in p)
             try:
@@ -51,8 +51,7 @@ class Placement:
             if bad:
                 raise ValueError(f"placement: CPUs {bad} are not available (online: {list(online_cpus())})")
             return cls("custom", server, load)
-        raise ValueError(f"placement: expected one of {', '.join(PLACEMENTS)} or 'server=CPUS;load=CPUS', "
-                         f"got {spec!r}")
+        raise ValueError(f"placement: expected one of {', '.join(PLACEMENTS)} or 'server=CPUS;load=CPUS', got {spec!r}")
 
     @property
     def shares_cpus(self) -> bool:
@@ -71,5 +70,9 @@ class Placement:
         return [taskset, "-c", ",".join(map(str, cpus))]
 
     def to_dict(self) -> dict:
-        return {"mode": self.mode, "server_cpus": list(self.server_cpus) if self.server_cpus else None,
-                "load_cpus": list(self.load_cpus) if self.load_cpus else None, "shares_cpus": self.shares_cpus}
+        return {
+            "mode": self.mode,
+            "server_cpus": list(self.server_cpus) if self.server_cpus else None,
+            "load_cpus": list(self.load_cpus) if self.load_cpus else None,
+            "shares_cpus": self.shares_cpus,
+        }

@@ -49,15 +49,17 @@ def diagnose(url: str, target: str, method: str = "GET", body: bytes = b"", time
                     except ConnectionError:
                         if i == 0:
                             return f"the server closed the connection without answering {method} {target}"
-                        return (f"the server closed a keep-alive connection after answer {i} without saying "
-                                f"'Connection: close' (HTTP/1.1 keeps a connection open unless one side says so): a "
-                                f"client that reuses connections, as wrk2 and perflab-load do, loses requests")
+                        return (
+                            f"the server closed a keep-alive connection after answer {i} without saying "
+                            f"'Connection: close' (HTTP/1.1 keeps a connection open unless one side says so): a "
+                            f"client that reuses connections, as wrk2 and perflab-load do, loses requests"
+                        )
                     seen.append(len(headers))
                     if close:
                         break
         except _Broken as e:
             return str(e)
-        except socket.timeout:
+        except TimeoutError:
             return f"the server did not answer {method} {target} within {timeout:g} s"
         except OSError as e:
             return f"the server could not be asked {method} {target} ({e})"
@@ -68,13 +70,22 @@ def _growth(counts: list[list[int]]) -> str | None:
     one, two = counts
     if len(one) > 1 and one[-1] > one[0]:
         shared = two and two[0] > one[-1]
-        where = ("from each request to the next, across connections too: one Response object (or its headers) is kept "
-                 "for the whole server and every answer adds to it") if shared else \
-            ("from each request to the next on one keep-alive connection: a Response object (or its headers) is kept "
-             "per connection and every answer adds to it")
-        return (f"each answer carries more headers than the one before ({', '.join(map(str, one + two))} headers in "
-                f"{len(one) + len(two)} answers) {where}; build a new Response for every request. After about 100 "
-                f"headers an HTTP client (Python's, and many others) refuses the answer")
+        where = (
+            (
+                "from each request to the next, across connections too: one Response object (or its headers) is kept "
+                "for the whole server and every answer adds to it"
+            )
+            if shared
+            else (
+                "from each request to the next on one keep-alive connection: a Response object (or its headers) is kept "
+                "per connection and every answer adds to it"
+            )
+        )
+        return (
+            f"each answer carries more headers than the one before ({', '.join(map(str, one + two))} headers in "
+            f"{len(one) + len(two)} answers) {where}; build a new Response for every request. After about 100 "
+            f"headers an HTTP client (Python's, and many others) refuses the answer"
+        )
     return None
 
 
@@ -137,8 +148,10 @@ class _Reader:
         elif close:
             self.buf = b""
         else:
-            raise _Broken("an answer with a body framed neither by Content-Length nor by chunked encoding, on a "
-                          "connection kept open: a client cannot tell where it ends")
+            raise _Broken(
+                "an answer with a body framed neither by Content-Length nor by chunked encoding, on a "
+                "connection kept open: a client cannot tell where it ends"
+            )
         return headers, close
 
     def _chunked(self) -> None:

@@ -11,11 +11,11 @@ from pathlib import Path
 
 from .. import paths
 from ..commits.builds import Commit
-from ..nodes.processes import Cluster
 from ..config import ServerConfig
 from ..config.cluster import ClusterConfig
 from ..config.course import CourseServer
 from ..config.target import ForeignServer
+from ..nodes.processes import Cluster
 from .base import Target, TargetHandle, TargetHost
 from .cluster import ClusterTarget
 from .server import BuiltinTarget, CommitTarget, ForeignTarget
@@ -44,8 +44,10 @@ def target_of(what, builds: Path | None = None, label: str = "commit") -> Target
         return ForeignTarget(what.server())
     if isinstance(what, (ClusterConfig, Cluster)):
         return ClusterTarget(what)
-    raise NotATarget(f"server must be a ServerConfig, a ForeignServer, a CourseServer, a Commit, a ClusterConfig, a "
-                     f"running Cluster or the URL of a running server, got {type(what).__name__}")
+    raise NotATarget(
+        f"server must be a ServerConfig, a ForeignServer, a CourseServer, a Commit, a ClusterConfig, a "
+        f"running Cluster or the URL of a running server, got {type(what).__name__}"
+    )
 
 
 class NotATarget(ValueError):

@@ -50,8 +50,16 @@ class Target:
     host_class: ClassVar[type]
     #: the /v0/stats columns a run's index keeps of it (the rest stay in stats.csv)
     stats_indexed: ClassVar[tuple[str, ...]] = (
-        "t_s", m.QUEUE_DEPTH, m.REJECTED + "_delta", m.FLUSHES + "_delta", m.COMPACTIONS + "_delta",
-        m.GC_MS + "_delta", "requests_total_delta", m.MEMTABLE_BYTES, m.SSTABLES)
+        "t_s",
+        m.QUEUE_DEPTH,
+        m.REJECTED + "_delta",
+        m.FLUSHES + "_delta",
+        m.COMPACTIONS + "_delta",
+        m.GC_MS + "_delta",
+        "requests_total_delta",
+        m.MEMTABLE_BYTES,
+        m.SSTABLES,
+    )
 
     #: the commit it was built from (a :class:`~perflab.commits.Commit`'s), else ``None``
     commit: str | None = None
@@ -122,12 +130,15 @@ class Target:
         checker and key distribution, ``side``: a side of an interleaved comparison), else why not, in words that
         name the alternative."""
         if feature == "faults":
-            return ("faults, the consistency checker and the key distribution are a cluster's (a ClusterConfig, "
-                    "--nodes N)")
+            return (
+                "faults, the consistency checker and the key distribution are a cluster's (a ClusterConfig, --nodes N)"
+            )
         if feature in ("restart", "placement") and self.running:
-            return ("a server that is already running (url, a started cluster) cannot be "
-                    + ("restarted" if feature == "restart" else "placed; use 'shared', or a command (--server-cmd) "
-                                                                  "or configuration that perflab starts"))
+            return "a server that is already running (url, a started cluster) cannot be " + (
+                "restarted"
+                if feature == "restart"
+                else "placed; use 'shared', or a command (--server-cmd) or configuration that perflab starts"
+            )
         return None
 
     def require(self, feature: str) -> None:
@@ -153,7 +164,7 @@ class Target:
         """The host's ``/v0/stats`` samples as the stats frame."""
         return stats_frame(samples, t0)
 
-    def record(self, handle: "TargetHandle") -> tuple[dict, dict]:
+    def record(self, handle: TargetHandle) -> tuple[dict, dict]:
         """What the run records about it (``meta.json`` fields) and its artifacts."""
         raise NotImplementedError
 
@@ -162,7 +173,7 @@ class Target:
         server's Dao classes and packages), else found automatically (:mod:`perflab.profiling.codemap`)."""
         return CodeMap.from_ready(ready)
 
-    def handle(self, hosts, desc: dict) -> "TargetHandle":
+    def handle(self, hosts, desc: dict) -> TargetHandle:
         return TargetHandle(hosts, self, desc)
 
     def __repr__(self):
@@ -185,11 +196,17 @@ class TargetHost(Agent):
         self.cpu_prefix: list[str] = []
         self.stats_interval = 1.0
         self.listen: str | None = None
-        self.cpu = None   # the processes' CPU sampler (perflab.server.cpu.ProcessCpu), once started
+        self.cpu = None  # the processes' CPU sampler (perflab.server.cpu.ProcessCpu), once started
 
     # --- storage ------------------------------------------------------------------------------------
-    def prepare(self, target: Target, log_dir: str | None, data_dir: str | None, scratch: str | None,
-                prefill: PrefillParams | None = None) -> dict:
+    def prepare(
+        self,
+        target: Target,
+        log_dir: str | None,
+        data_dir: str | None,
+        scratch: str | None,
+        prefill: PrefillParams | None = None,
+    ) -> dict:
         """The ``target`` this host runs (handed over in a call, not when the actor is made: a running
         cluster lives in the coordinator's process and cannot be serialized into a task), where its logs go
         (``log_dir``: the run directory when the coordinator shares this host's files, else a temporary one)
@@ -247,7 +264,7 @@ class TargetHost(Agent):
         self.heard()
         self.cpu_prefix = [*(cpu_prefix or []), *pdeathsig_prefix()]
         self.stats_interval, self.listen = stats_interval, listen
-        with self.abortable():       # a readiness wait of up to its startup timeout
+        with self.abortable():  # a readiness wait of up to its startup timeout
             desc = self._start()
         self.heard()
         return desc
@@ -296,8 +313,9 @@ class TargetHost(Agent):
         return self.cpu.idle_others(seconds, ours) if self.cpu is not None else machine.measure(seconds, ours)
 
     # --- async-profiler: one recording per slot (the server, or each node of a cluster) -----------------
-    def profile_prepare(self, params, name: str, title: str, out_dir: str | None = None,
-                        node: int | None = None) -> int:
+    def profile_prepare(
+        self, params, name: str, title: str, out_dir: str | None = None, node: int | None = None
+    ) -> int:
         """Attach to the target's process (a cluster's node ``node``); returns its pid."""
         self.heard()
         pid = self.pid_of(node)
@@ -319,11 +337,17 @@ class TargetHost(Agent):
         try:
             p.stop_recording()
         except BaseException:
-            p.abort()   # a node killed in the window took its JVM with it: nothing of this recording is left
+            p.abort()  # a node killed in the window took its JVM with it: nothing of this recording is left
             raise
-        out = {"jfr_name": p.jfr_path.name, "started_at": p.started_at, "warnings": list(p.warnings),
-               "recorded_events": tuple(p.recorded_events), "gc_recorded": p.gc_recorded,
-               "log": p.log_path.read_text(errors="replace") if p.log_path.is_file() else "", "jfr": None}
+        out = {
+            "jfr_name": p.jfr_path.name,
+            "started_at": p.started_at,
+            "warnings": list(p.warnings),
+            "recorded_events": tuple(p.recorded_events),
+            "gc_recorded": p.gc_recorded,
+            "log": p.log_path.read_text(errors="replace") if p.log_path.is_file() else "",
+            "jfr": None,
+        }
         if contents:
             out["jfr"] = p.jfr_path.read_bytes()
         return out

@@ -17,21 +17,21 @@ import time
 
 import pandas as pd
 
-from ..nodes.checker import Checker
-from ..nodes.distribution import key_distribution
-from ..nodes.faults import FaultRunner
-from ..server.fill import write_keys
-from ..nodes.load import cluster_load
-from ..nodes.processes import PAUSED, RUNNING, Cluster
-from ..nodes.sampling import ClusterStats, cluster_stats_frame
 from ..commits.git import checkout, server_commit
 from ..config import LoadParams
 from ..config.cluster import ClusterConfig
+from ..hosts.actors import answer
 from ..measure.events import parse_events
+from ..nodes.checker import Checker
+from ..nodes.distribution import key_distribution
+from ..nodes.faults import FaultRunner
+from ..nodes.load import cluster_load
+from ..nodes.processes import PAUSED, RUNNING, Cluster
+from ..nodes.sampling import ClusterStats, cluster_stats_frame
 from ..profiling.codemap import BUILTIN, CodeMap
 from ..server.cpu import ProcessCpu
+from ..server.fill import write_keys
 from ..server.foreign import ready_line, stats_available
-from ..hosts.actors import answer
 from .base import CALL_S, Target, TargetHandle, TargetHost
 
 
@@ -52,28 +52,50 @@ class ClusterHost(TargetHost):
     def _start(self) -> dict:
         if self.cluster is None and self.owned:
             # the session's storage directory holds every node's (node<i>/); the agent deletes it, not a stop
-            self.cluster = Cluster(self.target.config, self.log_dir, self.data_dir, self.cpu_prefix, keep_data=True,
-                                   host=self.listen or "127.0.0.1").start()
+            self.cluster = Cluster(
+                self.target.config,
+                self.log_dir,
+                self.data_dir,
+                self.cpu_prefix,
+                keep_data=True,
+                host=self.listen or "127.0.0.1",
+            ).start()
         elif self.cluster is None:
             self.cluster = self.target.config
             if any(n.state == "new" for n in self.cluster.nodes):
-                raise ValueError("server: this Cluster was never started (use pl.start_cluster, or pass its "
-                                 "ClusterConfig)")
+                raise ValueError(
+                    "server: this Cluster was never started (use pl.start_cluster, or pass its ClusterConfig)"
+                )
         elif self.owned:
-            self.cluster.start()   # again, on the same ports and data (a fresh cluster per probe)
+            self.cluster.start()  # again, on the same ports and data (a fresh cluster per probe)
         cl = self.cluster
-        with_stats = [n.index for n in cl.nodes if n.state == RUNNING and
-                      (not cl.config.foreign or stats_available(n.url) is None)]
+        with_stats = [
+            n.index
+            for n in cl.nodes
+            if n.state == RUNNING and (not cl.config.foreign or stats_available(n.url) is None)
+        ]
         self.stats = ClusterStats(cl, self.stats_interval, with_stats).start() if with_stats else None
         self.cpu = ProcessCpu(lambda: {n.index: n.pid for n in cl.nodes}).start()
         entry = cl.nodes[cl.config.entries[0]]
-        return {"kind": "cluster", "config": cl.config, "url": entry.url, "urls": list(cl.urls),
-                "entry_urls": {f"node{i}": cl.nodes[i].url for i in cl.config.entries}, "pid": entry.pid,
-                "pids": [n.pid for n in cl.nodes], "java_version": cl.java_version, "command": list(cl.command),
-                "info": cl.info(), "owned": self.owned, "effective_config": None, "jvm": None,
-                "ready": ready_line(cl.nodes[0].log_path) if cl.config.foreign else None,
-                "profiling_unavailable": None, "started_at": time.time(),
-                "stats_unavailable": None if with_stats else "no node answers GET /v0/stats with a JSON object"}
+        return {
+            "kind": "cluster",
+            "config": cl.config,
+            "url": entry.url,
+            "urls": list(cl.urls),
+            "entry_urls": {f"node{i}": cl.nodes[i].url for i in cl.config.entries},
+            "pid": entry.pid,
+            "pids": [n.pid for n in cl.nodes],
+            "java_version": cl.java_version,
+            "command": list(cl.command),
+            "info": cl.info(),
+            "owned": self.owned,
+            "effective_config": None,
+            "jvm": None,
+            "ready": ready_line(cl.nodes[0].log_path) if cl.config.foreign else None,
+            "profiling_unavailable": None,
+            "started_at": time.time(),
+            "stats_unavailable": None if with_stats else "no node answers GET /v0/stats with a JSON object",
+        }
 
     def stop(self) -> dict | None:
         """Stop the samplers, a fault schedule or checker still running, and the nodes this target started (a
@@ -133,8 +155,11 @@ class ClusterHost(TargetHost):
         rows = []
         for n in self.cluster.nodes:
             if n.events_path.is_file():
-                rows += [{**e, "node": n.index} for e in parse_events(n.events_path.read_text(errors="replace"))
-                         if e["ts_us"] + int(e.get("dur_us") or 0) >= since * 1e6]
+                rows += [
+                    {**e, "node": n.index}
+                    for e in parse_events(n.events_path.read_text(errors="replace"))
+                    if e["ts_us"] + int(e.get("dur_us") or 0) >= since * 1e6
+                ]
         return rows
 
     def profiling_unavailable(self, node: int) -> str | None:
@@ -152,8 +177,17 @@ class ClusterHost(TargetHost):
         self.heard()
         cfg = self.cluster.config
         with self.abortable() as stop:
-            row = write_keys([self.cluster.nodes[i].url for i in cfg.entries], keys, value_size, seed, prefix,
-                             "&" + "&".join(cfg.replica_args()), path, param, stop=stop)
+            row = write_keys(
+                [self.cluster.nodes[i].url for i in cfg.entries],
+                keys,
+                value_size,
+                seed,
+                prefix,
+                "&" + "&".join(cfg.replica_args()),
+                path,
+                param,
+                stop=stop,
+            )
         row["settled"] = self.cluster.settle(timeout=30)
         self.heard()
         return row
@@ -183,14 +217,16 @@ class ClusterHost(TargetHost):
                 out.append({"node": n.index, "ts_us": int(time.time() * 1e6)})
         return out
 
-    def check_start(self, params, write: tuple[int, int], read: tuple[int, int], path: str, param: str,
-                    duration_s: float, at: float) -> None:
+    def check_start(
+        self, params, write: tuple[int, int], read: tuple[int, int], path: str, param: str, duration_s: float, at: float
+    ) -> None:
         """The consistency checker (:class:`perflab.nodes.checker.Checker`) through every node, from ``at``
         (this host's clock) for ``duration_s``."""
         self.heard()
         cfg = self.cluster.config
-        self.checker = Checker(self.cluster.urls, params, write, read, cfg.api, list(range(cfg.nodes)), path,
-                               param).start(duration_s, at=at)
+        self.checker = Checker(
+            self.cluster.urls, params, write, read, cfg.api, list(range(cfg.nodes)), path, param
+        ).start(duration_s, at=at)
 
     def check_finish(self, join_timeout: float, final_read: bool, keeps_data: bool | None, restarts: bool) -> dict:
         """Wait for the checker's operations, read every key once more through the running nodes (after the
@@ -243,8 +279,9 @@ class ClusterHandle(TargetHandle):
         return answer(self._host.profiling_unavailable(node), CALL_S, self._on("profiling_unavailable"))
 
     def fill(self, keys: int, value_size: int, seed: int, prefix: str, path: str, param: str) -> dict:
-        return answer(self._host.fill(keys, value_size, seed, prefix, path, param), CALL_S + keys / 10,
-                      self._on("fill"))
+        return answer(
+            self._host.fill(keys, value_size, seed, prefix, path, param), CALL_S + keys / 10, self._on("fill")
+        )
 
     def faults_start(self, schedule: list, window_start: float) -> None:
         answer(self._host.faults_start(schedule, window_start), CALL_S, self._on("faults_start"))
@@ -255,15 +292,19 @@ class ClusterHandle(TargetHandle):
     def resume_paused(self) -> list[dict]:
         return answer(self._host.resume_paused(), CALL_S, self._on("resume_paused"))
 
-    def check_start(self, params, write: tuple[int, int], read: tuple[int, int], path: str, param: str,
-                    duration_s: float, at: float) -> None:
-        answer(self._host.check_start(params, write, read, path, param, duration_s, at), CALL_S,
-               self._on("check_start"))
+    def check_start(
+        self, params, write: tuple[int, int], read: tuple[int, int], path: str, param: str, duration_s: float, at: float
+    ) -> None:
+        answer(
+            self._host.check_start(params, write, read, path, param, duration_s, at), CALL_S, self._on("check_start")
+        )
 
-    def check_finish(self, join_timeout: float, final_read: bool, keeps_data: bool | None, restarts: bool,
-                     timeout: float) -> dict:
-        return answer(self._host.check_finish(join_timeout, final_read, keeps_data, restarts), timeout,
-                      self._on("check_finish"))
+    def check_finish(
+        self, join_timeout: float, final_read: bool, keeps_data: bool | None, restarts: bool, timeout: float
+    ) -> dict:
+        return answer(
+            self._host.check_finish(join_timeout, final_read, keeps_data, restarts), timeout, self._on("check_finish")
+        )
 
     def key_distribution(self, keys: int):
         return answer(self._host.key_distribution(keys), CALL_S, self._on("key_distribution"))
@@ -275,8 +316,15 @@ class ClusterTarget(Target):
 
     kind = "cluster"
     host_class = ClusterHost
-    stats_indexed = ("node", "t_s", "cluster.coordinated_delta", "cluster.gateway_timeouts_delta",
-                     "cluster.internal_served_delta", "requests_total_delta", "executor.queue_depth")
+    stats_indexed = (
+        "node",
+        "t_s",
+        "cluster.coordinated_delta",
+        "cluster.gateway_timeouts_delta",
+        "cluster.internal_served_delta",
+        "requests_total_delta",
+        "executor.queue_depth",
+    )
 
     @property
     def cluster_config(self) -> ClusterConfig:
@@ -308,15 +356,19 @@ class ClusterTarget(Target):
 
     def why_not(self, feature: str) -> str | None:
         if feature == "prefill":
-            return ("it writes plain values, and a cluster node stores timestamped records; fill writes keys through "
-                    "the cluster (fill=N, --fill N)")
+            return (
+                "it writes plain values, and a cluster node stores timestamped records; fill writes keys through "
+                "the cluster (fill=N, --fill N)"
+            )
         if feature == "pause":
             return "freezing a whole cluster is not supported; a fault pauses one node (--fault 'at=2s node=1 pause')"
         if feature == "faults":
             return None
         if feature == "remote" and self.running:
-            return ("a running Cluster (pl.start_cluster) lives in this Python process; measure it on this machine "
-                    "alone (no scheduler), or give its ClusterConfig to start its nodes on the server host")
+            return (
+                "a running Cluster (pl.start_cluster) lives in this Python process; measure it on this machine "
+                "alone (no scheduler), or give its ClusterConfig to start its nodes on the server host"
+            )
         if feature == "side":
             return "an interleaved comparison takes one server per side (a cluster is measured by run_experiment)"
         return super().why_not(feature)
@@ -333,9 +385,18 @@ class ClusterTarget(Target):
     def record(self, handle: TargetHandle) -> tuple[dict, dict]:
         """``meta.json``'s ``cluster`` (nodes, topology, incarnations) and ``server``; node logs lie under
         ``nodes/<i>/`` of a cluster the run started."""
-        return ({"cluster": handle.info(), "server": {"java_version": handle.java_version,
-                                                      "command": handle.command or None, "target": "cluster",
-                                                      "owned": handle.owned}}, {})
+        return (
+            {
+                "cluster": handle.info(),
+                "server": {
+                    "java_version": handle.java_version,
+                    "command": handle.command or None,
+                    "target": "cluster",
+                    "owned": handle.owned,
+                },
+            },
+            {},
+        )
 
     def handle(self, hosts, desc: dict) -> ClusterHandle:
         return ClusterHandle(hosts, self, desc)

@@ -20,8 +20,16 @@ class RemoteProfiler:
     """async-profiler in a JVM on the server host (the server's, or node ``node``'s of a cluster), recording
     one window (see the module docstring)."""
 
-    def __init__(self, hosts, params, out_dir: Path, title: str, name: str | None = None, node: int | None = None,
-                 code_map: CodeMap = BUILTIN):
+    def __init__(
+        self,
+        hosts,
+        params,
+        out_dir: Path,
+        title: str,
+        name: str | None = None,
+        node: int | None = None,
+        code_map: CodeMap = BUILTIN,
+    ):
         self.hosts = hosts
         self.pid: int | None = None
         self.params = params
@@ -39,14 +47,17 @@ class RemoteProfiler:
     def _on(self, call: str) -> str:
         return f"server host {self.hosts.server.name}: {call.replace('_', ' ')}"
 
-    def prepare(self) -> "RemoteProfiler":
+    def prepare(self) -> RemoteProfiler:
         where = str(self.out_dir) if self.hosts.shares_files else None
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        self.pid = answer(self._agent.profile_prepare(self.params, self.name, self.title, where, self.node), CALL_S,
-                          self._on("profile_prepare"))
+        self.pid = answer(
+            self._agent.profile_prepare(self.params, self.name, self.title, where, self.node),
+            CALL_S,
+            self._on("profile_prepare"),
+        )
         return self
 
-    def start_recording(self) -> "RemoteProfiler":
+    def start_recording(self) -> RemoteProfiler:
         answer(self._agent.profile_start(self.node), CALL_S, self._on("profile_start"))
         self.active = True
         return self
@@ -61,8 +72,20 @@ class RemoteProfiler:
         if got["jfr"] is not None:
             jfr.write_bytes(got["jfr"])
             (self.out_dir / f"{self.name}.log").write_text(got["log"])
-        return window_recording(jfr, from_s, to_s, self.out_dir, self.name, self.params, self.title, self.pid,
-                                got["warnings"], got["recorded_events"], got["gc_recorded"], code_map=self.code_map)
+        return window_recording(
+            jfr,
+            from_s,
+            to_s,
+            self.out_dir,
+            self.name,
+            self.params,
+            self.title,
+            self.pid,
+            got["warnings"],
+            got["recorded_events"],
+            got["gc_recorded"],
+            code_map=self.code_map,
+        )
 
     def abort(self) -> None:
         """Stop without output (after a failure). Never raises."""

@@ -11,15 +11,15 @@ from pathlib import Path
 from ..children import pause_group
 from ..commits.builds import BuildCache, Commit, built_commit
 from ..commits.git import checkout, resolve, server_commit
-from ..server.fill import write_keys
 from ..config import ServerConfig
 from ..config.target import ForeignServer
+from ..hosts.actors import answer
 from ..profiling.codemap import BUILTIN, CodeMap
 from ..server import Server
 from ..server.cpu import ProcessCpu
+from ..server.fill import write_keys
 from ..server.foreign import AttachedServer, ForeignProcess, stats_available
 from ..server.stats import StatsSampler
-from ..hosts.actors import answer
 from .base import CALL_S, Target, TargetHandle, TargetHost
 
 
@@ -35,24 +35,38 @@ class ServerHost(TargetHost):
     def _start(self) -> dict:
         cfg = self.target.config
         if isinstance(cfg, ForeignServer):
-            self.server = (ForeignProcess(cfg, self.log_dir, self.cpu_prefix, host=self.listen or "127.0.0.1",
-                                          data_dir=self.data_dir).start()
-                           if cfg.command is not None else AttachedServer(cfg))
+            self.server = (
+                ForeignProcess(
+                    cfg, self.log_dir, self.cpu_prefix, host=self.listen or "127.0.0.1", data_dir=self.data_dir
+                ).start()
+                if cfg.command is not None
+                else AttachedServer(cfg)
+            )
         else:
             if self.listen is not None and cfg.host == "127.0.0.1":
-                cfg = cfg.replace(host=self.listen)   # the generator hosts must reach it: its host's own address
-            self.server = Server(cfg, data_dir=self.data_dir, log_dir=self.log_dir, keep_data=True,
-                                 cpu_prefix=self.cpu_prefix).start()
+                cfg = cfg.replace(host=self.listen)  # the generator hosts must reach it: its host's own address
+            self.server = Server(
+                cfg, data_dir=self.data_dir, log_dir=self.log_dir, keep_data=True, cpu_prefix=self.cpu_prefix
+            ).start()
         why_no_stats = stats_available(self.server.url)
         self.stats = StatsSampler(self.server.url, self.stats_interval).start() if why_no_stats is None else None
         pid = self.server.pid
         self.cpu = ProcessCpu(lambda: {None: pid}).start() if pid else None
         s = self.server
-        return {"kind": "server", "url": s.url, "pid": s.pid,
-                "java_version": s.java_version, "command": list(s.command), "info": s.info(),
-                "effective_config": getattr(s, "effective_config", None), "ready": getattr(s, "ready", None),
-                "jvm": getattr(s, "jvm", None), "profiling_unavailable": profiling_unavailable(s),
-                "stats_unavailable": why_no_stats, "started_at": time.time()}
+        return {
+            "kind": "server",
+            "url": s.url,
+            "pid": s.pid,
+            "java_version": s.java_version,
+            "command": list(s.command),
+            "info": s.info(),
+            "effective_config": getattr(s, "effective_config", None),
+            "ready": getattr(s, "ready", None),
+            "jvm": getattr(s, "jvm", None),
+            "profiling_unavailable": profiling_unavailable(s),
+            "stats_unavailable": why_no_stats,
+            "started_at": time.time(),
+        }
 
     def fill(self, keys: int, value_size: int, seed: int, prefix: str, path: str, param: str) -> dict:
         """``<prefix>0 .. <prefix><keys-1>`` written once each through the server's API, every answer checked
@@ -134,8 +148,9 @@ class ServerHandle(TargetHandle):
     it."""
 
     def fill(self, keys: int, value_size: int, seed: int, prefix: str, path: str, param: str) -> dict:
-        return answer(self._host.fill(keys, value_size, seed, prefix, path, param), CALL_S + keys / 10,
-                      self._on("fill"))
+        return answer(
+            self._host.fill(keys, value_size, seed, prefix, path, param), CALL_S + keys / 10, self._on("fill")
+        )
 
     def pause(self, paused: bool) -> None:
         answer(self._host.pause(paused), CALL_S, self._on("pause"))
@@ -178,10 +193,18 @@ class BuiltinTarget(_OneServer):
         return BUILTIN
 
     def record(self, handle: TargetHandle) -> tuple[dict, dict]:
-        return ({"server": {"java_version": handle.java_version, "command": handle.command,
-                            "jvm_flags": self.config.jvm_args(), "effective_config": handle.effective_config,
-                            "ready": handle.ready}},
-                {"server_log": "server.log", "server_events": "server-events.jsonl"})
+        return (
+            {
+                "server": {
+                    "java_version": handle.java_version,
+                    "command": handle.command,
+                    "jvm_flags": self.config.jvm_args(),
+                    "effective_config": handle.effective_config,
+                    "ready": handle.ready,
+                }
+            },
+            {"server_log": "server.log", "server_events": "server-events.jsonl"},
+        )
 
 
 class ForeignTarget(_OneServer):
@@ -218,9 +241,10 @@ class ForeignTarget(_OneServer):
         return super().why_not(feature)
 
     def record(self, handle: TargetHandle) -> tuple[dict, dict]:
-        return ({"server": {"java_version": handle.java_version, "command": handle.command,
-                            "foreign": handle.info()}},
-                {"server_log": "server.log"} if self.config.command is not None else {})
+        return (
+            {"server": {"java_version": handle.java_version, "command": handle.command, "foreign": handle.info()}},
+            {"server_log": "server.log"} if self.config.command is not None else {},
+        )
 
 
 class CommitTarget(BuiltinTarget):

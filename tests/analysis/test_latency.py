@@ -12,8 +12,8 @@ from synthetic import experiment, load
 from perflab.analysis import latency
 from perflab.analysis.latency import spectra, timelines
 from perflab.measure.attribution import attribute
-from perflab.measure.wrk_output import parse_wrk_output
 from perflab.measure.events import events_frame
+from perflab.measure.wrk_output import parse_wrk_output
 
 
 def spectrum(points):
@@ -22,8 +22,9 @@ def spectrum(points):
     return pd.DataFrame(rows, columns=["latency_ms", "percentile", "total_count", "inverse"])
 
 
-FLAT_THEN_CLIFF = spectrum([(0.0, 0.05), (0.5, 0.40), (0.75, 0.50), (0.9, 0.60), (0.99, 9.0),
-                            (0.999, 12.0), (0.9999, 13.0), (1.0, 14.0)])
+FLAT_THEN_CLIFF = spectrum(
+    [(0.0, 0.05), (0.5, 0.40), (0.75, 0.50), (0.9, 0.60), (0.99, 9.0), (0.999, 12.0), (0.9999, 13.0), (1.0, 14.0)]
+)
 
 
 def test_value_at_reads_the_spectrum_and_rejects_empty():
@@ -45,15 +46,16 @@ def test_describe_spectrum_names_the_cliff():
 
 def test_describe_spectrum_ignores_levels_the_sample_cannot_resolve():
     small = spectrum([(0.0, 1.0), (0.5, 1.0), (0.9, 1.1), (0.99, 1.2), (0.999, 50.0), (1.0, 60.0)])
-    small["total_count"] = (small["percentile"] * 500).clip(lower=1).astype(int)   # 500 requests
+    small["total_count"] = (small["percentile"] * 500).clip(lower=1).astype(int)  # 500 requests
     text = spectra.describe_spectrum("tiny", small)
-    assert "p99.9" in text and "50.0 ms" in text                 # still reported as a level...
-    assert "to p99.9" not in text                                # ...but not called the steepest step
+    assert "p99.9" in text and "50.0 ms" in text  # still reported as a level...
+    assert "to p99.9" not in text  # ...but not called the steepest step
 
 
 def intervals(p99s):
-    return pd.DataFrame({"tag": "corrected", "start_s": range(len(p99s)),
-                         "end_s": [i + 1 for i in range(len(p99s))], "p99_ms": p99s})
+    return pd.DataFrame(
+        {"tag": "corrected", "start_s": range(len(p99s)), "end_s": [i + 1 for i in range(len(p99s))], "p99_ms": p99s}
+    )
 
 
 def stats_with_flush_at(seconds, n, step=0.25):
@@ -102,8 +104,9 @@ def test_event_attribution_with_coarse_sampling_is_conservative():
 
 
 def test_event_effect_uses_the_active_gauge():
-    st = pd.DataFrame({"t_s": [0, 1, 2, 3, 4, 5], "storage.flushes": [0] * 6,
-                       "storage.flush_active": [0, 0, 1, 0, 0, 0]})
+    st = pd.DataFrame(
+        {"t_s": [0, 1, 2, 3, 4, 5], "storage.flushes": [0] * 6, "storage.flush_active": [0, 0, 1, 0, 0, 0]}
+    )
     flags = timelines.intervals_with_events(intervals([1.0] * 5), st, "storage.flushes", "storage.flush_active")
     assert list(flags) == [False, True, True, False, False]
 
@@ -123,14 +126,23 @@ def test_trend_detects_a_growing_queue_and_a_flat_run():
 def test_spectra_runs_and_latency_comparisons_from_experiment_results():
     rng = np.random.default_rng(5)
     fast = syn.experiment(syn.load(1.0, p99s=list(rng.lognormal(0, 0.1, 30))))
-    slow = syn.experiment(syn.load(4.0, achieved=480, status={"200": 4990, "500": 10}, p99s=list(rng.lognormal(np.log(4), 0.1, 30))),
-                          "suspect", ("rate 96% of offered",))
+    slow = syn.experiment(
+        syn.load(4.0, achieved=480, status={"200": 4990, "500": 10}, p99s=list(rng.lognormal(np.log(4), 0.1, 30))),
+        "suspect",
+        ("rate 96% of offered",),
+    )
     runs = {"PUT, 1 connection": fast, "PUT, 4 connections": slow}
     text = spectra.describe_spectra(runs, sla_ms=3, compare=("p99_ms", "p999_ms"))
     paragraphs = text.split("\n\n")
-    assert paragraphs[0].startswith("**PUT, 1 connection**: p50 0.25 ms, p99 1.00 ms") and "within the 3.00 ms SLA" in paragraphs[0]
+    assert (
+        paragraphs[0].startswith("**PUT, 1 connection**: p50 0.25 ms, p99 1.00 ms")
+        and "within the 3.00 ms SLA" in paragraphs[0]
+    )
     assert "above the 3.00 ms SLA" in paragraphs[1]
-    assert paragraphs[2].startswith("p99 per interval (sequential runs): PUT, 1 connection median") and "higher (n = 30 vs 30" in paragraphs[2]
+    assert (
+        paragraphs[2].startswith("p99 per interval (sequential runs): PUT, 1 connection median")
+        and "higher (n = 30 vs 30" in paragraphs[2]
+    )
     assert paragraphs[3].startswith("p99.9 per interval (sequential runs):") and len(paragraphs) == 4
     assert spectra.compare_latencies({"only": fast}) == ""
     lines = spectra.describe_runs(runs, sla_ms=3)
@@ -139,11 +151,16 @@ def test_spectra_runs_and_latency_comparisons_from_experiment_results():
 
 
 def test_prefill_sentence_names_what_was_written():
-    runs = {"GET, 1 connection": syn.experiment(syn.load(), prefill={"keys": 5000, "value_size": 100, "dir": "/tmp/x",
-                                                                      "json": "{}", "sstables": 2, "wall_s": 0.28}),
-            "GET, 4 connections": syn.experiment(syn.load())}
-    assert spectra.describe_prefill(runs) == ("The database at the start (prefill): keys 5,000, value size 100, sstables 2, "
-                                        "wall s 0.28.")
+    runs = {
+        "GET, 1 connection": syn.experiment(
+            syn.load(),
+            prefill={"keys": 5000, "value_size": 100, "dir": "/tmp/x", "json": "{}", "sstables": 2, "wall_s": 0.28},
+        ),
+        "GET, 4 connections": syn.experiment(syn.load()),
+    }
+    assert spectra.describe_prefill(runs) == (
+        "The database at the start (prefill): keys 5,000, value size 100, sstables 2, wall s 0.28."
+    )
     assert spectra.describe_prefill({"PUT": syn.experiment(syn.load())}) == ""
 
 
@@ -168,31 +185,43 @@ def test_a_loads_spectrum_sentence_uses_the_loads_own_percentiles():
     from synthetic import load
 
     lr = load(p99=2.0, requests=20_000)
-    lr.summary["latency_us"]["p99"] = 2_104.0           # between the spectrum's rows
+    lr.summary["latency_us"]["p99"] = 2_104.0  # between the spectrum's rows
     text = spectra.describe_spectrum("GET", lr, sla_ms=10)
     assert text.startswith("**GET**: p50 0.50 ms, p99 2.10 ms, p99.9 4.00 ms, max 6.00 ms (20,000 requests recorded)")
     assert spectra.answer_fixed_rate({"GET": lr}, 2.1).startswith("1 of 1 runs had p99 above the 2.10 ms SLA")
 
 
 def test_load_table_gives_rates_percentiles_errors_and_validity():
-    runs = {"PUT, 1 connection": experiment(load(2.0, rate=500, achieved=499.5)),
-            "PUT, 4 connections": experiment(load(4.0, status={"200": 90, "503": 10}), "suspect", ("rate short",))}
+    runs = {
+        "PUT, 1 connection": experiment(load(2.0, rate=500, achieved=499.5)),
+        "PUT, 4 connections": experiment(load(4.0, status={"200": 90, "503": 10}), "suspect", ("rate short",)),
+    }
     t = spectra.load_table(runs)
     assert list(t.index) == ["PUT, 1 connection", "PUT, 4 connections"] and t.index.name == "run"
-    assert list(t.columns) == ["offered, req/s", "achieved, req/s", "p50, ms", "p99, ms", "p99.9, ms", "max, ms",
-                               "errors", "validity"]
+    assert list(t.columns) == [
+        "offered, req/s",
+        "achieved, req/s",
+        "p50, ms",
+        "p99, ms",
+        "p99.9, ms",
+        "max, ms",
+        "errors",
+        "validity",
+    ]
     first = t.loc["PUT, 1 connection"]
     assert (first["offered, req/s"], first["achieved, req/s"]) == (500, 499.5)
     assert (first["p50, ms"], first["p99, ms"], first["p99.9, ms"], first["max, ms"]) == (0.5, 2.0, 4.0, 6.0)
-    assert t.loc["PUT, 4 connections", "errors"] == 10                       # the 503s are server errors
+    assert t.loc["PUT, 4 connections", "errors"] == 10  # the 503s are server errors
     assert list(t["validity"]) == ["valid", "suspect: rate short"]
 
 
 @pytest.fixture(scope="module")
 def outputs(shared_dir):
     d = shared_dir / "fixtures" / "wrk2"
-    return {"put c1": parse_wrk_output((d / "put-t1-c1-R2000-L.txt").read_text()),
-            "stall": parse_wrk_output((d / "stall-t1-c1-R2000-L-U.txt").read_text())}
+    return {
+        "put c1": parse_wrk_output((d / "put-t1-c1-R2000-L.txt").read_text()),
+        "stall": parse_wrk_output((d / "stall-t1-c1-R2000-L-U.txt").read_text()),
+    }
 
 
 def test_percentile_spectrum_axis(outputs):
@@ -226,10 +255,24 @@ def test_latency_timelines_overlay_runs():
 
 def test_timeline_has_latency_events_and_spikes():
     n = 50
-    iv = pd.DataFrame({"tag": "corrected", "start_s": np.arange(n) * 0.1, "end_s": (np.arange(n) + 1) * 0.1,
-                       "count": 100, "p50_ms": 0.5, "p99_ms": [1.0] * 20 + [20.0] + [1.0] * 29, "max_ms": 2.0})
-    ev = events_frame([{"event": "compaction", "ts_us": int((1e6 + 1.95) * 1e6), "dur_us": 100_000},
-                       {"event": "gc", "ts_us": int((1e6 + 3.0) * 1e6), "dur_us": 300}], t0=1e6)
+    iv = pd.DataFrame(
+        {
+            "tag": "corrected",
+            "start_s": np.arange(n) * 0.1,
+            "end_s": (np.arange(n) + 1) * 0.1,
+            "count": 100,
+            "p50_ms": 0.5,
+            "p99_ms": [1.0] * 20 + [20.0] + [1.0] * 29,
+            "max_ms": 2.0,
+        }
+    )
+    ev = events_frame(
+        [
+            {"event": "compaction", "ts_us": int((1e6 + 1.95) * 1e6), "dur_us": 100_000},
+            {"event": "gc", "ts_us": int((1e6 + 3.0) * 1e6), "dur_us": 300},
+        ],
+        t0=1e6,
+    )
     a = attribute(iv, ev)
     fig = timelines.timeline_figure(iv, ev, a.spikes)
     names = [t.name for t in fig.data]
@@ -245,12 +288,17 @@ def test_timeline_has_latency_events_and_spikes():
 
 # --- the stories a notebook shows ------------------------------------------------------------------------
 
+
 def _runs():
     rng = np.random.default_rng(5)
-    return {"PUT, 1 connection": experiment(load(1.0, p99s=list(rng.lognormal(0, 0.1, 30))),
-                                            prefill={"keys": 5000, "value_size": 100}),
-            "PUT, 4 connections": experiment(load(4.0, achieved=480, p99s=list(rng.lognormal(np.log(4), 0.1, 30))),
-                                             "suspect", ("rate 96% of offered",))}
+    return {
+        "PUT, 1 connection": experiment(
+            load(1.0, p99s=list(rng.lognormal(0, 0.1, 30))), prefill={"keys": 5000, "value_size": 100}
+        ),
+        "PUT, 4 connections": experiment(
+            load(4.0, achieved=480, p99s=list(rng.lognormal(np.log(4), 0.1, 30))), "suspect", ("rate 96% of offered",)
+        ),
+    }
 
 
 def test_fixed_rate_runs_in_one_section():
@@ -261,20 +309,22 @@ def test_fixed_rate_runs_in_one_section():
     assert "<details class='perflab-console'><summary><b>PUT, 1 connection</b>" in con1["text/html"]
     assert prefill == spectra.describe_prefill(runs)
     assert fig.layout.title.text == "PUT: latency by percentile" and s.figure is fig
-    assert fig.layout.annotations[0].text == "SLA 3 ms"                               # the SLA (s) drawn in ms
+    assert fig.layout.annotations[0].text == "SLA 3 ms"  # the SLA (s) drawn in ms
     assert text == spectra.describe_spectra(runs, 3.0)
     quiet = latency.fixed_rate(runs, compare=())
-    assert len(quiet.parts) == 4 and "per interval" not in quiet.text                 # no consoles, no comparison
+    assert len(quiet.parts) == 4 and "per interval" not in quiet.text  # no consoles, no comparison
 
 
 def test_a_run_short_of_its_rate_is_said_with_the_threshold_the_code_used():
     """'fell short of the offered rate (below 99%)' was text beside a 0.99 in the code: both are the validity
     record's min_achieved now, and a run is short only below the threshold the sentence names."""
     from perflab.config.validity import ValidityThresholds
-    runs = {"GET": load(1.0, rate=500, achieved=480)}                      # 96% of the offered rate
+
+    runs = {"GET": load(1.0, rate=500, achieved=480)}  # 96% of the offered rate
     assert spectra.MIN_ACHIEVED == ValidityThresholds().min_achieved
     assert spectra.answer_fixed_rate(runs, 2.0).endswith(
-        f"; GET fell short of the offered rate (below {100 * ValidityThresholds().min_achieved:g}%).")
+        f"; GET fell short of the offered rate (below {100 * ValidityThresholds().min_achieved:g}%)."
+    )
     assert spectra.answer_fixed_rate(runs, 2.0, min_achieved=0.97).endswith("(below 97%).")
     assert "fell short" not in spectra.answer_fixed_rate(runs, 2.0, min_achieved=0.95)
 
@@ -287,13 +337,16 @@ def test_timeline_findings_and_answer():
     # the interval is the run's own (its hdr_interval), read from its intervals: not '100 ms' whatever it was
     lr = load(1.0, p99s=[1.0] * 8)
     lr.hdr.intervals = syn.intervals([1.0] * 8, step=0.25)
-    assert latency.timeline("PUT", experiment(lr)).parts[0].layout.title.text == "PUT: latency per 250 ms and server events"
+    assert (
+        latency.timeline("PUT", experiment(lr)).parts[0].layout.title.text
+        == "PUT: latency per 250 ms and server events"
+    )
     assert timelines.interval_width(syn.intervals([1.0] * 8, step=2.0)) == "2 s"
     assert timelines.interval_width(pd.DataFrame()) == "interval"
     assert text == timelines.describe_timeline(r, ("flush",))
     put, get = dict(list(runs.items())[:1]), dict(list(runs.items())[1:])
     lines = latency.findings(put, get, sla=0.003)
-    assert lines[:2] == spectra.describe_runs(runs, 3.0) and lines[2:4] == ["", ""]   # one run each: nothing compared
+    assert lines[:2] == spectra.describe_runs(runs, 3.0) and lines[2:4] == ["", ""]  # one run each: nothing compared
     assert latency.findings(runs, sla=0.003)[2].startswith("p99 per interval (sequential runs)")
     f = latency.answer(runs, 0.003, "p99, 4 connections", r)
     assert f.answer == spectra.answer_fixed_rate(runs, 3.0) and f.validity == "suspect"

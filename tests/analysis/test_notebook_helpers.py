@@ -3,18 +3,17 @@ a section shown in order."""
 
 import html
 
+import pandas as pd
 import plotly.graph_objects as go
 import pytest
 from IPython.core.interactiveshell import InteractiveShell  # noqa: F401  (display() needs IPython)
 from synthetic import experiment, load, search
 
-import pandas as pd
-
 import perflab as pl
 from perflab import jdk
 from perflab.analysis import consoles
-from perflab.lab import notebook as nb
 from perflab.analysis.section import Section
+from perflab.lab import notebook as nb
 
 
 def test_param_checks_a_notebook_parameter_with_the_config_layers_words():
@@ -43,7 +42,7 @@ def test_console_is_folded_with_a_one_line_summary(shared_dir):
     summary = consoles.console_summary(text)
     assert summary.startswith("23,997 requests in 12.00 s, 1,999.8 req/s, p50 0.920 ms, p99 1.900 ms")
     assert summary.endswith("0 errors")
-    assert html.escape(text.rstrip("\n")) in out                          # every line kept
+    assert html.escape(text.rstrip("\n")) in out  # every line kept
     assert consoles.console_summary("not a wrk output") == ""
 
 
@@ -96,7 +95,7 @@ def test_the_target_is_printed_and_prefill_is_for_the_built_in_server_only(capsy
     assert isinstance(yours, pl.ForeignServer) and "python3 kv.py {port}" in capsys.readouterr().out
     assert nb.data_for(built, keys=100)["prefill"].keys == 100 and nb.data_for(yours, keys=100) == {"fill": 100}
     with pytest.raises(ValueError, match="keys"):
-        nb.data_for(yours, keys=0)                      # checked for any server
+        nb.data_for(yours, keys=0)  # checked for any server
 
 
 def test_servers_for_modes_find_a_jdk_for_virtual_threads_or_skip_them(monkeypatch, capsys, tmp_path):
@@ -112,7 +111,9 @@ def test_servers_for_modes_find_a_jdk_for_virtual_threads_or_skip_them(monkeypat
     assert out.startswith(f"virtual threads run on {newer} (JDK 25)\nsync ServerConfig(")
     monkeypatch.setattr(jdk, "find", lambda major, preferred: None)
     assert list(nb.servers_for_modes(["virtual", "async"])) == ["async"]
-    assert capsys.readouterr().out.startswith("No JDK 21+ found: virtual threads are skipped (install one or set java_home).")
+    assert capsys.readouterr().out.startswith(
+        "No JDK 21+ found: virtual threads are skipped (install one or set java_home)."
+    )
     with pytest.raises(ValueError, match="mode: --mode: expected one of sync, async, virtual, got 'turbo'"):
         nb.servers_for_modes(["sync", "turbo"])
 
@@ -127,20 +128,25 @@ def test_measure_retries_a_failed_profiler_once_and_says_how_the_run_went(monkey
         return experiment(load(2.5), "suspect", ("rate short",), run_id="run-7")
 
     monkeypatch.setattr(nb, "run_experiment", run_experiment)
-    r = nb.measure("PUT, 4 connections", pl.ServerConfig(), pl.workload("put.lua", 4, rate=100), "nb01-put-4c",
-                   placement="shared")
+    r = nb.measure(
+        "PUT, 4 connections", pl.ServerConfig(), pl.workload("put.lua", 4, rate=100), "nb01-put-4c", placement="shared"
+    )
     assert r.run_id == "run-7" and calls == [("nb01-put-4c", {"placement": "shared"})] * 2
     assert capsys.readouterr().out.splitlines() == [
         "PUT, 4 connections failed (ProfilerError: could not attach); retrying once",
-        "PUT, 4 connections: p99 2.50 ms; suspect: rate short; run run-7"]
+        "PUT, 4 connections: p99 2.50 ms; suspect: rate short; run run-7",
+    ]
 
 
 def test_search_breakpoint_says_where_the_search_ended(monkeypatch, capsys):
     found = search(2000, (1900, 2100), [(1000, True, 2.0), (2000, True, 3.0), (2100, False, 30.0)], seconds=41.2)
     monkeypatch.setattr(nb, "find_breakpoint", lambda server, load, name=None, **o: found)
-    assert nb.search_breakpoint("GET, 64 connections", pl.ServerConfig(), pl.workload("get-random.lua", 64), "x") is found
-    assert capsys.readouterr().out == ("GET, 64 connections: 2,000 req/s (interval [1,900, 2,100], resolved); probes' "
-                                       "validity valid; 41 s; run None\n")
+    assert (
+        nb.search_breakpoint("GET, 64 connections", pl.ServerConfig(), pl.workload("get-random.lua", 64), "x") is found
+    )
+    assert capsys.readouterr().out == (
+        "GET, 64 connections: 2,000 req/s (interval [1,900, 2,100], resolved); probes' validity valid; 41 s; run None\n"
+    )
 
 
 def test_a_rate_scaled_from_the_breakpoints():
@@ -166,9 +172,13 @@ def test_markdown_paragraphs_and_a_section_shown_in_order(monkeypatch):
     s = Section([table, "one", "", "two", fig, bundle, None, "three"])
     assert s.figure is fig and s.table is table and s.text == "one\n\ntwo\n\nthree"
     assert s.show() is None and figures == [fig]
-    assert [(type(o).__name__, kw) for o, kw in shown] == [("dict", {"raw": True}), ("Markdown", {}),
-                                                          ("dict", {"raw": True}), ("Markdown", {})]
-    assert shown[1][0].data == "one\n\ntwo" and shown[3][0].data == "three"     # adjacent paragraphs: one output
+    assert [(type(o).__name__, kw) for o, kw in shown] == [
+        ("dict", {"raw": True}),
+        ("Markdown", {}),
+        ("dict", {"raw": True}),
+        ("Markdown", {}),
+    ]
+    assert shown[1][0].data == "one\n\ntwo" and shown[3][0].data == "three"  # adjacent paragraphs: one output
     # a table: the page shows its HTML, a Markdown report its Markdown table
     assert shown[0][0]["text/markdown"] == "| a |\n| ---: |\n| 1 |" and "<table" in shown[0][0]["text/html"]
     assert Section().figure is None and Section().table is None and Section().text == ""

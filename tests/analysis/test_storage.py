@@ -10,17 +10,25 @@ from perflab.analysis import storage
 
 
 def test_storage_table_counts_the_events_of_each_run():
-    ev = events(("flush", 0.1, 30), ("flush", 0.5, 20), ("compaction", 0.3, 80), ("write_stall", 0.4, 12.5),
-                ("write_stall", 0.7, 2.5), ("gc", 0.2, 1))
-    runs = {"PUT lsm": experiment(load(2.0, p99s=[1, 1, 1, 9, 1, 1, 1, 1]), ev=ev),
-            "PUT memory": experiment(load(1.0), validity=None)}
+    ev = events(
+        ("flush", 0.1, 30),
+        ("flush", 0.5, 20),
+        ("compaction", 0.3, 80),
+        ("write_stall", 0.4, 12.5),
+        ("write_stall", 0.7, 2.5),
+        ("gc", 0.2, 1),
+    )
+    runs = {
+        "PUT lsm": experiment(load(2.0, p99s=[1, 1, 1, 9, 1, 1, 1, 1]), ev=ev),
+        "PUT memory": experiment(load(1.0), validity=None),
+    }
     t = storage.storage_table(runs)
     assert list(t.columns)[-6:] == ["flushes", "compactions", "GC pauses", "write stalls, ms", "spikes", "validity"]
     lsm, memory = t.loc["PUT lsm"], t.loc["PUT memory"]
     assert (lsm["flushes"], lsm["compactions"], lsm["GC pauses"], lsm["write stalls, ms"]) == (2, 1, 1, 15.0)
     assert lsm["spikes"] == 1 and lsm["validity"] == "valid"
     assert (memory["flushes"], memory["write stalls, ms"]) == (0, 0.0) and memory["validity"] == "not assessed"
-    assert math.isnan(memory["spikes"])                                      # no interval log, no attribution
+    assert math.isnan(memory["spikes"])  # no interval log, no attribution
 
 
 def test_the_effect_of_an_event_kind_in_each_run():
@@ -39,7 +47,9 @@ def test_the_stories_of_notebook_05():
     assert list(table.index) == list(runs) and text == ""
     flush = storage.flushes({"memtable 1m, 1 flush thread": runs["PUT lsm"]})
     assert isinstance(flush.parts[-1], go.Figure)
-    assert flush.parts[-1].layout.title.text == "PUT, memtable 1m, 1 flush thread: latency per 100 ms and storage events"
+    assert (
+        flush.parts[-1].layout.title.text == "PUT, memtable 1m, 1 flush thread: latency per 100 ms and storage events"
+    )
     assert flush.text.startswith("**memtable 1m, 1 flush thread**: ")
     comp = storage.compaction("ycsb-b.lua on a 1m memtable", runs["PUT lsm"])
     assert comp.figure.layout.title.text.startswith("ycsb-b.lua on a 1m memtable: ")

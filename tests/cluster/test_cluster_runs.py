@@ -13,13 +13,13 @@ import sys
 
 import pandas as pd
 import pytest
+from support import REPO, processes_mentioning
 
 import perflab as pl
 from perflab.analysis.cluster import describe_consistency
+from perflab.config.cluster import ConsistencyParams
 from perflab.nodes.checker import Checker
 from perflab.nodes.distribution import replica_sets
-from perflab.config.cluster import ConsistencyParams
-from support import REPO, processes_mentioning
 
 TINY = REPO / "tests" / "servers" / "tiny_kv.py"
 M64 = (1 << 64) - 1
@@ -157,13 +157,18 @@ def test_your_own_cluster_through_the_placeholders(data_root, mode, own_processe
     command for every node ({ports}), listening on {host}; loaded in its own API (path=/kv param=key) with 2/3,
     node 2 killed: writes still acknowledged by two, and the checker (in the same API) finds nothing stale."""
     py = sys.executable
-    cmd = (f"{py} {TINY} {{port}} --cluster {{cluster}} --index {{index}} --host {{host}}" if mode == "per-node"
-           else f"{py} {TINY} --ports {{ports}} --host {{host}}")
+    cmd = (
+        f"{py} {TINY} {{port}} --cluster {{cluster}} --index {{index}} --host {{host}}"
+        if mode == "per-node"
+        else f"{py} {TINY} --ports {{ports}} --host {{host}}"
+    )
     cfg = pl.ClusterConfig(nodes=3, ack=2, entry="0,1", server_cmd=cmd, ready_path="/health")
-    load = pl.workload("put.lua", connections=2, threads=2, rate=40, duration=3, warmup=0.5,
-                       extra_args=("path=/kv", "param=key"))
-    res = pl.run_experiment(cfg, load, faults=["at=1s node=2 kill"],
-                            consistency=ConsistencyParams(keys=20, rate=60, threads=1))
+    load = pl.workload(
+        "put.lua", connections=2, threads=2, rate=40, duration=3, warmup=0.5, extra_args=("path=/kv", "param=key")
+    )
+    res = pl.run_experiment(
+        cfg, load, faults=["at=1s node=2 kill"], consistency=ConsistencyParams(keys=20, rate=60, threads=1)
+    )
     assert res.run.status == "ok"
     assert res.load.requests > 0 and set(res.load.status_counts) == {"201"}
     assert res.cluster["target"] == "command" and res.cluster["one_command"] == (mode == "one-command")
@@ -195,9 +200,11 @@ def test_sigterm_mid_run_with_a_node_paused_leaves_nothing_behind(tmp_path):
     import psutil
 
     from perflab import open_run
+
     root = tmp_path / "interrupted"
-    child = subprocess.Popen([sys.executable, "-c", INTERRUPTED, str(root)], cwd=REPO, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT)
+    child = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTED, str(root)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:

@@ -8,25 +8,34 @@ import json
 import pytest
 
 import perflab as pl
-from perflab.hosts.pool import HostsError, connect
 from perflab.config.hosts import HostOptions
+from perflab.core.session import Session, SessionOptions
 from perflab.hosts.hostset import choose
 from perflab.hosts.inventory import HostInfo, check_versions
+from perflab.hosts.pool import HostsError, connect
+from perflab.measure.generator import LoadTool
 from perflab.measure.validity import Check, Level, Validity, with_hosts
 from perflab.records import list_runs
-from perflab.core.session import Session, SessionOptions
-from perflab.measure.generator import LoadTool
 
 LOAD = pl.LoadParams(rate=500, duration=1, threads=1, connections=2, path="/v0/status")
 
 
 def _host(name, *roles, boot="b1"):
-    return HostInfo(name=name, address=f"tcp://10.0.0.{len(name)}:1", roles=roles, boot_id=boot,
-                    versions={"perflab": "1", "perflab-load": "perflab-load 0.1.0", "distributed": "x"})
+    return HostInfo(
+        name=name,
+        address=f"tcp://10.0.0.{len(name)}:1",
+        roles=roles,
+        boot_id=boot,
+        versions={"perflab": "1", "perflab-load": "perflab-load 0.1.0", "distributed": "x"},
+    )
 
 
-HOSTS = [_host("srv1", "server"), _host("gen1", "generator"), _host("gen2", "generator"),
-         _host("both", "server", "generator")]
+HOSTS = [
+    _host("srv1", "server"),
+    _host("gen1", "generator"),
+    _host("gen2", "generator"),
+    _host("both", "server", "generator"),
+]
 
 
 def test_host_choice_by_name_by_count_and_while_busy():
@@ -68,9 +77,14 @@ def test_session_options_take_hosts_by_name_count_or_environment(monkeypatch):
     assert o.generators == 2 and o.server_host == "srv9"
     monkeypatch.setenv("PERFLAB_SCHEDULER", "tcp://10.1.2.3")
     assert SessionOptions().hosts.scheduler == "tcp://10.1.2.3:8786"
-    for bad, msg in (({"generators": 0}, "at least 1"), ({"generators": "a,,b"}, "host names"),
-                     ({"generators": "a,a"}, "named twice"), ({"server_host": "a,b"}, "one host name"),
-                     ({"scheduler": "http://x:1"}, "tcp://HOST:8786"), ({"lease_timeout": 0}, "lease_timeout")):
+    for bad, msg in (
+        ({"generators": 0}, "at least 1"),
+        ({"generators": "a,,b"}, "host names"),
+        ({"generators": "a,a"}, "named twice"),
+        ({"server_host": "a,b"}, "one host name"),
+        ({"scheduler": "http://x:1"}, "tcp://HOST:8786"),
+        ({"lease_timeout": 0}, "lease_timeout"),
+    ):
         with pytest.raises(ValueError, match=msg):
             SessionOptions(**bad)
 
@@ -114,8 +128,10 @@ def test_bad_hosts_fail_before_a_run_exists(server_build, loadgen_binary, data_r
 def test_two_sessions_side_by_side_share_the_one_machine(server_build, loadgen_binary, data_root):
     # an A/B comparison opens two sessions at once: on one machine nothing is leased, so neither waits
     tool = LoadTool.of(LOAD)
-    with Session("experiment", "a", pl.ServerConfig(backend="memory"), tool, SessionOptions(lease_timeout=5)) as a, \
-            Session("experiment", "b", pl.ServerConfig(backend="memory"), tool, SessionOptions(lease_timeout=5)) as b:
+    with (
+        Session("experiment", "a", pl.ServerConfig(backend="memory"), tool, SessionOptions(lease_timeout=5)) as a,
+        Session("experiment", "b", pl.ServerConfig(backend="memory"), tool, SessionOptions(lease_timeout=5)) as b,
+    ):
         # start_load: a start the busy machine's host missed (its lead learnt on a quiet moment) is tried again
         ra = a.start_load(LOAD, a.run.dir).wait()
         rb = b.start_load(LOAD, b.run.dir).wait()
@@ -127,10 +143,16 @@ def test_validity_of_a_run_from_several_hosts_is_its_worst_hosts():
     def v(level, **checks):
         return Validity(level, [c.note for c in checks.values() if c.status != "ok"], checks)
 
-    merged = v(Level.VALID, schedule_lag=Check("ok", 0.05, 0.1, "lag 5%"), generator_cpu=Check("ok", 0.3, 0.7, "cpu"),
-               achieved_rate=Check("ok", 1.0, 0.99, "all"))
+    merged = v(
+        Level.VALID,
+        schedule_lag=Check("ok", 0.05, 0.1, "lag 5%"),
+        generator_cpu=Check("ok", 0.3, 0.7, "cpu"),
+        achieved_rate=Check("ok", 1.0, 0.99, "all"),
+    )
     gen1 = v(Level.VALID, schedule_lag=Check("ok", 0.02, 0.1, "lag 2%"), generator_cpu=Check("ok", 0.2, 0.7, "cpu 20%"))
-    gen2 = v(Level.INVALID, schedule_lag=Check("fail", 0.6, 0.5, "lag 60%"), generator_cpu=Check("ok", 0.4, 0.7, "cpu 40%"))
+    gen2 = v(
+        Level.INVALID, schedule_lag=Check("fail", 0.6, 0.5, "lag 60%"), generator_cpu=Check("ok", 0.4, 0.7, "cpu 40%")
+    )
     out, bottleneck = with_hosts(merged, {"gen1": gen1, "gen2": gen2}, "server on srv1")
     assert out.level is Level.INVALID and out.generator_bound
     assert out.checks["schedule_lag"].note == "gen2: lag 60%" and "gen2: lag 60%" in out.reasons

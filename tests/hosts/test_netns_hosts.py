@@ -17,14 +17,13 @@ import sys
 import threading
 import time
 
+import netns
 import pytest
 
 import perflab as pl
-from perflab.hosts.pool import HostLost
 from perflab.core.sweep import sweep
+from perflab.hosts.pool import HostLost
 from perflab.records import list_runs, open_run
-
-import netns
 
 WORKERS = {"srv1": "server", "gen1": "generator", "gen2": "generator", "gen3": "generator,server"}
 SERVER = pl.ServerConfig(backend="memory")
@@ -51,6 +50,7 @@ def _on(hosts, **kw):
 
 def test_hosts_are_listed_with_roles_versions_and_clocks(hosts, capsys):
     from perflab.cli import main
+
     assert main(["hosts", "--scheduler", hosts.address, "--tls", hosts.tls]) == 0
     out = capsys.readouterr().out
     for name, roles in (("srv1", "server"), ("gen1", "generator"), ("gen3", "server,generator")):
@@ -86,8 +86,9 @@ def test_the_hosts_take_only_the_labs_certificates_and_sample_no_frames(hosts, t
 def test_a_two_host_run_is_one_run_merged_exactly(hosts, data_root):
     # the same load from one host, then split over two: the split run's hosts offer, between them, exactly
     # the one-host schedule interval by interval, and their merge adds up exactly
-    one = pl.run_experiment(SERVER, LOAD, **_on(hosts, generators="gen1", server_host="srv1"), name="one",
-                            profile=pl.ProfileParams("cpu"))
+    one = pl.run_experiment(
+        SERVER, LOAD, **_on(hosts, generators="gen1", server_host="srv1"), name="one", profile=pl.ProfileParams("cpu")
+    )
     two = pl.run_experiment(SERVER, LOAD, **_on(hosts, generators="gen1,gen2", server_host="srv1"), name="two")
     d = two.run.dir
     parts = {n: json.loads((d / "hosts" / n / "load-summary.json").read_text()) for n in ("gen1", "gen2")}
@@ -116,7 +117,7 @@ def test_a_two_host_run_is_one_run_merged_exactly(hosts, data_root):
     assert set(load["generators"]) == {"gen1", "gen2"} and load["bottleneck"]["host"] in ("gen1", "gen2")
     for g in load["generators"].values():
         assert g["validity"]["verdict"] in ("valid", "suspect", "invalid") and g["start_skew_us"] is not None
-        assert g["clock_offset_us"] == 0.0          # one machine: one clock
+        assert g["clock_offset_us"] == 0.0  # one machine: one clock
     assert "generator_hosts" in two.validity.checks
     # the server listened on its host's own address, which the generator hosts reached
     assert meta["server"]["effective_config"]["host"] == hosts.hosts["srv1"].ip
@@ -128,17 +129,32 @@ def test_a_breakpoint_search_from_two_generator_hosts(hosts, data_root):
     # a server of known capacity: async, one worker, each request parked 2 ms: at most 500 req/s
     srv = pl.ServerConfig(backend="memory", mode="async", workers=1, debug_delay="2ms")
     load = pl.LoadParams(threads=2, connections=8, path="/v0/status")
-    res = pl.find_breakpoint(srv, load, criteria=pl.BreakpointCriteria(sla_p99=1.0), params=pl.BreakpointParams(
-        start_rate=150, probe_duration=1, warmup=0.2, max_probes=5, repeats=1, precision=0.25, cooldown=0, sustain=0, quiet_wait=1),
-        progress=False, **_on(hosts, generators="gen1,gen2", server_host="srv1"))
+    res = pl.find_breakpoint(
+        srv,
+        load,
+        criteria=pl.BreakpointCriteria(sla_p99=1.0),
+        params=pl.BreakpointParams(
+            start_rate=150,
+            probe_duration=1,
+            warmup=0.2,
+            max_probes=5,
+            repeats=1,
+            precision=0.25,
+            cooldown=0,
+            sustain=0,
+            quiet_wait=1,
+        ),
+        progress=False,
+        **_on(hosts, generators="gen1,gen2", server_host="srv1"),
+    )
     t = res.table
     assert res.run.status == "ok" and 2 <= len(t) <= 5, t.to_string()
-    assert res.run.meta["bracket"].startswith("growth")     # no ramp: it cannot stop early over two hosts
+    assert res.run.meta["bracket"].startswith("growth")  # no ramp: it cannot stop early over two hosts
     assert (t.loc[t["passed"] == True, "rate"] <= 500 / 0.99).all(), t.to_string()  # noqa: E712
     assert res.rate is None or res.rate <= 500 / 0.99
     for p in res.probes:
         assert (p.run_dir / "hosts" / "gen1" / "load-summary.json").is_file() and (p.run_dir / "hosts.json").is_file()
-        offered = p.result.summary["offered"]     # the whole probe's plan, from both hosts
+        offered = p.result.summary["offered"]  # the whole probe's plan, from both hosts
         assert offered == sum(part.summary["offered"] for part in p.result.parts.values())
         assert abs(offered - p.rate * 1) <= 1, (offered, p.rate)
     rows = [json.loads(ln) for ln in (res.run.dir / "tables" / "loads.jsonl").read_text().splitlines()]
@@ -153,9 +169,14 @@ def test_a_cluster_on_the_server_host_loaded_from_two_generator_hosts(hosts, dat
 
     cfg = pl.ClusterConfig(nodes=3, ack=2, entry="all", server=pl.ServerConfig(backend="memory", cluster_timeout=0.3))
     load = pl.workload("put.lua", connections=6, threads=6, rate=120, duration=3, warmup=0.5)
-    res = pl.run_experiment(cfg, load, faults=["at=1s node=2 kill for=1s"], fill=60,
-                            consistency=ConsistencyParams(keys=20, rate=40, threads=1),
-                            **_on(hosts, generators="gen1,gen2", server_host="srv1"))
+    res = pl.run_experiment(
+        cfg,
+        load,
+        faults=["at=1s node=2 kill for=1s"],
+        fill=60,
+        consistency=ConsistencyParams(keys=20, rate=40, threads=1),
+        **_on(hosts, generators="gen1,gen2", server_host="srv1"),
+    )
     run, meta = res.run, res.run.meta
     assert run.status == "ok" and meta["hosts"]["server"]["name"] == "srv1"
     assert {u.split("//")[1].rsplit(":", 1)[0] for u in meta["cluster"]["topology"]["urls"]} == {hosts.hosts["srv1"].ip}
@@ -180,13 +201,19 @@ def test_a_cluster_on_the_server_host_loaded_from_two_generator_hosts(hosts, dat
 def test_a_sweep_runs_points_on_disjoint_host_sets_and_queues_the_rest(hosts, data_root):
     # two disjoint sets (srv1 + a generator, gen3 + a generator): three points, the third waits for a set
     rates = [1000, 1500, 800]
-    out = sweep(lambda rate, **h: pl.run_experiment(SERVER, LOAD.replace(rate=rate, threads=1, connections=2),
-                                                    name=f"sweep-{rate}", **h),
-                rates, scheduler=hosts.address, tls=hosts.tls, generators=1)
+    out = sweep(
+        lambda rate, **h: pl.run_experiment(
+            SERVER, LOAD.replace(rate=rate, threads=1, connections=2), name=f"sweep-{rate}", **h
+        ),
+        rates,
+        scheduler=hosts.address,
+        tls=hosts.tls,
+        generators=1,
+    )
     assert [p.ok for p in out] == [True, True, True], [p.error for p in out]
     runs = [p.result.run for p in out]
     sets = [_host_set(r) for r in runs]
-    assert len(set(sets)) >= 2                          # both host sets were used
+    assert len(set(sets)) >= 2  # both host sets were used
     # never two measurements on one host at once: runs that share a host never overlap in time
     span = [(r.meta["created_at"], r.meta["finished_at"]) for r in runs]
     for i in range(3):
@@ -194,9 +221,16 @@ def test_a_sweep_runs_points_on_disjoint_host_sets_and_queues_the_rest(hosts, da
             if sets[i] & sets[j]:
                 assert span[i][1] <= span[j][0] or span[j][1] <= span[i][0], (sets, span)
     # a point that fails is listed with its error; the sweep goes on with the others
-    failing = sweep(lambda rate, **h: pl.run_experiment(SERVER, LOAD.replace(rate=rate, threads=1, connections=1),
-                                                        **{**h, "generators": "nohost" if rate == 1 else h["generators"]}),
-                    [1, 500], scheduler=hosts.address, tls=hosts.tls)
+    failing = sweep(
+        lambda rate, **h: pl.run_experiment(
+            SERVER,
+            LOAD.replace(rate=rate, threads=1, connections=1),
+            **{**h, "generators": "nohost" if rate == 1 else h["generators"]},
+        ),
+        [1, 500],
+        scheduler=hosts.address,
+        tls=hosts.tls,
+    )
     assert failing[1].ok and failing[1].result.load.requests > 0
     assert not failing[0].ok and "no host named 'nohost'" in failing[0].error
 
@@ -210,8 +244,11 @@ def _notebook(path, code: str) -> None:
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
     n = new_notebook()
-    n.cells = [new_markdown_cell(f"# {path.stem}\n\n**Question:** does it run on the hosts?"),
-               new_code_cell("rate = 500", metadata={"tags": ["parameters"]}), new_code_cell(code)]
+    n.cells = [
+        new_markdown_cell(f"# {path.stem}\n\n**Question:** does it run on the hosts?"),
+        new_code_cell("rate = 500", metadata={"tags": ["parameters"]}),
+        new_code_cell(code),
+    ]
     n.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(n, str(path))
 
@@ -226,17 +263,32 @@ def test_a_report_runs_its_notebooks_side_by_side_on_disjoint_host_sets(hosts, d
     (root / "notebooks").mkdir(parents=True)
     for d in ("java-server", "loadgen", "wrk-scripts"):
         (root / d).symlink_to(netns.REPO / d)
-    _notebook(root / "notebooks" / "measure.ipynb",
-              "import perflab as pl\nfrom perflab.lab import notebook as nb\nnb.setup()\nfor i in range(2):\n"
-              "    pl.run_experiment(pl.ServerConfig(backend='memory'), pl.LoadParams(rate=rate, duration=1, "
-              "path='/v0/status'))")
-    _notebook(root / "notebooks" / "summary.ipynb", "import perflab as pl\nprint('loads', len(pl.recorded('loads', include_invalid=True)))")
+    _notebook(
+        root / "notebooks" / "measure.ipynb",
+        "import perflab as pl\nfrom perflab.lab import notebook as nb\nnb.setup()\nfor i in range(2):\n"
+        "    pl.run_experiment(pl.ServerConfig(backend='memory'), pl.LoadParams(rate=rate, duration=1, "
+        "path='/v0/status'))",
+    )
+    _notebook(
+        root / "notebooks" / "summary.ipynb",
+        "import perflab as pl\nprint('loads', len(pl.recorded('loads', include_invalid=True)))",
+    )
     monkeypatch.setenv("PERFLAB_ROOT", str(root))
-    plan = Plan("side-by-side", (NotebookSpec("measure", {"rate": 500}, output="ma"),
-                                 NotebookSpec("measure", {"rate": 400}, output="mb"),
-                                 NotebookSpec("summary", {}, after=True)))
-    report, folder = run_plan(plan, root=tmp_path / "report", progress=False, browser=False,
-                              hosts={"scheduler": hosts.address, "tls": hosts.tls})
+    plan = Plan(
+        "side-by-side",
+        (
+            NotebookSpec("measure", {"rate": 500}, output="ma"),
+            NotebookSpec("measure", {"rate": 400}, output="mb"),
+            NotebookSpec("summary", {}, after=True),
+        ),
+    )
+    report, folder = run_plan(
+        plan,
+        root=tmp_path / "report",
+        progress=False,
+        browser=False,
+        hosts={"scheduler": hosts.address, "tls": hosts.tls},
+    )
     assert [n.status for n in report.notebooks] == ["ok", "ok", "ok"], [n.error for n in report.notebooks]
     # srv1 and gen3 serve, gen1 and gen2 load: two at once
     assert _width({"scheduler": hosts.address, "tls": hosts.tls}) == 2
@@ -248,14 +300,14 @@ def test_a_report_runs_its_notebooks_side_by_side_on_disjoint_host_sets(hosts, d
         runs += mine
     # never two measurements on one host at once
     for i, a in enumerate(runs):
-        for b in runs[i + 1:]:
+        for b in runs[i + 1 :]:
             if _host_set(a) & _host_set(b):
                 assert a.meta["finished_at"] <= b.meta["created_at"] or b.meta["finished_at"] <= a.meta["created_at"]
     out = json.loads((folder / "notebooks" / "summary.ipynb").read_text())
     printed = "".join("".join(o.get("text", "")) for c in out["cells"] for o in c.get("outputs", []))
-    assert "loads 4" in printed                         # the summary ran after both: it saw all four loads
+    assert "loads 4" in printed  # the summary ran after both: it saw all four loads
     shown = json.loads((folder / "notebooks" / "ma.ipynb").read_text())
-    assert hosts.address in json.dumps(shown)           # setup() showed the scheduler (and its dashboard link)
+    assert hosts.address in json.dumps(shown)  # setup() showed the scheduler (and its dashboard link)
 
 
 def test_hosts_not_ready_before_the_start_are_all_stopped_before_it(hosts, data_root, tmp_path):
@@ -265,16 +317,23 @@ def test_hosts_not_ready_before_the_start_are_all_stopped_before_it(hosts, data_
     from perflab.core.load import MAX_LEAD_S
 
     slow = tmp_path / "slow-init.lua"
-    slow.write_text("init = function(args)\n  local t = os.clock()\n"
-                    f"  while os.clock() - t < {3 * MAX_LEAD_S:g} do end\nend\n"
-                    "request = function() return wrk.format('PUT', '/v0/entity?id=k', nil, 'v') end\n")
+    slow.write_text(
+        "init = function(args)\n  local t = os.clock()\n"
+        f"  while os.clock() - t < {3 * MAX_LEAD_S:g} do end\nend\n"
+        "request = function() return wrk.format('PUT', '/v0/entity?id=k', nil, 'v') end\n"
+    )
     with pytest.raises(pl.PerflabError, match="not ready .* every host was stopped before the start"):
-        pl.run_experiment(SERVER, LOAD.replace(script=str(slow)), **_on(hosts, generators="gen1,gen2",
-                                                                        server_host="srv1"), name="late")
+        pl.run_experiment(
+            SERVER,
+            LOAD.replace(script=str(slow)),
+            **_on(hosts, generators="gen1,gen2", server_host="srv1"),
+            name="late",
+        )
     (run_id,) = [r for r in list_runs()["run_id"] if "late" in r]
     run = open_run(run_id)
     import pandas as pd
-    for g in ("gen1", "gen2"):     # the ready line comes before the schedule starts: neither got there
+
+    for g in ("gen1", "gen2"):  # the ready line comes before the schedule starts: neither got there
         assert "perflab-load: ready" not in (run.dir / "hosts" / g / "load-stderr.txt").read_text()
     stats = pd.read_csv(run.dir / "stats.csv")
     assert len(stats) and not [c for c in stats.columns if c.startswith("requests.PUT")], stats.columns  # none sent
@@ -292,8 +351,12 @@ pl.run_experiment(pl.ServerConfig(backend='memory'), pl.LoadParams(rate=500, dur
 
 def test_sigterm_on_the_coordinator_stops_every_remote_process(hosts, tmp_path):
     data = tmp_path / "data"
-    child = subprocess.Popen([sys.executable, "-c", CHILD, hosts.address, str(data), hosts.tls], stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, cwd=str(netns.REPO))
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, hosts.address, str(data), hosts.tls],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        cwd=str(netns.REPO),
+    )
     try:
         deadline = time.monotonic() + 90
         # the server JVM on srv1 and a perflab-load on each generator host are running
@@ -317,9 +380,10 @@ def test_a_generator_worker_killed_mid_run_makes_the_run_invalid_and_leaves_no_o
     # gen3's worker is killed while its half of the run is being sent (this test runs last: gen3 stays dead)
     load = LOAD.replace(duration=6, warmup=0)
     before = {p: p.stat().st_mtime_ns for p in data_root.rglob("*") if p.is_file() and p.name != "index.duckdb"}
+
     def kill_once_sending():
         deadline = time.monotonic() + 60
-        while not hosts.processes("gen3") and time.monotonic() < deadline:   # gen3's perflab-load is running
+        while not hosts.processes("gen3") and time.monotonic() < deadline:  # gen3's perflab-load is running
             time.sleep(0.05)
         time.sleep(1.5)
         hosts.kill("gen3")
@@ -334,8 +398,8 @@ def test_a_generator_worker_killed_mid_run_makes_the_run_invalid_and_leaves_no_o
     assert run.status == "failed" and run.validity == "invalid"
     assert any("gen3" in r for r in run.validity_reasons)
     kept = json.loads((run.dir / "hosts" / "gen1" / "load-summary.json").read_text())
-    assert kept["requests"] > 0 and kept["interrupted"] is True      # gen1 was stopped and wrote what it had
-    assert not (run.dir / "load-summary.json").exists()               # no merged result from half a run
+    assert kept["requests"] > 0 and kept["interrupted"] is True  # gen1 was stopped and wrote what it had
+    assert not (run.dir / "load-summary.json").exists()  # no merged result from half a run
     time.sleep(1.0)
     assert not hosts.processes(), [p.cmdline() for p in hosts.processes()]
     # nothing else in data/ changed: every file that was there is untouched

@@ -19,12 +19,12 @@ import warnings
 from pathlib import Path
 
 import pytest
+from support import free_port
 
 from perflab.config import HostOptions
 from perflab.hosts.daskconfig import environ, profiler_state
 from perflab.hosts.hostset import HostSet
 from perflab.hosts.pool import OpenSchedulerWarning, connect, disconnect
-from support import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "scripts"))
@@ -63,17 +63,52 @@ def test_a_plain_dask_worker_has_its_profiler_stopped_before_a_session_starts_ag
     address = f"tcp://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("DASK_")}
     env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env["TMPDIR"] = str(tmp_path)   # the scheduler's scratch (Dask's $TMPDIR/dask-scratch-space) in the test's own
-    procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
-                               "--port", str(port), "--no-dashboard"], env=env, cwd=tmp_path,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)]
-    procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--name", "plain",
-                                   "--resources", "server=1 generator=1", "--no-nanny", "--no-dashboard",
-                                   "--local-directory", str(tmp_path)], env=env, cwd=tmp_path,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
+    env["TMPDIR"] = str(tmp_path)  # the scheduler's scratch (Dask's $TMPDIR/dask-scratch-space) in the test's own
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "distributed.cli.dask_scheduler",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--no-dashboard",
+            ],
+            env=env,
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    ]
+    procs.append(
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "distributed.cli.dask_worker",
+                address,
+                "--name",
+                "plain",
+                "--resources",
+                "server=1 generator=1",
+                "--no-nanny",
+                "--no-dashboard",
+                "--local-directory",
+                str(tmp_path),
+            ],
+            env=env,
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    )
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("error", OpenSchedulerWarning)    # loopback: no one else reaches it
+            warnings.simplefilter("error", OpenSchedulerWarning)  # loopback: no one else reaches it
             deadline = time.monotonic() + 60
             while True:
                 try:

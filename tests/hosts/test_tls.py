@@ -11,13 +11,13 @@ import sys
 import time
 
 import pytest
+from support import REPO, free_port
 
 from perflab.config.hosts import HostOptions
 from perflab.hosts.daemons import scheduler_command, scheduler_warning, worker_command
 from perflab.hosts.daskconfig import environ, profiler_state
 from perflab.hosts.pool import HostsError, connect, disconnect
 from perflab.hosts.tls import FILES, TlsError, files, is_loopback, make, open_warning, security
-from support import REPO, free_port
 
 
 def test_certs_are_made_once_private_and_refused_when_missing(tmp_path):
@@ -38,7 +38,7 @@ def test_tls_goes_with_a_tls_address_and_plain_tcp_beyond_loopback_is_named_a_ri
         HostOptions(scheduler="tls://10.0.0.1")
     with pytest.raises(ValueError, match="certificates given for a plain-TCP scheduler"):
         HostOptions(scheduler="tcp://10.0.0.1", tls=str(tmp_path))
-    assert HostOptions(tls=str(tmp_path)).tls is None                 # this machine alone: nothing to secure
+    assert HostOptions(tls=str(tmp_path)).tls is None  # this machine alone: nothing to secure
     assert all(is_loopback(h) for h in ("127.0.0.1", "::1", "localhost", "::ffff:127.0.0.1", "127.1.2.3"))
     assert not any(is_loopback(h) for h in ("10.0.0.1", "0.0.0.0", "example.org"))
     assert open_warning("tcp://127.0.0.1:8786") is None and open_warning("tls://10.0.0.1:8786") is None
@@ -64,22 +64,50 @@ def test_the_daemons_command_lines_carry_perflabs_settings(tmp_path):
 def test_a_scheduler_and_a_worker_over_tls_take_the_labs_certificates_only(tmp_path):
     tls, other = tmp_path / "tls", tmp_path / "other"
     for d in (tls, other):
-        r = subprocess.run([sys.executable, "-m", "perflab", "certs", str(d)], cwd=REPO, capture_output=True,
-                           text=True, timeout=60)
+        r = subprocess.run(
+            [sys.executable, "-m", "perflab", "certs", str(d)], cwd=REPO, capture_output=True, text=True, timeout=60
+        )
         assert r.returncode == 0, r.stderr
     port = free_port()
     address = f"tls://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DASK_", "PERFLAB_"))}
     env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env["TMPDIR"] = str(tmp_path)   # the scheduler's scratch (Dask's $TMPDIR/dask-scratch-space) in the test's own
+    env["TMPDIR"] = str(tmp_path)  # the scheduler's scratch (Dask's $TMPDIR/dask-scratch-space) in the test's own
     perflab = [sys.executable, "-m", "perflab"]
-    procs = [subprocess.Popen([*perflab, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--tls", str(tls),
-                               "--no-dashboard"], cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, start_new_session=True)]
-    procs.append(subprocess.Popen([*perflab, "worker", address, "--name", "both", "--roles", "server,generator",
-                                   "--host", "127.0.0.1", "--tls", str(tls), "--local-directory", str(tmp_path)],
-                                  cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                  start_new_session=True))
+    procs = [
+        subprocess.Popen(
+            [*perflab, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--tls", str(tls), "--no-dashboard"],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    ]
+    procs.append(
+        subprocess.Popen(
+            [
+                *perflab,
+                "worker",
+                address,
+                "--name",
+                "both",
+                "--roles",
+                "server,generator",
+                "--host",
+                "127.0.0.1",
+                "--tls",
+                str(tls),
+                "--local-directory",
+                str(tmp_path),
+            ],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    )
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -95,6 +123,7 @@ def test_a_scheduler_and_a_worker_over_tls_take_the_labs_certificates_only(tmp_p
         assert addr.startswith("tls://127.0.0.1:")
         assert pool.run(profiler_state, [addr])[addr] == {"configured": False, "sampling": []}
         from distributed import Client
+
         for where, sec in ((f"tcp://127.0.0.1:{port}", None), (address, security(other))):
             with pytest.raises(Exception):
                 Client(where, timeout=3, set_as_default=False, security=sec).close()
@@ -107,4 +136,4 @@ def test_a_scheduler_and_a_worker_over_tls_take_the_labs_certificates_only(tmp_p
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
-    assert b"warning" not in procs[0].stderr.read()        # loopback: no one else reaches it
+    assert b"warning" not in procs[0].stderr.read()  # loopback: no one else reaches it

@@ -8,16 +8,16 @@ import sys
 import warnings
 
 import pytest
+from support import REPO
 
 from perflab import ABParams, Commit, LoadParams, PrefillParams, ServerConfig, compare_ab, paths
 from perflab.ab import SideError, design, sides
-from perflab.commits.builds import BUILD_ENV, BuildCache
-from perflab.errors import BuildError
 from perflab.cli import main
+from perflab.commits.builds import BUILD_ENV, BuildCache
 from perflab.config import ForeignServer
+from perflab.errors import BuildError
 from perflab.records import list_runs
 from perflab.targets import target_of
-from support import REPO
 
 
 def test_blocks_alternate_and_balance_positions():
@@ -28,7 +28,7 @@ def test_blocks_alternate_and_balance_positions():
     p0, p1 = design.pairs_of("ABBA")
     assert (p0.a_pos, p0.b_pos, p0.first) == (0, 1, "A") and (p1.a_pos, p1.b_pos, p1.first) == (3, 2, "B")
     firsts = [p.first for b in range(4) for p in design.pairs_of(design.block_order(b))]
-    assert firsts.count("A") == firsts.count("B")                 # who goes first within a pair is balanced too
+    assert firsts.count("A") == firsts.count("B")  # who goes first within a pair is balanced too
     seq = design.side_sequence()
     assert "".join(next(seq) for _ in range(8)) == "ABBABAAB"
     with pytest.raises(ValueError, match="two A and two B"):
@@ -49,7 +49,9 @@ def test_labels_tell_the_sides_apart_in_their_flags_words():
     f = (sides.Side("A", ForeignServer(command="java Tiny.java {port}")), sides.Side("B", ServerConfig()))
     sides.label(f)
     assert f[0].label == "Tiny.java" and not f[0].builtin and f[0].spec.why_not("pause") is None
-    assert "only a server process perflab started" in sides.Side("A", ForeignServer(url="http://127.0.0.1:1")).spec.why_not("pause")
+    assert "only a server process perflab started" in sides.Side(
+        "A", ForeignServer(url="http://127.0.0.1:1")
+    ).spec.why_not("pause")
 
 
 def test_bad_input_is_named_before_anything_starts(data_root):
@@ -60,16 +62,27 @@ def test_bad_input_is_named_before_anything_starts(data_root):
         (dict(a=mem, b=42), "B: expected a ServerConfig, a ForeignServer"),
         (dict(a=mem, b=mem, rates=[100, 0]), "rates[1]: must be > 0"),
         (dict(a=mem, b=mem, rates=[100, 100]), "rates: each rate once"),
-        (dict(a=mem, b=mem, rates=[100], search=__import__("perflab").BreakpointParams()), "rates and search are exclusive"),
-        (dict(a=mem, b=mem, prefill=PrefillParams(keys=10)),
-         "prefill: side A (A: backend=memory): needs a persistent backend (lsm or rocksdb); backend='memory'"),
-        (dict(a=ForeignServer(command="x {port}"), b=ServerConfig(), prefill=PrefillParams(keys=10)),
-         "prefill: side A (x): it writes the built-in server's storage files; fill writes keys through your server's API (fill=N, --fill N)"),
+        (
+            dict(a=mem, b=mem, rates=[100], search=__import__("perflab").BreakpointParams()),
+            "rates and search are exclusive",
+        ),
+        (
+            dict(a=mem, b=mem, prefill=PrefillParams(keys=10)),
+            "prefill: side A (A: backend=memory): needs a persistent backend (lsm or rocksdb); backend='memory'",
+        ),
+        (
+            dict(a=ForeignServer(command="x {port}"), b=ServerConfig(), prefill=PrefillParams(keys=10)),
+            "prefill: side A (x): it writes the built-in server's storage files; fill writes keys through your server's API (fill=N, --fill N)",
+        ),
         (dict(a=mem, b=mem, data_dir="/tmp/x"), "data_dir: an A/B comparison gives each side"),
-        (dict(a=mem, b=mem, scheduler="tcp://10.0.0.1:8786", generators=2),
-         "scheduler, generators: an A/B comparison runs both servers and the generator on this machine"),
-        (dict(a=mem, b="http://127.0.0.1:1", params=ABParams(restart_per_block=True)),
-         "restart_per_block: side B (http://127.0.0.1:1): a server that is already running"),
+        (
+            dict(a=mem, b=mem, scheduler="tcp://10.0.0.1:8786", generators=2),
+            "scheduler, generators: an A/B comparison runs both servers and the generator on this machine",
+        ),
+        (
+            dict(a=mem, b="http://127.0.0.1:1", params=ABParams(restart_per_block=True)),
+            "restart_per_block: side B (http://127.0.0.1:1): a server that is already running",
+        ),
         (dict(a=mem, b=mem, params="fast"), "params must be a ABParams"),
         (dict(a=Commit("no-such-revision-xyz"), b=mem), "A (--a-commit): 'no-such-revision-xyz' is not a commit"),
     ]
@@ -81,23 +94,32 @@ def test_bad_input_is_named_before_anything_starts(data_root):
         ABParams(probe_duration=0.5, warmup=1)
     with pytest.raises(ValueError, match="min_pairs: must be <= max_pairs"):
         ABParams(min_pairs=40, max_pairs=32)
-    assert list_runs(data_root).empty                      # nothing started, nothing recorded
+    assert list_runs(data_root).empty  # nothing started, nothing recorded
 
 
 def test_cli_bad_input_exits_2_naming_it(data_root, capsys):
     cases = [
-        (["--backend", "memory", "--b-mode", "turbo"], "side B: mode: --mode: expected one of sync, async, virtual, got 'turbo'"),
-        (["--a-server-cmd", "x {port}", "--a-workers", "3"], "--workers: option of the built-in server; side A is your server"),
+        (
+            ["--backend", "memory", "--b-mode", "turbo"],
+            "side B: mode: --mode: expected one of sync, async, virtual, got 'turbo'",
+        ),
+        (
+            ["--a-server-cmd", "x {port}", "--a-workers", "3"],
+            "--workers: option of the built-in server; side A is your server",
+        ),
         (["--a-commit", "HEAD", "--a-server-cmd", "x {port}"], "--a-commit and --a-server-cmd/--a-url: give one"),
         (["--a-ready-path", "/x"], "--ready-path: only with --a-server-cmd or --a-url"),
         (["--backend", "memory", "-R", "100,0"], "rates[1]: must be > 0, got '0'"),
         (["--backend", "memory", "--max-probes", "4"], "--max-probes: only with --breakpoint"),
         (["--backend", "memory", "--breakpoint", "-R", "100"], "-R/--rate: a breakpoint comparison searches the rates"),
         (["--backend", "memory", "--pairs", "500"], "max_pairs: must be between 2 and 128, got '500'"),
-        (["--backend", "memory", "--prefill", "100"], "prefill: side A (A: backend=memory): needs a persistent backend"),
+        (
+            ["--backend", "memory", "--prefill", "100"],
+            "prefill: side A (A: backend=memory): needs a persistent backend",
+        ),
         (["--a-commit", "no-such-revision-xyz"], "'no-such-revision-xyz' is not a commit"),
     ]
-    with pytest.raises(SystemExit):   # no host flags: both sides run on this machine
+    with pytest.raises(SystemExit):  # no host flags: both sides run on this machine
         main(["ab", "--backend", "memory", "--scheduler", "tcp://10.0.0.1:8786"])
     assert "unrecognized arguments: --scheduler" in capsys.readouterr().err
     for args, message in cases:
@@ -123,17 +145,17 @@ def test_a_commit_is_built_in_its_own_directory_and_the_working_tree_is_untouche
     assert "test -f build.gradle" in (tmp_path / "builds" / head / "build.log").read_text()
     side = sides.make_side("A", Commit("HEAD", ServerConfig(backend="memory")), tmp_path / "builds")
     assert side.commit == head and side.target.install_dir == str(built.resolve()) and side.target.backend == "memory"
-    target = target_of(Commit("HEAD"), builds=tmp_path / "builds")   # a commit is a target: the built-in server, built
+    target = target_of(Commit("HEAD"), builds=tmp_path / "builds")  # a commit is a target: the built-in server, built
     assert (target.kind, target.commit, target.version_commit()) == ("built-in", head, head) and target.prefills
-    monkeypatch.setenv(BUILD_ENV, "exit 7")                # cached: a second use does not build again
+    monkeypatch.setenv(BUILD_ENV, "exit 7")  # cached: a second use does not build again
     assert BuildCache(tmp_path / "builds").server(head) == built
     parent = _git("rev-parse", "HEAD~1").strip()
     monkeypatch.setenv(BUILD_ENV, "echo compiling; echo 'error: cannot find symbol' >&2; exit 7")
     with pytest.raises(BuildError) as e:
         BuildCache(tmp_path / "builds").server(parent, what="B (--b-commit)")
     assert f"B (--b-commit) {parent[:12]} cannot be built" in str(e.value) and "exited with status 7" in str(e.value)
-    assert "error: cannot find symbol" in str(e.value)     # the log's tail comes with the error
-    assert not list((tmp_path / "builds" / parent).glob("build-*"))   # the exported tree is removed
+    assert "error: cannot find symbol" in str(e.value)  # the log's tail comes with the error
+    assert not list((tmp_path / "builds" / parent).glob("build-*"))  # the exported tree is removed
     assert _git("status", "--porcelain") == status and _git("rev-parse", "HEAD").strip() == head
     assert _git("worktree", "list") == worktrees
 
@@ -154,13 +176,25 @@ def test_cli_help_derives_each_sides_flags_from_server_config():
     import dataclasses
 
     from perflab.config.fields import cli_flag
-    out = subprocess.run([sys.executable, "-m", "perflab", "ab", "--help"], cwd=REPO, capture_output=True, text=True,
-                         timeout=120).stdout
+
+    out = subprocess.run(
+        [sys.executable, "-m", "perflab", "ab", "--help"], cwd=REPO, capture_output=True, text=True, timeout=120
+    ).stdout
     for f in dataclasses.fields(ServerConfig):
         flag = cli_flag(f)
         if flag and f.name not in ("host", "port"):
             for side in ("a", "b"):
                 assert f"--{side}-{flag[2:]}" in out, (side, flag)
-    for flag in ("--a-commit", "--b-server-cmd", "--pairs", "--budget", "--restart-per-block", "--idle-pairs",
-                 "--breakpoint", "--metric", "--alpha", "--margin"):
+    for flag in (
+        "--a-commit",
+        "--b-server-cmd",
+        "--pairs",
+        "--budget",
+        "--restart-per-block",
+        "--idle-pairs",
+        "--breakpoint",
+        "--metric",
+        "--alpha",
+        "--margin",
+    ):
         assert flag in out, flag

@@ -18,8 +18,18 @@ from perflab.measure.paired import Conclusion
 A = ServerConfig(backend="memory")
 B = A.replace(debug_work_ns=200_000)
 LOAD = LoadParams(script="status.lua", connections=4, threads=1, rate=500)
-PARAMS = ABParams(probe_duration=0.5, warmup=0.2, cooldown=0, server_warmup=1, metric="cpu", max_pairs=24,
-                  budget=None, idle_pairs=0, profile=True, alpha=1e-3)
+PARAMS = ABParams(
+    probe_duration=0.5,
+    warmup=0.2,
+    cooldown=0,
+    server_warmup=1,
+    metric="cpu",
+    max_pairs=24,
+    budget=None,
+    idle_pairs=0,
+    profile=True,
+    alpha=1e-3,
+)
 
 
 @pytest.mark.slow
@@ -30,7 +40,7 @@ def test_a_profiled_comparison_says_where_the_extra_cpu_went(server_build, loadg
     cats = res.rates[0].categories
     handling = cats["request handling"]
     assert handling.conclusion is Conclusion.DIFFERENT and handling.direction == "higher", abx.lines(res)
-    assert handling.ci[0] > 100 and handling.difference > 100                # of the 200 us planted
+    assert handling.ci[0] > 100 and handling.difference > 100  # of the 200 us planted
     # no other category takes that much more: the extra CPU is where it was planted
     assert all(d.difference < 100 for c, d in cats.items() if c != "request handling"), abx.lines(res)
     line = next(x for x in abx.lines(res) if x.startswith("B spends"))

@@ -24,13 +24,30 @@ SERVER = ServerConfig(backend="memory", mode="async", workers=4, debug_delay="2m
 
 
 def test_a_search_against_a_server_of_known_capacity_is_bounded_recorded_and_never_above_it(
-        server_build, loadgen_binary, data_root):
+    server_build, loadgen_binary, data_root
+):
     # 1 s probes; a 4 s ramp from 500 to 8,000/s passes 2,000/s halfway (a ramp that breaks in its first
     # second places no bracket)
-    params = BreakpointParams(probe_duration=1, warmup=0.5, cooldown=0.2, ramp_duration=4, start_rate=500,
-                              max_rate=8000, max_probes=6, sustain=2, sustain_tries=2, hold_windows=2, quiet_wait=2)
-    res = find_breakpoint(SERVER, LoadParams(threads=1, connections=16, path="/v0/status"),
-                          criteria=BreakpointCriteria(sla_p99=1.0, trend=False), params=params, progress=False)
+    params = BreakpointParams(
+        probe_duration=1,
+        warmup=0.5,
+        cooldown=0.2,
+        ramp_duration=4,
+        start_rate=500,
+        max_rate=8000,
+        max_probes=6,
+        sustain=2,
+        sustain_tries=2,
+        hold_windows=2,
+        quiet_wait=2,
+    )
+    res = find_breakpoint(
+        SERVER,
+        LoadParams(threads=1, connections=16, path="/v0/status"),
+        criteria=BreakpointCriteria(sla_p99=1.0, trend=False),
+        params=params,
+        progress=False,
+    )
     t = res.table
     lo, hi = res.interval
     # cannot-tell: a machine busy enough to spoil the probes (other test suites running beside it); never
@@ -46,7 +63,9 @@ def test_a_search_against_a_server_of_known_capacity_is_bounded_recorded_and_nev
         # the reported rate held in windows of its own, both of 2 (the search's point, a lower or a higher one),
         # each on a fresh start of the server (a window the machine spoiled is run again: "hold-retry")
         held = t[t["phase"].str.startswith("hold") & (t["passed"] == True) & (t["rate"] == res.rate)]  # noqa: E712
-        assert res.held and len(held) == 2 and res.run.meta["results"]["held_windows"] == "kept up in 2 of 2 windows", t.to_string()
+        assert res.held and len(held) == 2 and res.run.meta["results"]["held_windows"] == "kept up in 2 of 2 windows", (
+            t.to_string()
+        )
     # bounded: at most max_probes conclusive probes (spoiled ones again beyond), and the held windows
     search = t[~t["phase"].str.startswith("hold")]
     holds = t[t["phase"].str.startswith("hold")]
@@ -73,8 +92,14 @@ def test_a_search_against_a_server_of_known_capacity_is_bounded_recorded_and_nev
     assert meta["validity"]["verdict"] in ("valid", "suspect", "invalid")
     bp = query("SELECT breakpoint_rate, lo, hi, verdict, server_workers, server_debug_delay FROM breakpoints")
     row = {k: None if pd.isna(v) else v for k, v in bp.iloc[0].to_dict().items()}  # NULL: an open end
-    assert row == {"breakpoint_rate": res.rate, "lo": lo, "hi": hi, "verdict": str(res.outcome),
-                   "server_workers": 4, "server_debug_delay": pytest.approx(0.002)}
+    assert row == {
+        "breakpoint_rate": res.rate,
+        "lo": lo,
+        "hi": hi,
+        "verdict": str(res.outcome),
+        "server_workers": 4,
+        "server_debug_delay": pytest.approx(0.002),
+    }
     loads = query("SELECT probe, target_rate, passed, validity, reason FROM loads ORDER BY probe")
     assert loads["target_rate"].tolist() == t["rate"].tolist()
     assert set(loads["validity"]) <= {"valid", "suspect", "invalid"}
@@ -86,10 +111,13 @@ def test_a_search_against_a_server_of_known_capacity_is_bounded_recorded_and_nev
     assert res.run.status == "ok"
 
 
-def test_a_search_whose_reads_find_no_keys_stops_at_its_first_load_and_says_why(server_build, loadgen_binary, data_root):
+def test_a_search_whose_reads_find_no_keys_stops_at_its_first_load_and_says_why(
+    server_build, loadgen_binary, data_root
+):
     # an empty store read at random: every GET answers 404 whatever the rate, so the search must not bisect down
     # through rates that all "fail" (it once went from 24,448/s to 10/s this way); it stops at the warm-up
     from perflab.errors import MissedReadsError
+
     params = BreakpointParams(probe_duration=1, warmup=0.5, server_warmup=1, start_rate=500, quiet_wait=1)
     load = LoadParams(threads=1, connections=4, script="get-random.lua", script_args=("keys=100000",))
     with pytest.raises(MissedReadsError) as e:
@@ -100,4 +128,4 @@ def test_a_search_whose_reads_find_no_keys_stops_at_its_first_load_and_says_why(
     runs = query("SELECT run_id, status FROM runs")
     assert runs["status"].tolist() == ["failed"], runs
     run = data_root / "runs" / runs["run_id"].item()
-    assert (run / "server-warmup").is_dir() and not (run / "probes").exists()   # not one probe ran
+    assert (run / "server-warmup").is_dir() and not (run / "probes").exists()  # not one probe ran

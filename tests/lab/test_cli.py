@@ -4,13 +4,15 @@ import subprocess
 import sys
 
 from support import REPO
-from perflab.records import list_runs
+
 from perflab.cli import main
+from perflab.records import list_runs
 
 
 def run(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "perflab", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=300, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "perflab", *args], cwd=REPO, capture_output=True, text=True, timeout=300, env=env
+    )
 
 
 def test_help_lists_subcommands():
@@ -68,11 +70,28 @@ def test_every_option_comes_from_a_parameter_field():
     from perflab import BreakpointParams, LoadParams, ServerConfig
     from perflab.cli import build_parser
     from perflab.config.fields import cli_flag
+
     help_text = build_parser()._subparsers._group_actions[0].choices["breakpoint"].format_help()
     # host and port: the lab's; cluster and self_url: set per node by the lab with --nodes
-    for cls, skip in ((ServerConfig, {"host", "port", "cluster", "self_url"}), (BreakpointParams, {"seed", "seed_arg"}),
-                      (LoadParams, {"rate", "duration", "warmup", "rate_steps", "step_duration", "ramp", "ramp_curve",
-                                    "stop_on_p99", "tool", "script_args"})):
+    for cls, skip in (
+        (ServerConfig, {"host", "port", "cluster", "self_url"}),
+        (BreakpointParams, {"seed", "seed_arg"}),
+        (
+            LoadParams,
+            {
+                "rate",
+                "duration",
+                "warmup",
+                "rate_steps",
+                "step_duration",
+                "ramp",
+                "ramp_curve",
+                "stop_on_p99",
+                "tool",
+                "script_args",
+            },
+        ),
+    ):
         for f in dataclasses.fields(cls):
             if f.name not in skip and cli_flag(f):
                 assert cli_flag(f) in help_text, f"{cls.__name__}.{f.name}"
@@ -84,8 +103,7 @@ def test_every_option_comes_from_a_parameter_field():
 
 def test_a_fill_sets_the_keys_the_script_reads_unless_they_are_given():
     # get-random.lua reads a million keys by default: after --fill 10000 only 1% of its reads would find one
-    from perflab.cli import build_parser, parse
-    from perflab.cli import options
+    from perflab.cli import build_parser, options, parse
 
     def load(*argv):
         return options.load(parse(build_parser(), ["breakpoint", "--no-project", *argv]))

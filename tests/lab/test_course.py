@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from support import REPO, processes_mentioning
 
 import perflab as pl
 from perflab import paths
@@ -16,14 +17,15 @@ from perflab.errors import ServerStartError
 from perflab.profiling import codemap, flame
 from perflab.records import list_runs
 from perflab.server.foreign import ready_line
-from support import REPO, processes_mentioning
 
 SOURCES = REPO / "tests" / "servers" / "course"
 #: a student laid out as the course's are, whose DAO implements the student's own copy of the Dao interface
 LSM_SOURCES = REPO / "tests" / "servers" / "course-lsm"
 #: the course API stand-ins the student's code compiles against
-API_SOURCES = [SOURCES / "ru/vk/itmo" / f for f in ("Service.java", "ServiceConfig.java", "test/ServiceFactory.java",
-                                                     "dao/Dao.java", "dao/Entry.java")]
+API_SOURCES = [
+    SOURCES / "ru/vk/itmo" / f
+    for f in ("Service.java", "ServiceConfig.java", "test/ServiceFactory.java", "dao/Dao.java", "dao/Entry.java")
+]
 KEYS = ("keys=2000",)
 
 
@@ -32,8 +34,12 @@ def classes(server_build, tmp_path_factory) -> Path:
     """The course server compiled as a student's Gradle build would leave it (javac 17 against course/lib)."""
     out = tmp_path_factory.mktemp("course-classes")
     files = [str(p) for p in SOURCES.rglob("*.java")]
-    done = subprocess.run(["javac", "-d", str(out), "-cp", str(paths.course_dir() / "lib" / "*"), *files],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        ["javac", "-d", str(out), "-cp", str(paths.course_dir() / "lib" / "*"), *files],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     return out
 
@@ -43,8 +49,12 @@ def lsm_classes(server_build, tmp_path_factory) -> Path:
     """tests/servers/course-lsm compiled with the course API stand-ins, as the student's build leaves it."""
     out = tmp_path_factory.mktemp("course-lsm-classes")
     files = [str(p) for p in API_SOURCES + sorted(LSM_SOURCES.rglob("*.java"))]
-    done = subprocess.run(["javac", "-d", str(out), "-cp", str(paths.course_dir() / "lib" / "*"), *files],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        ["javac", "-d", str(out), "-cp", str(paths.course_dir() / "lib" / "*"), *files],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     return out
 
@@ -60,7 +70,7 @@ def test_a_course_server_runs_from_its_build_output_filled_and_read(classes, loa
     assert info["jvm"] is not None and res.run.meta["params"]["target"] == "foreign"
     log = (res.run.dir / "server.log").read_text()
     assert '"event":"ready"' in log and "ClusterFactory" in log and '"stage":6' in log
-    assert '"event":"stopped"' in log and '"error":null' in log            # stop() ran: the DAO flushed
+    assert '"event":"stopped"' in log and '"error":null' in log  # stop() ran: the DAO flushed
     get = pl.workload("get-random.lua", connections=2, rate=300, duration=1, extra_args=KEYS)
     got = pl.run_experiment(server, get, fill=2000, name="course-get")
     assert got.load.hit_ratio == 1.0 and got.validity.checks["hits"].status == "ok"
@@ -71,8 +81,10 @@ def test_the_stage_is_chosen_and_a_missing_factory_is_named(classes, data_root):
     one = pl.CourseServer(classes=str(classes), stage=1)
     assert "--stage 1" in one.command() and one.server().name == one.name
     with pytest.raises(ServerStartError, match="no.such.Factory"):
-        pl.run_experiment(pl.CourseServer(classes=str(classes), factory="no.such.Factory"),
-                          pl.LoadParams(rate=10, duration=1, path="/v0/entity?id=k"))
+        pl.run_experiment(
+            pl.CourseServer(classes=str(classes), factory="no.such.Factory"),
+            pl.LoadParams(rate=10, duration=1, path="/v0/entity?id=k"),
+        )
     assert not processes_mentioning(str(classes))
 
 
@@ -85,14 +97,21 @@ def _class_file(d: Path, major: int) -> Path:
 
 def test_classes_newer_than_any_jdk_here_are_named_before_anything_starts(tmp_path, data_root):
     cs = pl.CourseServer(classes=str(_class_file(tmp_path / "classes", 44 + 99)))
-    with pytest.raises(ValueError, match=r"compiled for Java 99, and no JDK 99\+ is installed here .*--course-java-home"):
+    with pytest.raises(
+        ValueError, match=r"compiled for Java 99, and no JDK 99\+ is installed here .*--course-java-home"
+    ):
         pl.run_experiment(cs, pl.LoadParams(rate=10, duration=1))
-    assert list_runs().empty                                                 # nothing started, nothing recorded
+    assert list_runs().empty  # nothing started, nothing recorded
 
 
 def test_a_jdk_too_old_for_the_classes_is_named_with_the_fix(tmp_path):
-    java17 = str(Path(os.path.realpath(subprocess.run(["bash", "-c", "command -v java"], capture_output=True,
-                                                       text=True).stdout.strip())).parent.parent)
+    java17 = str(
+        Path(
+            os.path.realpath(
+                subprocess.run(["bash", "-c", "command -v java"], capture_output=True, text=True).stdout.strip()
+            )
+        ).parent.parent
+    )
     cs = pl.CourseServer(classes=str(_class_file(tmp_path / "classes", 44 + 21)), java_home=java17)
     with pytest.raises(ValueError, match=r"java_home: .* is Java 17; the classes in .* need Java 21 or newer"):
         cs.server()
@@ -110,7 +129,7 @@ def test_a_course_cluster_counts_its_keys_by_its_own_routing(classes, loadgen_bi
     put = pl.workload("put-random.lua", connections=2, rate=100, duration=1, extra_args=("keys=300",))
     res = pl.run_experiment(cfg, put, fill=300, keys=300, name="course-cluster")
     d = res.distribution
-    assert d.owners is None and d.replicas is None                      # perflab's hash is not theirs
+    assert d.owners is None and d.replicas is None  # perflab's hash is not theirs
     assert d.stored is not None and sum(d.stored) == 300 and min(d.stored) > 0, d.stored
     assert set(d.sources) == {"stored"} and "GET /v0/entities" in d.sources["stored"]
     assert res.run.results["key_distribution"]["sources"] == d.sources
@@ -150,15 +169,23 @@ def test_a_dao_behind_the_students_own_interface_is_storage(lsm_classes, loadgen
     lsm = "ru/vk/itmo/test/perflablsm"
     server = pl.CourseServer(classes=str(lsm_classes))
     get = pl.workload("get-random.lua", connections=4, rate=2000, duration=3, warmup=2, extra_args=KEYS)
-    res = pl.run_experiment(server, get, fill=2000, profile=pl.ProfileParams("cpu", interval="1ms"),
-                            name="course-lsm-profile")
+    res = pl.run_experiment(
+        server, get, fill=2000, profile=pl.ProfileParams("cpu", interval="1ms"), name="course-lsm-profile"
+    )
     assert res.load.hit_ratio == 1.0
     ready = ready_line(res.run.dir / "server.log")
     assert ready["dao_classes"] == ["ru.vk.itmo.test.perflablsm.dao.ReferenceDao"], ready
-    written = codemap.read(res.run.dir)                                  # the run's code-map.json
+    written = codemap.read(res.run.dir)  # the run's code-map.json
     assert (res.run.dir / codemap.FILE).is_file() and written.storage is not None
-    for frame in ("ReferenceDao.get", "SSTable.get", "SSTable.compare", "MemTable.get", "BaseEntry.value",
-                  "ReferenceDao$$Lambda.0x0000000801234a00.run", "sub/Anything.run"):
+    for frame in (
+        "ReferenceDao.get",
+        "SSTable.get",
+        "SSTable.compare",
+        "MemTable.get",
+        "BaseEntry.value",
+        "ReferenceDao$$Lambda.0x0000000801234a00.run",
+        "sub/Anything.run",
+    ):
         assert flame.classify_stack([f"{lsm}/dao/{frame}"], code_map=written) == "storage", frame
     assert flame.classify_stack([f"{lsm}/LsmServer.answer"], code_map=written) == "your code"
     prof = res.profile
@@ -168,7 +195,7 @@ def test_a_dao_behind_the_students_own_interface_is_storage(lsm_classes, loadgen
     dao = stacks[stacks["stack"].str.contains(f"{lsm}/dao/", regex=False)]["samples"].sum() / total
     own = stacks[stacks["stack"].str.contains(f"{lsm}/", regex=False)]["samples"].sum() / total
     shares = res.category_shares
-    assert dao > 0.05, (dao, shares)                                    # 125 tables searched: ~25 % here
+    assert dao > 0.05, (dao, shares)  # 125 tables searched: ~25 % here
     assert abs(shares["storage"] - dao) <= 0.02, (shares, dao)
     assert shares.get("your code", 0.0) + shares["storage"] <= own + 1e-9, (shares, own)
     assert not [p for p in prof.code_packages()["package"] if "/dao" in p]
@@ -186,7 +213,7 @@ def test_the_factories_and_their_stages_are_read_from_the_class_files(classes):
     assert server.chosen() == Factory(f"{root}.ClusterFactory", 6) and server.name == "perflabstudent, stage 6"
     before = server.previous()
     assert before.factory == f"{root}.SingleNodeFactory" and before.name == "perflabstudent, stage 1"
-    assert before.previous() is None                                           # nothing below stage 1
+    assert before.previous() is None  # nothing below stage 1
     assert pl.CourseServer(classes=str(classes), stage=1).name == "perflabstudent, stage 1"
     assert pl.CourseServer(classes=str(classes), label="alice").name == "alice"
     assert pl.CourseServer(classes=str(classes), factory="no.such.Factory").chosen() is None

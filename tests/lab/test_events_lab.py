@@ -9,10 +9,10 @@ import urllib.request
 import pandas as pd
 
 from perflab import LoadParams, ServerConfig, run_experiment
-from perflab.measure.generator import LoadTool
 from perflab.core.session import Session, SessionOptions
-from perflab.server import metrics
 from perflab.measure.events import read_events
+from perflab.measure.generator import LoadTool
+from perflab.server import metrics
 
 
 def _post(url: str) -> tuple[float, float]:
@@ -25,10 +25,21 @@ def _post(url: str) -> tuple[float, float]:
 
 def test_flush_events_end_where_the_flush_counter_moved(server_build, loadgen_binary, data_root):
     # a 64k memtable: random 100-byte PUTs at 2000/s fill it about every 0.3 s
-    res = run_experiment(ServerConfig(backend="lsm", memtable_size="64k"),
-                         LoadParams(rate=2000, duration=3, warmup=1, threads=1, connections=4,
-                                    script="put-random.lua", script_args=("keys=100000",)),
-                         stats_interval=0.25, data_root=data_root, name="events-flush")
+    res = run_experiment(
+        ServerConfig(backend="lsm", memtable_size="64k"),
+        LoadParams(
+            rate=2000,
+            duration=3,
+            warmup=1,
+            threads=1,
+            connections=4,
+            script="put-random.lua",
+            script_args=("keys=100000",),
+        ),
+        stats_interval=0.25,
+        data_root=data_root,
+        name="events-flush",
+    )
     ev = read_events(res.run_dir / "server-events.jsonl", None)
     flushes = ev[ev["event"] == "flush"]
     stats = res.stats.sort_values("timestamp_ms")
@@ -53,10 +64,14 @@ def test_flush_events_end_where_the_flush_counter_moved(server_build, loadgen_bi
 
 
 def test_a_forced_gc_and_a_pause_land_on_the_latency_timeline(server_build, loadgen_binary, data_root):
-    load = LoadParams(rate=2000, duration=3, warmup=1, threads=1, connections=8, script="status.lua",
-                      hdr_interval=0.01)
-    with Session("experiment", "events-clock", ServerConfig(backend="memory", debug_endpoints="on"),
-                 LoadTool.of(load), SessionOptions(data_root=data_root)) as sess:
+    load = LoadParams(rate=2000, duration=3, warmup=1, threads=1, connections=8, script="status.lua", hdr_interval=0.01)
+    with Session(
+        "experiment",
+        "events-clock",
+        ServerConfig(backend="memory", debug_endpoints="on"),
+        LoadTool.of(load),
+        SessionOptions(data_root=data_root),
+    ) as sess:
         # started for sure (a start a busy machine's hosts missed is tried again with a longer lead)
         lp = sess.start_load(load, out_dir=sess.run.dir)
         # the warm-up, then about 1 s into the measured window (the start is set ahead of now by the lead, which
@@ -88,4 +103,4 @@ def test_a_forced_gc_and_a_pause_land_on_the_latency_timeline(server_build, load
     assert len(stuck), ("no request waited for the pause", near.to_dict("records"))
     first = stuck.iloc[0]
     assert p.start_s - 0.001 <= first["end_s"] and first["start_s"] <= p.start_s + 0.1, (p.start_s, first.to_dict())
-    assert 280 <= first["max_ms"] <= 1000, first.to_dict()       # sent as the pause began
+    assert 280 <= first["max_ms"] <= 1000, first.to_dict()  # sent as the pause began

@@ -10,8 +10,8 @@ import sys
 import time
 
 import pytest
-
 from support import REPO, live_descendants, processes_mentioning
+
 from perflab import LoadParams, PrefillParams, ProfileParams, ServerConfig, open_run, query, run_experiment
 from perflab.errors import LoadError, ServerStartError
 from perflab.records import list_runs
@@ -20,10 +20,14 @@ from perflab.records import list_runs
 def test_experiment_with_prefill_profile_stats(server_build, loadgen_binary, profiler_lib, data_root):
     res = run_experiment(
         ServerConfig(backend="lsm", mode="async", workers=2),
-        LoadParams(rate=1500, duration=3, warmup=1, threads=1, connections=4, script="get.lua",
-                   script_args=["count=20000"]),
-        profile=ProfileParams("cpu", interval="200us"), prefill=PrefillParams(keys=20_000, seed=3),
-        stats_interval=0.5, name="get-lsm")
+        LoadParams(
+            rate=1500, duration=3, warmup=1, threads=1, connections=4, script="get.lua", script_args=["count=20000"]
+        ),
+        profile=ProfileParams("cpu", interval="200us"),
+        prefill=PrefillParams(keys=20_000, seed=3),
+        stats_interval=0.5,
+        name="get-lsm",
+    )
     run = res.run
     assert run.status == "ok" and run.dir.parent == data_root / "runs"
     # every key was prefilled: all answers are 200 (counts vary with scheduling: no speed asserted)
@@ -47,13 +51,17 @@ def test_experiment_with_prefill_profile_stats(server_build, loadgen_binary, pro
     for key in ("console", "summary", "hdr_log", "stats", "collapsed", "flamegraph", "jfr", "server_log", "intervals"):
         assert (run.dir / meta["artifacts"][key]).is_file(), key
     assert meta["params"]["server"]["backend"] == "lsm" and meta["params"]["load"]["rate"] == 1500
-    assert meta["server"]["java_version"] and {"-XX:+DebugNonSafepoints", "-XX:+StartAttachListener"} <= set(meta["server"]["jvm_flags"])
+    assert meta["server"]["java_version"] and {"-XX:+DebugNonSafepoints", "-XX:+StartAttachListener"} <= set(
+        meta["server"]["jvm_flags"]
+    )
     assert meta["environment"]["tools"]["perflab-load"].startswith("perflab-load")
     assert meta["results"]["p99_ms"] == pytest.approx(res.load.p99_ms)
     assert not (data_root / "scratch" / run.id).exists()  # the temporary data dir is gone
     # and everything is queryable
-    q = query("SELECT l.p99_ms, l.server_mode, c.share FROM loads l JOIN categories c USING (run_id) "
-              "WHERE c.category = 'request handling'")
+    q = query(
+        "SELECT l.p99_ms, l.server_mode, c.share FROM loads l JOIN categories c USING (run_id) "
+        "WHERE c.category = 'request handling'"
+    )
     assert len(q) == 1 and q["server_mode"].item() == "async"
     assert len(query("SELECT * FROM intervals")) == 30  # 100 ms intervals by default
     # the validity record is in meta.json, the index and on the result
@@ -68,6 +76,7 @@ def test_experiment_with_prefill_profile_stats(server_build, loadgen_binary, pro
     assert meta["validity"]["checks"]["host_speed"]["value"] >= 1.0
     # the figures a notebook draws from this result build from the real data
     from perflab.analysis import latency, profiles
+
     assert len(latency.percentile_spectrum({"get": res.load}).data) == 1
     assert [t.name for t in latency.timeline_figure(res).data][:3] == ["max", "p99", "p50"]
     assert profiles.category_bars({"async": res.profile}).data
@@ -89,8 +98,11 @@ def test_load_failure_stops_server_and_marks_failed(server_build, loadgen_binary
     bad = tmp_path / "boom.lua"
     bad.write_text("request = function() error('boom at request') end\n")
     with pytest.raises(LoadError, match="boom"):
-        run_experiment(ServerConfig(backend="memory"), LoadParams(rate=100, duration=5, script=str(bad)),
-                       profile=ProfileParams("cpu"))
+        run_experiment(
+            ServerConfig(backend="memory"),
+            LoadParams(rate=100, duration=5, script=str(bad)),
+            profile=ProfileParams("cpu"),
+        )
     r = open_run(list_runs()["run_id"].item())
     assert r.status == "failed" and r.meta["error"]["type"] == "LoadError"
     assert processes_mentioning(str(data_root)) == [] and processes_mentioning(str(r.dir)) == []
@@ -110,8 +122,9 @@ pl.run_experiment(pl.ServerConfig(backend='lsm', mode='async', workers=1),
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_interrupt_stops_everything_and_marks_interrupted(server_build, loadgen_binary, profiler_lib, tmp_path, sig):
     root = tmp_path / f"interrupt-{sig.name}"
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(root)], cwd=REPO,
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(root)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
     try:
         deadline = time.monotonic() + 90
         # wait until the server is up and the generator is sending (its console file exists)
@@ -143,8 +156,9 @@ def test_interrupt_stops_everything_and_marks_interrupted(server_build, loadgen_
 
 
 def test_split_placement_pins_server_and_generator(server_build, loadgen_binary, data_root):
-    res = run_experiment(ServerConfig(backend="memory"), LoadParams(rate=500, duration=1, path="/v0/status"),
-                         placement="split")
+    res = run_experiment(
+        ServerConfig(backend="memory"), LoadParams(rate=500, duration=1, path="/v0/status"), placement="split"
+    )
     meta = res.run.meta
     assert meta["placement"] == {"mode": "split", "server_cpus": [0], "load_cpus": [1], "shares_cpus": False}
     assert meta["server"]["command"][:3] == [meta["server"]["command"][0], "-c", "0"]
@@ -155,8 +169,11 @@ def test_split_placement_pins_server_and_generator(server_build, loadgen_binary,
 
 
 def test_bad_arguments(data_root):
-    with pytest.raises(ValueError, match="server must be a ServerConfig, a ForeignServer, a CourseServer, a Commit, a "
-                                         "ClusterConfig, a running Cluster or the URL"):
+    with pytest.raises(
+        ValueError,
+        match="server must be a ServerConfig, a ForeignServer, a CourseServer, a Commit, a "
+        "ClusterConfig, a running Cluster or the URL",
+    ):
         run_experiment({"mode": "async"}, LoadParams())
     with pytest.raises(ValueError, match="load must be a LoadParams"):
         run_experiment(ServerConfig(), 1000)
@@ -164,7 +181,9 @@ def test_bad_arguments(data_root):
         run_experiment(ServerConfig(), LoadParams(), profile="cpu")
     with pytest.raises(ValueError, match="prefill: needs a persistent backend"):
         run_experiment(ServerConfig(backend="memory"), LoadParams(), prefill=PrefillParams(keys=10))
-    with pytest.raises(ValueError, match="faults: faults, the consistency checker and the key distribution are a cluster's"):
+    with pytest.raises(
+        ValueError, match="faults: faults, the consistency checker and the key distribution are a cluster's"
+    ):
         run_experiment(ServerConfig(), LoadParams(), faults=["at=1s node=1 kill"])
     with pytest.raises(ValueError, match="stats_interval must be > 0"):
         run_experiment(ServerConfig(), LoadParams(), stats_interval=0)

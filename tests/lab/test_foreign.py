@@ -11,22 +11,23 @@ import time
 
 import psutil
 import pytest
-
 from support import REPO, free_port, processes_mentioning
+
 from perflab import ForeignServer, LoadParams, ProfileParams, run_experiment
+from perflab.cli import main
 from perflab.errors import ServerStartError
 from perflab.measure.generator import run_load
 from perflab.profiling import codemap
 from perflab.profiling.codemap import CodeMap
-from perflab.cli import main
 
 PY_SERVER = f"{sys.executable} {REPO}/tests/servers/tiny_kv.py {{port}}"
 JAVA_SERVER = f"java {REPO}/tests/servers/TinyKv.java {{port}}"
 KV_ARGS = ("path=/kv", "param=key", "keys=1000")
 
 
-def test_a_non_jvm_server_is_measured_without_profile_or_stats(server_build, loadgen_binary, data_root, tmp_path,
-                                                               own_processes):
+def test_a_non_jvm_server_is_measured_without_profile_or_stats(
+    server_build, loadgen_binary, data_root, tmp_path, own_processes
+):
     log = tmp_path / "requests.log"
     server = ForeignServer(command=PY_SERVER + f" {log}", ready_path="/health")
     load = LoadParams(rate=200, duration=2, connections=2, script="put-random.lua", script_args=KV_ARGS)
@@ -47,8 +48,9 @@ def test_a_non_jvm_server_is_measured_without_profile_or_stats(server_build, loa
     assert own_processes() == []  # stopped with its process group
 
 
-def test_a_jvm_server_started_as_a_command_is_profiled(server_build, loadgen_binary, profiler_lib, data_root,
-                                                       own_processes):
+def test_a_jvm_server_started_as_a_command_is_profiled(
+    server_build, loadgen_binary, profiler_lib, data_root, own_processes
+):
     server = ForeignServer(command=JAVA_SERVER, ready_path="/health")
     load = LoadParams(rate=1000, duration=3, warmup=2, connections=4, script="put-random.lua", script_args=KV_ARGS)
     # sampled every 0.5 ms: hundreds of samples, so the handler cannot be missed by chance
@@ -87,23 +89,32 @@ def test_a_running_server_is_measured_and_left_running(loadgen_binary, data_root
 
 def test_start_failures_name_the_cause_and_leave_no_orphans(tmp_path, data_root):
     with pytest.raises(ServerStartError, match="exited with status 3 before answering") as e:
-        run_experiment(ForeignServer(command=f"{sys.executable} -c 'import sys; print(\"boom\"); sys.exit(3)' {{port}}"),
-                       LoadParams(rate=10, duration=1))
+        run_experiment(
+            ForeignServer(command=f"{sys.executable} -c 'import sys; print(\"boom\"); sys.exit(3)' {{port}}"),
+            LoadParams(rate=10, duration=1),
+        )
     assert "boom" in str(e.value)  # the command's output tail
     marker = tmp_path / "never-answers"
     with pytest.raises(ServerStartError, match="did not answer HTTP on port"):
-        run_experiment(ForeignServer(command=f"{sys.executable} -c 'import time; time.sleep(60)' {marker} {{port}}",
-                                     startup_timeout=1), LoadParams(rate=10, duration=1))
+        run_experiment(
+            ForeignServer(
+                command=f"{sys.executable} -c 'import time; time.sleep(60)' {marker} {{port}}", startup_timeout=1
+            ),
+            LoadParams(rate=10, duration=1),
+        )
     assert processes_mentioning(str(marker)) == []
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(), "command/url: give exactly one"),
-    (dict(command="x", url="http://127.0.0.1:1"), "command/url: give exactly one"),
-    (dict(command="myserver --port 8080"), "command: must contain {port}"),
-    (dict(url="127.0.0.1:8080"), "url: expected http://HOST:PORT"),
-    (dict(command="x {port}", pid=5), "pid: only with url"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(), "command/url: give exactly one"),
+        (dict(command="x", url="http://127.0.0.1:1"), "command/url: give exactly one"),
+        (dict(command="myserver --port 8080"), "command: must contain {port}"),
+        (dict(url="127.0.0.1:8080"), "url: expected http://HOST:PORT"),
+        (dict(command="x {port}", pid=5), "pid: only with url"),
+    ],
+)
 def test_foreign_server_rejects(kwargs, message):
     with pytest.raises(ValueError, match=message.replace("{", r"\{").replace("}", r"\}")):
         ForeignServer(**kwargs)
@@ -153,9 +164,22 @@ def test_a_search_over_answers_that_are_not_successes_finds_no_breakpoint(loadge
 
     server = ForeignServer(command=PY_SERVER, ready_path="/health")
     load = LoadParams(connections=2, script="put-random.lua", script_args=("keys=1000",))
-    res = find_breakpoint(server, load, params=BreakpointParams(bracket="growth", start_rate=200, min_rate=100,
-                                                                max_probes=4, probe_duration=0.5, warmup=0.2, sustain=0, quiet_wait=1,
-                                                                server_warmup=0), progress=False)
+    res = find_breakpoint(
+        server,
+        load,
+        params=BreakpointParams(
+            bracket="growth",
+            start_rate=200,
+            min_rate=100,
+            max_probes=4,
+            probe_duration=0.5,
+            warmup=0.2,
+            sustain=0,
+            quiet_wait=1,
+            server_warmup=0,
+        ),
+        progress=False,
+    )
     # a probe may also be inconclusive when the machine is busy (the generator set its numbers): never a pass
     assert res.rate is None and not any(p.judgement.passed for p in res.probes), res.describe()
     failed = [p for p in res.probes if p.judgement.passed is False]

@@ -15,18 +15,23 @@ def blob(values_us):
 
 def make_log():
     fast, slow = blob(range(100, 1100)), blob(range(5000, 6000))
-    return "\n".join([
-        "#[Histogram log format version 1.3]",
-        "#[StartTime: 1760000000.500 (seconds since epoch), Thu Oct  9 08:53:20 UTC 2025]",
-        "#[BaseTime: 0.000 (seconds since epoch)]",
-        '"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"',
-        "#[Step 0: rate=1000 start=0.000 end=2.000]",
-        f"0.000,1.000,1.099,{fast}",
-        f"Tag=uncorrected,0.000,1.000,1.099,{fast}",
-        f"1.000,1.000,1.099,{fast}",
-        "#[Step 1: rate=2000 start=2.000 end=3.000]",
-        f"2.000,1.000,5.999,{slow}",
-    ]) + "\n"
+    return (
+        "\n".join(
+            [
+                "#[Histogram log format version 1.3]",
+                "#[StartTime: 1760000000.500 (seconds since epoch), Thu Oct  9 08:53:20 UTC 2025]",
+                "#[BaseTime: 0.000 (seconds since epoch)]",
+                '"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"',
+                "#[Step 0: rate=1000 start=0.000 end=2.000]",
+                f"0.000,1.000,1.099,{fast}",
+                f"Tag=uncorrected,0.000,1.000,1.099,{fast}",
+                f"1.000,1.000,1.099,{fast}",
+                "#[Step 1: rate=2000 start=2.000 end=3.000]",
+                f"2.000,1.000,5.999,{slow}",
+            ]
+        )
+        + "\n"
+    )
 
 
 def test_parse_intervals_tags_steps(tmp_path):

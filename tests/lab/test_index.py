@@ -56,10 +56,15 @@ MIXED = [256, "256m", [1, 2], None, 2.5, True, {"x": 1}, 3, False]
 
 def test_runs_added_one_at_a_time_index_as_all_at_once(data_root, tmp_path):
     for i, v in enumerate(MIXED):
-        _run(f"r{i}", {"server": {"heap": v, "workers": i if i % 3 else None, "flag": bool(i % 2)},
-                       "load": {"rate": 1000 + i}},
-             {"loads": [{"note": v, "p99_ms": 1.0 + i, "count": i, **({"late": i} if i > 5 else {})}],
-              **({"odd": [{"z": None}]} if i in (3, 4) else {}), **({"odd": [{"z": 1}, {"y": "q"}]} if i == 7 else {})})
+        _run(
+            f"r{i}",
+            {"server": {"heap": v, "workers": i if i % 3 else None, "flag": bool(i % 2)}, "load": {"rate": 1000 + i}},
+            {
+                "loads": [{"note": v, "p99_ms": 1.0 + i, "count": i, **({"late": i} if i > 5 else {})}],
+                **({"odd": [{"z": None}]} if i in (3, 4) else {}),
+                **({"odd": [{"z": 1}, {"y": "q"}]} if i == 7 else {}),
+            },
+        )
         update_index()
     assert _snapshot(data_root) == _built_at_once(data_root, tmp_path)
     types, _ = _snapshot(data_root)["runs"]
@@ -104,12 +109,12 @@ def test_a_finished_run_is_read_once(data_root):
 def test_a_running_run_is_read_again_until_it_finishes(data_root):
     r = _run("live", rows={"loads": [{"p99_ms": 1.0}]}, status="running")
     assert recorded("runs", include_failed=True)["status"].tolist() == ["running"]
-    r.add_rows("loads", [{"p99_ms": 2.0}])                   # meta.json untouched: still read again
+    r.add_rows("loads", [{"p99_ms": 2.0}])  # meta.json untouched: still read again
     with (r.dir / "tables" / "loads.jsonl").open("a") as f:
-        f.write('{"run_id": "x", "p99_ms": 3.')             # a line being written now
+        f.write('{"run_id": "x", "p99_ms": 3.')  # a line being written now
     assert sorted(query("SELECT p99_ms FROM loads")["p99_ms"]) == [1.0, 2.0]
     with (r.dir / "tables" / "loads.jsonl").open("a") as f:
-        f.write('0}\n')
+        f.write("0}\n")
     r.finish("ok")
     assert sorted(query("SELECT p99_ms FROM loads")["p99_ms"]) == [1.0, 2.0, 3.0]
     assert recorded("runs")["status"].tolist() == ["ok"]
@@ -141,15 +146,17 @@ def test_runs_written_and_indexed_by_several_processes_at_once(data_root, tmp_pa
     """Two reports at once share a data root: writers record runs while two other processes update and read
     the index; nobody fails, and the index ends as a build from every run at once."""
     env = {**os.environ, "PERFLAB_DATA": str(data_root)}
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, "12"], env=env, stderr=subprocess.PIPE, text=True),
-             subprocess.Popen([sys.executable, "-c", READER, "15"], env=env, stderr=subprocess.PIPE, text=True),
-             subprocess.Popen([sys.executable, "-c", READER, "15"], env=env, stderr=subprocess.PIPE, text=True)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, "12"], env=env, stderr=subprocess.PIPE, text=True),
+        subprocess.Popen([sys.executable, "-c", READER, "15"], env=env, stderr=subprocess.PIPE, text=True),
+        subprocess.Popen([sys.executable, "-c", READER, "15"], env=env, stderr=subprocess.PIPE, text=True),
+    ]
     seen = []
     while procs[0].poll() is None:
         seen.append(len(recorded("loads", include_failed=True)))
     errors = [p.communicate(timeout=300)[1] for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 0], errors
-    assert seen == sorted(seen)                               # rows only arrive
+    assert seen == sorted(seen)  # rows only arrive
     assert query("SELECT count(*) AS n FROM loads")["n"].item() == 12 * 5
     assert recorded("runs")["status"].tolist() == ["ok"] * 12
     assert _snapshot(data_root) == _built_at_once(data_root, tmp_path)
@@ -159,11 +166,11 @@ def test_an_index_it_cannot_use_is_built_afresh(data_root, tmp_path):
     _run("a", rows={"loads": [{"p99_ms": 1.0}]})
     (data_root / INDEX_FILE).write_text("not a database")
     assert query("SELECT p99_ms FROM loads")["p99_ms"].tolist() == [1.0]
-    con = duckdb.connect(str(data_root / INDEX_FILE))        # an index of the layout before (plain tables)
+    con = duckdb.connect(str(data_root / INDEX_FILE))  # an index of the layout before (plain tables)
     con.execute("DROP SCHEMA index_state CASCADE")
     con.close()
     assert query("SELECT p99_ms FROM loads")["p99_ms"].tolist() == [1.0]
-    moved = tmp_path / "moved"                                # a data root moved: its runs' dirs are new
+    moved = tmp_path / "moved"  # a data root moved: its runs' dirs are new
     shutil.move(data_root, moved)
     assert query("SELECT dir FROM runs", moved)["dir"].tolist() == [str(moved / "runs" / os.listdir(moved / "runs")[0])]
 

@@ -3,8 +3,8 @@
 import json
 
 import pytest
-
 from support import processes_mentioning
+
 from perflab import LoadParams, ServerConfig
 from perflab.errors import LoadError
 from perflab.measure.generator import run_load, start_load
@@ -19,8 +19,16 @@ def server(server_build):
 
 
 def test_fixed_rate_load_result_comes_from_the_json_summary(server, loadgen_binary, tmp_path):
-    p = LoadParams(rate=1000, duration=2, warmup=1, threads=2, connections=4, script="put.lua",
-                   script_args=["threads=2"], u_latency=True)
+    p = LoadParams(
+        rate=1000,
+        duration=2,
+        warmup=1,
+        threads=2,
+        connections=4,
+        script="put.lua",
+        script_args=["threads=2"],
+        u_latency=True,
+    )
     r = run_load(server.url, p, out_dir=tmp_path)
     s = json.loads((tmp_path / "load-summary.json").read_text())
     assert r.summary == s and r.returncode == 0 and r.tool_version == s["version"]
@@ -38,7 +46,9 @@ def test_fixed_rate_load_result_comes_from_the_json_summary(server, loadgen_bina
     iv = r.intervals  # 100 ms intervals from the hdr log
     assert len(iv) == 20 and iv["count"].sum() == r.requests and (iv["tag"] == "corrected").all()
     assert r.hdr.start_time == pytest.approx(r.measure_start, abs=0.01)
-    assert {"load-console.txt", "load-summary.json", "load-hdr.log", "load-stderr.txt"} <= {f.name for f in tmp_path.iterdir()}
+    assert {"load-console.txt", "load-summary.json", "load-hdr.log", "load-stderr.txt"} <= {
+        f.name for f in tmp_path.iterdir()
+    }
     again = load_result_from_dir(tmp_path)
     assert again.requests == r.requests and again.p99_ms == r.p99_ms
     rec = r.record()
@@ -98,8 +108,9 @@ def test_wrk2_mode_reads_console_only(server, loadgen_binary):
     # perflab-load accepts wrk2's command line, so it stands in for a user's wrk2 binary here:
     # in wrk2 mode no --json/--hdr-log is passed and the console output becomes a summary of the same
     # shape (the one place console text is parsed); the warm-up is a separate unrecorded run.
-    p = LoadParams(rate=300, duration=2, warmup=1, connections=2, path="/v0/status", tool="wrk2",
-                   wrk_binary=str(loadgen_binary))
+    p = LoadParams(
+        rate=300, duration=2, warmup=1, connections=2, path="/v0/status", tool="wrk2", wrk_binary=str(loadgen_binary)
+    )
     assert "--json" not in p.args("http://x") and "--warmup" not in p.args("http://x")
     r = run_load(server.url, p)
     assert r.summary["tool"] == "wrk2" and r.hdr is None and r.intervals.empty

@@ -62,18 +62,18 @@ def test_a_missed_start_is_tried_again_and_the_last_miss_is_the_error(tmp_path):
 def test_the_lead_grows_with_the_hosts_ready_times_and_with_each_miss(monkeypatch):
     monkeypatch.setattr(load_mod, "_ready_s", {})
     hosts = SimpleNamespace(pool=SimpleNamespace(address="inproc://x"), generators=[SimpleNamespace(name="local")])
-    assert lead_for(hosts) == FIRST_LEAD_S                   # nothing known of these hosts yet
+    assert lead_for(hosts) == FIRST_LEAD_S  # nothing known of these hosts yet
     load_mod._seen(hosts, 0.01)
-    assert lead_for(hosts) == MIN_LEAD_S                     # ready in 10 ms: the shortest lead
-    load_mod._seen(hosts, 0.15)                              # one slow start among quick ones: its time counts
+    assert lead_for(hosts) == MIN_LEAD_S  # ready in 10 ms: the shortest lead
+    load_mod._seen(hosts, 0.15)  # one slow start among quick ones: its time counts
     assert lead_for(hosts) == pytest.approx(LEAD_FACTOR * 0.15)
     lead = lead_for(hosts)
-    load_mod._seen(hosts, lead)                              # a miss counts as the whole lead
+    load_mod._seen(hosts, lead)  # a miss counts as the whole lead
     assert lead_for(hosts) == pytest.approx(LEAD_FACTOR * lead)
     for _ in range(5):
         load_mod._seen(hosts, lead_for(hosts))
     assert lead_for(hosts) == MAX_LEAD_S
-    for _ in range(load_mod.READY_SEEN):                     # the slow times age out after READY_SEEN loads
+    for _ in range(load_mod.READY_SEEN):  # the slow times age out after READY_SEEN loads
         load_mod._seen(hosts, 0.02)
     assert lead_for(hosts) == MIN_LEAD_S
 

@@ -3,12 +3,12 @@
 import re
 
 import pytest
-
 from support import REPO
-from perflab.lab import notebook as nb
+
 from perflab.cli import main
 from perflab.config import ForeignServer, ServerConfig
 from perflab.config.project import PROJECT_ENV, Project, find
+from perflab.lab import notebook as nb
 from perflab.records import list_runs, open_run
 from perflab.report import plans
 
@@ -25,40 +25,51 @@ def _tiny(tmp_path, extra: str = ""):
     """tiny_kv declared; with a ``[cluster]`` in ``extra`` its command is a node's (one command serves both:
     alone, a server is a cluster of one)."""
     node = " --cluster {cluster} --index {index}" if "[cluster]" in extra else ""
-    return _write(tmp_path, f'label = "tiny"\n[server]\ncommand = "python3 {TINY} {{port}}{node}"\n'
-                            f'ready_path = "/health"\n[api]\npath = "/kv"\nparam = "key"\n' + extra)
+    return _write(
+        tmp_path,
+        f'label = "tiny"\n[server]\ncommand = "python3 {TINY} {{port}}{node}"\n'
+        f'ready_path = "/health"\n[api]\npath = "/kv"\nparam = "key"\n' + extra,
+    )
 
 
 def test_a_project_file_declares_the_server_its_api_cluster_and_categories(tmp_path):
     p = _tiny(tmp_path, 'status = "/health"\n[cluster]\nnodes = 3\nack = 2\n[categories]\nstorage = "tiny_kv/STORE"\n')
-    proj = Project.load(tmp_path)                      # a directory means its perflab.toml
+    proj = Project.load(tmp_path)  # a directory means its perflab.toml
     assert proj.path == p and proj.name == "tiny" and proj.server.label == "tiny"
     assert isinstance(proj.server, ForeignServer) and proj.server.workdir == str(tmp_path)  # paths: the file's dir
     assert proj.script_args == ("path=/kv", "param=key") and proj.status_path == "/health"
     assert proj.categories == ("storage=tiny_kv/STORE",)
     c = proj.cluster_config()
     assert (c.nodes, c.replicas_ack, c.replicas_from) == (3, 2, 3) and c.server_cmd == proj.server.command
-    assert proj.cluster_config(nodes=5).nodes == 5      # what is given on top wins
+    assert proj.cluster_config(nodes=5).nodes == 5  # what is given on top wins
     # the course API by default, and no status endpoint: no ceiling
     bare = Project.load(_write(tmp_path, f'[server]\ncommand = "python3 {TINY} {{port}}"\n', "bare.toml"))
-    assert bare.script_args == ("path=/v0/entity", "param=id") and bare.status_path is None and bare.name == "tiny_kv.py"
+    assert (
+        bare.script_args == ("path=/v0/entity", "param=id") and bare.status_path is None and bare.name == "tiny_kv.py"
+    )
     with pytest.raises(ValueError, match="no \\[cluster\\] table"):
         bare.cluster_config()
 
 
-@pytest.mark.parametrize("text, message", [
-    ('[server]\ncomand = "x {port}"\n', r"unknown key server\.comand \(known in \[server\]: command, "),
-    ('lable = "x"\n[server]\ncommand = "x {port}"\n', r"unknown key lable \(known: label, server"),
-    ('label = "x"\n', r"\[server\]: give command .* or course"),
-    ('[server]\ncommand = "x {port}"\ncourse = "build"\n', "give command or course, not both"),
-    ('[server]\ncommand = "x {port}"\nstage = 6\n', r"server\.stage: only with server\.course"),
-    ('[server]\ncommand = "x 8080"\n', r"must contain \{port\}"),
-    ('[server]\ncommand = "x {port} {data}"\n', r"\{data\}"),
-    ('[server]\ncommand = "x {port}"\n[api]\npath = "kv"\n', r"api\.path: a path starting with '/'"),
-    ('[server]\ncommand = "x {port}"\n[categories]\nstorage = "dao("\n', r"categories\.storage: not a regular expression"),
-    ('[server]\ncommand = "x {port}"\n[cluster]\nnodes = 0\n', "nodes"),
-    ('[server\n', "is not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('[server]\ncomand = "x {port}"\n', r"unknown key server\.comand \(known in \[server\]: command, "),
+        ('lable = "x"\n[server]\ncommand = "x {port}"\n', r"unknown key lable \(known: label, server"),
+        ('label = "x"\n', r"\[server\]: give command .* or course"),
+        ('[server]\ncommand = "x {port}"\ncourse = "build"\n', "give command or course, not both"),
+        ('[server]\ncommand = "x {port}"\nstage = 6\n', r"server\.stage: only with server\.course"),
+        ('[server]\ncommand = "x 8080"\n', r"must contain \{port\}"),
+        ('[server]\ncommand = "x {port} {data}"\n', r"\{data\}"),
+        ('[server]\ncommand = "x {port}"\n[api]\npath = "kv"\n', r"api\.path: a path starting with '/'"),
+        (
+            '[server]\ncommand = "x {port}"\n[categories]\nstorage = "dao("\n',
+            r"categories\.storage: not a regular expression",
+        ),
+        ('[server]\ncommand = "x {port}"\n[cluster]\nnodes = 0\n', "nodes"),
+        ("[server\n", "is not valid TOML"),
+    ],
+)
 def test_a_mistake_in_the_file_is_an_error_naming_the_file_and_the_key(tmp_path, text, message):
     p = _write(tmp_path, text)
     with pytest.raises(ValueError, match=message) as e:
@@ -79,7 +90,7 @@ def test_the_project_is_found_given_then_in_the_environment_then_here(tmp_path, 
     _tiny(other)
     monkeypatch.setenv(PROJECT_ENV, str(other))
     assert find().path == other / "perflab.toml"
-    assert find(here).path == here                     # given beats the environment
+    assert find(here).path == here  # given beats the environment
 
 
 def test_notebooks_take_the_projects_server_api_profile_and_ceiling(tmp_path, capsys):
@@ -94,19 +105,22 @@ def test_notebooks_take_the_projects_server_api_profile_and_ceiling(tmp_path, ca
     path, why = nb.ceiling(server, project=str(p))
     assert path is None and why.startswith("No ceiling measured: your server declares no no-op endpoint")
     assert "`GET /v0/status` answered 400" in why
-    assert nb.ceiling(server, project=str(p), include=False) == (None, "")     # nothing asked when none is searched
+    assert nb.ceiling(server, project=str(p), include=False) == (None, "")  # nothing asked when none is searched
     assert nb.ceiling(server, status_path="/health") == ("/health", "")
     assert nb.ceiling(ServerConfig()) == ("/v0/status", "")
 
 
 #: a server that answers 200 to every GET (the course API's /v0/status among them)
-ANSWERS_200 = ("python3 -c \"import http.server as h, sys; H = type('H', (h.BaseHTTPRequestHandler,), {'do_GET': "
-               "lambda s: (s.send_response(200), s.end_headers())}); h.HTTPServer(('127.0.0.1', int(sys.argv[1])), H)"
-               ".serve_forever()\" {port}")
+ANSWERS_200 = (
+    "python3 -c \"import http.server as h, sys; H = type('H', (h.BaseHTTPRequestHandler,), {'do_GET': "
+    "lambda s: (s.send_response(200), s.end_headers())}); h.HTTPServer(('127.0.0.1', int(sys.argv[1])), H)"
+    '.serve_forever()" {port}'
+)
 
 
-def test_a_server_that_answers_the_course_status_gets_its_ceiling_and_the_page_says_why(tmp_path, capsys,
-                                                                                         own_processes):
+def test_a_server_that_answers_the_course_status_gets_its_ceiling_and_the_page_says_why(
+    tmp_path, capsys, own_processes
+):
     """A course server whose /v0/status answers 200 needs no [api] status: it is asked (started once for the
     question) and used, and the note the findings show says it was found, not declared."""
     server = ForeignServer(command=ANSWERS_200)
@@ -114,7 +128,7 @@ def test_a_server_that_answers_the_course_status_gets_its_ceiling_and_the_page_s
     assert path == "/v0/status"
     assert note.startswith("Ceiling: your server declares no no-op endpoint, and it answered `GET /v0/status` with 200")
     assert "answered `GET /v0/status` with 200" in capsys.readouterr().out
-    assert not own_processes()                 # started for the question, stopped
+    assert not own_processes()  # started for the question, stopped
 
 
 def test_the_previous_stage_is_declared_once_and_checked(tmp_path):
@@ -122,12 +136,14 @@ def test_the_previous_stage_is_declared_once_and_checked(tmp_path):
     course.mkdir()
     (tmp_path / "five").mkdir()
     other = _write(tmp_path / "five", 'label = "alice, stage 5"\n[server]\ncommand = "x {port}"\n')
-    p = _write(tmp_path, f'[server]\ncommand = "x {{port}}"\n[previous]\nproject = "five"\nlabel = "stage 5"\n')
+    p = _write(tmp_path, '[server]\ncommand = "x {port}"\n[previous]\nproject = "five"\nlabel = "stage 5"\n')
     assert Project.load(p).previous == {"project": str(other), "label": "stage 5"}
-    for bad, says in (('[previous]\nstage = 4\n', "previous.stage: only for a course server"),
-                      ('[previous]\ncommit = "HEAD~1"\nstage = 4\n', "give one of stage"),
-                      ('[previous]\nproject = "nowhere"\n', "previous.project: no perflab.toml at"),
-                      ('[previous]\nbranch = "x"\n', "unknown key previous.branch")):
+    for bad, says in (
+        ("[previous]\nstage = 4\n", "previous.stage: only for a course server"),
+        ('[previous]\ncommit = "HEAD~1"\nstage = 4\n', "give one of stage"),
+        ('[previous]\nproject = "nowhere"\n', "previous.project: no perflab.toml at"),
+        ('[previous]\nbranch = "x"\n', "unknown key previous.branch"),
+    ):
         (tmp_path / "bad").mkdir(exist_ok=True)
         with pytest.raises(ValueError, match=re.escape(says)):
             Project.load(_write(tmp_path / "bad", '[server]\ncommand = "x {port}"\n' + bad))
@@ -140,7 +156,7 @@ def test_a_report_plan_aimed_at_a_project_runs_what_applies_and_says_why_not_the
     for name in ("01-stable-load", "02-breakpoint"):
         assert by[name].not_applicable is None and by[name].parameters["project"] == str(single.path)
     assert by["05-storage"].not_applicable.startswith("not applicable: it ")
-    assert by["07-cluster"].not_applicable.startswith("needs a cluster")   # the file has no [cluster]
+    assert by["07-cluster"].not_applicable.startswith("needs a cluster")  # the file has no [cluster]
     assert plan.target == f"tiny ({single.path})"
     (tmp_path / "c").mkdir()
     clustered = Project.load(_tiny(tmp_path / "c", "[cluster]\nnodes = 3\n"))
@@ -150,14 +166,34 @@ def test_a_report_plan_aimed_at_a_project_runs_what_applies_and_says_why_not_the
 
 def test_the_cli_measures_the_project_server_filled_through_its_api(loadgen_binary, data_root, tmp_path, monkeypatch):
     p = _tiny(tmp_path)
-    assert main(["run", "--project", str(p), "-R", "100", "-d", "1s", "-c", "2", "--fill", "200",
-                 "--script", "get.lua", "--name", "project-get"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--project",
+                str(p),
+                "-R",
+                "100",
+                "-d",
+                "1s",
+                "-c",
+                "2",
+                "--fill",
+                "200",
+                "--script",
+                "get.lua",
+                "--name",
+                "project-get",
+            ]
+        )
+        == 0
+    )
     row = list_runs().iloc[-1]
     assert row["server_label"] == "tiny" and row["fill"] == 200
     # the project's API, and the filled keys for a sequential script to wrap within
     assert row["load_script_args"] == '["count=200", "path=/kv", "param=key"]'
     hits = open_run(row["dir"]).meta["validity"]["checks"]["hits"]
-    assert hits["status"] == "ok" and hits["value"] == 1.0, hits             # it read the keys it wrote
+    assert hits["status"] == "ok" and hits["value"] == 1.0, hits  # it read the keys it wrote
     # the built-in server's options make no sense for it: refused before anything starts
     n = len(list_runs())
     assert main(["run", "--project", str(p), "--backend", "memory", "-R", "10"]) == 2
@@ -175,10 +211,14 @@ def test_ab_takes_a_project_file_per_side_named_by_their_labels(tmp_path):
 
     for who in ("alice", "bob"):
         (tmp_path / who).mkdir()
-        _write(tmp_path / who, f'label = "{who}, stage 5"\n[server]\ncommand = "python3 {TINY} {{port}}"\n'
-                               f'ready_path = "/health"\n[api]\npath = "/kv"\nparam = "key"\n')
-    a = build_parser().parse_args(["ab", "--a-project", str(tmp_path / "alice"), "--b-project",
-                                   str(tmp_path / "bob" / "perflab.toml"), "-c", "2"])
+        _write(
+            tmp_path / who,
+            f'label = "{who}, stage 5"\n[server]\ncommand = "python3 {TINY} {{port}}"\n'
+            f'ready_path = "/health"\n[api]\npath = "/kv"\nparam = "key"\n',
+        )
+    a = build_parser().parse_args(
+        ["ab", "--a-project", str(tmp_path / "alice"), "--b-project", str(tmp_path / "bob" / "perflab.toml"), "-c", "2"]
+    )
     (sa, pa), (sb, pb) = commands._ab_side(a, "a"), commands._ab_side(a, "b")
     assert (sa.name, sb.name) == ("alice, stage 5", "bob, stage 5")
     assert commands._ab_load(a, [pa, pb]).script_args == ("path=/kv", "param=key")
@@ -189,9 +229,10 @@ def test_ab_takes_a_project_file_per_side_named_by_their_labels(tmp_path):
     with pytest.raises(ValueError, match="--memtable-size: option of the built-in server; side A is your server"):
         commands._ab_side(builtin_flag, "a")
     (tmp_path / "other").mkdir()
-    _write(tmp_path / "other", f'[server]\ncommand = "python3 {TINY} {{port}}"\n')      # the course API
-    differ = build_parser().parse_args(["ab", "--a-project", str(tmp_path / "alice"), "--b-project",
-                                        str(tmp_path / "other")])
+    _write(tmp_path / "other", f'[server]\ncommand = "python3 {TINY} {{port}}"\n')  # the course API
+    differ = build_parser().parse_args(
+        ["ab", "--a-project", str(tmp_path / "alice"), "--b-project", str(tmp_path / "other")]
+    )
     with pytest.raises(ValueError, match="the two files declare different APIs"):
         commands._ab_load(differ, [commands._ab_side(differ, s)[1] for s in ("a", "b")])
 
@@ -220,16 +261,32 @@ def _commits(repo, n: int) -> None:
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     for i in range(n):
         (repo / "stage.txt").write_text(f"stage {i + 1}\n")
-        subprocess.run(["git", "-c", "user.name=s", "-c", "user.email=s@example.org", "-C", str(repo), "add", "-A"],
-                       check=True)
-        subprocess.run(["git", "-c", "user.name=s", "-c", "user.email=s@example.org", "-C", str(repo), "commit", "-q",
-                        "-m", f"stage {i + 1}"], check=True)
+        subprocess.run(
+            ["git", "-c", "user.name=s", "-c", "user.email=s@example.org", "-C", str(repo), "add", "-A"], check=True
+        )
+        subprocess.run(
+            [
+                "git",
+                "-c",
+                "user.name=s",
+                "-c",
+                "user.email=s@example.org",
+                "-C",
+                str(repo),
+                "commit",
+                "-q",
+                "-m",
+                f"stage {i + 1}",
+            ],
+            check=True,
+        )
 
 
 def test_a_projects_stages_and_history_run_where_it_has_them_and_say_why_not_elsewhere(tmp_path):
     """08 needs a previous stage, 09 a repository of 4 commits at least with a build command: a report on a plain
     folder, a one-commit repository or one without a build says so on its index instead of failing (and 09 asks
     for no more commits than there are, so its question states what it measured)."""
+
     def planned(p):
         return {s.notebook: s for s in plans.QUICK.for_project(Project.load(p)).notebooks}
 
@@ -241,7 +298,9 @@ def test_a_projects_stages_and_history_run_where_it_has_them_and_say_why_not_els
     one.mkdir()
     _tiny(one)
     _commits(one, 1)
-    assert planned(one / "perflab.toml")["09-history"].not_applicable.endswith("has 1 commit; a history needs 4 at least")
+    assert planned(one / "perflab.toml")["09-history"].not_applicable.endswith(
+        "has 1 commit; a history needs 4 at least"
+    )
     five = tmp_path / "five"
     five.mkdir()
     (five / "prev").mkdir()
@@ -250,12 +309,12 @@ def test_a_projects_stages_and_history_run_where_it_has_them_and_say_why_not_els
     _commits(five, 5)
     unbuilt = planned(five / "perflab.toml")
     assert "no [server] build" in unbuilt["09-history"].not_applicable
-    assert unbuilt["08-ab"].not_applicable is None                           # [previous] names the stage before
-    text = (five / "perflab.toml").read_text().replace('ready_path', 'build = "true"\nready_path')
+    assert unbuilt["08-ab"].not_applicable is None  # [previous] names the stage before
+    text = (five / "perflab.toml").read_text().replace("ready_path", 'build = "true"\nready_path')
     (five / "perflab.toml").write_text(text)
     plan = plans.QUICK.for_project(Project.load(five / "perflab.toml"))
     by = {s.notebook: s for s in plan.notebooks}
-    assert by["09-history"].not_applicable is None and by["09-history"].parameters["commits"] == 5   # of 6 asked
+    assert by["09-history"].not_applicable is None and by["09-history"].parameters["commits"] == 5  # of 6 asked
     assert by["09-history"].parameters["script"] == "put.lua" and "planted" not in by["09-history"].parameters
     assert plan.lead == "08-ab" and by["08-ab"].parameters["script"] == "get-random.lua"
-    assert "a" not in by["08-ab"].parameters and "common" not in by["08-ab"].parameters   # the built-in server's
+    assert "a" not in by["08-ab"].parameters and "common" not in by["08-ab"].parameters  # the built-in server's

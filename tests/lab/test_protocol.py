@@ -33,7 +33,7 @@ class Buggy:
                 conn, _ = self.sock.accept()
             except TimeoutError:
                 continue
-            except OSError:   # closed
+            except OSError:  # closed
                 return
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
@@ -49,8 +49,16 @@ class Buggy:
                         return
                     buf += data
                 head, buf = buf.split(b"\r\n\r\n", 1)
-                n = int(next((v for k, v in (h.split(b":", 1) for h in head.split(b"\r\n")[1:])
-                              if k.strip().lower() == b"content-length"), b"0"))
+                n = int(
+                    next(
+                        (
+                            v
+                            for k, v in (h.split(b":", 1) for h in head.split(b"\r\n")[1:])
+                            if k.strip().lower() == b"content-length"
+                        ),
+                        b"0",
+                    )
+                )
                 while len(buf) < n:
                     buf += conn.recv(65536)
                 buf = buf[n:]
@@ -61,8 +69,10 @@ class Buggy:
                 if self.bug == "unframed":
                     conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
                 elif self.bug == "bad-chunk":
-                    conn.sendall(("\r\n".join(lines + ["Transfer-Encoding: chunked"]) + "\r\n\r\n").encode()
-                                 + b"5\r\nok\r\n0\r\n\r\n")
+                    conn.sendall(
+                        ("\r\n".join(lines + ["Transfer-Encoding: chunked"]) + "\r\n\r\n").encode()
+                        + b"5\r\nok\r\n0\r\n\r\n"
+                    )
                 else:
                     conn.sendall(("\r\n".join(lines + [f"Content-Length: {len(body)}"]) + "\r\n\r\n").encode() + body)
                 if self.bug == "close":
@@ -80,6 +90,7 @@ def buggy():
     def make(bug):
         made.append(Buggy(bug))
         return made[-1]
+
     yield make
     for b in made:
         b.close()
@@ -88,17 +99,20 @@ def buggy():
 def test_each_bug_is_named_in_words(buggy):
     assert protocol.diagnose(buggy("none").url, "/v0/entity?id=k", "PUT", b"v") is None
     said = protocol.diagnose(buggy("grow").url, "/v0/entity?id=k", "PUT", b"v")
-    assert said.startswith("each answer carries more headers than the one before (2, 3, 4, 5, 2, 3, 4, 5 headers in 8 "
-                           "answers) from each request to the next on one keep-alive connection"), said
+    assert said.startswith(
+        "each answer carries more headers than the one before (2, 3, 4, 5, 2, 3, 4, 5 headers in 8 "
+        "answers) from each request to the next on one keep-alive connection"
+    ), said
     assert "build a new Response for every request" in said
     said = protocol.diagnose(buggy("grow-shared").url, "/v0/entity?id=k")
     assert "(2, 3, 4, 5, 6, 7, 8, 9 headers in 8 answers) from each request to the next, across connections too" in said
     said = protocol.diagnose(buggy("close").url, "/v0/entity?id=k")
-    assert said.startswith("the server closed a keep-alive connection after answer 1 without saying 'Connection: "
-                           "close'"), said
+    assert said.startswith(
+        "the server closed a keep-alive connection after answer 1 without saying 'Connection: close'"
+    ), said
     assert "neither by Content-Length nor by chunked" in protocol.diagnose(buggy("unframed").url, "/x")
     assert protocol.diagnose(buggy("bad-chunk").url, "/x").startswith("a chunked body whose chunk size is not hex")
-    quiet = socket.create_server(("127.0.0.1", 0))   # listens, never answers
+    quiet = socket.create_server(("127.0.0.1", 0))  # listens, never answers
     try:
         said = protocol.diagnose(f"http://127.0.0.1:{quiet.getsockname()[1]}", "/x", timeout=0.3)
         assert said == "the server did not answer GET /x within 0.3 s"

@@ -7,13 +7,14 @@ import pytest
 
 import perflab as pl
 from perflab import records
-from perflab.records import new_run
 from perflab.errors import RunInterrupted
+from perflab.records import new_run
 
 
 def test_new_run_layout_and_meta(data_root):
-    r = records.new_run("experiment", "get async/64", params={"server": {"mode": "async", "workers": 2},
-                                                               "load": {"rate": 1000.0}})
+    r = records.new_run(
+        "experiment", "get async/64", params={"server": {"mode": "async", "workers": 2}, "load": {"rate": 1000.0}}
+    )
     assert r.dir.parent == data_root / "runs"
     assert r.id.endswith(r.id.rsplit("-", 1)[1]) and "get-async-64" in r.id
     m = json.loads((r.dir / "meta.json").read_text())
@@ -35,7 +36,7 @@ def test_context_marks_status(data_root):
         ok.set_result(p99_ms=1.5)
     with pytest.raises(ZeroDivisionError):
         with records.new_run("experiment", "bad") as bad:
-            1 / 0
+            1 / 0  # noqa: B018 - the error is the point
     with pytest.raises(KeyboardInterrupt):
         with records.new_run("experiment", "ctrl-c") as intr:
             raise KeyboardInterrupt
@@ -57,8 +58,10 @@ def test_index_query_breakpoints_by_mode(data_root):
             r.add_rows("loads", [{"rate": rate, "p99_ms": 2.0, "passed": True, "reason": "ok"}])
     with records.new_run("breakpoint", "put") as r:
         r.add_rows("breakpoints", [{"workload": "PUT", "breakpoint_rate": 111.0}])
-    df = records.query("SELECT server_workers, breakpoint_rate FROM breakpoints "
-                       "WHERE workload = 'GET' AND server_mode = 'async' ORDER BY server_workers")
+    df = records.query(
+        "SELECT server_workers, breakpoint_rate FROM breakpoints "
+        "WHERE workload = 'GET' AND server_mode = 'async' ORDER BY server_workers"
+    )
     assert df.to_dict("list") == {"server_workers": [1, 4], "breakpoint_rate": [900, 3000]}
     assert (data_root / "index.duckdb").is_file()
     assert set(records.tables()) >= {"runs", "loads", "breakpoints", "index_info"}
@@ -121,13 +124,19 @@ def test_a_coordinator_killed_with_sigkill_leaves_its_run_abandoned(data_root):
 
     from perflab.cli import main
 
-    code = ("import time; from perflab.records import new_run; r = new_run('experiment', 'killed'); "
-            "print(r.id, flush=True); time.sleep(120)")
-    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
-                         env={**os.environ, "PERFLAB_DATA": str(data_root)})
+    code = (
+        "import time; from perflab.records import new_run; r = new_run('experiment', 'killed'); "
+        "print(r.id, flush=True); time.sleep(120)"
+    )
+    p = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PERFLAB_DATA": str(data_root)},
+    )
     try:
         rid = p.stdout.readline().strip()
-        assert records.open_run(rid).status == "running"          # its coordinator is alive
+        assert records.open_run(rid).status == "running"  # its coordinator is alive
     finally:
         p.kill()
         p.wait(timeout=10)
@@ -142,10 +151,10 @@ def test_a_run_is_abandoned_only_when_its_coordinator_is_certainly_gone():
 
     me = children.identity()
     assert not children.gone(me)
-    assert children.gone({**me, "start_ticks": me["start_ticks"] - 1})     # the pid now names another process
-    assert children.gone({**me, "boot_id": "rebooted"})                      # this machine, booted again since
+    assert children.gone({**me, "start_ticks": me["start_ticks"] - 1})  # the pid now names another process
+    assert children.gone({**me, "boot_id": "rebooted"})  # this machine, booted again since
     assert not children.gone({**me, "boot_id": "elsewhere", "hostname": "another-machine"})  # cannot tell
-    assert not children.gone(None)                                            # a run recorded before identities
+    assert not children.gone(None)  # a run recorded before identities
 
 
 def test_a_server_of_yours_never_has_perflabs_commit(tmp_path, monkeypatch):
@@ -159,11 +168,11 @@ def test_a_server_of_yours_never_has_perflabs_commit(tmp_path, monkeypatch):
     from perflab.targets import target_of
 
     mine = checkout()["commit"]
-    assert target_of(ServerConfig()).version_commit() == mine                               # the built-in server
-    monkeypatch.chdir(paths.repo_root())             # make -C perflab: a course server's command runs in its clone
+    assert target_of(ServerConfig()).version_commit() == mine  # the built-in server
+    monkeypatch.chdir(paths.repo_root())  # make -C perflab: a course server's command runs in its clone
     assert target_of(ForeignServer(command="x {port}")).version_commit() is None
     assert target_of(ClusterConfig(nodes=2, server_cmd="x {port} {cluster}")).version_commit() is None
-    clone = tmp_path / "perflab"                     # a clone of perflab holding a student's folders, one in git
+    clone = tmp_path / "perflab"  # a clone of perflab holding a student's folders, one in git
     (clone / "students" / "alice").mkdir(parents=True)
     git(clone, "init", "-q", "-b", "main")
     git(clone, "commit", "-q", "--allow-empty", "-m", "perflab")
@@ -172,21 +181,27 @@ def test_a_server_of_yours_never_has_perflabs_commit(tmp_path, monkeypatch):
     git(bob, "init", "-q", "-b", "main")
     git(bob, "commit", "-q", "--allow-empty", "-m", "stage 1")
     monkeypatch.setenv("PERFLAB_ROOT", str(clone))
-    assert checkout()["commit"] != mine                                                    # perflab is that clone
-    assert target_of(ForeignServer(command="x {port}", workdir=str(clone / "students" / "alice"))).version_commit() is None
-    assert target_of(ForeignServer(command="x {port}", workdir=str(bob))).version_commit() == git(bob, "rev-parse", "HEAD").strip()
-    assert target_of(ClusterConfig(nodes=2, server_cmd="x {port} {cluster}", workdir=str(bob))).version_commit() \
+    assert checkout()["commit"] != mine  # perflab is that clone
+    assert (
+        target_of(ForeignServer(command="x {port}", workdir=str(clone / "students" / "alice"))).version_commit() is None
+    )
+    assert (
+        target_of(ForeignServer(command="x {port}", workdir=str(bob))).version_commit()
         == git(bob, "rev-parse", "HEAD").strip()
+    )
+    assert (
+        target_of(ClusterConfig(nodes=2, server_cmd="x {port} {cluster}", workdir=str(bob))).version_commit()
+        == git(bob, "rev-parse", "HEAD").strip()
+    )
 
 
 def test_each_run_is_keyed_by_the_version_of_the_server_it_measured(data_root, tmp_path, capsys):
     """The index's ``version_commit`` / ``version_label`` are the measured server's (found, or given), apart from
     perflab's own commit (``perflab_commit``); ``recorded`` and ``perflab runs`` filter by them."""
     from perflab.cli import main
-    from perflab.config import ForeignServer, ServerConfig
-    from perflab.config.version import Version
     from perflab.commits.git import checkout, commit_at
-    from perflab.config import ClusterConfig, LoadParams
+    from perflab.config import ClusterConfig, ForeignServer, LoadParams, ServerConfig
+    from perflab.config.version import Version
     from perflab.core.session import Session, SessionOptions
     from perflab.measure.generator import LoadTool
     from perflab.targets import target_of
@@ -195,18 +210,21 @@ def test_each_run_is_keyed_by_the_version_of_the_server_it_measured(data_root, t
         return Session("experiment", "x", server, LoadTool.of(LoadParams()), SessionOptions(version=given)).version()
 
     mine = checkout()["commit"]
-    assert version(ServerConfig()) == {"commit": mine, "label": None}                     # this checkout's server
+    assert version(ServerConfig()) == {"commit": mine, "label": None}  # this checkout's server
     install = tmp_path / "build"
     install.mkdir()
     (install / "lib").mkdir()
     (install / "lib" / "server.jar").write_text("")
-    (install / ".built").write_text("a" * 40 + "\n")                                     # a commit's build
+    (install / ".built").write_text("a" * 40 + "\n")  # a commit's build
     assert version(ServerConfig(install_dir=str(install)), "stage 6") == {"commit": "a" * 40, "label": "stage 6"}
     assert target_of(ForeignServer(command="x {port}", workdir=str(tmp_path))).version_commit() is None  # not in git
     assert target_of(ForeignServer(url="http://127.0.0.1:1")).version_commit() is None
     assert version(ForeignServer(url="http://127.0.0.1:1"), Version(commit="B" * 12))["commit"] == "b" * 12
-    assert target_of(ClusterConfig(nodes=2)).version_commit() == mine                   # built-in nodes
-    assert target_of(ClusterConfig(nodes=2, server_cmd="x {port} {cluster}", workdir=str(tmp_path))).version_commit() is None
+    assert target_of(ClusterConfig(nodes=2)).version_commit() == mine  # built-in nodes
+    assert (
+        target_of(ClusterConfig(nodes=2, server_cmd="x {port} {cluster}", workdir=str(tmp_path))).version_commit()
+        is None
+    )
     assert commit_at(tmp_path) is None
     with pytest.raises(ValueError, match="commit: a hex commit hash"):
         Version(commit="HEAD")
@@ -231,4 +249,5 @@ def test_each_run_is_keyed_by_the_version_of_the_server_it_measured(data_root, t
 def test_an_empty_data_root_reads_as_no_runs(tmp_path):
     # notebook 06 on a fresh data root sorted the empty index by a column it did not have
     from perflab.records.index import recorded
+
     assert recorded("runs", tmp_path / "data").empty

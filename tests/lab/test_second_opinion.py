@@ -38,22 +38,39 @@ def test_the_wrk2_asked_is_the_one_given_else_the_environments_else_the_paths(tm
 
 
 def _run(passed, p99, reason="ok"):
-    return {"run_id": "r", "passed": passed, "reason": reason, "p99_ms": p99, "achieved_ratio": 1.0,
-            "console": "second-opinion/00-console.txt"}
+    return {
+        "run_id": "r",
+        "passed": passed,
+        "reason": reason,
+        "p99_ms": p99,
+        "achieved_ratio": 1.0,
+        "console": "second-opinion/00-console.txt",
+    }
 
 
 def test_wrk2_agrees_when_most_of_its_runs_keep_up_and_says_so_when_they_do_not():
-    agree = so.SecondOpinion("wrk2", 20000.0, [_run(True, 2.1), _run(False, 12.0, "p99 12.00 ms > SLA 10 ms"),
-                                               _run(True, 3.4)])
+    agree = so.SecondOpinion(
+        "wrk2", 20000.0, [_run(True, 2.1), _run(False, 12.0, "p99 12.00 ms > SLA 10 ms"), _run(True, 3.4)]
+    )
     assert agree.agrees is True and (agree.kept_up, agree.fell_behind) == (2, 1)
-    assert agree.words() == ("real wrk2 agrees: it kept up with 20,000 req/s in 2 of 3 runs, each on a freshly "
-                             "started server (p99 2.10 ms to 12.0 ms)")
-    disagree = so.SecondOpinion("wrk2", 19711.0, [_run(False, 2350.0, "achieved 92.6% of target < 99%"),
-                                                  _run(False, 143.0, "p99 143.00 ms > SLA 10 ms"), _run(True, 3.0)])
+    assert agree.words() == (
+        "real wrk2 agrees: it kept up with 20,000 req/s in 2 of 3 runs, each on a freshly "
+        "started server (p99 2.10 ms to 12.0 ms)"
+    )
+    disagree = so.SecondOpinion(
+        "wrk2",
+        19711.0,
+        [
+            _run(False, 2350.0, "achieved 92.6% of target < 99%"),
+            _run(False, 143.0, "p99 143.00 ms > SLA 10 ms"),
+            _run(True, 3.0),
+        ],
+    )
     assert disagree.agrees is False
     assert disagree.words().startswith("real wrk2 does not confirm 19,711 req/s: it fell behind in 2 of 3 runs")
     assert disagree.words().endswith("achieved 92.6% of target < 99%): the number is perflab-load's alone")
-    unsure = so.SecondOpinion("wrk2", 1000.0, [_run(True, 1.0), _run(None, 50.0, "inconclusive"),
-                                               _run(None, 60.0, "inconclusive")])
+    unsure = so.SecondOpinion(
+        "wrk2", 1000.0, [_run(True, 1.0), _run(None, 50.0, "inconclusive"), _run(None, 60.0, "inconclusive")]
+    )
     assert unsure.agrees is None and "2 of 3 runs were inconclusive" in unsure.words()
     assert so.SecondOpinion("wrk2", 1000.0, [_run(True, 1.0)]).to_dict()["agrees"] is True

@@ -4,8 +4,8 @@ import socket
 import time
 
 import pytest
-
 from support import live_descendants, processes_mentioning
+
 from perflab import ServerConfig
 from perflab.errors import ServerStartError
 from perflab.server import Server, start_server
@@ -36,8 +36,16 @@ def test_stats_sampler_frame(server_build):
             time.sleep(1.0)
         df = s.frame()
     assert len(df) >= 3 and s.errors == 0
-    assert {"time", "t_s", "executor.queue_depth", "storage.flushes", "jvm.gc_count",
-            "requests_total", "requests_total_delta", "storage.flushes_delta"} <= set(df.columns)
+    assert {
+        "time",
+        "t_s",
+        "executor.queue_depth",
+        "storage.flushes",
+        "jvm.gc_count",
+        "requests_total",
+        "requests_total_delta",
+        "storage.flushes_delta",
+    } <= set(df.columns)
     assert df["t_s"].iloc[0] == 0 and df["t_s"].is_monotonic_increasing
     # the 20 GETs (404: memory is empty) show up as counted requests
     assert df["requests.GET.404"].iloc[-1] >= 20
@@ -88,4 +96,4 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="url must be an http URL"):
         fetch_stats("ftp://x")
     with pytest.raises(RuntimeError, match="not running"):
-        Server(ServerConfig()).url
+        Server(ServerConfig()).url  # noqa: B018 - the error is the point

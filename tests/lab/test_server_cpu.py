@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -32,8 +31,8 @@ def test_the_process_cpu_clock_counts_exited_threads_to_the_nanosecond():
     try:
         assert p.stdout.readline().strip() == "done"
         clock, ticks = process_cpu_s(p.pid), _stat_cpu_s(p.pid)
-        assert clock >= 0.3 and abs(clock - ticks) < 0.05       # the thread is gone; its CPU is not
-        assert round(clock * 100) != clock * 100                # not cut to clock ticks
+        assert clock >= 0.3 and abs(clock - ticks) < 0.05  # the thread is gone; its CPU is not
+        assert round(clock * 100) != clock * 100  # not cut to clock ticks
     finally:
         p.kill()
         p.wait()
@@ -42,8 +41,9 @@ def test_the_process_cpu_clock_counts_exited_threads_to_the_nanosecond():
 
 def test_a_run_records_the_servers_cpu_per_request(server_build, loadgen_binary, data_root):
     srv = ServerConfig(backend="memory", debug_work_ns=500_000)
-    res = run_experiment(srv, LoadParams(script="status.lua", connections=2, threads=1, rate=200, duration=1,
-                                         warmup=0.5))
+    res = run_experiment(
+        srv, LoadParams(script="status.lua", connections=2, threads=1, rate=200, duration=1, warmup=0.5)
+    )
     assert res.load.server_cpu_s is not None and res.load.cpu_us_per_request >= 450, res.load.record()
     row = query("SELECT server_cpu_s, cpu_us_per_request, requests FROM loads").iloc[0]
     assert row["cpu_us_per_request"] == pytest.approx(res.load.cpu_us_per_request)

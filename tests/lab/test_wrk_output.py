@@ -15,15 +15,26 @@ def test_put_fixture(shared_dir):
     o = parse_wrk_output(read(shared_dir, "fixtures/wrk2/put-t1-c1-R2000-L.txt"))
     assert o.url == "http://127.0.0.1:8081" and o.threads == 1 and o.connections == 1
     assert o.calibration == [{"mean_ms": 1.001, "interval_ms": 10.0}]
-    assert o.thread_stats["latency"] == {"avg": 0.94, "stdev": pytest.approx(0.51396), "max": 6.37, "within_stdev_pct": 65.81}
+    assert o.thread_stats["latency"] == {
+        "avg": 0.94,
+        "stdev": pytest.approx(0.51396),
+        "max": 6.37,
+        "within_stdev_pct": 65.81,
+    }
     assert o.thread_stats["req_sec"]["avg"] == pytest.approx(2130.0)
     assert o.distribution[99.0] == 1.90 and o.distribution[100.0] == 6.38
     assert len(o.spectrum) == 62
     first, last = o.spectrum.iloc[0], o.spectrum.iloc[-1]
     assert (first.latency_ms, first.percentile, first.total_count) == (0.022, 0.0, 1)
     assert math.isinf(last.inverse) and last.total_count == 3989
-    assert o.spectrum_summary == {"mean_ms": 0.938, "stdev_ms": 0.514, "max_ms": 6.372, "total_count": 3989,
-                                  "buckets": 27, "sub_buckets": 2048}
+    assert o.spectrum_summary == {
+        "mean_ms": 0.938,
+        "stdev_ms": 0.514,
+        "max_ms": 6.372,
+        "total_count": 3989,
+        "buckets": 27,
+        "sub_buckets": 2048,
+    }
     assert o.requests == 23997 and o.measured_s == 12.0
     assert o.bytes_read == round(1.53 * 1024 * 1024)
     assert o.requests_per_sec == 1999.85 and o.transfer_per_sec == round(130.85 * 1024)

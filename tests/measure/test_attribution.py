@@ -13,8 +13,15 @@ def timeline(n=300, step=0.1, spike_at=()):
     p99 = rng.uniform(0.8, 1.2, n)
     for i in spike_at:
         p99[i] = 15.0
-    return pd.DataFrame({"tag": "corrected", "start_s": np.arange(n) * step, "end_s": (np.arange(n) + 1) * step,
-                         "count": 1000, "p99_ms": p99})
+    return pd.DataFrame(
+        {
+            "tag": "corrected",
+            "start_s": np.arange(n) * step,
+            "end_s": (np.arange(n) + 1) * step,
+            "count": 1000,
+            "p99_ms": p99,
+        }
+    )
 
 
 def ev(kind, start_s, dur_s, t0=1_000_000.0):
@@ -28,8 +35,11 @@ def test_spikes_are_well_above_the_typical_interval():
 
 def test_a_kind_that_causes_the_spikes_is_named_with_its_test():
     spike_at = [20, 60, 100, 140, 180, 220, 260]
-    events = events_frame([ev("compaction", i * 0.1 - 0.05, 0.08) for i in spike_at]
-                          + [ev("gc", s, 0.003) for s in (3.3, 7.7, 12.1, 16.9, 25.5)], t0=1_000_000.0)
+    events = events_frame(
+        [ev("compaction", i * 0.1 - 0.05, 0.08) for i in spike_at]
+        + [ev("gc", s, 0.003) for s in (3.3, 7.7, 12.1, 16.9, 25.5)],
+        t0=1_000_000.0,
+    )
     a = attribute(timeline(spike_at=spike_at), events)
     comp = next(k for k in a.kinds if k.kind == "compaction")
     gc = next(k for k in a.kinds if k.kind == "gc")
@@ -50,8 +60,10 @@ def test_an_event_that_is_always_running_explains_nothing():
 
 
 def test_no_spikes_and_no_events_say_so():
-    assert attribute(timeline(), events_frame([], None)).summary() == \
-        "0 of 300 intervals are spikes (p99 above 2.98 ms, against a typical 0.99 ms)."
+    assert (
+        attribute(timeline(), events_frame([], None)).summary()
+        == "0 of 300 intervals are spikes (p99 above 2.98 ms, against a typical 0.99 ms)."
+    )
     a = attribute(timeline(spike_at=[5]), events_frame([], None))
     assert a.summary().endswith("the server reported no events to attribute them to.")
 

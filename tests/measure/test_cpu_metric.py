@@ -15,8 +15,14 @@ from perflab.server.cpu import ProcessCpu
 
 
 def _result(requests: int, cpu_s: float | None) -> LoadResult:
-    res = LoadResult(LoadParams(rate=1000, duration=1), "http://x", [], 0, "",
-                     {"requests": requests, "latency_us": {"p50": 100, "p99": 400, "p99.9": 900}})
+    res = LoadResult(
+        LoadParams(rate=1000, duration=1),
+        "http://x",
+        [],
+        0,
+        "",
+        {"requests": requests, "latency_us": {"p50": 100, "p99": 400, "p99.9": 900}},
+    )
     res.server_cpu_s = cpu_s
     return res
 
@@ -46,6 +52,6 @@ def test_the_window_reads_the_samples_at_its_edges():
     for i in range(9):
         t = t0 + 0.25 * i
         cpu.samples.append((t, None, 1, min(t - t0, 1.6), 1 << 20, 0.0, 1.0 + i))
-    assert cpu.window(t0 + 0.5, t0 + 1.6).cpu_s == pytest.approx(1.04)      # interpolated: wrong
+    assert cpu.window(t0 + 0.5, t0 + 1.6).cpu_s == pytest.approx(1.04)  # interpolated: wrong
     cpu.samples.append((t0 + 1.6, None, 1, 1.6, 1 << 20, 0.0, 7.4))
-    assert cpu.window(t0 + 0.5, t0 + 1.6).cpu_s == pytest.approx(1.1)       # at the edge: exact
+    assert cpu.window(t0 + 0.5, t0 + 1.6).cpu_s == pytest.approx(1.1)  # at the edge: exact

@@ -7,12 +7,12 @@ import sys
 import time
 
 import pytest
+from test_validity import result
 
 from perflab.config import ValidityThresholds
 from perflab.measure import hostspeed
 from perflab.measure.hostspeed import Calibration
 from perflab.measure.validity import assess
-from test_validity import result
 
 CPUS = sorted(os.sched_getaffinity(0))
 
@@ -29,8 +29,15 @@ def test_calibrate_times_the_loop_on_every_cpu():
     assert list(one.us) == [CPUS[-1]]
 
 
-@pytest.mark.parametrize("kwargs, words", [({"seconds": 0}, "seconds"), ({"seconds": 61}, "seconds"),
-                                           ({"on": [max(CPUS) + 1]}, "subset"), ({"on": []}, "subset")])
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        ({"seconds": 0}, "seconds"),
+        ({"seconds": 61}, "seconds"),
+        ({"on": [max(CPUS) + 1]}, "subset"),
+        ({"on": []}, "subset"),
+    ],
+)
 def test_calibrate_refuses_bad_arguments(kwargs, words):
     with pytest.raises(ValueError, match=words):
         hostspeed.calibrate(**{"seconds": 0.05, **kwargs})
@@ -70,8 +77,12 @@ def test_the_validity_check_holds_the_window_against_the_session():
     assert slow.checks["host_speed"].status == "warn" and slow.checks["host_speed"].value == pytest.approx(2.0)
     assert slow.level == "suspect" and any("machine itself ran slower" in r for r in slow.reasons)
     # a looser threshold lets it pass; without calibrations the check is n/a, not ok
-    assert assess(result(), host=(session[1:], session),
-                  thresholds=t.replace(host_speed_warn=2.5)).checks["host_speed"].status == "ok"
+    assert (
+        assess(result(), host=(session[1:], session), thresholds=t.replace(host_speed_warn=2.5))
+        .checks["host_speed"]
+        .status
+        == "ok"
+    )
     assert assess(result()).checks["host_speed"].status == "n/a"
     with pytest.raises(ValueError, match="host_speed_warn"):
         t.replace(host_speed_warn=1.0)
@@ -89,12 +100,14 @@ def test_perflab_host_surveys_and_writes_json(tmp_path):
     assert [int(r[0]) for r in rows] == CPUS and all(int(r[1]) >= 2 for r in rows)
     assert "steady" in p.stdout
     import json
+
     d = json.loads(out.read_text())
     assert d["n"] == len(d["calibrations"]) >= 2 and set(d["cpus"]) == {str(c) for c in CPUS}
 
 
-@pytest.mark.parametrize("args, words", [(["--seconds", "0"], "--seconds"),
-                                         (["--every", "0.1", "--sample", "0.2"], "--sample")])
+@pytest.mark.parametrize(
+    "args, words", [(["--seconds", "0"], "--seconds"), (["--every", "0.1", "--sample", "0.2"], "--sample")]
+)
 def test_perflab_host_refuses_bad_arguments(args, words):
     p = _perflab("host", *args)
     assert p.returncode == 2 and words in p.stderr and "error" in p.stderr

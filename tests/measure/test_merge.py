@@ -25,20 +25,20 @@ KINDS = ["lognormal", "pareto", "bimodal", "exponential", "small"]
 
 def _latencies(rng: np.random.Generator, kind: str, n: int) -> np.ndarray:
     if kind == "lognormal":
-        v = rng.lognormal(mean=5.5, sigma=0.6, size=n)                     # ~250 us typical
+        v = rng.lognormal(mean=5.5, sigma=0.6, size=n)  # ~250 us typical
     elif kind == "pareto":
-        v = (rng.pareto(1.1, size=n) + 1) * 80                              # heavy tail, up to seconds
+        v = (rng.pareto(1.1, size=n) + 1) * 80  # heavy tail, up to seconds
     elif kind == "bimodal":
         v = np.where(rng.random(n) < 0.97, rng.normal(300, 40, n), rng.normal(45_000, 9_000, n))  # GC pauses
     elif kind == "exponential":
         v = rng.exponential(2_000, size=n)
     else:
-        v = rng.integers(1, 2048, size=n)                                   # the exact (1 us) range
+        v = rng.integers(1, 2048, size=n)  # the exact (1 us) range
     return np.clip(np.round(v), 1, HIGHEST_US).astype(np.int64)
 
 
 def _histogram(values) -> HdrHistogram:
-    h = HdrHistogram(1, HIGHEST_US, SIGNIFICANT)     # perflab-load's layout: 1 us .. 24 h, 3 digits
+    h = HdrHistogram(1, HIGHEST_US, SIGNIFICANT)  # perflab-load's layout: 1 us .. 24 h, 3 digits
     for v in values:
         h.record_value(int(v))
     return h
@@ -71,8 +71,10 @@ def test_interval_logs_add_on_the_common_grid():
     rng = np.random.default_rng(7)
 
     def log(values_by_start: dict) -> str:
-        lines = ["#[StartTime: 1000.000 (seconds since epoch), x]", '"StartTimestamp","Interval_Length",'
-                 '"Interval_Max","Interval_Compressed_Histogram"']
+        lines = [
+            "#[StartTime: 1000.000 (seconds since epoch), x]",
+            '"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"',
+        ]
         for start, vals in values_by_start.items():
             lines.append(f"{start},0.100,{max(vals) / 1000:.3f},{_histogram(vals).encode().decode()}")
         return "\n".join(lines) + "\n"
@@ -90,6 +92,7 @@ def test_interval_logs_add_on_the_common_grid():
 def _serve():
     from perflab.config import ServerConfig
     from perflab.server import start_server
+
     return start_server(ServerConfig(backend="memory"))
 
 
@@ -97,18 +100,40 @@ def test_a_real_split_run_merges_into_the_whole_runs_numbers(server_build, loadg
     """Two perflab-load segments of one run, started together: each summary is reproduced from its own log;
     their merge holds exactly the sum of their counts and one histogram of all their latencies."""
     with _serve() as srv:
-        start = time.time() + 3.0   # both must be connected by then, on a busy machine too
+        start = time.time() + 3.0  # both must be connected by then, on a busy machine too
         procs = []
         for i in range(2):
-            procs.append(subprocess.Popen(
-                [str(loadgen_binary), "-t2", "-c4", "-d2s", "-R2000", "-L", "--segment", f"{i}/2",
-                 "--start-at", f"{start:.6f}", "--json", str(tmp_path / f"s{i}.json"), "--hdr-log",
-                 str(tmp_path / f"s{i}.hdr"), "--hdr-interval", "100ms", srv.url + "/v0/status"],
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+            procs.append(
+                subprocess.Popen(
+                    [
+                        str(loadgen_binary),
+                        "-t2",
+                        "-c4",
+                        "-d2s",
+                        "-R2000",
+                        "-L",
+                        "--segment",
+                        f"{i}/2",
+                        "--start-at",
+                        f"{start:.6f}",
+                        "--json",
+                        str(tmp_path / f"s{i}.json"),
+                        "--hdr-log",
+                        str(tmp_path / f"s{i}.hdr"),
+                        "--hdr-interval",
+                        "100ms",
+                        srv.url + "/v0/status",
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                )
+            )
         for p in procs:
             assert p.wait(timeout=30) == 0, p.stderr.read().decode()
-    parts = [Part(f"h{i}", json.loads((tmp_path / f"s{i}.json").read_text()), (tmp_path / f"s{i}.hdr").read_text())
-             for i in range(2)]
+    parts = [
+        Part(f"h{i}", json.loads((tmp_path / f"s{i}.json").read_text()), (tmp_path / f"s{i}.hdr").read_text())
+        for i in range(2)
+    ]
     for p in parts:
         # the merge's arithmetic is perflab-load's: one host's own log gives back its own summary
         again, _ = merge([Part(p.name, p.summary, p.log, shift_s=1e-12)])
@@ -118,9 +143,15 @@ def test_a_real_split_run_merges_into_the_whole_runs_numbers(server_build, loadg
     s0, s1 = parts[0].summary, parts[1].summary
     assert summary["requests"] == s0["requests"] + s1["requests"] and summary["offered"] == 4000
     assert summary["target_rate"] == 2000.0 and summary["threads"] == 2 and summary["connections"] == 4
-    assert [iv["offered"] for iv in summary["intervals"]] == [200] * 20     # the whole plan, interval by interval
-    one = Stats(sum(counts_of(HdrHistogram.decode(line.split(",")[-1]))
-                    for p in parts for line in p.log.splitlines() if line[:1].isdigit()))
+    assert [iv["offered"] for iv in summary["intervals"]] == [200] * 20  # the whole plan, interval by interval
+    one = Stats(
+        sum(
+            counts_of(HdrHistogram.decode(line.split(",")[-1]))
+            for p in parts
+            for line in p.log.splitlines()
+            if line[:1].isdigit()
+        )
+    )
     assert summary["latency_us"] == one.latency_object() and summary["spectrum"] == one.spectrum()
     assert "segment" not in summary and summary["merged"]["hosts"] == ["h0", "h1"]
 
@@ -135,30 +166,55 @@ def test_three_decimals_are_rounded_as_perflab_load_rounds_them():
 
 def _part_to(name: str, url: str, index: int, values_by_interval, codes_by_interval, kinds_by_interval) -> Part:
     """One part of a load split over two entry nodes (``--segment index/2``), each sent to its own URL."""
-    lines = ["#[StartTime: 1000.000 (seconds since epoch), x]",
-             '"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"']
+    lines = [
+        "#[StartTime: 1000.000 (seconds since epoch), x]",
+        '"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"',
+    ]
     intervals = []
     for i, vals in enumerate(values_by_interval):
         lines.append(f"{i:.3f},1.000,{max(vals) / 1000:.3f},{_histogram(vals).encode().decode()}")
         errors = sum(kinds_by_interval[i].values())
-        intervals.append({"start_s": float(i), "end_s": float(i + 1), "offered": len(vals), "completed": len(vals),
-                          "errors": errors, "error_kinds": kinds_by_interval[i], "status_codes": codes_by_interval[i]})
+        intervals.append(
+            {
+                "start_s": float(i),
+                "end_s": float(i + 1),
+                "offered": len(vals),
+                "completed": len(vals),
+                "errors": errors,
+                "error_kinds": kinds_by_interval[i],
+                "status_codes": codes_by_interval[i],
+            }
+        )
     n = sum(len(v) for v in values_by_interval)
     codes: dict = {}
     for c in codes_by_interval:
         for k, v in c.items():
             codes[k] = codes.get(k, 0) + v
-    summary = {"tool": "perflab-load", "version": "0.1.0", "url": url, "threads": 1, "connections": 2,
-               "segment": {"index": index, "count": 2, "threads": 2, "connections": 4, "target_rate": 10.0},
-               "duration_s": 2.0, "target_rate": 5.0, "achieved_rate": n / 2, "start_ms": 1_000_000,
-               "end_ms": 1_002_000, "warmup_start_ms": 999_000, "requests": n, "bytes_read": 10 * n,
-               "bytes_written": 0, "errors": {"connect": 0, "read": 0, "write": 0, "timeout": 0,
-                                              "status": codes.get("504", 0)},
-               "status_codes": codes, "steps": [], "offered": n, "unsent": 0,
-               "schedule_lag_us": {"mean": 2.0, "p50": 1, "p99": 5 * (index + 1), "p999": 9, "max": 9,
-                                   "late_1ms": index},
-               "cpu": {"user_s": 0.1, "sys_s": 0.1, "cpus_allowed": [index], "threads": [{"tid": index}]},
-               "intervals": intervals}
+    summary = {
+        "tool": "perflab-load",
+        "version": "0.1.0",
+        "url": url,
+        "threads": 1,
+        "connections": 2,
+        "segment": {"index": index, "count": 2, "threads": 2, "connections": 4, "target_rate": 10.0},
+        "duration_s": 2.0,
+        "target_rate": 5.0,
+        "achieved_rate": n / 2,
+        "start_ms": 1_000_000,
+        "end_ms": 1_002_000,
+        "warmup_start_ms": 999_000,
+        "requests": n,
+        "bytes_read": 10 * n,
+        "bytes_written": 0,
+        "errors": {"connect": 0, "read": 0, "write": 0, "timeout": 0, "status": codes.get("504", 0)},
+        "status_codes": codes,
+        "steps": [],
+        "offered": n,
+        "unsent": 0,
+        "schedule_lag_us": {"mean": 2.0, "p50": 1, "p99": 5 * (index + 1), "p999": 9, "max": 9, "late_1ms": index},
+        "cpu": {"user_s": 0.1, "sys_s": 0.1, "cpus_allowed": [index], "threads": [{"tid": index}]},
+        "intervals": intervals,
+    }
     return Part(name, summary, "\n".join(lines) + "\n")
 
 
@@ -168,8 +224,9 @@ def test_parts_sent_to_several_entry_nodes_merge_into_one_exact_run():
     a = [[100, 200, 300], [400]]
     b = [[1000, 2000], [3000, 4000, 5000]]
     pa = _part_to("node0", "http://127.0.0.1:1", 0, a, [{"201": 3}, {"201": 1}], [{}, {}])
-    pb = _part_to("node1", "http://127.0.0.1:2", 1, b, [{"201": 2}, {"201": 1, "504": 2}],
-                  [{}, {"status": 2, "timeout": 0}])
+    pb = _part_to(
+        "node1", "http://127.0.0.1:2", 1, b, [{"201": 2}, {"201": 1, "504": 2}], [{}, {"status": 2, "timeout": 0}]
+    )
     summary, log = merge([pa, pb])
     assert summary["url"] == "http://127.0.0.1:1,http://127.0.0.1:2"
     assert summary["requests"] == 9 and summary["status_codes"] == {"201": 7, "504": 2}

@@ -8,7 +8,7 @@ import pytest
 from scipy.stats import binom
 
 from perflab.measure import paired
-from perflab.measure.paired import Conclusion, Family, StopRule, Stop, paired_ratio
+from perflab.measure.paired import Conclusion, Family, Stop, StopRule, paired_ratio
 
 
 def _pairs(seed, n, ratio=1.0, sigma=0.05, bias=1.0, heavy=False):
@@ -21,15 +21,15 @@ def _pairs(seed, n, ratio=1.0, sigma=0.05, bias=1.0, heavy=False):
 
 
 def test_the_family_splits_alpha_over_every_test_it_makes():
-    f = Family()                                      # 64 pairs: looks 24, 32, 48, 64, the end, 3 metrics, pass/fail
+    f = Family()  # 64 pairs: looks 24, 32, 48, 64, the end, 3 metrics, pass/fail
     assert f.tests == 9 and f.level == pytest.approx(1e-6 / 9)
-    assert f.first_claim == 32                        # 2 / 2^24 = 1.19e-7 > 1.11e-7: 8 .. 24 cannot claim
-    assert Family(max_pairs=32).tests == 7 and Family(max_pairs=32).first_claim == 24   # looks 24, 32 only
+    assert f.first_claim == 32  # 2 / 2^24 = 1.19e-7 > 1.11e-7: 8 .. 24 cannot claim
+    assert Family(max_pairs=32).tests == 7 and Family(max_pairs=32).first_claim == 24  # looks 24, 32 only
     assert Family(rates=2).level == pytest.approx(1e-6 / 16) and Family(rates=2).first_claim == 32
-    assert Family(max_pairs=16).first_claim > 16      # too few pairs for any claim: the API warns
-    fast = Family(alpha=1e-3)                         # a looser alpha claims earlier: looks 16 .. 64 can
-    assert fast.tests == 10 and fast.first_claim == 16 and 2 / 2 ** 16 <= fast.level
-    assert paired.min_pairs_for(0.05) == 6 and paired.min_pairs_for(2 / 2 ** 24) == 24
+    assert Family(max_pairs=16).first_claim > 16  # too few pairs for any claim: the API warns
+    fast = Family(alpha=1e-3)  # a looser alpha claims earlier: looks 16 .. 64 can
+    assert fast.tests == 10 and fast.first_claim == 16 and 2 / 2**16 <= fast.level
+    assert paired.min_pairs_for(0.05) == 6 and paired.min_pairs_for(2 / 2**24) == 24
     for bad, msg in ((dict(alpha=0), "alpha"), (dict(max_pairs=200), "max_pairs"), (dict(rates=0), "rates")):
         with pytest.raises(ValueError, match=msg):
             Family(**bad)
@@ -40,14 +40,14 @@ def test_a_real_difference_is_claimed_with_its_method_n_interval_and_p():
     r = paired_ratio(a, b, "p99", level=Family().level)
     assert r.conclusion is Conclusion.DIFFERENT and r.direction == "lower" and r.significant
     assert 0.75 < r.ratio < 0.85 and r.ci[0] < 0.8 < r.ci[1] and r.ci[1] < 1
-    assert r.p_value == pytest.approx(2 / 2 ** 25)    # every pair agrees: the exact test's smallest p
+    assert r.p_value == pytest.approx(2 / 2**25)  # every pair agrees: the exact test's smallest p
 
 
 def test_the_same_difference_is_not_claimed_without_a_look_or_below_the_first_claim():
     a, b = _pairs(1, 24, ratio=0.8)
-    assert paired_ratio(a, b, level=None).conclusion is Conclusion.UNDECIDED     # not a look
+    assert paired_ratio(a, b, level=None).conclusion is Conclusion.UNDECIDED  # not a look
     a, b = _pairs(1, 22, ratio=0.8)
-    r = paired_ratio(a, b, level=Family().level)                                 # 22 pairs cannot reach 1.11e-7
+    r = paired_ratio(a, b, level=Family().level)  # 22 pairs cannot reach 1.11e-7
     assert r.conclusion is Conclusion.UNDECIDED
 
 
@@ -74,15 +74,15 @@ def test_too_few_pairs_and_missing_values():
     r = paired_ratio([1, 2, 3], [1, 2, 3])
     assert r.conclusion is Conclusion.TOO_FEW
     a, b = _pairs(5, 10)
-    a[0], b[1] = math.nan, 0.0                        # a pair without a value is left out, not guessed
+    a[0], b[1] = math.nan, 0.0  # a pair without a value is left out, not guessed
     assert paired_ratio(a, b, min_pairs=2).n == 8
     with pytest.raises(ValueError, match="one value per pair"):
         paired_ratio([1, 2], [1])
 
 
 def test_the_wilcoxon_p_is_exact_with_ties_and_zeros():
-    d = np.array([0.0] + [0.1] * 23)                  # one zero (dropped), 23 equal positive log-ratios
-    assert paired._wilcoxon_p(d) == pytest.approx(2 / 2 ** 23)
+    d = np.array([0.0] + [0.1] * 23)  # one zero (dropped), 23 equal positive log-ratios
+    assert paired._wilcoxon_p(d) == pytest.approx(2 / 2**23)
     assert paired._wilcoxon_p(np.zeros(10)) == 1.0
 
 
@@ -90,7 +90,7 @@ def test_pass_fail_uses_the_discordant_pairs():
     p = paired.pass_fail([True] * 25, [False] * 25, Family().level)
     assert p.conclusion is Conclusion.DIFFERENT and p.direction == "lower" and p.a_only == 25
     q = paired.pass_fail([True, None, False, True], [True, True, False, False], Family().level)
-    assert q.n == 3 and q.conclusion is Conclusion.UNDECIDED and q.a_only == 1   # None: an inconclusive probe
+    assert q.n == 3 and q.conclusion is Conclusion.UNDECIDED and q.a_only == 1  # None: an inconclusive probe
 
 
 def test_the_stop_rule_stops_for_the_reason_it_gives():
@@ -102,7 +102,7 @@ def test_the_stop_rule_stops_for_the_reason_it_gives():
     rule = StopRule(fam, "p50")
     a, b = _pairs(7, 32, ratio=1.25, sigma=0.01)
     seen = [rule.check(a[:n], b[:n], n)[1] for n in range(8, 33, 2)]
-    assert seen.index(Stop.DIFFERENT) == (24 - 8) // 2 and 24 in rule.looks_done   # the first look that can claim
+    assert seen.index(Stop.DIFFERENT) == (24 - 8) // 2 and 24 in rule.looks_done  # the first look that can claim
     rule = StopRule(fam, "p99")
     a, b = _pairs(8, 32, sigma=0.8, heavy=True)
     assert rule.check(a[:10], b[:10], 10, out_of_time=True)[1] is Stop.BUDGET
@@ -179,7 +179,7 @@ def test_a_paired_difference_claims_only_where_the_test_reaches_the_level():
     zeros = paired.paired_difference(np.zeros(16), np.zeros(16), "GC", 1e-3)
     assert zeros.conclusion is Conclusion.UNDECIDED and zeros.p_value == 1.0
     assert paired.paired_difference([1.0, math.nan], [2.0, 3.0], "x").conclusion is Conclusion.TOO_FEW
-    assert Family(extra=19).tests == 27 and Family(extra=19).to_dict()["extra"] == 19   # looks 32, 48, 64, the end,
+    assert Family(extra=19).tests == 27 and Family(extra=19).to_dict()["extra"] == 19  # looks 32, 48, 64, the end,
     # 3 other metrics, pass/fail, 19 categories: the lower level leaves 24 pairs too few
     with pytest.raises(ValueError, match="extra"):
         Family(extra=-1)

@@ -25,8 +25,10 @@ def test_lower_is_reported_as_lower():
 def test_same_distribution_claims_nothing_in_most_draws():
     # With alpha = 0.05 a few false claims in 200 null draws are expected; requiring the bootstrap
     # interval as well must keep them at or below the nominal rate.
-    claims = sum(compare_samples(_lognormal(s, 20, 2.0), _lognormal(10_000 + s, 20, 2.0), n_boot=400).significant
-                 for s in range(200))
+    claims = sum(
+        compare_samples(_lognormal(s, 20, 2.0), _lognormal(10_000 + s, 20, 2.0), n_boot=400).significant
+        for s in range(200)
+    )
     assert claims <= 10, claims
 
 
@@ -67,9 +69,11 @@ def test_intervals_differ_only_when_disjoint():
 
 
 def test_an_open_interval_never_supports_a_difference_on_its_open_side():
-    above = compare_intervals((31_000, None), (20_000, 25_000))        # a search that never failed
-    assert above.direction == "lower" and above.evidence == "intervals [31,000, open) and [20,000, 25,000] do not overlap"
+    above = compare_intervals((31_000, None), (20_000, 25_000))  # a search that never failed
+    assert (
+        above.direction == "lower" and above.evidence == "intervals [31,000, open) and [20,000, 25,000] do not overlap"
+    )
     assert compare_intervals((31_000, float("nan")), (40_000, 45_000)).direction == "no difference detectable"
-    assert compare_intervals((None, 1_250), (2_000, 2_400)).direction == "higher"   # nothing passed: (0, 1250)
+    assert compare_intervals((None, 1_250), (2_000, 2_400)).direction == "higher"  # nothing passed: (0, 1250)
     with pytest.raises(ValueError, match=r"0 <= lo <= hi, got \(-1, 2\)"):
         compare_intervals((-1, 2), (1, 2))

@@ -51,7 +51,7 @@ def test_structure_title_question_parameters_then_validation(name):
     params_cell = nb.cells[tagged[0]]
     assert params_cell.cell_type == "code"
     assert "import" not in params_cell.source, "the parameters cell holds plain assignments only"
-    after = next(c for c in nb.cells[tagged[0] + 1:] if c.cell_type == "code")
+    after = next(c for c in nb.cells[tagged[0] + 1 :] if c.cell_type == "code")
     # one validation layer: the first code cell builds the configs from the parameters (they check every
     # field) and checks the rest with the same layer (nb.param); no notebook-side checks of its own
     assert "nb.setup()" in after.source and "nb.check(" not in after.source
@@ -78,22 +78,31 @@ def test_thin_no_functions_only_public_imports_within_the_line_budget(name):
     its budget."""
     nb = nbformat.read(str(NB_DIR / name), as_version=4)
     code = [c.source for c in nb.cells if c.cell_type == "code"]
-    lines = sum(1 for c in nb.cells if c.cell_type == "code" and "parameters" not in c.metadata.get("tags", [])
-                for line in c.source.splitlines() if line.strip())
+    lines = sum(
+        1
+        for c in nb.cells
+        if c.cell_type == "code" and "parameters" not in c.metadata.get("tags", [])
+        for line in c.source.splitlines()
+        if line.strip()
+    )
     assert lines <= CODE_LINES[name[:2]], f"{name}: {lines} code lines, the budget is {CODE_LINES[name[:2]]}"
     imported = []
     for src in code:
         for node in ast.walk(ast.parse(src)):
-            assert not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)), \
+            assert not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)), (
                 f"{name}: defines {type(node).__name__} at line {node.lineno}: move it into perflab.analysis or perflab.lab"
+            )
             if isinstance(node, ast.Import):
-                assert [(a.name, a.asname) for a in node.names] == [("perflab", "pl")], f"{name}: import {node.names[0].name}"
+                assert [(a.name, a.asname) for a in node.names] == [("perflab", "pl")], (
+                    f"{name}: import {node.names[0].name}"
+                )
                 imported.append("perflab")
             elif isinstance(node, ast.ImportFrom):
-                assert node.module in ("perflab.analysis", "perflab.lab") and node.level == 0, \
+                assert node.module in ("perflab.analysis", "perflab.lab") and node.level == 0, (
                     f"{name}: from {node.module} import ..."
+                )
                 for a in node.names:
-                    importlib.import_module(f"{node.module}.{a.name}")   # a module, not a function of one
+                    importlib.import_module(f"{node.module}.{a.name}")  # a module, not a function of one
                     imported.append(f"{node.module}.{a.name}")
     assert imported[0] == "perflab" and "perflab.lab.notebook" in imported, imported
 
@@ -101,22 +110,37 @@ def test_thin_no_functions_only_public_imports_within_the_line_budget(name):
 BAD = [
     ("01-stable-load.ipynb", {"mode": "fast"}, "mode: --mode: expected one of sync, async, virtual, got 'fast'"),
     ("01-stable-load.ipynb", {"get_script": "no-such-script.lua"}, "script: no-such-script.lua not found"),
-    ("01-stable-load.ipynb", {"duration": "2s", "warmup": 5},
-     "warmup: must not be longer than the measured window (2 s), got 5 s"),
+    (
+        "01-stable-load.ipynb",
+        {"duration": "2s", "warmup": 5},
+        "warmup: must not be longer than the measured window (2 s), got 5 s",
+    ),
     ("01-stable-load.ipynb", {"sla_p99": "soon"}, "sla_p99: must be a duration like 500ms, 10s, 1m, got 'soon'"),
     ("01-stable-load.ipynb", {"memtable_size": "1k"}, "--memtable-size: must be between 64k and 1g, got '1k'"),
     ("02-breakpoint.ipynb", {"probe_duration": 0.1}, "probe_duration: must be >= 500ms, got 0.1"),
     ("02-breakpoint.ipynb", {"placements": ["shared", "spread"]}, "placement: expected one of shared, split"),
-    ("03-sync-vs-async.ipynb", {"modes": ["sync", "turbo"]}, "mode: --mode: expected one of sync, async, virtual, got 'turbo'"),
+    (
+        "03-sync-vs-async.ipynb",
+        {"modes": ["sync", "turbo"]},
+        "mode: --mode: expected one of sync, async, virtual, got 'turbo'",
+    ),
     ("04-executor-tuning.ipynb", {"workers": [0, 2]}, "workers[0]: must be >= 1, got 0"),
     ("05-storage.ipynb", {"rate": 0}, "rate: must be > 0, got 0"),
-    ("05-storage.ipynb", {"memtable_sizes": ["1q"]}, "--memtable-size: expected a size like 4m, 512k or 1048576, got '1q'"),
+    (
+        "05-storage.ipynb",
+        {"memtable_sizes": ["1q"]},
+        "--memtable-size: expected a size like 4m, 512k or 1048576, got '1q'",
+    ),
     ("05-storage.ipynb", {"pairs": {"max_pairz": 8}}, "pairs: 'max_pairz' is no ABParams field"),
     ("06-summary.ipynb", {"max_rows": 0}, "max_rows: must be >= 1, got 0"),
     ("06-summary.ipynb", {"since": "yesterday"}, "since: must be a duration like 500ms, 10s, 1m, got 'yesterday'"),
     ("07-cluster.ipynb", {"ack": 4}, "cluster: ack: must not exceed from (3), got 4"),
     ("07-cluster.ipynb", {"fault_node": 3}, "node 3 is out of range: the cluster has nodes 0..2"),
-    ("07-cluster.ipynb", {"fault_at": "later"}, "faults: fault_at: must be a duration like 500ms, 10s, 1m, got 'later'"),
+    (
+        "07-cluster.ipynb",
+        {"fault_at": "later"},
+        "faults: fault_at: must be a duration like 500ms, 10s, 1m, got 'later'",
+    ),
     ("07-cluster.ipynb", {"search": "guess"}, "capacity: search: expected one of probes, ramp"),
     ("07-cluster.ipynb", {"cluster_cmd": "python3 kv.py {port}"}, "server_cmd: must contain {cluster}"),
     ("08-ab.ipynb", {"b": {"mode": "turbo"}}, "b: mode: --mode: expected one of sync, async, virtual, got 'turbo'"),
@@ -144,8 +168,9 @@ def test_bad_parameter_fails_in_the_first_cell_with_a_message(tmp_path, monkeypa
     monkeypatch.setenv("PERFLAB_DATA", str(tmp_path / "data"))
     out = tmp_path / "out.ipynb"
     with pytest.raises(PapermillExecutionError) as e:
-        papermill.execute_notebook(str(NB_DIR / name), str(out), parameters=params, cwd=str(NB_DIR),
-                                   progress_bar=False, kernel_name="python3")
+        papermill.execute_notebook(
+            str(NB_DIR / name), str(out), parameters=params, cwd=str(NB_DIR), progress_bar=False, kernel_name="python3"
+        )
     assert e.value.ename == "ValueError"
     assert message in e.value.evalue
     executed = nbformat.read(str(out), as_version=4)
@@ -153,8 +178,9 @@ def test_bad_parameter_fails_in_the_first_cell_with_a_message(tmp_path, monkeypa
     # parameters, papermill's injected parameters, then the validation cell: the first cell that runs code
     failing = next(i for i in code if any(o.get("output_type") == "error" for o in executed.cells[i].outputs))
     assert failing == code[2], "the error is raised by the first code cell after the parameters"
-    assert not (tmp_path / "data" / "runs").exists() or not any((tmp_path / "data" / "runs").iterdir()), \
+    assert not (tmp_path / "data" / "runs").exists() or not any((tmp_path / "data" / "runs").iterdir()), (
         "nothing may run before the parameters are validated"
+    )
 
 
 #: runs each case's cells in a fresh namespace of one process and prints what each raised
@@ -179,10 +205,14 @@ print(json.dumps(out))
 def first_cells(tmp_path_factory):
     rest = IN_ONE_PROCESS
     data = tmp_path_factory.mktemp("first-cells")
-    proc = subprocess.run([sys.executable, "-c", _FIRST_CELLS,
-                           json.dumps([[str(NB_DIR / n), p] for n, p, _ in rest])],
-                          capture_output=True, text=True, cwd=str(NB_DIR), timeout=300,
-                          env={**os.environ, "PERFLAB_DATA": str(data / "data")})
+    proc = subprocess.run(
+        [sys.executable, "-c", _FIRST_CELLS, json.dumps([[str(NB_DIR / n), p] for n, p, _ in rest])],
+        capture_output=True,
+        text=True,
+        cwd=str(NB_DIR),
+        timeout=300,
+        env={**os.environ, "PERFLAB_DATA": str(data / "data")},
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return dict(zip(_ids(rest), json.loads(proc.stdout.splitlines()[-1]))), data
 
@@ -192,5 +222,6 @@ def test_bad_parameter_is_named_by_the_first_code_cell(first_cells, name, params
     raised, data = first_cells
     got = raised[_ids([(name, params, message)])[0]]
     assert got is not None and got[0] == "ValueError" and message in got[1], got
-    assert not (data / "data" / "runs").exists() or not any((data / "data" / "runs").iterdir()), \
+    assert not (data / "data" / "runs").exists() or not any((data / "data" / "runs").iterdir()), (
         "nothing may run before the parameters are validated"
+    )

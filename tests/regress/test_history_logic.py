@@ -20,6 +20,7 @@ def _measure(levels: list[float], broken: tuple[int, ...] = ()):
             raise BuildError(f"commit {i} cannot be built")
         base = levels[i]
         return {m: [base * NOISE[(i + r) % len(NOISE)] for r in range(3)] for m in ("cpu", "p50", "p99")}, f"run{i}"
+
     return measure
 
 
@@ -27,6 +28,7 @@ def _compare(outcome: Outcome, calls: list):
     def compare(a, b):
         calls.append((a, b))
         return Check(outcome, "cpu", 400.0, 1.8, (1.6, 2.0), 8, 0.004, 0.008, 0.05, "x", "interleaved pairs")
+
     return compare
 
 
@@ -45,8 +47,10 @@ def test_a_history_without_a_change_has_no_change_point_and_no_check():
     assert t.found is Found.NO_CHANGE_POINT and t.candidates == [] and calls == []
 
 
-@pytest.mark.parametrize("outcome,words", [(Outcome.NOT_WORSE, "not confirmed"), (Outcome.UNDECIDED, "undecided"),
-                                           (Outcome.UNMEASURED, "unmeasured")])
+@pytest.mark.parametrize(
+    "outcome,words",
+    [(Outcome.NOT_WORSE, "not confirmed"), (Outcome.UNDECIDED, "undecided"), (Outcome.UNMEASURED, "unmeasured")],
+)
 def test_a_candidate_the_check_does_not_confirm_is_no_regression(outcome, words):
     t = trace(6, _measure([20, 20, 20, 40, 40, 40]), _compare(outcome, []))
     assert t.found is Found.NONE_CONFIRMED and t.candidates[0].outcome == words and not t.candidates[0].regression

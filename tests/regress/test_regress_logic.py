@@ -10,9 +10,9 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from perflab.errors import BuildError
 from perflab.analysis import regress as words
 from perflab.config.regress import BisectParams, GateParams, RepoParams
+from perflab.errors import BuildError
 from perflab.records import new_run
 from perflab.regress import bisect as bisect_mod
 from perflab.regress.bisect import Found, max_comparisons, search
@@ -22,18 +22,29 @@ from perflab.report.regress import bisect_page, write_gate_files
 
 
 def _row(conclusion, ratio, lo, hi, direction="no difference detectable", metric="cpu", margin=0.05):
-    return {"metric": metric, "rate": 2000.0, "conclusion": conclusion, "direction": direction, "ratio": ratio,
-            "ci_lo": lo, "ci_hi": hi, "n": 16, "p_value": 1e-4, "level": 1e-4, "margin": margin,
-            "method": "interleaved pairs"}
+    return {
+        "metric": metric,
+        "rate": 2000.0,
+        "conclusion": conclusion,
+        "direction": direction,
+        "ratio": ratio,
+        "ci_lo": lo,
+        "ci_hi": hi,
+        "n": 16,
+        "p_value": 1e-4,
+        "level": 1e-4,
+        "margin": margin,
+        "method": "interleaved pairs",
+    }
 
 
 def test_a_verdict_reads_as_a_regression_check_in_the_worse_direction_only():
     assert judge(_row("different", 1.2, 1.15, 1.25, "higher")).outcome is Outcome.REGRESSION
     assert judge(_row("different", 0.8, 0.75, 0.85, "lower")).outcome is Outcome.IMPROVEMENT
     assert judge(_row("equivalent", 1.0, 0.97, 1.03)).outcome is Outcome.NOT_WORSE
-    assert judge(_row("undecided", 0.97, 0.9, 1.04)).outcome is Outcome.NOT_WORSE      # worse end within +5%
+    assert judge(_row("undecided", 0.97, 0.9, 1.04)).outcome is Outcome.NOT_WORSE  # worse end within +5%
     assert judge(_row("undecided", 1.03, 0.98, 1.09)).outcome is Outcome.UNDECIDED
-    assert judge(_row("undecided", 0.5, 0.4, 0.6)).outcome is Outcome.IMPROVEMENT        # all of it beyond -5%
+    assert judge(_row("undecided", 0.5, 0.4, 0.6)).outcome is Outcome.IMPROVEMENT  # all of it beyond -5%
     # a lower breakpoint is the slower server; an open upper end is no evidence against it
     bp = dict(metric="breakpoint", margin=0.05)
     assert judge({**_row("different", 0.8, 0.72, 0.87, "lower", **bp), "n": None}).outcome is Outcome.REGRESSION
@@ -45,8 +56,10 @@ def test_a_verdict_reads_as_a_regression_check_in_the_worse_direction_only():
     assert bad.outcome is Outcome.UNMEASURED and "generator" in bad.why
     # the server's CPU time is its own, whatever held the generator back
     assert judge(_row("different", 1.2, 1.15, 1.25, "higher"), validity="invalid").outcome is Outcome.REGRESSION
-    assert [EXIT[o] for o in (Outcome.NOT_WORSE, Outcome.IMPROVEMENT, Outcome.REGRESSION, Outcome.UNDECIDED,
-                              Outcome.UNMEASURED)] == [0, 0, 1, 2, 3]
+    assert [
+        EXIT[o]
+        for o in (Outcome.NOT_WORSE, Outcome.IMPROVEMENT, Outcome.REGRESSION, Outcome.UNDECIDED, Outcome.UNMEASURED)
+    ] == [0, 0, 1, 2, 3]
 
 
 def _check(outcome: Outcome, ratio: float = 1.0) -> Check:
@@ -80,7 +93,7 @@ def test_the_search_names_the_first_slower_commit_wherever_it_is(first):
     h = History(16, first)
     s = search(16, h)
     assert s.found is Found.FIRST_SLOWER and s.first == first and s.candidates == [first]
-    assert h.calls[0] == (16, 0)                                           # BAD against GOOD first
+    assert h.calls[0] == (16, 0)  # BAD against GOOD first
     assert s.comparisons <= max_comparisons(16, 0) and s.comparisons == len(h.calls)
     assert s.check_of(first).outcome is Outcome.REGRESSION
 
@@ -107,10 +120,10 @@ def test_a_commit_that_does_not_build_is_skipped_and_named():
 
 
 def test_an_undecided_step_spends_more_pairs_then_says_it_cannot_tell():
-    h = History(16, first=9, foggy={8}, fog=1)              # decided at its retry
+    h = History(16, first=9, foggy={8}, fog=1)  # decided at its retry
     s = search(16, h, retries=1)
     assert s.first == 9 and (8, 1) in h.calls
-    h = History(16, first=9, foggy={8})                     # never decided: stop there, naming the range
+    h = History(16, first=9, foggy={8})  # never decided: stop there, naming the range
     s = search(16, h, retries=1)
     assert s.found is Found.CANNOT_TELL and s.first is None and s.undecided == 8 and (8, 1) in h.calls
     assert s.lo < 8 < s.hi or s.lo < 9 <= s.hi
@@ -134,15 +147,32 @@ def test_the_commands_defaults_and_bad_parameters():
 
 # --- the words and files, from runs recorded by hand ----------------------------------------------
 
+
 def _gate_run(root, outcome: Outcome, error=None):
     c = _check(outcome, 1.25 if outcome is Outcome.REGRESSION else 1.0)
-    run = new_run("gate", "gate-test", {"base": {"sha": "a" * 40, "subject": "base"},
-                                        "head": {"sha": "b" * 40, "subject": "head"},
-                                        "repo": {"repo": "/r", "yours": False, "project": None}}, root)
+    run = new_run(
+        "gate",
+        "gate-test",
+        {
+            "base": {"sha": "a" * 40, "subject": "base"},
+            "head": {"sha": "b" * 40, "subject": "head"},
+            "repo": {"repo": "/r", "yours": False, "project": None},
+        },
+        root,
+    )
     with run:
-        run.set_result(outcome=str(outcome), exit_code=EXIT[outcome], metric="cpu", rate=2000.0,
-                       check=None if error else c.to_dict(), alpha=1e-3, bound=1e-3, seconds=61.0, ab_run="x",
-                       error=error)
+        run.set_result(
+            outcome=str(outcome),
+            exit_code=EXIT[outcome],
+            metric="cpu",
+            rate=2000.0,
+            check=None if error else c.to_dict(),
+            alpha=1e-3,
+            bound=1e-3,
+            seconds=61.0,
+            ab_run="x",
+            error=error,
+        )
     return run
 
 
@@ -163,13 +193,16 @@ def test_the_gates_summary_junit_and_json(tmp_path):
     assert ET.parse(write_gate_files(ok)[1]).getroot().find("testcase").find("failure") is None
     broken = _gate_run(tmp_path, Outcome.UNMEASURED, error="commit bbbb cannot be built")
     assert "could not measure: commit bbbb cannot be built (exit 3)" in words.gate_lines(broken)[1]
-    assert ET.parse(write_gate_files(broken)[1]).getroot().find("testcase").find("error").get("type") == \
-        "could-not-measure"
+    assert (
+        ET.parse(write_gate_files(broken)[1]).getroot().find("testcase").find("error").get("type")
+        == "could-not-measure"
+    )
 
 
 def test_the_gates_table_names_the_confidence_its_interval_was_computed_at(tmp_path, monkeypatch):
     """The table's header read '95% interval' as text, whatever confidence the comparison's intervals have."""
     from perflab.measure.paired import CONFIDENCE
+
     run = _gate_run(tmp_path, Outcome.REGRESSION)
     assert f"| metric | HEAD / BASE | {100 * CONFIDENCE:g}% interval |" in words.gate_markdown(run)
     monkeypatch.setattr(words, "CONFIDENCE", 0.9)
@@ -180,9 +213,18 @@ def test_a_bisections_chain_of_verdicts_in_words_and_on_its_page(tmp_path):
     commits = [bisect_mod.Revision(f"{i:040x}", f"commit {i}") for i in range(9)]
     h = History(8, first=6, broken={4})
     s = search(8, h)
-    run = new_run("bisect", "bisect-test", {"commits": [c.to_dict() for c in commits],
-                                            "repo": {"repo": "/r", "yours": False}, "metric": "cpu", "rate": 2000.0,
-                                            "bisect": BisectParams().to_dict()}, tmp_path)
+    run = new_run(
+        "bisect",
+        "bisect-test",
+        {
+            "commits": [c.to_dict() for c in commits],
+            "repo": {"repo": "/r", "yours": False},
+            "metric": "cpu",
+            "rate": 2000.0,
+            "bisect": BisectParams().to_dict(),
+        },
+        tmp_path,
+    )
     with run:
         res = bisect_mod.BisectResult(run, commits, s, BisectParams(), "cpu", 300.0, ["dirty tree"])
         bisect_mod._record(res)

@@ -18,17 +18,17 @@ from pathlib import Path
 import pytest
 
 from perflab import LoadParams, open_run, query
+from perflab.analysis import regress as words
 from perflab.cli import main
 from perflab.config.regress import BisectParams, GateParams, RepoParams
 from perflab.records import list_runs
 from perflab.regress import Found, Outcome, run_bisect, run_gate, synthetic
-from perflab.analysis import regress as words
-
 
 LOAD = LoadParams(script="status.lua", connections=4, threads=1, rate=400)
 #: short probes, no budget: the comparisons stop on their verdicts, or at 16 pairs
-FAST = dict(probe_duration=0.2, warmup=0.1, cooldown=0, server_warmup=1, max_pairs=16, budget=None, margin=0.5,
-            alpha=0.01)
+FAST = dict(
+    probe_duration=0.2, warmup=0.1, cooldown=0, server_warmup=1, max_pairs=16, budget=None, margin=0.5, alpha=0.01
+)
 PLANTED = 11
 COST = 300
 
@@ -44,10 +44,17 @@ def planted(tmp_path_factory, server_build, loadgen_binary):
 @pytest.mark.slow
 def test_bisect_names_the_commit_that_made_the_server_slower(planted):
     repo, root = planted
-    (repo / "notes.txt").write_text("uncommitted\n")          # a dirty working tree: never touched
+    (repo / "notes.txt").write_text("uncommitted\n")  # a dirty working tree: never touched
     data = root / "data"
-    res = run_bisect("HEAD~16", "HEAD", LOAD, BisectParams(**FAST, retries=0), RepoParams(repo=str(repo)),
-                     data_root=data, progress=False)
+    res = run_bisect(
+        "HEAD~16",
+        "HEAD",
+        LOAD,
+        BisectParams(**FAST, retries=0),
+        RepoParams(repo=str(repo)),
+        data_root=data,
+        progress=False,
+    )
     commits = synthetic.git(repo, "log", "--reverse", "--format=%H").split()
     assert res.found is Found.FIRST_SLOWER and res.first.sha == commits[PLANTED], words.bisect_lines(res)
     check = res.first_check
@@ -55,14 +62,18 @@ def test_bisect_names_the_commit_that_made_the_server_slower(planted):
     # the chain: BAD first, then halving; commit 8 was tried, did not build, and is named as skipped
     steps = res.search.steps
     assert steps[0].index == 16 and steps[0].check.outcome is Outcome.REGRESSION
-    assert [s.index for s in steps if s.skipped] == [8] and "cannot be built" in steps[[s.index for s in steps].index(8)].skipped
+    assert [s.index for s in steps if s.skipped] == [8] and "cannot be built" in steps[
+        [s.index for s in steps].index(8)
+    ].skipped
     assert all(s.check.outcome is Outcome.NOT_WORSE for s in steps if s.check and s.index < PLANTED)
     assert res.search.comparisons <= 6 and res.bound == pytest.approx(res.search.comparisons * 0.01)
     lines = words.bisect_lines(res)
     assert words.answer(res).startswith(f"first slower commit: {commits[PLANTED][:10]} (step 11: 300 us")
     assert any("skipped" in x and commits[8][:10] in x for x in lines) and "uncommitted" in lines[-1]
     # the working tree is as it was: the change is there, nothing else moved
-    assert (repo / "notes.txt").read_text() == "uncommitted\n" and synthetic.git(repo, "status", "--porcelain").strip() == "M notes.txt"
+    assert (repo / "notes.txt").read_text() == "uncommitted\n" and synthetic.git(
+        repo, "status", "--porcelain"
+    ).strip() == "M notes.txt"
     # one bisect run in the index with its steps, each comparison an ab run of its own
     run = open_run(res.run.dir)
     assert run.kind == "bisect" and run.status == "ok" and run.results["first"] == commits[PLANTED]
@@ -71,17 +82,25 @@ def test_bisect_names_the_commit_that_made_the_server_slower(planted):
     kinds = list_runs(data)["kind"].value_counts()
     assert kinds["bisect"] == 1 and kinds["ab"] == res.search.comparisons
     from perflab.report.regress import bisect_page
+
     page = bisect_page(res)
     assert page.is_file() and commits[PLANTED][:10] in page.read_text()
 
 
-@pytest.mark.slow   # make test-all: `make test` walks a history in notebook 09 (the report test) and gates one here
+@pytest.mark.slow  # make test-all: `make test` walks a history in notebook 09 (the report test) and gates one here
 def test_a_history_without_a_regression_says_so(tmp_path, server_build, loadgen_binary, monkeypatch):
     # the built-in server's own history: java-server/ at each commit, "built" by linking this checkout's build
     repo, build = synthetic.builtin(tmp_path, 4)
     monkeypatch.setenv("PERFLAB_AB_BUILD", build)
-    res = run_bisect("HEAD~3", "HEAD", LOAD, BisectParams(**FAST), RepoParams(repo=str(repo)),
-                     data_root=tmp_path / "data", progress=False)
+    res = run_bisect(
+        "HEAD~3",
+        "HEAD",
+        LOAD,
+        BisectParams(**FAST),
+        RepoParams(repo=str(repo)),
+        data_root=tmp_path / "data",
+        progress=False,
+    )
     assert res.found is Found.NO_REGRESSION and res.first is None, words.bisect_lines(res)
     assert res.search.comparisons == 1 and words.answer(res).startswith("no regression: BAD is no worse than GOOD")
     assert not res.search.steps[0].check.outcome.slower
@@ -90,31 +109,74 @@ def test_a_history_without_a_regression_says_so(tmp_path, server_build, loadgen_
 def test_bad_input_is_named_and_nothing_is_recorded(planted, tmp_path):
     repo, _ = planted
     data = tmp_path / "data"
-    cases = [(("HEAD", "HEAD~3"), "not an ancestor of BAD"), (("nope", "HEAD"), "'nope' is not a commit"),
-             (("HEAD~1", "HEAD~1"), "the same commit")]
+    cases = [
+        (("HEAD", "HEAD~3"), "not an ancestor of BAD"),
+        (("nope", "HEAD"), "'nope' is not a commit"),
+        (("HEAD~1", "HEAD~1"), "the same commit"),
+    ]
     for (good, bad), message in cases:
         with pytest.raises(ValueError, match=message):
-            run_bisect(good, bad, LOAD, BisectParams(**FAST), RepoParams(repo=str(repo)), data_root=data,
-                       progress=False)
+            run_bisect(
+                good, bad, LOAD, BisectParams(**FAST), RepoParams(repo=str(repo)), data_root=data, progress=False
+            )
     with pytest.raises(ValueError, match="not a git repository"):
         run_gate("HEAD~1", "HEAD", LOAD, GateParams(**FAST), RepoParams(repo=str(tmp_path)), data_root=data)
     assert list_runs(data).empty
 
 
-@pytest.mark.slow   # make test-all: `make test` walks a history in notebook 09 (the report test) and gates one here
+@pytest.mark.slow  # make test-all: `make test` walks a history in notebook 09 (the report test) and gates one here
 def test_good_slower_than_bad_says_so(tmp_path, server_build, loadgen_binary):
     repo = synthetic.declared(tmp_path, [COST, 0])
-    res = run_bisect("HEAD~1", "HEAD", LOAD, BisectParams(**FAST), RepoParams(repo=str(repo)),
-                     data_root=tmp_path / "data", progress=False)
+    res = run_bisect(
+        "HEAD~1",
+        "HEAD",
+        LOAD,
+        BisectParams(**FAST),
+        RepoParams(repo=str(repo)),
+        data_root=tmp_path / "data",
+        progress=False,
+    )
     assert res.found is Found.GOOD_SLOWER, words.bisect_lines(res)
     assert words.answer(res).startswith("GOOD is slower than BAD, nothing to bisect: BAD's CPU per request")
 
 
 def _gate(repo: Path, data: Path, base: str, head: str, out: Path, capsys) -> tuple[int, str]:
-    code = main(["gate", base, head, "--repo", str(repo), "--data", str(data), "--out", str(out), "--quiet",
-                 "-s", "status.lua", "-c", "4", "-t", "1", "-R", "400", "--probe-duration", "200ms", "--warmup",
-                 "100ms", "--cooldown", "0", "--server-warmup", "1s", "--pairs", "16", "--margin", "50%",
-                 "--alpha", "0.01"])
+    code = main(
+        [
+            "gate",
+            base,
+            head,
+            "--repo",
+            str(repo),
+            "--data",
+            str(data),
+            "--out",
+            str(out),
+            "--quiet",
+            "-s",
+            "status.lua",
+            "-c",
+            "4",
+            "-t",
+            "1",
+            "-R",
+            "400",
+            "--probe-duration",
+            "200ms",
+            "--warmup",
+            "100ms",
+            "--cooldown",
+            "0",
+            "--server-warmup",
+            "1s",
+            "--pairs",
+            "16",
+            "--margin",
+            "50%",
+            "--alpha",
+            "0.01",
+        ]
+    )
     return code, capsys.readouterr().out
 
 
@@ -122,7 +184,7 @@ def test_the_gate_never_fails_a_change_that_costs_nothing_and_fails_a_planted_re
     # the command line's budget (240 s) is some ten times what these comparisons take on this machine
     repo, _ = planted
     data, out = tmp_path / "data", tmp_path / "ci"
-    code, text = _gate(repo, data, "HEAD~16", "HEAD~15", out, capsys)          # 0 us against 0 us
+    code, text = _gate(repo, data, "HEAD~16", "HEAD~15", out, capsys)  # 0 us against 0 us
     # an A/A gate must never fail (a false alarm has probability at most alpha and needs a pair beyond the 50%
     # margin); whether 16 pairs prove it "no worse" within that margin is the machine's noise: on a loaded one
     # the interval may still reach past 1.5x (undecided, exit 2), and says so
@@ -134,7 +196,7 @@ def test_the_gate_never_fails_a_change_that_costs_nothing_and_fails_a_planted_re
         assert "gate: no regression" in text and "(exit 0)" in text and hi < 1.5, text
     else:
         assert "undecided" in text and "(exit 2)" in text and hi >= 1.5, text
-    code, text = _gate(repo, data, f"HEAD~{16 - PLANTED + 1}", f"HEAD~{16 - PLANTED}", out, capsys)   # 0 -> 300 us
+    code, text = _gate(repo, data, f"HEAD~{16 - PLANTED + 1}", f"HEAD~{16 - PLANTED}", out, capsys)  # 0 -> 300 us
     assert code == 1 and "gate: a regression" in text, text
     doc = json.loads((out / "gate.json").read_text())
     assert doc["check"]["outcome"] == "regression" and doc["check"]["ratio"] > 1.5
@@ -146,9 +208,9 @@ def test_the_gate_never_fails_a_change_that_costs_nothing_and_fails_a_planted_re
 def test_the_gates_exit_status_when_it_cannot_measure(planted, tmp_path, capsys):
     repo, _ = planted
     data = tmp_path / "data"
-    assert _gate(repo, data, "HEAD~16", "no-such-commit", tmp_path / "ci", capsys)[0] == 3   # bad input
-    assert main(["gate", "HEAD~1", "HEAD", "--pairs", "many"]) == 3                            # a bad flag too
-    code, text = _gate(repo, data, "HEAD~16", "HEAD~8", tmp_path / "ci", capsys)               # 8 does not build
+    assert _gate(repo, data, "HEAD~16", "no-such-commit", tmp_path / "ci", capsys)[0] == 3  # bad input
+    assert main(["gate", "HEAD~1", "HEAD", "--pairs", "many"]) == 3  # a bad flag too
+    code, text = _gate(repo, data, "HEAD~16", "HEAD~8", tmp_path / "ci", capsys)  # 8 does not build
     assert code == 3 and "could not measure" in text and "cannot be built" in text, text
     run = open_run(json.loads((tmp_path / "ci" / "gate.json").read_text())["run"], data_root=data)
     assert run.status == "failed" and run.results["exit_code"] == 3

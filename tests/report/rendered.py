@@ -24,11 +24,14 @@ def render(md_path: Path) -> Path:
     """``report.md`` as ``report.md.html`` beside it."""
     body = MarkdownIt("commonmark").enable("table").render(md_path.read_text(encoding="utf-8"))
     page = md_path.with_name(md_path.name + ".html")
-    page.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{md_path.name}</title><style>"
-                    "body{font:15px/1.5 sans-serif;max-width:980px;margin:24px auto;padding:0 16px}"
-                    "img{max-width:100%}table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:4px 8px}"
-                    "pre{background:#f6f8fa;padding:8px;overflow:auto}</style></head><body>"
-                    f"{body}</body></html>", encoding="utf-8")
+    page.write_text(
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{md_path.name}</title><style>"
+        "body{font:15px/1.5 sans-serif;max-width:980px;margin:24px auto;padding:0 16px}"
+        "img{max-width:100%}table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:4px 8px}"
+        "pre{background:#f6f8fa;padding:8px;overflow:auto}</style></head><body>"
+        f"{body}</body></html>",
+        encoding="utf-8",
+    )
     return page
 
 
@@ -45,15 +48,22 @@ def check_markdown(md_path: Path, screenshot: Path | None = None, timeout: float
         found = tab.evaluate(_IMAGES)
         if screenshot is not None:
             tab.screenshot(screenshot, full_page=True)
-        errors = [f"failed to load {f}" for f in tab.failed_loads()] + \
-                 [f"network request: {u}" for u in tab.network_requests()]
+        errors = [f"failed to load {f}" for f in tab.failed_loads()] + [
+            f"network request: {u}" for u in tab.network_requests()
+        ]
     local, broken = [], []
     for href in found["links"]:
         if re.match(r"[a-z]+:", href) and not href.startswith("file:"):
-            continue                                          # a link to the web: a reader's choice to follow
+            continue  # a link to the web: a reader's choice to follow
         target = (folder / unquote(urlparse(href).path)).resolve()
         local.append(href)
         if not target.is_file() or folder not in target.parents:
             broken.append(href)
-    return {"images": found["images"], "broken_images": found["broken"], "links": len(local), "broken_links": broken,
-            "errors": errors, "screenshot": str(screenshot) if screenshot else None}
+    return {
+        "images": found["images"],
+        "broken_images": found["broken"],
+        "links": len(local),
+        "broken_links": broken,
+        "errors": errors,
+        "screenshot": str(screenshot) if screenshot else None,
+    }

@@ -14,14 +14,18 @@ NOTEBOOKS = sorted(notebooks_dir().glob("*.ipynb"))
 
 
 def _notebook():
-    nb = new_notebook(cells=[
-        new_markdown_cell("# 2. Breakpoint\n\n**Question:** as written\n\nMore."),
-        new_markdown_cell("The memtable flushes.", metadata={"perflab": {"target": "builtin"}}),
-        new_markdown_cell("Your server is filled through its API.", metadata={"perflab": {"target": "yours"}}),
-        new_code_cell("x = 1"),
-    ])
-    nb.metadata["perflab"] = {"question": "with {connections} connections at {rate} req/s?",
-                              "title": {"yours": "2. Your breakpoint"}}
+    nb = new_notebook(
+        cells=[
+            new_markdown_cell("# 2. Breakpoint\n\n**Question:** as written\n\nMore."),
+            new_markdown_cell("The memtable flushes.", metadata={"perflab": {"target": "builtin"}}),
+            new_markdown_cell("Your server is filled through its API.", metadata={"perflab": {"target": "yours"}}),
+            new_code_cell("x = 1"),
+        ]
+    )
+    nb.metadata["perflab"] = {
+        "question": "with {connections} connections at {rate} req/s?",
+        "title": {"yours": "2. Your breakpoint"},
+    }
     return nb
 
 
@@ -34,8 +38,10 @@ def test_a_page_keeps_its_targets_cells_and_states_what_ran():
     assert "**Question:** with 1 and 64 connections at 2,000 req/s?" in yours.cells[0].source
     builtin = aim.aimed(nb, aim.BUILTIN, {"connections": "[32]", "rate": "500"})
     assert [c.source for c in builtin.cells[1:]] == ["The memtable flushes.", "x = 1"]
-    assert "# 2. Breakpoint" in builtin.cells[0].source and "with 32 connections at 500 req/s?" in builtin.cells[0].source
-    assert len(nb.cells) == 4                                                 # the notebook itself is untouched
+    assert (
+        "# 2. Breakpoint" in builtin.cells[0].source and "with 32 connections at 500 req/s?" in builtin.cells[0].source
+    )
+    assert len(nb.cells) == 4  # the notebook itself is untouched
     with pytest.raises(ValueError, match=r"the question names \{rate\}, which is no parameter"):
         aim.aimed(nb, aim.BUILTIN, {"connections": "[32]"})
 

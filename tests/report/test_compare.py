@@ -20,8 +20,14 @@ from perflab.report.compare import CompareError, compare
 
 
 def cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "perflab", "compare", *map(str, args)], capture_output=True,
-                          text=True, timeout=300, cwd=str(paths.repo_root()), env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "perflab", "compare", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=str(paths.repo_root()),
+        env=env,
+    )
 
 
 def test_bad_inputs_are_named(tmp_path, data_root):
@@ -38,7 +44,10 @@ def test_bad_inputs_are_named(tmp_path, data_root):
     (report / "report.json").write_text(json.dumps({"plan": "p", "notebooks": []}))
     cases = [
         ((tmp_path / "nope", run.dir), "A: " + str(tmp_path / "nope") + " does not exist (and is not the id of a run"),
-        ((run.dir, empty), f"B: {empty} is neither a run directory (no meta.json) nor a report folder (no report.json)"),
+        (
+            (run.dir, empty),
+            f"B: {empty} is neither a run directory (no meta.json) nor a report folder (no report.json)",
+        ),
         ((tmp_path / "notes.txt", run.dir), "is a file; give a run directory (with meta.json) or a report folder"),
         ((broken, report), f"A: {broken / 'report.json'} is not valid JSON"),
         ((report, run.dir), "compare two runs or two report folders: A ("),
@@ -61,7 +70,7 @@ def test_run_ids_are_found_under_the_data_root(tmp_path, data_root):
     b = new_run("experiment", "b-run", data_root=data_root, environment={})
     c = compare(a.id, b.id, output=tmp_path / "ids.html", data_root=data_root)
     assert c.a.path == a.dir.resolve() and c.b.path == b.dir.resolve()
-    assert "recorded no load" in " ".join(c.pairs[0].notes)       # said, not hidden
+    assert "recorded no load" in " ".join(c.pairs[0].notes)  # said, not hidden
 
 
 #: pairs of runs at most: a busy machine that stalls one run of a sequential pair (a quarter of a plain run's
@@ -75,8 +84,7 @@ def two_runs(tmp_path_factory):
     """A plain server and one whose handler parks 3 ms per request, same load: 4 s in 0.25 s intervals
     (about 16 per run)."""
     root = tmp_path_factory.mktemp("compare-data")
-    load = LoadParams(rate=300, duration=4, warmup=1, threads=1, connections=2, script="status.lua",
-                      hdr_interval=0.25)
+    load = LoadParams(rate=300, duration=4, warmup=1, threads=1, connections=2, script="status.lua", hdr_interval=0.25)
     for i in range(PAIRS):
         a = run_experiment(ServerConfig(backend="memory"), load, name="cmp-plain", data_root=root)
         b = run_experiment(ServerConfig(backend="memory", debug_delay="3ms"), load, name="cmp-delayed", data_root=root)
@@ -102,7 +110,7 @@ def test_compare_two_runs_judges_the_known_difference(two_runs, tmp_path):
     answered = [int(r.load.intervals["p50_ms"].notna().sum()) for r in (a, b)]
     assert [int(m.group(1)), int(m.group(2))] == answered, (answered, [len(r.load.intervals) for r in (a, b)])
     assert int(m.group(1)) >= 12
-    assert p50.b > p50.a + 2.0                              # at least the 3 ms park, in ms
+    assert p50.b > p50.a + 2.0  # at least the 3 ms park, in ms
     assert rows["p99 of the whole run"].direction == "not tested"
     html = out.read_text()
     assert "B higher" in html and escape(p50.evidence) in html
@@ -117,20 +125,41 @@ def test_compare_page_renders_offline(two_runs, tmp_path):
     compare(a.run_dir, b.run_dir, output=out)
     chk = browser.check_page(out, tmp_path / "cmp.png", toggles=False)
     assert chk.errors == [] and chk.network == [], chk.errors
-    assert chk.plot_divs == 2 and chk.drawn_plots == 2        # spectra and latency over time
+    assert chk.plot_divs == 2 and chk.drawn_plots == 2  # spectra and latency over time
     assert chk.untitled_plots == [] and chk.unlabelled_axes == []
     assert all(u.startswith("file://") for u in chk.requests)
 
 
 def _ab_run(data_root, name, ratio, ci, status="ok"):
     """A recorded A/B run as perflab ab leaves it (its verdict rows), without measuring."""
-    run = new_run("ab", name, {"a": {"label": "mode=sync"}, "b": {"label": "mode=async"}}, data_root=data_root,
-                  environment={})
-    row = {"a": "mode=sync", "b": "mode=async", "mode": "rates", "method": "interleaved pairs", "rate": 1000.0,
-           "metric": "p99", "stop_rule": True, "ratio": ratio, "ci_lo": ci[0], "ci_hi": ci[1], "n": 24,
-           "p_value": 1e-7, "conclusion": "different", "direction": "lower", "margin": 0.05,
-           "test": "two-sided exact Wilcoxon signed-rank test on the pairs' log-ratios", "stop": "different",
-           "level": 1.2e-7, "confidence": 0.95, "min_pairs": 8, "measured": 24, "max_pairs": 64, "budget_s": 300.0}
+    run = new_run(
+        "ab", name, {"a": {"label": "mode=sync"}, "b": {"label": "mode=async"}}, data_root=data_root, environment={}
+    )
+    row = {
+        "a": "mode=sync",
+        "b": "mode=async",
+        "mode": "rates",
+        "method": "interleaved pairs",
+        "rate": 1000.0,
+        "metric": "p99",
+        "stop_rule": True,
+        "ratio": ratio,
+        "ci_lo": ci[0],
+        "ci_hi": ci[1],
+        "n": 24,
+        "p_value": 1e-7,
+        "conclusion": "different",
+        "direction": "lower",
+        "margin": 0.05,
+        "test": "two-sided exact Wilcoxon signed-rank test on the pairs' log-ratios",
+        "stop": "different",
+        "level": 1.2e-7,
+        "confidence": 0.95,
+        "min_pairs": 8,
+        "measured": 24,
+        "max_pairs": 64,
+        "budget_s": 300.0,
+    }
     run.set_result(method="interleaved pairs", metric="p99", verdicts=[row])
     run.finish(status)
     return run
@@ -141,15 +170,21 @@ def test_every_row_names_its_method_and_ab_runs_are_compared_by_theirs(two_runs,
     c = compare(a.run_dir, b.run_dir, output=tmp_path / "seq.html")
     rows = {r.metric: r for r in c.rows}
     # two runs one after the other: sequential, and the page says what that means
-    assert rows["p50 per interval"].method == "sequential runs" and rows["p99 of the whole run"].method == "single values"
-    assert "sequential runs" in (tmp_path / "seq.html").read_text() and "Sequential</b> methods" in (tmp_path / "seq.html").read_text()
+    assert (
+        rows["p50 per interval"].method == "sequential runs" and rows["p99 of the whole run"].method == "single values"
+    )
+    assert (
+        "sequential runs" in (tmp_path / "seq.html").read_text()
+        and "Sequential</b> methods" in (tmp_path / "seq.html").read_text()
+    )
     # one A/B run alone: its own paired verdicts
     x = _ab_run(data_root, "ab-x", 0.72, (0.65, 0.80))
     one = compare(x.dir, output=tmp_path / "one.html")
     r = one.rows[0]
     assert (r.metric, r.method, r.direction) == ("p99 at 1,000 req/s", "interleaved pairs", "lower")
-    assert r.evidence == ("B's p99 at 1,000 req/s is 0.72x A's (95% CI 0.65x-0.80x, n = 24 pairs; interleaved pairs, "
-                          "Wilcoxon p = 1e-7)")                            # written from the recorded numbers
+    assert r.evidence == (
+        "B's p99 at 1,000 req/s is 0.72x A's (95% CI 0.65x-0.80x, n = 24 pairs; interleaved pairs, Wilcoxon p = 1e-7)"
+    )  # written from the recorded numbers
     assert one.a.ab_side == "A" and one.b.ab_side == "B"
     assert "side B of A/B run ab-x: mode=async" in (tmp_path / "one.html").read_text()
     # two A/B runs (the same comparison in two reports): their ratios' intervals, a sequential method
@@ -164,4 +199,4 @@ def test_every_row_names_its_method_and_ab_runs_are_compared_by_theirs(two_runs,
     with pytest.raises(CompareError, match="one argument must be an A/B run"):
         compare(a.run_dir, output=tmp_path / "alone.html")
     failed = _ab_run(data_root, "ab-failed", 0.7, (0.6, 0.8), status="failed")
-    assert compare(failed.dir, output=tmp_path / "f.html").rows == []      # a failed run is no comparison
+    assert compare(failed.dir, output=tmp_path / "f.html").rows == []  # a failed run is no comparison

@@ -15,33 +15,87 @@ import sys
 
 import nbformat
 import pytest
+import tiny_report
 from markupsafe import escape
 from nbclient import NotebookClient
+from tiny_report import CAVEAT, PAIRS, SEARCH, SLA
 
-import tiny_report
 from perflab import fmt, open_run, paths
 from perflab.report import export
 from perflab.report.compare import compare
-from tiny_report import CAVEAT, PAIRS, SEARCH, SLA
 
-TINY = tiny_report.plan("tiny", [
-    {"notebook": "01-stable-load", "parameters": {
-        "duration": 1, "warmup": 1, "put_rate": 500, "get_rate": 500, "many_connections": 4,
-        "prefill_keys": 5000, "profile_events": "cpu"}},
-    {"notebook": "02-breakpoint", "parameters": {
-        **SEARCH, "connections": [4], "start_rate": 500, "repeats": 1, "max_probes": 2,
-        "prefill_keys": 5000, "include_ceiling": False, "sla_p99": SLA, "server_warmup": 0.5, "cooldown": 0,
-        "sustain": 0.5, "quiet_wait": 1}},
-    {"notebook": "03-sync-vs-async", "parameters": {
-        "modes": ["sync", "async"], **SEARCH, "connections": 4, "start_rate": 500, "repeats": 1, "max_probes": 2,
-        "prefill_keys": 5000, "profile_duration": 1, "profile_fraction": 0.1, "profile_events": "cpu", "sla_p99": SLA,
-        "server_warmup": 0.5, "cooldown": 0, "pairs": PAIRS}},
-    {"notebook": "04-executor-tuning", "parameters": {
-        "workers": [1, 2], "queues": [4], **SEARCH, "connections": 4, "start_rate": 500, "repeats": 1, "max_probes": 2,
-        "prefill_keys": 5000, "overload_duration": 1, "sla_p99": SLA, "server_warmup": 0.5, "cooldown": 0}},
-    {"notebook": "06-summary", "parameters": {}},
-    {"notebook": "01-stable-load", "output": "01-bad-rate", "parameters": {"put_rate": -5}},
-])
+TINY = tiny_report.plan(
+    "tiny",
+    [
+        {
+            "notebook": "01-stable-load",
+            "parameters": {
+                "duration": 1,
+                "warmup": 1,
+                "put_rate": 500,
+                "get_rate": 500,
+                "many_connections": 4,
+                "prefill_keys": 5000,
+                "profile_events": "cpu",
+            },
+        },
+        {
+            "notebook": "02-breakpoint",
+            "parameters": {
+                **SEARCH,
+                "connections": [4],
+                "start_rate": 500,
+                "repeats": 1,
+                "max_probes": 2,
+                "prefill_keys": 5000,
+                "include_ceiling": False,
+                "sla_p99": SLA,
+                "server_warmup": 0.5,
+                "cooldown": 0,
+                "sustain": 0.5,
+                "quiet_wait": 1,
+            },
+        },
+        {
+            "notebook": "03-sync-vs-async",
+            "parameters": {
+                "modes": ["sync", "async"],
+                **SEARCH,
+                "connections": 4,
+                "start_rate": 500,
+                "repeats": 1,
+                "max_probes": 2,
+                "prefill_keys": 5000,
+                "profile_duration": 1,
+                "profile_fraction": 0.1,
+                "profile_events": "cpu",
+                "sla_p99": SLA,
+                "server_warmup": 0.5,
+                "cooldown": 0,
+                "pairs": PAIRS,
+            },
+        },
+        {
+            "notebook": "04-executor-tuning",
+            "parameters": {
+                "workers": [1, 2],
+                "queues": [4],
+                **SEARCH,
+                "connections": 4,
+                "start_rate": 500,
+                "repeats": 1,
+                "max_probes": 2,
+                "prefill_keys": 5000,
+                "overload_duration": 1,
+                "sla_p99": SLA,
+                "server_warmup": 0.5,
+                "cooldown": 0,
+            },
+        },
+        {"notebook": "06-summary", "parameters": {}},
+        {"notebook": "01-stable-load", "output": "01-bad-rate", "parameters": {"put_rate": -5}},
+    ],
+)
 OK = ["01-stable-load", "02-breakpoint", "03-sync-vs-async", "04-executor-tuning", "06-summary"]
 
 
@@ -89,8 +143,8 @@ def test_index_records_what_was_run_and_links_everything(report):
     versions = {**data["python"]["packages"], **data["tools"]}
     for tool in ("papermill", "nbconvert", "plotly", "perflab-load", "java"):
         assert versions.get(tool), tool
-    assert "put_rate=-5" in page and "<b>duration=1</b>" in page      # parameters, overrides in bold
-    assert 'mode=&#34;sync&#34;' in page                                    # and the notebook's defaults
+    assert "put_rate=-5" in page and "<b>duration=1</b>" in page  # parameters, overrides in bold
+    assert "mode=&#34;sync&#34;" in page  # and the notebook's defaults
     hrefs = re.findall(r'href="([^"#]+)"', page)
     assert hrefs, "the index links its pages"
     for h in hrefs:
@@ -121,8 +175,16 @@ def test_pages_are_offline_small_and_share_one_plotly(report):
         assert export.plotly_js_copies(nb.read_text()) == 0, nb.name
     assert export.external_loads(report["index"].read_text()) == []
     # the Markdown twin (report.md, its PNG figures and flame graph previews) is counted apart from the pages
-    twin = [f for f in folder.rglob("*") if f.is_file() and (f.name == "report.md" or f.parent.name == "figures"
-                                                            or (f.parent.name == "flamegraphs" and f.suffix == ".svg"))]
+    twin = [
+        f
+        for f in folder.rglob("*")
+        if f.is_file()
+        and (
+            f.name == "report.md"
+            or f.parent.name == "figures"
+            or (f.parent.name == "flamegraphs" and f.suffix == ".svg")
+        )
+    ]
     total = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file() and f not in twin)
     assert total <= 15 * 2**20, f"report folder {total / 2**20:.1f} MB"
     markdown = sum(f.stat().st_size for f in twin)
@@ -137,8 +199,9 @@ def test_executed_notebooks_have_no_errors_and_show_their_results(report):
         assert not [o for o in outputs if o.output_type == "error"], name
         plots = [o for o in outputs if "application/vnd.plotly.v1+json" in o.get("data", {})]
         assert plots, f"{name}: plots, as JSON for Lab and for the export"
-        assert not [o for o in outputs if o.output_type == "stream" and "%|" in o.get("text", "")], \
+        assert not [o for o in outputs if o.output_type == "stream" and "%|" in o.get("text", "")], (
             f"{name}: no progress bars in a batch"
+        )
     page = (folder / "01-stable-load.html").read_text()
     data = next(n for n in report["json"]["notebooks"] if n["notebook"] == "01-stable-load")
     assert "<iframe" not in page
@@ -150,7 +213,7 @@ def test_executed_notebooks_have_no_errors_and_show_their_results(report):
     for href in data["flamegraphs"]:
         assert f'href="{href}"' in page and (folder / href).read_text().lstrip().lower().startswith("<!doctype html")
     assert page.count('class="perflab-flame-preview"') == len(data["flamegraphs"])
-    assert page.count('<details class="perflab-console">') == 4      # every console output, folded
+    assert page.count('<details class="perflab-console">') == 4  # every console output, folded
 
 
 def test_index_leads_with_each_notebook_s_finding(report):
@@ -167,8 +230,8 @@ def test_index_leads_with_each_notebook_s_finding(report):
         assert n["validity"] is None or n["validity"] in ("valid", "suspect", "invalid")
     bps = data["breakpoints"]
     assert {b["notebook"] for b in bps} == {"02-breakpoint", "03-sync-vs-async", "04-executor-tuning"}
-    assert "02-breakpoint" in page[page.index('id="breakpoints"'):page.index('id="record"')]
-    for b in bps:   # the search its run recorded: its own, or a side of an A/B run
+    assert "02-breakpoint" in page[page.index('id="breakpoints"') : page.index('id="record"')]
+    for b in bps:  # the search its run recorded: its own, or a side of an A/B run
         meta = json.loads((folder / runs[b["run_id"]]["path"] / "meta.json").read_text())
         if meta["kind"] == "ab":
             (v,) = [v for v in meta["results"]["verdicts"] if v["metric"] == "breakpoint"]
@@ -190,15 +253,20 @@ def test_commentary_numbers_come_from_the_recorded_runs(report):
     """The p99 the generated text gives for each run equals the p99 of that run's recorded spectrum."""
     folder, data = report["folder"], report["json"]
     nb = nbformat.read(str(folder / "notebooks" / "01-stable-load.ipynb"), as_version=4)
-    text = "\n".join("".join(o["data"]["text/markdown"]) for c in nb.cells if c.cell_type == "code"
-                     for o in c.outputs if "text/markdown" in o.get("data", {}))
+    text = "\n".join(
+        "".join(o["data"]["text/markdown"])
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+        if "text/markdown" in o.get("data", {})
+    )
     runs = next(n for n in data["notebooks"] if n["notebook"] == "01-stable-load")["runs"]
     checked = 0
     for r in runs:
         m = re.search(r"nb01-(put|get)-(\d+)c-", r["id"])
         op, conns = m.group(1).upper(), int(m.group(2))
         label = f"{op}, {conns} connection{'s' if conns > 1 else ''}"
-        p99 = fmt.ms(open_run(folder / r["path"]).load().p99_ms)   # the run's own p99, read back
+        p99 = fmt.ms(open_run(folder / r["path"]).load().p99_ms)  # the run's own p99, read back
         assert f"**{label}**: p50 " in text and f"p99 {p99}" in text, (label, p99)
         checked += 1
     assert checked == 4
@@ -210,7 +278,7 @@ def test_every_page_renders_in_chromium(report):
     request leaves file://; a screenshot of every page."""
     folder, data = report["folder"], report["json"]
     idx = data["index_browser"]
-    assert idx["ok"] and idx["plots"] == idx["drawn"] == len(OK) + 1, idx     # the previews and the breakpoint overview
+    assert idx["ok"] and idx["plots"] == idx["drawn"] == len(OK) + 1, idx  # the previews and the breakpoint overview
     assert idx["network"] == [] and idx["untitled_plots"] == [] and idx["unlabelled_axes"] == []
     for n in data["notebooks"]:
         b = n["browser"]
@@ -223,8 +291,11 @@ def test_every_page_renders_in_chromium(report):
             assert code["cells"] >= 5 and code["works"] and code["hidden_at_load"], (n["notebook"], code)
         shot = folder / b["screenshot"]
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert data["notebooks"][0]["browser"]["consoles"] == {"count": 4, "open": 0, "text_chars":
-                                                           data["notebooks"][0]["browser"]["consoles"]["text_chars"]}
+    assert data["notebooks"][0]["browser"]["consoles"] == {
+        "count": 4,
+        "open": 0,
+        "text_chars": data["notebooks"][0]["browser"]["consoles"]["text_chars"],
+    }
     assert (folder / "screenshots" / "index.png").is_file()
     assert "rendered in headless chromium" in data["browser_check"]
     print(f"screenshots: {folder / 'screenshots'}")
@@ -277,7 +348,9 @@ def test_interactive_run_gives_the_same_outputs_as_the_batch(report, monkeypatch
     batch.cells = [c for c in batch.cells if "injected-parameters" not in c.metadata.get("tags", [])]
 
     def kinds(nb):
-        return [[sorted(o.get("data", {})) or o.output_type for o in c.outputs] for c in nb.cells if c.cell_type == "code"]
+        return [
+            [sorted(o.get("data", {})) or o.output_type for o in c.outputs] for c in nb.cells if c.cell_type == "code"
+        ]
 
     assert kinds(src) == kinds(batch)
     assert sum("application/vnd.plotly.v1+json" in k for cell in kinds(src) for k in cell) >= 2
@@ -285,11 +358,19 @@ def test_interactive_run_gives_the_same_outputs_as_the_batch(report, monkeypatch
 
 def test_cli_rejects_bad_arguments(tmp_path):
     env = {**os.environ, "PERFLAB_REPORT": str(tmp_path / "r"), "PERFLAB_DATA": str(tmp_path / "d")}
-    for args, msg in ((["--plan", "nope"], "neither a built-in plan"),
-                      (["--only", "99"], "--only: no notebook named 99"),
-                      (["--cell-timeout", "0"], "--cell-timeout must be > 0")):
-        p = subprocess.run([sys.executable, "-m", "perflab", "report", *args], capture_output=True, text=True, env=env,
-                           cwd=str(paths.repo_root()), timeout=120)
+    for args, msg in (
+        (["--plan", "nope"], "neither a built-in plan"),
+        (["--only", "99"], "--only: no notebook named 99"),
+        (["--cell-timeout", "0"], "--cell-timeout must be > 0"),
+    ):
+        p = subprocess.run(
+            [sys.executable, "-m", "perflab", "report", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=str(paths.repo_root()),
+            timeout=120,
+        )
         assert p.returncode == 2 and msg in p.stderr, (args, p.stderr)
     assert not (tmp_path / "r").exists() or not any((tmp_path / "r").iterdir()), "nothing written for bad arguments"
 
@@ -299,6 +380,6 @@ def test_the_plans_caveat_is_on_every_page(report):
     folder = report["folder"]
     assert report["json"]["caveat"] == CAVEAT
     assert f'<p class="caveat">{escape(CAVEAT)}</p>' in report["index"].read_text()
-    for name in OK + ["01-bad-rate"]:   # (nbconvert's writer leaves an apostrophe unescaped in text)
+    for name in OK + ["01-bad-rate"]:  # (nbconvert's writer leaves an apostrophe unescaped in text)
         page = html.unescape((folder / f"{name}.html").read_text())
         assert f'<div class="perflab-caveat">{CAVEAT}</div>' in page, name

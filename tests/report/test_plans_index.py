@@ -18,8 +18,16 @@ def test_builtin_plans_cover_every_notebook_with_their_real_parameters():
     for plan in plans.BUILTIN.values():
         # the summary last: it reads what every other notebook recorded
         assert [s.notebook for s in plan.notebooks] == [
-            "01-stable-load", "02-breakpoint", "03-sync-vs-async", "04-executor-tuning", "05-storage",
-            "07-cluster", "08-ab", "09-history", "06-summary"]
+            "01-stable-load",
+            "02-breakpoint",
+            "03-sync-vs-async",
+            "04-executor-tuning",
+            "05-storage",
+            "07-cluster",
+            "08-ab",
+            "09-history",
+            "06-summary",
+        ]
         assert [s.notebook for s in plan.notebooks if s.after] == ["06-summary"]
         for spec in plan.notebooks:
             declared = papermill.inspect_notebook(str(spec.path(plans.notebooks_dir())))
@@ -43,7 +51,7 @@ def test_the_tour_says_what_its_numbers_are_and_every_comparison_can_still_claim
             assert _claim_possible(p["pairs"]), (spec.notebook, p["pairs"])
         if spec.notebook == "08-ab":
             assert _claim_possible({k: p[k] for k in ("max_pairs", "alpha")}), p
-    assert plans.QUICK.only(["01"]).caveat == plans.QUICK.caveat       # a selection keeps it
+    assert plans.QUICK.only(["01"]).caveat == plans.QUICK.caveat  # a selection keeps it
 
 
 def test_standard_windows_are_worth_quoting_and_full_is_longer():
@@ -73,15 +81,27 @@ def test_standard_windows_are_worth_quoting_and_full_is_longer():
                 continue
             for k in ("duration", "probe_duration"):
                 if k in spec.parameters and k in shorter[spec.notebook]:
-                    assert parse_duration(spec.parameters[k]) > parse_duration(shorter[spec.notebook][k]), \
-                        (longer.name, spec.notebook, k)
+                    assert parse_duration(spec.parameters[k]) > parse_duration(shorter[spec.notebook][k]), (
+                        longer.name,
+                        spec.notebook,
+                        k,
+                    )
         shorter = {s.notebook: s.parameters for s in longer.notebooks}
 
 
 def test_plan_file_and_its_errors(tmp_path):
     f = tmp_path / "p.json"
-    f.write_text(json.dumps({"name": "mine", "notebooks": [
-        {"notebook": "06-summary"}, {"notebook": "06-summary", "output": "06-again", "parameters": {"max_rows": 3}}]}))
+    f.write_text(
+        json.dumps(
+            {
+                "name": "mine",
+                "notebooks": [
+                    {"notebook": "06-summary"},
+                    {"notebook": "06-summary", "output": "06-again", "parameters": {"max_rows": 3}},
+                ],
+            }
+        )
+    )
     plan = plans.load_plan(str(f))
     assert plan.name == "mine" and [s.name for s in plan.notebooks] == ["06-summary", "06-again"]
     assert plan.notebooks[1].parameters == {"max_rows": 3}
@@ -110,11 +130,26 @@ def test_missing_notebook_is_reported_before_running():
 
 
 def test_index_escapes_what_it_shows_and_marks_failures(tmp_path):
-    nbres = batch.NotebookResult(notebook="01-x", title="T <script>", question="why `async`?", status="failed",
-                                  error="ValueError: <b>bad</b>", parameters={"rate": -1},
-                                  effective_parameters={"rate": "-1", "mode": "'sync'"})
-    rep = batch.Report(plan="p", plan_description="", folder=str(tmp_path), started="now",
-                        machine={"cores": 2}, tools={"perflab-load": "perflab-load 0.2"}, python={"python": "3.11", "packages": {"plotly": "7"}}, git={"commit": "abc"}, notebooks=[nbres])
+    nbres = batch.NotebookResult(
+        notebook="01-x",
+        title="T <script>",
+        question="why `async`?",
+        status="failed",
+        error="ValueError: <b>bad</b>",
+        parameters={"rate": -1},
+        effective_parameters={"rate": "-1", "mode": "'sync'"},
+    )
+    rep = batch.Report(
+        plan="p",
+        plan_description="",
+        folder=str(tmp_path),
+        started="now",
+        machine={"cores": 2},
+        tools={"perflab-load": "perflab-load 0.2"},
+        python={"python": "3.11", "packages": {"plotly": "7"}},
+        git={"commit": "abc"},
+        notebooks=[nbres],
+    )
     page = index_page.write(rep, tmp_path).read_text()
     assert "T &lt;script&gt;" in page and "<script>" not in page
     assert "ValueError: &lt;b&gt;bad&lt;/b&gt;" in page
@@ -138,28 +173,79 @@ def test_index_leads_with_findings_validity_and_breakpoints(tmp_path):
 
     from perflab.analysis import findings
 
-    rows = [{"workload": "GET", "connections": 64, "mode": "async", "rate": 50000, "interval": [48000, 52000],
-             "verdict": "resolved", "validity": "valid", "run_id": "run-1"},
-            {"workload": "GET", "connections": 1, "mode": "sync", "rate": None, "interval": [None, 1250],
-             "verdict": "none-passed", "validity": None, "run_id": "run-2"}]
-    f = findings.make_finding("GET <fast> keeps up to 50,000 req/s.",
-                              {"label": "GET breakpoint, 64 connections", "value": 50000, "unit": "req/s",
-                               "interval": [48000, 52000]}, breakpoints=rows,
-                              preview=go.Figure(go.Scatter(x=[1, 2], y=[3, 4]), layout=dict(title="p")))
-    ok = batch.NotebookResult(notebook="02-x", title="Breakpoint", question="q", status="ok", html="02-x.html",
-                               finding=f, runs=[{"id": "run-1", "path": "../../data/runs/run-1", "status": "ok",
-                                                 "validity": "suspect", "validity_reasons": ["generator lagged"]},
-                                                {"id": "run-2", "path": "../../data/runs/run-2", "status": "ok",
-                                                 "validity": "valid", "validity_reasons": []}])
+    rows = [
+        {
+            "workload": "GET",
+            "connections": 64,
+            "mode": "async",
+            "rate": 50000,
+            "interval": [48000, 52000],
+            "verdict": "resolved",
+            "validity": "valid",
+            "run_id": "run-1",
+        },
+        {
+            "workload": "GET",
+            "connections": 1,
+            "mode": "sync",
+            "rate": None,
+            "interval": [None, 1250],
+            "verdict": "none-passed",
+            "validity": None,
+            "run_id": "run-2",
+        },
+    ]
+    f = findings.make_finding(
+        "GET <fast> keeps up to 50,000 req/s.",
+        {"label": "GET breakpoint, 64 connections", "value": 50000, "unit": "req/s", "interval": [48000, 52000]},
+        breakpoints=rows,
+        preview=go.Figure(go.Scatter(x=[1, 2], y=[3, 4]), layout=dict(title="p")),
+    )
+    ok = batch.NotebookResult(
+        notebook="02-x",
+        title="Breakpoint",
+        question="q",
+        status="ok",
+        html="02-x.html",
+        finding=f,
+        runs=[
+            {
+                "id": "run-1",
+                "path": "../../data/runs/run-1",
+                "status": "ok",
+                "validity": "suspect",
+                "validity_reasons": ["generator lagged"],
+            },
+            {
+                "id": "run-2",
+                "path": "../../data/runs/run-2",
+                "status": "ok",
+                "validity": "valid",
+                "validity_reasons": [],
+            },
+        ],
+    )
     bad = batch.NotebookResult(notebook="03-y", title="Other", question="q", status="failed", error="ValueError: x")
-    rep = batch.Report(plan="p", plan_description="", folder=str(tmp_path), started="now", machine={"cores": 2},
-                        git={"commit": "abc"}, notebooks=[ok, bad], load_start=[1.5, 1.0, 0.5])
+    rep = batch.Report(
+        plan="p",
+        plan_description="",
+        folder=str(tmp_path),
+        started="now",
+        machine={"cores": 2},
+        git={"commit": "abc"},
+        notebooks=[ok, bad],
+        load_start=[1.5, 1.0, 0.5],
+    )
     page = index_page.write(rep, tmp_path).read_text()
-    assert page.index('id="findings"') < page.index('id="breakpoints"') < page.index('id="previews"') \
+    assert (
+        page.index('id="findings"')
+        < page.index('id="breakpoints"')
+        < page.index('id="previews"')
         < page.index('id="record"')
+    )
     assert "GET &lt;fast&gt; keeps up to 50,000 req/s." in page
     assert "50,000 req/s (interval [48,000, 52,000])" in page
-    assert ok.validity == "suspect"                          # no verdict in the finding: the runs' worst
+    assert ok.validity == "suspect"  # no verdict in the finding: the runs' worst
     assert "title='run-1: generator lagged'" in page and "runs: 1 suspect, 1 valid" in page
     assert "none passed" in page and "&lt; 1,250" in page and 'href="../../data/runs/run-2/"' in page
     assert page.count('id="preview-') == 1 and 'id="breakpoint-overview"' in page
@@ -180,8 +266,8 @@ def test_a_plan_for_your_server_runs_the_notebooks_that_take_one_and_says_why_no
         assert by[name].parameters["duration" if name == "01-stable-load" else "max_probes"]  # plan's own kept
     for name in ("03-sync-vs-async", "04-executor-tuning", "05-storage"):
         assert by[name].not_applicable.startswith("not applicable: it ")
-        assert "perflab ab --a-project" in by[name].not_applicable          # what to vary instead
-    for name in ("06-summary", "08-ab", "09-history"):                    # a command has no name, stages, commits
+        assert "perflab ab --a-project" in by[name].not_applicable  # what to vary instead
+    for name in ("06-summary", "08-ab", "09-history"):  # a command has no name, stages, commits
         assert by[name].not_applicable.startswith("not applicable to a server command: ")
     for name in ("03-sync-vs-async", "04-executor-tuning", "05-storage", "06-summary", "08-ab", "09-history"):
         assert "server_cmd" not in by[name].parameters
@@ -193,10 +279,23 @@ def test_a_plan_for_your_server_runs_the_notebooks_that_take_one_and_says_why_no
 
 def test_index_marks_not_applicable_notebooks_without_calling_them_failures(tmp_path):
     ok = batch.NotebookResult(notebook="01-stable-load", title="Stable load", question="q", status="ok")
-    na = batch.NotebookResult(notebook="05-storage", title="Storage", question="q", status="not applicable",
-                               error="not applicable: it compares the built-in server's storage backends")
-    rep = batch.Report(plan="quick", plan_description="", folder=str(tmp_path), started="now", target="your server (x {port})",
-                        machine={"cores": 2}, git={}, notebooks=[ok, na])
+    na = batch.NotebookResult(
+        notebook="05-storage",
+        title="Storage",
+        question="q",
+        status="not applicable",
+        error="not applicable: it compares the built-in server's storage backends",
+    )
+    rep = batch.Report(
+        plan="quick",
+        plan_description="",
+        folder=str(tmp_path),
+        started="now",
+        target="your server (x {port})",
+        machine={"cores": 2},
+        git={},
+        notebooks=[ok, na],
+    )
     page = index_page.write(rep, tmp_path).read_text()
     assert rep.failed == []
     assert "1 of 2 notebooks do not apply to your server (x {port})" in page

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
-from perflab import paths
 from rendered import check_markdown
 from tiny_report import SEARCH
+
+from perflab import paths
 
 pytestmark = pytest.mark.browser
 
@@ -33,33 +33,97 @@ SOURCES = Path(__file__).resolve().parents[1] / "servers" / "course"
 #: kernel's skb_defer_free_flush, a student's dao/MemTable.put)
 BUILT_IN = re.compile(r"(?<![\w/.:$])(memtable|sstable|flush(es|ed|ing)?|built-in server)(?![\w(])", re.IGNORECASE)
 SLA = "200ms"
-TINY = {"name": "tiny-course", "caveat": "A tiny plan's numbers: the test suite's.", "notebooks": [
-    {"notebook": "01-stable-load", "parameters": {
-        "duration": 1, "warmup": 0.5, "put_rate": 300, "get_rate": 300, "many_connections": 4, "prefill_keys": 1000,
-        "profile_events": "cpu", "memtable_size": "64k"}},          # the built-in server's: dropped for this one
-    {"notebook": "02-breakpoint", "parameters": {
-        **SEARCH, "connections": [4], "start_rate": 300, "repeats": 1,
-        "max_probes": 2, "prefill_keys": 1000, "include_ceiling": True, "sla_p99": SLA, "server_warmup": 0.5,
-        "cooldown": 0, "sustain": 1, "quiet_wait": 1}},
-    {"notebook": "03-sync-vs-async", "parameters": {}},
-    {"notebook": "04-executor-tuning", "parameters": {}},
-    {"notebook": "05-storage", "parameters": {}},
-    {"notebook": "07-cluster", "parameters": {}},
-    {"notebook": "08-ab", "parameters": {"a": {"mode": "sync"}, "script": "status.lua"}, "yours": {
-        "script": "get-random.lua", "prefill_keys": 500, "rates": [300], "connections": 4, "threads": 2,
-        "metric": "p50", "probe_duration": "300ms", "warmup": "150ms", "min_pairs": 2, "max_pairs": 4, "alpha": 0.05,
-        "budget": None, "idle_pairs": 0, "server_warmup": "500ms", "sla_p99": SLA}},
-    {"notebook": "09-history", "parameters": {"planted": 2}, "yours": {
-        "script": "put.lua", "commits": 4, "rate": 300, "connections": 2, "threads": 2, "repeats": 2,
-        "probe_duration": "200ms", "warmup": "100ms", "server_warmup": "500ms", "max_pairs": 8, "alpha": 0.05,
-        "margin": 0.5, "budget": None}},
-    {"notebook": "06-summary", "parameters": {}, "after": True},
-]}
+TINY = {
+    "name": "tiny-course",
+    "caveat": "A tiny plan's numbers: the test suite's.",
+    "notebooks": [
+        {
+            "notebook": "01-stable-load",
+            "parameters": {
+                "duration": 1,
+                "warmup": 0.5,
+                "put_rate": 300,
+                "get_rate": 300,
+                "many_connections": 4,
+                "prefill_keys": 1000,
+                "profile_events": "cpu",
+                "memtable_size": "64k",
+            },
+        },  # the built-in server's: dropped for this one
+        {
+            "notebook": "02-breakpoint",
+            "parameters": {
+                **SEARCH,
+                "connections": [4],
+                "start_rate": 300,
+                "repeats": 1,
+                "max_probes": 2,
+                "prefill_keys": 1000,
+                "include_ceiling": True,
+                "sla_p99": SLA,
+                "server_warmup": 0.5,
+                "cooldown": 0,
+                "sustain": 1,
+                "quiet_wait": 1,
+            },
+        },
+        {"notebook": "03-sync-vs-async", "parameters": {}},
+        {"notebook": "04-executor-tuning", "parameters": {}},
+        {"notebook": "05-storage", "parameters": {}},
+        {"notebook": "07-cluster", "parameters": {}},
+        {
+            "notebook": "08-ab",
+            "parameters": {"a": {"mode": "sync"}, "script": "status.lua"},
+            "yours": {
+                "script": "get-random.lua",
+                "prefill_keys": 500,
+                "rates": [300],
+                "connections": 4,
+                "threads": 2,
+                "metric": "p50",
+                "probe_duration": "300ms",
+                "warmup": "150ms",
+                "min_pairs": 2,
+                "max_pairs": 4,
+                "alpha": 0.05,
+                "budget": None,
+                "idle_pairs": 0,
+                "server_warmup": "500ms",
+                "sla_p99": SLA,
+            },
+        },
+        {
+            "notebook": "09-history",
+            "parameters": {"planted": 2},
+            "yours": {
+                "script": "put.lua",
+                "commits": 4,
+                "rate": 300,
+                "connections": 2,
+                "threads": 2,
+                "repeats": 2,
+                "probe_duration": "200ms",
+                "warmup": "100ms",
+                "server_warmup": "500ms",
+                "max_pairs": 8,
+                "alpha": 0.05,
+                "margin": 0.5,
+                "budget": None,
+            },
+        },
+        {"notebook": "06-summary", "parameters": {}, "after": True},
+    ],
+}
 
 
 def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=student", "-c", "user.email=s@example.org", *args], cwd=repo, check=True,
-                   capture_output=True, timeout=60)
+    subprocess.run(
+        ["git", "-c", "user.name=student", "-c", "user.email=s@example.org", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +135,9 @@ def student(server_build, tmp_path_factory) -> Path:
     subprocess.run(["cp", "-r", f"{SOURCES}/ru", str(repo / "src")], check=True)
     lib = paths.course_dir() / "lib" / "*"
     build = f"rm -rf build/classes && javac -nowarn -d build/classes -cp '{lib}' $(find src -name '*.java')"
-    (repo / "perflab.toml").write_text(f'label = "perflabstudent"\n[server]\ncourse = "build/classes"\nbuild = "{build}"\n')
+    (repo / "perflab.toml").write_text(
+        f'label = "perflabstudent"\n[server]\ncourse = "build/classes"\nbuild = "{build}"\n'
+    )
     (repo / ".gitignore").write_text("build/\n")
     _git(repo, "init", "-q")
     _git(repo, "add", ".")
@@ -89,11 +155,30 @@ def report(student, tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("course-report")
     plan = work / "plan.json"
     plan.write_text(json.dumps(TINY))
-    env = {**os.environ, "PERFLAB_DATA": str(work / "data"), "PERFLAB_REPORT": str(work / "report"),
-           "PYTHONPATH": str(paths.repo_root())}
-    proc = subprocess.run([sys.executable, "-m", "perflab", "report", "--plan", str(plan), "--no-progress",
-                           "--project", str(student / "perflab.toml")],
-                          capture_output=True, text=True, env=env, timeout=1200, cwd=str(student))
+    env = {
+        **os.environ,
+        "PERFLAB_DATA": str(work / "data"),
+        "PERFLAB_REPORT": str(work / "report"),
+        "PYTHONPATH": str(paths.repo_root()),
+    }
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "perflab",
+            "report",
+            "--plan",
+            str(plan),
+            "--no-progress",
+            "--project",
+            str(student / "perflab.toml"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1200,
+        cwd=str(student),
+    )
     assert proc.returncode == 0, proc.stderr[-6000:]
     return Path(proc.stdout.strip().splitlines()[-1]).parent
 
@@ -157,15 +242,15 @@ def test_every_notebook_runs_or_says_why_not_and_the_stages_lead(report):
 
 def test_no_page_speaks_of_the_built_in_server(report):
     data = json.loads((report / "report.json").read_text())
-    seen = {"index.html": _text((report / "index.html").read_text()),
-            "report.md": (report / "report.md").read_text()}
+    seen = {"index.html": _text((report / "index.html").read_text()), "report.md": (report / "report.md").read_text()}
     for n in data["notebooks"]:
         if n.get("ipynb"):
             seen[n["ipynb"]] = _seen(report / n["ipynb"])
             seen[n["html"]] = _text((report / n["html"]).read_text())
     found = {where: sorted({m.group(0).lower() for m in BUILT_IN.finditer(text)}) for where, text in seen.items()}
-    assert {w: f for w, f in found.items() if f} == {}, {w: [ln for ln in seen[w].splitlines() if BUILT_IN.search(ln)][:5]
-                                                         for w, f in found.items() if f}
+    assert {w: f for w, f in found.items() if f} == {}, {
+        w: [ln for ln in seen[w].splitlines() if BUILT_IN.search(ln)][:5] for w, f in found.items() if f
+    }
 
 
 def test_the_markdown_report_renders_with_every_image_and_link(report, tmp_path):
@@ -173,11 +258,18 @@ def test_the_markdown_report_renders_with_every_image_and_link(report, tmp_path)
     assert md.index("## Findings") < md.index("## 1. Stable load")
     assert md.count("](figures/") >= 5 and "](flamegraphs/" in md
     # the generator's console in code blocks, its command above it, as the course's reports show wrk2's
-    assert re.search(r"```text\n\$ perflab-load -t 2 -c 4 -d 1s -R 300 -s put.lua .*\nRunning 1s test @ ", md), md[:3000]
+    assert re.search(r"```text\n\$ perflab-load -t 2 -c 4 -d 1s -R 300 -s put.lua .*\nRunning 1s test @ ", md), md[
+        :3000
+    ]
     # written again into a folder of the student's choosing, it stands alone there
     out = tmp_path / "reports" / "stage6"
-    subprocess.run([sys.executable, "-m", "perflab", "markdown", str(report), "--out", str(out)], check=True,
-                   capture_output=True, timeout=300, env={**os.environ, "PYTHONPATH": str(paths.repo_root())})
+    subprocess.run(
+        [sys.executable, "-m", "perflab", "markdown", str(report), "--out", str(out)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(paths.repo_root())},
+    )
     checked = check_markdown(out / "report.md", tmp_path / "rendered.png")
     assert checked["images"] >= 5 and checked["broken_images"] == [], checked
     assert checked["links"] >= 1 and checked["broken_links"] == [], checked

@@ -17,15 +17,41 @@ from perflab import paths
 # `make test`; this one adds a server that is not a JVM (a minute of notebooks)
 pytestmark = pytest.mark.slow
 
-TINY = {"name": "tiny-foreign", "notebooks": [
-    {"notebook": "01-stable-load", "parameters": {
-        "duration": 1, "warmup": 1, "put_rate": 300, "get_rate": 300, "many_connections": 4,
-        "prefill_keys": 2000, "profile_events": "cpu"}},
-    {"notebook": "02-breakpoint", "parameters": {
-        "probe_duration": 1, "warmup": 1, "ramp_duration": 2, "connections": [4], "start_rate": 200, "repeats": 1, "max_probes": 2,
-        "prefill_keys": 2000, "include_ceiling": False, "sla_p99": "200ms", "sustain": 1, "quiet_wait": 1}},
-    {"notebook": "05-storage", "parameters": {}},
-]}
+TINY = {
+    "name": "tiny-foreign",
+    "notebooks": [
+        {
+            "notebook": "01-stable-load",
+            "parameters": {
+                "duration": 1,
+                "warmup": 1,
+                "put_rate": 300,
+                "get_rate": 300,
+                "many_connections": 4,
+                "prefill_keys": 2000,
+                "profile_events": "cpu",
+            },
+        },
+        {
+            "notebook": "02-breakpoint",
+            "parameters": {
+                "probe_duration": 1,
+                "warmup": 1,
+                "ramp_duration": 2,
+                "connections": [4],
+                "start_rate": 200,
+                "repeats": 1,
+                "max_probes": 2,
+                "prefill_keys": 2000,
+                "include_ceiling": False,
+                "sla_p99": "200ms",
+                "sustain": 1,
+                "quiet_wait": 1,
+            },
+        },
+        {"notebook": "05-storage", "parameters": {}},
+    ],
+}
 
 
 def test_report_for_a_foreign_server(tmp_path):
@@ -33,10 +59,29 @@ def test_report_for_a_foreign_server(tmp_path):
     plan.write_text(json.dumps(TINY))
     env = {**os.environ, "PERFLAB_DATA": str(tmp_path / "data"), "PERFLAB_REPORT": str(tmp_path / "report")}
     cmd = f"{sys.executable} tests/servers/tiny_kv.py {{port}}"
-    proc = subprocess.run([sys.executable, "-m", "perflab", "report", "--plan", str(plan), "--no-progress",
-                           "--no-browser", "--server-cmd", cmd, "--ready-path", "/health",
-                           "--script-args", "path=/kv param=key"],
-                          capture_output=True, text=True, env=env, timeout=600, cwd=str(paths.repo_root()))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "perflab",
+            "report",
+            "--plan",
+            str(plan),
+            "--no-progress",
+            "--no-browser",
+            "--server-cmd",
+            cmd,
+            "--ready-path",
+            "/health",
+            "--script-args",
+            "path=/kv param=key",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        cwd=str(paths.repo_root()),
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     index = Path(proc.stdout.strip().splitlines()[-1])
     data = json.loads((index.parent / "report.json").read_text())

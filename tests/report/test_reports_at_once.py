@@ -19,11 +19,21 @@ def test_two_reports_started_together_both_run_their_notebooks(tmp_path):
     plan.write_text(json.dumps(PLAN))
     procs = []
     for side in ("a", "b"):
-        env = {**os.environ, "PERFLAB_DATA": str(tmp_path / side / "data"),
-               "PERFLAB_REPORT": str(tmp_path / side / "report")}
-        procs.append(subprocess.Popen([sys.executable, "-m", "perflab", "report", "--plan", str(plan),
-                                       "--no-progress", "--no-browser"], env=env, cwd=str(paths.repo_root()),
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        env = {
+            **os.environ,
+            "PERFLAB_DATA": str(tmp_path / side / "data"),
+            "PERFLAB_REPORT": str(tmp_path / side / "report"),
+        }
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "perflab", "report", "--plan", str(plan), "--no-progress", "--no-browser"],
+                env=env,
+                cwd=str(paths.repo_root()),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
     for p in procs:
         out, err = p.communicate(timeout=300)
         assert p.returncode == 0, err[-3000:]
@@ -37,10 +47,19 @@ def test_a_report_runs_its_notebooks_from_a_temporary_directory_too_deep_for_uni
     deep.mkdir()
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps(PLAN))
-    env = {**os.environ, "TMPDIR": str(deep), "PERFLAB_DATA": str(tmp_path / "data"),
-           "PERFLAB_REPORT": str(tmp_path / "report")}
-    r = subprocess.run([sys.executable, "-m", "perflab", "report", "--plan", str(plan), "--no-progress",
-                        "--no-browser"], env=env, cwd=str(paths.repo_root()), capture_output=True, text=True,
-                       timeout=300)
+    env = {
+        **os.environ,
+        "TMPDIR": str(deep),
+        "PERFLAB_DATA": str(tmp_path / "data"),
+        "PERFLAB_REPORT": str(tmp_path / "report"),
+    }
+    r = subprocess.run(
+        [sys.executable, "-m", "perflab", "report", "--plan", str(plan), "--no-progress", "--no-browser"],
+        env=env,
+        cwd=str(paths.repo_root()),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0 and "06-summary: ok" in r.stderr, r.stderr[-3000:]
     assert os.listdir(deep) == []

@@ -18,8 +18,15 @@ from perflab import paths
 SLA = "200ms"
 #: the interleaved comparisons of 03 (latency) and 05 (backends): four pairs of 0.5 s probes (no claim is
 #: possible with so few: what is tested is that each comparison runs, is recorded and named)
-PAIRS = {"probe_duration": 0.5, "warmup": 0.25, "server_warmup": 0.5, "max_pairs": 4, "min_pairs": 2, "idle_pairs": 0,
-         "budget": 30}
+PAIRS = {
+    "probe_duration": 0.5,
+    "warmup": 0.25,
+    "server_warmup": 0.5,
+    "max_pairs": 4,
+    "min_pairs": 2,
+    "idle_pairs": 0,
+    "budget": 30,
+}
 CAVEAT = "A tiny plan's numbers: the test suite's."
 #: the searches' probes and ramp: the built-in server answers some 50,000 requests/s here, so each second of a
 #: probe near its breakpoint keeps both CPUs busy (1 s probes: 168 CPU-s for test_pipeline's plan, these 146).
@@ -29,8 +36,12 @@ SEARCH = {"probe_duration": 0.5, "warmup": 0.25, "ramp_duration": 2}
 
 def plan(name: str, notebooks: list[dict]) -> dict:
     """A tiny plan file's content: its ``notebooks`` (``{"notebook", "parameters", ...}``) under ``name``."""
-    return {"name": name, "description": "seconds per notebook (the test suite)", "caveat": CAVEAT,
-            "notebooks": notebooks}
+    return {
+        "name": name,
+        "description": "seconds per notebook (the test suite)",
+        "caveat": CAVEAT,
+        "notebooks": notebooks,
+    }
 
 
 def run(tmp_path_factory, plan: dict) -> dict:
@@ -39,9 +50,20 @@ def run(tmp_path_factory, plan: dict) -> dict:
     path = base / f"{plan['name']}.json"
     path.write_text(json.dumps(plan))
     env = {**os.environ, "PERFLAB_DATA": str(base / "data"), "PERFLAB_REPORT": str(base / "report")}
-    proc = subprocess.run([sys.executable, "-m", "perflab", "report", "--plan", str(path), "--no-progress"],
-                          capture_output=True, text=True, env=env, timeout=900, cwd=str(paths.repo_root()))
+    proc = subprocess.run(
+        [sys.executable, "-m", "perflab", "report", "--plan", str(path), "--no-progress"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+        cwd=str(paths.repo_root()),
+    )
     index = Path(proc.stdout.strip().splitlines()[-1]) if proc.stdout.strip() else None
     print(proc.stderr[-3000:])
-    return {"proc": proc, "base": base, "index": index, "folder": index.parent if index else None,
-            "json": json.loads((index.parent / "report.json").read_text()) if index else None}
+    return {
+        "proc": proc,
+        "base": base,
+        "index": index,
+        "folder": index.parent if index else None,
+        "json": json.loads((index.parent / "report.json").read_text()) if index else None,
+    }

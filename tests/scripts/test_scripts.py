@@ -35,7 +35,7 @@ def counting_from_now(srv):
     """``srv`` with its request counts (:func:`method_counts`) starting from here."""
     srv.stats_calls = 0
     srv.baseline = {}
-    srv.baseline = method_counts(srv)     # the start-up readiness checks, or the tests before
+    srv.baseline = method_counts(srv)  # the start-up readiness checks, or the tests before
     return srv
 
 
@@ -62,8 +62,19 @@ def counting_server(shared_server):
 def run(loadgen, url, script, *args, rate=2000, duration="1s", threads=1, connections=None, ok=True, tmp=None):
     """Run perflab-load; returns (summary JSON, completed process)."""
     out = Path(tmp or "/tmp") / f"load-{script}-{abs(hash(args)) % 10**8}.json"
-    cmd = [loadgen, f"-t{threads}", f"-c{connections or max(2, threads)}", f"-d{duration}", f"-R{rate}",
-           "-s", str(SCRIPTS / script), "--json", str(out), url, *args]
+    cmd = [
+        loadgen,
+        f"-t{threads}",
+        f"-c{connections or max(2, threads)}",
+        f"-d{duration}",
+        f"-R{rate}",
+        "-s",
+        str(SCRIPTS / script),
+        "--json",
+        str(out),
+        url,
+        *args,
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if ok:
         assert proc.returncode == 0, f"{cmd}\n{proc.stdout}\n{proc.stderr}"
@@ -108,7 +119,7 @@ def range_entries(url, start="key", end="kez"):
         size = int(line.split(b";")[0], 16)
         if size == 0:
             break
-        chunk, body = body[:size], body[size + 2:]
+        chunk, body = body[:size], body[size + 2 :]
         key, _, value = chunk.partition(b"\n")
         entries.append((key.decode(), value))
     return entries
@@ -124,9 +135,22 @@ def idx(keys):
 
 # --- documentation and bad arguments ------------------------------------------------------------
 
+
 def test_every_script_is_there():
-    expected = {"put.lua", "get.lua", "delete.lua", "get-random.lua", "put-random.lua", "mixed.lua",
-                "ycsb-a.lua", "ycsb-b.lua", "ycsb-c.lua", "ycsb-f.lua", "range.lua", "status.lua"}
+    expected = {
+        "put.lua",
+        "get.lua",
+        "delete.lua",
+        "get-random.lua",
+        "put-random.lua",
+        "mixed.lua",
+        "ycsb-a.lua",
+        "ycsb-b.lua",
+        "ycsb-c.lua",
+        "ycsb-f.lua",
+        "range.lua",
+        "status.lua",
+    }
     assert expected <= set(ALL)
 
 
@@ -136,9 +160,9 @@ def test_unknown_argument_stops_the_run_and_every_argument_is_documented(loadgen
     documented in the header comment at the top of the script."""
     _, proc = run(loadgen, "http://127.0.0.1:9", script, "no_such_arg=1", ok=False)
     assert proc.returncode != 0
-    assert "unknown script argument \"no_such_arg\"" in proc.stderr
+    assert 'unknown script argument "no_such_arg"' in proc.stderr
     names = re.findall(r"^\s+(\w+)=<", proc.stderr, re.MULTILINE)
-    header = "\n".join(l for l in (SCRIPTS / script).read_text().splitlines() if l.startswith("--"))
+    header = "\n".join(ln for ln in (SCRIPTS / script).read_text().splitlines() if ln.startswith("--"))
     assert header.startswith(f"-- {script}:"), "the header names the script and says what it does"
     for name in names:
         assert re.search(rf"--\s+{name}=", header), f"{script}: argument {name} is not documented in the header"
@@ -146,17 +170,20 @@ def test_unknown_argument_stops_the_run_and_every_argument_is_documented(loadgen
         assert names == ["path"]
 
 
-@pytest.mark.parametrize("script,arg,message", [
-    ("get-random.lua", "keys=0", "keys=0: must be >= 1"),
-    ("get-random.lua", "dist=pareto", "dist=pareto: expected one of uniform, zipf"),
-    ("get-random.lua", "theta=1", "theta=1: must be < 1"),
-    ("put-random.lua", "value=-5", "value=-5: must be >= 0"),
-    ("mixed.lua", "read=1.5", "read=1.5: must be <= 1"),
-    ("mixed.lua", "read=half", "read=half: not a number"),
-    ("ycsb-a.lua", "keys=12.5", "keys=12.5: must be an integer"),
-    ("range.lua", "digits=-1", "digits=-1: must be >= 0"),
-    ("put.lua", "oops", "bad script argument \"oops\": expected name=value"),
-])
+@pytest.mark.parametrize(
+    "script,arg,message",
+    [
+        ("get-random.lua", "keys=0", "keys=0: must be >= 1"),
+        ("get-random.lua", "dist=pareto", "dist=pareto: expected one of uniform, zipf"),
+        ("get-random.lua", "theta=1", "theta=1: must be < 1"),
+        ("put-random.lua", "value=-5", "value=-5: must be >= 0"),
+        ("mixed.lua", "read=1.5", "read=1.5: must be <= 1"),
+        ("mixed.lua", "read=half", "read=half: not a number"),
+        ("ycsb-a.lua", "keys=12.5", "keys=12.5: must be an integer"),
+        ("range.lua", "digits=-1", "digits=-1: must be >= 0"),
+        ("put.lua", "oops", 'bad script argument "oops": expected name=value'),
+    ],
+)
 def test_bad_values_stop_the_run_with_a_message(loadgen, counting_server, script, arg, message):
     _, proc = run(loadgen, counting_server.url, script, arg, ok=False)
     assert proc.returncode != 0
@@ -173,6 +200,7 @@ def test_sequential_scripts_refuse_more_threads_than_declared(loadgen, counting_
 
 # --- sequential keys -----------------------------------------------------------------------------
 
+
 def test_put_get_delete_walk_the_key_range_once_across_threads(loadgen, server, tmp_path):
     summary, _ = run(loadgen, server.url, "put.lua", "threads=2", "value=64", threads=2, connections=4, tmp=tmp_path)
     n = summary["status_codes"]["201"]
@@ -188,7 +216,9 @@ def test_put_get_delete_walk_the_key_range_once_across_threads(loadgen, server, 
     summary, _ = run(loadgen, server.url, "get.lua", "threads=2", f"count={n}", threads=2, connections=4, tmp=tmp_path)
     assert set(summary["status_codes"]) == {"200"}, summary["status_codes"]
 
-    summary, _ = run(loadgen, server.url, "delete.lua", "threads=2", "start=0", threads=2, connections=4, rate=1000, tmp=tmp_path)
+    summary, _ = run(
+        loadgen, server.url, "delete.lua", "threads=2", "start=0", threads=2, connections=4, rate=1000, tmp=tmp_path
+    )
     deleted = summary["status_codes"]["202"]
     assert idx(keys_in(server.url)) == list(range(deleted, n)) or len(keys_in(server.url)) == max(0, n - deleted)
 
@@ -200,12 +230,23 @@ def test_start_and_count_wrap_the_keys(loadgen, server, tmp_path):
 
 # --- random keys ---------------------------------------------------------------------------------
 
+
 def test_threads_draw_different_keys_and_seeds_are_repeatable(loadgen, server, tmp_path):
     """Seed 004's bug (math.randomseed(os.time()) in every thread) would make the two threads send the
     same keys: about K(1-e^(-R/2K)) distinct keys instead of K(1-e^(-R/K))."""
     k = 2000
-    s, _ = run(loadgen, server.url, "put-random.lua", f"keys={k}", "seed=7", "value=8",
-               threads=2, connections=4, rate=2000, tmp=tmp_path)
+    s, _ = run(
+        loadgen,
+        server.url,
+        "put-random.lua",
+        f"keys={k}",
+        "seed=7",
+        "value=8",
+        threads=2,
+        connections=4,
+        rate=2000,
+        tmp=tmp_path,
+    )
     r = s["requests"]
     first = keys_in(server.url)
     independent = k * (1 - math.exp(-r / k))
@@ -215,8 +256,18 @@ def test_threads_draw_different_keys_and_seeds_are_repeatable(loadgen, server, t
     def keys_after(seed):
         for key in keys_in(server.url):
             urllib.request.urlopen(urllib.request.Request(f"{server.url}/v0/entity?id={key}", method="DELETE"))
-        run(loadgen, server.url, "put-random.lua", f"keys={k}", f"seed={seed}", "value=8",
-            threads=2, connections=4, rate=2000, tmp=tmp_path)
+        run(
+            loadgen,
+            server.url,
+            "put-random.lua",
+            f"keys={k}",
+            f"seed={seed}",
+            "value=8",
+            threads=2,
+            connections=4,
+            rate=2000,
+            tmp=tmp_path,
+        )
         return keys_in(server.url)
 
     same, other = keys_after(7), keys_after(8)
@@ -228,7 +279,7 @@ def test_threads_draw_different_keys_and_seeds_are_repeatable(loadgen, server, t
 
 
 def zeta(n, theta=0.99):
-    return sum(i ** -theta for i in range(1, n + 1))
+    return sum(i**-theta for i in range(1, n + 1))
 
 
 def scrambled(rank, n):
@@ -241,10 +292,20 @@ def scrambled(rank, n):
 def test_zipf_puts_the_documented_mass_on_the_hottest_keys(loadgen, server, tmp_path, scramble):
     n, hot = 1000, 10
     put_keys(server.url, [scrambled(r, n) if scramble else r for r in range(hot)])
-    s, _ = run(loadgen, server.url, "get-random.lua", f"keys={n}", "dist=zipf", f"scramble={scramble}",
-               threads=2, connections=4, rate=3000, tmp=tmp_path)
+    s, _ = run(
+        loadgen,
+        server.url,
+        "get-random.lua",
+        f"keys={n}",
+        "dist=zipf",
+        f"scramble={scramble}",
+        threads=2,
+        connections=4,
+        rate=3000,
+        tmp=tmp_path,
+    )
     share = s["status_codes"].get("200", 0) / s["requests"]
-    expected = zeta(hot) / zeta(n)                     # ~0.38 for theta 0.99
+    expected = zeta(hot) / zeta(n)  # ~0.38 for theta 0.99
     assert abs(share - expected) < 0.05, (share, expected)
 
 
@@ -264,17 +325,22 @@ def test_offset_shifts_the_key_space(loadgen, server, tmp_path):
 
 # --- mixes ---------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("script,args,get_share", [
-    ("mixed.lua", ("read=0.8",), 0.8),
-    ("mixed.lua", ("read=0",), 0.0),
-    ("ycsb-a.lua", (), 0.5),
-    ("ycsb-b.lua", (), 0.95),
-    ("ycsb-c.lua", (), 1.0),
-    ("ycsb-f.lua", (), 2 / 3),     # 50% reads + 50% read-modify-writes (a GET and a PUT each)
-])
+
+@pytest.mark.parametrize(
+    "script,args,get_share",
+    [
+        ("mixed.lua", ("read=0.8",), 0.8),
+        ("mixed.lua", ("read=0",), 0.0),
+        ("ycsb-a.lua", (), 0.5),
+        ("ycsb-b.lua", (), 0.95),
+        ("ycsb-c.lua", (), 1.0),
+        ("ycsb-f.lua", (), 2 / 3),  # 50% reads + 50% read-modify-writes (a GET and a PUT each)
+    ],
+)
 def test_read_write_ratio_is_respected(loadgen, counting_server, tmp_path, script, args, get_share):
-    s, _ = run(loadgen, counting_server.url, script, "keys=100000", *args, threads=2, connections=4, rate=3000,
-               tmp=tmp_path)
+    s, _ = run(
+        loadgen, counting_server.url, script, "keys=100000", *args, threads=2, connections=4, rate=3000, tmp=tmp_path
+    )
     counts = method_counts(counting_server)
     total = sum(counts.values())
     assert total >= s["requests"] > 2000
@@ -286,13 +352,24 @@ def test_read_write_ratio_is_respected(loadgen, counting_server, tmp_path, scrip
 def test_ycsb_f_writes_the_key_it_just_read(loadgen, server, tmp_path):
     """Every PUT of workload F follows a GET of the same key: with keys never written before, the
     number of distinct keys in the DB equals the number of read-modify-writes (PUTs), up to repeats."""
-    s, _ = run(loadgen, server.url, "ycsb-f.lua", "keys=100000000", "dist=uniform", "value=5",
-               threads=1, connections=1, rate=1000, tmp=tmp_path)
+    s, _ = run(
+        loadgen,
+        server.url,
+        "ycsb-f.lua",
+        "keys=100000000",
+        "dist=uniform",
+        "value=5",
+        threads=1,
+        connections=1,
+        rate=1000,
+        tmp=tmp_path,
+    )
     puts = method_counts(server)["PUT"]
     assert len(keys_in(server.url)) == puts > 100
 
 
 # --- range and status ----------------------------------------------------------------------------
+
 
 def test_range_requests_share_a_prefix(loadgen, server, tmp_path):
     put_keys(server.url, range(1000))
@@ -300,8 +377,9 @@ def test_range_requests_share_a_prefix(loadgen, server, tmp_path):
     keys = [k for k, _ in range_entries(server.url, "key12", "key12~")]
     assert keys == sorted(keys) and set(keys) == {"key12"} | {f"key12{i}" for i in range(10)}
     # (few requests: the server answers a range on a keep-alive connection in ~40 ms for now)
-    s, _ = run(loadgen, server.url, "range.lua", "keys=1000", "digits=1", rate=40, duration="2s",
-               connections=4, tmp=tmp_path)
+    s, _ = run(
+        loadgen, server.url, "range.lua", "keys=1000", "digits=1", rate=40, duration="2s", connections=4, tmp=tmp_path
+    )
     assert set(s["status_codes"]) == {"200"} and s["requests"] >= 40
     assert method_counts(server)["GET"] >= s["requests"]
 
@@ -314,13 +392,17 @@ def test_status_script_hits_only_status(loadgen, server, tmp_path):
 
 # --- a cluster's replication arguments ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("args,message", [
-    (("ack=4", "from=3"), "ack=4 from=3: ack must not exceed from"),
-    (("replicas=2/3", "ack=1"), "replicas= and ack=/from= are two styles of the same thing"),
-    (("replicas=2-3",), "replicas=2-3: expected ACK/FROM"),
-    (("replicas=3/2",), "replicas=3/2: needs 1 <= ack <= from"),
-    (("ack=0",), "ack=0: must be >= 1"),
-])
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (("ack=4", "from=3"), "ack=4 from=3: ack must not exceed from"),
+        (("replicas=2/3", "ack=1"), "replicas= and ack=/from= are two styles of the same thing"),
+        (("replicas=2-3",), "replicas=2-3: expected ACK/FROM"),
+        (("replicas=3/2",), "replicas=3/2: needs 1 <= ack <= from"),
+        (("ack=0",), "ack=0: must be >= 1"),
+    ],
+)
 def test_bad_replication_arguments_stop_the_run(loadgen, args, message):
     """Checked in init(), before any connection (nothing listens on port 9)."""
     _, proc = run(loadgen, "http://127.0.0.1:9", "put.lua", *args, ok=False)
@@ -328,16 +410,20 @@ def test_bad_replication_arguments_stop_the_run(loadgen, args, message):
     assert message in proc.stderr
 
 
-@pytest.mark.parametrize("script,args,suffix", [
-    ("get.lua", ("ack=2", "from=3"), "&ack=2&from=3"),
-    ("put-random.lua", ("replicas=1/3",), "&replicas=1/3"),
-    ("delete.lua", ("from=2",), "&from=2"),
-    ("mixed.lua", (), None),
-])
+@pytest.mark.parametrize(
+    "script,args,suffix",
+    [
+        ("get.lua", ("ack=2", "from=3"), "&ack=2&from=3"),
+        ("put-random.lua", ("replicas=1/3",), "&replicas=1/3"),
+        ("delete.lua", ("from=2",), "&from=2"),
+        ("mixed.lua", (), None),
+    ],
+)
 def test_replication_arguments_follow_the_key_in_either_style(loadgen, tmp_path, script, args, suffix):
     """Every request carries them after the key, in another server's API too (path=, param=)."""
     import sys
     import time
+
     log = tmp_path / "requests.log"
     port = socket.socket()
     port.bind(("127.0.0.1", 0))
@@ -351,8 +437,17 @@ def test_replication_arguments_follow_the_key_in_either_style(loadgen, tmp_path,
                 break
             except OSError:
                 time.sleep(0.05)
-        run(loadgen, f"http://127.0.0.1:{p}", script, "path=/kv", "param=key", *args, rate=200, duration="500ms",
-            tmp=tmp_path)
+        run(
+            loadgen,
+            f"http://127.0.0.1:{p}",
+            script,
+            "path=/kv",
+            "param=key",
+            *args,
+            rate=200,
+            duration="500ms",
+            tmp=tmp_path,
+        )
     finally:
         srv.terminate()
         srv.wait(10)

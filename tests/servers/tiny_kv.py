@@ -28,13 +28,13 @@ import time
 import urllib.error
 import urllib.request
 import zlib
-from concurrent.futures import ThreadPoolExecutor, wait, FIRST_COMPLETED
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from urllib.parse import parse_qs, quote, urlsplit
 
-STORE: dict[str, tuple[int, bytes | None]] = {}   # key -> (timestamp, value or None: a tombstone)
+STORE: dict[str, tuple[int, bytes | None]] = {}  # key -> (timestamp, value or None: a tombstone)
 LOCK = threading.Lock()
 LOG = None
-NODES: list[str] = []      # cluster mode: every node's URL; empty: a single server
+NODES: list[str] = []  # cluster mode: every node's URL; empty: a single server
 SELF = 0
 POOL = ThreadPoolExecutor(max_workers=32)
 CLOCK = [0]
@@ -66,8 +66,12 @@ def ask(node: int, method: str, key: str, ts: int, body: bytes | None):
                 return True, STORE.get(key, (0, None))
         store(key, ts, body if method == "PUT" else None)
         return True, None
-    req = urllib.request.Request(f"{NODES[node]}/kv?key={quote(key, safe='')}", data=body if method == "PUT" else None,
-                                 method=method, headers={"X-Tiny-Internal": "1", "X-Tiny-Ts": str(ts)})
+    req = urllib.request.Request(
+        f"{NODES[node]}/kv?key={quote(key, safe='')}",
+        data=body if method == "PUT" else None,
+        method=method,
+        headers={"X-Tiny-Internal": "1", "X-Tiny-Ts": str(ts)},
+    )
     try:
         # a dead replica refuses at once; a live one on a busy machine (CI) once took more than 1 s
         with urllib.request.urlopen(req, timeout=5.0) as r:
@@ -188,17 +192,19 @@ def _option(args: list[str], name: str, default: str | None = None) -> tuple[lis
     if name not in args:
         return args, default
     i = args.index(name)
-    return args[:i] + args[i + 2:], args[i + 1]
+    return args[:i] + args[i + 2 :], args[i + 1]
 
 
 def main(argv: list[str]) -> None:
     global LOG, NODES, SELF
     argv, host = _option(argv, "--host", "127.0.0.1")
-    if argv[0] == "--ports":   # one command, every node: a child process per node, so each can be killed alone
+    if argv[0] == "--ports":  # one command, every node: a child process per node, so each can be killed alone
         ports = argv[1].split(",")
         cluster = ",".join(f"http://{host}:{p}" for p in ports)
-        kids = [subprocess.Popen([sys.executable, __file__, p, "--cluster", cluster, "--index", str(i), "--host", host])
-                for i, p in enumerate(ports)]
+        kids = [
+            subprocess.Popen([sys.executable, __file__, p, "--cluster", cluster, "--index", str(i), "--host", host])
+            for i, p in enumerate(ports)
+        ]
         for k in kids:
             k.wait()
         return

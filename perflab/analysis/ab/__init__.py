@@ -29,17 +29,39 @@ from ..findings import Finding, bullets
 from ..section import Section
 from .baseline import Comparisons, answer_against, key_against, name_of, search_rows, searches, verdict_lines
 from .figures import categories_figure, figure, pairs_figure
-from .reading import (answer_comparison, labels_of, breakpoint_rows, commentary, key_number, lines, pairs_of, table,
-                      validity)
+from .reading import (
+    answer_comparison,
+    breakpoint_rows,
+    commentary,
+    key_number,
+    labels_of,
+    lines,
+    pairs_of,
+    table,
+    validity,
+)
 from .sides import family, pairs
 from .verdicts import idle_sentence, sentence
 
 __all__ = [
     # what a notebook calls
-    "pairs", "family", "searches", "comparison", "findings", "answer",
+    "pairs",
+    "family",
+    "searches",
+    "comparison",
+    "findings",
+    "answer",
     # what the command line, the report and the lab's measuring calls build on
-    "Comparisons", "name_of", "answer_comparison", "figure", "lines", "sentence", "idle_sentence", "pairs_of",
-    "pairs_figure", "categories_figure",
+    "Comparisons",
+    "name_of",
+    "answer_comparison",
+    "figure",
+    "lines",
+    "sentence",
+    "idle_sentence",
+    "pairs_of",
+    "pairs_figure",
+    "categories_figure",
 ]
 
 
@@ -60,19 +82,29 @@ def findings(results: Comparisons, runs: dict | None = None, what: str = "") -> 
     return verdict_lines(results, what) + (describe_search_validity(searches(results), runs) if runs else [])
 
 
-def answer(res, workload: str | None = None, connections: int | None = None, what: str = "",
-           stages: bool = False) -> Finding:
+def answer(
+    res, workload: str | None = None, connections: int | None = None, what: str = "", stages: bool = False
+) -> Finding:
     """The answer of one comparison (its verdict on the stop rule's metric) or of several against one (how
     many differ, and the best), its B/A as the key number, the breakpoints searched (``workload`` with
     ``connections``) and its figure as the preview. ``stages``: the two sides are your stages (B this one, A
     the previous), and the answer opens with them: "alice, stage 5 against alice, stage 4: ..."."""
     if isinstance(res, Comparisons):
-        return Finding(answer_against(res, what), key_number=key_against(res), validity=res.validity,
-                       breakpoints=search_rows(res, workload, connections), preview=figure(res))
+        return Finding(
+            answer_against(res, what),
+            key_number=key_against(res),
+            validity=res.validity,
+            breakpoints=search_rows(res, workload, connections),
+            preview=figure(res),
+        )
     text = answer_comparison(res)
     if stages:
         a, b = labels_of(res)
         text = f"{b} against {a}: {text.removesuffix(f' (A = {a}, B = {b}).')}."
-    return Finding(text, key_number=key_number(res), validity=validity(res),
-                   breakpoints=breakpoint_rows(res, workload, connections) if isinstance(res, ABResult) else [],
-                   preview=figure(res))
+    return Finding(
+        text,
+        key_number=key_number(res),
+        validity=validity(res),
+        breakpoints=breakpoint_rows(res, workload, connections) if isinstance(res, ABResult) else [],
+        preview=figure(res),
+    )

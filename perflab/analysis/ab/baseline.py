@@ -41,16 +41,29 @@ def searches(results: Comparisons) -> dict:
     found = {k: r for k, r in results.items() if r.mode == "breakpoint"}
     if not found:
         return {}
-    return {results.baseline: next(iter(found.values())).searches["A"], **{k: r.searches["B"] for k, r in found.items()}}
+    return {
+        results.baseline: next(iter(found.values())).searches["A"],
+        **{k: r.searches["B"] for k, r in found.items()},
+    }
 
 
 def search_rows(results: Comparisons, workload: str, connections: int | None = None) -> list[dict]:
     """The findings' breakpoint rows of breakpoint comparisons against one baseline (one per configuration,
     as :func:`searches` picks them; ``mode``: its label; ``run_id``: the comparison that searched it)."""
     runs = {results.baseline: next(iter(results.values()), None), **results}
-    return [{"workload": workload, "connections": connections, "mode": label_of(results, k), "rate": s.rate,
-             "interval": list(s.interval), "verdict": str(s.outcome), "validity": runs[k].run.validity,
-             "run_id": runs[k].run_id} for k, s in searches(results).items()]
+    return [
+        {
+            "workload": workload,
+            "connections": connections,
+            "mode": label_of(results, k),
+            "rate": s.rate,
+            "interval": list(s.interval),
+            "verdict": str(s.outcome),
+            "validity": runs[k].run.validity,
+            "run_id": runs[k].run_id,
+        }
+        for k, s in searches(results).items()
+    ]
 
 
 def best(results: dict):
@@ -76,8 +89,10 @@ def answer_against(results: Comparisons, what: str = "") -> str:
         return lead + answer_comparison(next(iter(results.values())))
     differ = sum(bool(r.significant) for r in results.values())
     top = best(results)
-    text = (f"{lead}Against {base}, {differ} of {fmt.count(len(results), 'configuration')} "
-            f"{'differs' if differ == 1 else 'differ'} (each compared with it interleaved, in a run of its own)")
+    text = (
+        f"{lead}Against {base}, {differ} of {fmt.count(len(results), 'configuration')} "
+        f"{'differs' if differ == 1 else 'differ'} (each compared with it interleaved, in a run of its own)"
+    )
     if top is None:
         return text + "; none has a ratio to rank."
     return text + f"; the best, {label_of(results, top)}: {answer_comparison(results[top])}"

@@ -61,14 +61,19 @@ def lines(res) -> list[str]:
         at = [r for r in rows if r["rate"] == rate and r["metric"] != "breakpoint"]
         quiet = [r for r in at if r["metric"] == "category" and r["conclusion"] != "different"]
         out += [sentence(r, sla) for r in at if r not in quiet]
-        if quiet:   # the categories without a claim, in one line (each one's interval is in the table)
-            out.append(f"no difference detectable in the CPU per request in {', '.join(r['category'] for r in quiet)}"
-                       f"{where(rate)} (n = {quiet[0]['n']} pairs; {quiet[0]['method']}, each a Wilcoxon test on "
-                       f"the pairs' differences)")
+        if quiet:  # the categories without a claim, in one line (each one's interval is in the table)
+            out.append(
+                f"no difference detectable in the CPU per request in {', '.join(r['category'] for r in quiet)}"
+                f"{where(rate)} (n = {quiet[0]['n']} pairs; {quiet[0]['method']}, each a Wilcoxon test on "
+                f"the pairs' differences)"
+            )
         primary = next(r for r in at if r["stop_rule"])
         out.append(f"stopped{where(rate)} after {primary['measured']} pairs: {stop_reason(primary)}")
-    idle = (res.idle_cost.to_dict() if res.idle_cost else None) if isinstance(res, ABResult) else \
-        res.results.get("idle_cost")
+    idle = (
+        (res.idle_cost.to_dict() if res.idle_cost else None)
+        if isinstance(res, ABResult)
+        else res.results.get("idle_cost")
+    )
     if idle:
         metric = res.metric if isinstance(res, ABResult) else res.results.get("metric")
         out.append(idle_sentence(idle, metric if metric in idle["ratios"] else "p99"))
@@ -99,7 +104,7 @@ def commentary(res) -> str:
         return f"**A** = {a}, **B** = {b}: the comparison recorded no verdict (status {res.status})."
     method = _method(res)
     out = [f"**A** = `{a}`, **B** = `{b}`, compared by *{method}*: {method.description}."]
-    out += [f"- {line[0].upper()}{line[1:]}" for line in lines(res)[1:]]   # the first says who A and B are
+    out += [f"- {line[0].upper()}{line[1:]}" for line in lines(res)[1:]]  # the first says who A and B are
     return "\n".join(out)
 
 
@@ -127,9 +132,12 @@ def key_number(res) -> dict:
     lo, hi = r.get("ci_lo"), r.get("ci_hi")
     iv = [lo if lo is not None and math.isfinite(lo) else None, hi if hi is not None and math.isfinite(hi) else None]
     val = r.get("ratio")
-    return {"label": f"B/A {r['metric']}{where(r.get('rate'))}",
-            "value": val if val is not None and math.isfinite(val) else None,
-            "unit": "x", "interval": iv if any(v is not None for v in iv) else None}
+    return {
+        "label": f"B/A {r['metric']}{where(r.get('rate'))}",
+        "value": val if val is not None and math.isfinite(val) else None,
+        "unit": "x",
+        "interval": iv if any(v is not None for v in iv) else None,
+    }
 
 
 def stop_ratio(res) -> float | None:
@@ -164,7 +172,16 @@ def breakpoint_rows(res, workload: str, connections: int | None = None) -> list[
     ``[]`` for a comparison at fixed rates."""
     if not isinstance(res, ABResult) or res.mode != "breakpoint":
         return []
-    return [{"workload": workload, "connections": connections, "mode": f"{name}: {s.label}",
-             "rate": res.searches[name].rate, "interval": list(res.searches[name].interval),
-             "verdict": str(res.searches[name].outcome), "validity": res.run.validity, "run_id": res.run_id}
-            for name, s in (("A", res.a), ("B", res.b))]
+    return [
+        {
+            "workload": workload,
+            "connections": connections,
+            "mode": f"{name}: {s.label}",
+            "rate": res.searches[name].rate,
+            "interval": list(res.searches[name].interval),
+            "verdict": str(res.searches[name].outcome),
+            "validity": res.run.validity,
+            "run_id": res.run_id,
+        }
+        for name, s in (("A", res.a), ("B", res.b))
+    ]

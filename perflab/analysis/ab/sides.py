@@ -17,8 +17,10 @@ def pairs(fields: dict | None):
         raise ValueError(f"pairs: expected a dict of ABParams fields, got {type(fields).__name__}")
     unknown = sorted(set(fields or {}) - {f.name for f in dataclasses.fields(ABParams)})
     if unknown:
-        raise ValueError(f"pairs: {', '.join(map(repr, unknown))} is no ABParams field (probe_duration, warmup, "
-                         f"max_pairs, budget, alpha, idle_pairs...)")
+        raise ValueError(
+            f"pairs: {', '.join(map(repr, unknown))} is no ABParams field (probe_duration, warmup, "
+            f"max_pairs, budget, alpha, idle_pairs...)"
+        )
     return ABParams(**(fields or {}))
 
 

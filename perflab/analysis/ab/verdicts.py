@@ -54,8 +54,10 @@ def paired_sentence(row: dict, where: str = "", a: str = "A", b: str = "B") -> s
         return f"{b}'s {metric}{where} is {fmt.ratio(ratio)} {a}'s ({ci}, n = {n} pairs; {how})"
     margin = row["margin"]
     if conclusion is Conclusion.EQUIVALENT:
-        return (f"no difference beyond ±{fmt.pct(margin)} in {metric}{where}: {b}/{a} {fmt.ratio(ratio)} ({ci}, "
-                f"n = {n} pairs; {how})")
+        return (
+            f"no difference beyond ±{fmt.pct(margin)} in {metric}{where}: {b}/{a} {fmt.ratio(ratio)} ({ci}, "
+            f"n = {n} pairs; {how})"
+        )
     lo, hi = row["ci_lo"], row["ci_hi"]
     if lo > 1 or hi < 1:  # the interval excludes 1, but the rule does not claim: say why
         if band(margin)[0] <= ratio <= band(margin)[1]:
@@ -64,10 +66,11 @@ def paired_sentence(row: dict, where: str = "", a: str = "A", b: str = "B") -> s
             why = "the test is consulted at the looks only"
         else:
             why = f"the test does not reach the comparison's level {fmt.p_sci(row['level'])}"
-        return (f"no difference established in {metric}{where} with n = {n} pairs: {b}/{a} {fmt.ratio(ratio)} "
-                f"({ci}), but {why} ({how})")
-    return (f"no difference detectable in {metric}{where} with n = {n} pairs ({b}/{a} {fmt.ratio(ratio)}, {ci}; "
-            f"{how})")
+        return (
+            f"no difference established in {metric}{where} with n = {n} pairs: {b}/{a} {fmt.ratio(ratio)} "
+            f"({ci}), but {why} ({how})"
+        )
+    return f"no difference detectable in {metric}{where} with n = {n} pairs ({b}/{a} {fmt.ratio(ratio)}, {ci}; {how})"
 
 
 def pass_sentence(row: dict, where: str = "", sla: str = "the SLA", a: str = "A", b: str = "B") -> str:
@@ -88,16 +91,20 @@ def interval_sentence(row: dict, where: str = "", a: str = "A", b: str = "B") ->
     if _missing(row.get("ratio")):
         return f"{what}{where} not compared: a search found none (no probed rate passed; {method})"
     lo = row["ci_lo"] or 0.0
-    hi = math.inf if _missing(row["ci_hi"]) else row["ci_hi"]   # a recorded run holds an open end as null
+    hi = math.inf if _missing(row["ci_hi"]) else row["ci_hi"]  # a recorded run holds an open end as null
     span = f"interval {fmt.ratio(lo) if lo > 0 else '0'}-{fmt.ratio(hi)}"
     ea, eb = fmt.estimate(row["a_value"], row.get("a_interval")), fmt.estimate(row["b_value"], row.get("b_interval"))
     conclusion, ratio = Conclusion(row["conclusion"]), row["ratio"]
     if conclusion is Conclusion.DIFFERENT:
         return f"{b}'s {what}{where} is {fmt.ratio(ratio)} {a}'s ({span}; {a} {ea}, {b} {eb}; {method})"
     if conclusion is Conclusion.EQUIVALENT:
-        return (f"no difference beyond ±{fmt.pct(row['margin'])} in {what}{where}: {b}/{a} {fmt.ratio(ratio)} "
-                f"({span}; {method})")
-    return f"no difference detectable in {what}{where} ({b}/{a} {fmt.ratio(ratio)}, {span}; {a} {ea}, {b} {eb}; {method})"
+        return (
+            f"no difference beyond ±{fmt.pct(row['margin'])} in {what}{where}: {b}/{a} {fmt.ratio(ratio)} "
+            f"({span}; {method})"
+        )
+    return (
+        f"no difference detectable in {what}{where} ({b}/{a} {fmt.ratio(ratio)}, {span}; {a} {ea}, {b} {eb}; {method})"
+    )
 
 
 def _us(v) -> str:
@@ -115,10 +122,14 @@ def category_sentence(row: dict, where: str = "", a: str = "A", b: str = "B") ->
     ci = f"{100 * (row.get('confidence') or CONFIDENCE):g}% CI {_us(lo)} to {_us(hi)}"
     how = f"{row['method']}, Wilcoxon p = {fmt.p_sci(row['p_value'])}"
     if conclusion is Conclusion.DIFFERENT:
-        return (f"{b} spends {_us(abs(d))} {'more' if d > 0 else 'less'} per request in {c} than {a}{where} "
-                f"({ci}, n = {n} pairs; {how})")
-    return (f"no difference detectable in the CPU per request in {c}{where} with n = {n} pairs: {b} - {a} "
-            f"{'+' if d >= 0 else '-'}{_us(abs(d))} ({ci}; {how})")
+        return (
+            f"{b} spends {_us(abs(d))} {'more' if d > 0 else 'less'} per request in {c} than {a}{where} "
+            f"({ci}, n = {n} pairs; {how})"
+        )
+    return (
+        f"no difference detectable in the CPU per request in {c}{where} with n = {n} pairs: {b} - {a} "
+        f"{'+' if d >= 0 else '-'}{_us(abs(d))} ({ci}; {how})"
+    )
 
 
 def sentence(row: dict, sla: str = "the SLA", a: str = "A", b: str = "B") -> str:
@@ -137,14 +148,20 @@ def stop_reason(row: dict) -> str:
     """Why the stop rule stopped, in words, from the row of its metric (``stop_rule``)."""
     stop, metric = row["stop"], named(row["metric"])
     if stop == "equivalent":
-        return (f"the {100 * (row.get('confidence') or CONFIDENCE):g}% interval of {metric} lies within "
-                f"±{fmt.pct(row['margin'])}")
+        return (
+            f"the {100 * (row.get('confidence') or CONFIDENCE):g}% interval of {metric} lies within "
+            f"±{fmt.pct(row['margin'])}"
+        )
     if stop == "not-worse":
-        return (f"the {100 * (row.get('confidence') or CONFIDENCE):g}% interval of {metric} lies below "
-                f"+{fmt.pct(row['margin'])}: B is no worse than A beyond the margin")
+        return (
+            f"the {100 * (row.get('confidence') or CONFIDENCE):g}% interval of {metric} lies below "
+            f"+{fmt.pct(row['margin'])}: B is no worse than A beyond the margin"
+        )
     if stop == "different":
-        return (f"the test claims a difference in {metric} at n = {row['n']} (p = {fmt.p_sci(row['p_value'])} "
-                f"<= {fmt.p_sci(row['level'])}) and the interval excludes 1")
+        return (
+            f"the test claims a difference in {metric} at n = {row['n']} (p = {fmt.p_sci(row['p_value'])} "
+            f"<= {fmt.p_sci(row['level'])}) and the interval excludes 1"
+        )
     if stop == "max-pairs":
         return f"max_pairs ({row['max_pairs']}) measured without a verdict"
     budget = f" ({row['budget_s']:g} s)" if row.get("budget_s") else ""
@@ -160,10 +177,14 @@ def idle_sentence(idle: dict, metric: str = "p99") -> str:
     if r["conclusion"] == Conclusion.TOO_FEW:
         return f"the idle side's cost was not measured: {r['n']} usable pairs"
     busy, other = idle["busy"], idle["idle"]
-    what = (f"{busy}'s {named(metric)}{where(idle['rate'])} with {other} idle but running against {busy}'s with "
-            f"{other} frozen")
-    measured = (f"{fmt.ratio(r['ratio'])} ({ci_text(*r['ci'], r.get('confidence') or CONFIDENCE)}, n = {r['n']} "
-                f"pairs; {Method.INTERLEAVED_PAIRS})")
+    what = (
+        f"{busy}'s {named(metric)}{where(idle['rate'])} with {other} idle but running against {busy}'s with "
+        f"{other} frozen"
+    )
+    measured = (
+        f"{fmt.ratio(r['ratio'])} ({ci_text(*r['ci'], r.get('confidence') or CONFIDENCE)}, n = {r['n']} "
+        f"pairs; {Method.INTERLEAVED_PAIRS})"
+    )
     level = r.get("level")
     if level is None or r["n"] < min_pairs_for(level):
         need = f": a claim at level {fmt.p_sci(level)} needs {min_pairs_for(level)}" if level else ""

@@ -23,18 +23,43 @@ from ..findings import Finding, key_breakpoint, validity_of
 from ..latency import describe_spectra, percentile_spectrum
 from ..section import Section
 from .figures import breakpoint_curve, breakpoint_overview
-from .sentences import (answer_breakpoints, compare_breakpoint_rows, compare_breakpoints, compare_by_connections,
-                        describe_breakpoint, describe_breakpoints, describe_ceiling_shares, describe_hold,
-                        describe_search_validity, describe_unresolved, estimate, host_note, placement_table,
-                        conditions_note)
+from .sentences import (
+    answer_breakpoints,
+    compare_breakpoint_rows,
+    compare_breakpoints,
+    compare_by_connections,
+    conditions_note,
+    describe_breakpoint,
+    describe_breakpoints,
+    describe_ceiling_shares,
+    describe_hold,
+    describe_search_validity,
+    describe_unresolved,
+    estimate,
+    host_note,
+    placement_table,
+)
 from .tables import at_breakpoints, breakpoint_table, hold_table
 
 __all__ = [
     # what a notebook calls
-    "searches", "holds", "at_limit", "findings", "answer", "breakpoint_curve",
+    "searches",
+    "holds",
+    "at_limit",
+    "findings",
+    "answer",
+    "breakpoint_curve",
     # what the other subjects, the report and the command line build on
-    "breakpoint_table", "breakpoint_overview", "describe_breakpoint", "describe_breakpoints", "compare_breakpoints",
-    "compare_breakpoint_rows", "describe_search_validity", "estimate", "host_note", "conditions_note",
+    "breakpoint_table",
+    "breakpoint_overview",
+    "describe_breakpoint",
+    "describe_breakpoints",
+    "compare_breakpoints",
+    "compare_breakpoint_rows",
+    "describe_search_validity",
+    "estimate",
+    "host_note",
+    "conditions_note",
 ]
 
 
@@ -65,21 +90,33 @@ def at_limit(results: Mapping) -> Section:
     if not at:
         return Section(["No search found a passing rate, so there is no spectrum at a breakpoint."])
     sla = _sla_ms(results)
-    return Section([percentile_spectrum(at, sla_ms=sla, title="Latency by percentile at each breakpoint"),
-                    describe_spectra(at, sla, compare=())])
+    return Section(
+        [
+            percentile_spectrum(at, sla_ms=sla, title="Latency by percentile at each breakpoint"),
+            describe_spectra(at, sla, compare=()),
+        ]
+    )
 
 
 def findings(results: Mapping, rows: list[dict]) -> list[str]:
     """Each search in words, each breakpoint against the request-handling ceiling (the ``status`` workload),
     each workload's connection counts compared, and the searches that did not resolve."""
-    return [*describe_breakpoints(results), *[t for t in (describe_hold(k, r) for k, r in results.items()) if t],
-            *describe_ceiling_shares(rows), *compare_by_connections(rows), describe_unresolved(results)]
+    return [
+        *describe_breakpoints(results),
+        *[t for t in (describe_hold(k, r) for k, r in results.items()) if t],
+        *describe_ceiling_shares(rows),
+        *compare_by_connections(rows),
+        describe_unresolved(results),
+    ]
 
 
 def answer(results: Mapping, rows: list[dict]) -> Finding:
     """Every breakpoint in one sentence; the key number the last row's (the notebook's last search: GET with
     the most connections); the curves as the preview."""
-    return Finding(answer_breakpoints(rows), key_number=key_breakpoint(rows[-1] if rows else None,
-                                                                       "{workload} breakpoint, {connection_count}"),
-                   validity=validity_of(*results.values()), breakpoints=rows,
-                   preview=breakpoint_curve(results, sla_ms=_sla_ms(results), title="Breakpoint searches"))
+    return Finding(
+        answer_breakpoints(rows),
+        key_number=key_breakpoint(rows[-1] if rows else None, "{workload} breakpoint, {connection_count}"),
+        validity=validity_of(*results.values()),
+        breakpoints=rows,
+        preview=breakpoint_curve(results, sla_ms=_sla_ms(results), title="Breakpoint searches"),
+    )

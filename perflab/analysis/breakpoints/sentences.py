@@ -22,14 +22,21 @@ from ..findings import headline, hold_note, no_breakpoint, others_note
 def row_of(result) -> dict:
     """A :class:`~perflab.breakpoint.BreakpointResult` as the keys of a breakpoint row the sentences read (the
     recorded row has the same: :meth:`perflab.records.Run.breakpoint_row`)."""
-    return {"rate": result.rate, "interval": list(result.interval), "verdict": str(result.outcome),
-            "at_least": result.at_least, "search_rate": result.search_rate, "held": result.held,
-            "sustain_s": result.params.sustain if result.holds else None, "overestimate": result.overestimate,
-            "why": result.why, "held_windows": next((r.words for r in result.rates_held
-                                                     if r.rate == result.rate and r.held), None),
-            "fresh_start": (result.conditions or {}).get("fresh_start"),
-            "others_max_cores": (result.others or {}).get("max_cores"),
-            "others_median_cores": (result.others or {}).get("median_cores")}
+    return {
+        "rate": result.rate,
+        "interval": list(result.interval),
+        "verdict": str(result.outcome),
+        "at_least": result.at_least,
+        "search_rate": result.search_rate,
+        "held": result.held,
+        "sustain_s": result.params.sustain if result.holds else None,
+        "overestimate": result.overestimate,
+        "why": result.why,
+        "held_windows": next((r.words for r in result.rates_held if r.rate == result.rate and r.held), None),
+        "fresh_start": (result.conditions or {}).get("fresh_start"),
+        "others_max_cores": (result.others or {}).get("max_cores"),
+        "others_median_cores": (result.others or {}).get("median_cores"),
+    }
 
 
 def estimate(result) -> str:
@@ -44,8 +51,10 @@ def host_note(result) -> str | None:
         return None
     s, limit = result.host_spread, result.host_limit or ValidityThresholds().host_speed_warn
     word = "changed" if s > limit else "held"
-    return (f"the machine's speed {word} during the search: a fixed loop before each probe took up to {s:.2f}x its "
-            f"fastest time (warn above {limit:g}x)")
+    return (
+        f"the machine's speed {word} during the search: a fixed loop before each probe took up to {s:.2f}x its "
+        f"fastest time (warn above {limit:g}x)"
+    )
 
 
 def describe_breakpoint(label: str, result) -> str:
@@ -57,17 +66,27 @@ def describe_breakpoint(label: str, result) -> str:
         text = f"**{label}**: {no_breakpoint(row)}"
     else:
         held = hold_note(row)
-        text = (f"**{label}** keeps up to {fmt.rate(result.rate)} (interval {fmt.interval(result.interval, 'req/s')}, "
-                f"{result.outcome}; probes {result.validity or 'not assessed'}" + (f"; {held}" if held else "") + ")")
-    failing = [p for p in result.probes if p.judgement.passed is False and not p.discounted
-               and (result.rate is None or p.rate > result.rate)]
+        text = (
+            f"**{label}** keeps up to {fmt.rate(result.rate)} (interval {fmt.interval(result.interval, 'req/s')}, "
+            f"{result.outcome}; probes {result.validity or 'not assessed'}" + (f"; {held}" if held else "") + ")"
+        )
+    failing = [
+        p
+        for p in result.probes
+        if p.judgement.passed is False and not p.discounted and (result.rate is None or p.rate > result.rate)
+    ]
     if failing:
         first = min(failing, key=lambda p: p.rate)
         text += f"; the lowest failing probe, {fmt.rate(first.rate)}, failed because {first.judgement.reason}"
     spoiled = [p for p in result.probes if p.judgement.passed is None or p.discounted]
     if spoiled and result.outcome not in ("cannot-tell", "generator-limited"):
-        causes = sorted({p.judgement.cause or ("it failed while the machine was busier than at its quietest"
-                                                if p.discounted else "invalid") for p in spoiled})
+        causes = sorted(
+            {
+                p.judgement.cause
+                or ("it failed while the machine was busier than at its quietest" if p.discounted else "invalid")
+                for p in spoiled
+            }
+        )
         text += f"; {len(spoiled)} probe(s) were not counted ({'; '.join(causes)})"
     text += f" ({len(result.probes)} probes)."
     waited = (getattr(result, "quiet", None) or {}).get("waited_s")
@@ -85,8 +104,7 @@ def compare_breakpoints(results: Mapping[str, object], what: str = "breakpoint")
     are disjoint, the method named (the searches ran one after the other). 'Breakpoint (sequential
     intervals): async 50,000 req/s (48,000-52,000); sync 31,000 req/s (29,760-32,240), lower (intervals [..]
     and [..] do not overlap).'"""
-    vals = {k: r for k, r in results.items() if r is not None and r.rate is not None
-            and r.interval[0] is not None}
+    vals = {k: r for k, r in results.items() if r is not None and r.rate is not None and r.interval[0] is not None}
     if not vals:
         return f"No {what} was measured."
     order = sorted(vals, key=lambda k: vals[k].rate, reverse=True)
@@ -116,9 +134,12 @@ def describe_unresolved(results: Mapping[str, object]) -> str:
 def describe_search_validity(searches: Mapping[str, object], runs: Mapping[str, object]) -> list[str]:
     """For each label with both a search and a fixed-rate run: 'async: validity of the breakpoint's edge
     probes: valid; of the profile run: suspect: <reason>.'"""
-    return [f"{k}: validity of the breakpoint's edge probes: {r.validity or 'not assessed'}; of the profile run: "
-            f"{runs[k].validity.badge if runs[k].validity is not None else 'not assessed'}."
-            for k, r in searches.items() if k in runs]
+    return [
+        f"{k}: validity of the breakpoint's edge probes: {r.validity or 'not assessed'}; of the profile run: "
+        f"{runs[k].validity.badge if runs[k].validity is not None else 'not assessed'}."
+        for k, r in searches.items()
+        if k in runs
+    ]
 
 
 class _Estimate:
@@ -146,11 +167,16 @@ def describe_ceiling_shares(rows: list[dict], ceiling: str = "status") -> list[s
             if r["workload"] == ceiling or r.get("placement") != top.get("placement") or not r.get("rate"):
                 continue
             lo, hi = r.get("interval") or (None, None)
-            span = (f" (from the intervals: {fmt.pct(lo / c_hi)}-{fmt.pct(hi / c_lo)})"
-                    if None not in (lo, hi, c_lo, c_hi) else "")
+            span = (
+                f" (from the intervals: {fmt.pct(lo / c_hi)}-{fmt.pct(hi / c_lo)})"
+                if None not in (lo, hi, c_lo, c_hi)
+                else ""
+            )
             label = labels.load(r["workload"], r["connections"], r.get("placement") if several else None)
-            lines.append(f"{label} reaches {fmt.pct(r['rate'] / top['rate'])} of the request-handling ceiling "
-                         f"({fmt.rate(top['rate'])}){span}.")
+            lines.append(
+                f"{label} reaches {fmt.pct(r['rate'] / top['rate'])} of the request-handling ceiling "
+                f"({fmt.rate(top['rate'])}){span}."
+            )
     return lines
 
 
@@ -161,10 +187,14 @@ def compare_by_connections(rows: list[dict], ceiling: str = "status") -> list[st
     groups: dict[tuple, dict] = {}
     for r in rows:
         if r["workload"] != ceiling:
-            groups.setdefault((r["workload"], r.get("placement")), {})[
-                fmt.count(r["connections"], "connection")] = _Estimate(r)
-    return [compare_breakpoints(same, what=f"{op} breakpoint" + (f" [{p}]" if several else ""))
-            for (op, p), same in groups.items() if len(same) > 1]
+            groups.setdefault((r["workload"], r.get("placement")), {})[fmt.count(r["connections"], "connection")] = (
+                _Estimate(r)
+            )
+    return [
+        compare_breakpoints(same, what=f"{op} breakpoint" + (f" [{p}]" if several else ""))
+        for (op, p), same in groups.items()
+        if len(same) > 1
+    ]
 
 
 def placement_table(rows: list[dict]) -> str:
@@ -174,12 +204,18 @@ def placement_table(rows: list[dict]) -> str:
     if len(places) < 2:
         return ""
     searches = list(dict.fromkeys((r["workload"], r["connections"]) for r in rows))
-    lines = ["**CPU placement.** The same searches with server and generator sharing the CPUs and on "
-             "disjoint CPU sets (a difference only when the intervals do not overlap):", "",
-             "| search | " + " | ".join(places) + " | comparison |", "|---|" + "---|" * (len(places) + 1)]
+    lines = [
+        "**CPU placement.** The same searches with server and generator sharing the CPUs and on "
+        "disjoint CPU sets (a difference only when the intervals do not overlap):",
+        "",
+        "| search | " + " | ".join(places) + " | comparison |",
+        "|---|" + "---|" * (len(places) + 1),
+    ]
     for op, conns in searches:
-        by = {p: next(r for r in rows if (r["workload"], r["connections"], r.get("placement")) == (op, conns, p))
-              for p in places}
+        by = {
+            p: next(r for r in rows if (r["workload"], r["connections"], r.get("placement")) == (op, conns, p))
+            for p in places
+        }
         cells = [fmt.estimate(r.get("rate"), r.get("interval"), "req/s") + f", {r.get('verdict')}" for r in by.values()]
         verdict = compare_breakpoints({p: _Estimate(r) for p, r in by.items()})
         lines.append(f"| {labels.load(op, conns)} | " + " | ".join(cells) + f" | {verdict} |")
@@ -193,15 +229,19 @@ def answer_breakpoints(rows: list[dict]) -> str:
         return "No breakpoint was searched."
     parts = []
     for r in rows:
-        who = (labels.load(r["workload"], r["connections"]) if r.get("connections") else f"{r['workload']}") \
-            + (f" ({r['mode']})" if r.get("mode") else "")
+        who = (labels.load(r["workload"], r["connections"]) if r.get("connections") else f"{r['workload']}") + (
+            f" ({r['mode']})" if r.get("mode") else ""
+        )
         if r.get("rate") is None:
             parts.append(f"{who}: {no_breakpoint(r)}")
         else:
             iv = fmt.interval(r.get("interval"))
             held = hold_note(r)
-            parts.append(f"{who} keeps up to {fmt.rate(r['rate'])}" + (f" (interval {iv})" if iv else "")
-                         + (f", {held}" if held else ""))
+            parts.append(
+                f"{who} keeps up to {fmt.rate(r['rate'])}"
+                + (f" (interval {iv})" if iv else "")
+                + (f", {held}" if held else "")
+            )
     return "; ".join(parts) + "."
 
 
@@ -230,14 +270,16 @@ def conditions_note(conditions: dict | None) -> str:
         return ""
     if not c.get("fresh_start"):
         return f"on the server as the search left it ({c.get('not_fresh')})"
-    began = ["a new server process on " + ("fresh storage" if c.get("storage") == "fresh" else
-                                           f"storage {c.get('storage')}")]
+    began = [
+        "a new server process on " + ("fresh storage" if c.get("storage") == "fresh" else f"storage {c.get('storage')}")
+    ]
     if c.get("prefill"):
         began.append(f"{c['prefill']:,} keys prefilled")
     if c.get("fill"):
         began.append(f"{c['fill']:,} keys filled through its API")
-    began.append(f"{c['warmup_s']:g} s of warm-up at {fmt.rate(c['warmup_rate'])}" if c.get("warmup_s")
-                 else "no warm-up")
+    began.append(
+        f"{c['warmup_s']:g} s of warm-up at {fmt.rate(c['warmup_rate'])}" if c.get("warmup_s") else "no warm-up"
+    )
     return f"each from a fresh start ({', '.join(began)})"
 
 
@@ -256,19 +298,31 @@ def describe_hold(label: str, result) -> str:
             said.append(f"holding {fmt.rate(r.rate)} could not be judged ({result.holds[-1].reason})")
         elif r.held:
             worst = max(at, key=lambda h: h.p99_ms or 0)
-            said.append(f"{fmt.rate(r.rate)} {r.words} (p99 up to {fmt.ms(worst.p99_ms)}, "
-                        f"{fmt.pct(min(h.achieved_ratio or 0 for h in at))} of the rate at the least)")
+            said.append(
+                f"{fmt.rate(r.rate)} {r.words} (p99 up to {fmt.ms(worst.p99_ms)}, "
+                f"{fmt.pct(min(h.achieved_ratio or 0 for h in at))} of the rate at the least)"
+            )
         else:
             said.append(f"{fmt.rate(r.rate)} {r.words} ({next(h.reason for h in at if not h.passed)})")
     if result.held and result.overestimate:
-        said[-1] += (f": the {result.params.probe_duration:g} s probes overestimated the rate the server sustains by "
-                     f"{fmt.pct(result.overestimate)}")
+        said[-1] += (
+            f": the {result.params.probe_duration:g} s probes overestimated the rate the server sustains by "
+            f"{fmt.pct(result.overestimate)}"
+        )
     elif result.held and result.search_rate and result.rate > result.search_rate:
-        said[-1] += (f": the search's {result.params.probe_duration:g} s probes underestimated it by "
-                     f"{fmt.pct(result.rate / result.search_rate - 1)}")
+        said[-1] += (
+            f": the search's {result.params.probe_duration:g} s probes underestimated it by "
+            f"{fmt.pct(result.rate / result.search_rate - 1)}"
+        )
     elif not result.held and result.hi is not None and result.outcome.value != "cannot-tell":
         said[-1] += f": no rate held, the breakpoint is below {fmt.rate(result.hi)}"
-    how = ", ".join(t for t in (f"held in {secs:g} s windows", conditions_note(result.conditions),
-                                others_note(row_of(result))) if t)
+    how = ", ".join(
+        t for t in (f"held in {secs:g} s windows", conditions_note(result.conditions), others_note(row_of(result))) if t
+    )
     other = getattr(result, "second_opinion", None)
-    return f"**{label}**: {how}: " + "; ".join(said) + "." + (f" {other.words()[0].upper()}{other.words()[1:]}." if other else "")
+    return (
+        f"**{label}**: {how}: "
+        + "; ".join(said)
+        + "."
+        + (f" {other.words()[0].upper()}{other.words()[1:]}." if other else "")
+    )

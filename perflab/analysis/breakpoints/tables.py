@@ -17,12 +17,19 @@ def breakpoint_table(results: Mapping, index="search") -> pd.DataFrame:
     its interval, the search's outcome, whether it held for a sustain window, the validity of the probes it
     rests on, the number of probes, the search's seconds and why it stopped (or why it cannot tell)."""
     # whole requests per second and tenths of a second: the notebooks' 3-decimal float format is for latencies
-    rows = [{"breakpoint, req/s": round(r.rate) if r.rate is not None else None,
-             "interval, req/s": fmt.interval(r.interval), "outcome": str(r.outcome),
-             "held": hold_note(row_of(r)) or ("" if r.rate is not None or not r.holds else no_breakpoint(row_of(r))),
-             "probes' validity": str(r.validity) if r.validity else "not assessed", "probes": len(r.probes),
-             "search, s": round(r.seconds, 1), "stopped because": r.stop_reason + (f"; {r.why}" if r.why else "")}
-            for r in results.values()]
+    rows = [
+        {
+            "breakpoint, req/s": round(r.rate) if r.rate is not None else None,
+            "interval, req/s": fmt.interval(r.interval),
+            "outcome": str(r.outcome),
+            "held": hold_note(row_of(r)) or ("" if r.rate is not None or not r.holds else no_breakpoint(row_of(r))),
+            "probes' validity": str(r.validity) if r.validity else "not assessed",
+            "probes": len(r.probes),
+            "search, s": round(r.seconds, 1),
+            "stopped because": r.stop_reason + (f"; {r.why}" if r.why else ""),
+        }
+        for r in results.values()
+    ]
     df = keyed(rows, list(results), index)
     df["breakpoint, req/s"] = df["breakpoint, req/s"].astype("Int64")
     return df
@@ -42,10 +49,17 @@ def hold_table(results: Mapping, index="search") -> pd.DataFrame:
     for k, r in results.items():
         for h in r.holds:
             keys.append(k)
-            rows.append({"rate, req/s": round(h.rate), "window, s": h.seconds,
-                         "fresh start": {True: "yes", False: "no"}.get(h.fresh, ""),
-                         "kept up": {True: "yes", False: "no"}.get(h.passed, "inconclusive"),
-                         "p99, ms": h.p99_ms, "achieved": fmt.pct(h.achieved_ratio) if h.achieved_ratio else "",
-                         "other programs, cores": h.others_cores, "machine slowdown": h.host_slowdown,
-                         "reason": h.reason})
+            rows.append(
+                {
+                    "rate, req/s": round(h.rate),
+                    "window, s": h.seconds,
+                    "fresh start": {True: "yes", False: "no"}.get(h.fresh, ""),
+                    "kept up": {True: "yes", False: "no"}.get(h.passed, "inconclusive"),
+                    "p99, ms": h.p99_ms,
+                    "achieved": fmt.pct(h.achieved_ratio) if h.achieved_ratio else "",
+                    "other programs, cores": h.others_cores,
+                    "machine slowdown": h.host_slowdown,
+                    "reason": h.reason,
+                }
+            )
     return keyed(rows, keys, index)

@@ -31,8 +31,15 @@ from ..ab.verdicts import named
 from ..findings import Finding, bullets, validity_of
 from ..section import Section
 from .figures import history_figure
-from .sentences import (answer_history, bound_sentence, candidate_sentence, commit_text, describe_points,
-                        history_lines, series_sentence)
+from .sentences import (
+    answer_history,
+    bound_sentence,
+    candidate_sentence,
+    commit_text,
+    describe_points,
+    history_lines,
+    series_sentence,
+)
 
 __all__ = ["params", "source", "story", "answer", "Source", "history_figure", "history_lines", "why_not"]
 
@@ -77,7 +84,7 @@ def source(repo=None, good=None, bad="HEAD", project=None, commits=6, planted=3,
         if top is None:
             raise ValueError(f"project: {p.parent} is in no git repository (no commits to measure)")
         repo, project = str(top), os.path.relpath(p, top)
-        if good is None:   # a short history is measured whole
+        if good is None:  # a short history is measured whole
             commits = max(MIN_POINTS, min(commits, first_parent_count(top, bad)))
     if repo is None:
         planted = convert("planted", Spec("int", "", min=1, max=commits - 1), planted)
@@ -96,15 +103,18 @@ def why_not(project) -> str | None:
     build command (each commit is built apart)."""
     top = toplevel(project.path.parent)
     if top is None:
-        return (f"not applicable: {project.path.parent} is in no git repository, so there are no commits of yours "
-                f"to measure (in a clone of your repository, with [server] build, it measures your stages)")
+        return (
+            f"not applicable: {project.path.parent} is in no git repository, so there are no commits of yours "
+            f"to measure (in a clone of your repository, with [server] build, it measures your stages)"
+        )
     n = first_parent_count(top)
     if n < MIN_POINTS:
-        return (f"not applicable: {top} has {n} commit{'' if n == 1 else 's'}; a history needs {MIN_POINTS} at "
-                f"least")
+        return f"not applicable: {top} has {n} commit{'' if n == 1 else 's'}; a history needs {MIN_POINTS} at least"
     if project.build is None:
-        return ("not applicable: each commit is built apart, and the perflab.toml has no [server] build (e.g. "
-                "\"./gradlew compileJava\")")
+        return (
+            "not applicable: each commit is built apart, and the perflab.toml has no [server] build (e.g. "
+            '"./gradlew compileJava")'
+        )
     return None
 
 
@@ -113,12 +123,16 @@ def describe_source(res, src: Source) -> str:
     run = res.run if hasattr(res, "run") else res
     commits = run.params["commits"]
     if not src.synthetic:
-        return (f"The history of {src.repo}: {len(commits)} commits from {commit_text(commits[0])} to "
-                f"{commit_text(commits[-1])} (first-parent), each built apart and cached.")
-    return (f"**This history is synthetic**: {len(commits)} commits of a repository made for this page "
-            f"({run.params['repo']['repo']}), each running this checkout's server with a fixed CPU cost per request "
-            f"(`--debug-work-ns`, nothing to compile). Commit {src.planted}, {commit_text(commits[src.planted])}, "
-            f"adds {src.planted_us:g} us of CPU per request: the change the lab should find.")
+        return (
+            f"The history of {src.repo}: {len(commits)} commits from {commit_text(commits[0])} to "
+            f"{commit_text(commits[-1])} (first-parent), each built apart and cached."
+        )
+    return (
+        f"**This history is synthetic**: {len(commits)} commits of a repository made for this page "
+        f"({run.params['repo']['repo']}), each running this checkout's server with a fixed CPU cost per request "
+        f"(`--debug-work-ns`, nothing to compile). Commit {src.planted}, {commit_text(commits[src.planted])}, "
+        f"adds {src.planted_us:g} us of CPU per request: the change the lab should find."
+    )
 
 
 def found_planted(res, src: Source) -> str | None:
@@ -133,7 +147,8 @@ def found_planted(res, src: Source) -> str | None:
     if planted in named_:
         return f"The lab found the planted commit ({planted[:10]}), and also named {len(named_) - 1} other(s)."
     return f"The lab did not find the planted commit ({planted[:10]})" + (
-        f"; it named {', '.join(s[:10] for s in named_)}." if named_ else ".")
+        f"; it named {', '.join(s[:10] for s in named_)}." if named_ else "."
+    )
 
 
 def points_table(res) -> pd.DataFrame:
@@ -141,8 +156,12 @@ def points_table(res) -> pd.DataFrame:
     run = res.run if hasattr(res, "run") else res
     rows = []
     for p in run.results["points"]:
-        row = {"position": p["position"], "commit": p["commit"][:10], "subject": p.get("subject"),
-               "skipped": p.get("skipped")}
+        row = {
+            "position": p["position"],
+            "commit": p["commit"][:10],
+            "subject": p.get("subject"),
+            "skipped": p.get("skipped"),
+        }
         for m, v in p["metrics"].items():
             unit = "us" if m == "cpu" else "ms"
             row[f"{named(m)}, {unit}"] = round(v["value"], 3)
@@ -156,11 +175,17 @@ def story(res, src: Source) -> Section:
     (then the other metrics'), each change point and its check, every commit's numbers."""
     run = res.run if hasattr(res, "run") else res
     r = run.results
-    figures = [history_figure(r, m) for m in dict.fromkeys([r["metric"], "cpu", "p50", "p99"])] \
-        if r["measured"] else []
-    return Section([describe_source(run, src), series_sentence(run), *figures,
-                    bullets([candidate_sentence(c, r["metric"]) for c in r["candidates"]]),
-                    bullets(describe_points(run)) if not r["measured"] else None, points_table(run)])
+    figures = [history_figure(r, m) for m in dict.fromkeys([r["metric"], "cpu", "p50", "p99"])] if r["measured"] else []
+    return Section(
+        [
+            describe_source(run, src),
+            series_sentence(run),
+            *figures,
+            bullets([candidate_sentence(c, r["metric"]) for c in r["candidates"]]),
+            bullets(describe_points(run)) if not r["measured"] else None,
+            points_table(run),
+        ]
+    )
 
 
 def answer(res, src: Source) -> Finding:
@@ -168,14 +193,25 @@ def answer(res, src: Source) -> Finding:
     the key number: the first confirmed regression's ratio with its interval."""
     run = res.run if hasattr(res, "run") else res
     r = run.results
-    text = " ".join(x for x in (answer_history(run) + ".", found_planted(run, src),
-                                bound_sentence(run) + "." if r["checks"] else None) if x)
+    text = " ".join(
+        x
+        for x in (
+            answer_history(run) + ".",
+            found_planted(run, src),
+            bound_sentence(run) + "." if r["checks"] else None,
+        )
+        if x
+    )
     first = next((c for c in r["candidates"] if c["outcome"] == "regression"), None)
     key = None
     if first is not None:
         chk = first["check"]
-        key = {"label": f"{named(r['metric'])}, {first['commit'][:10]} / the commit before", "value": chk["ratio"],
-               "unit": "x", "interval": list(chk["ci"])}
+        key = {
+            "label": f"{named(r['metric'])}, {first['commit'][:10]} / the commit before",
+            "value": chk["ratio"],
+            "unit": "x",
+            "interval": list(chk["ci"]),
+        }
     checks = [c["check"].get("validity") for c in r["candidates"] if c.get("check")]
     preview = history_figure(r, r["metric"]) if r["measured"] else None
     return Finding(text, key_number=key, validity=validity_of(*[v for v in checks if v]), preview=preview)

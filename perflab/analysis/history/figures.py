@@ -23,13 +23,26 @@ def history_figure(results: dict, metric: str, title: str | None = None) -> go.F
     x = [_label(p) for p in points]
     vals = [p["metrics"][metric] for p in points]
     unit = "us" if metric == "cpu" else "ms"
-    fig = go.Figure(go.Scatter(
-        x=x, y=[v["value"] for v in vals], mode="lines+markers", name=named(metric),
-        error_y=dict(type="data", symmetric=False, array=[v["hi"] - v["value"] for v in vals],
-                     arrayminus=[v["value"] - v["lo"] for v in vals]),
-        hovertext=[f"{p['commit'][:10]} {p.get('subject') or ''}<br>{named(metric)} {v['value']:,.3g} {unit} "
-                   f"(range {v['lo']:,.3g}-{v['hi']:,.3g} over {len(v['repeats'])})<br>run {p.get('point_run')}"
-                   for p, v in zip(points, vals)], hoverinfo="text"))
+    fig = go.Figure(
+        go.Scatter(
+            x=x,
+            y=[v["value"] for v in vals],
+            mode="lines+markers",
+            name=named(metric),
+            error_y=dict(
+                type="data",
+                symmetric=False,
+                array=[v["hi"] - v["value"] for v in vals],
+                arrayminus=[v["value"] - v["lo"] for v in vals],
+            ),
+            hovertext=[
+                f"{p['commit'][:10]} {p.get('subject') or ''}<br>{named(metric)} {v['value']:,.3g} {unit} "
+                f"(range {v['lo']:,.3g}-{v['hi']:,.3g} over {len(v['repeats'])})<br>run {p.get('point_run')}"
+                for p, v in zip(points, vals)
+            ],
+            hoverinfo="text",
+        )
+    )
     where = {p["position"]: i for i, p in enumerate(points)}
     if metric == results["metric"]:
         for c in results["candidates"]:
@@ -43,11 +56,16 @@ def history_figure(results: dict, metric: str, title: str | None = None) -> go.F
             if chk.get("ratio") is not None and c["outcome"] in _COLOUR:
                 lo, hi = chk["ci"]
                 text += f" {fmt.ratio(chk['ratio'])} ({fmt.ratio(lo)}-{fmt.ratio(hi)})"
-            fig.add_annotation(x=i - 0.5, y=1.0, yref="paper", text=text, showarrow=False, yanchor="bottom",
-                               font=dict(color=colour))
+            fig.add_annotation(
+                x=i - 0.5, y=1.0, yref="paper", text=text, showarrow=False, yanchor="bottom", font=dict(color=colour)
+            )
     fig.update_xaxes(title="commit, in order (position: short hash)", type="category")
     fig.update_yaxes(title=f"{named(metric)}, {unit} (bars: range of the repeats)", rangemode="tozero")
-    fig.update_layout(title=title or f"{named(metric)} across commits" + (" (dashed: change points)"
-                                                                          if metric == results["metric"] else ""),
-                      template="plotly_white", showlegend=False, margin=dict(t=70))
+    fig.update_layout(
+        title=title
+        or f"{named(metric)} across commits" + (" (dashed: change points)" if metric == results["metric"] else ""),
+        template="plotly_white",
+        showlegend=False,
+        margin=dict(t=70),
+    )
     return fig

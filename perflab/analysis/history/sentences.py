@@ -34,22 +34,32 @@ def describe_points(res) -> list[str]:
         if p.get("skipped"):
             out.append(f"{who}: skipped, {p['skipped']}")
             continue
-        out.append(f"{who}: " + "; ".join(
-            f"{named(m)} {_value(m, v['value'])} ({_value(m, v['lo'])}-{_value(m, v['hi'])} over {len(v['repeats'])})"
-            for m, v in p["metrics"].items()))
+        out.append(
+            f"{who}: "
+            + "; ".join(
+                f"{named(m)} {_value(m, v['value'])} ({_value(m, v['lo'])}-{_value(m, v['hi'])} over {len(v['repeats'])})"
+                for m, v in p["metrics"].items()
+            )
+        )
     return out
 
 
 def candidate_sentence(c: dict, metric: str) -> str:
     """One change point and what its check said."""
-    head = (f"change point at {commit_text(c)}: the series of {named(metric)} steps {fmt.ratio(c['step'])} "
-            f"from the commit before ({c['before'][:10]})")
+    head = (
+        f"change point at {commit_text(c)}: the series of {named(metric)} steps {fmt.ratio(c['step'])} "
+        f"from the commit before ({c['before'][:10]})"
+    )
     check = c.get("check")
     if check is None:
         return f"{head}; not checked"
-    said = {"regression": "a regression, proven", "improvement": "an improvement",
-            "not confirmed": "not confirmed: no worse beyond the margin", "undecided": "undecided at this precision",
-            "unmeasured": "could not be measured"}[c["outcome"]]
+    said = {
+        "regression": "a regression, proven",
+        "improvement": "an improvement",
+        "not confirmed": "not confirmed: no worse beyond the margin",
+        "undecided": "undecided at this precision",
+        "unmeasured": "could not be measured",
+    }[c["outcome"]]
     return f"{head}; checked interleaved: {said}: {check_sentence(check, c['commit'][:10], c['before'][:10])}"
 
 
@@ -58,13 +68,16 @@ def series_sentence(res) -> str:
     run = _run(res)
     p, r = run.params, run.results
     h = p["history"]
-    return (f"{r['measured']} of {len(p['commits'])} commits measured one after the other at {fmt.rate(p['rate'])}, "
-            f"each {fmt.count(h['repeats'], 'probe')} of {float(h['probe_duration']):g} s on a server of its own (bars: the "
-            f"range of its repeats); change points of {named(r['metric'])} by PELT (ruptures) on the logs, penalty "
-            f"{r['penalty']:.3g} from the measured noise (sigma {fmt.pct(r['sigma'])} per commit), steps within "
-            f"±{fmt.pct(r['margin'])} left out" if r.get("sigma") is not None else
-            f"only {r['measured']} of {len(p['commits'])} commits could be measured: change points need at least "
-            f"{MIN_POINTS}")
+    return (
+        f"{r['measured']} of {len(p['commits'])} commits measured one after the other at {fmt.rate(p['rate'])}, "
+        f"each {fmt.count(h['repeats'], 'probe')} of {float(h['probe_duration']):g} s on a server of its own (bars: the "
+        f"range of its repeats); change points of {named(r['metric'])} by PELT (ruptures) on the logs, penalty "
+        f"{r['penalty']:.3g} from the measured noise (sigma {fmt.pct(r['sigma'])} per commit), steps within "
+        f"±{fmt.pct(r['margin'])} left out"
+        if r.get("sigma") is not None
+        else f"only {r['measured']} of {len(p['commits'])} commits could be measured: change points need at least "
+        f"{MIN_POINTS}"
+    )
 
 
 def bound_sentence(res) -> str:
@@ -80,16 +93,23 @@ def answer_history(res) -> str:
     found = Found(r["found"])
     n = len(p["commits"])
     if found is Found.TOO_FEW:
-        return (f"too few commits measured: {r['measured']} of {n} (change points need {MIN_POINTS}; the others do "
-                f"not build or start)")
+        return (
+            f"too few commits measured: {r['measured']} of {n} (change points need {MIN_POINTS}; the others do "
+            f"not build or start)"
+        )
     if found is Found.NO_CHANGE_POINT:
         return f"no change point in {metric} across {n} commits (steps within ±{fmt.pct(r['margin'])} are none)"
     regressions = [c for c in r["candidates"] if c["outcome"] == "regression"]
     if regressions:
-        return "; ".join(f"regression at {commit_text(c)}: {check_sentence(c['check'], c['commit'][:10], c['before'][:10])}"
-                         for c in regressions)
-    return (f"no regression confirmed in {metric}: {fmt.count(len(r['candidates']), 'change point')} found ("
-            + ", ".join(f"{c['commit'][:10]}: {c['outcome']}" for c in r["candidates"]) + ")")
+        return "; ".join(
+            f"regression at {commit_text(c)}: {check_sentence(c['check'], c['commit'][:10], c['before'][:10])}"
+            for c in regressions
+        )
+    return (
+        f"no regression confirmed in {metric}: {fmt.count(len(r['candidates']), 'change point')} found ("
+        + ", ".join(f"{c['commit'][:10]}: {c['outcome']}" for c in r["candidates"])
+        + ")"
+    )
 
 
 def history_lines(res) -> list[str]:
@@ -97,8 +117,10 @@ def history_lines(res) -> list[str]:
     the bound."""
     run = _run(res)
     p, r = run.params, run.results
-    out = [f"history GOOD {commit_text(p['commits'][0])} .. BAD {commit_text(p['commits'][-1])}: "
-           f"{len(p['commits'])} commits; {series_sentence(run)}"]
+    out = [
+        f"history GOOD {commit_text(p['commits'][0])} .. BAD {commit_text(p['commits'][-1])}: "
+        f"{len(p['commits'])} commits; {series_sentence(run)}"
+    ]
     out += [f"  {x}" for x in describe_points(run)]
     out += [candidate_sentence(c, r["metric"]) for c in r["candidates"]]
     out.append(answer_history(run))

@@ -20,17 +20,44 @@ from collections.abc import Mapping
 from ..consoles import command_line, console
 from ..findings import Finding, key_latency, validity_of
 from ..section import Section
-from .spectra import (answer_fixed_rate, compare_latency, describe_prefill, describe_runs, describe_spectra, levels,
-                      load_table, percentile_spectrum)
-from .timelines import (describe_events_effect, describe_spikes, describe_timeline, describe_trend, interval_width,
-                        latency_timelines, timeline_figure)
+from .spectra import (
+    answer_fixed_rate,
+    compare_latency,
+    describe_prefill,
+    describe_runs,
+    describe_spectra,
+    levels,
+    load_table,
+    percentile_spectrum,
+)
+from .timelines import (
+    describe_events_effect,
+    describe_spikes,
+    describe_timeline,
+    describe_trend,
+    interval_width,
+    latency_timelines,
+    timeline_figure,
+)
 
 __all__ = [
     # what a notebook calls
-    "fixed_rate", "timeline", "findings", "answer",
+    "fixed_rate",
+    "timeline",
+    "findings",
+    "answer",
     # what the other subjects and the report build on
-    "load_table", "percentile_spectrum", "levels", "describe_spectra", "compare_latency", "timeline_figure",
-    "latency_timelines", "describe_timeline", "describe_events_effect", "describe_trend", "interval_width",
+    "load_table",
+    "percentile_spectrum",
+    "levels",
+    "describe_spectra",
+    "compare_latency",
+    "timeline_figure",
+    "latency_timelines",
+    "describe_timeline",
+    "describe_events_effect",
+    "describe_trend",
+    "interval_width",
 ]
 
 
@@ -38,24 +65,41 @@ def _ms(sla: float | None) -> float | None:
     return sla * 1000 if sla else None
 
 
-def fixed_rate(runs: Mapping, sla: float | None = None, title: str | None = None, consoles: bool = False,
-               compare: tuple[str, ...] = ("p99_ms",)) -> Section:
+def fixed_rate(
+    runs: Mapping,
+    sla: float | None = None,
+    title: str | None = None,
+    consoles: bool = False,
+    compare: tuple[str, ...] = ("p99_ms",),
+) -> Section:
     """Fixed-rate runs (label -> ExperimentResult): their table, each one's console output folded (with
     ``consoles``), what the prefill wrote, the percentile spectrum (``title``; the SLA ``sla`` as a line)
     and each run's spectrum in words, with the per-interval latencies of ``compare`` (columns such as
     ``p99_ms``; ``()``: none) compared run against run."""
-    return Section([load_table(runs),
-                    *([console(r.load.console, title=label, command=command_line(r.load)) for label, r in runs.items()]
-                      if consoles else []),
-                    describe_prefill(runs), percentile_spectrum(runs, sla_ms=_ms(sla), title=title),
-                    describe_spectra(runs, _ms(sla), compare)])
+    return Section(
+        [
+            load_table(runs),
+            *(
+                [console(r.load.console, title=label, command=command_line(r.load)) for label, r in runs.items()]
+                if consoles
+                else []
+            ),
+            describe_prefill(runs),
+            percentile_spectrum(runs, sla_ms=_ms(sla), title=title),
+            describe_spectra(runs, _ms(sla), compare),
+        ]
+    )
 
 
 def timeline(label: str, result, kinds: tuple[str, ...] = ()) -> Section:
     """One run's latency per interval with the server's events, titled with ``label``, and what it shows:
     the effect of each event kind in ``kinds`` (``flush``, ``compaction``), the spikes, the trend."""
-    return Section([timeline_figure(result, title=f"{label}: latency per {interval_width(result)} and server events"),
-                    describe_timeline(result, kinds)])
+    return Section(
+        [
+            timeline_figure(result, title=f"{label}: latency per {interval_width(result)} and server events"),
+            describe_timeline(result, kinds),
+        ]
+    )
 
 
 def findings(*groups: Mapping, sla: float | None = None) -> list[str]:
@@ -69,6 +113,9 @@ def answer(runs: Mapping, sla: float, key_label: str, key_run) -> Finding:
     """The answer of fixed-rate runs: whether every run kept p99 within the SLA, the highest p99, the runs that
     fell short of their rate; the key number ``key_run``'s p99 (``key_label``); every run's spectrum as the
     preview."""
-    return Finding(answer_fixed_rate(runs, _ms(sla)), key_number=key_latency(key_label, key_run),
-                   validity=validity_of(*runs.values()),
-                   preview=percentile_spectrum(runs, sla_ms=_ms(sla), title="Latency by percentile, every run"))
+    return Finding(
+        answer_fixed_rate(runs, _ms(sla)),
+        key_number=key_latency(key_label, key_run),
+        validity=validity_of(*runs.values()),
+        preview=percentile_spectrum(runs, sla_ms=_ms(sla), title="Latency by percentile, every run"),
+    )

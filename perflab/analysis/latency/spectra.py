@@ -30,9 +30,19 @@ from ..marks import sla_line
 def load_table(runs: Mapping, index="run") -> pd.DataFrame:
     """One row per fixed-rate run (key -> ExperimentResult): offered and achieved rate, p50/p99/p99.9/max,
     errors (socket errors and 5xx) and the validity level with its first reason."""
-    rows = [{"offered, req/s": r.load.target_rate, "achieved, req/s": r.load.achieved_rate,
-             "p50, ms": r.load.p50_ms, "p99, ms": r.load.p99_ms, "p99.9, ms": r.load.p999_ms, "max, ms": r.load.max_ms,
-             "errors": r.load.server_errors, "validity": validity_text(r)} for r in runs.values()]
+    rows = [
+        {
+            "offered, req/s": r.load.target_rate,
+            "achieved, req/s": r.load.achieved_rate,
+            "p50, ms": r.load.p50_ms,
+            "p99, ms": r.load.p99_ms,
+            "p99.9, ms": r.load.p999_ms,
+            "max, ms": r.load.max_ms,
+            "errors": r.load.server_errors,
+            "validity": validity_text(r),
+        }
+        for r in runs.values()
+    ]
     return keyed(rows, list(runs), index)
 
 
@@ -91,8 +101,10 @@ def describe_spectrum(label: str, latency, sla_ms: float | None = None) -> str:
     result), or a spectrum table."""
     lv = levels(latency)
     n = requests_in(latency)
-    text = (f"**{label}**: p50 {fmt.ms(lv[50])}, p99 {fmt.ms(lv[99])}, p99.9 {fmt.ms(lv[99.9])}, "
-            f"max {fmt.ms(lv[100])} ({n:,} requests recorded)")
+    text = (
+        f"**{label}**: p50 {fmt.ms(lv[50])}, p99 {fmt.ms(lv[99])}, p99.9 {fmt.ms(lv[99.9])}, "
+        f"max {fmt.ms(lv[100])} ({n:,} requests recorded)"
+    )
     # only levels the sample resolves: p99.99 needs ~10^4 samples to mean anything
     usable = tuple(p for p in LEVELS[:-1] if n >= 10 / max(1e-9, 1 - p / 100.0))
     if len(usable) >= 2:
@@ -138,8 +150,9 @@ def compare_latencies(runs: Mapping[str, object], columns: tuple[str, ...] = ("p
     return "\n\n".join(t for t in (compare_latency(runs, c) for c in columns) if t)
 
 
-def describe_spectra(runs: Mapping[str, object], sla_ms: float | None = None,
-                     compare: tuple[str, ...] = ("p99_ms",)) -> str:
+def describe_spectra(
+    runs: Mapping[str, object], sla_ms: float | None = None, compare: tuple[str, ...] = ("p99_ms",)
+) -> str:
     """Every run's spectrum (:func:`describe_spectrum`), then their per-interval latencies compared
     (:func:`compare_latencies` on ``compare``), as Markdown paragraphs. ``runs``: label ->
     ExperimentResult or LoadResult."""
@@ -154,9 +167,11 @@ def describe_runs(runs: Mapping[str, object], sla_ms: float | None = None) -> li
     lines = []
     for label, r in runs.items():
         validity = r.validity.badge if r.validity is not None else "not assessed"
-        lines.append(f"{describe_spectrum(label, r, sla_ms=sla_ms)} Achieved "
-                     f"{fmt.rate(r.load.achieved_rate)} of {fmt.rate(r.load.target_rate)}, {r.load.server_errors} "
-                     f"errors; validity: {validity}.")
+        lines.append(
+            f"{describe_spectrum(label, r, sla_ms=sla_ms)} Achieved "
+            f"{fmt.rate(r.load.achieved_rate)} of {fmt.rate(r.load.target_rate)}, {r.load.server_errors} "
+            f"errors; validity: {validity}."
+        )
     return lines
 
 
@@ -166,8 +181,11 @@ def describe_prefill(runs: Mapping[str, object]) -> str:
     first = next((r for r in runs.values() if getattr(r, "prefill", None)), None)
     if first is None:
         return ""
-    parts = [f"{k.replace('_', ' ')} {fmt.number(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v}"
-             for k, v in first.prefill.items() if k not in ("json", "dir")]   # the scratch directory is gone
+    parts = [
+        f"{k.replace('_', ' ')} {fmt.number(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v}"
+        for k, v in first.prefill.items()
+        if k not in ("json", "dir")
+    ]  # the scratch directory is gone
     return "The database at the start (prefill): " + ", ".join(parts) + "."
 
 
@@ -189,11 +207,15 @@ def answer_fixed_rate(loads: Mapping[str, object], sla_ms: float, min_achieved: 
     short = [k for k, r in loads.items() if r.achieved_ratio < min_achieved]
     where = f"{worst} at {fmt.rate(loads[worst].target_rate)}"
     if not above:
-        text = (f"All {len(loads)} runs kept p99 within the {fmt.ms(sla_ms)} SLA at their fixed rates; the highest "
-                f"p99 is {fmt.ms(p99[worst])} ({where})")
+        text = (
+            f"All {len(loads)} runs kept p99 within the {fmt.ms(sla_ms)} SLA at their fixed rates; the highest "
+            f"p99 is {fmt.ms(p99[worst])} ({where})"
+        )
     else:
-        text = (f"{len(above)} of {len(loads)} runs had p99 above the {fmt.ms(sla_ms)} SLA; the highest is "
-                f"{fmt.ms(p99[worst])} ({where})")
+        text = (
+            f"{len(above)} of {len(loads)} runs had p99 above the {fmt.ms(sla_ms)} SLA; the highest is "
+            f"{fmt.ms(p99[worst])} ({where})"
+        )
     if short:
         text += f"; {', '.join(short)} fell short of the offered rate (below {100 * min_achieved:g}%)"
     return text + "."
@@ -201,13 +223,21 @@ def answer_fixed_rate(loads: Mapping[str, object], sla_ms: float, min_achieved: 
 
 # --- the figure ------------------------------------------------------------------------------------
 
-_PCT_TICKS = [(1, "0%"), (2, "50%"), (10, "90%"), (100, "99%"), (1e3, "99.9%"), (1e4, "99.99%"),
-              (1e5, "99.999%"), (1e6, "99.9999%")]
+_PCT_TICKS = [
+    (1, "0%"),
+    (2, "50%"),
+    (10, "90%"),
+    (100, "99%"),
+    (1e3, "99.9%"),
+    (1e4, "99.99%"),
+    (1e5, "99.999%"),
+    (1e6, "99.9999%"),
+]
 
 
 def _spectrum_of(obj, uncorrected: bool = False) -> pd.DataFrame:
     if not isinstance(obj, pd.DataFrame) and isinstance(getattr(obj, "load", None), LoadResult):
-        obj = obj.load   # an experiment's result: its load
+        obj = obj.load  # an experiment's result: its load
     if isinstance(obj, LoadResult):
         return obj.spectrum_uncorrected if uncorrected else obj.spectrum
     if isinstance(obj, WrkOutput):
@@ -217,8 +247,9 @@ def _spectrum_of(obj, uncorrected: bool = False) -> pd.DataFrame:
     raise ValueError(f"runs values must be LoadResult, WrkOutput or spectrum DataFrames, got {type(obj).__name__}")
 
 
-def percentile_spectrum(runs: dict, uncorrected: bool = False, title: str | None = None,
-                        log_y: bool = False, sla_ms: float | None = None) -> go.Figure:
+def percentile_spectrum(
+    runs: dict, uncorrected: bool = False, title: str | None = None, log_y: bool = False, sla_ms: float | None = None
+) -> go.Figure:
     """Latency by percentile for each run in ``runs`` (label -> ExperimentResult / LoadResult / WrkOutput /
     spectrum).
 
@@ -240,17 +271,36 @@ def percentile_spectrum(runs: dict, uncorrected: bool = False, title: str | None
         inv = inv.where(finite, last_inv * 1.5)  # 100% drawn just right of the last finite point
         xmax = max(xmax, float(inv.max()))
         pct = sp["percentile"] * 100
-        hover = [f"{label}<br>p{p:.5g} = {v:.3f} ms" + (f"<br>count {c:,}" if c is not None else "")
-                 for p, v, c in zip(pct, sp["latency_ms"], sp.get("total_count", [None] * len(sp)))]
-        fig.add_trace(go.Scatter(x=inv, y=sp["latency_ms"], mode="lines+markers", name=str(label),
-                                 marker=dict(size=4), hovertext=hover, hoverinfo="text"))
+        hover = [
+            f"{label}<br>p{p:.5g} = {v:.3f} ms" + (f"<br>count {c:,}" if c is not None else "")
+            for p, v, c in zip(pct, sp["latency_ms"], sp.get("total_count", [None] * len(sp)))
+        ]
+        fig.add_trace(
+            go.Scatter(
+                x=inv,
+                y=sp["latency_ms"],
+                mode="lines+markers",
+                name=str(label),
+                marker=dict(size=4),
+                hovertext=hover,
+                hoverinfo="text",
+            )
+        )
     ticks = [t for t in _PCT_TICKS if t[0] <= xmax * 1.01]
-    fig.update_xaxes(type="log", tickvals=[t[0] for t in ticks], ticktext=[t[1] for t in ticks],
-                     title="percentile (axis: 1/(1-p), log scale)")
+    fig.update_xaxes(
+        type="log",
+        tickvals=[t[0] for t in ticks],
+        ticktext=[t[1] for t in ticks],
+        title="percentile (axis: 1/(1-p), log scale)",
+    )
     fig.update_yaxes(title="latency, ms", type="log" if log_y else "linear", rangemode="tozero")
     if sla_ms:
         sla_line(fig, sla_ms, f"SLA {sla_ms:g} ms", log_y, "dash")
     kind = "uncorrected (from actual send time)" if uncorrected else "corrected for coordinated omission"
-    fig.update_layout(title=title or f"Latency by percentile — {kind}", hovermode="closest",
-                      legend_title_text="run", template="plotly_white")
+    fig.update_layout(
+        title=title or f"Latency by percentile — {kind}",
+        hovermode="closest",
+        legend_title_text="run",
+        template="plotly_white",
+    )
     return fig

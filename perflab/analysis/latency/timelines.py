@@ -22,8 +22,15 @@ from ...measure.significance import compare_samples, trend
 from ...server import metrics
 
 #: a stable colour per event kind, so every timeline of the lab reads the same way
-KIND_COLOURS = {"flush": "#1f77b4", "compaction": "#ff7f0e", "gc": "#2ca02c", "write_stall": "#d62728",
-                "wal_sync": "#9467bd", "queue_full": "#8c564b", "debug_pause": "#7f7f7f"}
+KIND_COLOURS = {
+    "flush": "#1f77b4",
+    "compaction": "#ff7f0e",
+    "gc": "#2ca02c",
+    "write_stall": "#d62728",
+    "wal_sync": "#9467bd",
+    "queue_full": "#8c564b",
+    "debug_pause": "#7f7f7f",
+}
 _OTHER = ["#e377c2", "#bcbd22", "#17becf"]
 
 
@@ -41,8 +48,12 @@ def interval_width(result_or_intervals) -> str:
     return f"{width * 1000:.3g} ms" if width < 1 else f"{width:.3g} s"
 
 
-def timeline_figure(result_or_intervals, events: pd.DataFrame | None = None, spikes: pd.DataFrame | None = None,
-             title: str | None = None) -> go.Figure:
+def timeline_figure(
+    result_or_intervals,
+    events: pd.DataFrame | None = None,
+    spikes: pd.DataFrame | None = None,
+    title: str | None = None,
+) -> go.Figure:
     """Interval latency (ms, log axis) against seconds into the measured window, events as spans:
     ``timeline_figure(result)`` of an :class:`~perflab.experiment.ExperimentResult` (its latency intervals,
     events and attribution), or ``timeline_figure(intervals, events)`` of the two tables."""
@@ -62,13 +73,28 @@ def timeline_figure(result_or_intervals, events: pd.DataFrame | None = None, spi
     fig = go.Figure()
     for col, name, dash in (("max_ms", "max", "dot"), ("p99_ms", "p99", "solid"), ("p50_ms", "p50", "dash")):
         if col in iv:
-            fig.add_trace(go.Scatter(x=mid, y=iv[col], mode="lines", name=name, line={"dash": dash, "width": 1.5},
-                                     hovertemplate=f"{name} %{{y:.3f}} ms at %{{x:.2f}} s<extra></extra>"))
+            fig.add_trace(
+                go.Scatter(
+                    x=mid,
+                    y=iv[col],
+                    mode="lines",
+                    name=name,
+                    line={"dash": dash, "width": 1.5},
+                    hovertemplate=f"{name} %{{y:.3f}} ms at %{{x:.2f}} s<extra></extra>",
+                )
+            )
     if spikes is not None and len(spikes):
-        fig.add_trace(go.Scatter(x=(spikes["start_s"] + spikes["end_s"]) / 2, y=spikes["p99_ms"], mode="markers",
-                                 name="spike", marker={"symbol": "x", "size": 9, "color": "black"},
-                                 text=[", ".join(c) or "no event" for c in spikes.get("causes", [[]] * len(spikes))],
-                                 hovertemplate="spike: p99 %{y:.2f} ms; overlaps %{text}<extra></extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=(spikes["start_s"] + spikes["end_s"]) / 2,
+                y=spikes["p99_ms"],
+                mode="markers",
+                name="spike",
+                marker={"symbol": "x", "size": 9, "color": "black"},
+                text=[", ".join(c) or "no event" for c in spikes.get("causes", [[]] * len(spikes))],
+                hovertemplate="spike: p99 %{y:.2f} ms; overlaps %{text}<extra></extra>",
+            )
+        )
     if events is not None and len(events):
         for i, (kind, ev) in enumerate(events.groupby("event", sort=True)):
             xs, ys, text = [], [], []
@@ -77,15 +103,31 @@ def timeline_figure(result_or_intervals, events: pd.DataFrame | None = None, spi
                 xs += [s, s, e, e, s, None]
                 ys += [0, 1, 1, 0, 0, None]
                 text += [f"{kind} {d:.2f} ms"] * 5 + [None]
-            fig.add_trace(go.Scatter(x=xs, y=ys, yaxis="y2", fill="toself", mode="lines", name=f"{kind} ({len(ev)})",
-                                     line={"width": 0}, fillcolor=_colour(kind, i), opacity=0.25, text=text,
-                                     hoveron="fills+points", hovertemplate="%{text}<extra></extra>"))
+            fig.add_trace(
+                go.Scatter(
+                    x=xs,
+                    y=ys,
+                    yaxis="y2",
+                    fill="toself",
+                    mode="lines",
+                    name=f"{kind} ({len(ev)})",
+                    line={"width": 0},
+                    fillcolor=_colour(kind, i),
+                    opacity=0.25,
+                    text=text,
+                    hoveron="fills+points",
+                    hovertemplate="%{text}<extra></extra>",
+                )
+            )
     fig.update_layout(
         title=title or "Latency per interval and the server's events",
         xaxis={"title": "seconds into the measured window", "rangeslider": {"visible": True}},
         yaxis={"title": "latency, ms (log)", "type": "log"},
         yaxis2={"overlaying": "y", "range": [0, 1], "visible": False, "fixedrange": True},
-        legend={"title": {"text": "series / events"}}, hovermode="closest", margin={"t": 50})
+        legend={"title": {"text": "series / events"}},
+        hovermode="closest",
+        margin={"t": 50},
+    )
     return fig
 
 
@@ -104,20 +146,31 @@ def latency_timelines(runs: dict, title: str | None = None) -> go.Figure:
         colour = palette[k % len(palette)]
         for col, name, dash in (("p99_ms", "p99", "solid"), ("p50_ms", "p50", "dot")):
             if col in iv:
-                fig.add_trace(go.Scatter(x=t, y=iv[col], mode="lines+markers", name=f"{label}: {name}",
-                                         line=dict(color=colour, dash=dash), marker=dict(size=4),
-                                         hovertemplate=f"{label}<br>t=%{{x:.1f}} s<br>{name} %{{y:.3f}} ms<extra></extra>"))
+                fig.add_trace(
+                    go.Scatter(
+                        x=t,
+                        y=iv[col],
+                        mode="lines+markers",
+                        name=f"{label}: {name}",
+                        line=dict(color=colour, dash=dash),
+                        marker=dict(size=4),
+                        hovertemplate=f"{label}<br>t=%{{x:.1f}} s<br>{name} %{{y:.3f}} ms<extra></extra>",
+                    )
+                )
     fig.update_xaxes(title="time since the start of the measured window, s")
     fig.update_yaxes(title="latency per interval, ms", rangemode="tozero")
-    fig.update_layout(title=title or "Latency over time (p99 solid, p50 dotted)", template="plotly_white",
-                      hovermode="x unified")
+    fig.update_layout(
+        title=title or "Latency over time (p99 solid, p50 dotted)", template="plotly_white", hovermode="x unified"
+    )
     return fig
 
 
 # --- in words --------------------------------------------------------------------------------------
 
-def intervals_with_events(intervals: pd.DataFrame, stats: pd.DataFrame, counter: str,
-                          active: str | None = None) -> pd.Series:
+
+def intervals_with_events(
+    intervals: pd.DataFrame, stats: pd.DataFrame, counter: str, active: str | None = None
+) -> pd.Series:
     """For each latency interval (``start_s``, ``end_s``), whether the server event ``counter`` (a
     cumulative stats column, e.g. ``storage.flushes``) may have happened during it: the counter grew
     between the last stats sample at or before the interval's start and the first sample at or after
@@ -145,9 +198,14 @@ def intervals_with_events(intervals: pd.DataFrame, stats: pd.DataFrame, counter:
     return pd.Series(flags, index=intervals.index)
 
 
-def describe_event_effect(intervals: pd.DataFrame, stats: pd.DataFrame, event: str = "flush",
-                          counter: str = metrics.FLUSHES, active: str | None = metrics.FLUSH_ACTIVE,
-                          column: str = "p99_ms") -> str:
+def describe_event_effect(
+    intervals: pd.DataFrame,
+    stats: pd.DataFrame,
+    event: str = "flush",
+    counter: str = metrics.FLUSHES,
+    active: str | None = metrics.FLUSH_ACTIVE,
+    column: str = "p99_ms",
+) -> str:
     """'p99 is higher in the 12 intervals during which a flush ran: median 14.2 ms vs 1.1 ms in the 38
     without (n = 12 vs 38, Mann-Whitney p < 0.001, ratio 12.9x (95% CI ...)).' -- or 'no difference
     detectable' -- or why no comparison is possible."""
@@ -160,8 +218,9 @@ def describe_event_effect(intervals: pd.DataFrame, stats: pd.DataFrame, event: s
     return _effect_sentence(iv, flags.values, event, column, f"the server's `{counter}` counter did not move")
 
 
-def describe_events_effect(intervals: pd.DataFrame, events: pd.DataFrame, kind: str = "flush",
-                           column: str = "p99_ms") -> str:
+def describe_events_effect(
+    intervals: pd.DataFrame, events: pd.DataFrame, kind: str = "flush", column: str = "p99_ms"
+) -> str:
     """Like :func:`describe_event_effect`, from the server's timed events (:mod:`perflab.measure.events`):
     an interval is "with a <kind>" when an event of that kind overlaps the time its slow requests were
     in flight (``[start - p99, end]``, the rule of :mod:`perflab.measure.attribution`)."""
@@ -174,8 +233,10 @@ def describe_events_effect(intervals: pd.DataFrame, events: pd.DataFrame, kind: 
         return f"No latency intervals were recorded, so the effect of a {kind} cannot be measured."
     ev = events[events["event"] == kind] if events is not None and len(events) else None
     if ev is None or len(ev) == 0:
-        return (f"No {kind} ran during the {len(iv)} measured intervals (the server reported none), so this run "
-                f"shows no {kind} effect.")
+        return (
+            f"No {kind} ran during the {len(iv)} measured intervals (the server reported none), so this run "
+            f"shows no {kind} effect."
+        )
     s, e = ev["start_s"].to_numpy(), ev["end_s"].to_numpy()
     flags = np.array([bool(((s < r.end_s) & (e > r.start_s - r.p99_ms / 1000.0)).any()) for r in iv.itertuples()])
     return _effect_sentence(iv, flags, kind, column, "the server reported none")
@@ -185,21 +246,28 @@ def _effect_sentence(iv: pd.DataFrame, flags, event: str, column: str, why_none:
     with_ev, without = iv[flags], iv[~flags]
     level = column.replace("_ms", "").replace("p999", "p99.9")
     if len(with_ev) == 0:
-        return f"No {event} ran during the {len(iv)} measured intervals ({why_none}), so this run shows no {event} effect."
+        return (
+            f"No {event} ran during the {len(iv)} measured intervals ({why_none}), so this run shows no {event} effect."
+        )
     if len(without) == 0:
         return f"A {event} was running in every one of the {len(iv)} measured intervals; there is no quiet interval to compare with."
     d = compare_samples(without[column], with_ev[column])
     worst = float(with_ev[column].max())
     if d.significant:
-        return (f"{level} is {d.direction} in the {d.n_b} intervals during which a {event} ran: median {fmt.ms(d.median_b)} "
-                f"(worst {fmt.ms(worst)}) vs {fmt.ms(d.median_a)} in the {d.n_a} without ({d.evidence}).")
-    return (f"No difference in {level} detectable between the {d.n_b} intervals with a {event} (median "
-            f"{fmt.ms(d.median_b)}, worst {fmt.ms(worst)}) and the {d.n_a} without ({fmt.ms(d.median_a)}; "
-            f"{d.evidence}).")
+        return (
+            f"{level} is {d.direction} in the {d.n_b} intervals during which a {event} ran: median {fmt.ms(d.median_b)} "
+            f"(worst {fmt.ms(worst)}) vs {fmt.ms(d.median_a)} in the {d.n_a} without ({d.evidence})."
+        )
+    return (
+        f"No difference in {level} detectable between the {d.n_b} intervals with a {event} (median "
+        f"{fmt.ms(d.median_b)}, worst {fmt.ms(worst)}) and the {d.n_a} without ({fmt.ms(d.median_a)}; "
+        f"{d.evidence})."
+    )
 
 
-def describe_trend(intervals: pd.DataFrame, column: str = "p99_ms", alpha: float = 0.01,
-                   min_change: float = 0.5) -> str:
+def describe_trend(
+    intervals: pd.DataFrame, column: str = "p99_ms", alpha: float = 0.01, min_change: float = 0.5
+) -> str:
     """Whether latency trends over the run (Kendall's tau against time at ``alpha`` and a Theil-Sen change
     above ``min_change`` of the median: a queue building up) or stays flat, with n."""
     iv = intervals[intervals["tag"] == "corrected"] if "tag" in intervals else intervals
@@ -210,9 +278,13 @@ def describe_trend(intervals: pd.DataFrame, column: str = "p99_ms", alpha: float
     level = column.replace("_ms", "").replace("p999", "p99.9")
     if tr.significant(alpha, min_change):
         if tr.change > 0:
-            return (f"{level} grows during the run ({fmt.ms(tr.first)} in the first third, {fmt.ms(tr.last)} in the last; "
-                    f"{tr.evidence}): requests queue up, the rate is above what the server sustains.")
-        return f"{level} falls during the run ({fmt.ms(tr.first)} to {fmt.ms(tr.last)}; {tr.evidence}): a warm-up effect."
+            return (
+                f"{level} grows during the run ({fmt.ms(tr.first)} in the first third, {fmt.ms(tr.last)} in the last; "
+                f"{tr.evidence}): requests queue up, the rate is above what the server sustains."
+            )
+        return (
+            f"{level} falls during the run ({fmt.ms(tr.first)} to {fmt.ms(tr.last)}; {tr.evidence}): a warm-up effect."
+        )
     return f"{level} shows no trend over the run ({fmt.ms(tr.first)} in the first third, {fmt.ms(tr.last)} in the last; {tr.evidence})."
 
 

@@ -19,15 +19,33 @@ from ...profiling import bridge, flame
 from ..section import Section
 from .figures import CATEGORY_COLORS, category_bars, flame_diff
 from .pages import FLAMEGRAPH_MIME, flamegraph, flamegraph_html, preview_svg, top_frames_html
-from .sentences import (MIN_SAMPLES, describe_categories, describe_cpu_split, describe_diff, describe_profile,
-                        no_profile_note, unsplit)
+from .sentences import (
+    MIN_SAMPLES,
+    describe_categories,
+    describe_cpu_split,
+    describe_diff,
+    describe_profile,
+    no_profile_note,
+    unsplit,
+)
 
 __all__ = [
     # what a notebook calls
-    "categories", "flamegraphs", "difference", "findings",
+    "categories",
+    "flamegraphs",
+    "difference",
+    "findings",
     # what the other subjects and the report build on
-    "category_bars", "describe_categories", "unsplit", "MIN_SAMPLES", "flamegraph", "CATEGORY_COLORS",
-    "FLAMEGRAPH_MIME", "flamegraph_html", "preview_svg", "top_frames_html",
+    "category_bars",
+    "describe_categories",
+    "unsplit",
+    "MIN_SAMPLES",
+    "flamegraph",
+    "CATEGORY_COLORS",
+    "FLAMEGRAPH_MIME",
+    "flamegraph_html",
+    "preview_svg",
+    "top_frames_html",
 ]
 
 #: the categories the paragraphs always name when present (the storage work the lab reports ask about)
@@ -46,7 +64,7 @@ def categories(runs: Mapping, events, top: int = 4, focus: tuple[str, ...] = FOC
     for event in events:
         profiles = _with_samples(runs, event)
         split = {k: p for k, p in profiles.items() if unsplit(p) is None}
-        if split:   # a profile too small (or too cold) to split has no bar: its paragraph says why
+        if split:  # a profile too small (or too cold) to split has no bar: its paragraph says why
             parts.append(category_bars(split, title=f"{event} profile: share of each run's samples by category"))
         if profiles:
             parts.append("\n\n".join(describe_profile(k, p, top=top, focus=focus) for k, p in profiles.items()))
@@ -60,15 +78,29 @@ def flamegraphs(runs: Mapping) -> Section:
     for label, r in runs.items():
         for event, p in r.profiles.items():
             if p.html_path is not None:
-                parts.append(flamegraph(p.html_path, title=f"{label}: {event} flame graph", collapsed=p.collapsed_path,
-                                        event=event))
+                parts.append(
+                    flamegraph(
+                        p.html_path, title=f"{label}: {event} flame graph", collapsed=p.collapsed_path, event=event
+                    )
+                )
         rec = getattr(r, "recording", None)
         if rec is not None and rec.heatmap_path is not None:
-            parts.append(flamegraph(rec.heatmap_path, title=f"{label}: CPU heatmap (async-profiler)",
-                                    collapsed=next(iter(r.profiles.values())).collapsed_path))
+            parts.append(
+                flamegraph(
+                    rec.heatmap_path,
+                    title=f"{label}: CPU heatmap (async-profiler)",
+                    collapsed=next(iter(r.profiles.values())).collapsed_path,
+                )
+            )
         if r.spike_diff is not None:
-            parts.append(flamegraph(r.spike_diff["diff_html"], title=f"{label}: latency spikes against the rest (cpu)",
-                                    collapsed=r.spike_diff["spikes"].collapsed_path, base=r.spike_diff["rest_collapsed"]))
+            parts.append(
+                flamegraph(
+                    r.spike_diff["diff_html"],
+                    title=f"{label}: latency spikes against the rest (cpu)",
+                    collapsed=r.spike_diff["spikes"].collapsed_path,
+                    base=r.spike_diff["rest_collapsed"],
+                )
+            )
     return Section(parts)
 
 
@@ -86,15 +118,24 @@ def difference(runs: Mapping, base_label: str, new_label: str, events) -> Sectio
             parts.append(f"No {event} samples in one of the two profiles: nothing to compare.")
             continue
         diff = flame.diff_profiles(a.stacks, b.stacks, by="category", event=event)
-        parts += [flame_diff(a, b, title=f"{event}: {new_label} relative to {base_label} (share of samples)"),
-                  describe_diff(diff, f"{base_label} ({event})", f"{new_label} ({event})", name_col="key")]
+        parts += [
+            flame_diff(a, b, title=f"{event}: {new_label} relative to {base_label} (share of samples)"),
+            describe_diff(diff, f"{base_label} ({event})", f"{new_label} ({event})", name_col="key"),
+        ]
     first = list(events)[0]
     a, b = base.profiles.get(first), new.profiles.get(first)
     if a is not None and b is not None and a.samples and b.samples:
         out = new.run_dir / f"diff-{base_label}-{new_label}-{first}.html"
         bridge.diff_html(a.collapsed_path, b.collapsed_path, out)
-        parts.append(flamegraph(out, title=f"async-profiler's differential flame graph ({first}), {base_label} to "
-                                f"{new_label}", collapsed=b.collapsed_path, base=a.collapsed_path, event=first))
+        parts.append(
+            flamegraph(
+                out,
+                title=f"async-profiler's differential flame graph ({first}), {base_label} to {new_label}",
+                collapsed=b.collapsed_path,
+                base=a.collapsed_path,
+                event=first,
+            )
+        )
     return Section(parts)
 
 

@@ -10,14 +10,23 @@ import plotly.graph_objects as go
 from ...profiling import flame
 from ...profiling.profile import Profile
 
-
 #: the colour of each profile category, the same in every figure and flame graph preview
 CATEGORY_COLORS = {
-    "GC": "#8c564b", "JIT": "#c49c94", "executor queue": "#9467bd", "locks": "#d62728",
-    "storage: WAL": "#bcbd22", "storage: flush": "#ff7f0e", "storage: compaction": "#ffbb78",
-    "storage: SSTable read": "#2ca02c", "storage: memtable": "#98df8a", "storage: other": "#dbdb8d",
-    "network write": "#1f77b4", "network read": "#aec7e8", "request handling": "#17becf",
-    "HTTP parsing": "#9edae5", "other": "#c7c7c7",
+    "GC": "#8c564b",
+    "JIT": "#c49c94",
+    "executor queue": "#9467bd",
+    "locks": "#d62728",
+    "storage: WAL": "#bcbd22",
+    "storage: flush": "#ff7f0e",
+    "storage: compaction": "#ffbb78",
+    "storage: SSTable read": "#2ca02c",
+    "storage: memtable": "#98df8a",
+    "storage: other": "#dbdb8d",
+    "network write": "#1f77b4",
+    "network read": "#aec7e8",
+    "request handling": "#17becf",
+    "HTTP parsing": "#9edae5",
+    "other": "#c7c7c7",
 }
 
 
@@ -50,16 +59,27 @@ def flame_diff(base, new, min_share: float = 0.005, title: str | None = None) ->
     delta = (nn["share"] - nn["id"].map(nb).fillna(0.0)) * 100
     lim = max(float(delta.abs().max()), 0.5)
     ids, parents = _short_ids(nn)
-    fig = go.Figure(go.Icicle(ids=ids, parents=parents, labels=nn["label"], values=nn["value"],
-                              branchvalues="total",
-                              marker=dict(colors=delta, colorscale="RdBu_r", cmid=0, cmin=-lim, cmax=lim,
-                                          colorbar=dict(title="Δ share, pp")),
-                              customdata=np.stack([nn["share"] * 100, delta], axis=1),
-                              hovertemplate="%{label}<br>now %{customdata[0]:.2f}% of samples"
-                                            "<br>change %{customdata[1]:+.2f} pp<extra></extra>",
-                              tiling=dict(orientation="v", flip="y")))
-    fig.update_layout(title=title or f"Differential {event} flame graph (red: grew, blue: shrank)",
-                      margin=dict(t=50, l=5, r=5, b=5), height=700)
+    fig = go.Figure(
+        go.Icicle(
+            ids=ids,
+            parents=parents,
+            labels=nn["label"],
+            values=nn["value"],
+            branchvalues="total",
+            marker=dict(
+                colors=delta, colorscale="RdBu_r", cmid=0, cmin=-lim, cmax=lim, colorbar=dict(title="Δ share, pp")
+            ),
+            customdata=np.stack([nn["share"] * 100, delta], axis=1),
+            hovertemplate="%{label}<br>now %{customdata[0]:.2f}% of samples"
+            "<br>change %{customdata[1]:+.2f} pp<extra></extra>",
+            tiling=dict(orientation="v", flip="y"),
+        )
+    )
+    fig.update_layout(
+        title=title or f"Differential {event} flame graph (red: grew, blue: shrank)",
+        margin=dict(t=50, l=5, r=5, b=5),
+        height=700,
+    )
     return fig
 
 
@@ -85,13 +105,25 @@ def category_bars(profiles: dict, title: str | None = None, normalize: bool = Tr
         if cat not in df.index or df.loc[cat].sum() == 0:
             continue
         vals = df.loc[cat] * (100 if normalize else 1)
-        fig.add_trace(go.Bar(y=list(df.columns), x=vals, name=cat, orientation="h",
-                             marker_color=CATEGORY_COLORS.get(cat),
-                             hovertemplate="%{y}<br>" + cat + ": %{x:.1f}" + ("%" if normalize else " samples") + "<extra></extra>"))
-    fig.update_layout(barmode="stack", title=title or "Where the time goes, by category",
-                      xaxis_title="share of samples, %" if normalize else "samples", template="plotly_white",
-                      yaxis_title=by,
-                      legend=dict(title_text="category", orientation="h", yanchor="top", y=-0.25, traceorder="normal"),
-                      height=300 + 50 * len(df.columns), margin=dict(b=150))
+        fig.add_trace(
+            go.Bar(
+                y=list(df.columns),
+                x=vals,
+                name=cat,
+                orientation="h",
+                marker_color=CATEGORY_COLORS.get(cat),
+                hovertemplate="%{y}<br>" + cat + ": %{x:.1f}" + ("%" if normalize else " samples") + "<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        barmode="stack",
+        title=title or "Where the time goes, by category",
+        xaxis_title="share of samples, %" if normalize else "samples",
+        template="plotly_white",
+        yaxis_title=by,
+        legend=dict(title_text="category", orientation="h", yanchor="top", y=-0.25, traceorder="normal"),
+        height=300 + 50 * len(df.columns),
+        margin=dict(b=150),
+    )
     fig.update_yaxes(autorange="reversed")  # first configuration on top, as listed
     return fig

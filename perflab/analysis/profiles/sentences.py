@@ -28,19 +28,28 @@ def unsplit(profile) -> str | None:
     or a CPU profile mostly of the JIT compiler (:data:`COLD_JIT`: a cold server)."""
     n = profile.samples
     if n < MIN_SAMPLES:
-        return (f"{n:,} {profile.event} samples, too few to split by category (at least {MIN_SAMPLES:,}: a share of "
-                f"a smaller profile moves by several points from one run to the next); a longer window gives more")
+        return (
+            f"{n:,} {profile.event} samples, too few to split by category (at least {MIN_SAMPLES:,}: a share of "
+            f"a smaller profile moves by several points from one run to the next); a longer window gives more"
+        )
     if profile.event in CPU_EVENTS:
         cats = profile.categories()
         jit = float(cats.loc[cats["category"] == "JIT", "share"].sum())
         if jit >= COLD_JIT:
-            return (f"cold: {fmt.pct(jit)} of its {n:,} samples are the JIT compiler compiling the server, not the "
-                    f"server serving requests; warm the server up longer before profiling")
+            return (
+                f"cold: {fmt.pct(jit)} of its {n:,} samples are the JIT compiler compiling the server, not the "
+                f"server serving requests; warm the server up longer before profiling"
+            )
     return None
 
 
-def describe_categories(shares: Mapping[str, float] | pd.Series, event: str = "cpu", top: int = 4,
-                        focus: tuple[str, ...] = (), samples: int | None = None) -> str:
+def describe_categories(
+    shares: Mapping[str, float] | pd.Series,
+    event: str = "cpu",
+    top: int = 4,
+    focus: tuple[str, ...] = (),
+    samples: int | None = None,
+) -> str:
     """'Of the 12,345 CPU samples, 41% (5,061) network I/O, 18% (2,222) HTTP parsing, 9% (1,111) storage.' from a
     category -> share (0..1) mapping and the profile's ``samples`` (every share with the samples behind it); ``focus``
     categories are always named."""
@@ -52,15 +61,22 @@ def describe_categories(shares: Mapping[str, float] | pd.Series, event: str = "c
     if total > 1.5:  # percentages or sample counts: normalise
         s = s / total
     names = list(s.index[:top]) + [f for f in focus if f in s.index and f not in s.index[:top]]
-    parts = [f"{fmt.pct(float(s[n]))}" + (f" ({round(float(s[n]) * samples):,})" if samples else "") + f" {n}"
-             for n in names]
-    what = {"cpu": "CPU samples", "alloc": "allocation samples", "lock": "lock samples",
-            "wall": "wall-clock samples"}.get(event, f"{event} samples")
+    parts = [
+        f"{fmt.pct(float(s[n]))}" + (f" ({round(float(s[n]) * samples):,})" if samples else "") + f" {n}" for n in names
+    ]
+    what = {
+        "cpu": "CPU samples",
+        "alloc": "allocation samples",
+        "lock": "lock samples",
+        "wall": "wall-clock samples",
+    }.get(event, f"{event} samples")
     head = f"Of the {samples:,} {what}, " if samples else f"Of the {what}, "
     return head + ", ".join(parts) + "."
 
 
-def describe_top_frames(frames: pd.DataFrame, n: int = 3, name_col: str = "frame", share_col: str = "self_share") -> str:
+def describe_top_frames(
+    frames: pd.DataFrame, n: int = 3, name_col: str = "frame", share_col: str = "self_share"
+) -> str:
     """'The hottest frames (self time): A 12%, B 8%, C 5%.'"""
     if frames is None or len(frames) == 0 or name_col not in frames or share_col not in frames:
         return ""
@@ -71,15 +87,22 @@ def describe_top_frames(frames: pd.DataFrame, n: int = 3, name_col: str = "frame
 
 def _short(frame: str, width: int = 70) -> str:
     frame = str(frame)
-    return frame if len(frame) <= width else "..." + frame[-(width - 3):]
+    return frame if len(frame) <= width else "..." + frame[-(width - 3) :]
 
 
 #: a category's share moved when it changed by more than this (a fraction: 0.005 is half a percentage point)
 MOVED = 0.005
 
 
-def describe_diff(diff: pd.DataFrame, a: str, b: str, n: int = 3, name_col: str = "category",
-                  delta_col: str = "delta", moved: float = MOVED) -> str:
+def describe_diff(
+    diff: pd.DataFrame,
+    a: str,
+    b: str,
+    n: int = 3,
+    name_col: str = "category",
+    delta_col: str = "delta",
+    moved: float = MOVED,
+) -> str:
     """What grew and what shrank (by more than ``moved``) between profile ``a`` and ``b`` (``delta`` = share in
     b - share in a)."""
     if diff is None or len(diff) == 0 or delta_col not in diff:
@@ -89,9 +112,15 @@ def describe_diff(diff: pd.DataFrame, a: str, b: str, n: int = 3, name_col: str 
     shrank = d[d[delta_col] < -moved].head(n)
     parts = []
     if len(grew):
-        parts.append("grew: " + ", ".join(f"{r[name_col]} (+{fmt.pct(float(r[delta_col]))[:-1]} points)" for _, r in grew.iterrows()))
+        parts.append(
+            "grew: "
+            + ", ".join(f"{r[name_col]} (+{fmt.pct(float(r[delta_col]))[:-1]} points)" for _, r in grew.iterrows())
+        )
     if len(shrank):
-        parts.append("shrank: " + ", ".join(f"{r[name_col]} ({fmt.pct(float(r[delta_col]))[:-1]} points)" for _, r in shrank.iterrows()))
+        parts.append(
+            "shrank: "
+            + ", ".join(f"{r[name_col]} ({fmt.pct(float(r[delta_col]))[:-1]} points)" for _, r in shrank.iterrows())
+        )
     if not parts:
         return f"From {a} to {b} no category moved by more than {100 * moved:g} percentage points."
     return f"From {a} to {b}, " + "; ".join(parts) + "."
@@ -105,16 +134,21 @@ def describe_profile(label: str, profile, top: int = 4, focus: tuple[str, ...] =
         return f"**{label}** ({profile.event}): {why}."
     cats = profile.categories()
     shares = dict(zip(cats["category"], cats["share"])) if len(cats) else {}
-    text = (f"**{label}** ({profile.event}): "
-            + describe_categories(shares, profile.event, top=top, focus=focus, samples=profile.samples))
+    text = f"**{label}** ({profile.event}): " + describe_categories(
+        shares, profile.event, top=top, focus=focus, samples=profile.samples
+    )
     frames = describe_top_frames(profile.frames(), 3)
     return text + (" " + frames if frames else "")
 
 
 #: the profile categories (:data:`perflab.profiling.flame.CATEGORY_ORDER`) grouped as the lab reports ask
-CPU_GROUPS = {"network I/O": ("network read", "network write"), "HTTP parsing": ("HTTP parsing",),
-              "storage": tuple(c for c in flame.CATEGORY_ORDER if c.startswith("storage")),
-              "executor queue": ("executor queue",), "locks": ("locks",)}
+CPU_GROUPS = {
+    "network I/O": ("network read", "network write"),
+    "HTTP parsing": ("HTTP parsing",),
+    "storage": tuple(c for c in flame.CATEGORY_ORDER if c.startswith("storage")),
+    "executor queue": ("executor queue",),
+    "locks": ("locks",),
+}
 
 
 #: the groups every CPU split names, even at 0% (the others only when present)
@@ -135,10 +169,15 @@ def describe_cpu_split(runs: Mapping[str, object]) -> list[str]:
             lines.append(f"{label}: the CPU profile is not split: {why}.")
             continue
         cats = cpu.categories()
-        shares = {group: sum(float(cats.loc[cats["category"] == c, "share"].sum()) for c in members)
-                  for group, members in CPU_GROUPS.items()}
-        parts = [f"{fmt.pct(share)} ({round(share * cpu.samples):,}) {group}" for group, share in shares.items()
-                 if group in ALWAYS_NAMED or share > 0]
+        shares = {
+            group: sum(float(cats.loc[cats["category"] == c, "share"].sum()) for c in members)
+            for group, members in CPU_GROUPS.items()
+        }
+        parts = [
+            f"{fmt.pct(share)} ({round(share * cpu.samples):,}) {group}"
+            for group, share in shares.items()
+            if group in ALWAYS_NAMED or share > 0
+        ]
         lines.append(f"{label}: of the {cpu.samples:,} CPU samples, " + ", ".join(parts) + ".")
     return lines
 
@@ -147,5 +186,8 @@ def no_profile_note(runs: Mapping) -> str:
     """Why none of ``runs`` has a profile ('' when one has): each run's recorded reason."""
     if any(r.profiles for r in runs.values()):
         return ""
-    return "No profile was recorded: " + "; ".join(
-        str(r.run.meta.get("profile_unavailable", "not requested")) for r in runs.values()) + "."
+    return (
+        "No profile was recorded: "
+        + "; ".join(str(r.run.meta.get("profile_unavailable", "not requested")) for r in runs.values())
+        + "."
+    )

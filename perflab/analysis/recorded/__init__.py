@@ -26,10 +26,24 @@ from ..findings import Finding, highest, key_breakpoint, validity_of
 from ..profiles import category_bars
 from ..section import Section
 from .figures import breakpoints_over_time, fixed_rate_scatter
-from .tables import (breakpoint_frame, breakpoint_rows, fixed_rate_runs, latest, mean_categories, newest_runs,
-                       update_index, runs_by_kind, searched_again)
-from .sentences import (answer_recorded, compare_configurations, describe_fixed_rate_runs, describe_mean_categories,
-                        describe_recorded_runs)
+from .sentences import (
+    answer_recorded,
+    compare_configurations,
+    describe_fixed_rate_runs,
+    describe_mean_categories,
+    describe_recorded_runs,
+)
+from .tables import (
+    breakpoint_frame,
+    breakpoint_rows,
+    fixed_rate_runs,
+    latest,
+    mean_categories,
+    newest_runs,
+    runs_by_kind,
+    searched_again,
+    update_index,
+)
 
 __all__ = ["where", "update_index", "runs", "breakpoints", "fixed_rate", "categories", "answer"]
 
@@ -49,22 +63,33 @@ def where(since=None, include_failed=False, include_invalid=False, commit=None, 
         label = Project.load(project).name
         print(f"the runs of {label}")
     version = Version(commit=commit, label=label)
-    return dict(since_days=since / DAY if since is not None else None,
-                include_failed=param("include_failed", include_failed, "bool"),
-                include_invalid=param("include_invalid", include_invalid, "bool"), update=False,
-                commit=version.commit, label=version.label)
+    return dict(
+        since_days=since / DAY if since is not None else None,
+        include_failed=param("include_failed", include_failed, "bool"),
+        include_invalid=param("include_invalid", include_invalid, "bool"),
+        update=False,
+        commit=version.commit,
+        label=version.label,
+    )
 
 
 def runs(recorded: pd.DataFrame, max_rows: int) -> Section:
     """The ``runs`` table: how many of each kind have each validity level, the ``max_rows`` newest, and in a
     sentence how many at how many commits."""
-    return Section(([runs_by_kind(recorded), newest_runs(recorded, max_rows)] if len(recorded) else [])
-                   + [describe_recorded_runs(recorded)])
+    return Section(
+        ([runs_by_kind(recorded), newest_runs(recorded, max_rows)] if len(recorded) else [])
+        + [describe_recorded_runs(recorded)]
+    )
 
 
 def _overview(latest_rows: list[dict]):
-    return breakpoint_overview(latest_rows, title="Latest breakpoint of each workload and configuration (bars: the "
-                                                  "interval)") if latest_rows else None
+    return (
+        breakpoint_overview(
+            latest_rows, title="Latest breakpoint of each workload and configuration (bars: the interval)"
+        )
+        if latest_rows
+        else None
+    )
 
 
 def breakpoints(recorded: pd.DataFrame, max_rows: int) -> Section:
@@ -73,8 +98,14 @@ def breakpoints(recorded: pd.DataFrame, max_rows: int) -> Section:
     compared by their intervals, and the latest ones as a table."""
     searches = breakpoint_rows(recorded)
     newest = latest(searches)
-    return Section([_overview(newest), breakpoints_over_time(searches) if searched_again(searches) else None,
-                    compare_configurations(newest), breakpoint_frame(newest).head(max_rows) if newest else None])
+    return Section(
+        [
+            _overview(newest),
+            breakpoints_over_time(searches) if searched_again(searches) else None,
+            compare_configurations(newest),
+            breakpoint_frame(newest).head(max_rows) if newest else None,
+        ]
+    )
 
 
 def fixed_rate(recorded: pd.DataFrame) -> Section:
@@ -86,15 +117,19 @@ def fixed_rate(recorded: pd.DataFrame) -> Section:
 def categories(recorded: pd.DataFrame) -> Section:
     """The ``categories`` table: per configuration, the mean share of each category of its cpu profiles."""
     means = mean_categories(recorded)
-    return Section(([category_bars(means, title="Mean share of cpu samples per category", by="configuration")]
-                    if means else []) + [describe_mean_categories(means)])
+    return Section(
+        ([category_bars(means, title="Mean share of cpu samples per category", by="configuration")] if means else [])
+        + [describe_mean_categories(means)]
+    )
 
 
 def answer(recorded_runs: pd.DataFrame, recorded_searches: pd.DataFrame) -> Finding:
     """How many runs at how many commits, by validity, and the highest breakpoint recorded (the key number);
     the latest breakpoints as the preview."""
     searches = breakpoint_rows(recorded_searches)
-    return Finding(answer_recorded(recorded_runs, searches),
-                   key_number=key_breakpoint(highest(searches), "highest breakpoint ({workload}, {connections} conn, "
-                                                                "{mode})"),
-                   validity=validity_of(*recorded_runs.get("validity", [])), preview=_overview(latest(searches)))
+    return Finding(
+        answer_recorded(recorded_runs, searches),
+        key_number=key_breakpoint(highest(searches), "highest breakpoint ({workload}, {connections} conn, {mode})"),
+        validity=validity_of(*recorded_runs.get("validity", [])),
+        preview=_overview(latest(searches)),
+    )

@@ -29,21 +29,39 @@ def breakpoints_over_time(rows: list[dict], title: str | None = None) -> go.Figu
             if not group:
                 continue
             iv = [r.get("interval") or [None, None] for r in group]
-            fig.add_trace(go.Scatter(
-                x=pd.to_datetime([r["created_at"] for r in group], utc=True), y=[r["rate"] for r in group],
-                mode="markers", name=f"{w}, {c}" if c else w,
-                marker=dict(size=10, color=palette[workloads.index(w) % len(palette)],
-                            symbol=symbols[configurations.index(c) % len(symbols)]),
-                error_y=dict(type="data", symmetric=False, array=[(hi - r["rate"]) if hi is not None else 0
-                                                                  for r, (_, hi) in zip(group, iv)],
-                             arrayminus=[(r["rate"] - lo) if lo is not None else 0 for r, (lo, _) in zip(group, iv)]),
-                hovertext=[f"{w}, {c}<br>breakpoint {fmt.rate(r['rate'])}<br>interval {fmt.interval(i)}"
-                           f"<br>run {r.get('run_id')}<br>commit {r.get('version_commit') or 'n/a'}"
-                           for r, i in zip(group, iv)], hoverinfo="text"))
+            fig.add_trace(
+                go.Scatter(
+                    x=pd.to_datetime([r["created_at"] for r in group], utc=True),
+                    y=[r["rate"] for r in group],
+                    mode="markers",
+                    name=f"{w}, {c}" if c else w,
+                    marker=dict(
+                        size=10,
+                        color=palette[workloads.index(w) % len(palette)],
+                        symbol=symbols[configurations.index(c) % len(symbols)],
+                    ),
+                    error_y=dict(
+                        type="data",
+                        symmetric=False,
+                        array=[(hi - r["rate"]) if hi is not None else 0 for r, (_, hi) in zip(group, iv)],
+                        arrayminus=[(r["rate"] - lo) if lo is not None else 0 for r, (lo, _) in zip(group, iv)],
+                    ),
+                    hovertext=[
+                        f"{w}, {c}<br>breakpoint {fmt.rate(r['rate'])}<br>interval {fmt.interval(i)}"
+                        f"<br>run {r.get('run_id')}<br>commit {r.get('version_commit') or 'n/a'}"
+                        for r, i in zip(group, iv)
+                    ],
+                    hoverinfo="text",
+                )
+            )
     fig.update_xaxes(title="recorded at (UTC)")
     fig.update_yaxes(title="breakpoint, requests/s (bar: its interval)", rangemode="tozero")
-    fig.update_layout(title=title or "Breakpoints over time", template="plotly_white", hovermode="closest",
-                      legend_title_text="workload, configuration")
+    fig.update_layout(
+        title=title or "Breakpoints over time",
+        template="plotly_white",
+        hovermode="closest",
+        legend_title_text="workload, configuration",
+    )
     return fig
 
 
@@ -59,16 +77,38 @@ def fixed_rate_scatter(loads: pd.DataFrame, title: str | None = None) -> go.Figu
     configurations = list(dict.fromkeys(loads["configuration"]))
     fig = go.Figure()
     for (cfg, validity), g in loads.groupby(["configuration", "validity"], sort=False):
-        hover = [f"{cfg} ({validity})<br>{fmt.rate(r.target_rate)} offered<br>p99 {fmt.ms(r.p99_ms)}"
-                 + "".join(f"<br>{k} {getattr(r, k)}" for k in ("script", "connections") if hasattr(r, k))
-                 + "".join(f"<br>{n} {fmt.ms(getattr(r, k))}" for k, n in (("p50_ms", "p50"), ("p999_ms", "p99.9"))
-                           if hasattr(r, k)) + f"<br>run {r.run_id}" for r in g.itertuples()]
-        fig.add_trace(go.Scatter(x=g["target_rate"], y=g["p99_ms"], mode="markers", name=f"{cfg}, {validity}",
-                                 marker=dict(size=9, color=palette[configurations.index(cfg) % len(palette)],
-                                             symbol=symbols.get(validity, "circle-open")),
-                                 hovertext=hover, hoverinfo="text"))
+        hover = [
+            f"{cfg} ({validity})<br>{fmt.rate(r.target_rate)} offered<br>p99 {fmt.ms(r.p99_ms)}"
+            + "".join(f"<br>{k} {getattr(r, k)}" for k in ("script", "connections") if hasattr(r, k))
+            + "".join(
+                f"<br>{n} {fmt.ms(getattr(r, k))}"
+                for k, n in (("p50_ms", "p50"), ("p999_ms", "p99.9"))
+                if hasattr(r, k)
+            )
+            + f"<br>run {r.run_id}"
+            for r in g.itertuples()
+        ]
+        fig.add_trace(
+            go.Scatter(
+                x=g["target_rate"],
+                y=g["p99_ms"],
+                mode="markers",
+                name=f"{cfg}, {validity}",
+                marker=dict(
+                    size=9,
+                    color=palette[configurations.index(cfg) % len(palette)],
+                    symbol=symbols.get(validity, "circle-open"),
+                ),
+                hovertext=hover,
+                hoverinfo="text",
+            )
+        )
     fig.update_xaxes(title="offered rate, requests/s", rangemode="tozero")
     fig.update_yaxes(title="p99, ms (log scale)", type="log")
-    fig.update_layout(title=title or "p99 of every fixed-rate run (symbol: validity)", template="plotly_white",
-                      hovermode="closest", legend_title_text="configuration, validity")
+    fig.update_layout(
+        title=title or "p99 of every fixed-rate run (symbol: validity)",
+        template="plotly_white",
+        hovermode="closest",
+        legend_title_text="configuration, validity",
+    )
     return fig

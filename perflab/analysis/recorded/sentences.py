@@ -25,8 +25,10 @@ def describe_recorded_runs(runs: pd.DataFrame) -> str:
     if (runs is None or runs.empty) and not left:
         return "No run is recorded yet: run notebooks 1-5 (or `make report`) first."
     counts = [f"{n} {v}" for v, n in _validity_counts(runs).items()] + _left_out_counts(left)
-    newest = max([*_rows(runs, "run_id", "created_at"), *((r.get("run_id"), r.get("created_at")) for r in left)],
-                 key=lambda r: str(r[1]))
+    newest = max(
+        [*_rows(runs, "run_id", "created_at"), *((r.get("run_id"), r.get("created_at")) for r in left)],
+        key=lambda r: str(r[1]),
+    )
     return f"{_recorded(runs, left)}: {', '.join(counts)}; the newest is `{newest[0]}`."
 
 
@@ -98,8 +100,9 @@ def compare_configurations(rows: list[dict]) -> str:
             by.setdefault(labels.row(r), []).append(r)
     for workload, group in by.items():
         best = max(group, key=lambda r: r["rate"])
-        lines += [f"{workload}: " + compare_breakpoint_rows(r["mode"], r, best["mode"], best) for r in group
-                  if r is not best]
+        lines += [
+            f"{workload}: " + compare_breakpoint_rows(r["mode"], r, best["mode"], best) for r in group if r is not best
+        ]
     return bullets(lines) or "Each workload has one configuration recorded: nothing to compare."
 
 
@@ -109,9 +112,11 @@ def describe_fixed_rate_runs(loads: pd.DataFrame) -> str:
     if loads is None or loads.empty:
         return "No fixed-rate run is recorded yet (notebooks 1, 3, 4, 5 record them)."
     worst = loads.sort_values("p99_ms", ascending=False).iloc[0]
-    return (f"{fmt.count(len(loads), 'fixed-rate run')}; the highest p99 is {fmt.ms(worst['p99_ms'])} "
-            f"({worst['script']} at {fmt.rate(worst['target_rate'])}, {worst['configuration']}, validity "
-            f"{worst['validity']}, run `{worst['run_id']}`); the median p99 is {fmt.ms(loads['p99_ms'].median())}.")
+    return (
+        f"{fmt.count(len(loads), 'fixed-rate run')}; the highest p99 is {fmt.ms(worst['p99_ms'])} "
+        f"({worst['script']} at {fmt.rate(worst['target_rate'])}, {worst['configuration']}, validity "
+        f"{worst['validity']}, run `{worst['run_id']}`); the median p99 is {fmt.ms(loads['p99_ms'].median())}."
+    )
 
 
 def describe_mean_categories(means: Mapping[str, pd.DataFrame], event: str = "cpu") -> str:
@@ -119,12 +124,16 @@ def describe_mean_categories(means: Mapping[str, pd.DataFrame], event: str = "cp
     CPU samples, ...', or that they are too few to split. ``means``: :func:`perflab.analysis.recorded.mean_categories`."""
     if not means:
         return f"No {event} profile is recorded yet (notebooks 1 and 3 record them)."
+
     def one(cfg, m):
         head = f"**{cfg}** ({fmt.count(int(m['profiles'].iloc[0]), 'profile')}): "
         samples = int(m["samples"].sum())
         if samples < MIN_SAMPLES:
-            return head + f"{samples:,} {event} samples in all, too few to split by category (at least {MIN_SAMPLES:,})."
+            return (
+                head + f"{samples:,} {event} samples in all, too few to split by category (at least {MIN_SAMPLES:,})."
+            )
         return head + describe_categories(dict(zip(m["category"], m["share"])), event, top=4, samples=samples)
+
     return "\n\n".join(one(cfg, m) for cfg, m in means.items())
 
 

@@ -40,6 +40,7 @@ def configuration(df: pd.DataFrame) -> pd.Series:
     """Each row's server configuration: mode / backend, and for ``async`` (the one mode with an executor) its
     workers when the run set them and its queue capacity (``async / lsm / 4 workers / queue 128``); ``your
     server`` for a server perflab did not build."""
+
     def label(r) -> str:
         mode = _text(r.get("server_mode"))
         parts = [p for p in (mode, _text(r.get("server_backend"))) if p]
@@ -60,14 +61,23 @@ def _validity(df: pd.DataFrame) -> pd.Series:
 
 def runs_by_kind(runs: pd.DataFrame) -> pd.DataFrame:
     """How many runs of each kind (experiment, breakpoint...) have each validity level."""
-    return (runs.assign(validity=_validity(runs)).groupby(["kind", "validity"]).size().rename("runs")
-            .reset_index())
+    return runs.assign(validity=_validity(runs)).groupby(["kind", "validity"]).size().rename("runs").reset_index()
 
 
 def newest_runs(runs: pd.DataFrame, n: int) -> pd.DataFrame:
     """The ``n`` newest runs, newest first: identity, status, validity, placement, commit, configuration."""
-    cols = ["run_id", "kind", "name", "status", "validity", "placement", "created_at", "elapsed_s", "version_commit",
-            "version_label"]
+    cols = [
+        "run_id",
+        "kind",
+        "name",
+        "status",
+        "validity",
+        "placement",
+        "created_at",
+        "elapsed_s",
+        "version_commit",
+        "version_label",
+    ]
     out = runs.assign(validity=_validity(runs), configuration=configuration(runs))
     return out.sort_values("created_at", ascending=False)[[c for c in cols + ["configuration"] if c in out]].head(n)
 
@@ -83,12 +93,24 @@ def breakpoint_rows(searches: pd.DataFrame) -> list[dict]:
     for r, cfg in zip(df.to_dict("records"), configuration(df)):
         rate = r.get("breakpoint_rate")
         rate = None if rate is None or (isinstance(rate, float) and math.isnan(rate)) else float(rate)
-        lo, hi = (None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
-                  for v in (r.get("lo"), r.get("hi")))
-        rows.append({"workload": str(r.get("workload")), "connections": _whole(r.get("connections")), "mode": cfg,
-                     "rate": rate, "interval": [lo, hi], "verdict": _text(r.get("verdict")),
-                     "validity": _text(r.get("validity")), "run_id": r.get("run_id"),
-                     "created_at": str(r.get("created_at")), "version_commit": _text(r.get("version_commit"))})
+        lo, hi = (
+            None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+            for v in (r.get("lo"), r.get("hi"))
+        )
+        rows.append(
+            {
+                "workload": str(r.get("workload")),
+                "connections": _whole(r.get("connections")),
+                "mode": cfg,
+                "rate": rate,
+                "interval": [lo, hi],
+                "verdict": _text(r.get("verdict")),
+                "validity": _text(r.get("validity")),
+                "run_id": r.get("run_id"),
+                "created_at": str(r.get("created_at")),
+                "version_commit": _text(r.get("version_commit")),
+            }
+        )
     return rows
 
 
@@ -113,10 +135,21 @@ def searched_again(rows: list[dict]) -> bool:
 def breakpoint_frame(rows: list[dict]) -> pd.DataFrame:
     """Breakpoint rows as a table: workload, connections, configuration, breakpoint, interval, outcome,
     validity, run."""
-    return pd.DataFrame([{"workload": r["workload"], "connections": r["connections"], "configuration": r["mode"],
-                          "breakpoint, req/s": r["rate"], "interval, req/s": fmt.interval(r["interval"]),
-                          "outcome": r["verdict"], "validity": r["validity"] or NOT_ASSESSED, "run": r["run_id"]}
-                         for r in rows])
+    return pd.DataFrame(
+        [
+            {
+                "workload": r["workload"],
+                "connections": r["connections"],
+                "configuration": r["mode"],
+                "breakpoint, req/s": r["rate"],
+                "interval, req/s": fmt.interval(r["interval"]),
+                "outcome": r["verdict"],
+                "validity": r["validity"] or NOT_ASSESSED,
+                "run": r["run_id"],
+            }
+            for r in rows
+        ]
+    )
 
 
 def fixed_rate_runs(loads: pd.DataFrame) -> pd.DataFrame:

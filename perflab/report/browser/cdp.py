@@ -34,7 +34,7 @@ from pathlib import Path
 #: on start and, on a closed network, waits for them.
 FLAGS = [
     "--headless",
-    "--no-sandbox",             # root in CI and containers
+    "--no-sandbox",  # root in CI and containers
     "--disable-gpu",
     "--disable-dev-shm-usage",
     "--hide-scrollbars",
@@ -64,8 +64,7 @@ def find_chromium() -> str | None:
 class Chromium:
     """One headless chromium process with a fresh profile, driven over the DevTools pipe."""
 
-    def __init__(self, chromium: str | None = None, width: int = 1280, height: int = 1600,
-                 timeout: float = 60.0):
+    def __init__(self, chromium: str | None = None, width: int = 1280, height: int = 1600, timeout: float = 60.0):
         self.binary = chromium or find_chromium()
         if not self.binary:
             raise FileNotFoundError("chromium not found: install it with `scripts/apt-ensure chromium`")
@@ -86,13 +85,24 @@ class Chromium:
         w = fcntl.fcntl(from_browser_w, fcntl.F_DUPFD_CLOEXEC, 10)
         os.close(to_browser_r)
         os.close(from_browser_w)
-        argv = [self.binary, *FLAGS, f"--user-data-dir={self._profile}", "--remote-debugging-pipe",
-                f"--window-size={self.width},{self.height}", "about:blank"]
+        argv = [
+            self.binary,
+            *FLAGS,
+            f"--user-data-dir={self._profile}",
+            "--remote-debugging-pipe",
+            f"--window-size={self.width},{self.height}",
+            "about:blank",
+        ]
         script = f'exec "$@" 3<&{r} 4>&{w} {r}<&- {w}>&-'
         try:
-            proc = subprocess.Popen(["bash", "-c", script, "chromium", *argv], pass_fds=(r, w),
-                                    stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                ["bash", "-c", script, "chromium", *argv],
+                pass_fds=(r, w),
+                stdin=subprocess.DEVNULL,
+                stdout=self._log,
+                stderr=self._log,
+                start_new_session=True,
+            )
         finally:
             os.close(r)
             os.close(w)
@@ -108,7 +118,7 @@ class Chromium:
         data = json.dumps(msg).encode() + b"\0"
         try:
             while data:
-                data = data[os.write(self._to_browser, data):]
+                data = data[os.write(self._to_browser, data) :]
         except (BrokenPipeError, OSError) as e:
             raise BrowserError(f"chromium is gone ({e}); its log: {self.log_tail()}") from None
         return self._id
@@ -128,8 +138,9 @@ class Chromium:
         raw, self._buf = self._buf.split(b"\0", 1)
         return json.loads(raw)
 
-    def call(self, method: str, params: dict | None = None, session: str | None = None,
-             timeout: float | None = None) -> dict:
+    def call(
+        self, method: str, params: dict | None = None, session: str | None = None, timeout: float | None = None
+    ) -> dict:
         """Send a command and return its result; events that arrive meanwhile go to :attr:`events`."""
         want = self.send(method, params, session)
         deadline = time.monotonic() + (timeout or self.timeout)
@@ -137,7 +148,9 @@ class Chromium:
             msg = self._read_message(deadline)
             if msg.get("id") == want:
                 if "error" in msg:
-                    raise BrowserError(f"{method}: {msg['error'].get('message')} {msg['error'].get('data', '')}".strip())
+                    raise BrowserError(
+                        f"{method}: {msg['error'].get('message')} {msg['error'].get('data', '')}".strip()
+                    )
                 return msg.get("result", {})
             if "method" in msg:
                 self.events.append(msg)
@@ -154,14 +167,17 @@ class Chromium:
             if "did not answer" not in str(e):
                 raise
 
-    def new_page(self) -> "Page":
+    def new_page(self) -> Page:
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         page = Page(self, session)
         for domain in ("Page", "Runtime", "Network", "Log"):
             self.call(f"{domain}.enable", session=session)
-        self.call("Emulation.setDeviceMetricsOverride", {"width": self.width, "height": self.height,
-                                                          "deviceScaleFactor": 1, "mobile": False}, session=session)
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": self.width, "height": self.height, "deviceScaleFactor": 1, "mobile": False},
+            session=session,
+        )
         return page
 
     # --- lifetime ---------------------------------------------------------------------------------
@@ -209,7 +225,7 @@ class Chromium:
         while time.monotonic() < deadline and not self._exited():
             time.sleep(0.05)
 
-    def __enter__(self) -> "Chromium":
+    def __enter__(self) -> Chromium:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -226,8 +242,11 @@ class Page:
         return self.browser.call(method, params, self.session, timeout)
 
     def _events(self, *methods: str) -> list[dict]:
-        return [e["params"] for e in self.browser.events
-                if e.get("sessionId") == self.session and e.get("method") in methods]
+        return [
+            e["params"]
+            for e in self.browser.events
+            if e.get("sessionId") == self.session and e.get("method") in methods
+        ]
 
     def navigate(self, url: str, timeout: float | None = None) -> None:
         """Open ``url`` and wait for its load event."""
@@ -274,15 +293,18 @@ class Page:
         if rect[2] <= 0 or rect[3] <= 0:
             raise BrowserError(f"click: {selector!r} (index {index}) is not visible")
         for kind in ("mousePressed", "mouseReleased"):
-            self.call("Input.dispatchMouseEvent", {"type": kind, "x": rect[0], "y": rect[1], "button": "left",
-                                                   "clickCount": 1})
+            self.call(
+                "Input.dispatchMouseEvent",
+                {"type": kind, "x": rect[0], "y": rect[1], "button": "left", "clickCount": 1},
+            )
 
     def screenshot(self, path: str | os.PathLike, full_page: bool = False) -> Path:
         params: dict = {"format": "png"}
         if full_page:
             size = self.evaluate("[document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
-            params.update(captureBeyondViewport=True,
-                          clip={"x": 0, "y": 0, "width": size[0], "height": size[1], "scale": 1})
+            params.update(
+                captureBeyondViewport=True, clip={"x": 0, "y": 0, "width": size[0], "height": size[1], "scale": 1}
+            )
         data = self.call("Page.captureScreenshot", params)["data"]
         out = Path(path)
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -314,10 +336,15 @@ class Page:
         out = []
         for p in self._events("Runtime.exceptionThrown"):
             d = p["exceptionDetails"]
-            out.append("uncaught: " + ((d.get("exception") or {}).get("description") or d.get("text", "")).splitlines()[0])
+            out.append(
+                "uncaught: " + ((d.get("exception") or {}).get("description") or d.get("text", "")).splitlines()[0]
+            )
         for p in self._events("Runtime.consoleAPICalled"):
             if p.get("type") in ("error", "assert"):
-                out.append("console.error: " + " ".join(str(a.get("value", a.get("description", ""))) for a in p.get("args", [])))
+                out.append(
+                    "console.error: "
+                    + " ".join(str(a.get("value", a.get("description", ""))) for a in p.get("args", []))
+                )
         for p in self._events("Log.entryAdded"):
             e = p["entry"]
             if e.get("level") == "error":
@@ -325,5 +352,7 @@ class Page:
         return out
 
     def console(self) -> list[str]:
-        return [f"{p.get('type')}: " + " ".join(str(a.get("value", a.get("description", ""))) for a in p.get("args", []))
-                for p in self._events("Runtime.consoleAPICalled")]
+        return [
+            f"{p.get('type')}: " + " ".join(str(a.get("value", a.get("description", ""))) for a in p.get("args", []))
+            for p in self._events("Runtime.consoleAPICalled")
+        ]

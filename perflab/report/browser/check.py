@@ -83,18 +83,18 @@ _CONSOLES = r"""(() => {
 class PageCheck:
     page: str
     title: str = ""
-    plot_divs: int = 0            # plotly-graph-div elements in the page
-    drawn_plots: int = 0          # of them, the ones plotly drew (js-plotly-plot with an svg.main-svg)
+    plot_divs: int = 0  # plotly-graph-div elements in the page
+    drawn_plots: int = 0  # of them, the ones plotly drew (js-plotly-plot with an svg.main-svg)
     main_svg: int = 0
-    modebars: int = 0             # plotly's interactive toolbars
+    modebars: int = 0  # plotly's interactive toolbars
     untitled_plots: list[str] = field(default_factory=list)
     unlabelled_axes: list[str] = field(default_factory=list)
-    absurd_axes: list[str] = field(default_factory=list)   # a range no measured quantity has (non-finite, 10^270)
-    empty_plots: list[str] = field(default_factory=list)   # drawn with no data at all
-    code: dict = field(default_factory=dict)       # the toggle checks (empty when the page has no code)
+    absurd_axes: list[str] = field(default_factory=list)  # a range no measured quantity has (non-finite, 10^270)
+    empty_plots: list[str] = field(default_factory=list)  # drawn with no data at all
+    code: dict = field(default_factory=dict)  # the toggle checks (empty when the page has no code)
     consoles: dict = field(default_factory=dict)
-    requests: list[str] = field(default_factory=list)   # every URL the page loaded
-    network: list[str] = field(default_factory=list)    # of them, the ones that would leave the machine
+    requests: list[str] = field(default_factory=list)  # every URL the page loaded
+    network: list[str] = field(default_factory=list)  # of them, the ones that would leave the machine
     console: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     screenshot: str | None = None
@@ -108,9 +108,16 @@ class PageCheck:
 
     @property
     def ok(self) -> bool:
-        return (not self.errors and not self.network and self.drawn_plots == self.plot_divs
-                and self.main_svg >= self.plot_divs and self.toggles_work
-                and not self.consoles.get("open") and not self.absurd_axes and not self.empty_plots)
+        return (
+            not self.errors
+            and not self.network
+            and self.drawn_plots == self.plot_divs
+            and self.main_svg >= self.plot_divs
+            and self.toggles_work
+            and not self.consoles.get("open")
+            and not self.absurd_axes
+            and not self.empty_plots
+        )
 
     def summary(self) -> str:
         s = f"{self.drawn_plots}/{self.plot_divs} plots drawn, "
@@ -129,9 +136,17 @@ class PageCheck:
         return {**asdict(self), "ok": self.ok, "summary": self.summary()}
 
 
-def check_page(page: str | os.PathLike, screenshot: str | os.PathLike | None = None, *,
-               full_screenshot: str | os.PathLike | None = None, width: int = 1280, height: int = 1600,
-               timeout: float = 90, chromium: str | None = None, toggles: bool = True) -> PageCheck:
+def check_page(
+    page: str | os.PathLike,
+    screenshot: str | os.PathLike | None = None,
+    *,
+    full_screenshot: str | os.PathLike | None = None,
+    width: int = 1280,
+    height: int = 1600,
+    timeout: float = 90,
+    chromium: str | None = None,
+    toggles: bool = True,
+) -> PageCheck:
     """Render ``page`` (a file) in headless chromium and check it (see the module docstring).
 
     ``timeout`` bounds each wait (loading, drawing); a page whose plots are not drawn by then is
@@ -145,8 +160,11 @@ def check_page(page: str | os.PathLike, screenshot: str | os.PathLike | None = N
         tab = browser.new_page()
         try:
             tab.navigate(page.as_uri(), timeout=timeout)
-            drawn = tab.wait_for("document.querySelectorAll('.plotly-graph-div').length === "
-                                 "document.querySelectorAll('.plotly-graph-div.js-plotly-plot').length", timeout)
+            drawn = tab.wait_for(
+                "document.querySelectorAll('.plotly-graph-div').length === "
+                "document.querySelectorAll('.plotly-graph-div.js-plotly-plot').length",
+                timeout,
+            )
             if not drawn:
                 result.errors.append(f"plots not drawn within {timeout:.0f} s")
             figs = tab.evaluate(_FIGURES)
@@ -162,7 +180,7 @@ def check_page(page: str | os.PathLike, screenshot: str | os.PathLike | None = N
                 result.full_screenshot = str(tab.screenshot(full_screenshot, full_page=True))
             if toggles:
                 result.code = _check_code_toggles(tab)
-            browser.pump(0.2)   # late console messages
+            browser.pump(0.2)  # late console messages
         except BrowserError as e:
             result.errors.append(str(e))
         result.requests = tab.requests()
@@ -190,11 +208,20 @@ def _check_code_toggles(tab) -> dict:
     out["all_hidden_again"] = hidden["open"] == 0 and hidden["visible"] == 0
     tab.click("details.perflab-code > summary", index=n - 1)
     one = tab.evaluate(_CODE_STATE)
-    last_open = tab.evaluate("(() => { const a = document.querySelectorAll('details.perflab-code');"
-                             " return a[a.length - 1].open; })()")
+    last_open = tab.evaluate(
+        "(() => { const a = document.querySelectorAll('details.perflab-code'); return a[a.length - 1].open; })()"
+    )
     out["one_cell_opens_alone"] = one["open"] == 1 and one["visible"] == 1 and bool(last_open)
     tab.click("details.perflab-code > summary", index=n - 1)
     out["one_cell_closes"] = tab.evaluate(_CODE_STATE)["open"] == 0
-    out["works"] = all(out[k] for k in ("hidden_at_load", "all_shown_by_button", "all_hidden_again",
-                                        "one_cell_opens_alone", "one_cell_closes"))
+    out["works"] = all(
+        out[k]
+        for k in (
+            "hidden_at_load",
+            "all_shown_by_button",
+            "all_hidden_again",
+            "one_cell_opens_alone",
+            "one_cell_closes",
+        )
+    )
     return out
