@@ -477,3 +477,42 @@ def test_the_holds_in_words_state_how_to_reproduce_them():
         "not_fresh": "a server that is already running (url, a started cluster) cannot be restarted",
     }
     assert "on the server as the search left it (a server that is already running" in bsay.describe_hold("GET", r)
+
+
+def test_real_wrk2s_second_opinion_is_said_and_its_consoles_shown(tmp_path, shared_dir):
+    import types
+
+    from perflab.analysis.consoles import CONSOLE_MIME
+    from perflab.breakpoint.hold import Hold, RateHeld
+    from perflab.lab.second_opinion import SecondOpinion
+
+    r = copy.copy(RESULTS["GET, 64 connections"])
+    r.holds = [Hold(2000.0, 20.0, True, "ok", 3.2, 1.0, fresh=True)] * 2
+    r.rates_held = [RateHeld(2000.0, 2, 0, True)]
+    r.conditions = {"fresh_start": True, "storage": "fresh", "warmup_s": 5.0, "warmup_rate": 1000.0}
+    r.run = types.SimpleNamespace(dir=tmp_path)
+    (tmp_path / "second-opinion").mkdir()
+    text = (shared_dir / "fixtures/wrk2/put-t1-c1-R2000-L.txt").read_text()
+    runs = []
+    for i, (ok, p99) in enumerate(((True, 1.2), (False, 15.0), (True, 2.0))):
+        (tmp_path / f"second-opinion/{i:02d}-console.txt").write_text(text)
+        runs.append(
+            {
+                "run_id": f"r{i}",
+                "passed": ok,
+                "reason": "ok" if ok else "p99 15.00 ms > SLA 10 ms",
+                "p99_ms": p99,
+                "achieved_ratio": 1.0,
+                "console": f"second-opinion/{i:02d}-console.txt",
+            }
+        )
+    r.second_opinion = SecondOpinion("wrk2", 2000.0, runs)
+    said = bsay.describe_hold("GET", r)
+    assert said.endswith(
+        ". Real wrk2 agrees: it kept up with 2,000 req/s in 2 of 3 runs, each on a freshly started "
+        "server (p99 1.20 ms to 15.0 ms)."
+    )
+    parts = breakpoints.holds({"GET": r}).parts
+    consoles = [p for p in parts if isinstance(p, dict) and CONSOLE_MIME in p]
+    assert len(consoles) == 3 and "run 2 of 3 on a freshly started server" in consoles[1][CONSOLE_MIME]["title"]
+    assert "Requests/sec" in consoles[0][CONSOLE_MIME]["text"]

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ... import fmt
+from ..consoles import console
 from ..findings import Finding, key_breakpoint, validity_of
 from ..latency import describe_spectra, percentile_spectrum
 from ..section import Section
@@ -75,12 +77,23 @@ def searches(results: Mapping, rows: list[dict]) -> Section:
 
 
 def holds(results: Mapping) -> Section:
-    """The sustain windows beside the searches: every window's rate, length and judgement, and each search's
-    in words (held, or stepped down with how much the short probes overestimated the breakpoint)."""
+    """The held windows beside the searches: every window's rate, length, fresh start and judgement, each search's
+    in words (held from fresh starts, or stepped down, with how far the short probes were off), and real wrk2's
+    consoles where it gave a second opinion (:mod:`perflab.lab.second_opinion`)."""
     said = [t for t in (describe_hold(k, r) for k, r in results.items()) if t]
     if not said:
         return Section(["No breakpoint was held for a sustain window (sustain = 0, or no search found one)."])
-    return Section([hold_table(results), *said])
+    wrk2 = [
+        console(
+            (r.run.dir / run["console"]).read_text(errors="replace"),
+            title=f"{k}: real wrk2 at {fmt.rate(op.rate)}, run {i + 1} of {len(op.runs)} on a freshly started server",
+        )
+        for k, r in results.items()
+        if (op := getattr(r, "second_opinion", None)) is not None
+        for i, run in enumerate(op.runs)
+        if (r.run.dir / run["console"]).is_file()
+    ]
+    return Section([hold_table(results), *said, *wrk2])
 
 
 def at_limit(results: Mapping) -> Section:
