@@ -267,8 +267,9 @@ def measure(label: str, server, load, name: str, **options):
 def search_breakpoint(label: str, server, load, name: str, wrk2=None, **options):
     """One breakpoint search: ``pl.find_breakpoint(server, load, name=name, **options)``, then one printed
     line: 'GET, 64 connections: 50,000 req/s (interval [48,000, 52,000], resolved); probes' validity valid;
-    41 s; run <id>'. ``wrk2``: a real wrk2 binary (:func:`.second_opinion.choose`) that then runs the held number
+    41 s; run <id>'. ``wrk2``: a real wrk2 binary, ``"auto"`` or ``None`` (:func:`.second_opinion.choose`) that then runs the held number
     from fresh starts (:func:`.second_opinion.ask`), its verdict printed on a second line."""
+    wrk2 = second_opinion.choose(wrk2)  # a wrong path: an error before the server starts
     r = find_breakpoint(server, load, name=name, **options)
     print(f"{label}: {estimate(r)}; probes' validity {r.validity or 'not assessed'}; {r.seconds:.0f} s; run {r.run_id}")
     if wrk2 is not None and r.rate is not None and r.holds:

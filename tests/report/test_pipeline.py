@@ -53,6 +53,8 @@ TINY = tiny_report.plan(
                 "server_warmup": 0.5,
                 "cooldown": 0,
                 "sustain": 0.5,
+                "hold_windows": 1,
+                "sustain_tries": 2,
                 "quiet_wait": 1,
             },
         },

@@ -64,6 +64,8 @@ TINY = {
                 "server_warmup": 0.5,
                 "cooldown": 0,
                 "sustain": 1,
+                "hold_windows": 1,
+                "sustain_tries": 2,
                 "quiet_wait": 1,
             },
         },

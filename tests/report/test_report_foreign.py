@@ -46,6 +46,8 @@ TINY = {
                 "include_ceiling": False,
                 "sla_p99": "200ms",
                 "sustain": 1,
+                "hold_windows": 1,
+                "sustain_tries": 2,
                 "quiet_wait": 1,
             },
         },
