@@ -190,7 +190,14 @@ def server(a) -> ServerConfig | ForeignServer:
 
 
 def is_cluster(a) -> bool:
-    return getattr(a, "cluster_nodes", None) is not None
+    """A cluster is measured: ``--nodes N`` given, or the project file that applies declares one (``[cluster]``)
+    and no server of your own is given on the command line."""
+    if getattr(a, "cluster_nodes", None) is not None:
+        return True
+    if getattr(a, "foreign_command", None) is not None or getattr(a, "foreign_url", None) is not None:
+        return False
+    proj = project(a) if hasattr(a, "cluster_nodes") else None  # a command that takes no cluster: never
+    return proj is not None and proj.cluster is not None
 
 
 def cluster(a) -> ClusterConfig:

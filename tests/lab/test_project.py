@@ -318,3 +318,23 @@ def test_a_projects_stages_and_history_run_where_it_has_them_and_say_why_not_els
     assert by["09-history"].parameters["script"] == "put.lua" and "planted" not in by["09-history"].parameters
     assert plan.lead == "08-ab" and by["08-ab"].parameters["script"] == "get-random.lua"
     assert "a" not in by["08-ab"].parameters and "common" not in by["08-ab"].parameters  # the built-in server's
+
+
+def test_a_project_files_cluster_is_what_run_profile_and_breakpoint_measure_without_nodes(tmp_path):
+    from perflab.cli import build_parser, options, parse
+    from perflab.config.cluster import ClusterConfig
+
+    p = _tiny(tmp_path, "[cluster]\nnodes = 3\nack = 2\n")
+    for cmd in ("run", "profile", "breakpoint"):
+        a = parse(build_parser(), [cmd, "--project", str(p)])
+        assert options.is_cluster(a), cmd
+        t = options.target(a)
+        assert isinstance(t, ClusterConfig) and (t.nodes, t.replicas_ack) == (3, 2), cmd
+        # --nodes on top of the file's wins; your own server on the command line is one server
+        assert options.target(parse(build_parser(), [cmd, "--project", str(p), "--nodes", "2"])).nodes == 2
+        one = parse(build_parser(), [cmd, "--project", str(p), "--server-cmd", f"python3 {TINY} {{port}}"])
+        assert not options.is_cluster(one) and isinstance(options.target(one), ForeignServer)
+    # a file without [cluster]: one server, as before
+    (tmp_path / "s").mkdir()
+    single = parse(build_parser(), ["run", "--project", str(_tiny(tmp_path / "s"))])
+    assert not options.is_cluster(single) and isinstance(options.target(single), ForeignServer)
