@@ -30,34 +30,68 @@ package inside, in layers, top to bottom (each imports only from below it; ``pyp
 * ``profiling`` | ``records`` async-profiler, flame graphs | run directories and the DuckDB index
 * ``measure`` | ``workloads`` | ``commits``  the generator, results, validity, statistics | scripts | git, builds
 * ``config``                  every parameter, validated once
-* ``children``, ``sampling``, ``cancel``, ``jdk``, ``paths``, ``fmt``, ``units``, ``version``; ``errors``
+* ``children``, ``sampling``, ``cancel``, ``interrupt``, ``jdk``, ``paths``, ``fmt``, ``units``, ``version``; ``errors``
 """
+
+# The command line's Ctrl-C first, before the seconds of imports below (one of them once lost it: issue 46)
+from . import interrupt as _interrupt
+
+if _interrupt.launched_as_command():
+    _interrupt.install()
 
 from . import fmt
 from .ab import compare_ab
 from .breakpoint import find_breakpoint
-from .config import (ABParams, BreakpointCriteria, BreakpointParams, ClusterConfig, ConsistencyParams,
-                     CourseServer, ForeignServer, LoadParams, PrefillParams, ProfileParams, ServerConfig,
-                     ValidityThresholds)
+from .commits import Commit
+from .config import (
+    ABParams,
+    BreakpointCriteria,
+    BreakpointParams,
+    ClusterConfig,
+    ConsistencyParams,
+    CourseServer,
+    ForeignServer,
+    LoadParams,
+    PrefillParams,
+    ProfileParams,
+    ServerConfig,
+    ValidityThresholds,
+)
 from .errors import PerflabError, ProfilerError
 from .experiment import run_experiment
 from .nodes import start_cluster
-from .commits import Commit
 from .records import open_run, query, recorded
-from .version import __version__
+from .version import __version__  # noqa: F401
 from .workloads import workload
 
 __all__ = [
     # what a run measures and how
-    "ServerConfig", "ForeignServer", "CourseServer", "ClusterConfig", "ConsistencyParams", "LoadParams", "PrefillParams",
-    "ProfileParams", "BreakpointCriteria", "BreakpointParams", "ValidityThresholds", "ABParams", "Commit",
+    "ServerConfig",
+    "ForeignServer",
+    "CourseServer",
+    "ClusterConfig",
+    "ConsistencyParams",
+    "LoadParams",
+    "PrefillParams",
+    "ProfileParams",
+    "BreakpointCriteria",
+    "BreakpointParams",
+    "ValidityThresholds",
+    "ABParams",
+    "Commit",
     "workload",
     # measuring
-    "run_experiment", "find_breakpoint", "start_cluster", "compare_ab",
+    "run_experiment",
+    "find_breakpoint",
+    "start_cluster",
+    "compare_ab",
     # what was recorded
-    "open_run", "query", "recorded",
+    "open_run",
+    "query",
+    "recorded",
     # errors a caller may handle
-    "PerflabError", "ProfilerError",
+    "PerflabError",
+    "ProfilerError",
     # numbers as text
     "fmt",
 ]
