@@ -190,10 +190,12 @@ class BreakpointResult:
 
     @property
     def held(self) -> bool | None:
-        """Whether the reported rate held in most of its windows (``None``: no window ran)."""
+        """Whether the reported rate held in most of its windows (perflab-load's, or real wrk2's when it gave a
+        second opinion: :mod:`perflab.lab.second_opinion`); ``None``: no window ran."""
         if not self.holds:
             return None
-        return any(r.held and r.rate == self.rate for r in self.rates_held)
+        wrk2 = getattr(self.second_opinion, "held", None)
+        return any(r.held and r.rate == self.rate for r in self.rates_held) or (wrk2 is not None and wrk2 == self.rate)
 
     @property
     def others(self) -> dict | None:
@@ -324,7 +326,7 @@ def find_breakpoint(
             kept.rates,
             search_run.conditions() if kept.holds else None,
         )
-        _record(sess.run, result, base, script)
+        record(sess.run, result, base, script)
     return result
 
 
@@ -481,7 +483,9 @@ class _Search:
                 self.bar.set_postfix_str(note)
 
 
-def _record(run, result: BreakpointResult, base: LoadParams, script: str) -> None:
+def record(run, result: BreakpointResult, base: LoadParams, script: str) -> None:
+    """Record ``result`` in ``run``: probes.csv, the breakpoints row, the holds, the validity (again, when a second
+    opinion changed the result)."""
     run.write_frame("probes.csv", result.table, artifact="probes")
     lo, hi = result.interval
     row = {

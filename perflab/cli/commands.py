@@ -124,8 +124,11 @@ def cmd_breakpoint(a) -> int:
     if res.conditions:
         print(f"held in {res.params.sustain:g} s windows, {breakpoints.conditions_note(res.conditions)}")
     if wrk2 is not None and res.rate is not None and res.holds:
-        print(f"asking real wrk2 ({wrk2}) at {res.rate:,.0f}/s, {second_opinion.RUNS} fresh starts ...", flush=True)
-        print(second_opinion.ask(target, load, res, wrk2, fill=fill, prefill=prefill, **session).words())
+        print(f"asking real wrk2 ({wrk2}) to hold {res.rate:,.0f}/s from fresh starts ...", flush=True)
+        said = second_opinion.ask(target, load, res, wrk2, fill=fill, prefill=prefill, **session)
+        print(said.words())
+        if not said.agrees:
+            print(f"breakpoint, both tools: {breakpoints.estimate(res)}")
     print(f"run {res.run_id}: {res.run.dir}")
     return 0 if res.rate is not None else 1
 

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import fmt
-from ..breakpoint.hold import needed
+from ..breakpoint.hold import hold
+from ..breakpoint.run import record
+from ..breakpoint.search import Estimate
 from ..config import BreakpointCriteria, LoadParams
 from ..experiment import run_experiment
 from ..measure.judgement import evaluate
@@ -28,8 +30,6 @@ from ..measure.judgement import evaluate
 ENV = "WRK2"
 #: what a binary on the PATH is called
 NAME = "wrk2"
-#: runs of wrk2 at the held rate
-RUNS = 3
 #: the shortest wrk2 run asked for: its first ~10 s calibrate and record no latency (shared/fixtures/wrk2)
 WRK2_MIN_S = 12
 
@@ -59,65 +59,75 @@ def choose(value: str | os.PathLike | None) -> Path | None:
 
 @dataclass
 class SecondOpinion:
-    """What wrk2 said of the held ``rate``: one entry per run (its run id and directory, whether it kept up by the
-    search's criteria, why, p99 and the share of the rate it achieved, its console)."""
+    """What real wrk2 said of perflab-load's ``rate``, held as perflab-load's was (:mod:`perflab.breakpoint.hold`):
+    every run (its rate, run id, whether it kept up by the search's criteria, why, p99, the share of the rate
+    achieved, its console), the highest rate wrk2 held (``held``, ``None``: none), its interval, and each rate's
+    verdict (``rates``)."""
 
     tool: str
     rate: float
     runs: list = field(default_factory=list)
+    held: float | None = None
+    interval: tuple = (None, None)
+    rates: list = field(default_factory=list)
 
     @property
-    def kept_up(self) -> int:
-        return sum(r["passed"] is True for r in self.runs)
+    def agrees(self) -> bool:
+        """wrk2 held perflab-load's rate (or a higher one) from fresh starts."""
+        return self.held is not None and self.held >= self.rate
 
-    @property
-    def fell_behind(self) -> int:
-        return sum(r["passed"] is False for r in self.runs)
-
-    @property
-    def agrees(self) -> bool | None:
-        """wrk2 kept up in most runs (``None``: too few could be judged to say)."""
-        judged = self.kept_up + self.fell_behind
-        if self.kept_up >= needed(len(self.runs)):
-            return True
-        if self.fell_behind > len(self.runs) - needed(len(self.runs)):
-            return False
-        return None if judged < len(self.runs) else False
+    def _at(self, rate: float) -> str:
+        at = [r for r in self.runs if r["rate"] == rate and r.get("p99_ms") is not None]
+        lo, hi = min(r["p99_ms"] for r in at), max(r["p99_ms"] for r in at)
+        p99 = f"p99 {fmt.ms(lo)}" + (f" to {fmt.ms(hi)}" if hi != lo else "")
+        ok = [r for r in at if r["passed"]]
+        return p99 if ok or not at else f"{p99}; {next(r['reason'] for r in at if r['passed'] is False)}"
 
     def words(self) -> str:
-        """'real wrk2 agrees: it kept up with 20,000 req/s in 3 of 3 runs, each on a freshly started server (p99
-        2.10 to 3.40 ms)', or that it does not, and so the number is not confirmed."""
-        p99 = [r["p99_ms"] for r in self.runs if r.get("p99_ms") is not None]
-        spread = (
-            (f"p99 {fmt.ms(min(p99))}" + (f" to {fmt.ms(max(p99))}" if max(p99) != min(p99) else "")) if p99 else ""
+        """'real wrk2 agrees: it kept up with 20,000 req/s in 2 of 2 runs, each on a freshly started server (p99 ...)',
+        or what it held instead ('real wrk2 does not confirm 22,003 req/s: ... it kept up with 18,000 req/s ...')."""
+        verdicts = {r["rate"]: r for r in self.rates}
+        mine = verdicts.get(self.rate)
+        said = (
+            f"it {mine['words'].replace('windows', 'runs').replace('window', 'run')} at {fmt.rate(self.rate)}"
+            f" ({self._at(self.rate)})"
+            if mine
+            else f"it could not judge {fmt.rate(self.rate)}"
         )
-        n = len(self.runs)
+        fresh = "each on a freshly started server"
         if self.agrees:
+            above = f"; it fell behind at {fmt.rate(self.interval[1])}" if self.interval[1] is not None else ""
+            return f"real wrk2 agrees: {said}, {fresh}{above}"
+        if self.held is not None:
             return (
-                f"real wrk2 agrees: it kept up with {fmt.rate(self.rate)} in {self.kept_up} of {n} runs, each on a "
-                f"freshly started server ({spread})"
+                f"real wrk2 does not confirm {fmt.rate(self.rate)}: {said}, {fresh}; it kept up with "
+                f"{fmt.rate(self.held)} ({self._at(self.held)}): the breakpoint both tools hold is {fmt.rate(self.held)}"
             )
-        why = next((r["reason"] for r in self.runs if r["passed"] is False), None)
-        if self.agrees is False:
-            return (
-                f"real wrk2 does not confirm {fmt.rate(self.rate)}: it fell behind in {self.fell_behind} of {n} "
-                f"runs, each on a freshly started server ({spread}; {why}): the number is perflab-load's alone"
-            )
-        return (
-            f"real wrk2 could not judge {fmt.rate(self.rate)}: {n - self.kept_up - self.fell_behind} of {n} runs "
-            f"were inconclusive"
-        )
+        below = f" down to {fmt.rate(self.interval[1])}" if self.interval[1] is not None else ""
+        return f"real wrk2 does not confirm {fmt.rate(self.rate)}: {said}, {fresh}; it kept up with no rate{below}"
 
     def to_dict(self) -> dict:
-        return {"tool": self.tool, "rate": self.rate, "runs": self.runs, "agrees": self.agrees, "words": self.words()}
+        return {
+            "tool": self.tool,
+            "rate": self.rate,
+            "held": self.held,
+            "interval": list(self.interval),
+            "agrees": self.agrees,
+            "rates": self.rates,
+            "runs": self.runs,
+            "words": self.words(),
+        }
 
 
 def ask(
-    server, load: LoadParams, result, wrk2: Path, fill: int | None = None, prefill=None, runs: int = RUNS, **options
+    server, load: LoadParams, result, wrk2: Path, fill: int | None = None, prefill=None, **options
 ) -> SecondOpinion | None:
-    """Run ``result``'s held rate with ``wrk2`` ``runs`` times (see the module docstring), record what it said in
-    the search's run (``second_opinion`` in its ``meta.json``, each console under ``second-opinion/``) and return
-    it; ``None`` when the search reported no number. ``options``: the session's, as the search had them."""
+    """Hold ``result``'s rate with ``wrk2`` as the search held it with perflab-load (see the module docstring: most
+    of ``hold_windows`` runs at a rate, each on a freshly started server; a rate that holds checked from above, one
+    that does not stepped down), record what it said in the search's run (``second_opinion`` in its ``meta.json``,
+    each console under ``second-opinion/``) and return it; ``None`` when the search reported no number. When wrk2
+    held less, its number becomes the result's (a number is the lab's only when another tool agrees), recorded
+    again. ``options``: the session's, as the search had them."""
     if result.rate is None or not result.holds:
         return None
     c = result.conditions or {}
@@ -126,7 +136,6 @@ def ask(
     base = load.replace(
         tool="wrk2",
         wrk_binary=str(wrk2),
-        rate=result.rate,
         duration=secs,
         warmup=min(warm, secs),
         rate_steps=None,
@@ -137,14 +146,19 @@ def ask(
     criteria: BreakpointCriteria = result.criteria.replace(trend=False)
     opinion = SecondOpinion(NAME, result.rate)
     out = result.run.dir / "second-opinion"
-    for i in range(runs):
-        exp = run_experiment(server, base, fill=fill, prefill=prefill, name=f"{result.run.name}-wrk2-{i}", **options)
+    out.mkdir(parents=True, exist_ok=True)
+
+    def window(rate: float, phase: str, seconds: float):
+        i = len(opinion.runs)
+        exp = run_experiment(
+            server, base.replace(rate=rate), fill=fill, prefill=prefill, name=f"{result.run.name}-wrk2-{i}", **options
+        )
         j = evaluate(exp.load, criteria, exp.validity)
-        console = out / f"{i:02d}-console.txt"
-        console.parent.mkdir(parents=True, exist_ok=True)
+        console = out / f"{i:02d}-{int(rate)}-console.txt"
         console.write_text(exp.load.console)
         opinion.runs.append(
             {
+                "rate": rate,
                 "run_id": exp.run.id,
                 "passed": j.passed,
                 "reason": j.reason,
@@ -153,6 +167,17 @@ def ask(
                 "console": str(console.relative_to(result.run.dir)),
             }
         )
+        return j
+
+    found = Estimate(result.rate, result.interval, result.outcome, "perflab-load held it", at_least=result.rate)
+    kept = hold(found, result.params.replace(sustain=secs), window)
+    opinion.held, opinion.interval = kept.rate, tuple(kept.interval)
+    opinion.rates = [{**vars(r), "words": r.words} for r in kept.rates]
     result.second_opinion = opinion
     result.run.update(second_opinion=opinion.to_dict())
+    if not opinion.agrees:  # the number both tools hold, or none
+        result.rate, result.interval, result.outcome = kept.rate, tuple(kept.interval), kept.outcome
+        result.at_least = kept.rate
+        result.stop_reason += f"; {opinion.words()}"
+        record(result.run, result, load, load.workload_name)
     return opinion

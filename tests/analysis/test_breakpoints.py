@@ -498,6 +498,7 @@ def test_real_wrk2s_second_opinion_is_said_and_its_consoles_shown(tmp_path, shar
         (tmp_path / f"second-opinion/{i:02d}-console.txt").write_text(text)
         runs.append(
             {
+                "rate": 2000.0,
                 "run_id": f"r{i}",
                 "passed": ok,
                 "reason": "ok" if ok else "p99 15.00 ms > SLA 10 ms",
@@ -506,12 +507,13 @@ def test_real_wrk2s_second_opinion_is_said_and_its_consoles_shown(tmp_path, shar
                 "console": f"second-opinion/{i:02d}-console.txt",
             }
         )
-    r.second_opinion = SecondOpinion("wrk2", 2000.0, runs)
+    verdict = {"rate": 2000.0, "kept_up": 2, "fell_behind": 1, "held": True, "words": "kept up in 2 of 3 windows"}
+    r.second_opinion = SecondOpinion("wrk2", 2000.0, runs, 2000.0, (2000.0, None), [verdict])
     said = bsay.describe_hold("GET", r)
     assert said.endswith(
-        ". Real wrk2 agrees: it kept up with 2,000 req/s in 2 of 3 runs, each on a freshly started "
-        "server (p99 1.20 ms to 15.0 ms)."
-    )
+        ". Real wrk2 agrees: it kept up in 2 of 3 runs at 2,000 req/s (p99 1.20 ms to 15.0 ms), each on a freshly "
+        "started server."
+    ), said
     parts = breakpoints.holds({"GET": r}).parts
     consoles = [p for p in parts if isinstance(p, dict) and CONSOLE_MIME in p]
     assert len(consoles) == 3 and "run 2 of 3 on a freshly started server" in consoles[1][CONSOLE_MIME]["title"]
