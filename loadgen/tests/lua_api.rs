@@ -50,7 +50,8 @@ fn fixture_done_hook_prints_like_wrk2() {
     let requests: u64 = c[1].parse().unwrap();
     assert_eq!(requests, 2000, "{last}");
     let duration_us: u64 = c[2].parse().unwrap();
-    assert!((2_000_000..2_500_000).contains(&duration_us), "{last}");
+    // the window and its drain (milliseconds; a drain that waited out the 2 s --timeout would pass 3.5 s)
+    assert!((2_000_000..3_500_000).contains(&duration_us), "{last}");
     // The same fields as the console: the totals line counts the same requests.
     assert_totals(&r.stdout, requests, 2.0);
     // As in the fixture, done()'s line comes after Transfer/sec.
@@ -125,7 +126,7 @@ fn every_hook_and_wrk_function() {
     let sc = summary_re.captures(out).unwrap_or_else(|| panic!("{out}"));
     let total: u64 = sc[1].parse().unwrap();
     let duration_us: u64 = sc[3].parse().unwrap();
-    assert!((1_000_000..1_500_000).contains(&duration_us), "{out}");
+    assert!((1_000_000..2_500_000).contains(&duration_us), "{out}");
     let thread_re = regex::Regex::new(
         r"thread (\d): responses=(\d+) ok_bodies=(\d+) delays=(\d+) status200=(\d+) args=([^,]+),(\w+),(\w+)",
     )
@@ -198,8 +199,18 @@ fn delay_shifts_the_send_time() {
     let r = run(&["-t1", "-c1", "-d1s", "-R20", "-L", "-s", p.to_str().unwrap(), &server.url()]);
     assert_eq!(r.status, 0, "{}", r.stderr);
     assert_totals(&r.stdout, 20, 1.0);
+    // Under half the delay: a latency measured from the slot would hold all 30 ms of it (a busy machine's
+    // own lateness is a millisecond or two).
     let p50 = r.stdout.lines().find(|l| l.starts_with(" 50.000%")).unwrap();
-    assert!(p50.ends_with("us"), "p50 should be microseconds, not the 30 ms delay: {p50}");
+    let value = p50.split_whitespace().nth(1).unwrap();
+    let ms = if let Some(us) = value.strip_suffix("us") {
+        us.parse::<f64>().unwrap() / 1000.0
+    } else if let Some(ms) = value.strip_suffix("ms") {
+        ms.parse::<f64>().unwrap()
+    } else {
+        value.strip_suffix('s').unwrap().parse::<f64>().unwrap() * 1000.0
+    };
+    assert!(ms < 15.0, "p50 should be well under the 30 ms delay: {p50}");
 }
 
 #[test]
@@ -214,7 +225,7 @@ fn thread_stop_stops_that_thread() {
     // The only thread stopped after 10 responses: the run ended there.
     let (n, secs) = totals(&r.stdout);
     assert_eq!(n, 10, "{}", r.stdout);
-    assert!(secs < 1.0, "{}", r.stdout);
+    assert!(secs < 1.5, "{}", r.stdout); // 0.1 s of requests; the run would have gone on for 2 s
     assert!(server.requests() <= 11);
 }
 

@@ -1,6 +1,9 @@
 //! The measurement model against a real server: rate accuracy, the stall test
 //! (coordinated omission), warm-up, rate steps and ramps, errors, SIGINT.
-//! Assertions are on what the schedule determines (counts), not on speed.
+//! Assertions are on what the schedule determines (counts), not on speed: a time or a
+//! latency is checked only as an effect no busy machine makes (a stall, a slack, a drain
+//! bounded far beyond its milliseconds). The schedule's precision is a speed, measured by
+//! bench/bench.py (the "low" case's schedule lag).
 
 mod common;
 use common::*;
@@ -83,11 +86,14 @@ fn a_stall_shows_in_corrected_latency_for_exactly_the_scheduled_requests() {
     assert_eq!(uncorrected.len(), total);
     // Requests with corrected latency ≥ 100 ms: the stalled one, plus those scheduled
     // in the first 400 ms of the stall (1 per ms) for certain, plus those still late
-    // while the backlog drains. How fast it drains depends on the machine (about 60 ms
-    // when quiet, several times that on a loaded one), so the upper bound only says
-    // that the backlog was caught up long before the run ended.
+    // while the backlog drains. How fast it drains is the machine's speed on one
+    // connection (about 60 ms when quiet, several times that on a loaded one; one that
+    // cannot answer faster than 1 per 0.7 ms never catches up before the run ends, and
+    // all 1,500 due from the stall on are late), so the upper bound says only that the
+    // requests due before the stall were not: latency measured from an earlier origin
+    // than each request's due time would make nearly all 3,000 late.
     let late = corrected.count_between(100_000, 86_400_000_000);
-    assert!((400..1500).contains(&late), "{late} requests ≥ 100 ms, expected about 401\n{}", r.stdout);
+    assert!((400..2000).contains(&late), "{late} requests ≥ 100 ms, expected about 401\n{}", r.stdout);
     // Uncorrected: the stalled response itself took long, the backlog behind it did not (each was sent
     // late and answered fast). A loaded machine may add a long pause of its own to a few responses, so
     // the bound is a share of what corrected latency sees, not exactly one.
@@ -99,6 +105,11 @@ fn a_stall_shows_in_corrected_latency_for_exactly_the_scheduled_requests() {
     assert!(p["p90"].as_u64().unwrap() >= 100_000, "corrected p90 {}", p["p90"]);
     assert!(u["p99"].as_u64().unwrap() < 100_000, "uncorrected p99 {}", u["p99"]);
     assert!(p["max"].as_u64().unwrap() >= 490_000 && u["max"].as_u64().unwrap() >= 490_000);
+    // Each request's corrected latency runs from its due time, no later than its send: at every level the
+    // corrected distribution is at or above the uncorrected one, on any machine.
+    for q in ["p50", "p75", "p90", "p99", "max"] {
+        assert!(p[q].as_u64().unwrap() >= u[q].as_u64().unwrap(), "{q}: corrected {} < uncorrected {}", p[q], u[q]);
+    }
     // The console shows both distributions (corrected first), wrk2's layout.
     let rec = r.stdout.find("(HdrHistogram - Recorded Latency)").unwrap();
     let unc = r
@@ -106,20 +117,6 @@ fn a_stall_shows_in_corrected_latency_for_exactly_the_scheduled_requests() {
         .find("(HdrHistogram - Uncorrected Latency (measured without taking delayed starts into account))")
         .unwrap();
     assert!(rec < unc);
-}
-
-#[test]
-fn schedule_precision_beats_a_millisecond() {
-    // wrk2's schedule has ~1 ms granularity (its corrected p50 is ~1 ms against a
-    // 25 µs server). Ours must keep corrected p50 close to uncorrected p50. The
-    // bound here is loose (1 ms) so a loaded machine cannot fail it; the real figure
-    // is measured by bench/bench.py.
-    let server = TestServer::start(Knobs::default());
-    let (_, v) = json_run("precision", &["-t1", "-c1", "-d2s", "-R2000", "-U", &server.url()]);
-    let c = v["latency_us"]["p50"].as_u64().unwrap();
-    let u = v["latency_uncorrected_us"]["p50"].as_u64().unwrap();
-    assert!(c >= u, "corrected {c} < uncorrected {u}");
-    assert!(c - u < 1000, "corrected p50 {c} µs vs uncorrected {u} µs");
 }
 
 #[test]
@@ -135,8 +132,12 @@ fn send_slack_batches_sends_and_the_lateness_is_measured() {
     assert_eq!(v["send_slack_us"].as_u64().unwrap(), 4000);
     let c = v["latency_us"]["p50"].as_u64().unwrap();
     let u = v["latency_uncorrected_us"]["p50"].as_u64().unwrap();
-    assert!(c >= 1000, "corrected p50 {c} µs: requests were not held back by the slack");
-    assert!(u < c / 2, "uncorrected p50 {u} µs vs corrected {c} µs");
+    // The slack holds each request 0-4 ms (2 ms at the median): a difference the slack makes by itself, which
+    // a busy machine only widens (its own lateness goes to the corrected side, its slower answers to both).
+    assert!(
+        c >= u + 1000,
+        "corrected p50 {c} µs vs uncorrected {u} µs: the slack's lateness belongs to the first only"
+    );
 }
 
 #[test]
@@ -181,18 +182,19 @@ fn rate_steps_are_reported_per_step_and_in_the_log() {
         assert_eq!(st["index"].as_u64().unwrap(), i as u64);
         assert_eq!(st["target_rate"].as_f64().unwrap(), rate);
         assert_eq!(st["start_s"].as_f64().unwrap(), i as f64);
-        // The last step also covers the drain: the answers to its last requests.
+        // The last step also covers the drain: the answers to its last requests, milliseconds here; the
+        // bound is what a drain that waited out the 2 s --timeout instead would pass.
         let end = st["end_s"].as_f64().unwrap();
         if i < 2 {
             assert_eq!(end, i as f64 + 1.0);
         } else {
-            assert!((3.0..3.5).contains(&end), "last step ends at {end}");
+            assert!((3.0..4.5).contains(&end), "last step ends at {end}");
         }
         // A request counts in the step it was scheduled in, however late it is answered.
         assert_eq!(st["requests"].as_u64().unwrap() as f64, rate, "step {i}");
     }
     let duration = v["duration_s"].as_f64().unwrap();
-    assert!((3.0..3.5).contains(&duration), "{duration}");
+    assert!((3.0..4.5).contains(&duration), "{duration}");
     assert_eq!(v["requests"].as_u64().unwrap(), 3000);
     assert_eq!(v["target_rate"].as_f64().unwrap(), 1000.0);
     let (corrected, _, comments) = read_hdr_log(&log);

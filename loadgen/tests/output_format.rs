@@ -287,7 +287,7 @@ fn a_wrk2_output_parser_reads_ours() {
     let n = p.requests.unwrap();
     assert_eq!(n, 2000);
     let secs = p.seconds.unwrap();
-    assert!((2.0..2.5).contains(&secs), "{secs}");
+    assert!((2.0..3.5).contains(&secs), "{secs}"); // the window and its drain (waiting out --timeout: 4 s)
     assert_eq!(p.non2xx, Some(n));
     assert!(p.socket.is_none());
     // Requests/sec is printed from the unrounded duration: within rounding.

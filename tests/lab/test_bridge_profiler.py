@@ -19,8 +19,11 @@ from perflab.server import start_server
 def busy_server(server_build, loadgen_binary, profiler_lib, tmp_path_factory):
     """A server under a steady PUT load for the whole module (the load is stopped at the end)."""
     with start_server(ServerConfig(backend="memory", mode="async", workers=2)) as srv:
-        lp = start_load(srv.url, LoadParams(rate=2000, duration=300, threads=1, connections=4, script="put.lua"),
-                        out_dir=tmp_path_factory.mktemp("bg-load"))
+        lp = start_load(
+            srv.url,
+            LoadParams(rate=2000, duration=300, threads=1, connections=4, script="put.lua"),
+            out_dir=tmp_path_factory.mktemp("bg-load"),
+        )
         time.sleep(1.0)
         try:
             yield srv
@@ -131,6 +134,7 @@ def test_prefill_errors(server_build, tmp_path):
 def test_cpu_falls_back_to_itimer_with_a_warning(busy_server, tmp_path, monkeypatch):
     # This machine allows perf_events (root); pretend it does not, as in a container.
     from perflab.profiling import profiler as profiler_mod
+
     monkeypatch.setattr(profiler_mod, "perf_events_usable", lambda: False)
     with pytest.warns(RuntimeWarning, match="falling back to itimer"):
         # itimer samples the process's CPU time: a lightly loaded server needs a fine interval, and a window
@@ -146,8 +150,9 @@ def test_jfr_recording_converts_in_process(busy_server, tmp_path, profiler_lib):
     jfr = tmp_path / "rec.jfr"
     # a fine interval: on a loaded machine the server may get little CPU in 2 s (10 ms once gave 8 samples, none
     # in ApiHandler); what this test proves is that the recording converts into the server's own stacks
-    bridge.load_agent(busy_server.pid, profiler_lib,
-                      f"start,event=cpu,interval=1ms,jfr,file={jfr},log={tmp_path / 'ap.log'}")
+    bridge.load_agent(
+        busy_server.pid, profiler_lib, f"start,event=cpu,interval=1ms,jfr,file={jfr},log={tmp_path / 'ap.log'}"
+    )
     time.sleep(2.0)
     bridge.load_agent(busy_server.pid, profiler_lib, f"stop,log={tmp_path / 'ap.log'}")
     assert jfr.stat().st_size > 0
@@ -170,6 +175,7 @@ def test_one_recording_gives_every_event_the_heatmap_gc_pauses_and_a_sub_window(
     bridge.load_agent(busy_server.pid, p.agent, f"status,log={tmp_path / 'x.log'}")
     t_gc = time.time()
     _gc(busy_server.pid)
+    t_gc_done = time.time()
     time.sleep(2.0)
     t1 = time.time()
     rec = p.stop_window(t0, t1)
@@ -179,7 +185,8 @@ def test_one_recording_gives_every_event_the_heatmap_gc_pauses_and_a_sub_window(
     gcs = [e for e in rec.gc_events if e["cause"] in ("System.gc()", "Diagnostic Command")]
     assert gcs, rec.gc_events[:3]
     assert all(t0 * 1e6 <= e["ts_us"] <= t1 * 1e6 for e in rec.gc_events)
-    assert abs(gcs[0]["ts_us"] / 1e6 - t_gc) < 1.0
+    # during the call that forced it (an attach: from a few ms to seconds on a busy machine), on the epoch clock
+    assert t_gc - 0.05 <= gcs[0]["ts_us"] / 1e6 <= t_gc_done + 0.05, (t_gc, t_gc_done, gcs[0])
     # the flame graph of a sub-window, and the differential of it against the rest
     diff = rec.spike_diff([(t0 + 0.5, t0 + 1.0), (t0 + 1.5, t0 + 2.0)])
     assert diff is not None and diff["diff_html"].is_file()
