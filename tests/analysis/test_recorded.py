@@ -1,6 +1,8 @@
 """Everything recorded so far (the summary notebook): index rows turned into labels, breakpoint rows, tables,
 sentences and figures, and the stories the notebook shows."""
 
+import time
+
 import pandas as pd
 import pytest
 
@@ -175,6 +177,7 @@ def test_every_run_recorded_is_counted_and_those_left_out_say_why(data_root):
 
     for i in range(5):
         one(f"s{i}", "suspect", ["the machine was busy"])
+    time.sleep(0.01)  # created_at has milliseconds: two runs a millisecond apart could tie for the newest
     bad = one("bad", "invalid", ["achieved 40% of the offered rate", "p99 rose over the run"])
     runs = pl.recorded("runs")
     assert len(runs) == 5 and [r["run_id"] for r in runs.attrs["left_out"]] == [bad.id]
@@ -184,6 +187,7 @@ def test_every_run_recorded_is_counted_and_those_left_out_say_why(data_root):
         f"6 runs recorded, of the server at 1 commit: 5 suspect, {why}; the newest is `{bad.id}`."
     )
     assert pl.recorded("runs", include_invalid=True).attrs["left_out"] == []
+    time.sleep(0.01)
     failed = one("crash", None, status="failed", error=RuntimeError("the server did not start"))
     runs = pl.recorded("runs")
     assert hsay.answer_recorded(runs, []) == (

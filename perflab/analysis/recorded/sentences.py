@@ -16,6 +16,14 @@ from ..findings import bullets, highest
 from ..profiles import MIN_SAMPLES, describe_categories
 
 
+def _when(created_at) -> pd.Timestamp:
+    """A run's creation time, however the index or its record gives it (a timestamp, or ISO text), as one kind of
+    value that orders by time (their texts do not: '2026-12-07 20:44' and '2026-12-07T20:44' sort by the
+    separator); the earliest possible when it is missing."""
+    t = pd.to_datetime(created_at, utc=True, errors="coerce")
+    return pd.Timestamp.min.tz_localize("UTC") if pd.isna(t) else t
+
+
 def describe_recorded_runs(runs: pd.DataFrame) -> str:
     """'13 runs recorded, of the server at 2 commits: 9 valid, 3 suspect, 1 invalid (left out of the tables and
     figures: <why>); the newest is `<id>`.' from the ``runs`` index table
@@ -27,7 +35,7 @@ def describe_recorded_runs(runs: pd.DataFrame) -> str:
     counts = [f"{n} {v}" for v, n in _validity_counts(runs).items()] + _left_out_counts(left)
     newest = max(
         [*_rows(runs, "run_id", "created_at"), *((r.get("run_id"), r.get("created_at")) for r in left)],
-        key=lambda r: str(r[1]),
+        key=lambda r: _when(r[1]),
     )
     return f"{_recorded(runs, left)}: {', '.join(counts)}; the newest is `{newest[0]}`."
 
