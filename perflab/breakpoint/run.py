@@ -520,7 +520,7 @@ def record(run, result: BreakpointResult, base: LoadParams, script: str) -> None
         "held_windows": next((r.words for r in result.rates_held if r.rate == result.rate and r.held), None),
         "fresh_start": (result.conditions or {}).get("fresh_start"),
     }
-    run.add_rows("breakpoints", [row])
+    run.set_rows("breakpoints", [row])
     if result.holds:
         run.update(
             holds=[h.to_dict() for h in result.holds],

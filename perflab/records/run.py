@@ -231,6 +231,11 @@ class Run:
             for r in rows:
                 f.write(json.dumps(clean({"run_id": self.id, **r}), default=_json_default, allow_nan=False) + "\n")
 
+    def set_rows(self, table: str, rows: Iterable[dict]) -> None:
+        """Write ``tables/<table>.jsonl`` anew with ``rows``: a result recorded again replaces its rows."""
+        self.path(f"tables/{table}.jsonl").unlink(missing_ok=True)
+        self.add_rows(table, rows)
+
     def finish(self, status: str = "ok", error: BaseException | None = None) -> Run:
         """Mark the run finished with ``status`` (one of ok/failed/interrupted)."""
         if status not in STATUSES[1:]:

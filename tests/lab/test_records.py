@@ -251,3 +251,12 @@ def test_an_empty_data_root_reads_as_no_runs(tmp_path):
     from perflab.records.index import recorded
 
     assert recorded("runs", tmp_path / "data").empty
+
+
+def test_a_result_recorded_again_replaces_its_rows(data_root):
+    # a breakpoint that real wrk2 held lower is recorded again (perflab.lab.second_opinion): one row, the new one
+    run = records.new_run("breakpoint", "again", environment={})
+    run.add_rows("breakpoints", [{"breakpoint_rate": 2000.0}])
+    run.set_rows("breakpoints", [{"breakpoint_rate": 1800.0}])
+    lines = (run.dir / "tables" / "breakpoints.jsonl").read_text().splitlines()
+    assert [json.loads(line)["breakpoint_rate"] for line in lines] == [1800.0]
