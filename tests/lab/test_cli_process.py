@@ -314,13 +314,20 @@ def test_a_report_stopped_mid_notebook_ends_within_seconds_and_leaves_nothing(
             p.wait()
     took = time.monotonic() - t0
     assert p.returncode == 128 + sig and took < INTERRUPT_S, (p.returncode, took, out.decode()[-3000:])
-    time.sleep(1.0)
-    left = [
-        psutil.Process(pid)
-        for pid in started
-        if psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    ]
-    assert not left and not processes_mentioning(data), [q.cmdline() for q in left]
+
+    def left():
+        return [
+            psutil.Process(pid)
+            for pid in started
+            if psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        ]
+
+    # the kernel's last steps (its hosts' scratch removed) may end a moment after the command: beside a spinning
+    # core once more than 1 s; what is still there after 15 s was left behind
+    deadline = time.monotonic() + 15
+    while (left() or processes_mentioning(data) or os.listdir(tmp_path / "tmp")) and time.monotonic() < deadline:
+        time.sleep(0.25)
+    assert not left() and not processes_mentioning(data), [q.cmdline() for q in left()]
     assert os.listdir(tmp_path / "tmp") == []
 
 
