@@ -114,14 +114,17 @@ def main() -> int:
                     "verdict": res.get("verdict"),
                     "held": res.get("held_windows"),
                     "at_least": res.get("at_least"),
+                    "below": res.get("hi"),
                     "others_max": res.get("others_max_cores"),
                     "search_s": round(time.monotonic() - t0),
                     "line": tail,
                 }
-                lo = lab["rate"] or lab["at_least"]
+                # a number: wrk2 at it and at --above times it; a range "at least X, below Y": wrk2 at both ends
+                lo, hi = lab["rate"] or lab["at_least"], None if lab["rate"] else res.get("hi")
                 checks = {}
                 if lo:
-                    for name, rate in (("1x", lo), (f"{a.above:g}x", lo * a.above)):
+                    ends = (("1x", lo), (f"{a.above:g}x", lo * a.above)) if hi is None else (("X", lo), ("Y", hi))
+                    for name, rate in ends:
                         checks[name] = [wrk2_run(server, load, a.wrk2, rate, a, a.data) for _ in range(a.runs)]
                 lab["wrk2"] = checks
             finally:
@@ -146,7 +149,7 @@ def _line(lab: dict) -> str:
     what = (
         f"{lab['rate']:,.0f} req/s {lab['interval']} {lab['verdict']}, {lab['held']}"
         if lab["rate"]
-        else f"no number ({lab['verdict']}), at least {lab['at_least']}"
+        else f"no number ({lab['verdict']}), at least {lab['at_least']}, below {lab['below']}"
     )
     return (
         f"| {lab['server']} | {'hog' if lab['hog'] else 'quiet'} | {what}; others up to {lab['others_max']} "
