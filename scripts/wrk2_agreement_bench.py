@@ -93,6 +93,7 @@ def main() -> int:
     ap.add_argument("--warm", type=int, default=8)
     ap.add_argument("--sla-ms", type=float, default=10.0)
     ap.add_argument("--hog", action="store_true", help="also beside a process spinning on one core")
+    ap.add_argument("--only-hog", action="store_true", help="only beside a process spinning on one core")
     ap.add_argument("--data", type=Path, default=Path("/tmp/wrk2-agreement"))
     ap.add_argument("--out", type=Path, default=None, help="every run as a JSON line")
     a = ap.parse_args()
@@ -100,7 +101,7 @@ def main() -> int:
     rows = []
     for spec in a.server:
         server, load = servers(spec, a.script, a.fill)
-        for busy in [False, True] if a.hog else [False]:
+        for busy in [True] if a.only_hog else [False, True] if a.hog else [False]:
             hog = subprocess.Popen(HOG) if busy else None
             try:
                 t0 = time.monotonic()
