@@ -52,7 +52,7 @@ def config(
             from_=from_,
             entry=entry,
             api=api,
-            server_cmd=cluster_cmd,
+            command=cluster_cmd,
             ready_path=ready_path,
             workdir=server_dir,
         )

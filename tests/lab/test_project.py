@@ -40,7 +40,7 @@ def test_a_project_file_declares_the_server_its_api_cluster_and_categories(tmp_p
     assert proj.script_args == ("path=/kv", "param=key") and proj.status_path == "/health"
     assert proj.categories == ("storage=tiny_kv/STORE",)
     c = proj.cluster_config()
-    assert (c.nodes, c.replicas_ack, c.replicas_from) == (3, 2, 3) and c.server_cmd == proj.server.command
+    assert (c.nodes, c.replicas_ack, c.replicas_from) == (3, 2, 3) and c.command == proj.server.command
     assert proj.cluster_config(nodes=5).nodes == 5  # what is given on top wins
     # the course API by default, and no status endpoint: no ceiling
     bare = Project.load(_write(tmp_path, f'[server]\ncommand = "python3 {TINY} {{port}}"\n', "bare.toml"))

@@ -142,7 +142,7 @@ BAD = [
         "faults: fault_at: must be a duration like 500ms, 10s, 1m, got 'later'",
     ),
     ("07-cluster.ipynb", {"search": "guess"}, "capacity: search: expected one of probes, ramp"),
-    ("07-cluster.ipynb", {"cluster_cmd": "python3 kv.py {port}"}, "server_cmd: must contain {cluster}"),
+    ("07-cluster.ipynb", {"cluster_cmd": "python3 kv.py {port}"}, "command: must contain {cluster}"),
     ("08-ab.ipynb", {"b": {"mode": "turbo"}}, "b: mode: --mode: expected one of sync, async, virtual, got 'turbo'"),
     ("08-ab.ipynb", {"rates": [3000, 0]}, "rates[1]: must be >= 1, got 0"),
     ("08-ab.ipynb", {"budget": "a while"}, "budget: must be a duration like 500ms, 10s, 1m, got 'a while'"),
