@@ -360,15 +360,7 @@ def _ab_load(a, projects: list[Project]) -> LoadParams:
             "--a-project/--b-project: the two files declare different APIs ([api] path/param), and one "
             "load is sent to both sides"
         )
-    if not projects:
-        return options.load(a)
-    return from_arguments(
-        LoadParams,
-        a,
-        "load_",
-        script_args=(*apis.pop(), *a.script_args),
-        tool="wrk2" if getattr(a, "load_wrk_binary", None) else None,
-    )
+    return options.load(a, api=apis.pop() if apis else ())
 
 
 def cmd_ab(a):

@@ -89,9 +89,9 @@ def test_build_names_the_part_a_bad_parameter_configures():
 
 
 def test_the_target_is_printed_and_prefill_is_for_the_built_in_server_only(capsys):
-    built = nb.server(None, mode="async")
+    built = nb.measured(None, mode="async").target
     assert isinstance(built, pl.ServerConfig) and "mode='async'" in capsys.readouterr().out
-    yours = nb.server("python3 kv.py {port}", "/health")
+    yours = nb.measured("python3 kv.py {port}", "/health").target
     assert isinstance(yours, pl.ForeignServer) and "python3 kv.py {port}" in capsys.readouterr().out
     assert nb.data_for(built, keys=100)["prefill"].keys == 100 and nb.data_for(yours, keys=100) == {"fill": 100}
     with pytest.raises(ValueError, match="keys"):

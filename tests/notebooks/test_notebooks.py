@@ -55,7 +55,7 @@ def test_structure_title_question_parameters_then_validation(name):
     # one validation layer: the first code cell builds the configs from the parameters (they check every
     # field) and checks the rest with the same layer (nb.param); no notebook-side checks of its own
     assert "nb.setup()" in after.source and "nb.check(" not in after.source
-    assert "nb.param(" in after.source or "pl.ServerConfig(" in after.source or "nb.server(" in after.source
+    assert "nb.param(" in after.source or "pl.ServerConfig(" in after.source or "nb.measured(" in after.source
     assert papermill.inspect_notebook(str(NB_DIR / name)), "papermill sees the parameters"
     text = "\n".join(c.source for c in nb.cells)
     assert "papermill" not in text, "notebooks must not depend on papermill-only state"
