@@ -6,13 +6,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shlex
 import sys
 import warnings
 from pathlib import Path
 
 import pandas as pd
 
-from .. import Commit, compare_ab, find_breakpoint, run_experiment
+from .. import Commit, compare_ab, find_breakpoint, paths, run_experiment
 from ..analysis import breakpoints
 from ..analysis.ab import lines as ab_lines
 from ..analysis.cluster import describe_consistency
@@ -33,6 +34,7 @@ from ..config import (
 from ..config.fields import cli_flag, from_arguments
 from ..config.hosts import TLS_ENV, HostOptions
 from ..config.project import Project
+from ..config.project import find as find_project
 from ..config.regress import AtRate, BisectParams, GateParams, HistoryParams, RepoParams
 from ..config.version import Version
 from ..errors import PerflabError
@@ -47,7 +49,10 @@ from ..records import query, recorded, update_index
 from ..regress import Found, run_bisect, run_gate, run_history
 from ..regress.history import Found as HistoryFound
 from ..report import markdown
+from ..report.batch import run_plan
 from ..report.compare import compare
+from ..report.plans import BUILTIN as PLANS
+from ..report.plans import load_plan
 from ..report.regress import bisect_page, write_gate_files
 from . import options
 
@@ -242,6 +247,67 @@ def cmd_markdown(a) -> int:
         f"{len(doc.figures)} figures, {len(doc.flamegraphs)} flame graph files beside it"
         + (f"; {len(doc.missing)} flame graphs no longer on disk" if doc.missing else ""),
         file=sys.stderr,
+    )
+    return 0
+
+
+def cmd_report(a) -> int:
+    """``perflab report`` (:func:`perflab.cli._report_args`): a plan of notebooks run and the HTML report written;
+    1 when a notebook failed (after everything else is written), 2 for bad arguments or a missing build."""
+    if a.list:
+        for name, plan in PLANS.items():
+            print(f"{name}: {plan.description}")
+            for s in plan.notebooks:
+                print(f"  {s.notebook} {s.parameters}")
+        return 0
+    plan = load_plan(a.plan)
+    if a.only:
+        plan = plan.only(a.only.split(","))
+    project = find_project(a.project) if not a.server_cmd else None
+    if a.server_cmd and a.project:
+        raise ValueError("--project and --server-cmd: give one (the project file declares your server's command)")
+    if a.server_cmd:
+        plan = plan.for_server(a.server_cmd, a.ready_path, tuple(shlex.split(a.script_args)))
+    elif a.ready_path != "/" or a.script_args:
+        raise ValueError("--ready-path and --script-args go with --server-cmd")
+    elif project is not None:
+        plan = plan.for_project(project)
+    if a.cell_timeout is not None and a.cell_timeout <= 0:
+        raise ValueError(f"--cell-timeout must be > 0, got {a.cell_timeout}")
+    if a.hosts_scheduler is None and a.hosts_generators is not None:
+        raise ValueError("--generators goes with --scheduler (on this machine there is one host)")
+    hosts = (
+        HostOptions(scheduler=a.hosts_scheduler, generators=a.hosts_generators, tls=a.hosts_tls).given()
+        if a.hosts_scheduler is not None
+        else {}
+    )
+    if a.data_dir:
+        os.environ["PERFLAB_DATA"] = str(Path(a.data_dir).resolve())  # the kernels inherit it
+    if a.report_dir:
+        os.environ["PERFLAB_REPORT"] = str(Path(a.report_dir).resolve())
+    try:
+        paths.server_install_dir()
+        paths.loadgen_binary()
+        if hosts:
+            connect(hosts["scheduler"], hosts.get("tls"))  # an unreachable scheduler: an error before any notebook
+    except PerflabError as e:  # nothing could run: a bad command line's status, not a failed report's
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    report, folder = run_plan(
+        plan,
+        progress=not a.no_progress,
+        browser=a.browser,
+        cell_timeout=a.cell_timeout,
+        command="python -m perflab " + shlex.join(a.argv),
+        hosts=hosts,
+    )
+    print(f"{folder / 'index.html'}")
+    if report.failed:
+        names = ", ".join(f"{n.notebook} ({n.error or n.export_error})" for n in report.failed)
+        print(f"error: {len(report.failed)} of {len(report.notebooks)} notebooks failed: {names}", file=sys.stderr)
+        return 1
+    print(
+        f"report written in {report.seconds:.0f} s: {folder} (also {Path(folder).parent / 'latest'})", file=sys.stderr
     )
     return 0
 
