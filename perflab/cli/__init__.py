@@ -187,11 +187,11 @@ def _report_args(p: argparse.ArgumentParser) -> None:
         "apply to the built-in server are marked not applicable",
     )
     p.add_argument(
-        "--ready-path", default="/", help="with --server-cmd: a path that answers once it is up (default: /)"
+        "--ready-path", default=None, help="with --server-cmd: a path that answers once it is up (default: /)"
     )
     p.add_argument(
         "--script-args",
-        default="",
+        default=None,
         metavar="ARGS",
         help="with --server-cmd: workload script arguments for your API, e.g. 'path=/kv param=key'",
     )

@@ -34,7 +34,6 @@ from ..config import (
 from ..config.fields import cli_flag, from_arguments
 from ..config.hosts import TLS_ENV, HostOptions
 from ..config.project import Project
-from ..config.project import find as find_project
 from ..config.regress import AtRate, BisectParams, GateParams, HistoryParams, RepoParams
 from ..config.version import Version
 from ..errors import PerflabError
@@ -263,15 +262,7 @@ def cmd_report(a) -> int:
     plan = load_plan(a.plan)
     if a.only:
         plan = plan.only(a.only.split(","))
-    project = find_project(a.project) if not a.server_cmd else None
-    if a.server_cmd and a.project:
-        raise ValueError("--project and --server-cmd: give one (the project file declares your server's command)")
-    if a.server_cmd:
-        plan = plan.for_server(a.server_cmd, a.ready_path, tuple(shlex.split(a.script_args)))
-    elif a.ready_path != "/" or a.script_args:
-        raise ValueError("--ready-path and --script-args go with --server-cmd")
-    elif project is not None:
-        plan = plan.for_project(project)
+    plan = plan.aimed(options.report_measured(a))
     if a.cell_timeout is not None and a.cell_timeout <= 0:
         raise ValueError(f"--cell-timeout must be > 0, got {a.cell_timeout}")
     if a.hosts_scheduler is None and a.hosts_generators is not None:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
+import shlex
 
 from ..config import (
     ClusterConfig,
@@ -210,6 +212,26 @@ def target(a):
             "(--fill N writes keys through its API)"
         )
     return m.target
+
+
+def report_measured(a) -> Measured:
+    """What ``perflab report`` aims its notebooks at, resolved as every command's (:func:`measured`): the project
+    file (``--project``, else found), or your server (``--server-cmd`` with ``--ready-path`` and
+    ``--script-args``, run in the directory the report starts in: the notebooks run in ``notebooks/``), or the
+    built-in server. With a project file the file declares its ready path and API (notebooks 08 and 09 take the
+    file alone, so a flag on top of it would reach some notebooks and not others)."""
+    args = tuple(shlex.split(a.script_args or ""))
+    yours = {"command": a.server_cmd, "ready_path": a.ready_path, "workdir": os.getcwd() if a.server_cmd else None}
+    m = resolve(Given(project=a.project, yours=yours, script_args=args), kind="server")
+    extra = [f for f, v in (("--ready-path", a.ready_path), ("--script-args", args)) if v]
+    if extra and m.project is not None:
+        raise ValueError(
+            f"{', '.join(extra)} with {m.project.path}: the project file declares them ([server] ready_path, [api]); "
+            "they go with --server-cmd"
+        )
+    if args and m.builtin:
+        raise ValueError("--script-args goes with --server-cmd (the built-in plan's notebooks choose their own)")
+    return m
 
 
 def cluster_run(a) -> tuple[ClusterRunParams, ConsistencyParams | None]:
