@@ -184,7 +184,7 @@ def _cluster(given, proj, yours, cluster, builtin, builtin_defaults, cluster_def
     nodes = {k: yours[k] for k in _NODE_FIELDS if k in yours}
     if proj is not None:
         declared = proj.cluster or {}
-        cfg = proj.cluster_config(**{k: v for k, v in cluster_defaults.items() if k not in declared}, **cluster)
+        cfg = proj.cluster_config(**{**{k: v for k, v in cluster_defaults.items() if k not in declared}, **cluster})
         return cfg.replace(**nodes) if nodes else cfg
     if "command" in nodes:
         return ClusterConfig(**{**cluster_defaults, **cluster, **nodes})
