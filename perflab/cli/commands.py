@@ -36,6 +36,7 @@ from ..config.hosts import TLS_ENV, HostOptions
 from ..config.project import Project
 from ..config.regress import AtRate, BisectParams, GateParams, HistoryParams, RepoParams
 from ..config.version import Version
+from ..core.session import SessionOptions
 from ..errors import PerflabError
 from ..hosts import daemons, tls
 from ..hosts.inventory import check_versions, survey, table
@@ -66,10 +67,10 @@ def _print_validity(v) -> None:
 
 def cmd_run(a, profile: ProfileParams | None = None) -> int:
     target = options.target(a)
-    where = dict(data_root=a.data, placement=a.placement, version=options.version(a), **options.hosts(a))
+    cluster = {}
     if options.is_cluster(a):  # the cluster's flags (faults, checker, profiled nodes) given
         what, consistency = options.cluster_run(a)
-        where.update(
+        cluster = dict(
             faults=what.faults,
             consistency=consistency,
             profile_nodes=what.profile_nodes,
@@ -77,7 +78,14 @@ def cmd_run(a, profile: ProfileParams | None = None) -> int:
             status_bin=what.status_bin,
         )
     res = run_experiment(
-        target, options.load(a), profile=profile, prefill=options.prefill(a), name=a.name, fill=options.fill(a), **where
+        target,
+        options.load(a),
+        profile=profile,
+        prefill=options.prefill(a),
+        name=a.name,
+        fill=options.fill(a),
+        session=options.session(a),
+        **cluster,
     )
     print(res.load.console, end="")
     print()
@@ -103,12 +111,10 @@ def cmd_breakpoint(a) -> int:
     bp = from_arguments(BreakpointParams, a, "search_")
     thresholds = from_arguments(ValidityThresholds, a, "validity_")
     wrk2 = second_opinion.choose(a.second_opinion)  # a wrong path is an error before any load
-    session = dict(
-        data_root=a.data, placement=a.placement, thresholds=thresholds, version=options.version(a), **options.hosts(a)
-    )
+    session = options.session(a, thresholds=thresholds)
     target, load, prefill, fill = options.target(a), options.load(a), options.prefill(a), options.fill(a)
     res = find_breakpoint(
-        target, load, crit, bp, name=a.name, prefill=prefill, fill=fill, progress=not a.quiet, **session
+        target, load, crit, bp, name=a.name, prefill=prefill, fill=fill, progress=not a.quiet, session=session
     )
     cols = [
         c
@@ -129,7 +135,7 @@ def cmd_breakpoint(a) -> int:
         print(f"held in {res.params.sustain:g} s windows, {breakpoints.conditions_note(res.conditions)}")
     if wrk2 is not None and res.rate is not None and res.holds:
         print(f"asking real wrk2 ({wrk2}) to hold {res.rate:,.0f}/s from fresh starts ...", flush=True)
-        said = second_opinion.ask(target, load, res, wrk2, fill=fill, prefill=prefill, **session)
+        said = second_opinion.ask(target, load, res, wrk2, fill=fill, prefill=prefill, session=session)
         print(said.words())
         if not said.agrees:
             print(f"breakpoint, both tools: {breakpoints.estimate(res)}")
@@ -465,9 +471,7 @@ def cmd_ab(a):
                 fill=options.fill(a),
                 name=a.name,
                 progress=not a.quiet,
-                data_root=a.data,
-                placement=a.placement,
-                thresholds=thresholds,
+                session=SessionOptions(data_root=a.data, placement=a.placement, thresholds=thresholds),
             )
         finally:
             for w in caught:
@@ -498,9 +502,9 @@ def _regress(a, params_cls) -> dict:
         fill=options.fill(a),
         name=a.name,
         progress=not a.quiet,
-        data_root=a.data,
-        placement=a.placement,
-        thresholds=from_arguments(ValidityThresholds, a, "validity_"),
+        session=SessionOptions(
+            data_root=a.data, placement=a.placement, thresholds=from_arguments(ValidityThresholds, a, "validity_")
+        ),
     )
 
 

@@ -34,6 +34,7 @@ from ..config.fields import add_arguments, cli_flag, from_arguments
 from ..config.measured import Given, Measured, project_of, resolve
 from ..config.project import FILENAME, PROJECT_ENV, Project
 from ..config.version import Version
+from ..core.session import SessionOptions
 from ..targets import target_of
 from ..workloads import script_args
 
@@ -272,6 +273,12 @@ def prefill(a) -> PrefillParams | None:
 
 def fill(a) -> int | None:
     return from_arguments(FillParams, a, "fill_").keys
+
+
+def session(a, **more) -> SessionOptions:
+    """How and where the command measures (:class:`~perflab.core.session.SessionOptions`): its data root, CPU
+    placement, the version of the server measured and the hosts, with ``more`` (a command's own: ``thresholds``)."""
+    return SessionOptions(data_root=a.data, placement=a.placement, version=version(a), **hosts(a), **more)
 
 
 def hosts(a) -> dict:

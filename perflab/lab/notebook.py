@@ -35,11 +35,12 @@ from ..analysis.breakpoints import estimate
 from ..analysis.history import Source
 from ..breakpoint import find_breakpoint
 from ..commits import Commit
-from ..config import PrefillParams, ProfileParams, ServerConfig
+from ..config import BreakpointCriteria, BreakpointParams, PrefillParams, ProfileParams, ServerConfig
 from ..config.fields import param
 from ..config.hosts import SCHEDULER_ENV
 from ..config.measured import Given, Measured, project_of, resolve
 from ..config.regress import HistoryParams, RepoParams
+from ..core.session import SessionOptions
 from ..errors import ProfilerError
 from ..experiment import run_experiment
 from ..hosts.inventory import survey
@@ -271,37 +272,62 @@ def servers_for_modes(modes, java_home: str | None = None, **fields) -> dict:
 # --- measuring, one line of output each ----------------------------------------------------------------
 
 
-def measure(label: str, server, load, name: str, **options):
-    """One fixed-rate run: ``pl.run_experiment(server, load, name=name, **options)``, once more if the
-    profiler failed (:func:`retry_once`), then one printed line: 'PUT, 1 connection: p99 0.92 ms; valid;
-    run <id>'."""
-    r = retry_once(lambda: run_experiment(server, load, name=name, **options), (ProfilerError,), label)
+def measure(
+    label: str,
+    server,
+    load,
+    name: str,
+    profile: ProfileParams | None = None,
+    prefill: PrefillParams | None = None,
+    fill: int | None = None,
+    session: SessionOptions | None = None,
+):
+    """One fixed-rate run: ``pl.run_experiment(server, load, profile, prefill, name, fill, session=session)``,
+    once more if the profiler failed (:func:`retry_once`), then one printed line: 'PUT, 1 connection: p99
+    0.92 ms; valid; run <id>'."""
+    r = retry_once(
+        lambda: run_experiment(server, load, profile=profile, prefill=prefill, name=name, fill=fill, session=session),
+        (ProfilerError,),
+        label,
+    )
     print(f"{label}: p99 {fmt.ms(r.load.p99_ms)}; {r.validity.badge if r.validity else 'not assessed'}; run {r.run_id}")
     return r
 
 
-def search_breakpoint(label: str, server, load, name: str, wrk2=None, **options):
-    """One breakpoint search: ``pl.find_breakpoint(server, load, name=name, **options)``, then one printed
-    line: 'GET, 64 connections: 50,000 req/s (interval [48,000, 52,000], resolved); probes' validity valid;
-    41 s; run <id>'. ``wrk2``: a real wrk2 binary, ``"auto"`` or ``None`` (:func:`.second_opinion.choose`) that then runs the held number
+def search_breakpoint(
+    label: str,
+    server,
+    load,
+    name: str,
+    wrk2=None,
+    criteria: BreakpointCriteria | None = None,
+    params: BreakpointParams | None = None,
+    prefill: PrefillParams | None = None,
+    fill: int | None = None,
+    session: SessionOptions | None = None,
+):
+    """One breakpoint search: ``pl.find_breakpoint(server, load, criteria, params, name, prefill, fill=fill,
+    session=session)``, then one printed line: 'GET, 64 connections: 50,000 req/s (interval [48,000, 52,000],
+    resolved); probes' validity valid; 41 s; run <id>'. ``wrk2``: a real wrk2 binary, ``"auto"`` or ``None`` (:func:`.second_opinion.choose`) that then runs the held number
     from fresh starts (:func:`.second_opinion.ask`), its verdict printed on a second line."""
     wrk2 = second_opinion.choose(wrk2)  # a wrong path: an error before the server starts
-    r = find_breakpoint(server, load, name=name, **options)
+    r = find_breakpoint(
+        server, load, criteria=criteria, params=params, name=name, prefill=prefill, fill=fill, session=session
+    )
     print(f"{label}: {estimate(r)}; probes' validity {r.validity or 'not assessed'}; {r.seconds:.0f} s; run {r.run_id}")
     if wrk2 is not None and r.rate is not None and r.holds:
-        session = {k: v for k, v in options.items() if k not in ("criteria", "params", "progress", "fill", "prefill")}
-        said = second_opinion.ask(
-            server, load, r, wrk2, fill=options.get("fill"), prefill=options.get("prefill"), **session
-        )
+        said = second_opinion.ask(server, load, r, wrk2, fill=fill, prefill=prefill, session=session)
         print(f"{label}: {said.words()}")
     return r
 
 
-def against(servers: dict, load, name: str, baseline=None, label=None, **options) -> Comparisons:
+def against(
+    servers: dict, load, name: str, baseline=None, label=None, session: SessionOptions | None = None, **comparison
+) -> Comparisons:
     """Every configuration of ``servers`` (key -> ``ServerConfig``, in order) compared with ``baseline`` (a
     key; default the first), interleaved: :func:`perflab.compare_ab` of the baseline (A) and the
-    configuration (B) with ``options`` (``rates`` or ``search``, ``params``, ``criteria``, ``prefill``,
-    ``placement``...), one ``ab`` run each named ``<name>-<key>``. ``label``: a key's words (called with the
+    configuration (B) with ``comparison`` (its ``rates`` or ``search``, ``params``, ``criteria``, ``prefill``,
+    ``fill``) and ``session``, one ``ab`` run each named ``<name>-<key>``. ``label``: a key's words (called with the
     key, or with its parts when it is a tuple; default the key). Prints one line per comparison: its
     verdict, naming the method, and its run.
 
@@ -321,20 +347,28 @@ def against(servers: dict, load, name: str, baseline=None, label=None, **options
         with warnings.catch_warnings():
             # notebooks pick few pairs on purpose (the quick plan); the verdict says when none could claim
             warnings.filterwarnings("ignore", message="with at most")
-            res = compare_ab(servers[baseline], cfg, load, name=f"{name}-{slug}", progress=False, **options)
+            res = compare_ab(
+                servers[baseline], cfg, load, name=f"{name}-{slug}", progress=False, session=session, **comparison
+            )
         out[key] = res
         print(f"{words[key]} against {words[baseline]}: {answer_comparison(res)} {res.seconds:.0f} s; run {res.run_id}")
     return out
 
 
 def measure_history(
-    src: Source, workload, history_params: HistoryParams, name: str | None = None, **options
+    src: Source,
+    workload,
+    history_params: HistoryParams,
+    name: str | None = None,
+    session: SessionOptions | None = None,
+    **history,
 ) -> HistoryResult:
     """Measure the history of ``src`` (:func:`perflab.analysis.history.source`; a synthetic one is made first,
-    under ``<data root>/synthetic/``): :func:`perflab.regress.history.run_history`."""
+    under ``<data root>/synthetic/``): :func:`perflab.regress.history.run_history` with ``history`` (its
+    ``rate``, ``criteria``, ``prefill``, ``fill``, ``progress``) and ``session``."""
     if src.synthetic:
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
-        root = paths.data_root(options.get("data_root")) / "synthetic" / f"{stamp}-{secrets.token_hex(3)}"
+        root = paths.data_root(session.data_root if session else None) / "synthetic" / f"{stamp}-{secrets.token_hex(3)}"
         cost = int(src.planted_us) if float(src.planted_us).is_integer() else src.planted_us
         costs = [0] * src.planted + [cost] * (src.commits - src.planted)
         repo, good, bad = synthetic.declared(root, costs), f"HEAD~{src.commits - 1}", "HEAD"
@@ -342,7 +376,7 @@ def measure_history(
     else:
         good, bad = src.good, src.bad
         repo_params = RepoParams(repo=src.repo, project=src.project)
-    return run_history(good, bad, workload, history_params, repo_params, name=name, **options)
+    return run_history(good, bad, workload, history_params, repo_params, name=name, session=session, **history)
 
 
 def scaled_breakpoint(results, factor: float, pick=min, default: float | None = None) -> float:

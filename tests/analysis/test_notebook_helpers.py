@@ -128,10 +128,12 @@ def test_measure_retries_a_failed_profiler_once_and_says_how_the_run_went(monkey
         return experiment(load(2.5), "suspect", ("rate short",), run_id="run-7")
 
     monkeypatch.setattr(nb, "run_experiment", run_experiment)
+    shared = pl.SessionOptions(placement="shared")
     r = nb.measure(
-        "PUT, 4 connections", pl.ServerConfig(), pl.workload("put.lua", 4, rate=100), "nb01-put-4c", placement="shared"
+        "PUT, 4 connections", pl.ServerConfig(), pl.workload("put.lua", 4, rate=100), "nb01-put-4c", session=shared
     )
-    assert r.run_id == "run-7" and calls == [("nb01-put-4c", {"placement": "shared"})] * 2
+    given = {"profile": None, "prefill": None, "fill": None, "session": shared}
+    assert r.run_id == "run-7" and calls == [("nb01-put-4c", given)] * 2
     assert capsys.readouterr().out.splitlines() == [
         "PUT, 4 connections failed (ProfilerError: could not attach); retrying once",
         "PUT, 4 connections: p99 2.50 ms; suspect: rate short; run run-7",

@@ -186,7 +186,7 @@ INTERRUPTED = """
 import sys, perflab as pl
 cfg = pl.ClusterConfig(nodes=3, entry="all", server=pl.ServerConfig(backend="memory", cluster_timeout=0.3))
 load = pl.workload("put.lua", connections=3, threads=3, rate=30, duration=30)
-pl.run_experiment(cfg, load, faults=["at=1s node=1 pause"], data_root=sys.argv[1], name="long")
+pl.run_experiment(cfg, load, faults=["at=1s node=1 pause"], name="long", session=pl.SessionOptions(data_root=sys.argv[1]))
 """
 
 
