@@ -8,6 +8,7 @@ The public surface, what a notebook or a script needs::
     res = pl.run_experiment(srv, get, profile=pl.ProfileParams("cpu"), prefill=pl.PrefillParams(keys=1_000_000))
     bp = pl.find_breakpoint(srv, get, params=pl.BreakpointParams(max_probes=10))
     ab = pl.compare_ab(srv, srv.replace(workers=4), get, rates=[5000])   # interleaved, paired verdict
+    split = pl.SessionOptions(placement="split")                          # how and where: session=split
     pl.query("SELECT workload, breakpoint_rate, lo, hi FROM breakpoints")
 
 and, for the notebooks, :mod:`perflab.lab` (what they call to measure) and :mod:`perflab.analysis` (the results
@@ -57,6 +58,7 @@ from .config import (
     ServerConfig,
     ValidityThresholds,
 )
+from .core.session import SessionOptions
 from .errors import PerflabError, ProfilerError
 from .experiment import run_experiment
 from .nodes import start_cluster
@@ -77,6 +79,7 @@ __all__ = [
     "BreakpointCriteria",
     "BreakpointParams",
     "ValidityThresholds",
+    "SessionOptions",
     "ABParams",
     "Commit",
     "workload",

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from . import fmt
 from .breakpoint import find_breakpoint
 from .config import BreakpointParams, LoadParams, PrefillParams, ServerConfig
+from .core.session import SessionOptions
 from .experiment import run_experiment
 from .server.placement import Placement
 from .workloads import workload
@@ -99,9 +100,8 @@ def search_row(target: str, placement: str, args, data_root=None) -> Row:
         params=BreakpointParams(),
         prefill=prefill,
         name=f"bench-{target}",
-        placement=placement,
         progress=not args.quiet,
-        data_root=data_root,
+        session=SessionOptions(data_root=data_root, placement=placement),
     )
     row = Row(
         target,
@@ -128,8 +128,7 @@ def rate_row(target: str, placement: str, rate: float, args, data_root=None) -> 
         load.replace(rate=rate, duration=args.duration, warmup=args.warmup),
         prefill=prefill,
         name=f"bench-{target}",
-        placement=placement,
-        data_root=data_root,
+        session=SessionOptions(data_root=data_root, placement=placement),
     )
     server_us, gen_us = _cpu_per_request(res.load, res.validity.to_dict())
     return Row(

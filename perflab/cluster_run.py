@@ -127,7 +127,7 @@ def run(
     keys: int | None = None,
     name: str | None = None,
     status_bin: float = 1.0,
-    **options,
+    session: SessionOptions | None = None,
 ) -> ClusterResult:
     """Run ``load`` against the cluster ``target`` (:func:`perflab.run_experiment`'s, of a
     :class:`~perflab.config.cluster.ClusterConfig`, started for this run on the server host, or a running
@@ -139,15 +139,12 @@ def run(
     recording per node); ``fill``: write ``key0 .. key<fill-1>`` through the cluster first, each once, with
     the cluster's ack/from (:mod:`perflab.server.fill`), since prefill cannot prepare a cluster node's storage;
     ``keys``: the key space of the key distribution (default ``fill``, or the load's ``keys=``/``count=``);
-    ``status_bin``: seconds per bin of the answers-by-status timeline. ``options``:
-    :class:`~perflab.core.session.SessionOptions` (the hosts included).
+    ``status_bin``: seconds per bin of the answers-by-status timeline. ``session``:
+    :class:`~perflab.core.session.SessionOptions` (the hosts included). ``load`` and ``profile`` are checked by
+    :func:`perflab.run_experiment`, the one caller.
     """
     cfg = target.cluster_config
-    if not isinstance(load, LoadParams):
-        raise ValueError(f"load must be a LoadParams, got {type(load).__name__}")
-    if profile is not None and not isinstance(profile, ProfileParams):
-        raise ValueError(f"profile must be a ProfileParams or None, got {type(profile).__name__}")
-    options = SessionOptions(**options)
+    options = session or SessionOptions()
     check_load(target, load, options)
     if isinstance(faults, str):
         faults = (faults,)

@@ -38,7 +38,7 @@ def run_experiment(
     profile_nodes="all",
     keys: int | None = None,
     status_bin: float = 1.0,
-    **options,
+    session: SessionOptions | None = None,
 ) -> ExperimentResult:
     """Start a server with ``server``, optionally prefill, run ``load`` against it, profile the
     measured window with ``profile``, record everything, stop. See the module docstring. A JVM that is
@@ -47,8 +47,8 @@ def run_experiment(
     ``fill``: write ``key0 .. key<fill-1>`` through the server's API before the load (any server; the
     built-in one can be prefilled in-process instead, :mod:`perflab.core.fill`).
 
-    ``options``: :class:`~perflab.core.session.SessionOptions` (``data_root``, ``placement``,
-    ``stats_interval``, ``data_dir``, ``keep_data``, ``thresholds``, the hosts). The run's validity record
+    ``session``: how and where it measures, :class:`~perflab.core.session.SessionOptions` (``data_root``,
+    ``placement``, ``stats_interval``, ``data_dir``, ``keep_data``, ``thresholds``, the hosts). The run's validity record
     (:mod:`perflab.measure.validity`) lands in ``meta.json`` and on the result. ``server`` may also be a
     :class:`~perflab.config.target.ForeignServer` (or a URL): a server perflab did not build; a profile of
     it needs a HotSpot JVM, otherwise the run records everything else and says why there is no profile; or a
@@ -63,10 +63,15 @@ def run_experiment(
     load's ``keys=``/``count=``) and ``status_bin`` (seconds per bin of the answers by status); it is filled
     through its API (``fill``), never prefilled, and returns a :class:`~perflab.cluster_run.ClusterResult`.
     """
-    given_root = options.get("data_root")
+    session = session or SessionOptions()
+    given_root = session.data_root
     target = target_of(server, builds=Path(given_root) / "builds" if given_root is not None else None)
     target.check_prefill(prefill)
     check_fill(fill)
+    if not isinstance(load, LoadParams):
+        raise ValueError(f"load must be a LoadParams, got {type(load).__name__}")
+    if profile is not None and not isinstance(profile, ProfileParams):
+        raise ValueError(f"profile must be a ProfileParams or None, got {type(profile).__name__}")
     if target.why_not("faults") is None:  # N nodes: what the run adds around its window is the cluster's
         return cluster_run.run(
             target,
@@ -79,7 +84,7 @@ def run_experiment(
             keys=keys,
             name=name,
             status_bin=status_bin,
-            **options,
+            session=session,
         )
     if faults or consistency or profile_nodes != "all" or keys is not None or status_bin != 1.0:
         target.require("faults")
@@ -88,14 +93,10 @@ def run_experiment(
             "prefill and fill: give one (prefill writes the storage before the server starts, fill "
             "writes through its API after)"
         )
-    if not isinstance(load, LoadParams):
-        raise ValueError(f"load must be a LoadParams, got {type(load).__name__}")
-    if profile is not None and not isinstance(profile, ProfileParams):
-        raise ValueError(f"profile must be a ProfileParams or None, got {type(profile).__name__}")
     if name is not None and (not isinstance(name, str) or not name.strip()):
         raise ValueError(f"name must be a non-empty string, got {name!r}")
     name = name or f"{load.workload_name}-{target.mode}-{load.rate:g}rps"
-    options = SessionOptions(**options)
+    options = session
     check_load(target, load, options)
     params = {"load": load.to_dict(), "profile": profile.to_dict() if profile else None, "fill": fill}
     if profile is not None:

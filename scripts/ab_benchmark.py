@@ -87,7 +87,7 @@ def interleaved(name: str, sc: dict, data: str) -> dict:
             search=SEARCH if sc.get("search") else None,
             name=f"bench-{name}",
             progress=False,
-            data_root=data,
+            session=pl.SessionOptions(data_root=data),
         )
     out = {
         "method": str(res.method),
@@ -128,8 +128,24 @@ def sequential(name: str, sc: dict, data: str) -> dict:
     t = time.monotonic()
     if sc.get("search"):
         load = pl.LoadParams(path="/v0/status", connections=16, threads=1)
-        ra = pl.find_breakpoint(sc["a"], load, SLA, SEARCH, name=f"bench-{name}-A", progress=False, data_root=data)
-        rb = pl.find_breakpoint(sc["b"], load, SLA, SEARCH, name=f"bench-{name}-B", progress=False, data_root=data)
+        ra = pl.find_breakpoint(
+            sc["a"],
+            load,
+            SLA,
+            SEARCH,
+            name=f"bench-{name}-A",
+            progress=False,
+            session=pl.SessionOptions(data_root=data),
+        )
+        rb = pl.find_breakpoint(
+            sc["b"],
+            load,
+            SLA,
+            SEARCH,
+            name=f"bench-{name}-B",
+            progress=False,
+            session=pl.SessionOptions(data_root=data),
+        )
         seconds = round(time.monotonic() - t, 1)
         if ra.rate is None or rb.rate is None:
             return {
@@ -155,8 +171,8 @@ def sequential(name: str, sc: dict, data: str) -> dict:
             "runs": [ra.run_id, rb.run_id],
         }
     load = pl.LoadParams(rate=sc["rate"], duration=SEQ_WINDOW, warmup=SEQ_WARMUP, hdr_interval=0.1, **STATUS)
-    ea = pl.run_experiment(sc["a"], load, name=f"bench-{name}-A", data_root=data)
-    eb = pl.run_experiment(sc["b"], load, name=f"bench-{name}-B", data_root=data)
+    ea = pl.run_experiment(sc["a"], load, name=f"bench-{name}-A", session=pl.SessionOptions(data_root=data))
+    eb = pl.run_experiment(sc["b"], load, name=f"bench-{name}-B", session=pl.SessionOptions(data_root=data))
     seconds = round(time.monotonic() - t, 1)
     ia, ib = ea.load.intervals, eb.load.intervals
     claims, ratios = {}, {}

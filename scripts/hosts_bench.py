@@ -87,11 +87,12 @@ def split_runs(scheduler: str, server_host: str, generators: tuple[str, str], re
     srv = pl.ServerConfig(backend="memory")
     load = pl.LoadParams(rate=rate, duration=3, warmup=1, threads=4, connections=16, path="/v0/status")
     with tempfile.TemporaryDirectory() as data:
-        hosts = dict(scheduler=scheduler, server_host=server_host, data_root=data)
+        hosts = pl.SessionOptions(scheduler=scheduler, server_host=server_host, data_root=data)
         singles, runs = [], []
         for _ in range(repeat):  # alternately, so that both see the same machine
-            singles.append(pl.run_experiment(srv, load, generators=generators[:1], name="bench-one", **hosts))
-            runs.append(pl.run_experiment(srv, load, generators=generators, name="bench-two", **hosts))
+            one, two = hosts.replace(generators=generators[:1]), hosts.replace(generators=generators)
+            singles.append(pl.run_experiment(srv, load, name="bench-one", session=one))
+            runs.append(pl.run_experiment(srv, load, name="bench-two", session=two))
     skews = [r.run.meta["hosts"]["load"]["start_skew_us"] for r in runs]
     leads = [(r.run.meta["hosts"]["load"]["lead_s"], r.run.meta["hosts"]["load"]["ready_s"]) for r in runs]
     # the split run's extra coordination: its elapsed time against the one-host run's (same server start-up)

@@ -95,7 +95,7 @@ def calibrate(root: Path, data: str) -> tuple[float, float]:
         GateParams(**GATE, max_pairs=16, min_pairs=16, budget=None),
         RepoParams(repo=str(repo)),
         fill=FILL,
-        data_root=data,
+        session=pl.SessionOptions(data_root=data),
         progress=False,
     )
     pairs = open_run(res.comparison.run.dir).read_frame("pairs.csv")
@@ -112,7 +112,7 @@ def gate_once(name: str, sc: dict, repo: Path, data: str, planted: float | None)
         GateParams(**GATE, metric=sc["metric"]),
         RepoParams(repo=str(repo)),
         fill=FILL,
-        data_root=data,
+        session=pl.SessionOptions(data_root=data),
         progress=False,
     )
     seconds = time.monotonic() - t
@@ -184,7 +184,7 @@ def bisect_once(root: Path, data: str) -> dict:
         RepoParams(repo=str(repo)),
         server=pl.ServerConfig(backend="memory"),
         fill=FILL,
-        data_root=data,
+        session=pl.SessionOptions(data_root=data),
         progress=False,
     )
     seconds = time.monotonic() - t

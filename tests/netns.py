@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from perflab.config.hosts import SCHEDULER_ENV
+from perflab.core.session import SessionOptions
 from perflab.hosts.pool import disconnect
 
 REPO = Path(__file__).resolve().parents[1]  # the checkout: the workers run its perflab
@@ -114,9 +115,9 @@ class NetnsHosts:
     def address(self) -> str:
         return f"{'tls' if self.tls else 'tcp'}://{self.hosts['sched'].ip}:{PORT}"
 
-    def options(self, **kw) -> dict:
-        """The keywords of a run on these hosts (``scheduler``, ``tls``) and ``kw``."""
-        return dict(scheduler=self.address, tls=self.tls, **kw)
+    def options(self, **kw) -> SessionOptions:
+        """A run's session on these hosts (``scheduler``, ``tls``) and ``kw`` (its other fields)."""
+        return SessionOptions(scheduler=self.address, tls=self.tls, **kw)
 
     def worker_pid(self, name: str) -> int:
         return self.hosts[name].proc.pid

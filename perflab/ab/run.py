@@ -37,6 +37,7 @@ from ..breakpoint.run import BreakpointResult, Probe
 from ..config import BreakpointCriteria, BreakpointParams, LoadParams, PrefillParams
 from ..config.ab import METRIC, ABParams
 from ..config.fields import Spec, convert
+from ..config.version import Version
 from ..core.fill import check_fill
 from ..core.fill import fill as fill_target
 from ..core.probe import probe as run_probe
@@ -81,9 +82,9 @@ def _rates(rates, load: LoadParams) -> tuple[float, ...]:
     return out
 
 
-def _check(load, rates, params, criteria, search, name, options):
-    """Every argument checked before anything starts: the rates, the probes' load (one per rate), the
-    session options. Returns ``(rates, probe load, SessionOptions)``."""
+def _check(load, rates, params, criteria, search, name, session: SessionOptions):
+    """Every argument checked before anything starts: the rates, the probes' load (one per rate), what of the
+    session options a comparison cannot take. Returns ``(rates, probe load)``."""
     for n, v, t in (
         ("load", load, LoadParams),
         ("params", params, ABParams),
@@ -101,19 +102,18 @@ def _check(load, rates, params, criteria, search, name, options):
     rate_list = _rates(rates, load) if search is None else ()
     if name is not None and (not isinstance(name, str) or not name.strip()):
         raise ValueError(f"name must be a non-empty string, got {name!r}")
-    if options.get("data_dir") is not None:
+    if session.data_dir is not None:
         raise ValueError("data_dir: an A/B comparison gives each side a storage directory of its own")
-    if options.get("version") is not None:
+    if session.version != Version():
         raise ValueError(
             "version: a comparison measures two versions; each side's run records its own (a commit's build its commit)"
         )
-    hosts = [k for k in HOST_KEYWORDS if options.get(k) is not None]
+    hosts = [k for k in HOST_KEYWORDS if getattr(session, k) is not None]
     if hosts:
         raise ValueError(
             f"{', '.join(hosts)}: an A/B comparison runs both servers and the generator on this machine "
             f"(its in-process hosts); comparisons on a scheduler's hosts are not supported"
         )
-    sess_opts = SessionOptions(**options)
     if search is None:
         probe = load.for_probe(params.probe_duration, params.warmup)
         for r in rate_list:
@@ -122,7 +122,7 @@ def _check(load, rates, params, criteria, search, name, options):
     else:
         script_args = tuple(load.script_args) + ((f"seed={search.seed}",) if search.seed_arg else ())
         probe = load.for_probe(search.probe_duration, search.warmup).replace(script_args=script_args)
-    return rate_list, probe, sess_opts
+    return rate_list, probe
 
 
 def _check_sides(side_list, prefill, restarts: bool):
@@ -167,7 +167,7 @@ def compare_ab(
     name: str | None = None,
     progress: bool = True,
     fill: int | None = None,
-    **options,
+    session: SessionOptions | None = None,
 ) -> ABResult:
     """Compare B with A, measured interleaved (see the module docstring).
 
@@ -176,7 +176,7 @@ def compare_ab(
     one compared unless ``rates`` gives one or several. ``search``: compare breakpoints instead, with two
     interleaved searches of these parameters. ``params``: :class:`~perflab.config.ABParams` (probe
     length, stop rule, budget, restarts, idle-cost pairs); ``criteria``: the SLA of pass/fail (and of the
-    searches). ``options``: :class:`~perflab.core.session.SessionOptions` (``data_root``, ``placement``...; not
+    searches). ``session``: :class:`~perflab.core.session.SessionOptions` (``data_root``, ``placement``...; not
     its host fields: both servers and the generator run on this machine, on its in-process hosts).
     Returns an :class:`~perflab.ab.result.ABResult`; its ``lines()`` are the verdicts in words.
     """
@@ -188,7 +188,8 @@ def compare_ab(
             "prefill and fill: give one (prefill writes the storage before a server starts, fill "
             "writes through its API after)"
         )
-    rate_list, probe, sess_opts = _check(load, rates, params, criteria, search, name, options)
+    sess_opts = session or SessionOptions()
+    rate_list, probe = _check(load, rates, params, criteria, search, name, sess_opts)
     data_root = paths.data_root(sess_opts.data_root)
     side_list = (sides_mod.make_side("A", a, data_root / "builds"), sides_mod.make_side("B", b, data_root / "builds"))
     sides_mod.label(side_list)
@@ -248,17 +249,8 @@ def _start_sides(stack, run, side_list, tool, sess_opts, prefill, data_root) -> 
     for s in side_list:
         # both sides on this machine's in-process hosts, whatever $PERFLAB_SCHEDULER and its kin say (a report
         # on a scheduler's hosts runs this notebook's comparison here): one lease-free host for two servers
-        opts = SessionOptions(
-            data_root=run.dir / "sides",
-            data_dir=dirs.get(s.name),
-            keep_data=sess_opts.keep_data,
-            stats_interval=sess_opts.stats_interval,
-            placement=sess_opts.placement,
-            thresholds=sess_opts.thresholds,
-            scheduler="local",
-            generators=1,
-            server_host=LOCAL,
-            cancel=sess_opts.cancel,
+        opts = sess_opts.replace(
+            data_root=run.dir / "sides", data_dir=dirs.get(s.name), scheduler="local", generators=1, server_host=LOCAL
         )
         sess = Session(
             "ab-side", f"{s.name}-{s.label}", s.target, tool, opts, params={"side": s.to_dict(), "ab_run": run.id}

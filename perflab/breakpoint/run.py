@@ -251,7 +251,7 @@ def find_breakpoint(
     prefill: PrefillParams | None = None,
     progress: bool = True,
     fill: int | None = None,
-    **options,
+    session: SessionOptions | None = None,
 ) -> BreakpointResult:
     """Find the breakpoint of the server started with ``server`` (a ``ServerConfig``, or a
     ``ForeignServer``: your own server's command, or the URL of a running one; or a cluster: a
@@ -262,7 +262,8 @@ def find_breakpoint(
     ``probes/NN-<rate>/`` directory per probe (raw generator outputs), ``probes.csv``, and index rows in
     ``loads`` (one per probe, with its judgement, validity and reason) and ``breakpoints``. Shows a
     progress bar when ``progress``. ``fill``: write ``key0 .. key<fill-1>`` through the server's API first
-    (any server: :mod:`perflab.core.fill`). ``options``: :class:`~perflab.core.session.SessionOptions`.
+    (any server: :mod:`perflab.core.fill`). ``session``: how and where it measures,
+    :class:`~perflab.core.session.SessionOptions`.
     """
     target = target_of(server)
     check_fill(fill)
@@ -271,7 +272,7 @@ def find_breakpoint(
             "prefill and fill: give one (prefill writes the storage before the server starts, fill "
             "writes through its API after)"
         )
-    options = SessionOptions(**options)
+    options = session or SessionOptions()
     criteria = criteria or BreakpointCriteria()
     params = params or BreakpointParams()
     for n, v, t in (

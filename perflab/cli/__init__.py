@@ -7,8 +7,9 @@ Subcommands: ``run`` (one experiment; ``--nodes N``: a cluster), ``profile`` (a 
 ``prefill``, ``inspect``, ``host`` (does the machine keep one speed?), ``hosts`` (a scheduler's hosts),
 ``scheduler``, ``worker`` and ``certs`` (several machines' hosts, with TLS: docs/hosts.md),
 ``runs`` (recorded runs), ``index`` (bring the DuckDB index up to date, optionally query it), ``bench`` (the server's
-standard benchmark), ``compare`` (two runs or two reports side by side), ``report`` (the HTML report:
-:mod:`perflab.report.cli`), ``markdown`` (a report as Markdown to hand in: :mod:`perflab.report.markdown`).
+standard benchmark), ``compare`` (two runs or two reports side by side), ``report`` (run a plan of notebooks and
+write the HTML report: :mod:`perflab.report`), ``markdown`` (a report as Markdown to hand in:
+:mod:`perflab.report.markdown`).
 
 Every parameter option is derived from the fields of the parameter classes (:mod:`.options`), so the
 command line and Python give the same errors; :mod:`.commands` does what each subcommand says.
@@ -34,10 +35,12 @@ from ..config import (
     ValidityThresholds,
 )
 from ..config.fields import add_arguments
+from ..config.hosts import HostOptions
+from ..config.project import PROJECT_ENV
 from ..config.regress import AtRate, BisectParams, GateParams, HistoryParams, RepoParams
 from ..errors import PerflabError, RunInterrupted
 from ..hosts import daemons, tls
-from ..report.cli import main as report_main
+from ..report.plans import BUILTIN as PLANS
 from . import commands, options
 
 #: ProfileParams fields left at their defaults on the command line (names taken by the load's options)
@@ -143,6 +146,64 @@ def _regress_args(p: argparse.ArgumentParser, params, what: str) -> None:
     options.run_args(p)
 
 
+def _report_args(p: argparse.ArgumentParser) -> None:
+    """``perflab report``: a plan of notebooks run with papermill, the HTML report written.
+
+        python -m perflab report                 # the quick plan (what `make report` runs)
+        python -m perflab report --plan full     # course-length durations
+        python -m perflab report --plan my.json --only 01,02 --report-dir /tmp/r --data-dir /tmp/d
+
+    Prints progress on stderr and the report's path on stdout; exits 1 if any notebook failed (after writing
+    everything else), 2 for bad arguments or a missing build."""
+    p.add_argument(
+        "--plan", default="quick", help=f"a built-in plan ({', '.join(PLANS)}) or a plan JSON file (default: quick)"
+    )
+    p.add_argument("--only", default="", help="comma-separated notebook names (or prefixes, e.g. 01,02) to run")
+    p.add_argument("--report-dir", default=None, help="report root (default: $PERFLAB_REPORT or <repo>/report)")
+    p.add_argument("--data-dir", default=None, help="where runs are recorded (default: $PERFLAB_DATA or <repo>/data)")
+    b = p.add_mutually_exclusive_group()
+    b.add_argument(
+        "--browser",
+        dest="browser",
+        action="store_true",
+        default=None,
+        help="check every page in headless chromium and take screenshots (default: if chromium is installed)",
+    )
+    b.add_argument("--no-browser", dest="browser", action="store_false", help="skip the chromium check")
+    p.add_argument("--no-progress", action="store_true", help="no per-cell progress bars")
+    p.add_argument("--cell-timeout", type=float, default=None, help="seconds a single cell may run (default: no limit)")
+    p.add_argument(
+        "--project",
+        default=None,
+        metavar="FILE",
+        help=f"your server declared in a perflab.toml (default: ${PROJECT_ENV}, else ./perflab.toml when "
+        f"there is one): notebooks that only apply to the built-in server are marked not applicable",
+    )
+    p.add_argument(
+        "--server-cmd",
+        default=None,
+        metavar="COMMAND",
+        help="test your server instead of the built-in one: a command with {port}; notebooks that only "
+        "apply to the built-in server are marked not applicable",
+    )
+    p.add_argument(
+        "--ready-path", default=None, help="with --server-cmd: a path that answers once it is up (default: /)"
+    )
+    p.add_argument(
+        "--script-args",
+        default=None,
+        metavar="ARGS",
+        help="with --server-cmd: workload script arguments for your API, e.g. 'path=/kv param=key'",
+    )
+    p.add_argument("--list", action="store_true", help="list the built-in plans and exit")
+    add_arguments(
+        p.add_argument_group("hosts: run the notebooks side by side on a scheduler's disjoint host sets"),
+        HostOptions,
+        exclude=("server_host", "lease_timeout"),
+        dest_prefix="hosts_",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="perflab",
@@ -237,8 +298,13 @@ def build_parser() -> argparse.ArgumentParser:
     ce.add_argument("dir", metavar="DIR", help="where to write ca.pem, ca.key, cert.pem, key.pem (made, mode 700)")
     ce.add_argument("--days", type=int, default=tls.DAYS, help=f"how long they are valid (default {tls.DAYS})")
     add_bench(sub)
-    sub.add_parser(
-        "report", help="run the notebooks and export the HTML report (see `perflab report --help`)", add_help=False
+    _report_args(
+        sub.add_parser(
+            "report",
+            prog="python -m perflab report",
+            help="run the notebooks and export the HTML report (see `perflab report --help`)",
+            description="Run the lab's notebooks with papermill and export an offline HTML report.",
+        )
     )
     ab = sub.add_parser(
         "ab",
@@ -325,6 +391,7 @@ HANDLERS = {
     "bisect": commands.cmd_bisect,
     "history": commands.cmd_history,
     "markdown": commands.cmd_markdown,
+    "report": commands.cmd_report,
     "scheduler": commands.cmd_scheduler,
     "worker": commands.cmd_worker,
     "certs": commands.cmd_certs,
@@ -351,8 +418,6 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None:
         interrupt.install()  # the command line's own process (python -m perflab and the script did it first)
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "report":
-        return _ended(lambda: report_main(argv[1:]))
     parser = build_parser()
     try:
         a = parse(parser, argv)
@@ -365,6 +430,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if a.cmd == "prefill" and a.prefill_keys is None:
         parser.error("prefill: --keys N is required")
+    a.argv = argv  # the command line as typed, for what records it (a report's index page)
     return _ended(lambda: HANDLERS[a.cmd](a))
 
 

@@ -6,13 +6,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shlex
 import sys
 import warnings
 from pathlib import Path
 
 import pandas as pd
 
-from .. import Commit, compare_ab, find_breakpoint, run_experiment
+from .. import Commit, compare_ab, find_breakpoint, paths, run_experiment
 from ..analysis import breakpoints
 from ..analysis.ab import lines as ab_lines
 from ..analysis.cluster import describe_consistency
@@ -35,6 +36,7 @@ from ..config.hosts import TLS_ENV, HostOptions
 from ..config.project import Project
 from ..config.regress import AtRate, BisectParams, GateParams, HistoryParams, RepoParams
 from ..config.version import Version
+from ..core.session import SessionOptions
 from ..errors import PerflabError
 from ..hosts import daemons, tls
 from ..hosts.inventory import check_versions, survey, table
@@ -47,7 +49,10 @@ from ..records import query, recorded, update_index
 from ..regress import Found, run_bisect, run_gate, run_history
 from ..regress.history import Found as HistoryFound
 from ..report import markdown
+from ..report.batch import run_plan
 from ..report.compare import compare
+from ..report.plans import BUILTIN as PLANS
+from ..report.plans import load_plan
 from ..report.regress import bisect_page, write_gate_files
 from . import options
 
@@ -62,10 +67,10 @@ def _print_validity(v) -> None:
 
 def cmd_run(a, profile: ProfileParams | None = None) -> int:
     target = options.target(a)
-    where = dict(data_root=a.data, placement=a.placement, version=options.version(a), **options.hosts(a))
+    cluster = {}
     if options.is_cluster(a):  # the cluster's flags (faults, checker, profiled nodes) given
         what, consistency = options.cluster_run(a)
-        where.update(
+        cluster = dict(
             faults=what.faults,
             consistency=consistency,
             profile_nodes=what.profile_nodes,
@@ -73,7 +78,14 @@ def cmd_run(a, profile: ProfileParams | None = None) -> int:
             status_bin=what.status_bin,
         )
     res = run_experiment(
-        target, options.load(a), profile=profile, prefill=options.prefill(a), name=a.name, fill=options.fill(a), **where
+        target,
+        options.load(a),
+        profile=profile,
+        prefill=options.prefill(a),
+        name=a.name,
+        fill=options.fill(a),
+        session=options.session(a),
+        **cluster,
     )
     print(res.load.console, end="")
     print()
@@ -99,12 +111,10 @@ def cmd_breakpoint(a) -> int:
     bp = from_arguments(BreakpointParams, a, "search_")
     thresholds = from_arguments(ValidityThresholds, a, "validity_")
     wrk2 = second_opinion.choose(a.second_opinion)  # a wrong path is an error before any load
-    session = dict(
-        data_root=a.data, placement=a.placement, thresholds=thresholds, version=options.version(a), **options.hosts(a)
-    )
+    session = options.session(a, thresholds=thresholds)
     target, load, prefill, fill = options.target(a), options.load(a), options.prefill(a), options.fill(a)
     res = find_breakpoint(
-        target, load, crit, bp, name=a.name, prefill=prefill, fill=fill, progress=not a.quiet, **session
+        target, load, crit, bp, name=a.name, prefill=prefill, fill=fill, progress=not a.quiet, session=session
     )
     cols = [
         c
@@ -125,7 +135,7 @@ def cmd_breakpoint(a) -> int:
         print(f"held in {res.params.sustain:g} s windows, {breakpoints.conditions_note(res.conditions)}")
     if wrk2 is not None and res.rate is not None and res.holds:
         print(f"asking real wrk2 ({wrk2}) to hold {res.rate:,.0f}/s from fresh starts ...", flush=True)
-        said = second_opinion.ask(target, load, res, wrk2, fill=fill, prefill=prefill, **session)
+        said = second_opinion.ask(target, load, res, wrk2, fill=fill, prefill=prefill, session=session)
         print(said.words())
         if not said.agrees:
             print(f"breakpoint, both tools: {breakpoints.estimate(res)}")
@@ -246,6 +256,59 @@ def cmd_markdown(a) -> int:
     return 0
 
 
+def cmd_report(a) -> int:
+    """``perflab report`` (:func:`perflab.cli._report_args`): a plan of notebooks run and the HTML report written;
+    1 when a notebook failed (after everything else is written), 2 for bad arguments or a missing build."""
+    if a.list:
+        for name, plan in PLANS.items():
+            print(f"{name}: {plan.description}")
+            for s in plan.notebooks:
+                print(f"  {s.notebook} {s.parameters}")
+        return 0
+    plan = load_plan(a.plan)
+    if a.only:
+        plan = plan.only(a.only.split(","))
+    plan = plan.aimed(options.report_measured(a))
+    if a.cell_timeout is not None and a.cell_timeout <= 0:
+        raise ValueError(f"--cell-timeout must be > 0, got {a.cell_timeout}")
+    if a.hosts_scheduler is None and a.hosts_generators is not None:
+        raise ValueError("--generators goes with --scheduler (on this machine there is one host)")
+    hosts = (
+        HostOptions(scheduler=a.hosts_scheduler, generators=a.hosts_generators, tls=a.hosts_tls).given()
+        if a.hosts_scheduler is not None
+        else {}
+    )
+    if a.data_dir:
+        os.environ["PERFLAB_DATA"] = str(Path(a.data_dir).resolve())  # the kernels inherit it
+    if a.report_dir:
+        os.environ["PERFLAB_REPORT"] = str(Path(a.report_dir).resolve())
+    try:
+        paths.server_install_dir()
+        paths.loadgen_binary()
+        if hosts:
+            connect(hosts["scheduler"], hosts.get("tls"))  # an unreachable scheduler: an error before any notebook
+    except PerflabError as e:  # nothing could run: a bad command line's status, not a failed report's
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    report, folder = run_plan(
+        plan,
+        progress=not a.no_progress,
+        browser=a.browser,
+        cell_timeout=a.cell_timeout,
+        command="python -m perflab " + shlex.join(a.argv),
+        hosts=hosts,
+    )
+    print(f"{folder / 'index.html'}")
+    if report.failed:
+        names = ", ".join(f"{n.notebook} ({n.error or n.export_error})" for n in report.failed)
+        print(f"error: {len(report.failed)} of {len(report.notebooks)} notebooks failed: {names}", file=sys.stderr)
+        return 1
+    print(
+        f"report written in {report.seconds:.0f} s: {folder} (also {Path(folder).parent / 'latest'})", file=sys.stderr
+    )
+    return 0
+
+
 def cmd_scheduler(a) -> int:
     """Never returns: the process becomes the scheduler."""
     tls_dir = a.tls or os.environ.get(TLS_ENV) or None
@@ -360,15 +423,7 @@ def _ab_load(a, projects: list[Project]) -> LoadParams:
             "--a-project/--b-project: the two files declare different APIs ([api] path/param), and one "
             "load is sent to both sides"
         )
-    if not projects:
-        return options.load(a)
-    return from_arguments(
-        LoadParams,
-        a,
-        "load_",
-        script_args=(*apis.pop(), *a.script_args),
-        tool="wrk2" if getattr(a, "load_wrk_binary", None) else None,
-    )
+    return options.load(a, api=apis.pop() if apis else ())
 
 
 def cmd_ab(a):
@@ -416,9 +471,7 @@ def cmd_ab(a):
                 fill=options.fill(a),
                 name=a.name,
                 progress=not a.quiet,
-                data_root=a.data,
-                placement=a.placement,
-                thresholds=thresholds,
+                session=SessionOptions(data_root=a.data, placement=a.placement, thresholds=thresholds),
             )
         finally:
             for w in caught:
@@ -449,9 +502,9 @@ def _regress(a, params_cls) -> dict:
         fill=options.fill(a),
         name=a.name,
         progress=not a.quiet,
-        data_root=a.data,
-        placement=a.placement,
-        thresholds=from_arguments(ValidityThresholds, a, "validity_"),
+        session=SessionOptions(
+            data_root=a.data, placement=a.placement, thresholds=from_arguments(ValidityThresholds, a, "validity_")
+        ),
     )
 
 

@@ -6,12 +6,17 @@ same way and a default or a bound is written once: the built-in server's flags (
 from the server's ``--options-json``), your server's (``ForeignServer``), the load's (``LoadParams``), the
 prefill's, the hosts' (``HostOptions``), a cluster's (``ClusterConfig``, ``ClusterRunParams``,
 ``ConsistencyParams``). Each group has its own ``dest`` prefix, so no two fields of the same name meet.
+
+What is measured (which server, the project file, a cluster) is not decided here: :func:`given` hands the flags
+to :func:`perflab.config.measured.resolve`, the one resolver the notebooks and the report use too.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
+import shlex
 
 from ..config import (
     ClusterConfig,
@@ -26,9 +31,10 @@ from ..config import (
     ServerConfig,
 )
 from ..config.fields import add_arguments, cli_flag, from_arguments
+from ..config.measured import Given, Measured, project_of, resolve
 from ..config.project import FILENAME, PROJECT_ENV, Project
-from ..config.project import find as find_project
 from ..config.version import Version
+from ..core.session import SessionOptions
 from ..targets import target_of
 from ..workloads import script_args
 
@@ -36,13 +42,6 @@ from ..workloads import script_args
 SEARCH_OWNS = ("rate", "duration", "warmup", "rate_steps", "step_duration", "ramp", "ramp_curve", "stop_on_p99")
 #: ServerConfig fields the lab sets itself (a node's --cluster and --self-url come with --nodes)
 LAB_SETS = ("host", "port", "cluster", "self_url")
-#: ClusterConfig fields the command line takes from your-own-server options when --nodes is given
-_FROM_FOREIGN = {
-    "server_cmd": "command",
-    "ready_path": "ready_path",
-    "workdir": "workdir",
-    "startup_timeout": "startup_timeout",
-}
 
 
 # --- groups ----------------------------------------------------------------------------------------------
@@ -117,7 +116,7 @@ def common_args(p: argparse.ArgumentParser, hosts: bool = True) -> None:
         "--project",
         metavar="FILE",
         help=f"your server declared in a {FILENAME} (default: "
-        f"${PROJECT_ENV}, else ./{FILENAME} when there is one); flags override it",
+        f"${PROJECT_ENV}, else ./{FILENAME} when there is one); flags override it (docs/your-server.md)",
     )
     g.add_argument("--no-project", action="store_true", help=f"ignore ./{FILENAME}: the built-in server")
     if hosts:
@@ -153,104 +152,87 @@ def given_flags(a, cls, prefix: str, flag_prefix: str | None = None) -> list[str
     return [flag_prefix + f[2:] for f in flags] if flag_prefix else flags
 
 
-def refuse_builtin_flags(a, yours: str, prefix: str = "server_") -> None:
-    """Built-in server options (``--memtable-size``, ``--prefill``...) given for your server: an error naming
-    them, since your server takes its own settings (``yours``: which of your options was given)."""
-    given = given_flags(a, ServerConfig, prefix)
-    if getattr(a, "prefill_keys", None) is not None:
-        given.append("--prefill")
-    if given:
-        raise ValueError(
-            f"{', '.join(given)}: option{'s' if len(given) > 1 else ''} of the built-in server; with "
-            f"{yours} your server takes its own settings (put them in its command)"
-        )
+def given(a) -> Given:
+    """What the command line gave about what is measured, in the config classes' field names (flags not given
+    are left out): the input of :func:`perflab.config.measured.resolve`."""
+
+    def fields(cls, prefix: str) -> dict:
+        return {
+            f.name: tuple(v) if isinstance(v, list) else v
+            for f in dataclasses.fields(cls)
+            if (v := getattr(a, prefix + f.name, None)) is not None
+        }
+
+    return Given(
+        project=getattr(a, "project", None),
+        no_project=getattr(a, "no_project", False),
+        yours=fields(ForeignServer, "foreign_"),
+        builtin=fields(ServerConfig, "server_"),
+        cluster=fields(ClusterConfig, "cluster_"),
+        script_args=tuple(getattr(a, "script_args", None) or ()),
+        categories=tuple(getattr(a, "profile_category", None) or ()),
+    )
+
+
+def measured(a) -> Measured:
+    """What the command line measures (:func:`perflab.config.measured.resolve`: flags over the project file over
+    the defaults), resolved once per command line. A command without ``--nodes`` measures one server."""
+    if "_measured" not in vars(a):
+        a._measured = resolve(given(a), kind="either" if hasattr(a, "cluster_nodes") else "server")
+    return a._measured
 
 
 def project(a) -> Project | None:
     """The project file that applies (``--project``, ``$PERFLAB_PROJECT``, ``./perflab.toml``), ``None`` with
-    ``--no-project`` or none."""
-    if getattr(a, "no_project", False):
-        return None
-    return find_project(getattr(a, "project", None))
-
-
-def server(a) -> ServerConfig | ForeignServer:
-    """The built-in server's configuration, yours (``--server-cmd``/``--url``), or the project file's."""
-    proj = project(a)
-    if proj is not None and a.foreign_command is None and a.foreign_url is None:
-        refuse_builtin_flags(a, f"{proj.path}")
-        return proj.server
-    if a.foreign_command is None and a.foreign_url is None:
-        for name in ("pid", "ready_path", "startup_timeout"):
-            if getattr(a, "foreign_" + name) is not None:
-                raise ValueError(f"--{name.replace('_', '-')}: only with --server-cmd or --url (your own server)")
-        return from_arguments(ServerConfig, a, "server_")
-    refuse_builtin_flags(a, "--server-cmd" if a.foreign_command is not None else "--url")
-    return from_arguments(ForeignServer, a, "foreign_")
+    ``--no-project``, with a server of your own given, or none."""
+    return project_of(given(a))
 
 
 def is_cluster(a) -> bool:
     """A cluster is measured: ``--nodes N`` given, or the project file that applies declares one (``[cluster]``)
     and no server of your own is given on the command line."""
-    if getattr(a, "cluster_nodes", None) is not None:
-        return True
-    if getattr(a, "foreign_command", None) is not None or getattr(a, "foreign_url", None) is not None:
-        return False
-    proj = project(a) if hasattr(a, "cluster_nodes") else None  # a command that takes no cluster: never
-    return proj is not None and proj.cluster is not None
-
-
-def cluster(a) -> ClusterConfig:
-    """The ClusterConfig the options describe: the built-in server's options for every node, your nodes
-    (``--server-cmd`` with the cluster's placeholders, ``--ready-path``, ``--server-dir``, ``--startup-timeout``),
-    or the project file's (its ``[cluster]``, with the options given here on top)."""
-    proj = project(a)
-    if proj is not None and a.foreign_command is None and a.foreign_url is None:
-        refuse_builtin_flags(a, f"{proj.path}")
-        given = {
-            f.name: getattr(a, "cluster_" + f.name)
-            for f in dataclasses.fields(ClusterConfig)
-            if getattr(a, "cluster_" + f.name, None) is not None
-        }
-        return proj.cluster_config(**given)
-
-    if getattr(a, "foreign_url", None) is not None:
-        raise ValueError(
-            "--url: a cluster is started by perflab (--nodes); a cluster that is already running is "
-            "measured from Python (pl.start_cluster, pl.run_experiment)"
-        )
-    if getattr(a, "foreign_pid", None) is not None:
-        raise ValueError("--pid: perflab knows the pids of the nodes it starts")
-    if a.foreign_command is None:
-        unused = [
-            name
-            for name in _FROM_FOREIGN.values()
-            if name != "command" and getattr(a, "foreign_" + name, None) is not None
-        ]
-        if unused:
-            raise ValueError(
-                f"--{unused[0].replace('_', '-').replace('workdir', 'server-dir')}: only with --server-cmd "
-                f"(your own nodes)"
-            )
-        return from_arguments(ClusterConfig, a, "cluster_", server=from_arguments(ServerConfig, a, "server_"))
-    refuse_builtin_flags(a, "--server-cmd", "server_")
-    fixed = {k: getattr(a, "foreign_" + v, None) for k, v in _FROM_FOREIGN.items()}
-    return from_arguments(ClusterConfig, a, "cluster_", **fixed)
+    return measured(a).cluster
 
 
 def target(a):
-    """The built-in server, yours, or with --nodes a cluster of either."""
-    if is_cluster(a):
-        t = cluster(a)
-        if getattr(a, "prefill_keys", None) is not None:
-            raise ValueError(f"--prefill: {target_of(t).why_not('prefill')}")
-        return t
-    given = given_flags(a, ClusterConfig, "cluster_") + given_flags(a, ClusterRunParams, "clusterrun_")
-    if given:
+    """The built-in server, yours, the project file's, or a cluster of either (:func:`measured`); a cluster
+    run's options without a cluster, and ``--prefill`` for a server that is not prefilled, are errors."""
+    m = measured(a)
+    if not m.cluster:
+        runs = given_flags(a, ClusterRunParams, "clusterrun_")
+        if runs:
+            raise ValueError(
+                f"{', '.join(runs)}: cluster option{'s' if len(runs) > 1 else ''}; give --nodes N to start a cluster"
+            )
+    if getattr(a, "prefill_keys", None) is not None and not target_of(m.target).prefills:
+        if m.cluster:
+            raise ValueError(f"--prefill: {target_of(m.target).why_not('prefill')}")
+        whose = m.project.path if m.project is not None else "--server-cmd" if a.foreign_command else "--url"
         raise ValueError(
-            f"{', '.join(given)}: cluster option{'s' if len(given) > 1 else ''}; give --nodes N to start a cluster"
+            f"--prefill: option of the built-in server; with {whose} your server takes its own settings "
+            "(--fill N writes keys through its API)"
         )
-    return server(a)
+    return m.target
+
+
+def report_measured(a) -> Measured:
+    """What ``perflab report`` aims its notebooks at, resolved as every command's (:func:`measured`): the project
+    file (``--project``, else found), or your server (``--server-cmd`` with ``--ready-path`` and
+    ``--script-args``, run in the directory the report starts in: the notebooks run in ``notebooks/``), or the
+    built-in server. With a project file the file declares its ready path and API (notebooks 08 and 09 take the
+    file alone, so a flag on top of it would reach some notebooks and not others)."""
+    args = tuple(shlex.split(a.script_args or ""))
+    yours = {"command": a.server_cmd, "ready_path": a.ready_path, "workdir": os.getcwd() if a.server_cmd else None}
+    m = resolve(Given(project=a.project, yours=yours, script_args=args), kind="server")
+    extra = [f for f, v in (("--ready-path", a.ready_path), ("--script-args", args)) if v]
+    if extra and m.project is not None:
+        raise ValueError(
+            f"{', '.join(extra)} with {m.project.path}: the project file declares them ([server] ready_path, [api]); "
+            "they go with --server-cmd"
+        )
+    if args and m.builtin:
+        raise ValueError("--script-args goes with --server-cmd (the built-in plan's notebooks choose their own)")
+    return m
 
 
 def cluster_run(a) -> tuple[ClusterRunParams, ConsistencyParams | None]:
@@ -264,12 +246,12 @@ def cluster_run(a) -> tuple[ClusterRunParams, ConsistencyParams | None]:
     return what, from_arguments(ConsistencyParams, a, "check_")
 
 
-def load(a) -> LoadParams:
-    """The load; a project file's API comes first in the script's arguments (the ones given here win), and a
-    script that takes ``keys=`` reads the keys ``--fill N`` or ``--prefill N`` wrote unless ``keys=`` is given
-    (its own default, a million, would read 1% of a 10,000-key fill)."""
-    proj = project(a) if a.foreign_command is None and a.foreign_url is None else None
-    args = (*(proj.script_args if proj is not None else ()), *a.script_args)
+def load(a, api: tuple[str, ...] | None = None) -> LoadParams:
+    """The load; the API of what is measured (a project file's, :func:`measured`; ``api`` when the caller knows
+    it) comes first in the script's arguments (the ones given here win), and a script that takes ``keys=`` reads
+    the keys ``--fill N`` or ``--prefill N`` wrote unless ``keys=`` is given (its own default, a million, would
+    read 1% of a 10,000-key fill)."""
+    args = measured(a).script_args if api is None else (*api, *a.script_args)
     filled = fill(a) if hasattr(a, "fill_keys") else None
     filled = filled if filled is not None else getattr(a, "prefill_keys", None)
     script = getattr(a, "load_script", None)
@@ -282,9 +264,7 @@ def load(a) -> LoadParams:
 
 def profile(a) -> ProfileParams:
     """The profile; a project file's categories when no --category is given."""
-    proj = project(a) if a.foreign_command is None and a.foreign_url is None else None
-    cats = tuple(getattr(a, "profile_category", None) or ()) or (proj.categories if proj is not None else ())
-    return from_arguments(ProfileParams, a, "profile_", category=cats or None)
+    return from_arguments(ProfileParams, a, "profile_", category=measured(a).categories or None)
 
 
 def prefill(a) -> PrefillParams | None:
@@ -293,6 +273,12 @@ def prefill(a) -> PrefillParams | None:
 
 def fill(a) -> int | None:
     return from_arguments(FillParams, a, "fill_").keys
+
+
+def session(a, **more) -> SessionOptions:
+    """How and where the command measures (:class:`~perflab.core.session.SessionOptions`): its data root, CPU
+    placement, the version of the server measured and the hosts, with ``more`` (a command's own: ``thresholds``)."""
+    return SessionOptions(data_root=a.data, placement=a.placement, version=version(a), **hosts(a), **more)
 
 
 def hosts(a) -> dict:

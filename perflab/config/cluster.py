@@ -3,11 +3,11 @@
 A cluster run starts ``nodes`` servers, each its own process with its own port and data directory,
 given the same ``--cluster`` list (docs/contracts/cluster.md section 7): the built-in server configured by
 ``server`` (one :class:`~perflab.config.ServerConfig` for every node, or one per node), or your own
-nodes from ``server_cmd`` with placeholders. ``ack``/``from_`` are what every request of the run asks
+nodes from ``command`` with placeholders. ``ack``/``from_`` are what every request of the run asks
 for (the workload scripts' ``ack=``/``from=`` or ``replicas=`` arguments); ``entry`` says which nodes
 the load is sent to.
 
-Placeholders of ``server_cmd`` (bring your own cluster):
+Placeholders of ``command`` (bring your own cluster):
 
 * one process per node: ``{port}`` (required), ``{cluster}`` (required: every node's URL, comma-separated,
   the same on every node), ``{index}`` (0..N-1, the node's position in that list), ``{self}`` (its URL),
@@ -68,7 +68,7 @@ class ClusterConfig(Params):
         "split over them, one generator process each)",
     )
     # on the command line these four are --server-cmd, --ready-path, --server-dir, --startup-timeout with --nodes
-    server_cmd: str | None = option(
+    command: str | None = option(
         None,
         "text",
         "your own nodes: a command per node with {port} and {cluster} "
@@ -99,19 +99,19 @@ class ClusterConfig(Params):
         if self.ack is not None and self.ack > self.replicas_from:
             raise ValueError(f"ack: must not exceed from ({self.replicas_from}), got {self.ack}")
         self._set("entry", _entry_text(self.entry, self.nodes))
-        if self.server_cmd is not None:
+        if self.command is not None:
             if self.server is not None:
                 raise ValueError(
-                    "server: your own nodes (server_cmd) take their settings from the command, not from a ServerConfig"
+                    "server: your own nodes (command) take their settings from the command, not from a ServerConfig"
                 )
-            check_command(self.server_cmd)
+            check_command(self.command)
             if self.workdir is not None:
                 if not Path(self.workdir).is_dir():
                     raise ValueError(f"workdir: {self.workdir} is not a directory")
                 self._set("workdir", str(Path(self.workdir).resolve()))
         else:
             if self.workdir is not None:
-                raise ValueError("workdir: only with server_cmd (your own nodes)")
+                raise ValueError("workdir: only with command (your own nodes)")
             self._set("server", _node_configs(self.server, self.nodes))
 
     # --- what the rest of the lab reads ---------------------------------------------------------------
@@ -132,12 +132,12 @@ class ClusterConfig(Params):
 
     @property
     def foreign(self) -> bool:
-        return self.server_cmd is not None
+        return self.command is not None
 
     @property
     def one_command(self) -> bool:
         """Your nodes all come from one command (``{ports}``): a single node cannot be restarted."""
-        return self.server_cmd is not None and "{ports}" in self.server_cmd
+        return self.command is not None and "{ports}" in self.command
 
     @property
     def mode(self) -> str:
@@ -152,7 +152,7 @@ class ClusterConfig(Params):
 
     def node_config(self, index: int) -> ServerConfig:
         """The built-in server configuration of node ``index`` (without the fields the lab sets per node)."""
-        if self.server_cmd is not None:
+        if self.command is not None:
             raise ValueError("node_config: your own nodes have no ServerConfig")
         return self.server[index]
 
@@ -166,8 +166,8 @@ class ClusterConfig(Params):
 
     def __repr__(self):
         what = (
-            f"server_cmd={self.server_cmd!r}"
-            if self.server_cmd
+            f"command={self.command!r}"
+            if self.command
             else "server="
             + ("ServerConfig(...)" if len(set(self.server)) == 1 else f"[{len(self.server)} ServerConfigs]")
         )
@@ -225,21 +225,21 @@ def _node_configs(server, nodes: int) -> tuple[ServerConfig, ...]:
 def check_command(cmd: str) -> None:
     """A bring-your-own-cluster command has the placeholders it needs (see the module docstring)."""
     if not isinstance(cmd, str) or not cmd.strip():
-        raise ValueError(f"server_cmd: expected a command, got {cmd!r}")
+        raise ValueError(f"command: expected a command, got {cmd!r}")
     if "{ports}" in cmd:
         stray = [p for p in NODE_PLACEHOLDERS if p not in ALL_PLACEHOLDERS and p in cmd]
         if stray:
             raise ValueError(
-                f"server_cmd: {stray[0]} is a per-node placeholder, but {{ports}} makes this one "
+                f"command: {stray[0]} is a per-node placeholder, but {{ports}} makes this one "
                 f"command that starts every node; use one or the other"
             )
-        check_placeholders("server_cmd", cmd, ALL_PLACEHOLDERS)
+        check_placeholders("command", cmd, ALL_PLACEHOLDERS)
         return
-    check_placeholders("server_cmd", cmd, NODE_PLACEHOLDERS)
+    check_placeholders("command", cmd, NODE_PLACEHOLDERS)
     missing = [p for p in ("{port}", "{cluster}") if p not in cmd]
     if missing:
         raise ValueError(
-            f"server_cmd: must contain {' and '.join(missing)} (a command per node gets its port and "
+            f"command: must contain {' and '.join(missing)} (a command per node gets its port and "
             f"the cluster's URLs), or {{ports}} (one command that starts every node), got {cmd!r}"
         )
 

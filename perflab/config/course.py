@@ -211,7 +211,7 @@ class CourseServer(Params):
 
     def cluster(self, nodes: int = 3, **fields) -> ClusterConfig:
         """``nodes`` of it as a cluster (``fields``: the ClusterConfig's ack, from_, entry, api)."""
-        return ClusterConfig(nodes=nodes, server_cmd=self.command(), ready_path="/", **fields)
+        return ClusterConfig(nodes=nodes, command=self.command(), ready_path="/", **fields)
 
 
 def _class_files(entries: list[str], whole: bool = False, mentioning: bytes | None = None):

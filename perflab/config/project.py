@@ -194,7 +194,7 @@ class Project:
             return course.cluster(**fields)
         cmd = server.command
         return ClusterConfig(
-            server_cmd=cmd,
+            command=cmd,
             ready_path=server.ready_path,
             workdir=server.workdir,
             startup_timeout=server.startup_timeout,

@@ -12,12 +12,14 @@ on exit it stops everything and marks the run. The strategies are built on it: a
 The session knows targets through their protocol only (:mod:`perflab.targets`): what the user passed
 becomes a :class:`~perflab.targets.base.Target`, which says what it can do, and its running side is a
 :class:`~perflab.targets.base.TargetHandle`. How and where a session measures is one
-:class:`SessionOptions`: the keyword arguments every strategy takes.
+:class:`SessionOptions`: one typed value every strategy takes (``session=``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -54,51 +56,59 @@ START_TRIES = 3
 HOST_KEYWORDS = ("scheduler", "generators", "server_host", "lease_timeout", "tls")
 
 
+@dataclass(frozen=True)
 class SessionOptions:
-    """How and where a session measures: every keyword of ``run_experiment``, ``find_breakpoint`` and
-    ``compare_ab`` beyond what they measure.
+    """How and where a session measures, beyond what it measures: one typed value every strategy takes as
+    ``session=`` (``run_experiment``, ``find_breakpoint``, ``compare_ab``, the gate, the bisection, the history,
+    the notebooks' helpers), checked once here.
 
     ``data_root``: where the run is recorded (default ``$PERFLAB_DATA`` or ``<repo>/data``); ``data_dir``:
     use (and keep) this storage directory instead of a fresh one under ``<data root>/scratch/<run id>/``;
     ``keep_data``: keep the fresh one; ``stats_interval``: seconds between ``/v0/stats`` samples;
-    ``placement``: ``"shared"``, ``"split"`` or ``"server=CPUS;load=CPUS"`` (:mod:`perflab.server.placement`);
-    ``thresholds``: the validity record's limits; ``scheduler``, ``generators``, ``server_host``,
-    ``lease_timeout``, ``tls``: the hosts (:class:`~perflab.config.hosts.HostOptions`); ``cancel``: a
-    :class:`~perflab.cancel.CancelToken` that stops the run's loads and lease waits (a sweep's).
+    ``placement``: ``"shared"``, ``"split"`` or ``"server=CPUS;load=CPUS"`` (:mod:`perflab.server.placement`,
+    a :class:`~perflab.server.placement.Placement` once built); ``thresholds``: the validity record's limits;
+    ``scheduler``, ``generators``, ``server_host``, ``lease_timeout``, ``tls``: the hosts
+    (:class:`~perflab.config.hosts.HostOptions`, built once as ``hosts``); ``cancel``: a
+    :class:`~perflab.cancel.CancelToken` that stops the run's loads and lease waits (a sweep's); ``version``:
+    the version of the server measured (:class:`~perflab.config.version.Version`). Variants:
+    :meth:`replace`.
     """
 
-    def __init__(
-        self,
-        data_root: str | Path | None = None,
-        data_dir: str | Path | None = None,
-        keep_data: bool = False,
-        stats_interval: float = 1.0,
-        placement: Placement | str | None = "shared",
-        thresholds: ValidityThresholds | None = None,
-        scheduler: str | None = None,
-        generators: tuple[str, ...] | int | str | None = None,
-        server_host: str | None = None,
-        lease_timeout: float | None = None,
-        tls: str | None = None,
-        cancel: CancelToken | None = None,
-        version=None,
-    ):
-        if not (isinstance(stats_interval, (int, float)) and stats_interval > 0):
-            raise ValueError(f"stats_interval must be > 0 seconds, got {stats_interval!r}")
-        thresholds = thresholds if thresholds is not None else ValidityThresholds()
+    data_root: str | Path | None = None
+    data_dir: str | Path | None = None
+    keep_data: bool = False
+    stats_interval: float = 1.0
+    placement: Placement | str | None = "shared"
+    thresholds: ValidityThresholds | None = None
+    scheduler: str | None = None
+    generators: tuple[str, ...] | int | str | None = None
+    server_host: str | None = None
+    lease_timeout: float | None = None
+    tls: str | None = None
+    cancel: CancelToken | None = field(default=None, compare=False)
+    version: Version | dict | str | None = None
+    hosts: HostOptions = field(init=False)
+
+    def __post_init__(self):
+        if not (isinstance(self.stats_interval, (int, float)) and self.stats_interval > 0):
+            raise ValueError(f"stats_interval must be > 0 seconds, got {self.stats_interval!r}")
+        thresholds = self.thresholds if self.thresholds is not None else ValidityThresholds()
         if not isinstance(thresholds, ValidityThresholds):
             raise ValueError(f"thresholds must be a ValidityThresholds, got {type(thresholds).__name__}")
-        if cancel is not None and not isinstance(cancel, CancelToken):
-            raise ValueError(f"cancel must be a CancelToken, got {type(cancel).__name__}")
-        self.data_root, self.data_dir, self.keep_data = data_root, data_dir, keep_data
-        self.stats_interval = stats_interval
-        self.placement = Placement.of(placement)
-        self.thresholds = thresholds
-        self.hosts = HostOptions(
-            scheduler=scheduler, generators=generators, server_host=server_host, lease_timeout=lease_timeout, tls=tls
-        )
-        self.cancel = cancel
-        self.version = Version.of(version)
+        if self.cancel is not None and not isinstance(self.cancel, CancelToken):
+            raise ValueError(f"cancel must be a CancelToken, got {type(self.cancel).__name__}")
+        built = {
+            "thresholds": thresholds,
+            "placement": Placement.of(self.placement),
+            "version": Version.of(self.version),
+            "hosts": HostOptions(**{k: getattr(self, k) for k in HOST_KEYWORDS}),
+        }
+        for k, v in built.items():
+            object.__setattr__(self, k, v)  # frozen: set once, here, as the other config classes do
+
+    def replace(self, **changes) -> SessionOptions:
+        """A copy with ``changes`` applied (checked again)."""
+        return dataclasses.replace(self, **changes)
 
 
 def check_load(target: Target, load: LoadParams, options: SessionOptions) -> None:

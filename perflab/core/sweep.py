@@ -1,7 +1,8 @@
 """Sweeps: the points of a plan in parallel on disjoint host sets.
 
-``sweep(fn, points, scheduler=..., generators=1)`` calls ``fn(point, scheduler=..., generators=...,
-cancel=token)`` (which runs ``run_experiment`` or ``find_breakpoint`` with those keywords) for every point,
+``sweep(fn, points, scheduler=..., generators=1)`` calls ``fn(point, session)`` (a
+:class:`~perflab.core.session.SessionOptions` of those hosts and the sweep's cancel token, which ``fn`` hands to
+``run_experiment`` or ``find_breakpoint`` as ``session=``) for every point,
 as many at once as the pool has disjoint host sets (a server host and ``generators`` generator hosts each);
 each point's session leases its hosts (:mod:`perflab.hosts.leases`), so a point waits while every set is
 busy and two measurements never share a host. A point that fails is listed as failed with its error; the
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from ..cancel import CancelToken
 from ..hosts.inventory import survey
 from ..hosts.pool import GENERATOR, SERVER, connect
+from .session import SessionOptions
 
 
 @dataclass
@@ -51,19 +53,20 @@ def disjoint_sets(hosts, generators: int) -> int:
 def sweep(
     fn, points, scheduler: str | None = None, generators: int = 1, parallel: int | None = None, tls: str | None = None
 ) -> list[PointResult]:
-    """Run ``fn(point, scheduler=scheduler, generators=generators, cancel=token)`` for every point (module
-    docstring; with ``tls``, the certificates of a ``tls://`` scheduler, ``tls=tls`` too); the results in the
-    points' order. ``parallel``: at most this many at once (default: the disjoint host sets)."""
+    """Run ``fn(point, session)`` for every point (module docstring: ``session`` measures on ``scheduler``'s hosts
+    with ``generators`` generator hosts, ``tls`` the certificates of a ``tls://`` scheduler, and stops with the
+    sweep); the results in the points' order. ``parallel``: at most this many at once (default: the disjoint
+    host sets)."""
     points = list(points)
     pool = connect(scheduler, tls)
-    hosts = dict(scheduler=scheduler, generators=generators, **({"tls": tls} if tls is not None else {}))
     width = parallel or (1 if pool.local else disjoint_sets(survey(pool, clocks=False), generators))
     token = CancelToken("the sweep this run belongs to was stopped")
+    session = SessionOptions(scheduler=scheduler, generators=generators, tls=tls, cancel=token)
 
     def one(point) -> PointResult:
         t = time.monotonic()
         try:
-            return PointResult(point, True, fn(point, **hosts, cancel=token), seconds=time.monotonic() - t)
+            return PointResult(point, True, fn(point, session), seconds=time.monotonic() - t)
         except Exception as e:  # noqa: BLE001 - one failed point is listed; the sweep goes on
             tb = traceback.format_exception_only(type(e), e)
             return PointResult(point, False, None, "".join(tb).strip(), time.monotonic() - t)

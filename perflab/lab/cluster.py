@@ -13,50 +13,52 @@ from dataclasses import dataclass
 
 from .. import workloads
 from ..breakpoint import find_breakpoint, ramp
-from ..config import BreakpointCriteria, BreakpointParams, ServerConfig
+from ..config import BreakpointCriteria, BreakpointParams
 from ..config.cluster import ClusterConfig
 from ..config.fields import param
 from ..config.hosts import scheduler_address
-from ..config.project import Project
+from ..config.measured import Given, Measured, resolve
 from ..core.session import SessionOptions, check_load
 from ..experiment import run_experiment
 from ..nodes.faults import schedule
 from ..nodes.processes import start_cluster
 from ..targets import target_of
 
+#: how notebook 07 names what it measures (its parameters), in the resolver's errors
+PARAMETERS = {"command": "cluster_cmd", "workdir": "server_dir"}
 
-def config(
+
+def measured(
     cluster_cmd: str | None = None,
-    ready_path: str = "/",
+    ready_path: str | None = None,
     server_dir: str | None = None,
+    project: str | None = None,
+    script_args=(),
     nodes: int = 3,
     ack: int | None = None,
     from_: int | None = None,
     entry="all",
     api: str = "ack-from",
-    project: str | None = None,
     **built_in,
-) -> ClusterConfig:
-    """The cluster of a notebook: your nodes declared in a project file (``project``: its ``[server]`` command
-    or course server on every node; what its ``[cluster]`` declares wins, the other fields fill the rest), or
-    started from ``cluster_cmd`` (with ``{port}`` and ``{cluster}``, or ``{ports}``; run in ``server_dir``), or
-    the built-in server on every node, configured by ``built_in`` (``ServerConfig`` fields)."""
-    if project:
-        proj = Project.load(project)
-        given = dict(nodes=nodes, ack=ack, from_=from_, entry=entry, api=api)
-        return proj.cluster_config(**{k: v for k, v in given.items() if k not in (proj.cluster or {})})
-    if cluster_cmd:
-        return ClusterConfig(
-            nodes=nodes,
-            ack=ack,
-            from_=from_,
-            entry=entry,
-            api=api,
-            server_cmd=cluster_cmd,
-            ready_path=ready_path,
-            workdir=server_dir,
-        )
-    return ClusterConfig(nodes=nodes, ack=ack, from_=from_, entry=entry, api=api, server=ServerConfig(**built_in))
+) -> Measured:
+    """The cluster of a notebook, resolved as the command line and the report resolve it
+    (:func:`perflab.config.measured.resolve`): your nodes started from ``cluster_cmd`` (with ``{port}`` and
+    ``{cluster}``, or ``{ports}``; run in ``server_dir``), those a ``project`` file declares (else
+    ``$PERFLAB_PROJECT``: its ``[server]`` on every node), or the built-in server on every node, configured by
+    ``built_in`` (``ServerConfig`` fields). ``nodes``, ``ack``, ``from_``, ``entry`` and ``api`` are the
+    notebook's defaults: what the file's ``[cluster]`` declares wins over them. Its ``target`` is the
+    ``ClusterConfig``; its ``script_args``, the API's and then ``script_args``."""
+    return resolve(
+        Given(
+            project=project,
+            yours={"command": cluster_cmd, "ready_path": ready_path, "workdir": server_dir},
+            script_args=param("script_args", script_args, "texts"),
+            names=PARAMETERS,
+        ),
+        kind="cluster",
+        builtin_defaults=built_in,
+        cluster_defaults=dict(nodes=nodes, ack=ack, from_=from_, entry=entry, api=api),
+    )
 
 
 def single_node(cfg: ClusterConfig):

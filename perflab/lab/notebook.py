@@ -5,7 +5,7 @@ A notebook's first code cell after ``parameters`` builds its configs from the pa
 (``pl.ServerConfig(...)``, ``pl.workload(...)``, ...), so the one validation layer of
 :mod:`perflab.config` speaks: a bad plan fails in that cell, naming the parameter, before anything
 runs. A parameter that is no config's field is checked by the same layer with :func:`param` (and
-:func:`placements`); :func:`server`, :func:`side`, :func:`servers_for_modes` and :func:`data_for` build the
+:func:`placements`); :func:`measured` (what is measured: the one resolver's answer), :func:`side`, :func:`servers_for_modes` and :func:`data_for` build the
 configs that depend on more than one parameter.
 
 Then :func:`measure` (one fixed-rate run), :func:`search_breakpoint` (one breakpoint search), :func:`against`
@@ -35,11 +35,12 @@ from ..analysis.breakpoints import estimate
 from ..analysis.history import Source
 from ..breakpoint import find_breakpoint
 from ..commits import Commit
-from ..config import ForeignServer, PrefillParams, ProfileParams, ServerConfig
+from ..config import BreakpointCriteria, BreakpointParams, PrefillParams, ProfileParams, ServerConfig
 from ..config.fields import param
 from ..config.hosts import SCHEDULER_ENV
-from ..config.project import Project
+from ..config.measured import Given, Measured, project_of, resolve
 from ..config.regress import HistoryParams, RepoParams
+from ..core.session import SessionOptions
 from ..errors import ProfilerError
 from ..experiment import run_experiment
 from ..hosts.inventory import survey
@@ -56,7 +57,7 @@ __all__ = [
     "param",
     "placements",
     "build",
-    "server",
+    "measured",
     "side",
     "data_for",
     "api_args",
@@ -130,26 +131,40 @@ def build(what: str, make, *args, **kwargs):
         raise ValueError(f"{what}: {e}") from None
 
 
-def server(
+#: how the notebooks name what they measure (their parameters), in the resolver's errors
+PARAMETERS = {"command": "server_cmd", "workdir": "server_dir"}
+
+
+def measured(
     server_cmd: str | None = None,
-    ready_path: str = "/",
+    ready_path: str | None = None,
     server_dir: str | None = None,
     project: str | None = None,
+    script_args=(),
+    status_path: str | None = None,
     **built_in,
-):
-    """The target of a notebook: your server declared in a project file (``project``: its ``perflab.toml``),
-    or started from ``server_cmd`` (with ``{port}``, run in ``server_dir``), or the built-in one configured by
-    ``built_in`` (``ServerConfig`` fields); printed, so the notebook says what it measures."""
-    if project:
-        target = Project.load(project).server
-    elif server_cmd:
-        target = ForeignServer(command=server_cmd, ready_path=ready_path, workdir=server_dir)
-    else:
-        target = ServerConfig(**built_in)
-    print(
-        target if isinstance(target, ServerConfig) else f"your server: {target.name}\n  {target.command or target.url}"
+) -> Measured:
+    """What a notebook measures, resolved as the command line and the report resolve it
+    (:func:`perflab.config.measured.resolve`: the parameters given, not ``None``, over the project file over the
+    defaults): your server started from ``server_cmd`` (with ``{port}``, run in ``server_dir``), the one a
+    ``project`` file declares (else ``$PERFLAB_PROJECT``), or the built-in one configured by ``built_in``
+    (``ServerConfig`` fields: the notebook's defaults, used when the built-in server is what is measured). Its
+    ``target``, its API's ``script_args`` (then ``script_args``), profile ``categories`` and ``status_path``.
+    Printed, so the notebook says what it measures."""
+    m = resolve(
+        Given(
+            project=project,
+            yours={"command": server_cmd, "ready_path": ready_path, "workdir": server_dir},
+            script_args=param("script_args", script_args, "texts"),
+            status_path=status_path,
+            names=PARAMETERS,
+        ),
+        kind="server",
+        builtin_defaults=built_in,
     )
-    return target
+    t = m.target
+    print(t if isinstance(t, ServerConfig) else f"your server: {t.name}\n  {t.command or t.url}")
+    return m
 
 
 def side(common: dict | None, fields: dict | None, commit: str | None = None, what: str = "a"):
@@ -182,32 +197,34 @@ def data_for(server, **fields) -> dict:
 
 
 def api_args(project: str | None, script_args) -> tuple[str, ...]:
-    """The workload scripts' arguments for the server's API: a project file's (``path=``, ``param=``), then
-    ``script_args`` (which win)."""
+    """The workload scripts' arguments of a notebook that takes a project file alone (08, 09: ``None`` is the
+    built-in server's, no file looked for): the file's API (``path=``, ``param=``), then ``script_args``."""
     extra = param("script_args", script_args, "texts")
-    return (*(Project.load(project).script_args if project else ()), *extra)
+    proj = project_of(Given(project=project, no_project=not project, names=PARAMETERS))
+    return (*(proj.script_args if proj is not None else ()), *extra)
 
 
-def profile(events: str, project: str | None = None, **fields) -> ProfileParams:
-    """The notebook's profile (``ProfileParams``: ``events``, ``fields``), with a project file's categories."""
-    cats = Project.load(project).categories if project else ()
-    return ProfileParams(events, category=cats, **fields)
+def profile(events: str, what: Measured, **fields) -> ProfileParams:
+    """The notebook's profile (``ProfileParams``: ``events``, ``fields``), with the categories of ``what`` is
+    measured (:func:`measured`: its project file's)."""
+    return ProfileParams(events, category=what.categories, **fields)
 
 
 #: the course API's no-op endpoint, tried on a server of yours that declares none
 COURSE_STATUS = "/v0/status"
 
 
-def ceiling(
-    server, status_path: str | None = None, project: str | None = None, include: bool = True
-) -> tuple[str | None, str]:
+def ceiling(what: Measured, include: bool = True) -> tuple[str | None, str]:
     """The no-op endpoint the ceiling search loads, and a note on it for the findings: the built-in server's
-    ``/v0/status``, your project's ``[api] status``, or ``status_path``; a server of yours that declares none is
+    ``/v0/status``, the ``status_path`` of ``what`` is measured (:func:`measured`: given, or its project's
+    ``[api] status``); a
+    server of yours that declares none is
     asked ``GET /v0/status`` (the course API's; the server is started once for the question) and, when it
     answers 200, that is used and the note says so. A server without one gets no ceiling (a search over answers
     that are not successes would be a "ceiling" of errors), and the note says why. ``include``: the notebook
     searches a ceiling at all (otherwise nothing is asked)."""
-    path = status_path or (Project.load(project).status_path if project else None) or target_of(server).status_path
+    server = what.target
+    path = what.status_path or target_of(server).status_path
     if path:
         return path, ""
     if not include:
@@ -255,37 +272,62 @@ def servers_for_modes(modes, java_home: str | None = None, **fields) -> dict:
 # --- measuring, one line of output each ----------------------------------------------------------------
 
 
-def measure(label: str, server, load, name: str, **options):
-    """One fixed-rate run: ``pl.run_experiment(server, load, name=name, **options)``, once more if the
-    profiler failed (:func:`retry_once`), then one printed line: 'PUT, 1 connection: p99 0.92 ms; valid;
-    run <id>'."""
-    r = retry_once(lambda: run_experiment(server, load, name=name, **options), (ProfilerError,), label)
+def measure(
+    label: str,
+    server,
+    load,
+    name: str,
+    profile: ProfileParams | None = None,
+    prefill: PrefillParams | None = None,
+    fill: int | None = None,
+    session: SessionOptions | None = None,
+):
+    """One fixed-rate run: ``pl.run_experiment(server, load, profile, prefill, name, fill, session=session)``,
+    once more if the profiler failed (:func:`retry_once`), then one printed line: 'PUT, 1 connection: p99
+    0.92 ms; valid; run <id>'."""
+    r = retry_once(
+        lambda: run_experiment(server, load, profile=profile, prefill=prefill, name=name, fill=fill, session=session),
+        (ProfilerError,),
+        label,
+    )
     print(f"{label}: p99 {fmt.ms(r.load.p99_ms)}; {r.validity.badge if r.validity else 'not assessed'}; run {r.run_id}")
     return r
 
 
-def search_breakpoint(label: str, server, load, name: str, wrk2=None, **options):
-    """One breakpoint search: ``pl.find_breakpoint(server, load, name=name, **options)``, then one printed
-    line: 'GET, 64 connections: 50,000 req/s (interval [48,000, 52,000], resolved); probes' validity valid;
-    41 s; run <id>'. ``wrk2``: a real wrk2 binary, ``"auto"`` or ``None`` (:func:`.second_opinion.choose`) that then runs the held number
+def search_breakpoint(
+    label: str,
+    server,
+    load,
+    name: str,
+    wrk2=None,
+    criteria: BreakpointCriteria | None = None,
+    params: BreakpointParams | None = None,
+    prefill: PrefillParams | None = None,
+    fill: int | None = None,
+    session: SessionOptions | None = None,
+):
+    """One breakpoint search: ``pl.find_breakpoint(server, load, criteria, params, name, prefill, fill=fill,
+    session=session)``, then one printed line: 'GET, 64 connections: 50,000 req/s (interval [48,000, 52,000],
+    resolved); probes' validity valid; 41 s; run <id>'. ``wrk2``: a real wrk2 binary, ``"auto"`` or ``None`` (:func:`.second_opinion.choose`) that then runs the held number
     from fresh starts (:func:`.second_opinion.ask`), its verdict printed on a second line."""
     wrk2 = second_opinion.choose(wrk2)  # a wrong path: an error before the server starts
-    r = find_breakpoint(server, load, name=name, **options)
+    r = find_breakpoint(
+        server, load, criteria=criteria, params=params, name=name, prefill=prefill, fill=fill, session=session
+    )
     print(f"{label}: {estimate(r)}; probes' validity {r.validity or 'not assessed'}; {r.seconds:.0f} s; run {r.run_id}")
     if wrk2 is not None and r.rate is not None and r.holds:
-        session = {k: v for k, v in options.items() if k not in ("criteria", "params", "progress", "fill", "prefill")}
-        said = second_opinion.ask(
-            server, load, r, wrk2, fill=options.get("fill"), prefill=options.get("prefill"), **session
-        )
+        said = second_opinion.ask(server, load, r, wrk2, fill=fill, prefill=prefill, session=session)
         print(f"{label}: {said.words()}")
     return r
 
 
-def against(servers: dict, load, name: str, baseline=None, label=None, **options) -> Comparisons:
+def against(
+    servers: dict, load, name: str, baseline=None, label=None, session: SessionOptions | None = None, **comparison
+) -> Comparisons:
     """Every configuration of ``servers`` (key -> ``ServerConfig``, in order) compared with ``baseline`` (a
     key; default the first), interleaved: :func:`perflab.compare_ab` of the baseline (A) and the
-    configuration (B) with ``options`` (``rates`` or ``search``, ``params``, ``criteria``, ``prefill``,
-    ``placement``...), one ``ab`` run each named ``<name>-<key>``. ``label``: a key's words (called with the
+    configuration (B) with ``comparison`` (its ``rates`` or ``search``, ``params``, ``criteria``, ``prefill``,
+    ``fill``) and ``session``, one ``ab`` run each named ``<name>-<key>``. ``label``: a key's words (called with the
     key, or with its parts when it is a tuple; default the key). Prints one line per comparison: its
     verdict, naming the method, and its run.
 
@@ -305,20 +347,28 @@ def against(servers: dict, load, name: str, baseline=None, label=None, **options
         with warnings.catch_warnings():
             # notebooks pick few pairs on purpose (the quick plan); the verdict says when none could claim
             warnings.filterwarnings("ignore", message="with at most")
-            res = compare_ab(servers[baseline], cfg, load, name=f"{name}-{slug}", progress=False, **options)
+            res = compare_ab(
+                servers[baseline], cfg, load, name=f"{name}-{slug}", progress=False, session=session, **comparison
+            )
         out[key] = res
         print(f"{words[key]} against {words[baseline]}: {answer_comparison(res)} {res.seconds:.0f} s; run {res.run_id}")
     return out
 
 
 def measure_history(
-    src: Source, workload, history_params: HistoryParams, name: str | None = None, **options
+    src: Source,
+    workload,
+    history_params: HistoryParams,
+    name: str | None = None,
+    session: SessionOptions | None = None,
+    **history,
 ) -> HistoryResult:
     """Measure the history of ``src`` (:func:`perflab.analysis.history.source`; a synthetic one is made first,
-    under ``<data root>/synthetic/``): :func:`perflab.regress.history.run_history`."""
+    under ``<data root>/synthetic/``): :func:`perflab.regress.history.run_history` with ``history`` (its
+    ``rate``, ``criteria``, ``prefill``, ``fill``, ``progress``) and ``session``."""
     if src.synthetic:
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
-        root = paths.data_root(options.get("data_root")) / "synthetic" / f"{stamp}-{secrets.token_hex(3)}"
+        root = paths.data_root(session.data_root if session else None) / "synthetic" / f"{stamp}-{secrets.token_hex(3)}"
         cost = int(src.planted_us) if float(src.planted_us).is_integer() else src.planted_us
         costs = [0] * src.planted + [cost] * (src.commits - src.planted)
         repo, good, bad = synthetic.declared(root, costs), f"HEAD~{src.commits - 1}", "HEAD"
@@ -326,7 +376,7 @@ def measure_history(
     else:
         good, bad = src.good, src.bad
         repo_params = RepoParams(repo=src.repo, project=src.project)
-    return run_history(good, bad, workload, history_params, repo_params, name=name, **options)
+    return run_history(good, bad, workload, history_params, repo_params, name=name, session=session, **history)
 
 
 def scaled_breakpoint(results, factor: float, pick=min, default: float | None = None) -> float:

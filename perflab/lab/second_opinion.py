@@ -23,6 +23,7 @@ from ..breakpoint.hold import hold
 from ..breakpoint.run import record
 from ..breakpoint.search import Estimate
 from ..config import BreakpointCriteria, LoadParams
+from ..core.session import SessionOptions
 from ..experiment import run_experiment
 from ..measure.judgement import evaluate
 
@@ -120,14 +121,20 @@ class SecondOpinion:
 
 
 def ask(
-    server, load: LoadParams, result, wrk2: Path, fill: int | None = None, prefill=None, **options
+    server,
+    load: LoadParams,
+    result,
+    wrk2: Path,
+    fill: int | None = None,
+    prefill=None,
+    session: SessionOptions | None = None,
 ) -> SecondOpinion | None:
     """Hold ``result``'s rate with ``wrk2`` as the search held it with perflab-load (see the module docstring: most
     of ``hold_windows`` runs at a rate, each on a freshly started server; a rate that holds checked from above, one
     that does not stepped down), record what it said in the search's run (``second_opinion`` in its ``meta.json``,
     each console under ``second-opinion/``) and return it; ``None`` when the search reported no number. When wrk2
     held less, its number becomes the result's (a number is the lab's only when another tool agrees), recorded
-    again. ``options``: the session's, as the search had them."""
+    again. ``session``: the search's (:class:`~perflab.core.session.SessionOptions`)."""
     if result.rate is None or not result.holds:
         return None
     c = result.conditions or {}
@@ -151,7 +158,12 @@ def ask(
     def window(rate: float, phase: str, seconds: float):
         i = len(opinion.runs)
         exp = run_experiment(
-            server, base.replace(rate=rate), fill=fill, prefill=prefill, name=f"{result.run.name}-wrk2-{i}", **options
+            server,
+            base.replace(rate=rate),
+            fill=fill,
+            prefill=prefill,
+            name=f"{result.run.name}-wrk2-{i}",
+            session=session,
         )
         j = evaluate(exp.load, criteria, exp.validity)
         console = out / f"{i:02d}-{int(rate)}-console.txt"

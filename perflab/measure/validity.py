@@ -367,9 +367,7 @@ def assess(
     :class:`~perflab.server.placement.Placement` used; ``host``: ``(calibrations around the window, all
     of the session's)`` (:class:`~perflab.measure.hostspeed.Calibration`); ``quiet``: the cores other programs
     used at the session's quietest (:mod:`perflab.core.quiet`; ``None``: not checked)."""
-    t = thresholds or ValidityThresholds()
-    if not isinstance(t, ValidityThresholds):
-        raise ValueError(f"thresholds must be a ValidityThresholds, got {type(t).__name__}")
+    t = thresholds or ValidityThresholds()  # a session's, checked once by SessionOptions
     checks = {
         "achieved_rate": _achieved(load, t),
         "served": _served(load, t),

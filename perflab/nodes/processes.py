@@ -160,7 +160,7 @@ class Node:
         self.command = [
             *self.cluster.cpu_prefix,
             *node_command(
-                self.config.server_cmd,
+                self.config.command,
                 self.cluster.topology,
                 self.index,
                 str(self.data_dir) if self.data_dir is not None else None,
@@ -382,7 +382,7 @@ class Cluster:
         return self
 
     def _start_one_command(self):
-        self.command = [*self.cpu_prefix, *node_command(self.config.server_cmd, self.topology, 0, None)]
+        self.command = [*self.cpu_prefix, *node_command(self.config.command, self.topology, 0, None)]
         log_path = self.log_root / "cluster.log"
         self.proc = children.launch(self.command, log_path, cwd=self.config.workdir, what="the cluster command")
         deadline = time.monotonic() + self.config.startup_timeout

@@ -73,4 +73,4 @@ def node_command(template: str, topology: Topology, index: int, data_dir: str | 
     try:
         return shlex.split(text)
     except ValueError as e:
-        raise ValueError(f"server_cmd: cannot split {text!r} into arguments: {e}") from None
+        raise ValueError(f"command: cannot split {text!r} into arguments: {e}") from None

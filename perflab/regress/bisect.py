@@ -38,6 +38,7 @@ from ..commits.git import Revision, between, dirty, resolve
 from ..config import BreakpointParams
 from ..config.ab import MAX_PAIRS
 from ..config.regress import BisectParams
+from ..core.session import SessionOptions
 from ..errors import BuildError, PerflabError
 from ..records import Run, new_run
 from .compare import Setup, check
@@ -215,7 +216,7 @@ def run_bisect(
     fill=None,
     name: str | None = None,
     progress: bool = True,
-    **options,
+    session: SessionOptions | None = None,
 ) -> BisectResult:
     """Find the first commit after ``good`` up to ``bad`` whose server is slower than ``good``'s (see the
     module docstring).
@@ -223,11 +224,11 @@ def run_bisect(
     ``load``: the workload (its rate unless ``rate``); ``search_params``: compare breakpoints instead (two
     interleaved searches per step); ``params``: :class:`~perflab.config.regress.BisectParams` (the metric,
     margin, alpha, budget, retries...); ``repo``: :class:`~perflab.config.regress.RepoParams`; ``server``: the
-    built-in server's configuration; ``criteria``, ``prefill``, ``fill``, ``options``: as
+    built-in server's configuration; ``criteria``, ``prefill``, ``fill``, ``session``: as
     :func:`perflab.compare_ab`. Bad input (an unknown commit, GOOD not an ancestor of BAD) raises
     ``ValueError`` before anything is built or recorded; GOOD or BAD that does not build fails the run."""
     setup = Setup.of(
-        load, params, BisectParams, repo, server, rate, criteria, search_params, prefill, fill, progress, options
+        load, params, BisectParams, repo, server, rate, criteria, search_params, prefill, fill, progress, session
     )
     path = setup.builds.path
     commits = between(path, resolve(path, good, "GOOD"), resolve(path, bad, "BAD"))
@@ -251,7 +252,7 @@ def run_bisect(
     }
     t0 = time.monotonic()
     run = new_run(
-        "bisect", name or f"bisect-{commits[0].short}-{commits[-1].short}", run_params, setup.options.get("data_root")
+        "bisect", name or f"bisect-{commits[0].short}-{commits[-1].short}", run_params, setup.session.data_root
     )
     with run:
         try:

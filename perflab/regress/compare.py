@@ -14,6 +14,7 @@ from ..commits.builds import Builds
 from ..config import BreakpointCriteria, BreakpointParams, LoadParams, PrefillParams, ServerConfig
 from ..config.ab import ABParams
 from ..config.regress import AtRate, RepoParams
+from ..core.session import SessionOptions
 from .verdict import Check, decisive_row, judge
 
 
@@ -21,7 +22,8 @@ from .verdict import Check, decisive_row, judge
 class Setup:
     """What every comparison of a gate or a bisection shares: the commits' ``builds``, the ``load`` (at
     ``rate``, or compared by breakpoint with ``search``), the comparison's ``params`` and ``criteria``, the
-    data (``prefill`` or ``fill``) and the session ``options`` (``data_root``, ``placement``...)."""
+    data (``prefill`` or ``fill``) and the ``session`` (:class:`~perflab.core.session.SessionOptions`:
+    ``data_root``, ``placement``...)."""
 
     builds: Builds
     load: LoadParams
@@ -32,7 +34,7 @@ class Setup:
     prefill: PrefillParams | None = None
     fill: int | None = None
     progress: bool = True
-    options: dict = field(default_factory=dict)
+    session: SessionOptions = field(default_factory=SessionOptions)
 
     @classmethod
     def of(
@@ -48,7 +50,7 @@ class Setup:
         prefill=None,
         fill=None,
         progress=True,
-        options=None,
+        session: SessionOptions | None = None,
     ) -> Setup:
         """Checked before anything is built or started (a ``ValueError`` naming what is wrong)."""
         params = params if params is not None else params_cls()
@@ -64,8 +66,8 @@ class Setup:
         if search is not None and not isinstance(search, BreakpointParams):
             raise ValueError(f"search must be a BreakpointParams, got {type(search).__name__}")
         rate = AtRate(rate=rate).rate  # typed here, so that every record and page holds a number
-        options = dict(options or {})
-        cache = paths.data_root(options.get("data_root")) / "builds"
+        session = session or SessionOptions()
+        cache = paths.data_root(session.data_root) / "builds"
         builds = Builds(
             repo if repo is not None else RepoParams(), server if server is not None else ServerConfig(), cache
         )
@@ -74,7 +76,7 @@ class Setup:
                 "server: the built-in server's options do not apply to your server (its project file says how it runs)"
             )
         return cls(
-            builds, load, params, rate, criteria or BreakpointCriteria(), search, prefill, fill, progress, options
+            builds, load, params, rate, criteria or BreakpointCriteria(), search, prefill, fill, progress, session
         )
 
     @property
@@ -106,7 +108,7 @@ def check(
             fill=setup.fill,
             name=name,
             progress=setup.progress,
-            **setup.options,
+            session=setup.session,
         )
     row = decisive_row(verdict_rows(res), setup.metric)
     return res, judge(row, res.validity, res.run_id)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from ..ab.result import ABResult
 from ..commits.git import Revision, resolve
 from ..config.regress import GateParams
+from ..core.session import SessionOptions
 from ..errors import PerflabError
 from ..records import Run, new_run
 from .compare import Setup, check
@@ -87,16 +88,16 @@ def run_gate(
     fill=None,
     name: str | None = None,
     progress: bool = True,
-    **options,
+    session: SessionOptions | None = None,
 ) -> GateResult:
     """Check HEAD (``head``: any revision git resolves) against BASE (``base``) as the module docstring says.
 
     ``load``: the workload (its rate unless ``rate``); ``params``: :class:`~perflab.config.regress.GateParams`
     (the metric, margin, alpha, budget...); ``repo``: :class:`~perflab.config.regress.RepoParams` (default: the
     built-in server of this checkout); ``server``: the built-in server's configuration (its other fields);
-    ``criteria``, ``prefill``, ``fill``, ``options``: as :func:`perflab.compare_ab`. Bad input raises
+    ``criteria``, ``prefill``, ``fill``, ``session``: as :func:`perflab.compare_ab`. Bad input raises
     ``ValueError`` before anything is built or recorded."""
-    setup = Setup.of(load, params, GateParams, repo, server, rate, criteria, None, prefill, fill, progress, options)
+    setup = Setup.of(load, params, GateParams, repo, server, rate, criteria, None, prefill, fill, progress, session)
     b, h = resolve(setup.builds.path, base, "BASE"), resolve(setup.builds.path, head, "HEAD")
     run_params = {
         "base": b.to_dict(),
@@ -108,7 +109,7 @@ def run_gate(
         "metric": setup.metric,
     }
     t0 = time.monotonic()
-    run = new_run("gate", name or f"gate-{b.short}-{h.short}", run_params, setup.options.get("data_root"))
+    run = new_run("gate", name or f"gate-{b.short}-{h.short}", run_params, setup.session.data_root)
     with run:
         failure = comparison = found = None
         try:

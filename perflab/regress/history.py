@@ -244,7 +244,7 @@ def run_history(
     fill=None,
     name: str | None = None,
     progress: bool = True,
-    **options,
+    session: SessionOptions | None = None,
 ) -> HistoryResult:
     """Measure every commit from ``good`` to ``bad``, find the change points of the deciding metric and check
     each one (see the module docstring).
@@ -252,10 +252,10 @@ def run_history(
     ``load``: the workload (its rate unless ``rate``); ``params``: :class:`~perflab.config.regress.HistoryParams`
     (the metric, repeats, margin, the checks' pairs, alpha, budget...); ``repo``:
     :class:`~perflab.config.regress.RepoParams`; ``server``: the built-in server's configuration; ``criteria``,
-    ``prefill``, ``fill``, ``options``: as :func:`perflab.compare_ab`. Bad input (an unknown commit, GOOD not
+    ``prefill``, ``fill``, ``session``: as :func:`perflab.compare_ab`. Bad input (an unknown commit, GOOD not
     an ancestor of BAD, fewer commits than change points need) raises ``ValueError`` before anything is built or
     recorded."""
-    setup = Setup.of(load, params, HistoryParams, repo, server, rate, criteria, None, prefill, fill, progress, options)
+    setup = Setup.of(load, params, HistoryParams, repo, server, rate, criteria, None, prefill, fill, progress, session)
     p, path = setup.params, setup.builds.path
     commits = between(path, resolve(path, good, "GOOD"), resolve(path, bad, "BAD"))
     if len(commits) < MIN_POINTS:
@@ -272,7 +272,7 @@ def run_history(
             f"the working tree of {path} has {len(changes)} uncommitted change(s); they are in no commit "
             f"measured and were not touched"
         )
-    data_root = paths.data_root(setup.options.get("data_root"))
+    data_root = paths.data_root(setup.session.data_root)
     run_params = {
         "good": commits[0].to_dict(),
         "bad": commits[-1].to_dict(),
@@ -291,14 +291,8 @@ def run_history(
         def measure(i: int) -> tuple[dict[str, list[float]], str]:
             rev = commits[i]
             side = make_side("A", setup.builds.side(rev), data_root / "builds")
-            opts = SessionOptions(
-                data_root=data_root,
-                placement=setup.options.get("placement", "shared"),
-                thresholds=setup.options.get("thresholds"),
-                scheduler="local",
-                generators=1,
-                server_host=LOCAL,
-                version=Version(commit=rev.sha),
+            opts = setup.session.replace(
+                data_root=data_root, scheduler="local", generators=1, server_host=LOCAL, version=Version(commit=rev.sha)
             )
             session = Session(
                 "history-point",

@@ -1,6 +1,6 @@
 """The lab report, made on the host: the batch that runs the notebooks, the pages it writes, comparisons.
 
-* :mod:`.cli`        ``python -m perflab report --plan quick|full`` (``make report``)
+* ``python -m perflab report --plan quick|full`` (``make report``) is declared with the other commands, in :mod:`perflab.cli`
 * :mod:`.plans`      the built-in plans and plan files
 * :mod:`.batch`      run a plan's notebooks with papermill, export them, write the index, ``report/latest``
 * :mod:`.export`     offline pages: code folded, one shared plotly.js, flame graphs linked

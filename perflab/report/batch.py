@@ -13,7 +13,7 @@
 
 then points ``<report root>/latest`` at it. A failing notebook does not stop the batch: it is exported
 up to its error, listed as failed with the error in the index, and the batch goes on; the caller
-(:mod:`perflab.report.cli`) exits non-zero at the end.
+(``perflab report``, :mod:`perflab.cli.commands`) exits non-zero at the end.
 
 The report root is ``$PERFLAB_REPORT`` or ``<repo>/report``; runs go where the library records them
 (``$PERFLAB_DATA`` or ``<repo>/data``). Notebooks run with their own directory as the working

@@ -26,6 +26,7 @@ import nbformat
 
 from .. import paths
 from ..config import ForeignServer
+from ..config.measured import Measured
 from ..config.project import Project
 from . import aim, own
 
@@ -76,16 +77,33 @@ class Plan:
         picked = tuple(s for s in self.notebooks if any(s.notebook == n or s.notebook.startswith(n) for n in wanted))
         return replace(self, notebooks=picked)
 
-    def for_server(self, command: str, ready_path: str = "/", script_args: tuple[str, ...] = ()) -> Plan:
-        """This plan aimed at your server (``command`` with ``{port}``): a notebook whose parameters cell
-        has ``server_cmd`` gets it (and ``script_args``, e.g. ``path=/kv``, for your API); every other one
-        is marked not applicable with the reason its own metadata gives (``perflab.foreign_server``)."""
-        ForeignServer(command=command, ready_path=ready_path)  # a bad command fails before anything runs
+    def aimed(self, what: Measured) -> Plan:
+        """This plan aimed at what is measured (:func:`perflab.config.measured.resolve`, as every command
+        resolves it): the server a project file declares (:meth:`for_project`), yours by command
+        (:meth:`for_server`), or the built-in server (this plan)."""
+        if what.project is not None:
+            return self.for_project(what.project)
+        if isinstance(what.target, ForeignServer):
+            return self.for_server(what.target, what.script_args)
+        return self
+
+    def for_server(self, server: ForeignServer, script_args: tuple[str, ...] = ()) -> Plan:
+        """This plan aimed at your server (its ``command`` with ``{port}``): a notebook whose parameters cell
+        has ``server_cmd`` gets it, its ready path and directory (and ``script_args``, e.g. ``path=/kv``, for
+        your API); every other one is marked not applicable with the reason its own metadata gives
+        (``perflab.foreign_server``)."""
+        if server.command is None:
+            raise ValueError(f"a report starts your server: give its command, not a URL ({server.url})")
         extra = {"script_args": list(script_args)} if script_args else {}
         # the notebooks run in notebooks/: the command keeps the directory it was given in
-        given = {"server_cmd": command, "ready_path": ready_path, "server_dir": os.getcwd(), **extra}
+        given = {
+            "server_cmd": server.command,
+            "ready_path": server.ready_path,
+            "server_dir": server.workdir or os.getcwd(),
+            **extra,
+        }
         return self._aimed(
-            lambda spec, names: None if "server_cmd" in names else _NO, given, f"your server ({command})"
+            lambda spec, names: None if "server_cmd" in names else _NO, given, f"your server ({server.command})"
         )
 
     def for_project(self, project: Project) -> Plan:

@@ -347,7 +347,7 @@ class ClusterTarget(Target):
         """Your nodes: the commit of the directory their command runs in, when that is in a git work tree of its
         own (not perflab's: :func:`~perflab.commits.git.server_commit`); the built-in server's: this checkout's."""
         cfg = self.cluster_config
-        return server_commit(cfg.workdir or os.getcwd()) if cfg.server_cmd is not None else checkout()["commit"]
+        return server_commit(cfg.workdir or os.getcwd()) if cfg.command is not None else checkout()["commit"]
 
     @property
     def start_s(self) -> float:

@@ -293,10 +293,10 @@ def test_sentences_follow_the_numbers(res):
 
 
 def test_notebook_helpers_build_and_check(tmp_path, monkeypatch):
-    cfg = cnb.config(None, nodes=3, ack=2, entry="all", mode="async")
+    cfg = cnb.measured(None, nodes=3, ack=2, entry="all", mode="async").target
     assert cfg.node_config(0).mode == "async" and cfg.entries == (0, 1, 2)
     assert isinstance(cnb.single_node(cfg), pl.ServerConfig)
-    mine = cnb.config("kv {port} {cluster}", "/health", str(tmp_path), nodes=3)
+    mine = cnb.measured("kv {port} {cluster}", "/health", str(tmp_path), nodes=3).target
     one = cnb.single_node(mine)
     assert isinstance(one, pl.ClusterConfig) and one.nodes == 1 and one.foreign
     q = cnb.quorums(cfg, [[1, 3], [3, 3]])

@@ -89,9 +89,9 @@ def test_build_names_the_part_a_bad_parameter_configures():
 
 
 def test_the_target_is_printed_and_prefill_is_for_the_built_in_server_only(capsys):
-    built = nb.server(None, mode="async")
+    built = nb.measured(None, mode="async").target
     assert isinstance(built, pl.ServerConfig) and "mode='async'" in capsys.readouterr().out
-    yours = nb.server("python3 kv.py {port}", "/health")
+    yours = nb.measured("python3 kv.py {port}", "/health").target
     assert isinstance(yours, pl.ForeignServer) and "python3 kv.py {port}" in capsys.readouterr().out
     assert nb.data_for(built, keys=100)["prefill"].keys == 100 and nb.data_for(yours, keys=100) == {"fill": 100}
     with pytest.raises(ValueError, match="keys"):
@@ -128,10 +128,12 @@ def test_measure_retries_a_failed_profiler_once_and_says_how_the_run_went(monkey
         return experiment(load(2.5), "suspect", ("rate short",), run_id="run-7")
 
     monkeypatch.setattr(nb, "run_experiment", run_experiment)
+    shared = pl.SessionOptions(placement="shared")
     r = nb.measure(
-        "PUT, 4 connections", pl.ServerConfig(), pl.workload("put.lua", 4, rate=100), "nb01-put-4c", placement="shared"
+        "PUT, 4 connections", pl.ServerConfig(), pl.workload("put.lua", 4, rate=100), "nb01-put-4c", session=shared
     )
-    assert r.run_id == "run-7" and calls == [("nb01-put-4c", {"placement": "shared"})] * 2
+    given = {"profile": None, "prefill": None, "fill": None, "session": shared}
+    assert r.run_id == "run-7" and calls == [("nb01-put-4c", given)] * 2
     assert capsys.readouterr().out.splitlines() == [
         "PUT, 4 connections failed (ProfilerError: could not attach); retrying once",
         "PUT, 4 connections: p99 2.50 ms; suspect: rate short; run run-7",

@@ -51,12 +51,12 @@ def test_defaults_are_the_servers_every_node_and_a_majority():
         ({"nodes": 2, "server": [pl.ServerConfig()]}, "server: one ServerConfig for every node, or a list of 2"),
         ({"nodes": 2, "server": pl.ServerConfig(port=8080)}, "server[0].port: the lab sets each node's --port"),
         ({"nodes": 2, "server": pl.ServerConfig(cluster="http://a:1")}, "server[0].cluster: the lab sets"),
-        ({"nodes": 2, "server_cmd": "kv --port {port}"}, "server_cmd: must contain {cluster}"),
-        ({"nodes": 2, "server_cmd": "kv --nodes {cluster}"}, "server_cmd: must contain {port}"),
-        ({"nodes": 2, "server_cmd": "kv {ports} {port}"}, "{port} is a per-node placeholder, but {ports}"),
-        ({"nodes": 2, "server_cmd": "kv {ports} {host} {self}"}, "{self} is a per-node placeholder, but {ports}"),
-        ({"nodes": 2, "server_cmd": "kv {port} {cluster}", "server": pl.ServerConfig()}, "server: your own nodes"),
-        ({"nodes": 2, "workdir": "/tmp"}, "workdir: only with server_cmd"),
+        ({"nodes": 2, "command": "kv --port {port}"}, "command: must contain {cluster}"),
+        ({"nodes": 2, "command": "kv --nodes {cluster}"}, "command: must contain {port}"),
+        ({"nodes": 2, "command": "kv {ports} {port}"}, "{port} is a per-node placeholder, but {ports}"),
+        ({"nodes": 2, "command": "kv {ports} {host} {self}"}, "{self} is a per-node placeholder, but {ports}"),
+        ({"nodes": 2, "command": "kv {port} {cluster}", "server": pl.ServerConfig()}, "server: your own nodes"),
+        ({"nodes": 2, "workdir": "/tmp"}, "workdir: only with command"),
     ],
 )
 def test_bad_cluster_configs_are_named(kw, message):
@@ -95,9 +95,7 @@ def test_the_commands_placeholders_and_the_picked_ports():
         "--bind",
         "10.0.0.7",
     ]
-    pl.ClusterConfig(
-        nodes=3, server_cmd="kv --ports {ports} --peers {cluster} --bind {host}"
-    )  # all three fit one command
+    pl.ClusterConfig(nodes=3, command="kv --ports {ports} --peers {cluster} --bind {host}")  # all three fit one command
 
 
 def test_the_load_gets_the_clusters_ack_and_from_only_where_the_script_takes_them():
@@ -350,7 +348,7 @@ def test_coefficient_of_variation_and_the_everywhere_warning():
         (["--nodes", "3", "--fault", "at=1s node=3 kill"], "node 3 is out of range: the cluster has nodes 0..2"),
         (["--nodes", "3", "--fault", "at=1s node=1 resume"], "node 1 is running then; resume needs it paused"),
         (["--nodes", "3", "--prefill", "100"], "prefill: it writes plain values"),
-        (["--nodes", "3", "--server-cmd", "kv {port}"], "server_cmd: must contain {cluster}"),
+        (["--nodes", "3", "--server-cmd", "kv {port}"], "command: must contain {cluster}"),
         (
             ["--nodes", "3", "--server-cmd", "kv {port} {cluster}", "--mode", "async"],
             "--mode: option of the built-in server",

@@ -162,7 +162,7 @@ def test_your_own_cluster_through_the_placeholders(data_root, mode, own_processe
         if mode == "per-node"
         else f"{py} {TINY} --ports {{ports}} --host {{host}}"
     )
-    cfg = pl.ClusterConfig(nodes=3, ack=2, entry="0,1", server_cmd=cmd, ready_path="/health")
+    cfg = pl.ClusterConfig(nodes=3, ack=2, entry="0,1", command=cmd, ready_path="/health")
     load = pl.workload(
         "put.lua", connections=2, threads=2, rate=40, duration=3, warmup=0.5, extra_args=("path=/kv", "param=key")
     )
@@ -186,7 +186,7 @@ INTERRUPTED = """
 import sys, perflab as pl
 cfg = pl.ClusterConfig(nodes=3, entry="all", server=pl.ServerConfig(backend="memory", cluster_timeout=0.3))
 load = pl.workload("put.lua", connections=3, threads=3, rate=30, duration=30)
-pl.run_experiment(cfg, load, faults=["at=1s node=1 pause"], data_root=sys.argv[1], name="long")
+pl.run_experiment(cfg, load, faults=["at=1s node=1 pause"], name="long", session=pl.SessionOptions(data_root=sys.argv[1]))
 """
 
 

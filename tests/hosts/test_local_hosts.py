@@ -115,13 +115,18 @@ def test_one_machine_runs_on_the_in_process_hosts_and_records_it(server_build, l
 
 def test_bad_hosts_fail_before_a_run_exists(server_build, loadgen_binary, data_root):
     with pytest.raises(HostsError, match="no host named 'gen1'"):
-        pl.run_experiment(pl.ServerConfig(backend="memory"), LOAD, generators="gen1")
+        pl.run_experiment(pl.ServerConfig(backend="memory"), LOAD, session=pl.SessionOptions(generators="gen1"))
     with pytest.raises(HostsError, match="2 generator hosts asked for"):
-        pl.run_experiment(pl.ServerConfig(backend="memory"), LOAD.replace(threads=2), generators=2)
+        pl.run_experiment(
+            pl.ServerConfig(backend="memory"), LOAD.replace(threads=2), session=pl.SessionOptions(generators=2)
+        )
     # a load that cannot be split over the hosts asked for fails before any host is looked up
-    for run in (pl.run_experiment, lambda srv, load, **kw: pl.find_breakpoint(srv, load, progress=False, **kw)):
+    for run in (
+        pl.run_experiment,
+        lambda srv, load, session: pl.find_breakpoint(srv, load, progress=False, session=session),
+    ):
         with pytest.raises(ValueError, match=r"split over 2 generator hosts, .* at least 2 threads \(-t\), got 1"):
-            run(pl.ServerConfig(backend="memory"), LOAD, generators=2)
+            run(pl.ServerConfig(backend="memory"), LOAD, session=pl.SessionOptions(generators=2))
     assert list_runs().empty
 
 

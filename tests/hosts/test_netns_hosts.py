@@ -87,9 +87,13 @@ def test_a_two_host_run_is_one_run_merged_exactly(hosts, data_root):
     # the same load from one host, then split over two: the split run's hosts offer, between them, exactly
     # the one-host schedule interval by interval, and their merge adds up exactly
     one = pl.run_experiment(
-        SERVER, LOAD, **_on(hosts, generators="gen1", server_host="srv1"), name="one", profile=pl.ProfileParams("cpu")
+        SERVER,
+        LOAD,
+        session=_on(hosts, generators="gen1", server_host="srv1"),
+        name="one",
+        profile=pl.ProfileParams("cpu"),
     )
-    two = pl.run_experiment(SERVER, LOAD, **_on(hosts, generators="gen1,gen2", server_host="srv1"), name="two")
+    two = pl.run_experiment(SERVER, LOAD, session=_on(hosts, generators="gen1,gen2", server_host="srv1"), name="two")
     d = two.run.dir
     parts = {n: json.loads((d / "hosts" / n / "load-summary.json").read_text()) for n in ("gen1", "gen2")}
     merged = json.loads((d / "load-summary.json").read_text())
@@ -145,7 +149,7 @@ def test_a_breakpoint_search_from_two_generator_hosts(hosts, data_root):
             quiet_wait=1,
         ),
         progress=False,
-        **_on(hosts, generators="gen1,gen2", server_host="srv1"),
+        session=_on(hosts, generators="gen1,gen2", server_host="srv1"),
     )
     t = res.table
     assert res.run.status == "ok" and 2 <= len(t) <= 5, t.to_string()
@@ -175,7 +179,7 @@ def test_a_cluster_on_the_server_host_loaded_from_two_generator_hosts(hosts, dat
         faults=["at=1s node=2 kill for=1s"],
         fill=60,
         consistency=ConsistencyParams(keys=20, rate=40, threads=1),
-        **_on(hosts, generators="gen1,gen2", server_host="srv1"),
+        session=_on(hosts, generators="gen1,gen2", server_host="srv1"),
     )
     run, meta = res.run, res.run.meta
     assert run.status == "ok" and meta["hosts"]["server"]["name"] == "srv1"
@@ -202,8 +206,8 @@ def test_a_sweep_runs_points_on_disjoint_host_sets_and_queues_the_rest(hosts, da
     # two disjoint sets (srv1 + a generator, gen3 + a generator): three points, the third waits for a set
     rates = [1000, 1500, 800]
     out = sweep(
-        lambda rate, **h: pl.run_experiment(
-            SERVER, LOAD.replace(rate=rate, threads=1, connections=2), name=f"sweep-{rate}", **h
+        lambda rate, session: pl.run_experiment(
+            SERVER, LOAD.replace(rate=rate, threads=1, connections=2), name=f"sweep-{rate}", session=session
         ),
         rates,
         scheduler=hosts.address,
@@ -222,10 +226,10 @@ def test_a_sweep_runs_points_on_disjoint_host_sets_and_queues_the_rest(hosts, da
                 assert span[i][1] <= span[j][0] or span[j][1] <= span[i][0], (sets, span)
     # a point that fails is listed with its error; the sweep goes on with the others
     failing = sweep(
-        lambda rate, **h: pl.run_experiment(
+        lambda rate, session: pl.run_experiment(
             SERVER,
             LOAD.replace(rate=rate, threads=1, connections=1),
-            **{**h, "generators": "nohost" if rate == 1 else h["generators"]},
+            session=session.replace(generators="nohost") if rate == 1 else session,
         ),
         [1, 500],
         scheduler=hosts.address,
@@ -326,7 +330,7 @@ def test_hosts_not_ready_before_the_start_are_all_stopped_before_it(hosts, data_
         pl.run_experiment(
             SERVER,
             LOAD.replace(script=str(slow)),
-            **_on(hosts, generators="gen1,gen2", server_host="srv1"),
+            session=_on(hosts, generators="gen1,gen2", server_host="srv1"),
             name="late",
         )
     (run_id,) = [r for r in list_runs()["run_id"] if "late" in r]
@@ -344,8 +348,8 @@ def test_hosts_not_ready_before_the_start_are_all_stopped_before_it(hosts, data_
 CHILD = """
 import sys, perflab as pl
 pl.run_experiment(pl.ServerConfig(backend='memory'), pl.LoadParams(rate=500, duration=60, threads=2, connections=4,
-                  path='/v0/status'), scheduler=sys.argv[1], tls=sys.argv[3], generators='gen1,gen2',
-                  server_host='srv1', data_root=sys.argv[2], name='long')
+                  path='/v0/status'), name='long', session=pl.SessionOptions(scheduler=sys.argv[1],
+                  tls=sys.argv[3], generators='gen1,gen2', server_host='srv1', data_root=sys.argv[2]))
 """
 
 
@@ -391,7 +395,7 @@ def test_a_generator_worker_killed_mid_run_makes_the_run_invalid_and_leaves_no_o
     killer = threading.Thread(target=kill_once_sending)
     killer.start()
     with pytest.raises(HostLost, match="gen3"):
-        pl.run_experiment(SERVER, load, **_on(hosts, generators="gen1,gen3", server_host="srv1"), name="killed")
+        pl.run_experiment(SERVER, load, session=_on(hosts, generators="gen1,gen3", server_host="srv1"), name="killed")
     killer.join()
     (run_id,) = [r for r in list_runs()["run_id"] if "killed" in r]
     run = open_run(run_id)

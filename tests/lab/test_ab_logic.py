@@ -10,7 +10,7 @@ import warnings
 import pytest
 from support import REPO
 
-from perflab import ABParams, Commit, LoadParams, PrefillParams, ServerConfig, compare_ab, paths
+from perflab import ABParams, Commit, LoadParams, PrefillParams, ServerConfig, SessionOptions, compare_ab, paths
 from perflab.ab import SideError, design, sides
 from perflab.cli import main
 from perflab.commits.builds import BUILD_ENV, BuildCache
@@ -74,9 +74,9 @@ def test_bad_input_is_named_before_anything_starts(data_root):
             dict(a=ForeignServer(command="x {port}"), b=ServerConfig(), prefill=PrefillParams(keys=10)),
             "prefill: side A (x): it writes the built-in server's storage files; fill writes keys through your server's API (fill=N, --fill N)",
         ),
-        (dict(a=mem, b=mem, data_dir="/tmp/x"), "data_dir: an A/B comparison gives each side"),
+        (dict(a=mem, b=mem, session=SessionOptions(data_dir="/tmp/x")), "data_dir: an A/B comparison gives each side"),
         (
-            dict(a=mem, b=mem, scheduler="tcp://10.0.0.1:8786", generators=2),
+            dict(a=mem, b=mem, session=SessionOptions(scheduler="tcp://10.0.0.1:8786", generators=2)),
             "scheduler, generators: an A/B comparison runs both servers and the generator on this machine",
         ),
         (

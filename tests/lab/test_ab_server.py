@@ -28,6 +28,7 @@ from perflab import (
     BreakpointParams,
     LoadParams,
     ServerConfig,
+    SessionOptions,
     compare_ab,
     open_run,
     query,
@@ -62,7 +63,7 @@ ATTEMPTS = 2
 def known(tmp_path_factory, server_build, loadgen_binary):
     for _ in range(ATTEMPTS):
         root = tmp_path_factory.mktemp("ab-data")
-        res = compare_ab(A, B, LOAD, params=FAST, data_root=root, progress=False)
+        res = compare_ab(A, B, LOAD, params=FAST, progress=False, session=SessionOptions(data_root=root))
         if (
             res.verdict().conclusion is not Conclusion.UNDECIDED
             or open_run(res.run.dir).meta["validity"]["verdict"] != "invalid"

@@ -16,7 +16,6 @@ import pytest
 from support import REPO
 
 from perflab.cli import build_parser, parse
-from perflab.report.cli import build_parser as report_parser
 
 DOCS = [
     REPO / "README.md",
@@ -88,10 +87,7 @@ def _parse(argv: list[str]) -> str | None:
     err = io.StringIO()
     try:
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-            if argv[0] == "report":
-                report_parser().parse_args(argv[1:])
-            else:
-                parse(build_parser(), argv)
+            parse(build_parser(), argv)
     except SystemExit as e:
         return err.getvalue().strip().splitlines()[-1] if err.getvalue().strip() else f"exit {e.code}"
     return None

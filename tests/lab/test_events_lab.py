@@ -36,9 +36,8 @@ def test_flush_events_end_where_the_flush_counter_moved(server_build, loadgen_bi
             script="put-random.lua",
             script_args=("keys=100000",),
         ),
-        stats_interval=0.25,
-        data_root=data_root,
         name="events-flush",
+        session=SessionOptions(stats_interval=0.25, data_root=data_root),
     )
     ev = read_events(res.run_dir / "server-events.jsonl", None)
     flushes = ev[ev["event"] == "flush"]

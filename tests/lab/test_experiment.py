@@ -12,7 +12,16 @@ import time
 import pytest
 from support import REPO, live_descendants, processes_mentioning
 
-from perflab import LoadParams, PrefillParams, ProfileParams, ServerConfig, open_run, query, run_experiment
+from perflab import (
+    LoadParams,
+    PrefillParams,
+    ProfileParams,
+    ServerConfig,
+    SessionOptions,
+    open_run,
+    query,
+    run_experiment,
+)
 from perflab.errors import LoadError, ServerStartError
 from perflab.records import list_runs
 
@@ -25,8 +34,8 @@ def test_experiment_with_prefill_profile_stats(server_build, loadgen_binary, pro
         ),
         profile=ProfileParams("cpu", interval="200us"),
         prefill=PrefillParams(keys=20_000, seed=3),
-        stats_interval=0.5,
         name="get-lsm",
+        session=SessionOptions(stats_interval=0.5),
     )
     run = res.run
     assert run.status == "ok" and run.dir.parent == data_root / "runs"
@@ -115,7 +124,7 @@ import signal, sys, perflab as pl
 signal.signal(signal.SIGINT, signal.default_int_handler)
 pl.run_experiment(pl.ServerConfig(backend='lsm', mode='async', workers=1),
                   pl.LoadParams(rate=500, duration=120, connections=2, path='/v0/status'),
-                  profile=pl.ProfileParams('cpu'), data_root=sys.argv[1], name='long')
+                  profile=pl.ProfileParams('cpu'), name='long', session=pl.SessionOptions(data_root=sys.argv[1]))
 """
 
 
@@ -157,7 +166,9 @@ def test_interrupt_stops_everything_and_marks_interrupted(server_build, loadgen_
 
 def test_split_placement_pins_server_and_generator(server_build, loadgen_binary, data_root):
     res = run_experiment(
-        ServerConfig(backend="memory"), LoadParams(rate=500, duration=1, path="/v0/status"), placement="split"
+        ServerConfig(backend="memory"),
+        LoadParams(rate=500, duration=1, path="/v0/status"),
+        session=SessionOptions(placement="split"),
     )
     meta = res.run.meta
     assert meta["placement"] == {"mode": "split", "server_cpus": [0], "load_cpus": [1], "shares_cpus": False}
@@ -165,7 +176,7 @@ def test_split_placement_pins_server_and_generator(server_build, loadgen_binary,
     assert meta["server"]["effective_config"]["cpus"] == 1  # the JVM sees its one CPU
     assert res.validity.checks["cpu_sharing"].value is False
     with pytest.raises(ValueError, match="placement: expected one of shared, split"):
-        run_experiment(ServerConfig(backend="memory"), LoadParams(), placement="spread")
+        SessionOptions(placement="spread")
 
 
 def test_bad_arguments(data_root):
@@ -186,5 +197,5 @@ def test_bad_arguments(data_root):
     ):
         run_experiment(ServerConfig(), LoadParams(), faults=["at=1s node=1 kill"])
     with pytest.raises(ValueError, match="stats_interval must be > 0"):
-        run_experiment(ServerConfig(), LoadParams(), stats_interval=0)
+        SessionOptions(stats_interval=0)
     assert list_runs().empty  # argument errors leave no run behind

@@ -13,7 +13,7 @@ import psutil
 import pytest
 from support import REPO, free_port, processes_mentioning
 
-from perflab import ForeignServer, LoadParams, ProfileParams, run_experiment
+from perflab import ForeignServer, LoadParams, ProfileParams, SessionOptions, run_experiment
 from perflab.cli import main
 from perflab.errors import ServerStartError
 from perflab.measure.generator import run_load
@@ -81,7 +81,9 @@ def test_a_running_server_is_measured_and_left_running(loadgen_binary, data_root
         assert res.run.meta["server"]["foreign"]["pid"] == proc.pid  # found from the listening socket
         assert proc.poll() is None  # measured, never stopped
         with pytest.raises(ValueError, match="placement: a server that is already running"):
-            run_experiment(f"http://127.0.0.1:{port}", LoadParams(rate=10, duration=1), placement="split")
+            run_experiment(
+                f"http://127.0.0.1:{port}", LoadParams(rate=10, duration=1), session=SessionOptions(placement="split")
+            )
     finally:
         proc.terminate()
         proc.wait(5)

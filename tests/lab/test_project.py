@@ -6,7 +6,7 @@ import pytest
 from support import REPO
 
 from perflab.cli import main
-from perflab.config import ForeignServer, ServerConfig
+from perflab.config import ForeignServer
 from perflab.config.project import PROJECT_ENV, Project, find
 from perflab.lab import notebook as nb
 from perflab.records import list_runs, open_run
@@ -40,7 +40,7 @@ def test_a_project_file_declares_the_server_its_api_cluster_and_categories(tmp_p
     assert proj.script_args == ("path=/kv", "param=key") and proj.status_path == "/health"
     assert proj.categories == ("storage=tiny_kv/STORE",)
     c = proj.cluster_config()
-    assert (c.nodes, c.replicas_ack, c.replicas_from) == (3, 2, 3) and c.server_cmd == proj.server.command
+    assert (c.nodes, c.replicas_ack, c.replicas_from) == (3, 2, 3) and c.command == proj.server.command
     assert proj.cluster_config(nodes=5).nodes == 5  # what is given on top wins
     # the course API by default, and no status endpoint: no ceiling
     bare = Project.load(_write(tmp_path, f'[server]\ncommand = "python3 {TINY} {{port}}"\n', "bare.toml"))
@@ -95,19 +95,21 @@ def test_the_project_is_found_given_then_in_the_environment_then_here(tmp_path, 
 
 def test_notebooks_take_the_projects_server_api_profile_and_ceiling(tmp_path, capsys):
     p = _tiny(tmp_path, '[categories]\nstorage = "tiny_kv/STORE"\n')
-    server = nb.server(project=str(p))
+    measured = nb.measured(project=str(p), script_args=["rate=1"])
+    server = measured.target
     assert isinstance(server, ForeignServer) and "tiny" in capsys.readouterr().out
-    assert nb.api_args(str(p), ["rate=1"]) == ("path=/kv", "param=key", "rate=1")
-    assert nb.profile("cpu", str(p)).category == ("storage=tiny_kv/STORE",)
+    assert measured.script_args == ("path=/kv", "param=key", "rate=1")
+    assert nb.api_args(str(p), ["rate=1"]) == ("path=/kv", "param=key", "rate=1")  # 08, 09: a file alone
+    assert nb.profile("cpu", measured).category == ("storage=tiny_kv/STORE",)
     assert nb.data_for(server, keys=50) == {"fill": 50}
     # no status endpoint declared, and the course API's /v0/status answers 400: no ceiling, and the notebook says
     # why instead of searching over errors
-    path, why = nb.ceiling(server, project=str(p))
+    path, why = nb.ceiling(measured)
     assert path is None and why.startswith("No ceiling measured: your server declares no no-op endpoint")
     assert "`GET /v0/status` answered 400" in why
-    assert nb.ceiling(server, project=str(p), include=False) == (None, "")  # nothing asked when none is searched
-    assert nb.ceiling(server, status_path="/health") == ("/health", "")
-    assert nb.ceiling(ServerConfig()) == ("/v0/status", "")
+    assert nb.ceiling(measured, include=False) == (None, "")  # nothing asked when none is searched
+    assert nb.ceiling(nb.measured(project=str(p), status_path="/health")) == ("/health", "")
+    assert nb.ceiling(nb.measured(project=None, mode="sync")) == ("/v0/status", "")
 
 
 #: a server that answers 200 to every GET (the course API's /v0/status among them)
@@ -123,8 +125,7 @@ def test_a_server_that_answers_the_course_status_gets_its_ceiling_and_the_page_s
 ):
     """A course server whose /v0/status answers 200 needs no [api] status: it is asked (started once for the
     question) and used, and the note the findings show says it was found, not declared."""
-    server = ForeignServer(command=ANSWERS_200)
-    path, note = nb.ceiling(server)
+    path, note = nb.ceiling(nb.measured(ANSWERS_200))
     assert path == "/v0/status"
     assert note.startswith("Ceiling: your server declares no no-op endpoint, and it answered `GET /v0/status` with 200")
     assert "answered `GET /v0/status` with 200" in capsys.readouterr().out
@@ -320,7 +321,7 @@ def test_a_projects_stages_and_history_run_where_it_has_them_and_say_why_not_els
     assert "a" not in by["08-ab"].parameters and "common" not in by["08-ab"].parameters  # the built-in server's
 
 
-def test_a_project_files_cluster_is_what_run_profile_and_breakpoint_measure_without_nodes(tmp_path):
+def test_a_project_files_cluster_is_what_run_profile_and_breakpoint_measure_without_nodes(tmp_path, monkeypatch):
     from perflab.cli import build_parser, options, parse
     from perflab.config.cluster import ClusterConfig
 
@@ -330,10 +331,16 @@ def test_a_project_files_cluster_is_what_run_profile_and_breakpoint_measure_with
         assert options.is_cluster(a), cmd
         t = options.target(a)
         assert isinstance(t, ClusterConfig) and (t.nodes, t.replicas_ack) == (3, 2), cmd
-        # --nodes on top of the file's wins; your own server on the command line is one server
+        # --nodes on top of the file's wins; your own server on the command line is one server, and the file is
+        # then not looked for ($PERFLAB_PROJECT); named too, the two are an error naming both
         assert options.target(parse(build_parser(), [cmd, "--project", str(p), "--nodes", "2"])).nodes == 2
-        one = parse(build_parser(), [cmd, "--project", str(p), "--server-cmd", f"python3 {TINY} {{port}}"])
+        monkeypatch.setenv(PROJECT_ENV, str(p))
+        one = parse(build_parser(), [cmd, "--server-cmd", f"python3 {TINY} {{port}}"])
         assert not options.is_cluster(one) and isinstance(options.target(one), ForeignServer)
+        monkeypatch.delenv(PROJECT_ENV)
+        both = parse(build_parser(), [cmd, "--project", str(p), "--server-cmd", f"python3 {TINY} {{port}}"])
+        with pytest.raises(ValueError, match=f"--project {p} and --server-cmd: give one"):
+            options.target(both)
     # a file without [cluster]: one server, as before
     (tmp_path / "s").mkdir()
     single = parse(build_parser(), ["run", "--project", str(_tiny(tmp_path / "s"))])

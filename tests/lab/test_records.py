@@ -171,7 +171,7 @@ def test_a_server_of_yours_never_has_perflabs_commit(tmp_path, monkeypatch):
     assert target_of(ServerConfig()).version_commit() == mine  # the built-in server
     monkeypatch.chdir(paths.repo_root())  # make -C perflab: a course server's command runs in its clone
     assert target_of(ForeignServer(command="x {port}")).version_commit() is None
-    assert target_of(ClusterConfig(nodes=2, server_cmd="x {port} {cluster}")).version_commit() is None
+    assert target_of(ClusterConfig(nodes=2, command="x {port} {cluster}")).version_commit() is None
     clone = tmp_path / "perflab"  # a clone of perflab holding a student's folders, one in git
     (clone / "students" / "alice").mkdir(parents=True)
     git(clone, "init", "-q", "-b", "main")
@@ -190,7 +190,7 @@ def test_a_server_of_yours_never_has_perflabs_commit(tmp_path, monkeypatch):
         == git(bob, "rev-parse", "HEAD").strip()
     )
     assert (
-        target_of(ClusterConfig(nodes=2, server_cmd="x {port} {cluster}", workdir=str(bob))).version_commit()
+        target_of(ClusterConfig(nodes=2, command="x {port} {cluster}", workdir=str(bob))).version_commit()
         == git(bob, "rev-parse", "HEAD").strip()
     )
 
@@ -222,8 +222,7 @@ def test_each_run_is_keyed_by_the_version_of_the_server_it_measured(data_root, t
     assert version(ForeignServer(url="http://127.0.0.1:1"), Version(commit="B" * 12))["commit"] == "b" * 12
     assert target_of(ClusterConfig(nodes=2)).version_commit() == mine  # built-in nodes
     assert (
-        target_of(ClusterConfig(nodes=2, server_cmd="x {port} {cluster}", workdir=str(tmp_path))).version_commit()
-        is None
+        target_of(ClusterConfig(nodes=2, command="x {port} {cluster}", workdir=str(tmp_path))).version_commit() is None
     )
     assert commit_at(tmp_path) is None
     with pytest.raises(ValueError, match="commit: a hex commit hash"):

@@ -55,7 +55,7 @@ def test_structure_title_question_parameters_then_validation(name):
     # one validation layer: the first code cell builds the configs from the parameters (they check every
     # field) and checks the rest with the same layer (nb.param); no notebook-side checks of its own
     assert "nb.setup()" in after.source and "nb.check(" not in after.source
-    assert "nb.param(" in after.source or "pl.ServerConfig(" in after.source or "nb.server(" in after.source
+    assert "nb.param(" in after.source or "pl.ServerConfig(" in after.source or "nb.measured(" in after.source
     assert papermill.inspect_notebook(str(NB_DIR / name)), "papermill sees the parameters"
     text = "\n".join(c.source for c in nb.cells)
     assert "papermill" not in text, "notebooks must not depend on papermill-only state"
@@ -142,7 +142,7 @@ BAD = [
         "faults: fault_at: must be a duration like 500ms, 10s, 1m, got 'later'",
     ),
     ("07-cluster.ipynb", {"search": "guess"}, "capacity: search: expected one of probes, ramp"),
-    ("07-cluster.ipynb", {"cluster_cmd": "python3 kv.py {port}"}, "server_cmd: must contain {cluster}"),
+    ("07-cluster.ipynb", {"cluster_cmd": "python3 kv.py {port}"}, "command: must contain {cluster}"),
     ("08-ab.ipynb", {"b": {"mode": "turbo"}}, "b: mode: --mode: expected one of sync, async, virtual, got 'turbo'"),
     ("08-ab.ipynb", {"rates": [3000, 0]}, "rates[1]: must be >= 1, got 0"),
     ("08-ab.ipynb", {"budget": "a while"}, "budget: must be a duration like 500ms, 10s, 1m, got 'a while'"),

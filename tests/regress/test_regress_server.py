@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from perflab import LoadParams, open_run, query
+from perflab import LoadParams, SessionOptions, open_run, query
 from perflab.analysis import regress as words
 from perflab.cli import main
 from perflab.config.regress import BisectParams, GateParams, RepoParams
@@ -52,7 +52,7 @@ def test_bisect_names_the_commit_that_made_the_server_slower(planted):
         LOAD,
         BisectParams(**FAST, retries=0),
         RepoParams(repo=str(repo)),
-        data_root=data,
+        session=SessionOptions(data_root=data),
         progress=False,
     )
     commits = synthetic.git(repo, "log", "--reverse", "--format=%H").split()
@@ -98,7 +98,7 @@ def test_a_history_without_a_regression_says_so(tmp_path, server_build, loadgen_
         LOAD,
         BisectParams(**FAST),
         RepoParams(repo=str(repo)),
-        data_root=tmp_path / "data",
+        session=SessionOptions(data_root=tmp_path / "data"),
         progress=False,
     )
     assert res.found is Found.NO_REGRESSION and res.first is None, words.bisect_lines(res)
@@ -117,10 +117,23 @@ def test_bad_input_is_named_and_nothing_is_recorded(planted, tmp_path):
     for (good, bad), message in cases:
         with pytest.raises(ValueError, match=message):
             run_bisect(
-                good, bad, LOAD, BisectParams(**FAST), RepoParams(repo=str(repo)), data_root=data, progress=False
+                good,
+                bad,
+                LOAD,
+                BisectParams(**FAST),
+                RepoParams(repo=str(repo)),
+                session=SessionOptions(data_root=data),
+                progress=False,
             )
     with pytest.raises(ValueError, match="not a git repository"):
-        run_gate("HEAD~1", "HEAD", LOAD, GateParams(**FAST), RepoParams(repo=str(tmp_path)), data_root=data)
+        run_gate(
+            "HEAD~1",
+            "HEAD",
+            LOAD,
+            GateParams(**FAST),
+            RepoParams(repo=str(tmp_path)),
+            session=SessionOptions(data_root=data),
+        )
     assert list_runs(data).empty
 
 
@@ -133,7 +146,7 @@ def test_good_slower_than_bad_says_so(tmp_path, server_build, loadgen_binary):
         LOAD,
         BisectParams(**FAST),
         RepoParams(repo=str(repo)),
-        data_root=tmp_path / "data",
+        session=SessionOptions(data_root=tmp_path / "data"),
         progress=False,
     )
     assert res.found is Found.GOOD_SLOWER, words.bisect_lines(res)

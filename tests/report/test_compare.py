@@ -13,7 +13,7 @@ import sys
 import pytest
 from markupsafe import escape
 
-from perflab import LoadParams, ServerConfig, paths, run_experiment
+from perflab import LoadParams, ServerConfig, SessionOptions, paths, run_experiment
 from perflab.records import new_run
 from perflab.report.browser import check as browser
 from perflab.report.compare import CompareError, compare
@@ -86,8 +86,15 @@ def two_runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("compare-data")
     load = LoadParams(rate=300, duration=4, warmup=1, threads=1, connections=2, script="status.lua", hdr_interval=0.25)
     for i in range(PAIRS):
-        a = run_experiment(ServerConfig(backend="memory"), load, name="cmp-plain", data_root=root)
-        b = run_experiment(ServerConfig(backend="memory", debug_delay="3ms"), load, name="cmp-delayed", data_root=root)
+        a = run_experiment(
+            ServerConfig(backend="memory"), load, name="cmp-plain", session=SessionOptions(data_root=root)
+        )
+        b = run_experiment(
+            ServerConfig(backend="memory", debug_delay="3ms"),
+            load,
+            name="cmp-delayed",
+            session=SessionOptions(data_root=root),
+        )
         c = compare(a.run_dir, b.run_dir, output=tmp_path_factory.mktemp("pair") / f"pair{i}.html")
         if next(r for r in c.rows if r.metric == "p50 per interval").direction != "no difference detectable":
             break

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from perflab import ABParams
+from perflab import ABParams, ForeignServer
 from perflab.measure.paired import Family
 from perflab.report import batch, index_page, plans
 from perflab.units import parse_duration
@@ -258,7 +258,7 @@ def test_index_leads_with_findings_validity_and_breakpoints(tmp_path):
 
 def test_a_plan_for_your_server_runs_the_notebooks_that_take_one_and_says_why_not_the_others():
     cmd = "python3 tests/servers/tiny_kv.py {port}"
-    plan = plans.QUICK.for_server(cmd, ready_path="/health")
+    plan = plans.QUICK.for_server(ForeignServer(command=cmd, ready_path="/health"))
     by = {s.notebook: s for s in plan.notebooks}
     for name in ("01-stable-load", "02-breakpoint"):
         assert by[name].not_applicable is None
@@ -273,8 +273,8 @@ def test_a_plan_for_your_server_runs_the_notebooks_that_take_one_and_says_why_no
         assert "server_cmd" not in by[name].parameters
     assert by["07-cluster"].not_applicable.startswith("needs a cluster: give cluster_cmd")
     assert plan.target == f"your server ({cmd})"
-    with pytest.raises(ValueError, match=r"command: must contain \{port\}"):
-        plans.QUICK.for_server("python3 tests/servers/tiny_kv.py 8080")
+    with pytest.raises(ValueError, match=r"give its command, not a URL"):
+        plans.QUICK.for_server(ForeignServer(url="http://127.0.0.1:8080"))
 
 
 def test_index_marks_not_applicable_notebooks_without_calling_them_failures(tmp_path):
