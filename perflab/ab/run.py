@@ -195,7 +195,11 @@ def compare_ab(
     sides_mod.label(side_list)
     _check_sides(side_list, prefill, params.restart_per_block or (search is not None and search.restart_server))
     extra = len(profiles_mod.CATEGORIES) if params.profile else 0  # each category is a test of the family
-    family = paired.Family(params.alpha, params.max_pairs, len(rate_list), extra) if search is None else None
+    family = (
+        paired.Family(params.alpha, params.max_pairs, len(rate_list), extra, params.stop_at == "not-worse")
+        if search is None
+        else None
+    )
     notes = _notes(side_list, params, family)
     for n in notes:
         warnings.warn(n, UserWarning, stacklevel=2)

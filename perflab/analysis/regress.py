@@ -101,16 +101,13 @@ def gate_lines(res) -> list[str]:
 
 
 def bound_sentence(alpha: float, check: dict | None) -> str:
-    """The false-alarm bound of a gate and where it comes from."""
-    tests = (
-        f", each of its {round(alpha / check['level'])} tests at {fmt.p_sci(check['level'])}"
-        if check and check.get("level")
-        else ""
-    )
+    """The false-alarm bound of a gate and where it comes from (``check``: its deciding verdict, unused since the
+    level of one test no longer gives their count: half of alpha goes to the sequential test)."""
     return (
         f"false alarms: a gate of two identical servers fails with probability at most {fmt.p_sci(alpha)} "
-        f"(alpha of the comparison: exact Wilcoxon signed-rank tests on the pairs' log-ratios, Bonferroni over "
-        f"every test it makes{tests}; the noise, however heavy, does not change it)"
+        f"(alpha of the comparison: with the not-worse stop, half to a sequential probability ratio test on the "
+        f"pairs' signs, which stops a clear regression early, half to exact Wilcoxon signed-rank tests on the pairs' "
+        f"log-ratios, Bonferroni over every test it makes; the noise, however heavy, does not change it)"
     )
 
 

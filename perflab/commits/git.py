@@ -73,6 +73,26 @@ def between(repo: Path, good: Revision, bad: Revision) -> list[Revision]:
     return [good, *reversed(chain)]
 
 
+#: files whose change cannot make a server slower: documentation and notes
+DOCS = re.compile(r"(^|/)(docs?|README[^/]*)(/|$)|\.(md|rst|txt|adoc)$", re.IGNORECASE)
+
+
+def code_changes(repo: Path, commits: list[Revision], under: str | None = None) -> list[int]:
+    """The lines each commit of ``commits`` (a first-parent chain: :func:`between`) changed against the one before
+    it, added and deleted, in files that are not documentation (:data:`DOCS`; a binary file counts 1), only
+    under ``under`` when given; ``0`` for the first. A bisection's prior: which commit is the likely culprit."""
+    counts = [0]
+    for before, after in zip(commits, commits[1:]):
+        out = git(repo, "diff", "--numstat", before.sha, after.sha, *(["--", under] if under else [])).stdout
+        n = 0
+        for line in out.splitlines():
+            added, deleted, name = line.split("\t", 2)
+            if not DOCS.search(name):
+                n += int(added) + int(deleted) if added != "-" else 1
+        counts.append(n)
+    return counts
+
+
 def dirty(repo: Path) -> list[str]:
     """The working tree's uncommitted changes (``git status --porcelain`` lines): none of them is in any
     commit measured, and none is touched."""

@@ -24,6 +24,18 @@ lower), whether or not it is better. The test is only consulted at the looks ``n
 to ``max_pairs``) and once at the end; the interval is checked after every block (an *equivalent* stop
 cannot make a false claim).
 
+**A regression check stops a clear regression sooner** (``not_worse``, :attr:`Family.sequential`): beside the
+looks, a sequential probability ratio test (Wald's, one-sided: :func:`sprt_log_lr`) is taken after every block
+on the pairs' signs beyond the margin: each pair in which B is slower than A by more than the margin counts
+``log(2 p1)``, each other pair ``log(2 (1 - p1))``, with ``p1 =`` :data:`SPRT_P1` (a clear regression: B slower
+beyond the margin in nearly every pair). It claims B slower once the sum reaches ``log(1 / level)``. Between
+identical sides (or whenever B is slower beyond the margin in at most half of the pairs, pair by pair), the
+ratio is a nonnegative supermartingale of mean at most 1, so by Ville's inequality it ever reaches ``1 / level``
+with probability at most ``level``, however often it is looked at and whatever the noise. It gets half of
+``alpha`` (:data:`SEQUENTIAL_SHARE`), the looks and the tests at the end the other half, Bonferroni as above:
+at ``alpha = 1e-3`` a regression that every pair shows is claimed at 12 pairs where the looks' first claim is at
+16, and a smaller one (the signs alone too weak to tell) is still claimed by the looks.
+
 **False claims.** When A and B are the same (pairs independent, each log-ratio symmetric about 0: what
 interleaving two identical servers gives), each exact Wilcoxon test rejects with probability at most its
 level whatever the distribution of the noise, heavy tails and ties included. A comparison at ``rates``
@@ -42,7 +54,7 @@ default 64 pairs (9 tests: level 1.11e-7) a claim needs 25 pairs that all agree,
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 import numpy as np
@@ -56,6 +68,12 @@ PAIRED_TEST = "two-sided exact Wilcoxon signed-rank test on the pairs' log-ratio
 PASS_TEST = "two-sided exact McNemar test (binomial on the discordant pairs)"
 CONFIDENCE = 0.95
 N_BOOT = 2000
+#: the test named in a verdict the sequential test of a regression check claimed
+SEQUENTIAL_TEST = "one-sided sequential probability ratio test on the pairs' signs beyond the margin (Ville's bound)"
+#: the share of a regression check's alpha its sequential test gets (the looks and the end share the rest)
+SEQUENTIAL_SHARE = 0.5
+#: the sequential test's alternative: B slower than A beyond the margin in this share of the pairs
+SPRT_P1 = 0.95
 
 
 class Conclusion(StrEnum):
@@ -91,6 +109,8 @@ class Family:
     #: tests made once at the end besides the metrics and pass/fail, per rate (a profiled comparison's
     #: categories: :func:`paired_difference`)
     extra: int = 0
+    #: a regression check: the primary metric's sequential test gets :data:`SEQUENTIAL_SHARE` of alpha
+    sequential: bool = False
 
     def __post_init__(self):
         if not (0 < self.alpha <= 0.05):
@@ -112,7 +132,7 @@ class Family:
         scheduled = looks(self.max_pairs)
         end = 1 + len(METRICS) + self.extra  # the final look, the other metrics, pass/fail, the extra tests
         for count in range(len(scheduled) + 1):
-            need = min_pairs_for(self.alpha / (self.rates * (count + end)))
+            need = min_pairs_for(self.shared_alpha / (self.rates * (count + end)))
             if all(n < need for n in scheduled[: len(scheduled) - count]):
                 return count + end
         return len(scheduled) + end
@@ -122,16 +142,29 @@ class Family:
         return self.rates * self.tests_per_rate
 
     @property
+    def shared_alpha(self) -> float:
+        """What the looks and the tests at the end share: alpha, less the sequential test's share."""
+        return self.alpha * (1 - SEQUENTIAL_SHARE) if self.sequential else self.alpha
+
+    @property
     def level(self) -> float:
-        """The level of each test: ``alpha / tests``."""
-        return self.alpha / self.tests
+        """The level of each test but the sequential one: ``alpha / tests`` (of the shared part)."""
+        return self.shared_alpha / self.tests
+
+    @property
+    def sequential_level(self) -> float | None:
+        """The sequential test's level at each rate (``None``: not a regression check)."""
+        return self.alpha * SEQUENTIAL_SHARE / self.rates if self.sequential else None
 
     @property
     def first_claim(self) -> int:
         """The fewest pairs with which the rule can claim a difference (its first look at or above
-        :func:`min_pairs_for` its level, or the end)."""
+        :func:`min_pairs_for` its level, or the end; sooner where the sequential test can)."""
         need = min_pairs_for(self.level)
-        return next((n for n in looks(self.max_pairs) if n >= need), max(need, self.max_pairs))
+        first = next((n for n in looks(self.max_pairs) if n >= need), max(need, self.max_pairs))
+        if self.sequential:
+            first = min(first, math.ceil(math.log(1 / self.sequential_level) / math.log(2 * SPRT_P1)))
+        return first
 
     def to_dict(self) -> dict:
         return {
@@ -141,6 +174,7 @@ class Family:
             "looks": list(looks(self.max_pairs)),
             "first_claim": self.first_claim,
             "extra": self.extra,
+            "sequential_level": self.sequential_level,
         }
 
 
@@ -196,6 +230,7 @@ class PairedRatio:
     confidence: float = CONFIDENCE
     method: Method = Method.INTERLEAVED_PAIRS
     min_pairs: int = MIN_PAIRS
+    test: str = PAIRED_TEST
 
     @property
     def significant(self) -> bool:
@@ -214,7 +249,7 @@ class PairedRatio:
             "direction": str(self.direction),
             "confidence": self.confidence,
             "method": str(self.method),
-            "test": PAIRED_TEST,
+            "test": self.test,
         }
 
 
@@ -420,6 +455,36 @@ def pass_fail(a, b, level: float | None = None) -> PassFail:
     )
 
 
+# --- the sequential test of a regression check ----------------------------------------------------------
+
+
+def sprt_log_lr(d, margin: float, p1: float = SPRT_P1) -> float:
+    """The log likelihood ratio of Wald's test on the log-ratios ``d``: "B is slower than A beyond ``margin`` in a
+    share ``p1`` of the pairs" against "in half of them" (see the module docstring)."""
+    if not (0.5 < p1 < 1):
+        raise ValueError(f"p1: must be within (0.5, 1), got {p1!r}")
+    d = np.asarray(d, dtype=float)
+    over = int(np.sum(d > math.log1p(margin)))
+    return over * math.log(2 * p1) + (len(d) - over) * math.log(2 * (1 - p1))
+
+
+def sequential_claim(r: PairedRatio, d, level: float) -> PairedRatio | None:
+    """The verdict ``r`` as a claim that B is slower, where the sequential test at ``level`` makes one on the
+    log-ratios ``d`` (with the interval above 1 and the median ratio beyond the margin, as a look's claim needs);
+    ``None`` where it does not. Its p-value is the test's own (``1 /`` the likelihood ratio: anytime-valid)."""
+    llr = sprt_log_lr(d, r.margin)
+    if llr < math.log(1 / level) or not (r.ci[0] > 1 and r.ratio > band(r.margin)[1]):
+        return None
+    return replace(
+        r,
+        p_value=min(1.0, math.exp(-llr)),
+        level=level,
+        conclusion=Conclusion.DIFFERENT,
+        direction=Direction.HIGHER,
+        test=SEQUENTIAL_TEST,
+    )
+
+
 # --- the stop rule ---------------------------------------------------------------------------------
 
 
@@ -469,6 +534,8 @@ class StopRule:
         if look:
             self.looks_done.append(n)
         r = paired_ratio(a, b, self.metric, self.family.level if look else None, self.margin, self.min_pairs, self.seed)
+        if self.family.sequential and r.conclusion is Conclusion.UNDECIDED:
+            r = sequential_claim(r, log_ratios(a, b), self.family.sequential_level) or r
         if r.conclusion is Conclusion.EQUIVALENT:
             return r, Stop.EQUIVALENT
         if r.conclusion is Conclusion.DIFFERENT:

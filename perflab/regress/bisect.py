@@ -5,11 +5,18 @@ Every step compares one commit against GOOD, interleaved (:func:`.compare.check`
 cached, the working tree untouched), and reads the verdict on the deciding metric as a regression check
 (:mod:`.verdict`). The search (:func:`search`, the pure part):
 
-1. BAD against GOOD first. *Not worse*: no regression; an *improvement*: GOOD is slower than BAD, and it says
-   so; *undecided*: it cannot tell BAD from GOOD at this precision. Only a *regression* goes on.
-2. Then the usual halving between the last commit shown no worse (``lo``, GOOD at first) and the first shown
-   slower (``hi``, BAD at first): the commit in the middle is compared against GOOD; slower moves ``hi`` to it,
-   no worse (or better) moves ``lo``. The slower commits are taken to stay slower (as ``git bisect`` does).
+0. The likely culprit first, when there is one: each commit's prior weight is half an even share and half the
+   share of the lines it changed in code (not in documentation or notes; only in ``java-server/`` for the
+   built-in server: :func:`.commits.git.code_changes`, :func:`prior_of`), and a commit before BAD that outweighs
+   all the others together (it changed more than ``1 - 1/n`` of the code lines) is compared first. Slower: it
+   is ``hi`` at once, and BAD need not be compared; no worse: ``lo`` moves to it.
+1. Then BAD against GOOD, unless a slower commit is known already. *Not worse*: no regression; an
+   *improvement*: GOOD is slower than BAD, and it says so; *undecided*: it cannot tell BAD from GOOD at this
+   precision. Only a *regression* goes on.
+2. Then the halving between the last commit shown no worse (``lo``, GOOD at first) and the first shown
+   slower (``hi``): the commit that halves the prior's weight of the candidates ``lo + 1 .. hi`` (the middle one
+   where every commit changed as much) is compared against GOOD; slower moves ``hi`` to it, no worse (or better)
+   moves ``lo``. The slower commits are taken to stay slower (as ``git bisect`` does).
 3. A step that cannot decide is compared again with twice the pairs and budget (``retries`` times); if it still
    cannot, the bisection stops and says the first slower commit lies between ``lo`` and ``hi``, and which commit
    could not be told from GOOD at this precision: it never guesses. A commit that does not build is skipped and
@@ -18,7 +25,8 @@ cached, the working tree untouched), and reads the verdict on the deciding metri
 
 **False claims.** Each comparison claims a difference between identical servers with probability at most its
 ``alpha``; a bisection that makes ``k`` comparisons (at most ``(1 + retries) (ceil(log2 n) + 1)`` where every
-commit builds) reports a regression in a history that has none with probability at most ``k x alpha``
+commit builds and changed as much; a commit the prior favours costs fewer, one it disfavours a step or two
+more) reports a regression in a history that has none with probability at most ``k x alpha``
 (Bonferroni), the bound its result states.
 
 One run of kind ``bisect`` records it (the commits, every step with its ``ab`` run, the outcome, the first
@@ -34,7 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from ..commits.git import Revision, between, dirty, resolve
+from ..commits.git import Revision, between, code_changes, dirty, resolve
 from ..config import BreakpointParams
 from ..config.ab import MAX_PAIRS
 from ..config.regress import BisectParams
@@ -100,12 +108,46 @@ class Search:
         return next((s.check for s in reversed(self.steps) if s.index == index and s.check is not None), None)
 
 
-def search(n: int, step: Callable[[int, int], Check], retries: int = 1) -> Search:
+def prior_of(lines: list[int]) -> list[float]:
+    """Each commit's weight as the culprit (GOOD's ``0``) from the lines each changed in code: half of it shared
+    evenly (a commit that changed nothing but notes may still be the one), half by lines. No commit's weight is
+    under ``1 / n`` of the total 2, so a weighted halving still ends within about ``log2(2 n) + 1`` steps."""
+    n, total = len(lines) - 1, sum(lines[1:])
+    return [0.0] + [1 / n + (c / total if total else 1 / n) for c in lines[1:]]
+
+
+def likely(prior: list[float] | None, n: int) -> int | None:
+    """The commit before BAD that the ``prior`` (a weight per commit, GOOD's first) makes likelier than all the
+    others together, if one is."""
+    if prior is None:
+        return None
+    k = max(range(1, n + 1), key=lambda i: prior[i])
+    rest = sum(prior[1 : n + 1]) - prior[k]
+    return k if k < n and prior[k] > rest else None
+
+
+def _split(lo: int, hi: int, open_: list[int], prior: list[float] | None) -> int:
+    """The commit of ``open_`` (between ``lo`` and ``hi``) whose comparison halves the prior's weight of the
+    candidates ``lo + 1 .. hi`` best (the middle where the prior is even or absent; ties to the middle, then
+    the earlier)."""
+    middle = (lo + hi) / 2
+    w = prior if prior is not None else [1.0] * (hi + 1)
+
+    def imbalance(i: int) -> float:
+        return round(abs(sum(w[lo + 1 : i + 1]) - sum(w[i + 1 : hi + 1])), 9)  # even weights tie exactly
+
+    return min(open_, key=lambda i: (imbalance(i), abs(i - middle), i))
+
+
+def search(n: int, step: Callable[[int, int], Check], retries: int = 1, prior: list[float] | None = None) -> Search:
     """The search over commits ``0`` (GOOD) .. ``n`` (BAD) described in the module docstring; ``step(i,
     attempt)`` compares commit ``i`` against GOOD (raising :class:`~perflab.errors.BuildError` for a commit
-    that does not build)."""
+    that does not build); ``prior``: a weight per commit (GOOD's first), how likely each is the culprit
+    (:func:`perflab.commits.git.code_changes`; ``None``: all alike)."""
     if not (isinstance(n, int) and n >= 1):
         raise ValueError(f"n: at least one commit after GOOD, got {n!r}")
+    if prior is not None and (len(prior) != n + 1 or min(prior) < 0):
+        raise ValueError(f"prior: {n + 1} weights >= 0 (GOOD's first), got {prior!r}")
     steps: list[Step] = []
     skipped: list[int] = []
 
@@ -123,21 +165,28 @@ def search(n: int, step: Callable[[int, int], Check], retries: int = 1) -> Searc
                 return c
         return c
 
-    last = measure(n)
-    if last is None:
-        raise BuildError(f"BAD cannot be built: {steps[-1].skipped}")
-    if last.outcome.fine:
-        found = Found.GOOD_SLOWER if last.outcome is Outcome.IMPROVEMENT else Found.NO_REGRESSION
-        return Search(found, n, None, steps, skipped)
-    if not last.outcome.slower:
-        return Search(Found.CANNOT_TELL, 0, n, steps, skipped, n)
-    lo, hi = 0, n
+    lo, hi = 0, None
+    k = likely(prior, n)
+    first = measure(k) if k is not None else None
+    if first is not None and first.outcome.slower:
+        hi = k
+    elif first is not None and first.outcome.fine:
+        lo = k
+    if hi is None:
+        last = measure(n)
+        if last is None:
+            raise BuildError(f"BAD cannot be built: {steps[-1].skipped}")
+        if last.outcome.fine:
+            found = Found.GOOD_SLOWER if last.outcome is Outcome.IMPROVEMENT else Found.NO_REGRESSION
+            return Search(found, n, None, steps, skipped)
+        if not last.outcome.slower:
+            return Search(Found.CANNOT_TELL, lo, n, steps, skipped, n)
+        hi = n
     while True:
         open_ = [i for i in range(lo + 1, hi) if i not in skipped]
         if not open_:
             return Search(Found.FIRST_SLOWER, lo, hi, steps, skipped)
-        middle = (lo + hi) / 2
-        i = min(open_, key=lambda k: (abs(k - middle), k))
+        i = _split(lo, hi, open_, prior)
         c = measure(i)
         if c is None:
             continue
@@ -239,7 +288,10 @@ def run_bisect(
             f"the working tree of {path} has {len(changes)} uncommitted change(s); they are in no commit "
             f"measured and were not touched"
         )
+    lines = code_changes(path, commits, None if setup.builds.yours else "java-server")
+    prior = prior_of(lines)
     run_params = {
+        "changed_lines": lines,
         "good": commits[0].to_dict(),
         "bad": commits[-1].to_dict(),
         "repo": setup.builds.to_dict(),
@@ -279,7 +331,7 @@ def run_bisect(
             run.add_rows("bisect_steps", [_step_row(commits, i, attempt, found, None)])
             return found
 
-        s = search(len(commits) - 1, step, setup.params.retries)
+        s = search(len(commits) - 1, step, setup.params.retries, prior)
         res = BisectResult(run, commits, s, setup.params, setup.metric, round(time.monotonic() - t0, 1), notes)
         _record(res)
     return res

@@ -11,8 +11,9 @@ the verdict on the deciding metric (:mod:`.verdict`) is the gate's answer and ex
 * ``3`` could not measure: a commit that does not build, a server that does not start, most probes invalid.
 
 **False alarms.** The gate fails a pull request only on a claim of the comparison, and between identical
-servers every claim of the comparison together has probability at most ``alpha`` (the exact signed-rank tests
-of :mod:`perflab.measure.paired`, Bonferroni over every test it makes), whatever the noise: with the default
+servers every claim of the comparison together has probability at most ``alpha`` (half to the sequential test
+that stops a clear regression early, half to the exact signed-rank tests, Bonferroni over every test:
+:mod:`perflab.measure.paired`), whatever the noise: with the default
 ``alpha = 1e-3``, at most one in a thousand pull requests that change nothing is failed.
 
 One run of kind ``gate`` records it: both commits, the outcome and exit status, the deciding verdict and the

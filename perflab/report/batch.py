@@ -51,7 +51,7 @@ from ..measure.validity import Level
 from ..records import environment, iter_runs, run_names
 from . import aim, export, index_page, markdown
 from .browser import check as br
-from .browser.cdp import find_chromium
+from .browser.cdp import Chromium, find_chromium
 from .plans import NotebookSpec, Plan, notebooks_dir
 
 
@@ -536,11 +536,13 @@ def _nav(sources: list, index: int) -> str:
 
 
 def _browser_check(report: Report, folder: Path) -> str:
-    """Render every page in headless chromium (two at a time), screenshots in ``screenshots/``."""
+    """Render every page in headless chromium (two at a time: two browsers, each checking its pages one after
+    another in a tab of its own, since starting a chromium costs more CPU than most pages), screenshots in
+    ``screenshots/``."""
 
-    def check(page: Path, name: str) -> dict:
+    def check(page: Path, name: str, browser: Chromium | None = None) -> dict:
         try:
-            chk = br.check_page(page, folder / "screenshots" / f"{name}.png")
+            chk = br.check_page(page, folder / "screenshots" / f"{name}.png", browser=browser)
             return {
                 "ok": chk.ok,
                 "summary": chk.summary(),
@@ -557,10 +559,31 @@ def _browser_check(report: Report, folder: Path) -> str:
         except Exception as e:  # noqa: BLE001 - a browser problem is a finding of the report, not a crash
             return {"ok": False, "summary": f"{type(e).__name__}: {e}", "errors": [str(e)], "screenshot": None}
 
+    def check_all(chunk: list[NotebookResult]) -> list[dict]:
+        out, browser = [], None
+        try:
+            for n in chunk:
+                if browser is None:
+                    try:
+                        browser = Chromium(timeout=br.PAGE_TIMEOUT)
+                    except Exception as e:  # noqa: BLE001 - as check(): a finding of the report, not a crash
+                        out.append({"ok": False, "summary": f"{type(e).__name__}: {e}", "errors": [str(e)]})
+                        continue
+                out.append(check(folder / n.html, n.notebook, browser))
+                if not out[-1]["ok"]:  # whatever went wrong, the next page gets a browser of its own
+                    browser.close()
+                    browser = None
+        finally:
+            if browser is not None:
+                browser.close()
+        return out
+
     pages = [n for n in report.notebooks if n.html]
+    chunks = [pages[0::2], pages[1::2]]
     with ThreadPoolExecutor(max_workers=2) as pool:
-        for n, info in zip(pages, pool.map(lambda n: check(folder / n.html, n.notebook), pages)):
-            n.browser = info
+        for chunk, infos in zip(chunks, pool.map(check_all, chunks)):
+            for n, info in zip(chunk, infos):
+                n.browser = {"screenshot": None, **info}
     good = sum(1 for n in pages if n.browser["ok"])
     # the index last, so that its screenshot shows the notebooks' results
     report.browser_check = f"{good}/{len(pages)} notebook pages rendered without errors"

@@ -183,3 +183,59 @@ def test_a_paired_difference_claims_only_where_the_test_reaches_the_level():
     # 3 other metrics, pass/fail, 19 categories: the lower level leaves 24 pairs too few
     with pytest.raises(ValueError, match="extra"):
         Family(extra=-1)
+
+
+def test_a_regression_check_gives_half_its_alpha_to_the_sequential_test():
+    f = Family(alpha=1e-3, sequential=True)  # gate and bisect: 64 pairs, alpha 1e-3, the not-worse stop
+    assert f.sequential_level == pytest.approx(5e-4) and f.level == pytest.approx(5e-4 / f.tests)
+    # the looks keep their first claim (16: 2 / 2^16 <= 5e-5); the sequential test can claim at 12
+    assert f.tests == 10 and 2 / 2**16 <= f.level and f.first_claim == 12
+    assert Family(alpha=1e-3).sequential_level is None and Family(alpha=1e-3).first_claim == 16
+    assert Family(alpha=1e-3, rates=2, sequential=True).sequential_level == pytest.approx(2.5e-4)
+    # each pair B slower beyond the margin counts log(2 p1), each other one log(2 (1 - p1))
+    d = np.log([1.3] * 10 + [1.01] * 2)
+    assert paired.sprt_log_lr(d, 0.05) == pytest.approx(10 * math.log(1.9) + 2 * math.log(0.1))
+    with pytest.raises(ValueError, match="p1"):
+        paired.sprt_log_lr(d, 0.05, p1=0.5)
+
+
+def _run(rule, a, b):
+    """The rule after every block of two pairs, as a comparison takes it; its last verdict and stop."""
+    for n in range(2, len(a) + 1, 2):
+        r, stop = rule.check(a[:n], b[:n], n)
+        if stop:
+            return r, stop
+    return r, stop
+
+
+def test_a_clear_regression_stops_at_12_pairs_where_the_looks_need_16():
+    """B at 1.3x A's CPU per request (5% noise a probe): a regression check's sequential test claims it after the
+    sixth block, in every one of 20 seeded sequences, where the same rule without it claims at its first look
+    (16 pairs); the verdict names the test it rests on and its anytime-valid p."""
+    for seed in range(20):
+        a, b = _pairs(2000 + seed, 64, ratio=1.3, sigma=0.05)
+        r, stop = _run(StopRule(Family(1e-3, sequential=True), "cpu", not_worse=True), a, b)
+        assert stop is Stop.DIFFERENT and r.n == 12 and r.direction == "higher", (seed, r)
+        assert r.test == paired.SEQUENTIAL_TEST and r.p_value <= r.level == pytest.approx(5e-4), r
+        assert 1.2 < r.ratio < 1.4 and r.ci[0] > 1.05
+        looks_only, stop = _run(StopRule(Family(1e-3), "cpu", not_worse=True), a, b)
+        assert stop is Stop.DIFFERENT and looks_only.n == 16 and looks_only.test == paired.PAIRED_TEST
+
+
+def test_the_sequential_test_never_alarms_between_identical_sides():
+    """60 seeded A/A sequences (heavy-tailed noise; half of them with B 2% slower, inside the margin, as two JVMs
+    may be): a regression check claims nothing; each ends no worse or at max_pairs. Then the bound itself: 20,000
+    null sequences of 64 pairs taken after every pair, at the margin's hardest case (margin 0: B beyond it in half
+    the pairs exactly), at level 0.01: the share that ever reaches 1 / level stays within it (Ville's inequality;
+    the simulation's own error allowed for, a 1e-6 binomial tail)."""
+    for seed in range(60):
+        a, b = _pairs(3000 + seed, 64, bias=1.02 if seed % 2 else 1.0, sigma=0.3, heavy=True)
+        r, stop = _run(StopRule(Family(1e-3, sequential=True), "cpu", not_worse=True), a, b)
+        assert stop in (Stop.NOT_WORSE, Stop.EQUIVALENT, Stop.MAX_PAIRS), (seed, r)
+    rng = np.random.default_rng(13)
+    d = rng.standard_t(2, (20_000, 64))
+    steps = np.where(d > 0, math.log(2 * paired.SPRT_P1), math.log(2 * (1 - paired.SPRT_P1)))
+    crossed = (np.cumsum(steps, axis=1) >= math.log(1 / 0.01)).any(axis=1)
+    assert crossed.mean() <= binom.ppf(1 - 1e-6, 20_000, 0.01) / 20_000, crossed.mean()
+    # and the per-pair sums are what sprt_log_lr gives
+    assert np.cumsum(steps[0])[-1] == pytest.approx(paired.sprt_log_lr(d[0], 0.0))

@@ -240,3 +240,47 @@ def test_a_bisections_chain_of_verdicts_in_words_and_on_its_page(tmp_path):
     assert text.count("<tr>") == len(s.steps) + 1 and "Plotly.newPlot" in text
     fig = words.bisect_figure(run)
     assert fig.layout.yaxis.type == "log" and {t.name for t in fig.data} >= {"regression", "not worse"}
+
+
+def test_the_likely_culprit_is_compared_first():
+    """A prior that puts nearly all the code lines changed on one commit: it is compared first. Where it is the
+    culprit, the commit before it settles the search (two comparisons, BAD never compared); where it is not,
+    the search goes on from it and still names the first slower commit."""
+    lines = [0, 0, 0, 0, 0, 2, 0, 0, 0]  # commit 5 changed code, the others notes only
+    prior = bisect_mod.prior_of(lines)
+    assert bisect_mod.likely(prior, 8) == 5 and sum(prior) == pytest.approx(2)
+    h = History(8, first=5)
+    s = search(8, h, prior=prior)
+    assert s.found is Found.FIRST_SLOWER and s.first == 5 and h.calls == [(5, 0), (4, 0)]
+    for first in (2, 6, 8):  # the prior misleads: the search still finds the culprit
+        h = History(8, first=first)
+        s = search(8, h, prior=prior)
+        assert s.first == first and h.calls[0] == (5, 0), (first, h.calls)
+        assert s.comparisons <= max_comparisons(8, 0) + 1
+    s = search(8, History(8), prior=prior)  # no regression at all: said after BAD too
+    assert s.found is Found.NO_REGRESSION and s.comparisons == 2
+
+
+def test_an_even_prior_bisects_as_without_one():
+    for lines in ([0] * 17, [0] + [3] * 16):
+        prior = bisect_mod.prior_of(lines)
+        assert bisect_mod.likely(prior, 16) is None
+        for first in range(1, 17):
+            plain, weighted = History(16, first), History(16, first)
+            search(16, plain)
+            search(16, weighted, prior=prior)
+            assert weighted.calls == plain.calls, first
+    with pytest.raises(ValueError, match="prior"):
+        search(4, History(4, first=2), prior=[0, 1, 1])
+
+
+def test_a_commits_code_lines_leave_out_documentation(tmp_path):
+    from perflab.commits.git import Revision, between, code_changes, resolve
+    from perflab.regress import synthetic
+
+    repo = synthetic.declared(tmp_path, [10, 10, 10, 50, 50])  # each commit rewrites notes.txt; 3 raises work-ns
+    head = resolve(repo, "HEAD")
+    commits = between(repo, resolve(repo, "HEAD~4"), head)
+    assert code_changes(repo, commits) == [0, 0, 0, 2, 0]
+    assert code_changes(repo, commits, under="nowhere") == [0, 0, 0, 0, 0]
+    assert isinstance(commits[0], Revision)

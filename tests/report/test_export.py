@@ -270,6 +270,29 @@ def test_chromium_check_catches_script_errors_missing_files_and_network_loads(tm
 
 
 @pytest.mark.browser
+def test_pages_checked_in_one_browser_each_see_only_their_own(executed, tmp_path):
+    """A report checks its pages one after another in one chromium (a start costs more than a page): a bad page
+    checked between two good ones is caught, and its errors and requests do not follow the next page."""
+    from perflab.report.browser.cdp import Chromium
+
+    page = tmp_path / "plots.html"
+    export.export_notebook(executed, page)
+    bad = tmp_path / "bad.html"
+    bad.write_text('<html><body><script src="assets/missing.js"></script><script>nowhere();</script></body></html>')
+    with Chromium() as shared:
+        first = browser.check_page(page, tmp_path / "1.png", browser=shared)
+        wrong = browser.check_page(bad, toggles=False, browser=shared)
+        again = browser.check_page(page, tmp_path / "2.png", browser=shared)
+        # each tab closed with its events (what is left of them: the notice that a closed tab went)
+        assert {e["method"] for e in shared.events if "sessionId" in e} <= {"Inspector.detached"}
+    assert first.ok and again.ok and not wrong.ok, (first.errors, again.errors)
+    assert any("nowhere" in e for e in wrong.errors) and any("missing.js" in e for e in wrong.errors)
+    assert first.errors == again.errors == [] and first.code["works"] and again.code["works"]
+    assert [u.rsplit("/", 1)[-1] for u in again.requests] == ["plots.html", "plotly.min.js"]
+    assert again.drawn_plots == again.plot_divs == 2 and png_size(tmp_path / "2.png") == (1280, 1600)
+
+
+@pytest.mark.browser
 def test_chromium_check_catches_a_broken_toggle(executed, tmp_path):
     """The toggle check can fail: a page whose button script is gone is caught."""
     page = tmp_path / "plots.html"

@@ -31,7 +31,7 @@ TINY = tiny_report.plan(
             "notebook": "01-stable-load",
             "parameters": {
                 "duration": 1,
-                "warmup": 1,
+                "warmup": 0.5,
                 "put_rate": 500,
                 "get_rate": 500,
                 "many_connections": 4,

@@ -63,7 +63,7 @@ TINY = {
                 "sla_p99": SLA,
                 "server_warmup": 0.5,
                 "cooldown": 0,
-                "sustain": 1,
+                "sustain": 0.5,
                 "hold_windows": 1,
                 "sustain_tries": 2,
                 "quiet_wait": 1,

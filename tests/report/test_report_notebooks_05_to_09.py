@@ -66,7 +66,7 @@ TINY = tiny_report.plan(
             "parameters": {
                 "backends": ["lsm", "memory"],
                 "duration": 1,
-                "warmup": 1,
+                "warmup": 0.5,
                 "rate": 500,
                 "connections": 4,
                 "prefill_keys": 5000,

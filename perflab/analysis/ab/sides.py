@@ -27,4 +27,4 @@ def pairs(fields: dict | None):
 def family(params: ABParams, rates: int = 1) -> Family:
     """The tests a comparison at ``rates`` rates makes with ``params``, with their level (a notebook says it
     before the comparison runs: at which level a claim is made, and how many pairs it needs)."""
-    return Family(params.alpha, params.max_pairs, rates)
+    return Family(params.alpha, params.max_pairs, rates, sequential=params.stop_at == "not-worse")

@@ -170,7 +170,7 @@ class Chromium:
     def new_page(self) -> Page:
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        page = Page(self, session)
+        page = Page(self, session, target)
         for domain in ("Page", "Runtime", "Network", "Log"):
             self.call(f"{domain}.enable", session=session)
         self.call(
@@ -235,8 +235,14 @@ class Chromium:
 class Page:
     """One tab, attached in flat mode (its messages carry its session id)."""
 
-    def __init__(self, browser: Chromium, session: str):
-        self.browser, self.session = browser, session
+    def __init__(self, browser: Chromium, session: str, target: str | None = None):
+        self.browser, self.session, self.target = browser, session, target
+
+    def close(self) -> None:
+        """Close this tab and forget its events (a browser that checks page after page keeps only its own)."""
+        if self.target is not None:
+            self.browser.call("Target.closeTarget", {"targetId": self.target})
+        self.browser.events = [e for e in self.browser.events if e.get("sessionId") != self.session]
 
     def call(self, method: str, params: dict | None = None, timeout: float | None = None) -> dict:
         return self.browser.call(method, params, self.session, timeout)

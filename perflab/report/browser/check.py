@@ -19,10 +19,14 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .cdp import BrowserError, Chromium
+
+#: how long a page may take to load and draw (each wait), in seconds
+PAGE_TIMEOUT = 90.0
 
 # Figures drawn: plotly marks a div it has drawn with js-plotly-plot and gives it an svg.main-svg.
 _FIGURES = r"""(() => {
@@ -143,20 +147,23 @@ def check_page(
     full_screenshot: str | os.PathLike | None = None,
     width: int = 1280,
     height: int = 1600,
-    timeout: float = 90,
+    timeout: float = PAGE_TIMEOUT,
     chromium: str | None = None,
     toggles: bool = True,
+    browser: Chromium | None = None,
 ) -> PageCheck:
     """Render ``page`` (a file) in headless chromium and check it (see the module docstring).
 
     ``timeout`` bounds each wait (loading, drawing); a page whose plots are not drawn by then is
-    reported with an error, not waited for forever."""
+    reported with an error, not waited for forever. ``browser``: a chromium already running (its own size and
+    timeout), the page checked in a tab of its own that is closed after; else one started for this page."""
     page = Path(page).resolve()
     if not page.is_file():
         raise FileNotFoundError(f"page {page} does not exist")
     result = PageCheck(page=str(page))
     t0 = time.monotonic()
-    with Chromium(chromium, width=width, height=height, timeout=timeout) as browser:
+    shared = browser is not None
+    with nullcontext(browser) if shared else Chromium(chromium, width=width, height=height, timeout=timeout) as browser:
         tab = browser.new_page()
         try:
             tab.navigate(page.as_uri(), timeout=timeout)
@@ -188,6 +195,8 @@ def check_page(
         result.errors += tab.errors() + [f"failed to load {f}" for f in tab.failed_loads()]
         result.errors += [f"network request from the page: {u}" for u in result.network]
         result.console = tab.console()
+        if shared:
+            tab.close()
     result.seconds = round(time.monotonic() - t0, 2)
     return result
 
