@@ -24,7 +24,7 @@ from pathlib import Path
 
 import nbformat
 
-from .. import paths
+from .. import i18n, paths
 from ..config import ForeignServer
 from ..config.project import Project
 from . import aim, own
@@ -59,6 +59,7 @@ class Plan:
     target: str = ""  # what the notebooks test when it is not the built-in server
     caveat: str = ""  # one line every page shows: what its numbers are not
     lead: str | None = None  # the notebook whose finding heads the index (a course server's stages)
+    language: str = i18n.DEFAULT  # what report.md and the index are written in (perflab.i18n)
 
     @property
     def aim(self) -> str:
@@ -109,7 +110,7 @@ class Plan:
             for s in plan.notebooks
         )
         lead = next((s.name for s in specs if s.notebook == own.STAGES and not s.not_applicable), None)
-        return replace(plan, notebooks=specs, lead=lead)
+        return replace(plan, notebooks=specs, lead=lead, language=project.report_language)
 
     def _aimed(self, why_not, given: dict, target: str) -> Plan:
         nb_dir = notebooks_dir()
