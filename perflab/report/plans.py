@@ -344,10 +344,10 @@ QUICK = Plan(
         ),
         NotebookSpec("06-summary", {}, after=True),
     ),
-    "a tour: every notebook with 1-2 s windows, one probe per rate and few pairs (about 8 minutes on a "
-    "2-core machine, builds included)",
-    caveat="A quick plan's numbers: a tour of the method (1-2 s windows, single probes, wide intervals), not "
-    "limits to quote. For those: make report PLAN=standard.",
+    "every notebook with 1-2 s windows, one probe per rate and few pairs (about 8 minutes on a 2-core machine, "
+    "builds included)",
+    caveat="A quick plan's numbers: 1-2 s windows, single probes, wide intervals; they show the method, not limits "
+    "to quote. For those: make report PLAN=standard.",
 )
 
 STANDARD = Plan(
@@ -621,7 +621,7 @@ FULL = Plan(
         ),
         NotebookSpec("06-summary", {}, after=True),
     ),
-    "course-length durations (the seeds' minute-long runs), repeated edges, both CPU placements",
+    "course-length durations (minute-long runs, as the course's reports), repeated edges, both CPU placements",
 )
 
 BUILTIN = {"quick": QUICK, "standard": STANDARD, "full": FULL}
