@@ -14,9 +14,10 @@ import argparse
 import os
 import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
 
-from .. import paths
+from .. import i18n, paths
 from ..config.fields import add_arguments
 from ..config.hosts import HostOptions
 from ..config.project import PROJECT_ENV
@@ -72,6 +73,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ARGS",
         help="with --server-cmd: workload script arguments for your API, e.g. 'path=/kv param=key'",
     )
+    p.add_argument(
+        "--lang",
+        choices=i18n.LANGUAGES,
+        default=None,
+        help="the language of report.md and the index page (default: the project file's language; a course "
+        "server's: ru; else en)",
+    )
     p.add_argument("--list", action="store_true", help="list the built-in plans and exit")
     add_arguments(
         p.add_argument_group("hosts: run the notebooks side by side on a scheduler's disjoint host sets"),
@@ -103,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError("--ready-path and --script-args go with --server-cmd")
         elif project is not None:
             plan = plan.for_project(project)
+        if args.lang:
+            plan = replace(plan, language=args.lang)
         if args.cell_timeout is not None and args.cell_timeout <= 0:
             raise ValueError(f"--cell-timeout must be > 0, got {args.cell_timeout}")
         if args.hosts_scheduler is None and args.hosts_generators is not None:
