@@ -230,13 +230,14 @@ VALIDITY_STYLE = {
 }
 
 
-def validity_badge(v: str | None, reasons: Iterable[str] = ()) -> str:
+def validity_badge(v: str | None, reasons: Iterable[str] = (), label: str | None = None) -> str:
+    """The level as a coloured badge, its reasons on hover; ``label``: the level's name in the page's language."""
     fg, bg = VALIDITY_STYLE.get(v, VALIDITY_STYLE[None])
     tip = "; ".join(reasons) if reasons else ("no run recorded a validity level" if v is None else v)
     return (
         f"<span class='perflab-validity perflab-validity-{v or 'none'}' title='{html.escape(tip)}' "
         f"style='color:{fg};background:{bg};border-radius:3px;padding:0 6px;font-weight:600'>"
-        f"{html.escape(v or 'not assessed')}</span>"
+        f"{html.escape(label or v or 'not assessed')}</span>"
     )
 
 

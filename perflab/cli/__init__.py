@@ -22,7 +22,7 @@ import os
 import signal
 import sys
 
-from .. import interrupt
+from .. import i18n, interrupt
 from ..bench import add_parser as add_bench
 from ..children import sigterm_as_exception
 from ..config import (
@@ -194,6 +194,13 @@ def _report_args(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="ARGS",
         help="with --server-cmd: workload script arguments for your API, e.g. 'path=/kv param=key'",
+    )
+    p.add_argument(
+        "--lang",
+        choices=i18n.LANGUAGES,
+        default=None,
+        help="the language of report.md and the index page (default: the project file's language; a course "
+        "server's: ru; else en)",
     )
     p.add_argument("--list", action="store_true", help="list the built-in plans and exit")
     add_arguments(

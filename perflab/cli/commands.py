@@ -269,6 +269,8 @@ def cmd_report(a) -> int:
     if a.only:
         plan = plan.only(a.only.split(","))
     plan = plan.aimed(options.report_measured(a))
+    if a.lang:
+        plan = dataclasses.replace(plan, language=a.lang)
     if a.cell_timeout is not None and a.cell_timeout <= 0:
         raise ValueError(f"--cell-timeout must be > 0, got {a.cell_timeout}")
     if a.hosts_scheduler is None and a.hosts_generators is not None:

@@ -3,6 +3,7 @@
 ::
 
     label = "alice, stage 6"                    # how reports name your server
+    language = "ru"                             # the report's language: "ru" or "en" (a course server: "ru")
 
     [server]                                    # your command (placeholders {port}, {host}, {dir}) ...
     command = "java -jar build/libs/kv.jar --port {port} --data {dir}"
@@ -41,6 +42,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import i18n
 from .cluster import ClusterConfig
 from .course import CourseServer
 from .target import ForeignServer
@@ -53,7 +55,7 @@ PROJECT_ENV = "PERFLAB_PROJECT"
 COURSE_API = {"path": "/v0/entity", "param": "id", "status": ""}
 
 _KEYS = {
-    "": ("label", "server", "api", "cluster", "categories", "previous"),
+    "": ("label", "server", "api", "cluster", "categories", "previous", "language"),
     "server": (
         "command",
         "ready_path",
@@ -85,6 +87,7 @@ class Project:
     categories: tuple[str, ...] = ()
     build: str | None = None
     previous: dict | None = None  # [previous]: one of stage, project (a resolved path), commit; and a label
+    language: str | None = None  # the report's language as the file gives it (see report_language)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Project:
@@ -156,7 +159,10 @@ class Project:
             cluster = {("from_" if k == "from" else k): v for k, v in cluster.items()}
             cls._cluster_of(server, course, cluster)  # checked now, not when a run starts
         previous = cls._previous_of(base, course, data.get("previous"))
-        return cls(p, label, server, course, api, cluster, tuple(cats), build, previous)
+        language = data.get("language")
+        if language is not None:
+            i18n.check(language)
+        return cls(p, label, server, course, api, cluster, tuple(cats), build, previous, language)
 
     @staticmethod
     def _previous_of(base: Path, course: CourseServer | None, fields: dict | None) -> dict | None:
@@ -219,6 +225,12 @@ class Project:
     def status_path(self) -> str | None:
         """The no-op endpoint of the ceiling search, ``None`` when the server has none."""
         return self.api["status"] or None
+
+    @property
+    def report_language(self) -> str:
+        """The language its reports are written in: the file's ``language``, else Russian for a course server
+        (the course, its README and its students' reports are in Russian), else English."""
+        return self.language or ("ru" if self.course is not None else i18n.DEFAULT)
 
     @property
     def name(self) -> str:

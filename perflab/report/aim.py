@@ -18,6 +18,8 @@ from __future__ import annotations
 import ast
 import copy
 
+from .. import i18n
+
 #: the two targets a page can be about
 BUILTIN, YOURS = "builtin", "yours"
 #: how a parameter's comment says whose it is
@@ -53,17 +55,20 @@ def _for(value, target: str):
     return value.get(target) if isinstance(value, dict) else value
 
 
-def _words(value) -> str:
-    """A parameter's value in a sentence: ``[1, 64]`` is "1 and 64", a number with thousands separators."""
+def _words(value, t: i18n.Language | None = None) -> str:
+    """A parameter's value in a sentence: ``[1, 64]`` is "1 and 64", a number with thousands separators (in
+    ``t``'s language when given: "1 и 64", "5 126")."""
     if isinstance(value, (list, tuple)):
-        items = [_words(v) for v in value]
-        return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1] if items else "none"
+        items = [_words(v, t) for v in value]
+        pair = t("{first} and {last}") if t else "{first} and {last}"  # unfilled: filled just below
+        joined = pair.format(first=", ".join(items[:-1]), last=items[-1]) if len(items) > 1 else ""
+        return items[0] if len(items) == 1 else joined if items else (t("none") if t else "none")
     if isinstance(value, bool) or value is None:
         return str(value)
     if isinstance(value, int):
-        return f"{value:,}"
+        return t.number(value) if t else f"{value:,}"
     if isinstance(value, float):
-        return f"{value:,g}"
+        return t.number(value, 3) if t else f"{value:,g}"
     return str(value)
 
 
@@ -78,22 +83,27 @@ def values(effective: dict[str, str]) -> dict:
     return out
 
 
-def fill(template: str, effective: dict[str, str]) -> str:
-    """``template`` with each ``{name}`` replaced by that parameter's value in words."""
+def fill(template: str, effective: dict[str, str], t: i18n.Language | None = None) -> str:
+    """``template`` with each ``{name}`` replaced by that parameter's value in words (in ``t``'s language)."""
     vals = values(effective)
 
     class Words(dict):
         def __missing__(self, key):
             raise ValueError(f"the question names {{{key}}}, which is no parameter of the notebook")
 
-    return template.format_map(Words({k: _words(v) for k, v in vals.items()}))
+    return template.format_map(Words({k: _words(v, t) for k, v in vals.items()}))
+
+
+def template(nb, target: str) -> str | None:
+    """The notebook's question for ``target`` as its metadata writes it, with its ``{parameter}`` placeholders."""
+    return _for(_meta(nb).get("question"), target)
 
 
 def question(nb, target: str, effective: dict[str, str]) -> str | None:
     """The notebook's question for ``target`` with the parameters it ran with; ``None`` when its metadata has
     none (the first Markdown cell's question line is then read as written)."""
-    template = _for(_meta(nb).get("question"), target)
-    return fill(template, effective) if template else None
+    q = template(nb, target)
+    return fill(q, effective) if q else None
 
 
 def title(nb, target: str) -> str | None:

@@ -40,7 +40,7 @@ from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import default
 
-from .. import paths
+from .. import i18n, paths
 from ..analysis import findings
 from ..config.hosts import GENERATORS_ENV, SCHEDULER_ENV, TLS_ENV, generators_of
 from ..core.sweep import disjoint_sets
@@ -98,6 +98,9 @@ class Report:
     target: str = ""  # empty: the built-in server
     lead: str | None = None  # the notebook whose finding heads the index (your stages compared)
     caveat: str = ""  # the plan's line on what its numbers are not (every page shows it)
+    language: str = (
+        i18n.DEFAULT
+    )  # what report.md and the index are written in (perflab.i18n; the notebook pages: English)
     finished: str = ""
     seconds: float = 0.0
     command: str = ""
@@ -364,6 +367,7 @@ def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_na
         target=plan.target,
         lead=plan.lead,
         caveat=plan.caveat,
+        language=plan.language,
         started=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         command=command,
         data_root=str(paths.data_root()),

@@ -20,15 +20,18 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 
+from .. import i18n
 from ..analysis import findings
 from ..analysis.consoles import CONSOLE_MIME
 from ..analysis.profiles import FLAMEGRAPH_MIME
+from . import aim, facts
 from .browser.cdp import find_chromium
 from .export import FLAMEGRAPHS, PLOTLY_MIME, flamegraph_name, plotly_js_source
 
@@ -82,9 +85,9 @@ def _key(k: dict | None) -> str:
     return findings.key_number_text(k) if k else ""
 
 
-def _finding_line(title: str, f: dict, validity: str | None) -> str:
+def _finding_line(t: i18n.Language, title: str, f: dict, validity: str | None) -> str:
     key = f.get("key_number")
-    extra = [x for x in (f"{key['label']}: {_key(key)}" if key else "", validity or "not assessed") if x]
+    extra = [x for x in (f"{key['label']}: {_key(key)}" if key else "", facts.validity(t, validity)) if x]
     return f"- **{_sentence(title)}** {f['answer']} *({'; '.join(extra)})*"
 
 
@@ -96,9 +99,29 @@ def _sentence(title: str) -> str:
 class _Notebook:
     """One executed notebook as Markdown: its cells in order (see the module docstring)."""
 
-    def __init__(self, name: str, out: Path, report_dir: Path, doc: Document, figures: list[Figure]):
+    def __init__(
+        self,
+        name: str,
+        out: Path,
+        report_dir: Path,
+        doc: Document,
+        figures: list[Figure],
+        t: i18n.Language | None = None,
+        runs: list[dict] | None = None,
+    ):
         self.name, self.out, self.report_dir, self.doc, self.figures = name, out, report_dir, doc, figures
+        self.t, self.runs = t or i18n.language(), runs or []
         self.n = 0
+
+    def measured(self, cell) -> list[str]:
+        """What a student's report keeps of a cell: the generator's consoles, the figures and the flame graphs
+        (the notebook's sentences are its page's, in English; the report says its own from the records)."""
+        parts = []
+        for out in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            data = out.get("data") or {}
+            if any(k in data for k in (PLOTLY_MIME, FLAMEGRAPH_MIME, CONSOLE_MIME)):
+                parts += self.output(data)
+        return parts
 
     def cell(self, cell) -> list[str]:
         if cell.cell_type == "markdown":
@@ -135,7 +158,8 @@ class _Notebook:
         if CONSOLE_MIME in data:
             c = data[CONSOLE_MIME]
             shown = f"$ {c['command']}\n{c['text']}" if c.get("command") else c["text"]
-            return [f"**{c['title']}**, the load generator's console output:", _code(shown)]
+            title = c["title"] if self.t.code == i18n.DEFAULT else _console_title(self.t, c.get("command"))
+            return [self.t("**{title}**, the load generator's console output:", title=title), _code(shown)]
         if "text/markdown" in data:
             return [_shift(_text(data["text/markdown"]))]
         if "text/plain" in data and "text/html" not in data:
@@ -148,6 +172,9 @@ class _Notebook:
         self.figures.append(Figure(fig, path))
         title = (fig.get("layout") or {}).get("title") or {}
         text = title.get("text") if isinstance(title, dict) else str(title)
+        if self.t.code != i18n.DEFAULT:  # its title is the notebook's, in English: the figure is numbered instead
+            text = self.t("Figure {n}", n=len(self.figures))  # numbered through the report, as the course's are
+            return f"![{text}]({path})\n\n*{text}.*"
         alt = re.sub(r"<[^>]+>", " ", text or f"figure {self.n}").replace("[", "(").replace("]", ")").strip()
         return f"![{alt}]({path})"
 
@@ -158,61 +185,130 @@ class _Notebook:
         name = flamegraph_name(src)
         found = src if src.is_file() else self.report_dir / FLAMEGRAPHS / name
         title = info.get("title") or src.name
+        if self.t.code != i18n.DEFAULT:
+            title = _flame_title(self.t, name, self.runs)
         lines = []
         if found.is_file():
             (self.out / FLAMEGRAPHS).mkdir(parents=True, exist_ok=True)
             if found.resolve() != (self.out / FLAMEGRAPHS / name).resolve():
                 shutil.copyfile(found, self.out / FLAMEGRAPHS / name)
             self.doc.flamegraphs.append(f"{FLAMEGRAPHS}/{name}")
-            lines.append(f"[{title}]({FLAMEGRAPHS}/{name}): async-profiler's interactive page (open it in a browser)")
+            lines.append(
+                self.t(
+                    "[{title}]({href}): async-profiler's interactive page (open it in a browser)",
+                    title=title,
+                    href=f"{FLAMEGRAPHS}/{name}",
+                )
+            )
         else:
             self.doc.missing.append(str(src))
-            lines.append(f"{title}: the flame graph `{src.name}` is no longer on disk")
+            lines.append(
+                self.t("{title}: the flame graph {file} is no longer on disk", title=title, file=f"`{src.name}`")
+            )
         svg = re.search(r"<svg\b.*?</svg>", info.get("preview_html") or "", re.S)
         if svg:  # under its title: the lowest frames, as an image GitHub shows inline
             preview = Path(name).with_suffix(".svg").name
             (self.out / FLAMEGRAPHS).mkdir(parents=True, exist_ok=True)
             (self.out / FLAMEGRAPHS / preview).write_text(svg.group(0), encoding="utf-8")
             self.doc.flamegraphs.append(f"{FLAMEGRAPHS}/{preview}")
-            lines.append(f"![{title} (preview: the lowest frames)]({FLAMEGRAPHS}/{preview})")
+            alt = self.t("{title} (preview: the lowest frames)", title=title)
+            lines.append(f"![{alt}]({FLAMEGRAPHS}/{preview})")
         return "\n\n".join(lines)
 
 
 # --- the document ------------------------------------------------------------------------------------------
 
 
-def _header(r: dict) -> list[str]:
-    what = r.get("target") or "the built-in server"
+def _console_title(t: i18n.Language, command: str | None) -> str:
+    """A console's title from its command line: the workload by its script (``-s``), the connections (``-c``)."""
+    try:
+        args = shlex.split(command or "")
+    except ValueError:
+        args = []
+    given = {a: b for a, b in zip(args, args[1:], strict=False) if a in ("-c", "-s")}
+    what = facts.workload(given.get("-s"))
+    conns = given.get("-c", "")
+    return f"{what}, {facts.connections(t, int(conns))}" if conns.isdigit() else what
+
+
+#: a flame graph's file in the report: ``<run id>-profile-<event>[-<what>].html``
+_FLAME = re.compile(r"^(?P<run>.+?)-profile-(?P<event>[a-z]+)(?P<what>-.+)?\.html$")
+
+
+def _flame_title(t: i18n.Language, name: str, runs: list[dict]) -> str:
+    """A flame graph's caption in the report's language: the profile (cpu, alloc, lock) of which load."""
+    m = _FLAME.match(name)
+    if not m:
+        return f"`{name}`"
+    event = m.group("event")
+    profile = t(facts.EVENTS[event]) if event in facts.EVENTS else t("{event} profile", event=f"`{event}`")
+    what = m.group("what") or ""
+    if what == "-heatmap":
+        profile = t("{profile} over time (heat map)", profile=profile)
+    elif what.endswith("spikes-diff"):
+        profile = t("{profile}: the latency spikes against the rest of the window", profile=profile)
+    elif what:
+        profile = f"{profile} (`{what[1:]}`)"
+    run = next((x for x in runs if x.get("id") == m.group("run")), None)
+    res = (run or {}).get("results") or {}
+    if not res:
+        return profile
+    return f"{profile}: {facts.workload(res.get('script'))}, {facts.connections(t, res.get('connections'))}"
+
+
+def _header(t: i18n.Language, r: dict) -> list[str]:
+    what = r.get("target") or t("the built-in server")
     m = r.get("machine") or {}
     machine = ", ".join(
-        str(x) for x in (f"{m.get('cores')} cores" if m.get("cores") else "", m.get("cpu_model"), m.get("os")) if x
+        str(x)
+        for x in (
+            t.plural("{n} core", "{n} cores", int(m["cores"])) if m.get("cores") else "",
+            m.get("cpu_model"),
+            m.get("os"),
+        )
+        if x
     )
+    description = t(r["plan_description"]) if r.get("plan_description") else ""
     lines = [
-        f"# Load testing report: {what.split(' (')[0]}",
+        t("# Load testing report: {name}", name=what.split(" (")[0]),
         "",
-        f"Measured with perflab (plan **{r.get('plan')}**{': ' + r['plan_description'] if r.get('plan_description') else ''}), "
-        f"started {r.get('started')} UTC, {r.get('seconds', 0):.0f} s in all"
-        + (f", on {machine}" if machine else "")
+        t(
+            "Measured with perflab (plan {plan}), started {started} UTC, {seconds} s in all",
+            plan=f"**{r.get('plan')}**" + (": " + description if description else ""),
+            started=t.timestamp(r.get("started")),
+            seconds=t.number(r.get("seconds", 0)),
+        )
+        + (t(", on {machine}", machine=machine) if machine else "")
         + ".",
     ]
     if r.get("target"):
-        lines += ["", f"Server: `{what}`."]
+        lines += ["", t("Server: {server}.", server=f"`{what}`")]
     if r.get("caveat"):
-        lines += ["", f"> {r['caveat']}"]
+        lines += ["", f"> {t(r['caveat'])}"]
     return lines
 
 
-def _findings(r: dict) -> list[str]:
-    lines = ["", "## Findings", ""]
+def _findings(t: i18n.Language, r: dict, told: dict[str, str]) -> list[str]:
+    """The findings: each notebook's answer (``told``: its sentence in the report's language from the records,
+    where the notebook's own English one is not), then the breakpoints in a table."""
+    lines = ["", t("## Findings"), ""]
     ran = [n for n in r["notebooks"] if n.get("finding")]
     lead = next((n for n in ran if n["notebook"] == r.get("lead")), None)
     if lead is not None:
-        lines += [f"**{lead['finding']['answer']}**", ""]
-    lines += [_finding_line(n["title"], n["finding"], n.get("validity")) for n in ran]
+        lines += [f"**{told.get(lead['notebook']) or lead['finding']['answer']}**", ""]
+    for n in ran:
+        if n["notebook"] in told:
+            lines.append(
+                f"- **{_sentence(t(n['title']))}** {told[n['notebook']]} *({facts.validity(t, n.get('validity'))})*"
+            )
+        else:
+            lines.append(_finding_line(t, n["title"], n["finding"], n.get("validity")))
     failed = [n for n in r["notebooks"] if n.get("status") not in ("ok", "not applicable")]
-    lines += [f"- **{_sentence(n['title'])}** Failed: `{n.get('error')}`" for n in failed]
+    lines += [f"- **{_sentence(t(n['title']))}** " + t("Failed: {error}", error=f"`{n.get('error')}`") for n in failed]
     bps = [b for b in r.get("breakpoints") or [] if b.get("verdict") != findings.RAMP_ESTIMATE]
-    if bps:
+    if bps and told:
+        lines += ["", *facts.breakpoint_lines(t, bps)]
+    elif bps:
         lines += [
             "",
             "| workload | connections | breakpoint, req/s | interval | outcome | validity |",
@@ -236,32 +332,21 @@ def server_jdks(r: dict, report_dir: Path) -> list[str]:
     need, which need not be perflab's."""
     found: list[str] = []
     for n in r.get("notebooks") or []:
-        for run in n.get("runs") or []:
-            for d in (
-                report_dir / run["path"] if run.get("path") else None,
-                Path(r["data_root"]) / "runs" / run["id"] if r.get("data_root") and run.get("id") else None,
-            ):
-                meta = d / "meta.json" if d is not None else None
-                if meta is None or not meta.is_file():
-                    continue
-                try:
-                    v = (json.loads(meta.read_text()).get("server") or {}).get("java_version")
-                except (OSError, ValueError, AttributeError):
-                    continue
-                if v and str(v) not in found:
-                    found.append(str(v))
-                break
+        for meta in facts.metas(r, report_dir, n):
+            v = (meta.get("server") or {}).get("java_version") if isinstance(meta.get("server"), dict) else None
+            if v and str(v) not in found:
+                found.append(str(v))
     return found
 
 
-def _tools(r: dict, report_dir: Path) -> str:
+def _tools(t: i18n.Language, r: dict, report_dir: Path) -> str:
     """The tools line: the server's JDK (from its runs), then the lab's own tools but its ``java`` (perflab's
     default JDK, which measured nothing)."""
     jdks = server_jdks(r, report_dir)
     server = (
-        [f"the server's JDK {jdks[0]} (as its runs recorded it)"]
+        [t("the server's JDK {jdk} (as its runs recorded it)", jdk=jdks[0])]
         if len(jdks) == 1
-        else [f"the servers' JDKs {', '.join(jdks)} (as their runs recorded them)"]
+        else [t("the servers' JDKs {jdks} (as their runs recorded them)", jdks=", ".join(jdks))]
         if jdks
         else []
     )
@@ -269,37 +354,83 @@ def _tools(r: dict, report_dir: Path) -> str:
     return ", ".join(server + own)
 
 
-def _record(r: dict, report_dir: Path) -> list[str]:
+def _method(t: i18n.Language) -> list[str]:
+    return ["", t("## Method"), "", *[f"- {t(line)}" for line in facts.METHOD]]
+
+
+def _record(t: i18n.Language, r: dict, report_dir: Path) -> list[str]:
     skipped = [n for n in r["notebooks"] if n.get("status") == "not applicable"]
     lines = []
     if skipped:
-        lines += ["", "## Not run, and why", ""]
-        lines += [f"- **{n['title']}**: {n.get('error')}" for n in skipped]
+        lines += ["", t("## Not run, and why"), ""]
+        lines += [f"- **{t(n['title'])}**: {t(n.get('error') or '')}" for n in skipped]
     m, g = r.get("machine") or {}, r.get("git") or {}
-    tools = _tools(r, report_dir)
+    tools = _tools(t, r, report_dir)
+    load = (
+        t(
+            "; load average {start} at the start, {end} at the end",
+            start=t.number(r["load_start"][0], 2),
+            end=t.number((r.get("load_end") or [0])[0], 2),
+        )
+        if r.get("load_start")
+        else ""
+    )
     lines += [
         "",
-        "## How it was measured",
+        t("## How it was measured"),
         "",
-        f"- Command: `{r.get('command')}`",
-        f"- Machine: {m.get('cores')} cores, {m.get('cpu_model')}, {m.get('os')}, kernel {m.get('kernel')}"
-        + (
-            f"; load average {r['load_start'][0]} at the start, {(r.get('load_end') or ['?'])[0]} at the end"
-            if r.get("load_start")
-            else ""
+        t("- Command: {command}", command=f"`{r.get('command')}`"),
+        t(
+            "- Machine: {cores}, {cpu}, {os}, kernel {kernel}",
+            cores=t.plural("{n} core", "{n} cores", int(m.get("cores") or 0)),
+            cpu=m.get("cpu_model"),
+            os=m.get("os"),
+            kernel=m.get("kernel"),
+        )
+        + load,
+        *([t("- Tools: {tools}", tools=tools)] if tools else []),
+        t("- perflab at commit {commit}", commit=f"`{(g.get('commit') or 'unknown')[:10]}`"),
+        t(
+            "- Every run's raw data (console output, latency logs, profiles, validity record) is in the lab's data "
+            "folder, named by the run ids above."
         ),
-        *([f"- Tools: {tools}"] if tools else []),
-        f"- perflab at commit `{(g.get('commit') or 'unknown')[:10]}`",
-        "- Every run's raw data (console output, latency logs, profiles, validity record) is in the lab's data "
-        "folder, named by the run ids above.",
     ]
     return lines
 
 
-def write(report_dir: str | Path, out: str | Path | None = None, chromium: str | None = None) -> Document:
+def _question(t: i18n.Language, r: dict, n: dict, nb) -> str:
+    """The notebook's question in the report's language: its template translated, filled with what ran."""
+    if t.code == i18n.DEFAULT:
+        return n.get("question") or ""
+    target = aim.YOURS if r.get("target") else aim.BUILTIN
+    template = aim.template(nb, target)
+    return aim.fill(t(template), n.get("effective_parameters") or {}, t) if template else ""
+
+
+def _student_section(t: i18n.Language, r: dict, n: dict, nb, page: _Notebook) -> list[str]:
+    """A notebook's section of a student's report: its question, its numbers from the records, then the
+    generator's consoles, the figures and the flame graphs; its page tells the rest."""
+    parts = [t("## {title}", title=t(n["title"]))]
+    q = _question(t, r, n, nb)
+    if q:
+        parts.append(t("**Question:** {question}", question=q))
+    table = facts.lines(t, n, page.runs)
+    if table:
+        parts.append("\n".join(table))
+    parts += [part for cell in nb.cells for part in page.measured(cell) if part.strip()]
+    if n.get("html"):
+        parts.append(t("Every figure with its explanation is on the page {page}.", page=f"`{n['html']}`"))
+    return parts
+
+
+def write(
+    report_dir: str | Path, out: str | Path | None = None, chromium: str | None = None, language: str | None = None
+) -> Document:
     """Write ``report.md`` for the report in ``report_dir`` into ``out`` (default: the report folder), with its
-    figures and flame graphs beside it (see the module docstring). A ``ValueError`` names what is missing
-    (no report there, no chromium to draw the figures) before anything is written."""
+    figures and flame graphs beside it (see the module docstring), in ``language`` (default: the report's). A
+    report about a server of yours (a student's) keeps to what the reader needs: its numbers, consoles,
+    figures and flame graphs, then the method in short. A ``ValueError`` names what is missing (no report
+    there, no chromium to draw the figures, no such language) before anything is written."""
     report_dir = Path(report_dir).resolve()
     data_file = report_dir / "report.json"
     if not data_file.is_file():
@@ -311,19 +442,32 @@ def write(report_dir: str | Path, out: str | Path | None = None, chromium: str |
             "chromium (scripts/apt-ensure chromium)"
         )
     r = json.loads(data_file.read_text())
+    t = i18n.language(language or r.get("language") or i18n.DEFAULT)
+    student = bool(r.get("target")) or t.code != i18n.DEFAULT
     out = Path(out).resolve() if out is not None else report_dir
     out.mkdir(parents=True, exist_ok=True)
     doc = Document(out / FILENAME)
     figures: list[Figure] = []
-    lines = _header(r) + _findings(r)
+    runs = {n["notebook"]: facts.metas(r, report_dir, n) for n in r["notebooks"]}
+    told = (
+        {n["notebook"]: facts.summary(t, n, runs[n["notebook"]]) for n in r["notebooks"] if n.get("finding")}
+        if t.code != i18n.DEFAULT
+        else {}
+    )
+    lines = _header(t, r) + _findings(t, r, told)
     for n in r["notebooks"]:
         if not n.get("ipynb") or not (report_dir / n["ipynb"]).is_file():
             continue
         nb = nbformat.read(str(report_dir / n["ipynb"]), as_version=4)
-        page = _Notebook(n["notebook"], out, report_dir, doc, figures)
-        body = [part for cell in nb.cells for part in page.cell(cell) if part.strip()]
+        page = _Notebook(n["notebook"], out, report_dir, doc, figures, t, runs[n["notebook"]])
+        if student:
+            body = _student_section(t, r, n, nb, page)
+        else:
+            body = [part for cell in nb.cells for part in page.cell(cell) if part.strip()]
         lines += ["", *("\n\n".join(body)).splitlines()]
-    lines += _record(r, report_dir)
+    if student:
+        lines += _method(t)
+    lines += _record(t, r, report_dir)
     _draw(figures, out, chromium)
     doc.figures = [f.path for f in figures]
     doc.path.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import nbformat
 
-from .. import paths
+from .. import i18n, paths
 from ..config import ForeignServer
 from ..config.measured import Measured
 from ..config.project import Project
@@ -60,6 +60,7 @@ class Plan:
     target: str = ""  # what the notebooks test when it is not the built-in server
     caveat: str = ""  # one line every page shows: what its numbers are not
     lead: str | None = None  # the notebook whose finding heads the index (a course server's stages)
+    language: str = i18n.DEFAULT  # what report.md and the index are written in (perflab.i18n)
 
     @property
     def aim(self) -> str:
@@ -127,7 +128,7 @@ class Plan:
             for s in plan.notebooks
         )
         lead = next((s.name for s in specs if s.notebook == own.STAGES and not s.not_applicable), None)
-        return replace(plan, notebooks=specs, lead=lead)
+        return replace(plan, notebooks=specs, lead=lead, language=project.report_language)
 
     def _aimed(self, why_not, given: dict, target: str) -> Plan:
         nb_dir = notebooks_dir()
@@ -361,10 +362,10 @@ QUICK = Plan(
         ),
         NotebookSpec("06-summary", {}, after=True),
     ),
-    "a tour: every notebook with 1-2 s windows, one probe per rate and few pairs (about 8 minutes on a "
-    "2-core machine, builds included)",
-    caveat="A quick plan's numbers: a tour of the method (1-2 s windows, single probes, wide intervals), not "
-    "limits to quote. For those: make report PLAN=standard.",
+    "every notebook with 1-2 s windows, one probe per rate and few pairs (about 8 minutes on a 2-core machine, "
+    "builds included)",
+    caveat="A quick plan's numbers: 1-2 s windows, single probes, wide intervals; they show the method, not limits "
+    "to quote. For those: make report PLAN=standard.",
 )
 
 STANDARD = Plan(
@@ -638,7 +639,7 @@ FULL = Plan(
         ),
         NotebookSpec("06-summary", {}, after=True),
     ),
-    "course-length durations (the seeds' minute-long runs), repeated edges, both CPU placements",
+    "course-length durations (minute-long runs, as the course's reports), repeated edges, both CPU placements",
 )
 
 BUILTIN = {"quick": QUICK, "standard": STANDARD, "full": FULL}

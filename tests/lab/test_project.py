@@ -68,6 +68,7 @@ def test_a_project_file_declares_the_server_its_api_cluster_and_categories(tmp_p
         ),
         ('[server]\ncommand = "x {port}"\n[cluster]\nnodes = 0\n', "nodes"),
         ("[server\n", "is not valid TOML"),
+        ('language = "fr"\n[server]\ncommand = "x {port}"\n', r"language 'fr': there are catalogs for en, ru"),
     ],
 )
 def test_a_mistake_in_the_file_is_an_error_naming_the_file_and_the_key(tmp_path, text, message):
@@ -75,6 +76,14 @@ def test_a_mistake_in_the_file_is_an_error_naming_the_file_and_the_key(tmp_path,
     with pytest.raises(ValueError, match=message) as e:
         Project.load(p)
     assert str(p) in str(e.value)
+
+
+def test_the_report_language_is_the_files_else_english_for_a_server_command(tmp_path):
+    """``language`` in the file picks the report's language (a course server's default is Russian: the course
+    report test renders one); a server command's report is English unless the file says otherwise."""
+    assert Project.load(_tiny(tmp_path)).report_language == "en"
+    ru = Project.load(_write(tmp_path, f'language = "ru"\n[server]\ncommand = "python3 {TINY} {{port}}"\n', "ru.toml"))
+    assert ru.language == ru.report_language == "ru"
 
 
 def test_the_project_is_found_given_then_in_the_environment_then_here(tmp_path, monkeypatch):

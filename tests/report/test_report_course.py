@@ -24,6 +24,7 @@ from rendered import check_markdown
 from tiny_report import SEARCH
 
 from perflab import paths
+from perflab.report import markdown
 
 pytestmark = pytest.mark.browser
 
@@ -249,15 +250,76 @@ def test_no_page_speaks_of_the_built_in_server(report):
         if n.get("ipynb"):
             seen[n["ipynb"]] = _seen(report / n["ipynb"])
             seen[n["html"]] = _text((report / n["html"]).read_text())
+    # nor of the lab's own words for itself (its seed reports, its quick plan as a tour)
+    internal = {where: sorted(set(re.findall(r"\b(?:seeds|tour)\b", text, re.I))) for where, text in seen.items()}
+    assert {w: f for w, f in internal.items() if f} == {}
     found = {where: sorted({m.group(0).lower() for m in BUILT_IN.finditer(text)}) for where, text in seen.items()}
     assert {w: f for w, f in found.items() if f} == {}, {
         w: [ln for ln in seen[w].splitlines() if BUILT_IN.search(ln)][:5] for w, f in found.items() if f
     }
 
 
-def test_the_markdown_report_renders_with_every_image_and_link(report, tmp_path):
+def _latin_words(text: str, names: list[str]) -> list[str]:
+    """The words in Latin letters left in ``text`` once its code (fenced, inline, ``<code>``), link targets, file
+    names, ``names`` (the server's, the machine's, the tools') and the technical words a Russian report writes
+    as they are (PUT, CPU, async-profiler) are taken out: English sentences, if any are left."""
+    text = re.sub(r"(`{3,}).*?\1", " ", text, flags=re.S)
+    text = re.sub(r"`[^`]*`", " ", text)
+    text = re.sub(r"\]\([^)]*\)", "] ", text)
+    for name in sorted((n for n in names if n), key=len, reverse=True):
+        text = text.replace(name, " ")
+    text = re.sub(r"\S+\.(md|json|html|ipynb|lua|toml|png|svg)\b|\b\d\d-[a-z0-9-]+", " ", text)
+    return [w for w in re.findall(r"[A-Za-z][A-Za-z-]*[A-Za-z]", text) if w not in TECHNICAL]
+
+
+#: what a Russian report writes in Latin letters: methods, units, tools, the course's API
+TECHNICAL = {
+    *"PUT GET DELETE CPU JIT JDK API UTC HdrHistogram async-profiler perflab wrk2 wrk chromium headless".split(),
+    *"B A p50 p99 p99.9 Markdown git".split(),
+}
+
+
+def _html_text(page: str) -> str:
+    """What a reader of an HTML page reads, less what the page shows as code (class mono, err; <code>)."""
+    page = re.sub(r"<(script|style)\b.*?</\1>", " ", page, flags=re.S | re.I)
+    page = re.sub(r"<code>.*?</code>", " ", page, flags=re.S)
+    page = re.sub(r"<(span|div|a|td)\b[^>]*class=\"[^\"]*\b(mono|err)\b[^\"]*\"[^>]*>.*?</\1>", " ", page, flags=re.S)
+    return html.unescape(re.sub(r"<[^>]+>", " ", page))
+
+
+def test_a_course_servers_report_is_in_russian_with_its_numbers_first_and_no_internal_words(report):
+    """A course server's report defaults to Russian: report.md and the index page say every sentence in
+    Russian (no English word outside code, numbers, units and names), the student's numbers before a short
+    method; no page of it speaks of seeds or tours."""
+    data = json.loads((report / "report.json").read_text())
+    assert data["language"] == "ru"
+    m = data["machine"]
+    names = [
+        data["target"],
+        data["target"].split(" (")[0],  # the server's name
+        data["caveat"],
+        data["plan"],
+        data["command"],
+        *(str(x) for kv in (data.get("tools") or {}).items() for x in kv),
+        *(str(m.get(k) or "") for k in ("cpu_model", "os", "kernel", "arch", "hostname")),
+    ]
     md = (report / "report.md").read_text()
-    assert md.index("## Findings") < md.index("## 1. Stable load")
+    assert md.startswith("# Отчёт о нагрузочном тестировании: perflabstudent")
+    assert md.index("## Результаты") < md.index("## 1. Стабильная нагрузка") < md.index("## Методика")
+    assert "| нагрузка | соединений | темп, запр/с |" in md and "консольный вывод генератора нагрузки" in md
+    assert "## Что не запускалось и почему" in md and "Профиль CPU: PUT, 4 соединения" in md
+    assert _latin_words(md, names) == [], [ln for ln in md.splitlines() if _latin_words(ln, names)][:8]
+    index = _html_text((report / "index.html").read_text())
+    assert "Точки разладки" in index and "Методика" in index
+    assert _latin_words(index, names) == [], [ln for ln in index.splitlines() if _latin_words(ln, names)][:8]
+    for text in (md, index):
+        assert not re.search(r"\b(seeds|tour|built-in)\b", text, re.I)  # (a seed=1 of a console is code)
+
+
+def test_the_markdown_report_renders_with_every_image_and_link(report, tmp_path):
+    md = markdown.write(report, tmp_path / "en", language="en").path.read_text()  # English, as --lang en writes
+    assert md.index("## Findings") < md.index("## 1. Stable load") < md.index("## Method")
+    assert "**Question:** at a fixed rate (300 PUTs/s, 300 GETs/s)" in md
     assert md.count("](figures/") >= 5 and "](flamegraphs/" in md
     # the generator's console in code blocks, its command above it, as the course's reports show wrk2's
     assert re.search(r"```text\n\$ perflab-load -t 2 -c 4 -d 1s -R 300 -s put.lua .*\nRunning 1s test @ ", md), md[

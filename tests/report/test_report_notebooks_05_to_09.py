@@ -149,7 +149,7 @@ def test_the_index_leads_with_their_findings_and_keeps_ramp_estimates_apart(repo
     )
     # the page lists the ramps' estimates under their own name, not as breakpoints
     estimates = page[page.index('id="ramp-estimates"') : page.index('id="record"')]
-    assert estimates.count("07-cluster</a>") == 2 and "not a\nbreakpoint" in estimates
+    assert estimates.count("07-cluster</a>") == 2 and "not a breakpoint" in estimates
     # 05 compares the backends interleaved, 08 is one comparison, and 09 checks each change point its history
     # found with one comparison: as many as its record says (the tiny plan's history may find none on a loaded
     # machine: test_notebook_09_...)
