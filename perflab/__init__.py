@@ -29,7 +29,9 @@ package inside, in layers, top to bottom (each imports only from below it; ``pyp
 * ``hosts`` | ``nodes``       the Dask host pool | the key-value cluster's nodes as processes (``start_cluster``)
 * ``server``                  one server as processes: the built-in one or yours, ``/v0/stats``, CPU
 * ``profiling`` | ``records`` async-profiler, flame graphs | run directories and the DuckDB index
-* ``measure`` | ``workloads`` | ``commits``  the generator, results, validity, statistics | scripts | git, builds
+* ``measure`` | ``timeline`` | ``hostspeed`` | ``workloads`` | ``commits``  the generator and its outputs, validity,
+  judgement | the server's events, spikes explained | the machine's speed | scripts | git, builds
+* ``stats``                   statistics: significance, paired A/B and its stop rule, methods, change points
 * ``config``                  every parameter, validated once
 * ``children``, ``sampling``, ``cancel``, ``interrupt``, ``jdk``, ``paths``, ``fmt``, ``units``, ``version``; ``errors``
 """

@@ -42,12 +42,12 @@ from .core.fill import fill as fill_target
 from .core.record import ExperimentResult, record_window
 from .core.session import Session, SessionOptions, check_load
 from .core.window import Around, measure
-from .measure.events import events_frame
 from .measure.generator import LoadTool
 from .nodes import faults as faults_mod
 from .nodes.checker import frame_of
 from .nodes.load import entry_rates
 from .nodes.statuses import status_intervals, totals
+from .timeline.events import events_frame
 
 
 @dataclass

@@ -37,9 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import perflab as pl  # noqa: E402
 from perflab.analysis.ab import lines  # noqa: E402
-from perflab.measure import paired  # noqa: E402
-from perflab.measure.methods import Method  # noqa: E402
-from perflab.measure.significance import compare_intervals, compare_samples  # noqa: E402
+from perflab.stats import paired  # noqa: E402
+from perflab.stats.methods import Method  # noqa: E402
+from perflab.stats.significance import compare_intervals, compare_samples  # noqa: E402
 
 CPU = pl.ServerConfig(backend="memory", mode="async")
 DELAY_A = pl.ServerConfig(backend="memory", mode="async", workers=8, debug_delay="4ms")

@@ -8,7 +8,7 @@
 * :mod:`.result`   -- the verdicts, recorded as one run of kind ``ab`` and read back
 
 The statistics (paired test, interval, stop rule, its false-positive bound) are
-:mod:`perflab.measure.paired`; the method names every verdict carries are :mod:`perflab.measure.methods`.
+:mod:`perflab.stats.paired`; the method names every verdict carries are :mod:`perflab.stats.methods`.
 """
 
 from .result import ABResult, IdleCost, RateVerdict, recorded_verdicts  # noqa: F401

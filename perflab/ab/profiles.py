@@ -5,7 +5,7 @@ run: one recording per side, each pair probe's window cut from it afterwards. A 
 server's own CPU clock over the window, :mod:`perflab.server.cpu`) times a category's share of the probe's
 samples (the categories of :mod:`perflab.profiling.flame`: HTTP parsing in one-nio, network read and write,
 storage and its parts, GC, JIT, your code...) is the microseconds per request that category took; each pair
-gives B - A of it, and :func:`perflab.measure.paired.paired_difference` tests the pairs (an exact Wilcoxon
+gives B - A of it, and :func:`perflab.stats.paired.paired_difference` tests the pairs (an exact Wilcoxon
 signed-rank test at the comparison's level, the categories counted in its family of tests, so every claim
 of the comparison together still has probability at most alpha between identical sides) with a bootstrap
 interval of the median difference. The profiler costs both sides alike, and the pairs' CPU per request is
@@ -20,8 +20,8 @@ from pathlib import Path
 import pandas as pd
 
 from ..config import ProfileParams
-from ..measure import paired
 from ..profiling import flame
+from ..stats import paired
 
 #: what each side records: CPU samples every millisecond, no GC pauses (the categories hold GC)
 PROFILE = ProfileParams(event="cpu", interval=0.001, gc=False)

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from ..measure.methods import Method
-from ..measure.paired import Conclusion, Family, IntervalRatio, PairedRatio, PassFail, Stop
 from ..records import Run
+from ..stats.methods import Method
+from ..stats.paired import Conclusion, Family, IntervalRatio, PairedRatio, PassFail, Stop
 from .sides import Side, identical
 
 

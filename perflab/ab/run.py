@@ -5,7 +5,7 @@ identically when asked) and kept running; optionally restarted before every bloc
 each, probes alternate in balanced blocks (:mod:`.design`) at the same offered rates, every probe with
 its validity record; each adjacent A-B pair gives ratios of p50, p99, p99.9 and the server's CPU per
 request (:data:`perflab.config.ab.METRIC`) and pass/fail at the SLA, and the stop rule
-(:mod:`perflab.measure.paired`) decides after every block whether to go on. A pair
+(:mod:`perflab.stats.paired`) decides after every block whether to go on. A pair
 with an invalid probe (the generator, not the server, set its numbers) counts in the test by default:
 the generator's lateness is in both sides' latency, which pulls the ratio toward 1, and under A/A the
 pairs stay exchangeable, so the false-claim bound holds (``drop_invalid`` leaves such pairs out); the
@@ -31,7 +31,7 @@ import warnings
 import pandas as pd
 from tqdm.auto import tqdm
 
-from .. import children, fmt, paths
+from .. import children, fmt, hostspeed, paths
 from ..breakpoint import ramp as ramp_mod
 from ..breakpoint.run import BreakpointResult, Probe
 from ..config import BreakpointCriteria, BreakpointParams, LoadParams, PrefillParams
@@ -45,12 +45,12 @@ from ..core.probe import require_reads, warm
 from ..core.session import HOST_KEYWORDS, Session, SessionOptions
 from ..errors import PerflabError
 from ..hosts.pool import LOCAL
-from ..measure import hostspeed, paired
 from ..measure.generator import LoadTool
-from ..measure.methods import Method
 from ..measure.validity import Level, Validity
 from ..records import new_run
 from ..records.environment import environment
+from ..stats import paired
+from ..stats.methods import Method
 from . import design
 from . import profiles as profiles_mod
 from . import result as result_mod

@@ -20,7 +20,7 @@ other subjects, the report and the command line build on.
 
 Only this package writes sentences; the lab's other modules return numbers and structured results. A
 sentence claims a difference only with a test behind it, gives n, and names its method
-(:class:`perflab.measure.methods.Method`: *interleaved pairs*, *interleaved searches*, *sequential runs*,
+(:class:`perflab.stats.methods.Method`: *interleaved pairs*, *interleaved searches*, *sequential runs*,
 *sequential intervals*).
 
 Units. Inputs (parameter fields, command-line flags, notebook parameters, plan keys) are named for the

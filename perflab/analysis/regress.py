@@ -11,10 +11,10 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from .. import fmt
-from ..measure.paired import CONFIDENCE, band
 from ..records import Run
 from ..regress.bisect import Found
 from ..regress.verdict import Outcome
+from ..stats.paired import CONFIDENCE, band
 from .ab.verdicts import ci_text, named, where
 
 

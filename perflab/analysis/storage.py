@@ -41,9 +41,9 @@ STORAGE_EVENTS = {"flush": "flushes", "compaction": "compactions", "gc": "GC pau
 
 
 def storage_table(runs: Mapping, index="run") -> pd.DataFrame:
-    """:func:`load_table` with, from each run's own events (:mod:`perflab.measure.events`), how many
+    """:func:`load_table` with, from each run's own events (:mod:`perflab.timeline.events`), how many
     flushes, compactions and GC pauses the window held, the total write-stall time, and how many latency
-    spikes there were (:mod:`perflab.measure.attribution`)."""
+    spikes there were (:mod:`perflab.timeline.attribution`)."""
     table = load_table(runs, index)
     validity = table.pop("validity")
     events = [events_of(r) for r in runs.values()]

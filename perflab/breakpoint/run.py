@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 from tqdm.auto import tqdm
 
+from .. import hostspeed
 from ..config import BreakpointCriteria, BreakpointParams, LoadParams, PrefillParams, ServerConfig
 from ..config.target import ForeignServer
 from ..core.fill import check_fill
@@ -28,7 +29,6 @@ from ..core.fill import fill as fill_target
 from ..core.probe import probe as run_probe
 from ..core.probe import require_reads, warm
 from ..core.session import Session, SessionOptions, check_load
-from ..measure import hostspeed
 from ..measure.generator import LoadTool
 from ..measure.judgement import Judgement
 from ..measure.result import LoadResult

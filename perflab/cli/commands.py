@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import Commit, compare_ab, find_breakpoint, paths, run_experiment
+from .. import Commit, compare_ab, find_breakpoint, hostspeed, paths, run_experiment
 from ..analysis import breakpoints
 from ..analysis.ab import lines as ab_lines
 from ..analysis.cluster import describe_consistency
@@ -43,7 +43,6 @@ from ..hosts.inventory import check_versions, survey, table
 from ..hosts.leases import held
 from ..hosts.pool import connect
 from ..lab import second_opinion
-from ..measure import hostspeed
 from ..profiling import bridge
 from ..records import query, recorded, update_index
 from ..regress import Found, run_bisect, run_gate, run_history

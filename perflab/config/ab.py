@@ -43,7 +43,7 @@ METRICS = tuple(METRIC)
 #: look below the fewest pairs that can reach the level cannot claim, and is not counted
 LOOKS = (8, 12, 16, 24, 32, 48, 64, 96, 128)
 MAX_PAIRS = LOOKS[-1]
-#: the defaults of the comparison (:mod:`perflab.measure.paired` says why these)
+#: the defaults of the comparison (:mod:`perflab.stats.paired` says why these)
 ALPHA = 1e-6
 MARGIN = 0.05
 MIN_PAIRS = 8
@@ -55,7 +55,7 @@ class ABParams(Params):
 
     Probes alternate in balanced blocks (A B B A, then B A A B) at the same offered rates; each adjacent
     A-B pair gives ratios of p50, p99, p99.9 and the server's CPU per request, and pass/fail at the SLA. The stop rule
-    (:mod:`perflab.measure.paired`) ends a rate's comparison once the interval of ``metric``'s median
+    (:mod:`perflab.stats.paired`) ends a rate's comparison once the interval of ``metric``'s median
     ratio lies within ``±margin`` (``stop_at``: or below ``1 + margin``) or the test claims a difference, or after ``max_pairs`` pairs, or when
     the ``budget`` ends. ``alpha`` bounds the probability that a comparison of two identical servers
     claims any difference (all its tests together).

@@ -117,7 +117,7 @@ class ValidityThresholds(Params):
         "float",
         "a fixed loop timed on every CPU around the window took this "
         "many times its fastest time in the session: warn (the machine itself slowed "
-        "down: see perflab.measure.hostspeed)",
+        "down: see perflab.hostspeed)",
         min=1,
         min_open=True,
     )

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..measure.attribution import Attribution
-from ..measure.events import events_frame, read_events
 from ..measure.result import CONSOLE, HDR_LOG, STDERR, SUMMARY, LoadResult
 from ..measure.validity import Validity
 from ..profiling import codemap
 from ..profiling.profile import Profile
 from ..profiling.profiler import Recording
 from ..records import Run
+from ..timeline.attribution import Attribution
+from ..timeline.events import events_frame, read_events
 
 
 @dataclass
@@ -32,7 +32,7 @@ class ExperimentResult:
     the run is as a measure of the server (also in ``meta.json``); ``recordings``: node -> the JFR recording of
     the window (``None``: the one server; :attr:`profile`, :attr:`profiles`: its profiles); ``events``: the
     server's timed events (and the JVM's GC pauses) on the latency timeline's axis; ``attribution``: which events
-    the latency spikes overlap (:mod:`perflab.measure.attribution`); ``spike_diff``: flame graphs of the spikes
+    the latency spikes overlap (:mod:`perflab.timeline.attribution`); ``spike_diff``: flame graphs of the spikes
     against the rest of the window, when there were spikes.
     """
 

@@ -3,7 +3,7 @@
 :class:`Session` opens the hosts (:mod:`perflab.hosts`: by default this machine's in-process hosts, on the
 same code path as many), creates the run, prepares the target's storage on the server host (prefilled
 when asked), starts the target there (:class:`perflab.targets.base.TargetHost`) with its logs in the run,
-samples ``/v0/stats`` and its CPU, times the machine's own speed (:mod:`perflab.measure.hostspeed`), starts
+samples ``/v0/stats`` and its CPU, times the machine's own speed (:mod:`perflab.hostspeed`), starts
 loads with the session's load tool on its generator hosts (:mod:`.load`) and judges each one's validity;
 on exit it stops everything and marks the run. The strategies are built on it: a fixed-rate run
 (:mod:`perflab.experiment`), a cluster run (:mod:`perflab.cluster_run`), a breakpoint search
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import children, paths
+from .. import children, hostspeed, paths
 from ..cancel import CancelToken
 from ..config import LoadParams, PrefillParams
 from ..config.hosts import HostOptions
@@ -34,7 +34,6 @@ from ..errors import LoadError
 from ..hosts.actors import answer
 from ..hosts.hostset import HostSet
 from ..hosts.pool import HostLost
-from ..measure import hostspeed
 from ..measure.generator import LoadTool
 from ..measure.result import LoadResult
 from ..measure.validity import Validity, assess, with_hosts
@@ -338,7 +337,7 @@ class Session:
         )
 
     def calibrate(self) -> hostspeed.Calibration:
-        """Time the fixed loop on every CPU of the server host (:mod:`perflab.measure.hostspeed`); call it
+        """Time the fixed loop on every CPU of the server host (:mod:`perflab.hostspeed`); call it
         while no load runs."""
         cal = self.handle.calibrate()
         self.calibrations.append(cal)

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from ..errors import PerflabError, ProfilerError
-from ..measure.attribution import Attribution, attribute
-from ..measure.events import await_delivery
 from ..measure.result import LoadResult
 from ..measure.validity import Validity
+from ..timeline.attribution import Attribution, attribute
+from ..timeline.events import await_delivery
 from .probe import WARM_MIN_S, jvm_warmup_s, warm
 from .record import load_events
 

@@ -1,2 +1,4 @@
-"""Measuring a load: run the generator (:mod:`.load`), read its interval log (:mod:`.hdrlog`), and parse
-a real wrk2's console output (:mod:`.wrk_output`)."""
+"""Measuring a load: run the generator (:mod:`.generator`), read what it wrote (:mod:`.result`: its summary and
+interval log, :mod:`.hdrlog`; a real wrk2's console, :mod:`.wrk_output`), merge a load's parts exactly
+(:mod:`.merge`), and judge the numbers: is the run a valid measure of the server (:mod:`.validity`), did a probe
+pass (:mod:`.judgement`)."""

@@ -10,7 +10,7 @@ The level (:class:`Level`):
 * ``suspect`` -- a check warned: the numbers stand, but something may have moved them (the offered rate
   was not delivered, the machine's CPUs were all busy, the first interval is a warm-up outlier,
   latency trends during the window, errors, the machine itself ran slower than its best in the session:
-  :mod:`perflab.measure.hostspeed`).
+  :mod:`perflab.hostspeed`).
 * ``valid`` -- nothing to report.
 
 The thresholds are the fields of :class:`perflab.config.ValidityThresholds`, documented there once.
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ..config.validity import ValidityThresholds
-from .significance import trend
+from ..stats.significance import trend
 
 
 class Level(StrEnum):
@@ -365,7 +365,7 @@ def assess(
     """The validity record of one load (a :class:`~perflab.measure.result.LoadResult`); ``server``: the
     server's :class:`~perflab.server.cpu.CpuWindow` over the measured window; ``placement``: the
     :class:`~perflab.server.placement.Placement` used; ``host``: ``(calibrations around the window, all
-    of the session's)`` (:class:`~perflab.measure.hostspeed.Calibration`); ``quiet``: the cores other programs
+    of the session's)`` (:class:`~perflab.hostspeed.Calibration`); ``quiet``: the cores other programs
     used at the session's quietest (:mod:`perflab.core.quiet`; ``None``: not checked)."""
     t = thresholds or ValidityThresholds()  # a session's, checked once by SessionOptions
     checks = {

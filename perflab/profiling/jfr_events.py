@@ -4,7 +4,7 @@ The profiler records with async-profiler's ``jfrsync`` option and :data:`GC_SETT
 holds the samples (cpu, alloc, lock) and the JVM's GC pauses. This works for any HotSpot JVM, the
 built-in server or one the user brings. Read through the in-process JVM (:mod:`.bridge`) with JDK's
 ``jdk.jfr.consumer`` API; times are epoch nanoseconds, turned into the server-event shape
-``{"event": "gc", "ts_us", "dur_us", "name", "cause", "phase"}`` of :mod:`perflab.measure.events`.
+``{"event": "gc", "ts_us", "dur_us", "name", "cause", "phase"}`` of :mod:`perflab.timeline.events`.
 """
 
 from __future__ import annotations

@@ -328,7 +328,7 @@ _JFR_EVENT = {"cpu": "cpu", "itimer": "cpu", "ctimer": "cpu", "wall": "wall", "a
 class Recording:
     """One JFR recording of a measured window: ``profiles`` (event -> :class:`Profile`), the CPU
     ``heatmap_path`` (async-profiler's heatmap), ``gc_events`` (the JVM's GC pauses in the server-event
-    shape of :mod:`perflab.measure.events`), and flame graphs of sub-windows (:meth:`window_profile`,
+    shape of :mod:`perflab.timeline.events`), and flame graphs of sub-windows (:meth:`window_profile`,
     :meth:`spike_diff`) from the same file. ``code_map``: what its profiles are categorized with (the user's
     categories included)."""
 

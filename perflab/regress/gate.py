@@ -13,7 +13,7 @@ the verdict on the deciding metric (:mod:`.verdict`) is the gate's answer and ex
 **False alarms.** The gate fails a pull request only on a claim of the comparison, and between identical
 servers every claim of the comparison together has probability at most ``alpha`` (half to the sequential test
 that stops a clear regression early, half to the exact signed-rank tests, Bonferroni over every test:
-:mod:`perflab.measure.paired`), whatever the noise: with the default
+:mod:`perflab.stats.paired`), whatever the noise: with the default
 ``alpha = 1e-3``, at most one in a thousand pull requests that change nothing is failed.
 
 One run of kind ``gate`` records it: both commits, the outcome and exit status, the deciding verdict and the

@@ -8,9 +8,9 @@
    holds the median with probability ``1 - 2^(1 - repeats)``). A commit that does not build (or whose server
    does not start) is skipped and named. The commits are measured one after the other, so a slow phase of the
    machine can look like a change: that is why step 3 exists.
-2. **Change points** of the deciding metric's series (:func:`perflab.measure.changepoints.change_points`,
+2. **Change points** of the deciding metric's series (:func:`perflab.stats.changepoints.change_points`,
    ruptures' PELT with a penalty set by the measured noise; steps within the margin are none). At least
-   :data:`~perflab.measure.changepoints.MIN_POINTS` commits are needed.
+   :data:`~perflab.stats.changepoints.MIN_POINTS` commits are needed.
 3. **Each change point checked** by one interleaved comparison (:func:`.compare.check`, i.e.
    :func:`perflab.compare_ab`) of the measured commits on both sides of it, on the deciding metric. Only a
    check that claims the later commit slower (:class:`~.verdict.Outcome` ``regression``) reports a regression;
@@ -50,9 +50,9 @@ from ..core.probe import warm
 from ..core.session import Session, SessionOptions
 from ..errors import BuildError, PerflabError
 from ..hosts.pool import LOCAL
-from ..measure.changepoints import MIN_POINTS, ChangePoints, change_points
 from ..measure.generator import LoadTool
 from ..records import Run, new_run
+from ..stats.changepoints import MIN_POINTS, ChangePoints, change_points
 from .compare import Setup, check
 from .verdict import Check, Outcome
 

@@ -5,7 +5,7 @@ ratio B/A with its interval, and its conclusion. For a regression check only one
 (a latency or the CPU per request higher; a breakpoint lower), and the verdict becomes an :class:`Outcome`:
 
 * ``regression``: the comparison claims B differs from A in the worse direction (its test at its level, the
-  interval excluding 1, the ratio beyond the margin: :mod:`perflab.measure.paired`);
+  interval excluding 1, the ratio beyond the margin: :mod:`perflab.stats.paired`);
 * ``improvement``: it claims a difference in the better direction, or its interval lies entirely beyond the
   margin on the better side (a check that stops once B is shown no worse does not wait for the claim);
 * ``not worse``: no claim, but the interval's worse end lies within the margin (B is no worse than A beyond
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from ..config.ab import METRIC
-from ..measure.paired import Conclusion, band
-from ..measure.significance import Direction
+from ..stats.paired import Conclusion, band
+from ..stats.significance import Direction
 
 
 class Outcome(StrEnum):

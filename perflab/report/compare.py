@@ -16,12 +16,12 @@ searches by their breakpoints with intervals, their probes, and the probe at eac
 the last successful one of each name; plus each notebook's finding side by side.
 
 Every difference the page states comes with the finding of the test the commentary uses
-(:mod:`perflab.measure.significance`): per-interval latencies by :func:`compare_samples` (Mann-Whitney
+(:mod:`perflab.stats.significance`): per-interval latencies by :func:`compare_samples` (Mann-Whitney
 U test and a bootstrap interval of the ratio of medians, with n), breakpoints by their intervals
-(different only when disjoint, :func:`perflab.measure.significance.compare_intervals`). Single numbers
+(different only when disjoint, :func:`perflab.stats.significance.compare_intervals`). Single numbers
 (a run's p99) are shown for reading, marked as not tested.
 
-Every row names its method (:mod:`perflab.measure.methods`). Two runs measured one after the other can
+Every row names its method (:mod:`perflab.stats.methods`). Two runs measured one after the other can
 only be compared as *sequential runs* or *sequential intervals*: a slow phase of the machine during one
 of them counts as a difference, which is what an A/B run (*interleaved pairs*, *interleaved searches*)
 cancels; its rows are its own paired verdicts. Two A/B runs (the same comparison in two reports) are
@@ -45,10 +45,10 @@ from ..analysis.breakpoints import breakpoint_curve
 from ..analysis.latency import latency_timelines, percentile_spectrum
 from ..analysis.profiles import preview_svg, top_frames_html
 from ..config.ab import METRIC
-from ..measure.methods import Method
-from ..measure.significance import SAMPLE_TEST, Direction, compare_intervals, compare_samples
 from ..profiling import bridge, codemap, flame
 from ..records import Run, open_run
+from ..stats.methods import Method
+from ..stats.significance import SAMPLE_TEST, Direction, compare_intervals, compare_samples
 from .compare_page import summary_table, write_page
 from .export import ensure_plotly_js
 

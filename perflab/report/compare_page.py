@@ -15,8 +15,8 @@ from markupsafe import Markup
 
 from .. import fmt
 from ..analysis import findings as fnd
-from ..measure.methods import Method
-from ..measure.significance import ALPHA, MIN_N, SAMPLE_TEST, Direction
+from ..stats.methods import Method
+from ..stats.significance import ALPHA, MIN_N, SAMPLE_TEST, Direction
 
 DIRECTION_STYLE = {
     Direction.HIGHER: ("#b35900", "#fff1e0"),

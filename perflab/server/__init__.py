@@ -9,7 +9,7 @@
 * :mod:`.http`      one plain HTTP GET
 
 A server as a run's target is :mod:`perflab.targets.server`; its timed events on the latency timeline are
-:mod:`perflab.measure.events`.
+:mod:`perflab.timeline.events`.
 """
 
 from .builtin import Server, start_server  # noqa: F401

@@ -25,10 +25,10 @@ from typing import ClassVar
 
 import pandas as pd
 
+from .. import hostspeed
 from ..children import pdeathsig_prefix
 from ..config import LoadParams, PrefillParams
 from ..hosts.actors import WATCHDOG_S, Agent, answer
-from ..measure import hostspeed
 from ..profiling import bridge
 from ..profiling.codemap import CodeMap
 from ..profiling.profiler import Profiler
@@ -302,7 +302,7 @@ class TargetHost(Agent):
         raise NotImplementedError
 
     def calibrate(self):
-        """The machine's own speed (:mod:`perflab.measure.hostspeed`), timed here, while the server idles."""
+        """The machine's own speed (:mod:`perflab.hostspeed`), timed here, while the server idles."""
         self.heard()
         return hostspeed.calibrate()
 

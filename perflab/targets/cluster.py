@@ -21,7 +21,6 @@ from ..commits.git import checkout, server_commit
 from ..config import LoadParams
 from ..config.cluster import ClusterConfig
 from ..hosts.actors import answer
-from ..measure.events import parse_events
 from ..nodes.checker import Checker
 from ..nodes.distribution import key_distribution
 from ..nodes.faults import FaultRunner
@@ -32,6 +31,7 @@ from ..profiling.codemap import BUILTIN, CodeMap
 from ..server.cpu import ProcessCpu
 from ..server.fill import write_keys
 from ..server.foreign import ready_line, stats_available
+from ..timeline.events import parse_events
 from .base import CALL_S, Target, TargetHandle, TargetHost
 
 

@@ -12,12 +12,12 @@ import pandas as pd
 from perflab import BreakpointCriteria, BreakpointParams, LoadParams
 from perflab.breakpoint import BreakpointResult, Outcome, Probe
 from perflab.experiment import ExperimentResult
-from perflab.measure.attribution import attribute
-from perflab.measure.events import events_frame
 from perflab.measure.judgement import Judgement
 from perflab.measure.result import LoadResult
 from perflab.measure.validity import Level, Validity
 from perflab.profiling.profile import Profile
+from perflab.timeline.attribution import attribute
+from perflab.timeline.events import events_frame
 
 
 class _Hdr:

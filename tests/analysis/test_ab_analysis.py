@@ -14,10 +14,10 @@ from perflab.ab.sides import Side
 from perflab.analysis import ab
 from perflab.analysis.ab import baseline, figures, reading, verdicts
 from perflab.lab import notebook as nb
-from perflab.measure import paired
-from perflab.measure.methods import Method
-from perflab.measure.paired import interval_ratio
 from perflab.records import new_run
+from perflab.stats import paired
+from perflab.stats.methods import Method
+from perflab.stats.paired import interval_ratio
 
 #: what a recorded comparison's verdict rows hold besides the verdict (perflab.ab.result.verdict_rows)
 ROW = {

@@ -17,13 +17,13 @@ from perflab.analysis.cluster import figures as cplots
 from perflab.analysis.cluster import sentences as csay
 from perflab.cluster_run import ClusterResult, _recovery
 from perflab.lab import cluster as cnb
-from perflab.measure.events import events_frame
 from perflab.measure.result import load_result_from_dir
 from perflab.nodes.checker import Verdict, predict
 from perflab.nodes.distribution import KeyDistribution
 from perflab.nodes.sampling import node_stats_frame
 from perflab.nodes.statuses import status_intervals, totals
 from perflab.records import new_run
+from perflab.timeline.events import events_frame
 
 T0 = 1_800_000_000.0
 

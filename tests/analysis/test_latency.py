@@ -11,9 +11,9 @@ from synthetic import experiment, load
 
 from perflab.analysis import latency
 from perflab.analysis.latency import spectra, timelines
-from perflab.measure.attribution import attribute
-from perflab.measure.events import events_frame
 from perflab.measure.wrk_output import parse_wrk_output
+from perflab.timeline.attribution import attribute
+from perflab.timeline.events import events_frame
 
 
 def spectrum(points):

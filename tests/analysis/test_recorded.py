@@ -11,8 +11,8 @@ from perflab.analysis import recorded as story
 from perflab.analysis.recorded import figures as hfig
 from perflab.analysis.recorded import sentences as hsay
 from perflab.analysis.recorded import tables as recorded
-from perflab.measure.significance import compare_intervals
 from perflab.records import new_run
+from perflab.stats.significance import compare_intervals
 
 CONFIGS = pd.DataFrame(
     {

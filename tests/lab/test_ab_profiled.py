@@ -13,7 +13,7 @@ import pytest
 
 from perflab import ABParams, LoadParams, ServerConfig, compare_ab, open_run, query
 from perflab.analysis import ab as abx
-from perflab.measure.paired import Conclusion
+from perflab.stats.paired import Conclusion
 
 A = ServerConfig(backend="memory")
 B = A.replace(debug_work_ns=200_000)

@@ -8,7 +8,7 @@ difference that large is many times the noise of a busy machine: a stall that re
 median above B's, more than half of A's probe (with 4 against 5 ms, beside a spinning core, 64 pairs once
 stayed undecided at 1.24x). What these tests assert holds on any machine: the park times dominate the p50's noise, the capacity bounds are hard, and a false
 claim between identical sides has probability at most ``alpha`` = 1e-6 by construction
-(:mod:`perflab.measure.paired`; the A/A test runs notebook 08: tests/notebooks/test_notebook_ab.py). Whether a capacity ratio's interval holds the true ratio, how often identical
+(:mod:`perflab.stats.paired`; the A/A test runs notebook 08: tests/notebooks/test_notebook_ab.py). Whether a capacity ratio's interval holds the true ratio, how often identical
 sides are told apart, and how fast a verdict comes on a given machine is the benchmark's
 (scripts/ab_benchmark.py, docs/benchmarks.md): a breakpoint probe near capacity can fail on a
 machine stall, which no bounded test can rule out.
@@ -37,9 +37,9 @@ from perflab.ab import SideError
 from perflab.ab import run as ab_run
 from perflab.analysis import ab as abx
 from perflab.analysis.ab import reading, verdicts
-from perflab.measure.paired import Conclusion, Stop, min_pairs_for
 from perflab.records import list_runs
 from perflab.report.compare import compare
+from perflab.stats.paired import Conclusion, Stop, min_pairs_for
 
 A = ServerConfig(backend="memory", mode="async", workers=8, debug_delay="2ms")
 B = A.replace(debug_delay="4ms")

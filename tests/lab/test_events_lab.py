@@ -10,9 +10,9 @@ import pandas as pd
 
 from perflab import LoadParams, ServerConfig, run_experiment
 from perflab.core.session import Session, SessionOptions
-from perflab.measure.events import read_events
 from perflab.measure.generator import LoadTool
 from perflab.server import metrics
+from perflab.timeline.events import read_events
 
 
 def _post(url: str) -> tuple[float, float]:

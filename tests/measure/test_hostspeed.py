@@ -9,9 +9,9 @@ import time
 import pytest
 from test_validity import result
 
+from perflab import hostspeed
 from perflab.config import ValidityThresholds
-from perflab.measure import hostspeed
-from perflab.measure.hostspeed import Calibration
+from perflab.hostspeed import Calibration
 from perflab.measure.validity import assess
 
 CPUS = sorted(os.sched_getaffinity(0))

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from perflab.errors import BuildError
-from perflab.measure.changepoints import MIN_POINTS
 from perflab.regress.history import Found, trace
 from perflab.regress.verdict import Check, Outcome
+from perflab.stats.changepoints import MIN_POINTS
 
 NOISE = [1.0, 1.01, 0.99, 1.005, 0.995, 1.0, 1.01, 0.99]
 

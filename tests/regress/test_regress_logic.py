@@ -201,7 +201,7 @@ def test_the_gates_summary_junit_and_json(tmp_path):
 
 def test_the_gates_table_names_the_confidence_its_interval_was_computed_at(tmp_path, monkeypatch):
     """The table's header read '95% interval' as text, whatever confidence the comparison's intervals have."""
-    from perflab.measure.paired import CONFIDENCE
+    from perflab.stats.paired import CONFIDENCE
 
     run = _gate_run(tmp_path, Outcome.REGRESSION)
     assert f"| metric | HEAD / BASE | {100 * CONFIDENCE:g}% interval |" in words.gate_markdown(run)

@@ -7,8 +7,8 @@ import re
 import pytest
 
 from perflab import ABParams, ForeignServer
-from perflab.measure.paired import Family
 from perflab.report import batch, index_page, plans
+from perflab.stats.paired import Family
 from perflab.units import parse_duration
 
 

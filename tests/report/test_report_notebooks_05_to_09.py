@@ -20,7 +20,7 @@ from perflab import open_run
 #: chance on a busy machine: a claim needs, at a look, an exact Wilcoxon p at most the comparison's level (1.7e-4:
 #: from 14 pairs, nearly all agreeing in sign), an interval that excludes 1 and a median ratio outside ±5 %;
 #: between identical sides the pairs' latencies are exchangeable, so every latency claim together has probability
-#: at most alpha = 1e-3 (perflab.measure.paired; simulated in tests/measure/test_paired.py), however slow or uneven
+#: at most alpha = 1e-3 (perflab.stats.paired; simulated in tests/stats/test_paired.py), however slow or uneven
 #: the machine. Not their CPU per request: two JVMs of one configuration compile differently, and that difference
 #: is real (the run's note says so).
 #: Nothing depends on time: no budget, so the rule stops only when the p50 interval lies within ±5 % or after

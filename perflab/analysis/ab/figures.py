@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 
 from ... import fmt
 from ...ab.result import ABResult
-from ...measure import paired
+from ...stats import paired
 from ..breakpoints import breakpoint_curve
 from .baseline import Comparisons, label_of, searches
 from .reading import labels_of, pairs_of, rows_of

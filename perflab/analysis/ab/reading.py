@@ -10,8 +10,8 @@ import pandas as pd
 
 from ... import fmt
 from ...ab.result import ABResult, recorded_verdicts, verdict_rows
-from ...measure.methods import Method
 from ...measure.validity import Level
+from ...stats.methods import Method
 from ..breakpoints import estimate
 from .verdicts import idle_sentence, sentence, stop_reason, where
 

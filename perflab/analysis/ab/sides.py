@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 from ...config import ABParams
-from ...measure.paired import Family
+from ...stats.paired import Family
 
 
 def pairs(fields: dict | None):

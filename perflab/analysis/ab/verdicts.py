@@ -8,7 +8,7 @@ request; each by interleaved pairs: a Wilcoxon signed-rank test on the pairs' lo
 interval of the median ratio), ``category`` (a profiled comparison's microseconds per request in one category: the same test on the pairs'
 differences), ``pass`` (pass/fail
 at the SLA: an exact McNemar test) or ``breakpoint`` (interleaved searches: the ratio's interval from both
-searches' intervals); :mod:`perflab.measure.paired` says when each one claims.
+searches' intervals); :mod:`perflab.stats.paired` says when each one claims.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import math
 
 from ... import fmt
 from ...config.ab import METRIC
-from ...measure.methods import Method
-from ...measure.paired import CONFIDENCE, Conclusion, band, min_pairs_for
-from ...measure.significance import Direction
+from ...stats.methods import Method
+from ...stats.paired import CONFIDENCE, Conclusion, band, min_pairs_for
+from ...stats.significance import Direction
 
 
 def where(rate: float | None) -> str:

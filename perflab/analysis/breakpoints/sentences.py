@@ -1,7 +1,7 @@
 """Breakpoint searches in words: each search's breakpoint with its interval and why its first failing probe
 failed, and breakpoints compared.
 
-Two breakpoints differ only when their intervals are disjoint (:func:`perflab.measure.significance.compare_intervals`),
+Two breakpoints differ only when their intervals are disjoint (:func:`perflab.stats.significance.compare_intervals`),
 and a sentence comparing two searches names its method: here *sequential intervals*, the searches one after
 the other (the interleaved searches of an A/B comparison are :mod:`perflab.analysis.ab`'s).
 """
@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from ... import fmt
 from ...breakpoint.run import TIGHT
 from ...config.validity import ValidityThresholds
-from ...measure.methods import Method
-from ...measure.significance import Direction, compare_intervals
+from ...stats.methods import Method
+from ...stats.significance import Direction, compare_intervals
 from .. import labels
 from ..findings import headline, hold_note, no_breakpoint, others_note
 

@@ -26,7 +26,7 @@ import pandas as pd
 from ...commits.git import first_parent_count, toplevel
 from ...config.fields import Spec, convert
 from ...config.regress import PROJECT_FILE, HistoryParams
-from ...measure.changepoints import MIN_POINTS
+from ...stats.changepoints import MIN_POINTS
 from ..ab.verdicts import named
 from ..findings import Finding, bullets, validity_of
 from ..section import Section

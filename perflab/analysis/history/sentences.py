@@ -5,9 +5,9 @@ from the recorded ``history`` run, so a run read back tells the same as the comm
 from __future__ import annotations
 
 from ... import fmt
-from ...measure.changepoints import MIN_POINTS
 from ...records import Run
 from ...regress.history import Found
+from ...stats.changepoints import MIN_POINTS
 from ..ab.verdicts import named, where
 from ..regress import check_sentence, family_bound
 

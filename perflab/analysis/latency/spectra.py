@@ -2,9 +2,9 @@
 
 Every function takes numbers the lab recorded (a run's load and its percentiles, per-interval latencies)
 and returns a figure or plain-English Markdown, so the text always matches the data. Two runs are said to
-differ only when a stated test supports it (:func:`perflab.measure.significance.compare_samples`: a
+differ only when a stated test supports it (:func:`perflab.stats.significance.compare_samples`: a
 Mann-Whitney test on per-interval latencies with a bootstrap interval of the ratio), always with n, and the
-sentence names its method (:mod:`perflab.measure.methods`): here always *sequential runs*, one after the
+sentence names its method (:mod:`perflab.stats.methods`): here always *sequential runs*, one after the
 other; the interleaved verdicts of an A/B comparison are :mod:`perflab.analysis.ab`'s.
 """
 
@@ -19,10 +19,10 @@ import plotly.graph_objects as go
 
 from ... import fmt
 from ...config.validity import ValidityThresholds
-from ...measure.methods import Method
 from ...measure.result import LoadResult
-from ...measure.significance import compare_samples
 from ...measure.wrk_output import WrkOutput
+from ...stats.methods import Method
+from ...stats.significance import compare_samples
 from ..frames import keyed, validity_text
 from ..marks import sla_line
 
@@ -120,7 +120,7 @@ def describe_spectrum(label: str, latency, sla_ms: float | None = None) -> str:
 def compare_latency(runs: Mapping[str, object], column: str = "p99_ms") -> str:
     """Per-interval latency (e.g. p99 of each 100 ms interval) of two or more runs (label ->
     ExperimentResult, :class:`~perflab.measure.result.LoadResult` or an intervals DataFrame), each compared with
-    the run of lowest median by :func:`~perflab.measure.significance.compare_samples`, the method named:
+    the run of lowest median by :func:`~perflab.stats.significance.compare_samples`, the method named:
     'p99 per interval (sequential runs): async median 1.20 ms (n = 50); sync 3.40 ms, higher (n = 50 vs 50,
     Mann-Whitney p < 0.001, ratio 2.83x (95% CI 2.5x-3.1x)); virtual 1.25 ms, no difference detectable (...).'"""
     samples = {}

@@ -4,7 +4,7 @@ what it shows in words (the effect of a kind of event, which events the spikes o
 
 An effect is claimed only with a test behind it (a Mann-Whitney test on the per-interval latencies with and
 without the event, with n; Kendall's tau for a trend; the spikes' attribution is a binomial test,
-:mod:`perflab.measure.attribution`): the intervals compared are of one run, so no method between runs is
+:mod:`perflab.timeline.attribution`): the intervals compared are of one run, so no method between runs is
 involved.
 """
 
@@ -18,8 +18,8 @@ import plotly.graph_objects as go
 
 from ... import fmt
 from ...measure.result import LoadResult
-from ...measure.significance import compare_samples, trend
 from ...server import metrics
+from ...stats.significance import compare_samples, trend
 
 #: a stable colour per event kind, so every timeline of the lab reads the same way
 KIND_COLOURS = {
@@ -221,9 +221,9 @@ def describe_event_effect(
 def describe_events_effect(
     intervals: pd.DataFrame, events: pd.DataFrame, kind: str = "flush", column: str = "p99_ms"
 ) -> str:
-    """Like :func:`describe_event_effect`, from the server's timed events (:mod:`perflab.measure.events`):
+    """Like :func:`describe_event_effect`, from the server's timed events (:mod:`perflab.timeline.events`):
     an interval is "with a <kind>" when an event of that kind overlaps the time its slow requests were
-    in flight (``[start - p99, end]``, the rule of :mod:`perflab.measure.attribution`)."""
+    in flight (``[start - p99, end]``, the rule of :mod:`perflab.timeline.attribution`)."""
     iv = intervals
     if "tag" in iv:
         iv = iv[iv["tag"] == "corrected"]
@@ -303,5 +303,5 @@ def describe_timeline(result, kinds: tuple[str, ...] = (), trend: bool = True, l
 
 def describe_spikes(runs: Mapping[str, object]) -> list[str]:
     """'label: <which events its latency spikes overlap>' for each run with an attribution
-    (:mod:`perflab.measure.attribution`)."""
+    (:mod:`perflab.timeline.attribution`)."""
     return [f"{k}: {r.attribution.summary()}" for k, r in runs.items() if r.attribution is not None]

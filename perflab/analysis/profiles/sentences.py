@@ -2,7 +2,7 @@
 profile to another.
 
 Two profiles here are runs one after the other: their shares are set side by side, never tested, so no
-sentence claims that one run spent more than another (:mod:`perflab.measure.methods`: *single values*).
+sentence claims that one run spent more than another (:mod:`perflab.stats.methods`: *single values*).
 """
 
 from __future__ import annotations

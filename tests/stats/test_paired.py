@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from perflab.measure import paired
-from perflab.measure.paired import Conclusion, Family, Stop, StopRule, paired_ratio
+from perflab.stats import paired
+from perflab.stats.paired import Conclusion, Family, Stop, StopRule, paired_ratio
 
 
 def _pairs(seed, n, ratio=1.0, sigma=0.05, bias=1.0, heavy=False):

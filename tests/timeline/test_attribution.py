@@ -4,8 +4,8 @@ test; one that merely happens is not."""
 import numpy as np
 import pandas as pd
 
-from perflab.measure.attribution import attribute, spikes
-from perflab.measure.events import busy_share, events_frame
+from perflab.timeline.attribution import attribute, spikes
+from perflab.timeline.events import busy_share, events_frame
 
 
 def timeline(n=300, step=0.1, spike_at=()):

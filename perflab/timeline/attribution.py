@@ -98,7 +98,7 @@ def attribute(
     intervals: pd.DataFrame, events: pd.DataFrame, factor: float = 3.0, floor_ms: float = 1.0, alpha: float = 0.01
 ) -> Attribution:
     """Spikes of ``intervals`` (latency intervals with ``start_s, end_s, p99_ms``) against ``events``
-    (:func:`perflab.measure.events.read_events`), on one time axis."""
+    (:func:`perflab.timeline.events.read_events`), on one time axis."""
     from scipy.stats import binomtest  # in here: scipy.stats takes ~0.9 s to import
 
     iv = intervals[intervals["tag"] == "corrected"] if "tag" in intervals else intervals

@@ -4,7 +4,7 @@ without a real difference."""
 import numpy as np
 import pytest
 
-from perflab.measure.significance import compare_intervals, compare_samples
+from perflab.stats.significance import compare_intervals, compare_samples
 
 
 def _lognormal(seed, n, median):

@@ -24,7 +24,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from ..config.validity import ValidityThresholds
+from .config.validity import ValidityThresholds
 
 #: iterations of the timed loop: 0.3-0.6 ms on a 2.4 GHz core, so one calibration has hundreds of samples
 LOOP = 10_000

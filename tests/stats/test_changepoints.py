@@ -1,4 +1,4 @@
-"""Change points across commits (perflab.measure.changepoints, ruptures' PELT) on synthetic series with a fixed
+"""Change points across commits (perflab.stats.changepoints, ruptures' PELT) on synthetic series with a fixed
 seed: a step of known size is found at its index, a flat noisy series gives none. The margins cannot be missed:
 the steps are 8 to 20 times the noise, the flat series' noise a quarter of the smallest step worth a candidate."""
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from perflab.measure.changepoints import MIN_POINTS, change_points
+from perflab.stats.changepoints import MIN_POINTS, change_points
 
 
 def _series(n: int, steps: dict[int, float], noise: float, seed: int = 7) -> list[float]:
