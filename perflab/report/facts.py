@@ -78,6 +78,11 @@ def interval(t: Language, iv) -> str:
     return "[" + "; ".join("–" if v is None else t.number(v) for v in (lo, hi)) + "]"
 
 
+def _head(names: tuple[str, ...], align: str) -> list[str]:
+    """A Markdown table's header and its alignment row (``align``: ``l`` or ``r`` per column)."""
+    return ["| " + " | ".join(names) + " |", "| " + " | ".join("---:" if a == "r" else "---" for a in align) + " |"]
+
+
 # --- 01: fixed-rate runs ------------------------------------------------------------------------------------
 
 
@@ -86,25 +91,21 @@ def fixed_rate_lines(t: Language, runs: list[dict]) -> list[str]:
     rows = [m for m in runs if m.get("kind") == "experiment" and isinstance(m.get("results"), dict)]
     if not rows:
         return []
-    lines = [
-        "| "
-        + " | ".join(
-            (
-                t("workload"),
-                t("connections"),
-                t("rate, req/s"),
-                "p50, " + t("ms"),
-                "p99, " + t("ms"),
-                "p99.9, " + t("ms"),
-                t("max, ms"),
-                t("requests"),
-                t("errors"),
-                t("validity"),
-            )
-        )
-        + " |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
-    ]
+    lines = _head(
+        (
+            t("workload"),
+            t("connections"),
+            t("rate, req/s"),
+            "p50, " + t("ms"),
+            "p99, " + t("ms"),
+            "p99.9, " + t("ms"),
+            t("max, ms"),
+            t("requests"),
+            t("errors"),
+            t("validity"),
+        ),
+        "lrrrrrrrrl",
+    )
     for m in rows:
         x = m["results"]
         lines.append(
@@ -144,22 +145,18 @@ def breakpoint_cell(t: Language, b: dict) -> str:
 def breakpoint_lines(t: Language, rows: list[dict]) -> list[str]:
     if not rows:
         return []
-    lines = [
-        "| "
-        + " | ".join(
-            (
-                t("workload"),
-                t("connections"),
-                t("breakpoint, req/s"),
-                t("interval"),
-                t("held from fresh starts"),
-                t("outcome"),
-                t("validity"),
-            )
-        )
-        + " |",
-        "| --- | ---: | ---: | --- | --- | --- | --- |",
-    ]
+    lines = _head(
+        (
+            t("workload"),
+            t("connections"),
+            t("breakpoint, req/s"),
+            t("interval"),
+            t("held from fresh starts"),
+            t("outcome"),
+            t("validity"),
+        ),
+        "lrrllll",
+    )
     for b in rows:
         held = t("yes") if b.get("held") else t("no") if b.get("held") is False else "–"
         lines.append(
@@ -228,12 +225,9 @@ def ab_lines(t: Language, runs: list[dict]) -> list[str]:
     vs = _verdicts(runs)
     if not vs:
         return []
-    lines = [
-        "| "
-        + " | ".join((t("metric"), t("rate, req/s"), "B/A", t("95% interval"), t("pairs"), "p", t("conclusion")))
-        + " |",
-        "| --- | ---: | ---: | --- | ---: | ---: | --- |",
-    ]
+    lines = _head(
+        (t("metric"), t("rate, req/s"), "B/A", t("95% interval"), t("pairs"), "p", t("conclusion")), "lrrlrrl"
+    )
     for v in vs:
         if v.get("metric") == "pass":  # how many probes of each side kept up: counts, not a ratio
             kept = t("A: {a}, B: {b} of {n}", a=v.get("a_value"), b=v.get("b_value"), n=v.get("n"))
@@ -267,10 +261,7 @@ def history_lines(t: Language, runs: list[dict]) -> list[str]:
     res = _history(runs)
     if not res or not res.get("points"):
         return []
-    lines = [
-        f"| {t('commit')} | {t('message')} | {t('CPU per request, µs')} | p50, {t('ms')} | p99, {t('ms')} |",
-        "| --- | --- | ---: | ---: | ---: |",
-    ]
+    lines = _head((t("commit"), t("message"), t("CPU per request, µs"), "p50, " + t("ms"), "p99, " + t("ms")), "llrrr")
     for p in res["points"]:
         m = p.get("metrics") or {}
         val = lambda k: _ms(t, (m.get(k) or {}).get("value"))  # noqa: E731
