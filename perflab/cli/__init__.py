@@ -202,6 +202,12 @@ def _report_args(p: argparse.ArgumentParser) -> None:
         help="the language of report.md and the index page (default: the project file's language; a course "
         "server's: ru; else en)",
     )
+    p.add_argument(
+        "--all",
+        dest="every",
+        action="store_true",
+        help="a course server: every notebook, not only what its stage asks (with --only: implied)",
+    )
     p.add_argument("--list", action="store_true", help="list the built-in plans and exit")
     add_arguments(
         p.add_argument_group("hosts: run the notebooks side by side on a scheduler's disjoint host sets"),

@@ -267,9 +267,9 @@ def cmd_report(a) -> int:
     plan = load_plan(a.plan)
     if a.only:
         plan = plan.only(a.only.split(","))
-    plan = plan.aimed(options.report_measured(a))
     if a.lang:
         plan = dataclasses.replace(plan, language=a.lang)
+    plan = plan.aimed(options.report_measured(a), every=a.every or bool(a.only), language=a.lang)
     if a.cell_timeout is not None and a.cell_timeout <= 0:
         raise ValueError(f"--cell-timeout must be > 0, got {a.cell_timeout}")
     if a.hosts_scheduler is None and a.hosts_generators is not None:

@@ -4,6 +4,7 @@
 
     label = "alice, stage 6"                    # how reports name your server
     language = "ru"                             # the report's language: "ru" or "en" (a course server: "ru")
+    stage = 2                                   # the course stage the report answers (a course server: its factory's)
 
     [server]                                    # your command (placeholders {port}, {host}, {dir}) ...
     command = "java -jar build/libs/kv.jar --port {port} --data {dir}"
@@ -55,7 +56,7 @@ PROJECT_ENV = "PERFLAB_PROJECT"
 COURSE_API = {"path": "/v0/entity", "param": "id", "status": ""}
 
 _KEYS = {
-    "": ("label", "server", "api", "cluster", "categories", "previous", "language"),
+    "": ("label", "server", "api", "cluster", "categories", "previous", "language", "stage"),
     "server": (
         "command",
         "ready_path",
@@ -88,6 +89,7 @@ class Project:
     build: str | None = None
     previous: dict | None = None  # [previous]: one of stage, project (a resolved path), commit; and a label
     language: str | None = None  # the report's language as the file gives it (see report_language)
+    declared_stage: int | None = None  # the file's top-level ``stage`` (see stage)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Project:
@@ -162,7 +164,16 @@ class Project:
         language = data.get("language")
         if language is not None:
             i18n.check(language)
-        return cls(p, label, server, course, api, cluster, tuple(cats), build, previous, language)
+        stage = data.get("stage")
+        if stage is not None:
+            if course is not None:
+                raise ValueError(
+                    "stage: a course server's stage is its factory's (@ServiceFactory(stage = N)); to run another "
+                    "of its factories, give [server] stage"
+                )
+            if not isinstance(stage, int) or isinstance(stage, bool) or stage < 1:
+                raise ValueError(f"stage: the course stage your server answers, a number >= 1, got {stage!r}")
+        return cls(p, label, server, course, api, cluster, tuple(cats), build, previous, language, stage)
 
     @staticmethod
     def _previous_of(base: Path, course: CourseServer | None, fields: dict | None) -> dict | None:
@@ -231,6 +242,15 @@ class Project:
         """The language its reports are written in: the file's ``language``, else Russian for a course server
         (the course, its README and its students' reports are in Russian), else English."""
         return self.language or ("ru" if self.course is not None else i18n.DEFAULT)
+
+    @property
+    def stage(self) -> int | None:
+        """The course stage the server answers: a course server's factory's (``@ServiceFactory(stage = N)``),
+        else the file's ``stage``; ``None`` when neither tells."""
+        if self.course is not None:
+            chosen = self.course.chosen()
+            return chosen.stage if chosen is not None else None
+        return self.declared_stage
 
     @property
     def name(self) -> str:

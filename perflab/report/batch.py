@@ -97,6 +97,7 @@ class Report:
     started: str
     target: str = ""  # empty: the built-in server
     lead: str | None = None  # the notebook whose finding heads the index (your stages compared)
+    stage: int | None = None  # the course stage whose asks the report answers (perflab.report.stage)
     caveat: str = ""  # the plan's line on what its numbers are not (every page shows it)
     language: str = (
         i18n.DEFAULT
@@ -366,6 +367,7 @@ def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_na
         folder=str(folder),
         target=plan.target,
         lead=plan.lead,
+        stage=plan.stage,
         caveat=plan.caveat,
         language=plan.language,
         started=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

@@ -19,7 +19,7 @@ from markupsafe import Markup, escape
 from .. import fmt, i18n
 from ..analysis import findings as fnd
 from ..analysis.breakpoints import breakpoint_overview
-from . import aim, facts
+from . import aim, facts, stage
 from .export import ensure_plotly_js
 
 TEMPLATE = r"""<!DOCTYPE html>
@@ -62,6 +62,12 @@ img.shot { max-width: 240px; border: 1px solid #ccc; }
 &middot; {{ _("commit") }} <span class="mono">{{ (r.git.commit or "unknown")[:10] }}</span>{% if r.git.dirty %} {{ _("(with uncommitted changes)") }}{% endif %}
 &middot; {{ cores(r.machine.cores) }}{% if r.load_start %} &middot; {{ _("load average {start} at the start, {end} at the end", start=r.load_start[0], end=(r.load_end or ["?"])[0]) }}{% endif %}</div>
 {% if r.caveat %}<p class="caveat">{{ _(r.caveat)|inline_code }}</p>{% endif %}
+{% if asks %}
+<h2 id="stage">{{ _("What stage {n} asks", n=r.stage) }}</h2>
+<ul class="asks">
+{% for a in asks %}<li>{{ a.ask }} &mdash; {% if a.status == "answered" %}<span class="ok">{{ _("answered") }}</span>{% if a.html %}: <a href="{{ a.html }}">{{ a.title }}</a>{% endif %}{% elif a.status == "failed" %}<span class="failed">{{ _("not answered: the notebook failed") }}</span>{% if a.why %} <span class="err">{{ a.why }}</span>{% endif %}{% else %}<span class="muted">{{ _("not answered") }}: {{ a.why|inline_code }}</span>{% endif %}</li>
+{% endfor %}</ul>
+{% endif %}
 {% if lead %}
 <div class="lead" id="lead"><div class="muted small">{% if lead.html %}<a href="{{ lead.html }}">{{ _(lead.title) }}</a>{% else %}{{ _(lead.title) }}{% endif %}</div>
 <p class="answer">{{ answer(lead)|inline_code }}</p>
@@ -238,6 +244,19 @@ def lead(report):
     return next((n for n in report.notebooks if n.notebook == report.lead and n.finding), None)
 
 
+def asks(t: i18n.Language, report) -> list[dict]:
+    """A course stage's asks and what the report did about each (:func:`perflab.report.stage.told`), with the
+    page and the title of the notebook that answers it; none for a report that answers no stage."""
+    asked = stage.of(getattr(report, "stage", None))
+    if asked is None:
+        return []
+    ran = {n.notebook: {"status": n.status, "error": n.error} for n in report.notebooks}
+    pages = {n.notebook: (n.html, t(n.title)) for n in report.notebooks}
+    return [
+        {**a, **dict(zip(("html", "title"), pages.get(a["notebook"], (None, ""))))} for a in stage.told(t, asked, ran)
+    ]
+
+
 def _told(t: i18n.Language, report, folder: Path | None) -> tuple[dict, dict]:
     """Each notebook's answer and question in the report's language when it is not English (from the records,
     :mod:`perflab.report.facts`, and the notebook's question template); empty in English (the notebooks' own)."""
@@ -284,6 +303,7 @@ def render(report, plotly_js: str | None = "assets/plotly.min.js", folder: Path 
     return env.from_string(TEMPLATE).render(
         r=report,
         lead=lead(report),
+        asks=asks(t, report),
         failed=report.failed,
         skipped=[n for n in report.notebooks if n.status == "not applicable"],
         shots=shots,

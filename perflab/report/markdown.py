@@ -31,7 +31,7 @@ from .. import i18n
 from ..analysis import findings
 from ..analysis.consoles import CONSOLE_MIME
 from ..analysis.profiles import FLAMEGRAPH_MIME
-from . import aim, facts
+from . import aim, facts, stage
 from .browser.cdp import find_chromium
 from .export import FLAMEGRAPHS, PLOTLY_MIME, flamegraph_name, plotly_js_source
 
@@ -288,6 +288,24 @@ def _header(t: i18n.Language, r: dict) -> list[str]:
     return lines
 
 
+def _asks(t: i18n.Language, r: dict) -> list[str]:
+    """What the server's course stage asks its report for, each ask answered (in which section) or why not."""
+    asked = stage.of(r.get("stage"))
+    if asked is None:
+        return []
+    ran = {n["notebook"]: n for n in r["notebooks"]}
+    lines = ["", t("## What stage {n} asks", n=asked.number), ""]
+    for a in stage.told(t, asked, ran):
+        if a["status"] == "answered":
+            said = t("answered in the section «{title}»", title=t(ran[a["notebook"]]["title"]))
+        elif a["status"] == "failed":
+            said = t("not answered, the notebook failed: {error}", error=f"`{a['why']}`")
+        else:
+            said = t("not answered: {why}", why=a["why"])
+        lines.append(f"- {a['ask'][0].upper()}{a['ask'][1:]}: {said.rstrip('.')}.")
+    return lines
+
+
 def _findings(t: i18n.Language, r: dict, told: dict[str, str]) -> list[str]:
     """The findings: each notebook's answer (``told``: its sentence in the report's language from the records,
     where the notebook's own English one is not), then the breakpoints in a table."""
@@ -454,7 +472,7 @@ def write(
         if t.code != i18n.DEFAULT
         else {}
     )
-    lines = _header(t, r) + _findings(t, r, told)
+    lines = _header(t, r) + _asks(t, r) + _findings(t, r, told)
     for n in r["notebooks"]:
         if not n.get("ipynb") or not (report_dir / n["ipynb"]).is_file():
             continue

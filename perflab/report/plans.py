@@ -28,7 +28,7 @@ from .. import i18n, paths
 from ..config import ForeignServer
 from ..config.measured import Measured
 from ..config.project import Project
-from . import aim, own
+from . import aim, own, stage
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,7 @@ class Plan:
     caveat: str = ""  # one line every page shows: what its numbers are not
     lead: str | None = None  # the notebook whose finding heads the index (a course server's stages)
     language: str = i18n.DEFAULT  # what report.md and the index are written in (perflab.i18n)
+    stage: int | None = None  # the course stage whose asks the report answers (perflab.report.stage)
 
     @property
     def aim(self) -> str:
@@ -78,12 +79,13 @@ class Plan:
         picked = tuple(s for s in self.notebooks if any(s.notebook == n or s.notebook.startswith(n) for n in wanted))
         return replace(self, notebooks=picked)
 
-    def aimed(self, what: Measured) -> Plan:
+    def aimed(self, what: Measured, every: bool = False, language: str | None = None) -> Plan:
         """This plan aimed at what is measured (:func:`perflab.config.measured.resolve`, as every command
-        resolves it): the server a project file declares (:meth:`for_project`), yours by command
-        (:meth:`for_server`), or the built-in server (this plan)."""
+        resolves it): the server a project file declares (:meth:`for_project`; ``every``: every notebook, not
+        only what its course stage asks; ``language``: the report's, over the file's), yours by command (:meth:`for_server`), or the built-in server (this
+        plan)."""
         if what.project is not None:
-            return self.for_project(what.project)
+            return self.for_project(what.project, every, language)
         if isinstance(what.target, ForeignServer):
             return self.for_server(what.target, what.script_args)
         return self
@@ -107,15 +109,20 @@ class Plan:
             lambda spec, names: None if "server_cmd" in names else _NO, given, f"your server ({server.command})"
         )
 
-    def for_project(self, project: Project) -> Plan:
+    def for_project(self, project: Project, every: bool = False, language: str | None = None) -> Plan:
         """This plan aimed at your server declared in ``project`` (a ``perflab.toml``): a notebook whose
-        parameters cell has ``project`` gets its path, unless what it needs is missing (07: a ``[cluster]``;
-        08: the stage before this one; 09: a history of commits to build), which the index then says; every
-        other one is marked not applicable with the reason its metadata gives. With a stage to compare
-        with, 08's finding heads the index."""
+        parameters cell has ``project`` gets its path, unless what it needs is missing (07: a ``[cluster]``, or a
+        course server of stage 3 or later; 08: the stage before this one; 09: a history of commits to build),
+        which the index then says; every other one is marked not applicable with the reason its metadata gives.
+        A server of a course stage (:attr:`Project.stage`) gets what its stage asks (:mod:`.stage`), in the
+        stage's order and leading the report, the rest left out unless ``every``; otherwise, with a stage to
+        compare with, 08's finding heads the index."""
+        asked = stage.of(project.stage)
 
         def why_not(spec: NotebookSpec, names: set[str]) -> str | None:
-            if "project" not in names or ("cluster_cmd" in names and project.cluster is None):
+            if "project" not in names:
+                return _NO
+            if "cluster_cmd" in names and project.cluster is None and not _distributed(project):
                 return _NO
             return own.why_not(spec.notebook, project)
 
@@ -128,7 +135,24 @@ class Plan:
             for s in plan.notebooks
         )
         lead = next((s.name for s in specs if s.notebook == own.STAGES and not s.not_applicable), None)
-        return replace(plan, notebooks=specs, lead=lead, language=project.report_language)
+        plan = replace(plan, notebooks=specs, lead=lead, language=language or project.report_language)
+        return plan._staged(asked, every) if asked is not None else plan
+
+    def _staged(self, asked: stage.Stage, every: bool) -> Plan:
+        """What ``asked`` (a course stage) asks, first and in its order, with its parameters; the notebooks it
+        does not ask for after them, left out (``every``: run too). Its first runnable notebook leads."""
+        t = i18n.language(self.language)
+        order = {name: i for i, name in enumerate(asked.notebooks)}
+        specs = []
+        for s in self.notebooks:
+            if s.notebook in order and not s.not_applicable:
+                s = replace(s, parameters={**s.parameters, **asked.parameters.get(s.notebook, {})})
+            elif s.notebook not in order and not s.not_applicable and not every and not s.after:
+                s = replace(s, not_applicable=stage.not_asked(t, asked.number))
+            specs.append(s)
+        specs.sort(key=lambda s: (s.after, order.get(s.notebook, len(order))))
+        lead = next((s.name for s in specs if s.notebook in order and not s.not_applicable), None)
+        return replace(self, notebooks=tuple(specs), lead=lead, stage=asked.number)
 
     def _aimed(self, why_not, given: dict, target: str) -> Plan:
         nb_dir = notebooks_dir()
@@ -151,6 +175,12 @@ class Plan:
                     )
             out.append(replace(spec, not_applicable=why))
         return replace(self, notebooks=tuple(out), target=target)
+
+
+def _distributed(project: Project) -> bool:
+    """A course server of stage 3 or later is a cluster's node: its nodes start without a ``[cluster]`` table
+    (3 of them, unless a notebook says)."""
+    return project.course is not None and (project.stage or 0) >= 3
 
 
 #: a notebook that does not take your server at all: its metadata says why (``perflab.foreign_server``)

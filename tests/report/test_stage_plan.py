@@ -1,0 +1,101 @@
+"""A course stage's report: what the stage asks runs first, with the parameters that answer it, the rest is left
+out saying so (``--all`` runs it), and report.md and the index lead with the asks, each answered or not."""
+
+import sys
+from pathlib import Path
+
+import papermill
+import pytest
+
+from perflab import i18n
+from perflab.config.project import Project
+from perflab.report import index_page, markdown, plans, stage
+from perflab.report.batch import NotebookResult, Report
+
+TINY_KV = Path(__file__).resolve().parents[1] / "servers" / "tiny_kv.py"
+
+
+def _project(tmp_path, extra: str = "") -> Project:
+    f = tmp_path / "perflab.toml"
+    f.write_text(f'{extra}\n[server]\ncommand = "{sys.executable} {TINY_KV} {{port}}"\n')
+    return Project.load(f)
+
+
+def test_every_stage_asks_through_notebooks_that_take_its_parameters():
+    declared = {}
+    for number, s in stage.STAGES.items():
+        assert s.asks and s.number == number
+        for name, params in s.parameters.items():
+            assert name in s.notebooks, (number, name)  # parameters only for a notebook that answers an ask
+            path = plans.notebooks_dir() / f"{name}.ipynb"
+            declared.setdefault(name, set(papermill.inspect_notebook(str(path))))
+            assert set(params) <= declared[name], (number, name, set(params) - declared[name])
+        for a in s.asks:
+            assert (plans.notebooks_dir() / f"{a.notebook}.ipynb").is_file(), (number, a.notebook)
+            assert i18n.language("ru")(a.text) != a.text, a.text  # every ask said in Russian
+
+
+def test_stage_one_runs_one_connection_below_the_breakpoint_and_leaves_the_rest_out(tmp_path):
+    plan = plans.QUICK.for_project(_project(tmp_path, "stage = 1"))
+    names = [s.notebook for s in plan.notebooks]
+    assert names[0] == "01-stable-load" and names[-1] == "06-summary"
+    first = plan.notebooks[0]
+    assert not first.not_applicable and plan.lead == "01-stable-load" and plan.stage == 1
+    assert first.parameters["connections"] == [1] and first.parameters["profile_events"] == "cpu,alloc"
+    assert 0 < first.parameters["stable_fraction"] < 1
+    assert first.parameters["duration"] == "2s"  # the plan's durations stay
+    left = {s.notebook: s.not_applicable for s in plan.notebooks[1:-1]}
+    assert left["02-breakpoint"] == "not asked by stage 1 (perflab report --all runs it too)"
+    assert all(left.values()), left  # nothing else runs
+    everything = plans.QUICK.for_project(_project(tmp_path, "stage = 1"), every=True)
+    assert not any((s.not_applicable or "").startswith("not asked") for s in everything.notebooks)
+    russian = plans.QUICK.for_project(_project(tmp_path, "stage = 1"), language="ru")
+    assert russian.notebooks[1].not_applicable.startswith("не входит в задание этапа 1")
+
+
+def test_stage_two_asks_many_connections_and_locks_then_the_previous_stage(tmp_path):
+    plan = plans.STANDARD.for_project(_project(tmp_path, "stage = 2"))
+    assert [s.notebook for s in plan.notebooks][:2] == ["01-stable-load", "08-ab"]
+    p = plan.notebooks[0].parameters
+    assert p["connections"] == [stage.MANY_CONNECTIONS] >= [64] and "lock" in p["profile_events"]
+    # no [previous] and no course classes: 08 says why, and the ask says it is not answered
+    why = plan.notebooks[1].not_applicable
+    assert why and "not asked" not in why
+
+
+def test_a_server_of_no_stage_gets_the_plan_as_it_is(tmp_path):
+    plan = plans.QUICK.for_project(_project(tmp_path))
+    assert plan.stage is None
+    assert [s.notebook for s in plan.notebooks] == [s.notebook for s in plans.QUICK.notebooks]
+    assert not any((s.not_applicable or "").startswith("not asked") for s in plan.notebooks)
+
+
+@pytest.mark.parametrize(
+    "extra, error",
+    [("stage = 0", "stage: the course stage your server answers, a number >= 1, got 0"), ('stage = "2"', "got '2'")],
+)
+def test_a_bad_stage_is_named(tmp_path, extra, error):
+    with pytest.raises(ValueError, match=error.replace("(", r"\(").replace(")", r"\)")):
+        _project(tmp_path, extra)
+
+
+def test_report_md_and_the_index_lead_with_the_asks_each_answered_or_why_not(tmp_path):
+    nbs = [
+        NotebookResult("01-stable-load", "1. Stable load: PUT and GET at a fixed rate", "", status="ok", html="a.html"),
+        NotebookResult(
+            "08-ab", "8. This stage against the previous one", "", status="not applicable", error="no [previous]"
+        ),
+    ]
+    r = Report(
+        "quick", "", str(tmp_path), "2026-12-08T01:00:00+00:00", target="me", stage=2, language="ru", notebooks=nbs
+    )
+    lines = markdown._asks(i18n.language("ru"), r.to_json())
+    assert lines[1] == "## Что просит этап 2"
+    assert lines[3].startswith("- Не меньше 64 соединений") and "выполнено в разделе «" in lines[3]
+    assert lines[5] == "- Сравнение с предыдущим этапом (синхронным сервером): не выполнено: no [previous]."
+    asks = index_page.asks(i18n.language("ru"), r)
+    assert [a["status"] for a in asks] == ["answered", "answered", "not applicable"]
+    assert asks[0]["html"] == "a.html"
+    html = index_page.render(r, plotly_js=None)
+    assert "Что просит этап 2" in html and "не выполнено" in html
+    assert markdown._asks(i18n.language("ru"), {**r.to_json(), "stage": None}) == []
