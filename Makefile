@@ -42,7 +42,7 @@ setup:
 # MAKE_T0 is read when make starts, so the last line's time includes the builds.
 MAKE_T0 := $(shell date +%s)
 report: setup
-	status=0; $(PY) -m perflab report --plan $(PLAN) $(if $(PROJECT),--project '$(value PROJECT)') $(if $(SERVER_CMD),--server-cmd '$(value SERVER_CMD)' --ready-path '$(or $(READY_PATH),/)' --script-args '$(value SCRIPT_ARGS)') || status=$$?; \
+	status=0; $(PY) -m perflab report --plan $(PLAN) $(if $(ALL),--all) $(if $(PROJECT),--project '$(value PROJECT)') $(if $(SERVER_CMD),--server-cmd '$(value SERVER_CMD)' --ready-path '$(or $(READY_PATH),/)' --script-args '$(value SCRIPT_ARGS)') || status=$$?; \
 	echo "make report: $$(( $$(date +%s) - $(MAKE_T0) )) s in all, builds included"; exit $$status
 
 # Everything is built side by side (pip mostly waits on the network, Gradle and cargo on the CPUs); then

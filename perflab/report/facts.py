@@ -188,6 +188,18 @@ def _p(t: Language, p: float | None) -> str:
     return "< " + t.number(0.001, 3) if p is not None and p < 0.001 else t.number(p or 0, 3)
 
 
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _level(t: Language, x: float) -> str:
+    """A significance level as it is read: 0.05, 0.001, and smaller ones as a power of ten (1·10⁻⁶), never 0."""
+    if x >= 0.001 or x <= 0:
+        return t.number(x, 3)
+    mantissa, exponent = f"{x:.0e}".split("e")
+    power = "10" + str(int(exponent)).translate(_SUPERSCRIPT)
+    return power if mantissa == "1" else f"{mantissa}·{power}"
+
+
 def metric(t: Language, name: str | None) -> str:
     """A compared metric as the report names it: the percentiles as they are, ``cpu`` in words."""
     return t("CPU per request") if name == "cpu" else str(name)
@@ -204,7 +216,7 @@ def _verdict_sentence(t: Language, v: dict) -> str:
     elif conclusion == "equivalent":
         said = t("no difference beyond the margin of {margin}", margin=t.percent(v.get("margin") or 0))
     else:
-        said = t("no difference established at the level {level}", level=t.number(v.get("level") or 0, 3))
+        said = t("no difference established at the level {level}", level=_level(t, v.get("level") or 0))
     return t(
         "`{b}` (B) against `{a}` (A), {metric} at {rate} req/s: B/A {ratio}x "
         "(95% interval {lo}x–{hi}x, {pairs}, p = {p}): {said}.",
@@ -282,6 +294,164 @@ def history_summary(t: Language, runs: list[dict]) -> str:
     )
 
 
+# --- 07: the cluster -----------------------------------------------------------------------------------------
+
+
+def _cluster_runs(runs: list[dict]) -> list[dict]:
+    """The cluster notebook's fixed-rate runs (one node, the cluster, each ack/from, the fault run), not its
+    warm-up and ramps."""
+    skip = ("warmup", "ramp")
+    return [
+        m
+        for m in runs
+        if m.get("kind") == "cluster"
+        and isinstance(m.get("results"), dict)
+        and not any(w in str(m["_run"].get("label") or "") for w in skip)
+    ]
+
+
+def _setup(t: Language, m: dict) -> str:
+    c = m.get("cluster") or {}
+    nodes = int(c.get("nodes") or 1)
+    if nodes == 1:
+        return t.plural("{n} node", "{n} nodes", 1)
+    return t(
+        "{nodes}, ack {ack} of {frm}",
+        nodes=t.plural("{n} node", "{n} nodes", nodes),
+        ack=c.get("ack"),
+        frm=c.get("from"),
+    )
+
+
+def cluster_lines(t: Language, runs: list[dict], finding: dict | None = None) -> list[str]:
+    """The cluster against one node, each ack/from and the fault run as a table; the fault run, the consistency
+    check, the keys per node and the ramps' capacity estimates as sentences."""
+    rows = _cluster_runs(runs)
+    if not rows:
+        return []
+    lines = _head(
+        (
+            t("run"),
+            t("nodes"),
+            t("rate, req/s"),
+            "p50, " + t("ms"),
+            "p99, " + t("ms"),
+            t("answered 2xx"),
+            t("validity"),
+        ),
+        "llrrrrl",
+    )
+    for m in rows:
+        x = m["results"]
+        answers = x.get("answers") or {}
+        ok = answers.get("2xx/3xx")
+        share = t.percent(ok / answers["requests"]) if ok is not None and answers.get("requests") else "–"
+        label = str(m["_run"].get("label") or "")
+        run = t("with a node killed") if x.get("faults") else t("ack/from") if "quorum" in label else t("fixed rate")
+        lines.append(
+            f"| {run} | {_setup(t, m)} | {t.number(x.get('target_rate') or 0)} | {_ms(t, x.get('p50_ms'))} | "
+            f"{_ms(t, x.get('p99_ms'))} | {share} | {validity(t, m['_run'].get('validity'))} |"
+        )
+    told = [s for s in (_capacity(t, finding), *(_fault(t, m) for m in rows if m["results"].get("faults"))) if s]
+    return lines + ([""] + told if told else [])
+
+
+def cluster_summary(t: Language, runs: list[dict]) -> str:
+    rows = [m for m in _cluster_runs(runs) if not m["results"].get("faults")][:2]
+    if not rows:
+        return ""
+    return (
+        "; ".join(
+            t(
+                "{setup}: p99 {p99} ms at {rate} req/s",
+                setup=_setup(t, m),
+                p99=_ms(t, m["results"].get("p99_ms")),
+                rate=t.number(m["results"].get("target_rate") or 0),
+            )
+            for m in rows
+        )
+        + "."
+    )
+
+
+def _capacity(t: Language, finding: dict | None) -> str:
+    est = [b for b in (finding or {}).get("breakpoints") or [] if b.get("rate") is not None]
+    if not est:
+        return ""
+    return t(
+        "Capacity as the ramps estimate it: {list}.",
+        list="; ".join(f"{_mode(t, b.get('mode'))}: {t.number(b['rate'])} " + t("req/s") for b in est),
+    )
+
+
+def _mode(t: Language, mode: str | None) -> str:
+    """A capacity row's setup ("1 node", "3 nodes, 2/3") in the report's language."""
+    m = re.fullmatch(r"(\d+) nodes?(?:, (\d+)/(\d+))?", str(mode or ""))
+    if m is None:
+        return str(mode or "")
+    nodes = t.plural("{n} node", "{n} nodes", int(m[1]))
+    return t("{nodes}, ack {ack} of {frm}", nodes=nodes, ack=m[2], frm=m[3]) if m[2] else nodes
+
+
+def _fault(t: Language, m: dict) -> str:
+    x = m["results"]
+    kill = next((f for f in x.get("faults") or [] if f.get("action") == "kill"), {})
+    back = next((f for f in x.get("faults") or [] if f.get("action") == "restart"), {})
+    answers = x.get("answers") or {}
+    said = [
+        t(
+            "Node {node} killed {at} s into the window and started again {back} s in: {ok} of {n} requests got a "
+            "successful answer.",
+            node=kill.get("node", "?"),
+            at=t.number(kill.get("at_s") or 0, 1),
+            back=t.number(back.get("at_s") or 0, 1),
+            ok=t.number(answers.get("2xx/3xx") or 0),
+            n=t.number(answers.get("requests") or 0),
+        )
+    ]
+    rec = next((r for r in x.get("recovery") or []), None)
+    if rec is not None:
+        said.append(
+            t("The tail recovered {s} s after the restart.", s=t.number(rec["recovery_s"], 1))
+            if rec.get("recovery_s") is not None
+            else t("The tail did not recover within the window.")
+        )
+    c = x.get("consistency") or {}
+    counts = c.get("counts") or {}
+    if counts:
+        said.append(
+            t(
+                "The consistency check ({ops} operations on keys of its own): {missed} reads missed an acknowledged "
+                "write, {stale} read an older value, {unavailable} got no answer.",
+                ops=t.number(counts.get("operations") or 0),
+                missed=t.number(counts.get("missed") or 0),
+                stale=t.number(counts.get("stale") or 0),
+                unavailable=t.number(counts.get("unavailable") or 0),
+            )
+        )
+    d = x.get("key_distribution") or {}
+    stored = d.get("stored")
+    if stored and all(v is not None for v in stored):
+        said.append(
+            t(
+                "Keys per node, as each node counted them (GET /v0/entities): {counts}.",
+                counts=", ".join(t.number(v) for v in stored),
+            )
+        )
+    elif d.get("owners"):
+        said.append(
+            t("Keys per node, by the routing function: {counts}.", counts=", ".join(t.number(v) for v in d["owners"]))
+        )
+    elif d:
+        said.append(
+            t(
+                "Keys per node not measured: the nodes route keys their own way and none answered GET /v0/entities "
+                "(the course's range API, stage 6)."
+            )
+        )
+    return " ".join(said)
+
+
 # --- every notebook -----------------------------------------------------------------------------------------
 
 
@@ -292,6 +462,8 @@ def lines(t: Language, n: dict, runs: list[dict]) -> list[str]:
         return fixed_rate_lines(t, runs)
     if name.startswith("02"):
         return breakpoint_lines(t, (n.get("finding") or {}).get("breakpoints") or [])
+    if name.startswith("07"):
+        return cluster_lines(t, runs, n.get("finding"))
     if name.startswith("08"):
         return ab_lines(t, runs)
     if name.startswith("09"):
@@ -306,6 +478,8 @@ def summary(t: Language, n: dict, runs: list[dict]) -> str:
         said = fixed_rate_summary(t, runs)
     elif name.startswith("02"):
         said = breakpoint_summary(t, (n.get("finding") or {}).get("breakpoints") or [])
+    elif name.startswith("07"):
+        said = cluster_summary(t, runs)
     elif name.startswith("08"):
         said = ab_summary(t, runs)
     elif name.startswith("09"):

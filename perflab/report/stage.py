@@ -84,6 +84,8 @@ STAGES: dict[int, Stage] = {
             Ask("keys per node", _CLUSTER),
             Ask("against the previous stage (not distributed)", _PREVIOUS),
         ),
+        # sharding without replication: each key on one node, as the stage asks
+        {_CLUSTER: {"ack": 1, "from_": 1}},
     ),
     4: Stage(
         4,
@@ -133,7 +135,7 @@ def told(t: i18n.Language, stage: Stage, ran: dict[str, dict]) -> list[dict]:
         elif n.get("status") == "ok":
             status, why = "answered", ""
         elif n.get("status") == "not applicable":
-            status, why = "not applicable", n.get("error") or ""
+            status, why = "not applicable", (n.get("error") or "").removeprefix("not applicable: ")
         else:
             status, why = "failed", n.get("error") or ""
         out.append({"ask": t(a.text), "notebook": a.notebook, "status": status, "why": why})

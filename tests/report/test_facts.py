@@ -61,3 +61,53 @@ def test_a_console_and_a_flame_graph_are_named_by_their_load():
     assert markdown._flame_title(RU, "r1-nb01-put-4c-profile-lock-heatmap.html", runs) == (
         "Профиль блокировок во времени (тепловая карта): PUT, 64 соединения"
     )
+
+
+def _cluster_run(label: str, nodes: int, p99: float, **results) -> dict:
+    return {
+        "kind": "cluster",
+        "cluster": {"nodes": nodes, "ack": 1, "from": 1},
+        "results": {"target_rate": 200.0, "p50_ms": 0.5, "p99_ms": p99, **results},
+        "_run": {"label": label, "validity": "valid"},
+    }
+
+
+def test_the_cluster_against_one_node_the_fault_run_and_keys_per_node_are_told_in_russian():
+    runs = [
+        _cluster_run("nb07-warmup", 3, 40.0),  # not a measured run: left out
+        _cluster_run("nb07-one-node", 1, 2.3, answers={"requests": 400, "2xx/3xx": 400}),
+        _cluster_run("nb07-cluster", 3, 3.72, answers={"requests": 400, "2xx/3xx": 400}),
+        _cluster_run(
+            "nb07-fault",
+            3,
+            33.7,
+            answers={"requests": 644, "2xx/3xx": 333},
+            faults=[{"node": 2, "action": "kill", "at_s": 1.5}, {"node": 2, "action": "restart", "at_s": 3.0}],
+            recovery=[{"recovery_s": None}],
+            consistency={"counts": {"operations": 440, "missed": 29, "stale": 0, "unavailable": 74}},
+            key_distribution={"stored": [650, 700, 650], "owners": None},
+        ),
+    ]
+    finding = {"breakpoints": [{"mode": "1 node", "rate": 18330.0}, {"mode": "3 nodes, 1/1", "rate": 5320.0}]}
+    text = _ru("\n".join(facts.cluster_lines(RU, runs, finding)))
+    assert "| постоянный темп | 1 узел | 200 | 0,5 | 2,3 | 100 % | валиден |" in text
+    assert "| с убитым узлом | 3 узла, ack 1 из 1 | 200 | 0,5 | 33,7 | 52 % | валиден |" in text
+    assert "40" not in text.split("\n\n")[0]  # the warm-up is no row
+    assert "Пропускная способность по оценке рампы: 1 узел: 18 330 запр/с; 3 узла, ack 1 из 1: 5 320 запр/с." in text
+    assert "успешный ответ получили 333 из 644 запросов. Хвост задержек не восстановился до конца окна." in text
+    assert "29 чтений не нашли подтверждённую запись" in text
+    assert "Ключей на узлах, по подсчёту самих узлов (GET /v0/entities): 650, 700, 650." in text
+    assert _ru(facts.summary(RU, {"notebook": "07-cluster"}, runs)) == (
+        "1 узел: p99 2,3 мс при 200 запр/с; 3 узла, ack 1 из 1: p99 3,72 мс при 200 запр/с."
+    )
+    unmeasured = [
+        {
+            **runs[3],
+            "results": {**runs[3]["results"], "key_distribution": {"stored": None, "owners": None, "note": "x"}},
+        }
+    ]
+    assert "Ключи по узлам не измерены" in "\n".join(facts.cluster_lines(RU, unmeasured))
+
+
+def test_a_small_significance_level_is_a_power_of_ten_never_zero():
+    assert [facts._level(RU, x) for x in (0.05, 0.001, 5e-4, 1e-6)] == ["0,05", "0,001", "5·10⁻⁴", "10⁻⁶"]
