@@ -20,6 +20,11 @@ class PerflabError(RuntimeError):
         super().__init__(text)
 
 
+class ServerFault(PerflabError):
+    """The server under test breaks HTTP (a student's bug, the common case): what is wrong, in words it can be
+    fixed by (:func:`perflab.server.protocol.diagnose`). A report makes it a finding, not a crash."""
+
+
 class NotBuiltError(PerflabError):
     """A build artifact (server, load generator, async-profiler) is missing."""
 

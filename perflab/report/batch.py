@@ -44,6 +44,7 @@ from .. import i18n, paths
 from ..analysis import findings
 from ..config.hosts import GENERATORS_ENV, SCHEDULER_ENV, TLS_ENV, generators_of
 from ..core.sweep import disjoint_sets
+from ..errors import ServerFault
 from ..hosts.inventory import survey
 from ..hosts.pool import connect
 from ..measure.generator import LoadTool
@@ -52,6 +53,7 @@ from ..records import environment, iter_runs, run_names
 from . import aim, export, index_page, markdown
 from .browser import check as br
 from .browser.cdp import Chromium, find_chromium
+from .facts import SERVER_FAULT
 from .plans import NotebookSpec, Plan, notebooks_dir
 
 
@@ -60,7 +62,7 @@ class NotebookResult:
     notebook: str
     title: str
     question: str
-    status: str = "pending"  # ok | failed | not applicable
+    status: str = "pending"  # ok | failed | not applicable | server fault (SERVER_FAULT)
     error: str | None = None  # "ename: evalue" of the failing cell, or the runner's error
     error_cell: int | None = None
     seconds: float = 0.0
@@ -120,7 +122,7 @@ class Report:
 
     @property
     def failed(self) -> list[NotebookResult]:
-        return [n for n in self.notebooks if n.status not in ("ok", "not applicable") or n.export_error]
+        return [n for n in self.notebooks if n.status not in ("ok", "not applicable", SERVER_FAULT) or n.export_error]
 
     @property
     def breakpoints(self) -> list[dict]:
@@ -423,6 +425,8 @@ def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_na
             plan.aim,
             res.effective_parameters,
         )
+        if res.status == "failed" and (res.error or "").startswith(f"{ServerFault.__name__}:"):
+            res.status = SERVER_FAULT  # the student's bug, found: a finding of the report, not its failure
         res.seconds = round(time.monotonic() - t0, 1)
         res.runs = _new_runs(before, folder, tag if width > 1 else None)
         if out.exists():
@@ -442,7 +446,9 @@ def _run_plan(plan, root_dir, folder, progress, browser, cell_timeout, kernel_na
             except Exception as e:  # noqa: BLE001
                 res.export_error = f"{type(e).__name__}: {e}"
                 _say(traceback.format_exc())
-        state = "ok" if res.status == "ok" else f"FAILED ({res.error})"
+        state = {"ok": "ok", SERVER_FAULT: f"stopped at a fault of your server ({res.error})"}.get(
+            res.status, f"FAILED ({res.error})"
+        )
         _say(f"[{i}/{total}] {spec.name}: {state} in {res.seconds:.0f} s, {len(res.runs)} runs recorded")
 
     # notebooks that read what the others recorded (the summary) wait for them, one at a time or side by side

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 from ..i18n import Language
+from ..server import protocol
 
 #: the workload a script sends, by the start of its name (put.lua, get-random.lua, ...)
 _WORKLOADS = (("put", "PUT"), ("get", "GET"), ("delete", "DELETE"), ("range", "GET /v0/entities"))
@@ -61,6 +62,18 @@ def metas(r: dict, report_dir: Path, n: dict) -> list[dict]:
     return out
 
 
+#: a notebook's status when the server's own bug stopped it (:class:`perflab.errors.ServerFault`): a finding of the
+#: report, not its failure
+SERVER_FAULT = "server fault"
+
+
+def server_fault(t: Language, error: str | None) -> str:
+    """A notebook's stop at a fault of the server (``ServerFault: <English sentence>``) in the report's language."""
+    text = (error or "").removeprefix("ServerFault: ")
+    fault = protocol.fault_of(text)
+    return fault.say(t) if fault is not None else text
+
+
 def connections(t: Language, n: int | None) -> str:
     return t.plural("{n} connection", "{n} connections", int(n)) if n else ""
 
@@ -88,7 +101,9 @@ def _head(names: tuple[str, ...], align: str) -> list[str]:
 
 def fixed_rate_lines(t: Language, runs: list[dict]) -> list[str]:
     """The fixed-rate runs as a table: what was sent, and the latency percentiles the generator recorded."""
+    # a run the server's fault stopped before its load (a fill that failed) recorded no load: no row
     rows = [m for m in runs if m.get("kind") == "experiment" and isinstance(m.get("results"), dict)]
+    rows = [m for m in rows if m["results"].get("script")]
     if not rows:
         return []
     lines = _head(
@@ -127,7 +142,7 @@ def fixed_rate_summary(t: Language, runs: list[dict]) -> str:
             rate=t.number(x.get("target_rate") or 0),
         )
         for m in runs
-        if m.get("kind") == "experiment" and isinstance(x := m.get("results"), dict)
+        if m.get("kind") == "experiment" and isinstance(x := m.get("results"), dict) and x.get("script")
     ]
     return "; ".join(parts) + "." if parts else ""
 

@@ -65,7 +65,7 @@ img.shot { max-width: 240px; border: 1px solid #ccc; }
 {% if asks %}
 <h2 id="stage">{{ _("What stage {n} asks", n=r.stage) }}</h2>
 <ul class="asks">
-{% for a in asks %}<li>{{ a.ask }} &mdash; {% if a.status == "answered" %}<span class="ok">{{ _("answered") }}</span>{% if a.html %}: <a href="{{ a.html }}">{{ a.title }}</a>{% endif %}{% elif a.status == "failed" %}<span class="failed">{{ _("not answered: the notebook failed") }}</span>{% if a.why %} <span class="err">{{ a.why }}</span>{% endif %}{% else %}<span class="muted">{{ _("not answered") }}: {{ a.why|inline_code }}</span>{% endif %}</li>
+{% for a in asks %}<li>{{ a.ask }} &mdash; {% if a.status == "answered" %}<span class="ok">{{ _("answered") }}</span>{% if a.html %}: <a href="{{ a.html }}">{{ a.title }}</a>{% endif %}{% elif a.status == "server fault" %}<span class="failed">{{ _("your server's fault") }}</span>: {{ a.why }}{% elif a.status == "failed" %}<span class="failed">{{ _("not answered: the notebook failed") }}</span>{% if a.why %} <span class="err">{{ a.why }}</span>{% endif %}{% else %}<span class="muted">{{ _("not answered") }}: {{ a.why|inline_code }}</span>{% endif %}</li>
 {% endfor %}</ul>
 {% endif %}
 {% if lead %}
@@ -91,7 +91,7 @@ img.shot { max-width: 240px; border: 1px solid #ccc; }
 {% for n in r.notebooks %}
 <tr>
 <td>{% if n.html %}<a href="{{ n.html }}">{{ _(n.title) }}</a>{% else %}{{ _(n.title) }}{% endif %}<br><span class="muted mono">{{ n.notebook }}</span></td>
-<td class="answer">{% if n.finding %}{{ answer(n)|inline_code }}{% elif n.status == "not applicable" %}<span class="muted">{{ _(n.error)|inline_code }}</span>{% elif n.status != "ok" %}<span class="failed">{{ _("failed") }}</span>
+<td class="answer">{% if n.finding %}{{ answer(n)|inline_code }}{% elif n.status == "not applicable" %}<span class="muted">{{ _(n.error)|inline_code }}</span>{% elif n.status == "server fault" %}<span class="failed">{{ _("your server's fault") }}</span>: {{ fault(n.error) }}{% elif n.status != "ok" %}<span class="failed">{{ _("failed") }}</span>
  {{ _("before its finding") }}{% if n.error %}: <span class="err">{{ n.error }}</span>{% endif %}{% else %}<span class="muted">{{ _("the notebook states no finding") }}</span>{% endif %}</td>
 {% if english %}<td class="key">{% if n.finding and n.finding.key_number %}<span class="muted small">{{ n.finding.key_number.label }}</span><br>
 <b>{{ key_text(n.finding.key_number) }}</b>{% endif %}</td>{% endif %}
@@ -148,7 +148,7 @@ img.shot { max-width: 240px; border: 1px solid #ccc; }
 <td>{% if n.html %}<a href="{{ n.html }}">{{ _(n.title) }}</a>{% else %}{{ _(n.title) }}{% endif %}<br>
 <span class="muted mono">{{ n.notebook }}</span>{% if n.ipynb %} &middot; <a class="mono" href="{{ n.ipynb }}">.ipynb</a>{% endif %}</td>
 <td>{{ question(n)|inline_code }}</td>
-<td>{% if n.status == "ok" and not n.export_error %}<span class="ok">{{ _("ok") }}</span>{% elif n.status == "not applicable" %}<span class="muted">{{ _("not applicable") }}</span>{% else %}<span class="failed">{{ _("failed") }}</span>{% endif %}
+<td>{% if n.status == "ok" and not n.export_error %}<span class="ok">{{ _("ok") }}</span>{% elif n.status == "not applicable" %}<span class="muted">{{ _("not applicable") }}</span>{% elif n.status == "server fault" %}<span class="failed">{{ _("your server's fault") }}</span>{% else %}<span class="failed">{{ _("failed") }}</span>{% endif %}
 {% if n.error and n.status != "not applicable" %}<div class="err">{{ n.error }}{% if n.error_cell is not none %} ({{ _("cell") }} {{ n.error_cell }}){% endif %}</div>{% endif %}
 {% if n.export_error %}<div class="err">{{ _("export:") }} {{ n.export_error }}</div>{% endif %}
 {% if n.missing_files %}<div class="err">{{ _("files not found for the page:") }} {{ n.missing_files|join(", ") }}</div>{% endif %}
@@ -304,6 +304,7 @@ def render(report, plotly_js: str | None = "assets/plotly.min.js", folder: Path 
         r=report,
         lead=lead(report),
         asks=asks(t, report),
+        fault=lambda error: facts.server_fault(t, error),
         failed=report.failed,
         skipped=[n for n in report.notebooks if n.status == "not applicable"],
         shots=shots,

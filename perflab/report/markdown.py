@@ -34,6 +34,7 @@ from ..analysis.profiles import FLAMEGRAPH_MIME
 from . import aim, facts, stage
 from .browser.cdp import find_chromium
 from .export import FLAMEGRAPHS, PLOTLY_MIME, flamegraph_name, plotly_js_source
+from .facts import SERVER_FAULT
 
 FILENAME = "report.md"
 FIGURES = "figures"
@@ -295,11 +296,18 @@ def _asks(t: i18n.Language, r: dict) -> list[str]:
         return []
     ran = {n["notebook"]: n for n in r["notebooks"]}
     lines = ["", t("## What stage {n} asks", n=asked.number), ""]
+    before = None
     for a in stage.told(t, asked, ran):
+        if a["status"] != "answered" and (a["notebook"], a["status"], a["why"]) == before:
+            lines.append(f"- {a['ask'][0].upper()}{a['ask'][1:]}: " + t("not answered, as above") + ".")
+            continue
+        before = (a["notebook"], a["status"], a["why"])
         if a["status"] == "answered":
             said = t("answered in the section «{title}»", title=t(ran[a["notebook"]]["title"]))
         elif a["status"] == "failed":
             said = t("not answered, the notebook failed: {error}", error=f"`{a['why']}`")
+        elif a["status"] == "server fault":
+            said = t("not answered: your server is at fault: {fault}", fault=a["why"])
         else:
             said = t("not answered: {why}", why=a["why"])
         lines.append(f"- {a['ask'][0].upper()}{a['ask'][1:]}: {said.rstrip('.')}.")
@@ -321,7 +329,13 @@ def _findings(t: i18n.Language, r: dict, told: dict[str, str]) -> list[str]:
             )
         else:
             lines.append(_finding_line(t, n["title"], n["finding"], n.get("validity")))
-    failed = [n for n in r["notebooks"] if n.get("status") not in ("ok", "not applicable")]
+    lines += [
+        f"- **{_sentence(t(n['title']))}** "
+        + t("Your server is at fault, as the lab found it: {fault}", fault=facts.server_fault(t, n.get("error")))
+        for n in r["notebooks"]
+        if n.get("status") == SERVER_FAULT
+    ]
+    failed = [n for n in r["notebooks"] if n.get("status") not in ("ok", "not applicable", SERVER_FAULT)]
     lines += [f"- **{_sentence(t(n['title']))}** " + t("Failed: {error}", error=f"`{n.get('error')}`") for n in failed]
     bps = [b for b in r.get("breakpoints") or [] if b.get("verdict") != findings.RAMP_ESTIMATE]
     if bps and told:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import i18n
+from . import facts
 
 #: the stable rate of stages 1, 2 and 5: this fraction of the breakpoint the notebook measures first
 STABLE_FRACTION = 0.7
@@ -134,6 +135,8 @@ def told(t: i18n.Language, stage: Stage, ran: dict[str, dict]) -> list[dict]:
             status, why = "missing", t("this plan has no notebook for it")
         elif n.get("status") == "ok":
             status, why = "answered", ""
+        elif n.get("status") == facts.SERVER_FAULT:
+            status, why = facts.SERVER_FAULT, facts.server_fault(t, n.get("error"))
         elif n.get("status") == "not applicable":
             status, why = "not applicable", (n.get("error") or "").removeprefix("not applicable: ")
         else:

@@ -16,6 +16,7 @@ import threading
 import time
 import urllib.parse
 
+from ..errors import PerflabError, ServerFault
 from . import protocol
 
 #: a write is tried this often before the fill fails
@@ -108,9 +109,9 @@ def write_keys(
         th.join()
     if failure:
         wrong = protocol.diagnose(*asked[0][:2], "PUT", asked[0][2], timeout) if asked else None
-        raise RuntimeError(
-            f"fill: could not write {failure[0]}" + (f"; the server's HTTP is at fault: {wrong}" if wrong else "")
-        )
+        if wrong:
+            raise ServerFault(f"{wrong} (found when the fill could not write {failure[0]})")
+        raise PerflabError(f"fill: could not write {failure[0]}")
     secs = time.monotonic() - t0
     return {
         "keys": keys,

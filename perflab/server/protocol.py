@@ -17,6 +17,7 @@ asks the server a few times itself, over raw sockets (``ROUNDS`` requests on one
 
 from __future__ import annotations
 
+import re
 import socket
 import urllib.parse
 
@@ -26,15 +27,88 @@ ROUNDS = 4
 MAX_ANSWER = 1 << 20
 
 
+class Fault(str):
+    """What is wrong, in English (the string itself), and as a message id of :mod:`perflab.i18n` with its values,
+    so a report says it in its own language (:meth:`say`); :func:`fault_of` reads one back from its English text
+    (an error message that crossed a process, a notebook's output)."""
+
+    msgid: str
+    values: dict
+
+    def __new__(cls, msgid: str, **values) -> Fault:
+        self = super().__new__(cls, msgid.format(**values))
+        self.msgid, self.values = msgid, values
+        return self
+
+    def say(self, t) -> str:
+        """The sentence in the language ``t`` (a :class:`perflab.i18n.Language`)."""
+        return t(self.msgid, **self.values)
+
+
+# every sentence diagnose says (message ids: perflab/i18n/locale/*/perflab.po)
+CLOSED = "the server closed the connection without answering {request}"
+CLOSED_KEEPALIVE = (
+    "the server closed a keep-alive connection after answer {i} without saying 'Connection: close' (HTTP/1.1 keeps "
+    "a connection open unless one side says so): a client that reuses connections, as wrk2 and perflab-load do, "
+    "loses requests"
+)
+SILENT = "the server did not answer {request} within {timeout} s"
+UNREACHABLE = "the server could not be asked {request} ({error})"
+GROWS_SHARED = (
+    "each answer carries more headers than the one before ({counts} headers in {n} answers) from each request to the "
+    "next, across connections too: one Response object (or its headers) is kept for the whole server and every answer "
+    "adds to it; build a new Response for every request. After about 100 headers an HTTP client (Python's, and many "
+    "others) refuses the answer"
+)
+GROWS = (
+    "each answer carries more headers than the one before ({counts} headers in {n} answers) from each request to the "
+    "next on one keep-alive connection: a Response object (or its headers) is kept per connection and every answer "
+    "adds to it; build a new Response for every request. After about 100 headers an HTTP client (Python's, and many "
+    "others) refuses the answer"
+)
+TOO_LONG = "an answer longer than {limit} bytes, or one that never ends its headers"
+NOT_HTTP = "the answer does not start with an HTTP/1.x status line: {line}"
+NO_COLON = "a header line without a colon: {line}"
+BAD_LENGTH = "a Content-Length that is not a number: {value}"
+UNFRAMED = (
+    "an answer with a body framed neither by Content-Length nor by chunked encoding, on a connection kept open: a "
+    "client cannot tell where it ends"
+)
+BAD_CHUNK_SIZE = "a chunked body whose chunk size is not hexadecimal: {size}"
+BAD_CHUNK_END = "a chunk of {n} bytes not followed by CRLF: the chunk sizes do not match the data"
+SENTENCES = (
+    CLOSED, CLOSED_KEEPALIVE, SILENT, UNREACHABLE, GROWS_SHARED, GROWS, TOO_LONG, NOT_HTTP, NO_COLON, BAD_LENGTH,
+    UNFRAMED, BAD_CHUNK_SIZE, BAD_CHUNK_END,
+)  # fmt: skip
+
+
+def _pattern(msgid: str) -> re.Pattern:
+    parts = re.split(r"\{(\w+)\}", msgid)
+    return re.compile("".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts)), re.DOTALL)
+
+
+_PATTERNS = [(m, _pattern(m)) for m in SENTENCES]
+
+
+def fault_of(text: str) -> Fault | None:
+    """The :class:`Fault` whose English sentence ``text`` holds (the first found), ``None`` when none does."""
+    for msgid, rx in _PATTERNS:
+        m = rx.search(text)
+        if m is not None:
+            return Fault(msgid, **m.groupdict())
+    return None
+
+
 class _Broken(Exception):
-    """An answer that cannot be read as HTTP/1.1: what is wrong, in words."""
+    """An answer that cannot be read as HTTP/1.1: what is wrong (a :class:`Fault`)."""
 
 
-def diagnose(url: str, target: str, method: str = "GET", body: bytes = b"", timeout: float = 2.0) -> str | None:
+def diagnose(url: str, target: str, method: str = "GET", body: bytes = b"", timeout: float = 2.0) -> Fault | None:
     """Ask the server at ``url`` for ``target`` (a path with its query) ``ROUNDS`` times on one keep-alive
     connection, then ``ROUNDS`` times on another; what is wrong with its answers in a sentence, ``None`` when
     nothing is."""
     u = urllib.parse.urlsplit(url)
+    request = f"{method} {target}"
     counts: list[list[int]] = []
     for _ in range(2):
         seen: list[int] = []
@@ -47,45 +121,24 @@ def diagnose(url: str, target: str, method: str = "GET", body: bytes = b"", time
                     try:
                         headers, close = reader.answer(method)
                     except ConnectionError:
-                        if i == 0:
-                            return f"the server closed the connection without answering {method} {target}"
-                        return (
-                            f"the server closed a keep-alive connection after answer {i} without saying "
-                            f"'Connection: close' (HTTP/1.1 keeps a connection open unless one side says so): a "
-                            f"client that reuses connections, as wrk2 and perflab-load do, loses requests"
-                        )
+                        return Fault(CLOSED, request=request) if i == 0 else Fault(CLOSED_KEEPALIVE, i=i)
                     seen.append(len(headers))
                     if close:
                         break
         except _Broken as e:
-            return str(e)
+            return e.args[0]
         except TimeoutError:
-            return f"the server did not answer {method} {target} within {timeout:g} s"
+            return Fault(SILENT, request=request, timeout=f"{timeout:g}")
         except OSError as e:
-            return f"the server could not be asked {method} {target} ({e})"
+            return Fault(UNREACHABLE, request=request, error=str(e))
     return _growth(counts)
 
 
-def _growth(counts: list[list[int]]) -> str | None:
+def _growth(counts: list[list[int]]) -> Fault | None:
     one, two = counts
     if len(one) > 1 and one[-1] > one[0]:
         shared = two and two[0] > one[-1]
-        where = (
-            (
-                "from each request to the next, across connections too: one Response object (or its headers) is kept "
-                "for the whole server and every answer adds to it"
-            )
-            if shared
-            else (
-                "from each request to the next on one keep-alive connection: a Response object (or its headers) is kept "
-                "per connection and every answer adds to it"
-            )
-        )
-        return (
-            f"each answer carries more headers than the one before ({', '.join(map(str, one + two))} headers in "
-            f"{len(one) + len(two)} answers) {where}; build a new Response for every request. After about 100 "
-            f"headers an HTTP client (Python's, and many others) refuses the answer"
-        )
+        return Fault(GROWS_SHARED if shared else GROWS, counts=", ".join(map(str, one + two)), n=len(one) + len(two))
     return None
 
 
@@ -107,7 +160,7 @@ class _Reader:
             raise ConnectionError("closed")
         self.buf += data
         if len(self.buf) > MAX_ANSWER:
-            raise _Broken(f"an answer longer than {MAX_ANSWER:,} bytes, or one that never ends its headers")
+            raise _Broken(Fault(TOO_LONG, limit=f"{MAX_ANSWER:,}"))
 
     def _line(self) -> bytes:
         while b"\r\n" not in self.buf:
@@ -125,12 +178,12 @@ class _Reader:
         """One answer's headers, and whether it closes the connection; its body read and checked."""
         status = self._line()
         if not status.startswith(b"HTTP/1."):
-            raise _Broken(f"the answer does not start with an HTTP/1.x status line: {status[:60]!r}")
+            raise _Broken(Fault(NOT_HTTP, line=repr(status[:60])))
         headers = []
         while (line := self._line()) != b"":
             name, colon, value = line.partition(b":")
             if not colon:
-                raise _Broken(f"a header line without a colon: {line[:60]!r}")
+                raise _Broken(Fault(NO_COLON, line=repr(line[:60])))
             headers.append((name.strip().decode("latin-1").lower(), value.strip().decode("latin-1")))
         get = dict(headers)
         close = get.get("connection", "").lower() == "close"
@@ -143,15 +196,12 @@ class _Reader:
             try:
                 n = int(get["content-length"])
             except ValueError:
-                raise _Broken(f"a Content-Length that is not a number: {get['content-length']!r}") from None
+                raise _Broken(Fault(BAD_LENGTH, value=repr(get["content-length"]))) from None
             self._take(n)
         elif close:
             self.buf = b""
         else:
-            raise _Broken(
-                "an answer with a body framed neither by Content-Length nor by chunked encoding, on a "
-                "connection kept open: a client cannot tell where it ends"
-            )
+            raise _Broken(Fault(UNFRAMED))
         return headers, close
 
     def _chunked(self) -> None:
@@ -160,11 +210,11 @@ class _Reader:
             try:
                 n = int(size, 16)
             except ValueError:
-                raise _Broken(f"a chunked body whose chunk size is not hexadecimal: {size[:20]!r}") from None
+                raise _Broken(Fault(BAD_CHUNK_SIZE, size=repr(size[:20]))) from None
             if n == 0:
                 while self._line() != b"":
                     pass
                 return
             self._take(n)
             if self._take(2) != b"\r\n":
-                raise _Broken(f"a chunk of {n} bytes not followed by CRLF: the chunk sizes do not match the data")
+                raise _Broken(Fault(BAD_CHUNK_END, n=n))

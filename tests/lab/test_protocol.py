@@ -7,6 +7,8 @@ import threading
 
 import pytest
 
+from perflab import i18n
+from perflab.errors import ServerFault
 from perflab.server import protocol
 from perflab.server.fill import write_keys
 
@@ -124,11 +126,17 @@ def test_a_fill_that_a_growing_response_breaks_says_why(buggy):
     # every answer of the server adds a header: after ~100 Python's client refuses it, and the fill fails on a key,
     # with what is wrong with the server in words
     srv = buggy("grow-shared")
-    with pytest.raises(RuntimeError) as e:
+    with pytest.raises(ServerFault) as e:
         write_keys([srv.url], 500, threads=1)
     text = str(e.value)
-    assert text.startswith("fill: could not write key"), text
-    assert "; the server's HTTP is at fault: each answer carries more headers than the one before" in text
-    assert "across connections too" in text
+    assert text.startswith("each answer carries more headers than the one before"), text
+    assert "across connections too" in text and "(found when the fill could not write key" in text
+    # the sentence read back from the English text (as a report reads a notebook's error) says it in Russian
+    fault = protocol.fault_of(text)
+    assert fault.msgid == protocol.GROWS_SHARED and fault.values["n"] in text
+    russian = fault.say(i18n.language("ru"))
+    assert (
+        russian.startswith("каждый ответ несёт больше заголовков, чем предыдущий") and fault.values["counts"] in russian
+    )
     # a server with no bug fills
     assert write_keys([buggy("none").url], 50, threads=2)["keys"] == 50

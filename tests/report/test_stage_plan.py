@@ -99,3 +99,34 @@ def test_report_md_and_the_index_lead_with_the_asks_each_answered_or_why_not(tmp
     html = index_page.render(r, plotly_js=None)
     assert "Что просит этап 2" in html and "не выполнено" in html
     assert markdown._asks(i18n.language("ru"), {**r.to_json(), "stage": None}) == []
+
+
+def test_a_fault_of_the_students_server_is_a_finding_in_words_not_a_failure(tmp_path):
+    """A notebook stopped by ServerFault (the server's HTTP broken, diagnosed) is no failed notebook: the asks,
+    the findings and the index say what is wrong with the server, in the report's language."""
+    said = (
+        "ServerFault: each answer carries more headers than the one before (2, 3, 4, 5, 6, 7, 8, 9 headers in 8 "
+        "answers) from each request to the next, across connections too: one Response object (or its headers) is "
+        "kept for the whole server and every answer adds to it; build a new Response for every request. After about "
+        "100 headers an HTTP client (Python's, and many others) refuses the answer (found when the fill could not "
+        "write key97: HTTPException after 3 tries)"
+    )
+    nbs = [
+        NotebookResult(
+            "01-stable-load", "1. Stable load: PUT and GET at a fixed rate", "", status="server fault", error=said
+        )
+    ]
+    r = Report(
+        "quick", "", str(tmp_path), "2026-12-08T01:00:00+00:00", target="me", stage=1, language="ru", notebooks=nbs
+    )
+    assert r.failed == []
+    ru = i18n.language("ru")
+    asks = markdown._asks(ru, r.to_json())
+    assert "не выполнено: ошибка в вашем сервере: каждый ответ несёт больше заголовков" in asks[3]
+    assert "(2, 3, 4, 5, 6, 7, 8, 9 заголовков в 8 ответах)" in asks[3]
+    assert asks[4].endswith(": не выполнено, как и выше.") and asks[5].endswith(": не выполнено, как и выше.")
+    found = "\n".join(markdown._findings(ru, r.to_json(), {}))
+    assert "Ошибка в вашем сервере, найденная лабораторией: каждый ответ несёт больше заголовков" in found
+    assert "Failed" not in found and "упал" not in found
+    html = index_page.render(r, plotly_js=None)
+    assert "ошибка вашего сервера" in html and "создавайте новый Response на каждый запрос" in html
