@@ -140,7 +140,8 @@ class Plan:
 
     def _staged(self, asked: stage.Stage, every: bool) -> Plan:
         """What ``asked`` (a course stage) asks, first and in its order, with its parameters; the notebooks it
-        does not ask for after them, left out (``every``: run too). Its first runnable notebook leads."""
+        does not ask for after them, left out (``every``: run too). Its first runnable notebook leads (none: the lead
+        the plan had)."""
         t = i18n.language(self.language)
         order = {name: i for i, name in enumerate(asked.notebooks)}
         specs = []
@@ -151,7 +152,7 @@ class Plan:
                 s = replace(s, not_applicable=stage.not_asked(t, asked.number))
             specs.append(s)
         specs.sort(key=lambda s: (s.after, order.get(s.notebook, len(order))))
-        lead = next((s.name for s in specs if s.notebook in order and not s.not_applicable), None)
+        lead = next((s.name for s in specs if s.notebook in order and not s.not_applicable), self.lead)
         return replace(self, notebooks=tuple(specs), lead=lead, stage=asked.number)
 
     def _aimed(self, why_not, given: dict, target: str) -> Plan:

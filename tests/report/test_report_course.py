@@ -173,6 +173,7 @@ def report(student, tmp_path_factory) -> Path:
             "--plan",
             str(plan),
             "--no-progress",
+            "--all",  # every notebook, not only what stage 6 asks (the stage's plan: test_stage_plan.py)
             "--project",
             str(student / "perflab.toml"),
         ],
