@@ -47,3 +47,19 @@ def test_sentences_numbers_and_plurals_follow_the_language():
     assert ru.percent(0.5).replace("\xa0", " ") == "50 %"
     with pytest.raises(ValueError, match="language 'fr': there are catalogs for en, ru"):
         i18n.language("fr")
+
+
+def test_a_sentence_is_english_until_a_report_says_it_in_its_language():
+    inner = i18n.Sentence("its build output holds no earlier stage's factory")
+    s = i18n.Sentence("not applicable: {name} has no previous stage to compare with ({what}); {how}", name="bob",
+                      what=inner, how="x")  # fmt: skip
+    assert (
+        s
+        == "not applicable: bob has no previous stage to compare with (its build output holds no earlier stage's factory); x"
+    )
+    said = s.say(i18n.language("ru"))
+    assert (
+        said
+        == "не применим: у bob нет предыдущего этапа для сравнения (в результатах его сборки нет фабрики более раннего этапа); x"
+    )
+    assert i18n.say(i18n.language("ru"), "plain") == "plain"

@@ -100,6 +100,29 @@ class Language:
         return Locale.parse(self.code).get_display_name(self.code)
 
 
+class Sentence(str):
+    """A sentence said in English (the string itself) that a report says in its own language (:meth:`say`): its
+    message id and the values of its placeholders travel with it. Made where the words are (a server's fault, why
+    a notebook does not apply), said where the reader's language is known."""
+
+    msgid: str
+    values: dict
+
+    def __new__(cls, msgid: str, **values) -> Sentence:
+        self = super().__new__(cls, msgid.format(**values))
+        self.msgid, self.values = msgid, values
+        return self
+
+    def say(self, t: Language) -> str:
+        """The sentence in ``t``'s language, a placeholder's value that is a sentence too said in it as well."""
+        return t(self.msgid, **{k: say(t, v) for k, v in self.values.items()})
+
+
+def say(t: Language, text: str) -> str:
+    """``text`` in the language ``t`` when it is a :class:`Sentence`, else as it is."""
+    return text.say(t) if isinstance(text, Sentence) else text
+
+
 @cache
 def language(code: str | None = None) -> Language:
     """The catalog of ``code`` (default English), compiled from its ``.po`` source once per process."""

@@ -22,9 +22,10 @@ from ..commits.git import resolve, toplevel
 from ..config import ForeignServer, PrefillParams, ServerConfig
 from ..config.project import Project
 from ..config.regress import RepoParams
+from ..i18n import Sentence
 
 #: how to name the previous stage, said wherever there is none
-HOW = (
+HOW = Sentence(
     "name it in the perflab.toml: [previous] with stage = N (a course server's earlier factory), project = "
     '"FILE" (another declaration) or commit = "REV" (this repository at that commit, built with [server] '
     "build)"
@@ -54,12 +55,17 @@ def why_not(project: Project, named=None) -> str | None:
     if given is None:
         if project.course is not None and project.course.previous() is not None:
             return None
-        what = (
+        what = Sentence(
             "its build output holds no earlier stage's factory"
             if project.course is not None
             else "it is not a course server with an earlier stage's factory"
         )
-        return f"not applicable: {project.name} has no previous stage to compare with ({what}); {HOW}"
+        return Sentence(
+            "not applicable: {name} has no previous stage to compare with ({what}); {how}",
+            name=project.name,
+            what=what,
+            how=HOW,
+        )
     if "stage" in given:
         if project.course is None:
             return "not applicable: previous.stage is a course server's; name a project or a commit"

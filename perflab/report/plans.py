@@ -118,13 +118,15 @@ class Plan:
         stage's order and leading the report, the rest left out unless ``every``; otherwise, with a stage to
         compare with, 08's finding heads the index."""
         asked = stage.of(project.stage)
+        t = i18n.language(language or project.report_language)
 
         def why_not(spec: NotebookSpec, names: set[str]) -> str | None:
             if "project" not in names:
                 return _NO
             if "cluster_cmd" in names and project.cluster is None and not _distributed(project):
                 return _NO
-            return own.why_not(spec.notebook, project)
+            why = own.why_not(spec.notebook, project)
+            return None if why is None else i18n.say(t, why)
 
         plan = self._aimed(why_not, {"project": str(project.path)}, f"{project.name} ({project.path})")
         nb_dir = notebooks_dir()

@@ -21,28 +21,12 @@ import re
 import socket
 import urllib.parse
 
+from ..i18n import Sentence
+
 #: requests per connection
 ROUNDS = 4
 #: bytes read for one answer at most
 MAX_ANSWER = 1 << 20
-
-
-class Fault(str):
-    """What is wrong, in English (the string itself), and as a message id of :mod:`perflab.i18n` with its values,
-    so a report says it in its own language (:meth:`say`); :func:`fault_of` reads one back from its English text
-    (an error message that crossed a process, a notebook's output)."""
-
-    msgid: str
-    values: dict
-
-    def __new__(cls, msgid: str, **values) -> Fault:
-        self = super().__new__(cls, msgid.format(**values))
-        self.msgid, self.values = msgid, values
-        return self
-
-    def say(self, t) -> str:
-        """The sentence in the language ``t`` (a :class:`perflab.i18n.Language`)."""
-        return t(self.msgid, **self.values)
 
 
 # every sentence diagnose says (message ids: perflab/i18n/locale/*/perflab.po)
@@ -90,20 +74,20 @@ def _pattern(msgid: str) -> re.Pattern:
 _PATTERNS = [(m, _pattern(m)) for m in SENTENCES]
 
 
-def fault_of(text: str) -> Fault | None:
-    """The :class:`Fault` whose English sentence ``text`` holds (the first found), ``None`` when none does."""
+def fault_of(text: str) -> Sentence | None:
+    """The :class:`~perflab.i18n.Sentence` whose English sentence ``text`` holds (the first found), ``None`` when none does."""
     for msgid, rx in _PATTERNS:
         m = rx.search(text)
         if m is not None:
-            return Fault(msgid, **m.groupdict())
+            return Sentence(msgid, **m.groupdict())
     return None
 
 
 class _Broken(Exception):
-    """An answer that cannot be read as HTTP/1.1: what is wrong (a :class:`Fault`)."""
+    """An answer that cannot be read as HTTP/1.1: what is wrong (a :class:`~perflab.i18n.Sentence`)."""
 
 
-def diagnose(url: str, target: str, method: str = "GET", body: bytes = b"", timeout: float = 2.0) -> Fault | None:
+def diagnose(url: str, target: str, method: str = "GET", body: bytes = b"", timeout: float = 2.0) -> Sentence | None:
     """Ask the server at ``url`` for ``target`` (a path with its query) ``ROUNDS`` times on one keep-alive
     connection, then ``ROUNDS`` times on another; what is wrong with its answers in a sentence, ``None`` when
     nothing is."""
@@ -121,24 +105,24 @@ def diagnose(url: str, target: str, method: str = "GET", body: bytes = b"", time
                     try:
                         headers, close = reader.answer(method)
                     except ConnectionError:
-                        return Fault(CLOSED, request=request) if i == 0 else Fault(CLOSED_KEEPALIVE, i=i)
+                        return Sentence(CLOSED, request=request) if i == 0 else Sentence(CLOSED_KEEPALIVE, i=i)
                     seen.append(len(headers))
                     if close:
                         break
         except _Broken as e:
             return e.args[0]
         except TimeoutError:
-            return Fault(SILENT, request=request, timeout=f"{timeout:g}")
+            return Sentence(SILENT, request=request, timeout=f"{timeout:g}")
         except OSError as e:
-            return Fault(UNREACHABLE, request=request, error=str(e))
+            return Sentence(UNREACHABLE, request=request, error=str(e))
     return _growth(counts)
 
 
-def _growth(counts: list[list[int]]) -> Fault | None:
+def _growth(counts: list[list[int]]) -> Sentence | None:
     one, two = counts
     if len(one) > 1 and one[-1] > one[0]:
         shared = two and two[0] > one[-1]
-        return Fault(GROWS_SHARED if shared else GROWS, counts=", ".join(map(str, one + two)), n=len(one) + len(two))
+        return Sentence(GROWS_SHARED if shared else GROWS, counts=", ".join(map(str, one + two)), n=len(one) + len(two))
     return None
 
 
@@ -160,7 +144,7 @@ class _Reader:
             raise ConnectionError("closed")
         self.buf += data
         if len(self.buf) > MAX_ANSWER:
-            raise _Broken(Fault(TOO_LONG, limit=f"{MAX_ANSWER:,}"))
+            raise _Broken(Sentence(TOO_LONG, limit=f"{MAX_ANSWER:,}"))
 
     def _line(self) -> bytes:
         while b"\r\n" not in self.buf:
@@ -178,12 +162,12 @@ class _Reader:
         """One answer's headers, and whether it closes the connection; its body read and checked."""
         status = self._line()
         if not status.startswith(b"HTTP/1."):
-            raise _Broken(Fault(NOT_HTTP, line=repr(status[:60])))
+            raise _Broken(Sentence(NOT_HTTP, line=repr(status[:60])))
         headers = []
         while (line := self._line()) != b"":
             name, colon, value = line.partition(b":")
             if not colon:
-                raise _Broken(Fault(NO_COLON, line=repr(line[:60])))
+                raise _Broken(Sentence(NO_COLON, line=repr(line[:60])))
             headers.append((name.strip().decode("latin-1").lower(), value.strip().decode("latin-1")))
         get = dict(headers)
         close = get.get("connection", "").lower() == "close"
@@ -196,12 +180,12 @@ class _Reader:
             try:
                 n = int(get["content-length"])
             except ValueError:
-                raise _Broken(Fault(BAD_LENGTH, value=repr(get["content-length"]))) from None
+                raise _Broken(Sentence(BAD_LENGTH, value=repr(get["content-length"]))) from None
             self._take(n)
         elif close:
             self.buf = b""
         else:
-            raise _Broken(Fault(UNFRAMED))
+            raise _Broken(Sentence(UNFRAMED))
         return headers, close
 
     def _chunked(self) -> None:
@@ -210,11 +194,11 @@ class _Reader:
             try:
                 n = int(size, 16)
             except ValueError:
-                raise _Broken(Fault(BAD_CHUNK_SIZE, size=repr(size[:20]))) from None
+                raise _Broken(Sentence(BAD_CHUNK_SIZE, size=repr(size[:20]))) from None
             if n == 0:
                 while self._line() != b"":
                     pass
                 return
             self._take(n)
             if self._take(2) != b"\r\n":
-                raise _Broken(Fault(BAD_CHUNK_END, n=n))
+                raise _Broken(Sentence(BAD_CHUNK_END, n=n))

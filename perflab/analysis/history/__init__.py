@@ -26,6 +26,7 @@ import pandas as pd
 from ...commits.git import first_parent_count, toplevel
 from ...config.fields import Spec, convert
 from ...config.regress import PROJECT_FILE, HistoryParams
+from ...i18n import Sentence
 from ...stats.changepoints import MIN_POINTS
 from ..ab.verdicts import named
 from ..findings import Finding, bullets, validity_of
@@ -103,9 +104,10 @@ def why_not(project) -> str | None:
     build command (each commit is built apart)."""
     top = toplevel(project.path.parent)
     if top is None:
-        return (
-            f"not applicable: {project.path.parent} is in no git repository, so there are no commits of yours "
-            f"to measure (in a clone of your repository, with [server] build, it measures your stages)"
+        return Sentence(
+            "not applicable: {directory} is in no git repository, so there are no commits of yours to measure (in a "
+            "clone of your repository, with [server] build, it measures your stages)",
+            directory=str(project.path.parent),
         )
     n = first_parent_count(top)
     if n < MIN_POINTS:
