@@ -41,13 +41,13 @@ from .core.fill import check_fill
 from .core.fill import fill as fill_target
 from .core.record import ExperimentResult, record_window
 from .core.session import Session, SessionOptions, check_load
-from .core.window import Around, measure
+from .core.window import measure
 from .measure.generator import LoadTool
 from .nodes import faults as faults_mod
 from .nodes.checker import frame_of
 from .nodes.load import entry_rates
 from .nodes.statuses import status_intervals, totals
-from .timeline.events import events_frame
+from .targets.cluster import FaultsAndChecker
 
 
 @dataclass
@@ -185,53 +185,9 @@ def _consistency(consistency, cfg) -> ConsistencyParams | None:
     return consistency
 
 
-class _Faulted(Around):
-    """What a cluster's run does around its window besides the load: faults on schedule and the consistency
-    checker from the window's start; after the load, the faults stopped, a node left paused resumed, the
-    checker's keys read back; every node's CPU; its events are every node's, the faults' and the spans a node
-    was down or paused."""
-
-    timed = True
-
-    def __init__(self, schedule, consistency, load, session_start: float):
-        self.schedule, self.consistency, self.load = schedule, consistency, load
-        self.session_start = session_start
-        self.applied, self.resumed, self.checked, self.cpu, self.checking = [], [], None, None, False
-
-    def started(self, cl, lp) -> None:
-        cl.faults_start(self.schedule, lp.window_start)
-        c, cfg = self.consistency, cl.config
-        if c is not None:
-            write = (c.write_ack or cfg.replicas_ack, cfg.replicas_from)
-            read = (c.read_ack or cfg.replicas_ack, cfg.replicas_from)
-            cl.check_start(c, write, read, *self.load.entity_api, c.duration or self.load.duration, lp.window_start)
-            self.checking = True
-
-    def stopped(self, cl, res) -> None:
-        self.applied = cl.faults_stop()
-
-    def settled(self, cl) -> None:
-        self.resumed = cl.resume_paused()  # never leave a node stopped behind the run
-        c, cfg = self.consistency, cl.config
-        if self.checking:
-            keeps = None if cfg.foreign else all(cfg.node_config(i).backend != "memory" for i in range(cfg.nodes))
-            restarts = any(a["action"] in ("restart", "kill", "stop") and not a["error"] for a in self.applied)
-            self.checked = cl.check_finish(
-                c.timeout + 10, c.final_read, keeps, restarts, timeout=c.timeout * (c.keys + 10) + 120
-            )
-
-    def sampled(self, cl, t0: float) -> None:
-        self.cpu = cl.cpu_frame(t0)
-
-    def events(self, sess, lp, t0: float, end: float, recordings: dict) -> pd.DataFrame:
-        return _events(
-            sess.handle.events(max(self.session_start, lp.started_at - 1.0)), t0, self.applied, self.resumed, end
-        )
-
-
 def _measure(sess, load, schedule, consistency, profile, prof_nodes, fill, keys, status_bin, name):
     run, cl = sess.run, sess.handle  # cl: the ClusterHandle (its nodes run on the server host)
-    around = _Faulted(schedule, consistency, load, time.time())
+    around = FaultsAndChecker(schedule, consistency, load, time.time())
     fill_res = fill_target(sess, fill, load) if fill else None
     w = measure(sess, load, profile, prof_nodes, f"{profile.event}: {name}" if profile else "", around)
     dist = None
@@ -265,66 +221,6 @@ def _measure(sess, load, schedule, consistency, profile, prof_nodes, fill, keys,
     )
     _record_cluster(run, result, around.resumed, fill_res)
     return result
-
-
-def _events(node_events: list[dict], t0: float, applied: list[dict], resumed: list[dict], end: float) -> pd.DataFrame:
-    """Every node's timed events (``node_events``, each with its ``node``), the faults as events of their
-    action's name, and the spans each node was down (``node_down``) or paused (``node_paused``), on the
-    window's axis."""
-    frames = []
-    if node_events:
-        f = events_frame(node_events, t0)
-        frames.append(f.assign(node=f["details"].map(lambda d: d.get("node"))))
-    rows = []
-    applied = [a for a in applied if a["ts_us"] is not None]  # a fault that never happened is no event
-    for a in applied:
-        rows.append(
-            {
-                "event": a["action"],
-                "ts_us": a["ts_us"],
-                "dur_us": a["dur_us"],
-                "node": a["node"],
-                "fault": a["fault"],
-                "error": a["error"],
-            }
-        )
-    for r in resumed:
-        rows.append(
-            {
-                "event": "resume",
-                "ts_us": r["ts_us"],
-                "dur_us": 0,
-                "node": r["node"],
-                "fault": "resumed at the end of the run",
-            }
-        )
-    open_down, open_pause = {}, {}
-    for a in sorted(applied, key=lambda x: x["ts_us"]):
-        if a["error"]:
-            continue
-        i, ts = a["node"], a["ts_us"]
-        if a["action"] in ("kill", "stop"):
-            open_pause.pop(i, None)
-            open_down[i] = ts
-        elif a["action"] == "restart":
-            start = open_down.pop(i, ts)
-            rows.append({"event": "node_down", "ts_us": start, "dur_us": ts + a["dur_us"] - start, "node": i})
-        elif a["action"] == "pause":
-            open_pause[i] = ts
-        elif a["action"] == "resume" and i in open_pause:
-            start = open_pause.pop(i)
-            rows.append({"event": "node_paused", "ts_us": start, "dur_us": ts - start, "node": i})
-    end_us = int(end * 1e6)
-    for i, ts in open_down.items():
-        rows.append({"event": "node_down", "ts_us": ts, "dur_us": max(0, end_us - ts), "node": i})
-    for i, ts in open_pause.items():
-        rows.append({"event": "node_paused", "ts_us": ts, "dur_us": max(0, end_us - ts), "node": i})
-    if rows:
-        f = events_frame(rows, t0)
-        frames.append(f.assign(node=f["details"].map(lambda d: d.get("node"))))
-    if not frames:
-        return pd.DataFrame(columns=["event", "start_s", "end_s", "dur_ms", "ts_us", "dur_us", "details", "node"])
-    return pd.concat(frames, ignore_index=True).sort_values("start_s", kind="stable").reset_index(drop=True)
 
 
 def _recovery(applied: list[dict], intervals: pd.DataFrame, statuses: pd.DataFrame, factor: float = 3.0) -> list[dict]:

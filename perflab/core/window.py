@@ -8,7 +8,9 @@ ended → cut every profile to exactly the window → what it does once that is 
 the machine's speed → the validity → the events on the window's axis → which events the latency spikes
 overlap → the spikes' flame graphs. Any exception, Ctrl-C or SIGTERM aborts the profilers and stops the load
 (the session stops the rest). What it gives, :class:`Window`, is recorded by
-:func:`perflab.core.record.record_window`.
+:func:`perflab.core.record.record_window`. What a run does around its window is its target's
+(:class:`perflab.targets.base.Around`; a cluster's faults and checker: :class:`perflab.targets.cluster.FaultsAndChecker`):
+the window calls down into it, never back up into the strategy that started the run.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import pandas as pd
 from ..errors import PerflabError, ProfilerError
 from ..measure.result import LoadResult
 from ..measure.validity import Validity
+from ..targets.base import Around
 from ..timeline.attribution import Attribution, attribute
 from ..timeline.events import await_delivery
 from .probe import WARM_MIN_S, jvm_warmup_s, warm
@@ -50,32 +53,6 @@ class Window:
     events: pd.DataFrame | None = None
     attribution: Attribution | None = None
     spike_diff: dict | None = None
-
-
-class Around:
-    """What a run does around its window besides the load: for one server, nothing; its events are the
-    server's own (its ``server-events.jsonl``) and the JVM's GC pauses from the recording when the server
-    reports none. A cluster's run starts faults and a checker on the window (:class:`perflab.cluster_run`)."""
-
-    #: the load starts at a time set ahead (``True``), or whenever the tool takes one (``None``)
-    timed: bool | None = None
-
-    def started(self, handle, lp) -> None:
-        """The load started (its ``window_start`` is known when timed)."""
-
-    def stopped(self, handle, res: LoadResult) -> None:
-        """The load ended; the profiles are not cut yet."""
-
-    def settled(self, handle) -> None:
-        """The profiles are cut; nothing the run started around the window may go on."""
-
-    def sampled(self, handle, t0: float) -> None:
-        """The target's ``/v0/stats`` samples were taken (``t0``: the window's start)."""
-
-    def events(self, sess, lp, t0: float, end: float, recordings: dict) -> pd.DataFrame:
-        """The events of the window on its axis (0 = ``t0``)."""
-        sess.sync_files()
-        return load_events(sess.run, recordings.get(None), t0)
 
 
 def _prepare(sess, profile, nodes, title: str) -> tuple[dict, dict]:
@@ -153,7 +130,10 @@ def measure(sess, load, profile=None, nodes=(None,), title: str = "", around: Ar
     sess.calibrate()
     validity = sess.validity(res, lp.started_at)
     await_delivery(end)  # the window's last events too
-    events = around.events(sess, lp, t0, end, recordings)
+    events = around.events(sess.handle, lp.started_at, t0, end)
+    if events is None:  # the one server's own events and its JVM's GC pauses from the recording
+        sess.sync_files()
+        events = load_events(sess.run, recordings.get(None), t0)
     attribution = attribute(res.intervals, events) if not res.intervals.empty else None
     diff = None
     rec = recordings.get(None)

@@ -41,6 +41,33 @@ from ..server.stats import stats_frame
 CALL_S = 120.0
 
 
+class Around:
+    """What a run does around its measured window besides the load (:func:`perflab.core.window.measure` calls each
+    hook at its step, with the session's handle): for one server, nothing, and its events are its own (the
+    window reads its ``server-events.jsonl`` and the JVM's GC pauses). A cluster's run starts faults and a checker
+    on the window (:class:`perflab.targets.cluster.FaultsAndChecker`)."""
+
+    #: the load starts at a time set ahead (``True``), or whenever the tool takes one (``None``)
+    timed: bool | None = None
+
+    def started(self, handle, lp) -> None:
+        """The load started (its ``window_start`` is known when timed)."""
+
+    def stopped(self, handle, res) -> None:
+        """The load ended; the profiles are not cut yet."""
+
+    def settled(self, handle) -> None:
+        """The profiles are cut; nothing the run started around the window may go on."""
+
+    def sampled(self, handle, t0: float) -> None:
+        """The target's ``/v0/stats`` samples were taken (``t0``: the window's start)."""
+
+    def events(self, handle, load_started: float, t0: float, end: float) -> pd.DataFrame | None:
+        """The events of the window on its axis (0 = ``t0``); ``None``: the one server's own, which the window
+        reads."""
+        return None
+
+
 class Target:
     """What a run measures (see the module docstring); subclasses say what they are and can do."""
 
