@@ -33,6 +33,7 @@ from ..config import (
 )
 from ..config.fields import cli_flag, from_arguments
 from ..config.hosts import TLS_ENV, HostOptions
+from ..config.measured import Given, resolve
 from ..config.project import Project
 from ..config.regress import AtRate, BisectParams, GateParams, HistoryParams, RepoParams
 from ..config.version import Version
@@ -353,45 +354,39 @@ def cmd_compare(a):
 
 
 def _ab_side(a, side: str):
-    """Side ``side`` ("a" or "b") from the shared and the side's own flags: a Commit, your server or a
-    built-in configuration; and the project file that declared it (``None``: none did)."""
+    """Side ``side`` ("a" or "b") from the shared and the side's own flags (the side's over the shared): a Commit,
+    your server or a built-in configuration, resolved as every command resolves what it measures
+    (:func:`perflab.config.measured.resolve`); and the project file that declared it (``None``: none did)."""
     S = side.upper()
-    built = {f.name: getattr(a, "server_" + f.name, None) for f in dataclasses.fields(ServerConfig)}
-    built.update(
-        {
-            k: v
-            for k, v in (
-                (f.name, getattr(a, f"{side}_server_{f.name}", None)) for f in dataclasses.fields(ServerConfig)
-            )
-            if v is not None
-        }
-    )
-    built = {k: tuple(v) if isinstance(v, list) else v for k, v in built.items() if v is not None}
-    foreign = {f.name: getattr(a, "foreign_" + f.name, None) for f in dataclasses.fields(ForeignServer)}
-    foreign.update(
-        {
-            k: v
-            for k, v in (
-                (f.name, getattr(a, f"{side}_foreign_{f.name}", None)) for f in dataclasses.fields(ForeignServer)
-            )
-            if v is not None
-        }
-    )
-    foreign = {k: v for k, v in foreign.items() if v is not None}
+
+    def merged(cls, prefix: str) -> dict:
+        out = {}
+        for f in dataclasses.fields(cls):
+            v = getattr(a, f"{side}_{prefix}{f.name}", None)
+            v = getattr(a, prefix + f.name, None) if v is None else v
+            if v is not None:
+                out[f.name] = tuple(v) if isinstance(v, list) else v
+        return out
+
+    built, foreign = merged(ServerConfig, "server_"), merged(ForeignServer, "foreign_")
     commit = getattr(a, f"{side}_commit")
     yours = foreign.get("command") is not None or foreign.get("url") is not None
     declared = getattr(a, f"{side}_project", None)
     own = any(getattr(a, f"{side}_server_{f.name}", None) is not None for f in dataclasses.fields(ServerConfig))
-    if declared is None and commit is None and not yours and not own:
-        shared = options.project(a)  # --project, $PERFLAB_PROJECT or ./perflab.toml: a side that names nothing
-        declared = str(shared.path) if shared is not None else None
     if declared is not None and (commit is not None or yours):
         raise ValueError(
             f"--{side}-project and --{side}-commit/--{side}-server-cmd/--{side}-url: give one of them for side {S}"
         )
     if commit is not None and yours:
         raise ValueError(f"--{side}-commit and --{side}-server-cmd/--{side}-url: give one of them for side {S}")
-    if yours or declared is not None:
+    # a side that names nothing takes the shared project file (--project, $PERFLAB_PROJECT or ./perflab.toml)
+    if declared is not None:
+        proj = Project.load(declared)
+    elif commit is None and not yours and not own:
+        proj = options.project(a)
+    else:
+        proj = None
+    if yours or proj is not None:
         given = [cli_flag(f) for f in dataclasses.fields(ServerConfig) if f.name in built and cli_flag(f)]
         if given or getattr(a, "prefill_keys", None) is not None:
             given += ["--prefill"] if getattr(a, "prefill_keys", None) is not None else []
@@ -399,20 +394,24 @@ def _ab_side(a, side: str):
                 f"{', '.join(given)}: option{'s' if len(given) > 1 else ''} of the built-in server; side {S} "
                 f"is your server, which takes its own settings (put them in its command)"
             )
-        if declared is not None:
-            project = Project.load(declared)
-            return project.server, project
-        return ForeignServer(**foreign), None
-    if foreign:
+    elif foreign:
         raise ValueError(
             f"{', '.join('--' + k.replace('_', '-') for k in foreign)}: only with --{side}-server-cmd or "
             f"--{side}-url (your own server)"
         )
     try:
-        cfg = ServerConfig(**built)
+        m = resolve(
+            Given(
+                project=str(proj.path) if proj is not None else None,
+                no_project=proj is None,
+                yours=foreign if yours else {},
+                builtin=built if proj is None and not yours else {},
+            ),
+            kind="server",
+        )
     except ValueError as e:
         raise ValueError(f"side {S}: {e}") from None
-    return (Commit(commit, cfg) if commit is not None else cfg), None
+    return (Commit(commit, m.target) if commit is not None else m.target), m.project
 
 
 def _ab_load(a, projects: list[Project]) -> LoadParams:
