@@ -2,7 +2,7 @@
 
 Sampling is best effort and never breaks a run: a sample that raises is counted in ``errors`` (the last
 one kept in ``last_error``) and skipped. The samplers of ``/proc`` CPU (:mod:`perflab.server.cpu`) and of
-``/v0/stats`` (:mod:`perflab.server.stats`) are the two kinds.
+``/v0/stats`` (:mod:`perflab.server.counters`) are the two kinds.
 """
 
 from __future__ import annotations

@@ -35,10 +35,10 @@ from .. import children, paths
 from ..config.cluster import ClusterConfig
 from ..errors import ServerStartError
 from ..server.builtin import Server
+from ..server.counters import fetch_stats
 from ..server.foreign import jvm_of, listening_pid
 from ..server.http import http_get
 from ..server.placement import Placement
-from ..server.stats import fetch_stats
 from .topology import Topology, node_command
 
 #: node states

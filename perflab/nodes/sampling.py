@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..server.stats import StatsSampler, stats_frame
+from ..server.counters import StatsSampler, stats_frame
 
 
 def node_stats_frame(samples: list[dict], t0: float | None) -> pd.DataFrame:
-    """One node's ``/v0/stats`` samples as the stats frame (:func:`perflab.server.stats.stats_frame`), with
+    """One node's ``/v0/stats`` samples as the stats frame (:func:`perflab.server.counters.stats_frame`), with
     ``incarnation`` and deltas taken within each incarnation."""
     if not samples:
         return pd.DataFrame(columns=["time", "t_s", "incarnation"])

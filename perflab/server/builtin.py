@@ -26,8 +26,8 @@ from pathlib import Path
 from .. import children, jdk, paths
 from ..config import ServerConfig
 from ..errors import ServerStartError
+from .counters import fetch_stats
 from .http import http_get
-from .stats import fetch_stats
 
 MAIN_CLASS = "perflab.server.Main"
 #: seconds a started server may take to report ready (by default)

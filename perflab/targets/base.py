@@ -35,7 +35,7 @@ from ..profiling.profiler import Profiler
 from ..server import machine
 from ..server import metrics as m
 from ..server.builtin import READY_S
-from ..server.stats import stats_frame
+from ..server.counters import stats_frame
 
 #: seconds a remote call that should be quick may take
 CALL_S = 120.0

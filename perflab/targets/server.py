@@ -16,10 +16,10 @@ from ..config.target import ForeignServer
 from ..hosts.actors import answer
 from ..profiling.codemap import BUILTIN, CodeMap
 from ..server import Server
+from ..server.counters import StatsSampler
 from ..server.cpu import ProcessCpu
 from ..server.fill import write_keys
 from ..server.foreign import AttachedServer, ForeignProcess, stats_available
-from ..server.stats import StatsSampler
 from .base import CALL_S, Target, TargetHandle, TargetHost
 
 

@@ -9,8 +9,8 @@ from support import live_descendants, processes_mentioning
 from perflab import ServerConfig
 from perflab.errors import ServerStartError
 from perflab.server import Server, start_server
+from perflab.server.counters import StatsSampler, fetch_stats
 from perflab.server.http import http_get
-from perflab.server.stats import StatsSampler, fetch_stats
 
 
 def test_start_stop_memory_server(server_build):

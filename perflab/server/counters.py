@@ -1,4 +1,4 @@
-"""Sampling the server's ``GET /v0/stats`` during a run into a DataFrame.
+"""The server's counters: sampling its ``GET /v0/stats`` during a run into a DataFrame.
 
 Counters in ``/v0/stats`` are cumulative since the server started; the frame keeps them and adds a
 ``<name>_delta`` column per counter (change since the previous sample), which is what a latency
