@@ -22,7 +22,8 @@ package inside, in layers, top to bottom (each imports only from below it; ``pyp
 * ``analysis`` | ``bench``    what notebooks call to tell: tables, figures, sentences | the server's benchmark
 * ``regress``                 strategies over ``compare_ab``: a CI gate, a bisection, a history across commits
 * ``ab``                      strategy: two targets measured interleaved, with a paired verdict (``compare_ab``)
-* ``breakpoint`` | ``experiment``  strategies: a breakpoint search | one fixed-rate run (``run_experiment``)
+* ``breakpoint`` | ``experiment`` | ``scan``  strategies: a breakpoint search | one fixed-rate run
+  (``run_experiment``) | a range read whole from a database beyond the heap (``run_scan``)
 * ``cluster_run``             what a cluster's fixed-rate run adds: faults, the consistency checker, keys
 * ``core``                    the measurement core: one recorded run (``Session``), loads, probes, records
 * ``targets``                 what can be measured (one server, or a cluster), on its host, and its handle
@@ -57,6 +58,7 @@ from .config import (
     LoadParams,
     PrefillParams,
     ProfileParams,
+    ScanParams,
     ServerConfig,
     ValidityThresholds,
 )
@@ -65,6 +67,7 @@ from .errors import PerflabError, ProfilerError
 from .experiment import run_experiment
 from .nodes import start_cluster
 from .records import open_run, query, recorded
+from .scan import run_scan
 from .version import __version__  # noqa: F401
 from .workloads import workload
 
@@ -78,6 +81,7 @@ __all__ = [
     "LoadParams",
     "PrefillParams",
     "ProfileParams",
+    "ScanParams",
     "BreakpointCriteria",
     "BreakpointParams",
     "ValidityThresholds",
@@ -90,6 +94,7 @@ __all__ = [
     "find_breakpoint",
     "start_cluster",
     "compare_ab",
+    "run_scan",
     # what was recorded
     "open_run",
     "query",

@@ -17,6 +17,7 @@ fields.
   faults, fill, profiled nodes; ``ConsistencyParams`` -- the checker
 * :mod:`.hosts`    ``HostOptions`` -- the Dask scheduler, generator hosts and server host a run measures on
 * :mod:`.ab`       ``ABParams`` -- an interleaved A/B comparison
+* :mod:`.scan`     ``ScanParams`` -- a range scan: the fill beyond the heap, the one read of the whole range
 """
 
 from .ab import ABParams  # noqa: F401
@@ -25,6 +26,7 @@ from .course import CourseServer  # noqa: F401,E402
 from .hosts import HostOptions  # noqa: F401,E402
 from .load import LOAD_TOOLS, LoadParams  # noqa: F401
 from .profile import PROFILE_EVENTS, FillParams, PrefillParams, ProfileParams  # noqa: F401
+from .scan import ScanParams  # noqa: F401
 from .search import BreakpointCriteria, BreakpointParams  # noqa: F401
 from .server import BACKENDS, DEFAULT_HEAP, GC_FLAGS, MODES, ServerConfig, server_options  # noqa: F401
 from .target import ForeignServer  # noqa: F401

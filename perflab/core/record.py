@@ -145,14 +145,14 @@ def record_window(run: Run, w, stats_indexed: tuple[str, ...]) -> None:
             "kinds": [vars(k) for k in a.kinds],
         }
     if None in w.recordings:
-        results["profile"] = _record_profiles(run, w.recordings[None], None, w.spike_diff)
+        results["profile"] = record_profiles(run, w.recordings[None], None, w.spike_diff)
     nodes = {
         **{n: r for n, r in w.recordings.items() if n is not None},
         **{n: why for n, why in w.unavailable.items() if n is not None},
     }
     if nodes:
         results["profiles"] = {
-            str(n): _record_profiles(run, w.recordings[n], n, None)
+            str(n): record_profiles(run, w.recordings[n], n, None)
             if n in w.recordings
             else {"unavailable": w.unavailable[n]}
             for n in nodes
@@ -160,7 +160,7 @@ def record_window(run: Run, w, stats_indexed: tuple[str, ...]) -> None:
     run.set_result(**results)
 
 
-def _record_profiles(run: Run, rec, node: int | None, diff: dict | None) -> dict:
+def record_profiles(run: Run, rec, node: int | None, diff: dict | None) -> dict:
     """One recording's files, index rows and results entry: the one server's (``node`` ``None``), with its
     categories and frames tables, or a cluster's node ``node``'s (its files under ``nodes/<i>/``)."""
     run.meta["artifacts"]["code_map"] = codemap.write(rec.code_map, run.dir).name  # to recompute the categories
