@@ -45,6 +45,11 @@ def ms(v: float | None) -> str:
     return f"{v / 1000:.2f} s"
 
 
+def mib(nbytes: float | None) -> str:
+    """Bytes in MiB, as ``-Xmx64m`` counts them: ``80.0 MiB``, ``0.25 MiB``, ``1,250 MiB``."""
+    return "n/a" if _missing(nbytes) else number(nbytes / (1 << 20), "MiB")
+
+
 def rate(v: float | None) -> str:
     """``50,000 req/s``."""
     return "n/a" if _missing(v) else f"{v:,.0f} req/s"

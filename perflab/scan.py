@@ -52,9 +52,17 @@ class ScanResult:
     recording: Recording | None = None
     profile_unavailable: str | None = None
 
+    #: a fixed-rate run's latency spikes against the rest; a scan has no latency timeline
+    spike_diff = None
+
     @property
     def run_id(self) -> str:
         return self.run.id
+
+    @property
+    def profiles(self) -> dict:
+        """event -> the read's :class:`~perflab.profiling.profile.Profile` ({} without a profile)."""
+        return dict(self.recording.profiles) if self.recording is not None else {}
 
     def __repr__(self):
         r = self.read

@@ -14,6 +14,8 @@ other subjects, the report and the command line build on.
 * :mod:`.ab`           two configurations measured interleaved, or several against one baseline
 * :mod:`.regress`      regression checks across commits: the CI gate's verdict, a bisection's chain of verdicts
 * :mod:`.cluster`      N nodes: cost, capacity, ack/from, a node killed and restarted, consistency (notebook 07)
+* :mod:`.scan`         the whole range read once from a database beyond the heap: fill, read, chunk check, heap
+                       (notebook 10)
 * :mod:`.recorded`     everything recorded so far, from the runs index (notebook 06)
 * :mod:`.findings`     the Findings list and a notebook's answer, read back by the report
 * :mod:`.labels`       what runs and configurations are called everywhere in a notebook

@@ -9,8 +9,8 @@ runs. A parameter that is no config's field is checked by the same layer with :f
 configs that depend on more than one parameter.
 
 Then :func:`measure` (one fixed-rate run), :func:`search_breakpoint` (one breakpoint search), :func:`against`
-(several configurations, each compared with one baseline) and :func:`measure_history` (a metric across
-commits) run the experiments, each saying in one printed line how it went; what the runs show is each
+(several configurations, each compared with one baseline), :func:`measure_history` (a metric across
+commits) and :func:`scan` (the whole range read once from a database beyond the heap) run the experiments, each saying in one printed line how it went; what the runs show is each
 subject's story (:mod:`perflab.analysis`, which measures nothing).
 """
 
@@ -47,6 +47,7 @@ from ..hosts.inventory import survey
 from ..hosts.pool import connect
 from ..regress import synthetic
 from ..regress.history import HistoryResult, run_history
+from ..scan import ScanResult, run_scan
 from ..server.foreign import answer_to
 from ..server.placement import Placement
 from ..targets import target_of
@@ -68,6 +69,7 @@ __all__ = [
     "search_breakpoint",
     "against",
     "measure_history",
+    "scan",
     "scaled_breakpoint",
     "show_markdown",
     "second_opinion",
@@ -291,6 +293,21 @@ def measure(
         label,
     )
     print(f"{label}: p99 {fmt.ms(r.load.p99_ms)}; {r.validity.badge if r.validity else 'not assessed'}; run {r.run_id}")
+    return r
+
+
+def scan(label: str, server, params, name: str, profile: ProfileParams | None = None) -> ScanResult:
+    """The whole range read once from a database beyond the heap: ``pl.run_scan(server, params, profile, name)``,
+    once more if the profiler failed, then one printed line: 'range read: 20,421 entries, 79.9 MiB in 0.84 s;
+    chunk check passed; heap flat; run <id>'."""
+    r = retry_once(lambda: run_scan(server, params, profile=profile, name=name), (ProfilerError,), label)
+    g = r.read
+    check = "chunk check passed" if g.ok else f"{len(g.faults)} faults{f' ({g.error})' if g.error else ''}"
+    flat = {True: "heap flat", False: "heap not flat", None: "heap not judged"}[r.heap_summary.get("flat")]
+    print(
+        f"{label}: status {g.status}, {g.entries:,} entries, {fmt.mib(g.payload_bytes)} in "
+        f"{g.seconds or 0:.2f} s; {check}; {flat}; run {r.run_id}"
+    )
     return r
 
 
