@@ -393,6 +393,9 @@ QUICK = Plan(
             },
             yours=_YOUR_HISTORY,
         ),
+        # the whole range from 1.25 x a 64 MiB heap (80 MiB, some 20,000 writes); yours at its own heap, in 16 KiB
+        # values so its fill is a quarter as many writes
+        NotebookSpec("10-range", {"heap": "64m", "fill_factor": 1.25, "value_size": "4k"}, yours={"value_size": "16k"}),
         NotebookSpec("06-summary", {}, after=True),
     ),
     "every notebook with 1-2 s windows, one probe per rate and few pairs (about 8 minutes on a 2-core machine, "
@@ -524,6 +527,8 @@ STANDARD = Plan(
             },
             yours=_YOUR_HISTORY,
         ),
+        # the whole range from 1.25 x the default 256 MiB heap (320 MiB in 4 KiB values), as the course asks
+        NotebookSpec("10-range", {"heap": "256m", "fill_factor": 1.25, "value_size": "4k"}, yours={"value_size": "8k"}),
         NotebookSpec("06-summary", {}, after=True),
     ),
     "numbers worth quoting: second-long windows after warm-up, two unanimous probes at each edge, up to 32 "
@@ -670,6 +675,8 @@ FULL = Plan(
             },
             yours=_YOUR_HISTORY,
         ),
+        # the whole range from 1.5 x a 512 MiB heap (768 MiB): a read long enough for thousands of samples
+        NotebookSpec("10-range", {"heap": "512m", "fill_factor": 1.5, "value_size": "4k"}, yours={"fill_factor": 1.5}),
         NotebookSpec("06-summary", {}, after=True),
     ),
     "course-length durations (minute-long runs, as the course's reports), repeated edges, both CPU placements",
