@@ -13,6 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .. import fmt
+from ..server.range import text
 from .findings import Finding
 from .section import Section
 
@@ -76,25 +77,25 @@ def read_sentence(r) -> str:
     """What the read gave, in one paragraph: the figures, or what went wrong."""
     g = _range(r)
     if g["status"] is None:
-        return f"The range read got no answer: {g['error']}."
+        return f"The range read got no answer: {text(g['error'])}."
     if g["status"] != 200:
         why = "it has no range endpoint (stage 6)" if g["status"] in (400, 404, 405) else "it failed"
         quote = f" Its answer began: `{g['quote'][:120].strip()}`." if g["quote"].strip() else ""
         return f"The server answered {g['status']} to `GET /v0/entities?start=key0`: {why}.{quote}"
-    text = (
+    said = (
         f"One `GET /v0/entities?start=key0` read {g['entries']:,} entries, {fmt.mib(g['payload_bytes'])} "
         f"({fmt.mib(g['wire_bytes'])} with the chunks' framing), in {g['stream_s']:.2f} s: "
         f"{fmt.mib(g['bytes_per_s'])}/s, {fmt.number(g['entries_per_s'])} entries/s; the first byte came after "
         f"{fmt.ms(g['ttfb_s'] * 1000)}."
     )
     if g["error"]:
-        text += f" The read stopped early: {g['error']}."
+        said += f" The read stopped early: {text(g['error'])}."
     if g["ttfb_s"] and g["stream_s"] and g["ttfb_s"] > LATE_FIRST_BYTE * g["stream_s"] and g["ttfb_s"] > 0.05:
-        text += (
+        said += (
             f" The first byte came only after {fmt.pct(g['ttfb_s'] / g['stream_s'])} of the read: the server "
             f"prepared the range before sending any of it."
         )
-    return text
+    return said
 
 
 def check_sentence(r) -> str:
@@ -107,7 +108,7 @@ def check_sentence(r) -> str:
             f"The chunk check passed: the body is chunked, each of its {g['entries']:,} chunks is `key\\nvalue`, "
             f"the keys ascend, every key written is there once with the value written."
         )
-    return "The chunk check found: " + "; ".join(g["faults"] or [g["error"] or "an incomplete body"]) + "."
+    return "The chunk check found: " + "; ".join(text(f) for f in g["faults"] or [g["error"]]) + "."
 
 
 def stream(r) -> Section:

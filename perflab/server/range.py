@@ -10,6 +10,10 @@ framing (``chunk 17 has no '\\n'``), keys ascending and each key of the fill the
 value equal to what was written (a CRC per entry while reading, compared after it, so the check does not slow
 the stream it times), and a body that ends before its last chunk (truncated). :func:`read_range` sends the one
 request over a raw socket and reads it to the end within a deadline that grows with the bytes expected.
+
+A fault (and why a read stopped) is recorded as ``{"message", "values"}``: the message is the English sentence with
+``{name}`` placeholders, so it is a message id of the report's catalogs (:mod:`perflab.i18n`: a Russian report
+says it in Russian) and :func:`text` says it in English; the values are what the server sent.
 """
 
 from __future__ import annotations
@@ -32,6 +36,16 @@ MAX_CHUNK = 64 << 20
 BLOCK = 1 << 20
 #: bytes of a non-200 answer's body kept to quote
 QUOTE = 300
+
+
+def fault(message: str, **values) -> dict:
+    """A fault: its message id (English, ``{name}`` placeholders) and its values (see the module docstring)."""
+    return {"message": message, "values": values}
+
+
+def text(f: dict | None) -> str:
+    """A fault (or a read's error) in English; ``""`` for ``None``."""
+    return f["message"].format(**f["values"]) if f else ""
 
 
 @dataclass(frozen=True)
@@ -95,8 +109,8 @@ class RangeRead:
     ``ttfb_s`` (request sent to the first byte of the answer), ``seconds`` (request sent to the last byte),
     ``wire_bytes`` (the body as sent, framing included), ``payload_bytes`` (the chunks' bytes: what a client
     that decodes the framing gets, ``curl -s | wc -c``), ``entries``, ``complete`` (the last chunk came),
-    ``error`` (why the read stopped early: a timeout, a connection closed), ``faults`` (what is wrong, in words),
-    ``quote`` (the start of a non-200 answer's body)."""
+    ``error`` (why the read stopped early: a timeout, a connection closed), ``faults`` (what is wrong), both as
+    :func:`fault` makes them, ``quote`` (the start of a non-200 answer's body)."""
 
     status: int | None = None
     reason: str = ""
@@ -108,8 +122,8 @@ class RangeRead:
     payload_bytes: int = 0
     entries: int = 0
     complete: bool = False
-    error: str | None = None
-    faults: list[str] = field(default_factory=list)
+    error: dict | None = None
+    faults: list[dict] = field(default_factory=list)
     quote: str = ""
     missing: int = 0
     wrong_values: int = 0
@@ -118,6 +132,11 @@ class RangeRead:
     def ok(self) -> bool:
         """The range came back whole and as the course asks."""
         return self.status == 200 and self.complete and not self.faults and self.error is None
+
+    @property
+    def fault_texts(self) -> list[str]:
+        """The faults in English."""
+        return [text(f) for f in self.faults]
 
     @property
     def bytes_per_s(self) -> float | None:
@@ -170,16 +189,16 @@ class RangeReader:
         self._named: dict[str, int] = {}
 
     # --- faults ---------------------------------------------------------------------------------------
-    def _fault(self, kind: str, text: str) -> None:
-        """``text`` among the faults, the first :data:`NAMED` of each ``kind``; later ones counted."""
+    def _fault(self, kind: str, message: str, **values) -> None:
+        """A :func:`fault` among the faults, the first :data:`NAMED` of each ``kind``; later ones counted."""
         n = self._named.get(kind, 0) + 1
         self._named[kind] = n
         if n <= NAMED:
-            self.read.faults.append(text)
+            self.read.faults.append(fault(message, **values))
 
-    def _stop(self, text: str) -> None:
+    def _stop(self, message: str, **values) -> None:
         """A fault the body cannot be read past."""
-        self.read.faults.append(text)
+        self.read.faults.append(fault(message, **values))
         self.done = True
 
     # --- reading --------------------------------------------------------------------------------------
@@ -231,16 +250,20 @@ class RangeReader:
             line = self._line()
             if line is None:
                 if len(self._buf) - self._pos > 1024:
-                    self._stop(f"chunk {self._chunks + 1}'s size line does not end (no CRLF in 1 KB)")
+                    self._stop("chunk {chunk}'s size line does not end (no CRLF in 1 KB)", chunk=self._chunks + 1)
                 return False
             text = line.split(b";", 1)[0].strip().decode("latin-1")
             try:
                 size = int(text, 16)
             except ValueError:
-                self._stop(f"chunk {self._chunks + 1}'s size line {line[:40]!r} is not hexadecimal")
+                self._stop(
+                    "chunk {chunk}'s size line {line} is not hexadecimal", chunk=self._chunks + 1, line=repr(line[:40])
+                )
                 return False
             if size > MAX_CHUNK:
-                self._stop(f"chunk {self._chunks + 1} says it holds {size} bytes: a framing fault")
+                self._stop(
+                    "chunk {chunk} says it holds {size} bytes: a framing fault", chunk=self._chunks + 1, size=size
+                )
                 return False
             self._state = "trailer" if size == 0 else "data"
             self._left = size
@@ -262,8 +285,9 @@ class RangeReader:
                 return False
             if self._buf[self._pos : self._pos + 2] != b"\r\n":
                 self._stop(
-                    f"chunk {self._chunks + 1} is not followed by CRLF after the {len(self._chunk)} bytes its size "
-                    f"line says"
+                    "chunk {chunk} is not followed by CRLF after the {size} bytes its size line says",
+                    chunk=self._chunks + 1,
+                    size=len(self._chunk),
                 )
                 return False
             self._pos += 2
@@ -286,7 +310,7 @@ class RangeReader:
         lines = head.split("\r\n")
         parts = lines[0].split(" ", 2)
         if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
-            self._stop(f"the answer is not HTTP/1.x: {lines[0][:80]!r}")
+            self._stop("the answer is not HTTP/1.x: {line}", line=repr(lines[0][:80]))
             return
         r.status, r.reason = int(parts[1]), parts[2] if len(parts) > 2 else ""
         headers = {}
@@ -303,11 +327,10 @@ class RangeReader:
         if r.chunked:
             self._state = "size"
             return
-        self.read.faults.append(
-            "the body is not chunked ("
-            + (f"Content-Length {r.content_length}" if r.content_length is not None else "no Transfer-Encoding")
-            + ")"
-        )
+        if r.content_length is not None:
+            self.read.faults.append(fault("the body is not chunked (Content-Length {length})", length=r.content_length))
+        else:
+            self.read.faults.append(fault("the body is not chunked (no Transfer-Encoding)"))
         self._state = "plain"
 
     def _entry(self, chunk: bytes) -> None:
@@ -315,7 +338,7 @@ class RangeReader:
         n = self._chunks
         cut = chunk.find(b"\n")
         if cut < 0:
-            self._fault("newline", f"chunk {n} has no '\\n' between key and value")
+            self._fault("newline", "chunk {chunk} has no '\\n' between key and value", chunk=n)
             return
         key, value = chunk[:cut], chunk[cut + 1 :]
         r.entries += 1
@@ -324,55 +347,60 @@ class RangeReader:
         adjacent = self._prev is not None and key == self._prev
         if self._prev is not None and key <= self._prev:
             if adjacent:
-                self._fault("twice", f"{shown} twice (chunk {n})")
+                self._fault("twice", "{key} twice (chunk {chunk})", key=shown, chunk=n)
             else:
                 prev = self._prev[:60].decode("utf-8", "replace")
-                self._fault("order", f"{shown} after {prev} (chunk {n}): keys not ascending")
+                self._fault(
+                    "order", "{key} after {prev} (chunk {chunk}): keys not ascending", key=shown, prev=prev, chunk=n
+                )
         self._prev = key
         i = self.expected.index(key)
         if i is None:
-            self._fault("unknown", f"{shown} was never written (chunk {n})")
+            self._fault("unknown", "{key} was never written (chunk {chunk})", key=shown, chunk=n)
             return
         if self._seen[i]:
             if not adjacent:
-                self._fault("twice", f"{shown} twice (chunk {n})")
+                self._fault("twice", "{key} twice (chunk {chunk})", key=shown, chunk=n)
             return
         self._seen[i] = True
         self._crc[i] = zlib.crc32(value)
 
-    def finish(self, error: str | None = None) -> RangeRead:
+    def finish(self, error: dict | None = None) -> RangeRead:
         """The read once the socket closed (or ``error`` stopped it), with the values and missing keys checked."""
         r = self.read
         r.error = error
         if r.status is None:
-            r.error = r.error or "no answer"
+            r.error = r.error or fault("no answer")
             return r
         if self._state == "plain" and r.content_length is None and error is None:
             r.complete = True  # a body that ends when the connection does
-        if r.status == 200 and r.chunked and not r.complete and not any("chunk" in f for f in r.faults):
+        if r.status == 200 and r.chunked and not r.complete and not self.done:
             r.faults.append(
-                f"the body ends after {self._chunks} chunks without the last (zero-length) chunk: truncated"
-                + (f" ({error})" if error else "")
+                fault(
+                    "the body ends after {chunks} chunks without the last (zero-length) chunk: truncated",
+                    chunks=self._chunks,
+                )
             )
         if r.status != 200 or not r.chunked:
             return r
-        missing = np.flatnonzero(~self._seen)
+        # keys after a body that stopped early were not read, not missing: named only of a whole body
+        missing = np.flatnonzero(~self._seen) if r.complete else np.array([], dtype=int)
         r.missing = len(missing)
         for i in missing[:NAMED]:
-            r.faults.append(f"{self.expected.name(int(i))} missing")
+            r.faults.append(fault("{key} missing", key=self.expected.name(int(i))))
         if r.missing > NAMED:
-            r.faults.append(f"{r.missing} keys missing in all")
+            r.faults.append(fault("{count} keys missing in all", count=r.missing))
         seen = np.flatnonzero(self._seen)
         if len(seen):
             wrong = seen[self._crc[seen] != self.expected.crcs()[seen]]
             r.wrong_values = len(wrong)
             for i in wrong[:NAMED]:
-                r.faults.append(f"{self.expected.name(int(i))}: the value is not the one written")
+                r.faults.append(fault("{key}: the value is not the one written", key=self.expected.name(int(i))))
             if r.wrong_values > NAMED:
-                r.faults.append(f"{r.wrong_values} values differ from the ones written in all")
-        for kind, count in self._named.items():
-            if count > NAMED:
-                r.faults.append(f"{count} faults of that kind ({kind}) in all")
+                r.faults.append(fault("{count} values differ from the ones written in all", count=r.wrong_values))
+        more = sum(count - NAMED for count in self._named.values() if count > NAMED)
+        if more:
+            r.faults.append(fault("{count} more faults in the chunks, not named", count=more))
         return r
 
 
@@ -412,7 +440,10 @@ def read_range(url: str, expected: Expected, timeout: float = 30.0, path: str = 
             while not reader.done:
                 left = until - time.monotonic()
                 if left <= 0:
-                    error = f"the read took longer than its deadline of {deadline_s(expected, timeout):.0f} s"
+                    error = fault(
+                        "the read took longer than its deadline of {seconds} s",
+                        seconds=round(deadline_s(expected, timeout)),
+                    )
                     break
                 s.settimeout(min(timeout, left))
                 data = s.recv(BLOCK)
@@ -422,8 +453,8 @@ def read_range(url: str, expected: Expected, timeout: float = 30.0, path: str = 
                     break
                 reader.feed(data)
     except TimeoutError:
-        error = f"no byte came for {timeout:g} s"
+        error = fault("no byte came for {seconds} s", seconds=f"{timeout:g}")
     except OSError as e:
-        error = f"{type(e).__name__}: {e}"
+        error = fault("the connection failed: {error}", error=f"{type(e).__name__}: {e}")
     reader.read.seconds = time.perf_counter() - t0
     return reader.finish(error)
