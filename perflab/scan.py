@@ -28,7 +28,7 @@ from .measure.generator import LoadTool
 from .profiling.profiler import Recording
 from .records import Run
 from .server import heap as jheap
-from .server.range import Expected, RangeRead, deadline_s, read_range
+from .server.range import Expected, RangeRead, deadline_s, fault, read_range
 from .targets import target_of
 
 #: the keys' prefix: the fill's and the load scripts' default
@@ -130,7 +130,10 @@ def run_scan(
                 sess.run.update(profile_unavailable=why_not)
         sampler = jheap.HeapSampler(pid if here else None, params.heap_interval)
         if not here:
-            sampler.samples.unavailable = f"the server runs on host {sess.hosts.server.name}, not here"
+            sampler.samples.unavailable = fault(
+                "the server runs on host {host}, not here: jstat reads a JVM on its own machine",
+                host=sess.hosts.server.name,
+            )
         recording = None
         with sampler:
             try:

@@ -119,7 +119,7 @@ def stream(r) -> Section:
 def heap_sentence(r) -> str:
     h = r.heap_summary
     if h.get("unavailable"):
-        return f"The heap was not sampled: {h['unavailable']}."
+        return f"The heap was not sampled: {text(h['unavailable'])}."
     if h.get("flat") is None:
         return (
             f"The read was too short for the heap's samples ({h.get('samples', 0)} inside it): "

@@ -467,6 +467,158 @@ def _fault(t: Language, m: dict) -> str:
     return " ".join(said)
 
 
+# --- 10: the whole range read once from a database beyond the heap -----------------------------------------
+
+
+def _scan(runs: list[dict]) -> dict | None:
+    return next((m.get("results") for m in runs if m.get("kind") == "scan" and m.get("results")), None)
+
+
+def _mib(t: Language, nbytes) -> str:
+    return t("{n} MiB", n=t.number(nbytes / (1 << 20), 1)) if nbytes is not None else "–"
+
+
+def fault_said(t: Language, f: dict | None) -> str:
+    """A fault of the range read (or why something was not measured) in the report's language: its message id
+    and values (:func:`perflab.server.range.fault`)."""
+    return t(f["message"], **f["values"]) if f else ""
+
+
+def _read_sentence(t: Language, g: dict) -> str:
+    if g.get("status") is None:
+        return t("The range read got no answer: {error}.", error=fault_said(t, g.get("error")))
+    if g["status"] != 200:
+        if g["status"] in (400, 404, 405):
+            return t(
+                "The server answered {status} to GET /v0/entities?start=key0: it has no range endpoint (stage 6).",
+                status=g["status"],
+            )
+        return t("The server answered {status} to GET /v0/entities?start=key0.", status=g["status"])
+    text = t(
+        "One request read {entries}, {data} in {seconds} s ({rate} per second, {eps} entries per second); "
+        "the first byte came after {ttfb} ms.",
+        entries=t.plural("{n} entry", "{n} entries", g["entries"]),
+        data=_mib(t, g["payload_bytes"]),
+        seconds=t.number(g["stream_s"] or 0, 2),
+        rate=_mib(t, g["bytes_per_s"] or 0),
+        eps=t.number(g["entries_per_s"] or 0),
+        ttfb=t.significant((g["ttfb_s"] or 0) * 1000),
+    )
+    if g.get("error"):
+        text += " " + t("The read stopped early: {error}.", error=fault_said(t, g["error"]))
+    return text
+
+
+def _check_sentence(t: Language, g: dict) -> str:
+    if g.get("status") != 200:
+        return ""
+    if g.get("ok"):
+        return t(
+            "The chunk check passed: the body is chunked, each chunk is key\\nvalue, the keys ascend, every key "
+            "written is there once with the value written."
+        )
+    return t(
+        "The chunk check found: {faults}.", faults="; ".join(fault_said(t, f) for f in g["faults"] or [g["error"]])
+    )
+
+
+def _heap_sentence(t: Language, h: dict) -> str:
+    if h.get("unavailable"):
+        return t("The heap was not sampled: {why}.", why=fault_said(t, h["unavailable"]))
+    if h.get("flat") is None:
+        return t("The read was too short for the heap's samples ({n} inside it).", n=h.get("samples", 0))
+    values = dict(
+        grew=_mib(t, h["old_growth_bytes"]),
+        share=t.percent(h["old_growth_bytes"] / h["range_bytes"] if h["range_bytes"] else 0),
+        range=_mib(t, h["range_bytes"]),
+        start=_mib(t, h["used_start_bytes"]),
+        peak=_mib(t, h["used_peak_bytes"]),
+    )
+    if h["flat"]:
+        return t(
+            "The heap stayed flat: its old generation grew by {grew}, {share} of the range's {range}; the heap in "
+            "use went from {start} to at most {peak}.",
+            **values,
+        )
+    return t(
+        "The heap did not stay flat: its old generation grew by {grew}, {share} of the range's {range}: the server "
+        "holds the range in memory instead of streaming it; the heap in use went from {start} to at most {peak}.",
+        **values,
+    )
+
+
+def scan_lines(t: Language, runs: list[dict]) -> list[str]:
+    """The fill against the heap, the read, the chunk check and the heap in sentences, then the figures' table."""
+    res = _scan(runs)
+    if not res:
+        return []
+    f, g, h = res["fill"], res["range"], res["heap"]
+    sentences = [
+        t(
+            "The database holds {data} ({keys}, values of {value} bytes): {share} × the server's heap of {heap}.",
+            data=_mib(t, f["bytes"]),
+            keys=t.plural("{n} key", "{n} keys", f["keys"]),
+            value=t.number(f["value_size"]),
+            share=t.number(f["bytes"] / f["heap_bytes"], 2),
+            heap=_mib(t, f["heap_bytes"]),
+        ),
+        _read_sentence(t, g),
+        _check_sentence(t, g),
+        _heap_sentence(t, h),
+    ]
+    lines = [line for s in sentences if s for line in (s, "")]
+    if g.get("status") != 200:
+        return lines[:-1]
+    flat = {True: t("yes"), False: t("no")}.get(h.get("flat"), "–")
+    check = t("passed") if g.get("ok") else t.plural("{n} fault", "{n} faults", len(g["faults"]) or 1)
+    mib = lambda v: t.number(v / (1 << 20), 1) if v is not None else "–"  # noqa: E731
+    lines += _head(
+        (
+            t("data, MiB"),
+            t("heap, MiB"),
+            t("first byte, ms"),
+            t("read, s"),
+            t("MiB/s"),
+            t("entries"),
+            t("entries/s"),
+            t("heap in use at the start, MiB"),
+            t("its peak, MiB"),
+            t("old generation's growth, MiB"),
+            t("flat heap"),
+            t("chunk check"),
+        ),
+        "rrrrrrrrrrll",
+    )
+    lines.append(
+        f"| {mib(f['bytes'])} | {mib(f['heap_bytes'])} | {t.significant((g['ttfb_s'] or 0) * 1000)} | "
+        f"{t.number(g['stream_s'] or 0, 2)} | {mib(g['bytes_per_s'])} | {t.number(g['entries'])} | "
+        f"{t.number(g['entries_per_s'] or 0)} | {mib(h.get('used_start_bytes'))} | {mib(h.get('used_peak_bytes'))} | "
+        f"{mib(h.get('old_growth_bytes'))} | {flat} | {check} |"
+    )
+    return lines
+
+
+def scan_summary(t: Language, runs: list[dict]) -> str:
+    res = _scan(runs)
+    if not res:
+        return ""
+    f, g, h = res["fill"], res["range"], res["heap"]
+    if g.get("status") != 200 or g.get("error"):
+        return _read_sentence(t, g)
+    flat = {True: t("flat"), False: t("holding the range")}.get(h.get("flat"), t("not judged"))
+    check = t("passed") if g.get("ok") else t.plural("{n} fault", "{n} faults", len(g["faults"]))
+    return t(
+        "The whole range ({data}, {share} × the heap) came back in {seconds} s at {rate} per second; chunk check: "
+        "{check}; heap: {flat}.",
+        data=_mib(t, g["payload_bytes"]),
+        share=t.number(f["bytes"] / f["heap_bytes"], 2),
+        seconds=t.number(g["stream_s"] or 0, 2),
+        rate=_mib(t, g["bytes_per_s"] or 0),
+        check=check,
+        flat=flat,
+    )
+
+
 # --- every notebook -----------------------------------------------------------------------------------------
 
 
@@ -483,6 +635,8 @@ def lines(t: Language, n: dict, runs: list[dict]) -> list[str]:
         return ab_lines(t, runs)
     if name.startswith("09"):
         return history_lines(t, runs)
+    if name.startswith("10"):
+        return scan_lines(t, runs)
     return []
 
 
@@ -499,6 +653,8 @@ def summary(t: Language, n: dict, runs: list[dict]) -> str:
         said = ab_summary(t, runs)
     elif name.startswith("09"):
         said = history_summary(t, runs)
+    elif name.startswith("10"):
+        said = scan_summary(t, runs)
     elif name.startswith("06"):
         said = t("Every run of this server recorded on this machine, on the page {page}.", page=f"`{n.get('html')}`")
     else:

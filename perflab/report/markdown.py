@@ -254,6 +254,8 @@ def _flame_title(t: i18n.Language, name: str, runs: list[dict]) -> str:
     res = (run or {}).get("results") or {}
     if not res:
         return profile
+    if "range" in res:  # notebook 10's: one request, no load
+        return t("{profile}: the one range read", profile=profile)
     return f"{profile}: {facts.workload(res.get('script'))}, {facts.connections(t, res.get('connections'))}"
 
 

@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .range import fault
+
 #: jstat -gc's columns (KB) that make the heap in use, and the old generation's
 USED = ("S0U", "S1U", "EU", "OU")
 OLD = "OU"
@@ -55,10 +57,10 @@ def max_heap(pid: int, timeout: float = 30.0) -> int | None:
 @dataclass
 class HeapSamples:
     """The samples: ``rows`` of ``{t (epoch s), used_bytes, old_bytes, committed_bytes, young_gcs, full_gcs}``;
-    ``unavailable``: why there are none."""
+    ``unavailable``: why there are none (a :func:`~perflab.server.range.fault`: a message id and its values)."""
 
     rows: list[dict] = field(default_factory=list)
-    unavailable: str | None = None
+    unavailable: dict | None = None
 
 
 class HeapSampler:
@@ -77,7 +79,9 @@ class HeapSampler:
         jstat = java_tool(self.pid, "jstat") if self.pid else None
         if jstat is None:
             self.samples.unavailable = (
-                f"no jstat beside the java of process {self.pid}" if self.pid else "the server's pid is not known"
+                fault("no jstat beside the java of process {pid}", pid=self.pid)
+                if self.pid
+                else fault("the server's pid is not known")
             )
             return self
         self._proc = subprocess.Popen(
@@ -94,7 +98,9 @@ class HeapSampler:
         while not self.samples.rows and self._thread.is_alive() and time.monotonic() < until:
             time.sleep(0.01)
         if not self.samples.rows and self.samples.unavailable is None:
-            self.samples.unavailable = f"jstat -gc {self.pid} printed no sample in {FIRST_S:g} s"
+            self.samples.unavailable = fault(
+                "jstat -gc {pid} printed no sample in {seconds} s", pid=self.pid, seconds=f"{FIRST_S:g}"
+            )
         return self
 
     def _read(self) -> None:
@@ -126,7 +132,9 @@ class HeapSampler:
                 }
             )
         if header is None:
-            self.samples.unavailable = f"jstat -gc {self.pid} printed no sample: {' '.join(text)[:200]}"
+            self.samples.unavailable = fault(
+                "jstat -gc {pid} printed no sample: {output}", pid=self.pid, output=" ".join(text)[:200]
+            )
 
     def __exit__(self, *exc) -> None:
         if self._proc is not None:
