@@ -70,10 +70,11 @@ class ScanResult:
 
 
 def keys_for(target_bytes: float, value_size: int, prefix: str = PREFIX) -> int:
-    """How many keys make at least ``target_bytes`` of range (each key, its ``\\n`` and its value)."""
-    keys = max(1, math.ceil(target_bytes / (value_size + len(prefix) + 1)))
-    while Expected(keys, value_size, prefix=prefix).payload_bytes > target_bytes and keys > 1:
-        keys -= max(1, keys // 1000)  # the digits of the keys: a little less
+    """Keys enough for at least ``target_bytes`` of range (each key, its ``\\n`` and its value), few more."""
+    per_key = value_size + len(prefix) + 1
+    keys = max(1, math.floor(target_bytes / (per_key + len(str(int(target_bytes / per_key))))))
+    while Expected(keys, value_size, prefix=prefix).payload_bytes < target_bytes:
+        keys += 1 + int((target_bytes - Expected(keys, value_size, prefix=prefix).payload_bytes) // (2 * per_key))
     return keys
 
 

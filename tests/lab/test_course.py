@@ -12,10 +12,11 @@ import pytest
 from support import REPO, processes_mentioning
 
 import perflab as pl
-from perflab import paths
+from perflab import i18n, paths
 from perflab.errors import ServerStartError
 from perflab.profiling import codemap, flame
 from perflab.records import list_runs
+from perflab.report import facts
 from perflab.server.foreign import ready_line
 
 SOURCES = REPO / "tests" / "servers" / "course"
@@ -217,3 +218,36 @@ def test_the_factories_and_their_stages_are_read_from_the_class_files(classes):
     assert pl.CourseServer(classes=str(classes), stage=1).name == "perflabstudent, stage 1"
     assert pl.CourseServer(classes=str(classes), label="alice").name == "alice"
     assert pl.CourseServer(classes=str(classes), factory="no.such.Factory").chosen() is None
+
+
+def test_a_range_scan_of_a_server_that_builds_the_range_in_memory_says_its_heap_is_not_flat(
+    classes, loadgen_binary, profiler_lib, data_root
+):
+    """Stage 6 on the course-style server: filled through its API with 0.2 x its 64 MiB heap, the one range read
+    comes back whole and as the course asks (the chunk check passes, every key and value counted), but the
+    server builds the body in a byte array first, so its old generation grows by more than the range and the
+    scan says the heap did not stay flat; the read is profiled (alloc alone here: each event's flame graph costs
+    seconds to draw), recorded in the index, and told in the report's language from its record."""
+    server = pl.CourseServer(classes=str(classes), heap="64m")
+    params = pl.ScanParams(fill_factor=0.2, value_size="4k", heap_interval="20ms")
+    r = pl.run_scan(server, params, profile=pl.ProfileParams("alloc"), name="course-range")
+    assert r.heap_bytes == 64 << 20, r.heap_bytes  # asked of the JVM (jcmd VM.flags), not taken from the config
+    g = r.read
+    assert g.ok and g.status == 200 and g.chunked and g.faults == [], g
+    assert g.entries == r.fill["keys"] and g.payload_bytes == r.fill["bytes"] >= 0.2 * (64 << 20)
+    h = r.heap_summary
+    assert h["flat"] is False and h["old_growth_bytes"] > 0.5 * g.payload_bytes, h
+    assert h["samples"] >= 2 and (r.run.dir / "heap.csv").is_file()
+    assert r.run.meta["results"]["profile"]["events"] == ["alloc"] and r.profiles["alloc"].samples > 0
+    assert (r.run.dir / r.run.meta["artifacts"]["flamegraph"]).is_file()
+    row = pl.query("SELECT entries, payload_bytes, heap_flat, faults FROM scans").iloc[0]
+    assert (row["entries"], row["payload_bytes"], bool(row["heap_flat"]), row["faults"]) == (
+        g.entries,
+        g.payload_bytes,
+        False,
+        0,
+    )
+    ru = "\n".join(facts.scan_lines(i18n.language("ru"), [r.run.meta])).replace("\xa0", " ")
+    assert "Проверка чанков пройдена" in ru and "Куча не осталась ровной" in ru, ru
+    assert f"| {g.entries:,} |".replace(",", " ") in ru and "| нет | пройдена |" in ru, ru
+    assert "heap: holding the range" in facts.scan_summary(i18n.language("en"), [r.run.meta])
