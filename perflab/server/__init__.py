@@ -7,6 +7,8 @@
 * :mod:`.fill`      keys written once each through the API (yours, a course server's, a cluster's entry nodes)
 * :mod:`.placement` which CPUs the server and the generator run on
 * :mod:`.http`      one plain HTTP GET
+* :mod:`.range`     one range read (``/v0/entities``), timed and checked chunk by chunk as it streams
+* :mod:`.heap`      a JVM's heap over time (``jstat -gc``), its size (``jcmd VM.flags``)
 
 A server as a run's target is :mod:`perflab.targets.server`; its timed events on the latency timeline are
 :mod:`perflab.timeline.events`.
