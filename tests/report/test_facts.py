@@ -111,3 +111,40 @@ def test_the_cluster_against_one_node_the_fault_run_and_keys_per_node_are_told_i
 
 def test_a_small_significance_level_is_a_power_of_ten_never_zero():
     assert [facts._level(RU, x) for x in (0.05, 0.001, 5e-4, 1e-6)] == ["0,05", "0,001", "5·10⁻⁴", "10⁻⁶"]
+
+
+def _scan(range_: dict, heap: dict | None = None) -> list[dict]:
+    fill = {"keys": 20421, "bytes": 83817095, "heap_bytes": 64 << 20, "value_size": 4096, "seconds": 30.0}
+    return [{"kind": "scan", "results": {"fill": fill, "range": range_, "heap": heap or {"flat": None, "samples": 0}}}]
+
+
+def test_a_server_with_no_range_endpoint_is_told_as_such_not_as_numbers():
+    runs = _scan({"status": 404, "error": None, "faults": [], "ok": False, "quote": "unknown path"})
+    lines = [_ru(line) for line in facts.scan_lines(RU, runs)]
+    assert lines[0] == "В базе 79,9 МиБ (20 421 ключ, значения по 4 096 байт): 1,25 × кучи сервера (64 МиБ)."
+    assert lines[2] == "Сервер ответил 404 на GET /v0/entities?start=key0: у него нет эндпоинта диапазона (этап 6)."
+    assert not any(line.startswith("|") for line in lines)  # no table of figures that were not measured
+    assert facts.scan_summary(EN, runs) == (
+        "The server answered 404 to GET /v0/entities?start=key0: it has no range endpoint (stage 6)."
+    )
+
+
+def test_a_truncated_range_names_its_faults_in_the_reports_language():
+    faults = [
+        {"message": "chunk {chunk} has no '\\n' between key and value", "values": {"chunk": 17}},
+        {"message": "the body ends after {chunks} chunks without the last (zero-length) chunk: truncated",
+         "values": {"chunks": 40}},
+    ]  # fmt: skip
+    g = {"status": 200, "error": {"message": "no byte came for {seconds} s", "values": {"seconds": "30"}},
+         "faults": faults, "ok": False, "entries": 39, "payload_bytes": 160000, "bytes_per_s": 5000.0,
+         "entries_per_s": 1.3, "stream_s": 30.2, "ttfb_s": 0.01}  # fmt: skip
+    ru = _ru("\n".join(facts.scan_lines(RU, _scan(g))))
+    assert "Чтение прервалось раньше конца: ни одного байта за 30 с." in ru
+    assert (
+        "Проверка чанков нашла: в чанке 17 нет '\\n' между ключом и значением; тело обрывается после 40 чанков без "
+        "последнего чанка (нулевой длины): ответ обрезан." in ru
+    )
+    assert "| 2 ошибки |" in ru and "Куча не замерялась" not in ru
+    en = "\n".join(facts.scan_lines(EN, _scan(g, {"unavailable": {"message": "the server's pid is not known",
+                                                                   "values": {}}, "flat": None})))  # fmt: skip
+    assert "The heap was not sampled: the server's pid is not known." in en and "| – | 2 faults |" in en
