@@ -26,6 +26,7 @@ def test_builtin_plans_cover_every_notebook_with_their_real_parameters():
             "07-cluster",
             "08-ab",
             "09-history",
+            "10-range",
             "06-summary",
         ]
         assert [s.notebook for s in plan.notebooks if s.after] == ["06-summary"]
