@@ -140,10 +140,11 @@ def run_scan(
             try:
                 if profiler is not None:
                     profiler.start_recording()
-                # epoch seconds: the profile is cut to them on the server host's clock, this machine's
-                started = time.time()
                 read = read_range(sess.handle.url, expected, params.timeout)
-                ended = time.time()
+                # epoch seconds of the request sent and its last byte (the values are checked after it): the profile
+                # is cut to them on the server host's clock, this machine's
+                started = read.started_at or time.time()
+                ended = read.ended_at or time.time()
                 if profiler is not None:
                     recording = profiler.stop_window(started, max(ended, started + 1e-3))
             except BaseException:

@@ -81,9 +81,11 @@ class Expected:
         digits = sum(len(str(i)) for i in range(self.keys))
         return self.keys * (len(self.prefix) + 1 + self.value_size) + digits
 
-    def crcs(self) -> np.ndarray:
-        """The CRC-32 of every value written, by index: :func:`perflab.server.fill.value_of`'s generator jumped
-        ahead in closed form (numpy), so 100,000 values of 4 KB take a second, not minutes of Python loops."""
+    def crcs(self, indices: np.ndarray | None = None) -> np.ndarray:
+        """The CRC-32 of the values written at ``indices`` (default: every one): :func:`perflab.server.fill.value_of`'s
+        generator jumped ahead in closed form (numpy), so 100,000 values of 4 KB take seconds, not minutes of Python
+        loops."""
+        at = np.arange(self.keys, dtype=np.uint64) if indices is None else np.asarray(indices, dtype=np.uint64)
         a, c, m = 1103515245, 12345, 1 << 31
         mult = np.empty(self.value_size, dtype=np.uint64)
         add = np.empty(self.value_size, dtype=np.uint64)
@@ -91,9 +93,9 @@ class Expected:
         for k in range(self.value_size):  # x_{k+1} = mult[k] * x_0 + add[k]  (mod 2^31)
             am, ad = (am * a) % m, (ad * a + c) % m
             mult[k], add[k] = am, ad
-        out = np.empty(self.keys, dtype=np.uint32)
-        for lo in range(0, self.keys, 256):  # 256 values at a time: a few MB of uint64
-            i = np.arange(lo, min(lo + 256, self.keys), dtype=np.uint64)
+        out = np.empty(len(at), dtype=np.uint32)
+        for lo in range(0, len(at), 256):  # 256 values at a time: a few MB of uint64
+            i = at[lo : lo + 256]
             x0 = (i * np.uint64(0x9E3779B1) + np.uint64((self.seed * 0x85EBCA6B + 1) & 0xFFFFFFFF)) & np.uint64(
                 0xFFFFFFFF
             )
@@ -107,6 +109,7 @@ class Expected:
 class RangeRead:
     """What one range read gave: ``status`` (``None``: no answer), ``chunked``, ``content_length``,
     ``ttfb_s`` (request sent to the first byte of the answer), ``seconds`` (request sent to the last byte),
+    ``started_at``/``ended_at`` (the same two moments in epoch seconds: the window a profile is cut to),
     ``wire_bytes`` (the body as sent, framing included), ``payload_bytes`` (the chunks' bytes: what a client
     that decodes the framing gets, ``curl -s | wc -c``), ``entries``, ``complete`` (the last chunk came),
     ``error`` (why the read stopped early: a timeout, a connection closed), ``faults`` (what is wrong), both as
@@ -118,6 +121,8 @@ class RangeRead:
     content_length: int | None = None
     ttfb_s: float | None = None
     seconds: float | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
     wire_bytes: int = 0
     payload_bytes: int = 0
     entries: int = 0
@@ -392,7 +397,7 @@ class RangeReader:
             r.faults.append(fault("{count} keys missing in all", count=r.missing))
         seen = np.flatnonzero(self._seen)
         if len(seen):
-            wrong = seen[self._crc[seen] != self.expected.crcs()[seen]]
+            wrong = seen[self._crc[seen] != self.expected.crcs(seen)]
             r.wrong_values = len(wrong)
             for i in wrong[:NAMED]:
                 r.faults.append(fault("{key}: the value is not the one written", key=self.expected.name(int(i))))
@@ -436,6 +441,7 @@ def read_range(url: str, expected: Expected, timeout: float = 30.0, path: str = 
         with socket.create_connection((u.hostname, u.port), timeout=timeout) as s:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
             t0 = time.perf_counter()
+            reader.read.started_at = time.time()
             s.sendall(request)
             while not reader.done:
                 left = until - time.monotonic()
@@ -457,4 +463,6 @@ def read_range(url: str, expected: Expected, timeout: float = 30.0, path: str = 
     except OSError as e:
         error = fault("the connection failed: {error}", error=f"{type(e).__name__}: {e}")
     reader.read.seconds = time.perf_counter() - t0
+    # the read's window ends here: the values' check after it is this process's work, not the server's
+    reader.read.ended_at = time.time()
     return reader.finish(error)
