@@ -232,8 +232,13 @@ def _console_title(t: i18n.Language, command: str | None) -> str:
     return f"{what}, {facts.connections(t, int(conns))}" if conns.isdigit() else what
 
 
-#: a flame graph's file in the report: ``<run id>-profile-<event>[-<what>].html``
-_FLAME = re.compile(r"^(?P<run>.+?)-profile-(?P<event>[a-z]+)(?P<what>-.+)?\.html$")
+#: a flame graph's file in the report: ``<run id>-profile-<event>[-<what>].html``, or of a recording of several
+#: events ``<run id>-profile-<events>-<event>.html`` (``profile-cpu-alloc-lock-alloc``) and its heat map
+#: ``<run id>-profile-<events>-heatmap.html`` (of the first event)
+_EVENT = "cpu|alloc|lock|wall|itimer|ctimer"
+_FLAME = re.compile(
+    rf"^(?P<run>.+?)-profile-(?P<events>(?:(?:{_EVENT})-)*)(?P<event>{_EVENT}|[a-z]+)(?P<what>-.+)?\.html$"
+)
 
 
 def _flame_title(t: i18n.Language, name: str, runs: list[dict]) -> str:
@@ -241,9 +246,12 @@ def _flame_title(t: i18n.Language, name: str, runs: list[dict]) -> str:
     m = _FLAME.match(name)
     if not m:
         return f"`{name}`"
-    event = m.group("event")
+    event, what = m.group("event"), m.group("what") or ""
+    if m.group("events") and what == "-heatmap":
+        event = m.group("events").split("-")[0]  # a recording's heat map is its first event's
+    elif m.group("events") and event == "heatmap":
+        event, what = m.group("events").split("-")[0], "-heatmap"
     profile = t(facts.EVENTS[event]) if event in facts.EVENTS else t("{event} profile", event=f"`{event}`")
-    what = m.group("what") or ""
     if what == "-heatmap":
         profile = t("{profile} over time (heat map)", profile=profile)
     elif what.endswith("spikes-diff"):

@@ -61,6 +61,17 @@ def test_a_console_and_a_flame_graph_are_named_by_their_load():
     assert markdown._flame_title(RU, "r1-nb01-put-4c-profile-lock-heatmap.html", runs) == (
         "Профиль блокировок во времени (тепловая карта): PUT, 64 соединения"
     )
+    # one recording of several events: each event's graph, and the recording's heat map (its first event's)
+    assert markdown._flame_title(EN, "r1-nb01-put-4c-profile-cpu-alloc-lock-alloc.html", runs) == (
+        "allocation profile: PUT, 64 connections"
+    )
+    assert markdown._flame_title(EN, "r1-nb01-put-4c-profile-cpu-alloc-lock-heatmap.html", runs) == (
+        "CPU profile over time (heat map): PUT, 64 connections"
+    )
+    scan = [{"id": "r2-nb10-range", "results": {"range": {"status": 200}}}]
+    assert markdown._flame_title(RU, "r2-nb10-range-profile-cpu-alloc-lock-lock.html", scan) == (
+        "Профиль блокировок: одно чтение всего диапазона"
+    )
 
 
 def _cluster_run(label: str, nodes: int, p99: float, **results) -> dict:
