@@ -136,22 +136,24 @@ def run_scan(
                 host=sess.hosts.server.name,
             )
         recording = None
-        with sampler:
-            try:
+        try:
+            with sampler:
                 if profiler is not None:
                     profiler.start_recording()
                 read = read_range(sess.handle.url, expected, params.timeout)
-                # epoch seconds of the request sent and its last byte (the values are checked after it): the profile
-                # is cut to them on the server host's clock, this machine's
-                started = read.started_at or time.time()
-                ended = read.ended_at or time.time()
-                if profiler is not None:
-                    recording = profiler.stop_window(started, max(ended, started + 1e-3))
-            except BaseException:
-                if profiler is not None:
-                    profiler.abort()
-                raise
-        rows = sampler.samples.rows
+            # epoch seconds of the request sent and its last byte (the values are checked after it): the profile is
+            # cut to them on the server host's clock, this machine's
+            started = read.started_at or time.time()
+            ended = read.ended_at or time.time()
+            if profiler is not None:
+                recording = profiler.stop_window(started, max(ended, started + 1e-3))
+        except BaseException:
+            if profiler is not None:
+                profiler.abort()
+            raise
+        # the heap around the read: a little before it (what it started from) and after it, not the values' check
+        margin = max(1.0, 5 * params.heap_interval)
+        rows = [r for r in sampler.samples.rows if started - margin <= r["t"] <= ended + margin]
         heap = pd.DataFrame(rows)
         if not heap.empty:
             heap.insert(0, "t_s", heap.pop("t") - started)
