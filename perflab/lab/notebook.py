@@ -10,8 +10,9 @@ configs that depend on more than one parameter.
 
 Then :func:`measure` (one fixed-rate run), :func:`search_breakpoint` (one breakpoint search), :func:`against`
 (several configurations, each compared with one baseline), :func:`measure_history` (a metric across
-commits) and :func:`scan` (the whole range read once from a database beyond the heap) run the experiments, each saying in one printed line how it went; what the runs show is each
-subject's story (:mod:`perflab.analysis`, which measures nothing).
+commits) and :func:`scan` (the whole range read once from a database beyond the heap) run the experiments,
+each saying in one printed line how it went; what the runs show is each subject's story
+(:mod:`perflab.analysis`, which measures nothing).
 """
 
 from __future__ import annotations
