@@ -24,11 +24,12 @@ from .config import ProfileParams
 from .config.scan import ScanParams
 from .core.record import record_profiles
 from .core.session import Session, SessionOptions
+from .i18n import Sentence
 from .measure.generator import LoadTool
 from .profiling.profiler import Recording
 from .records import Run
 from .server import heap as jheap
-from .server.range import Expected, RangeRead, deadline_s, fault, read_range
+from .server.range import Expected, RangeRead, deadline_s, read_range
 from .targets import target_of
 
 #: the keys' prefix: the fill's and the load scripts' default
@@ -131,7 +132,7 @@ def run_scan(
                 sess.run.update(profile_unavailable=why_not)
         sampler = jheap.HeapSampler(pid if here else None, params.heap_interval)
         if not here:
-            sampler.samples.unavailable = fault(
+            sampler.samples.unavailable = Sentence(
                 "the server runs on host {host}, not here: jstat reads a JVM on its own machine",
                 host=sess.hosts.server.name,
             )
@@ -160,7 +161,7 @@ def run_scan(
         summary = (
             jheap.summary(rows, started, ended, expected.payload_bytes)
             if sampler.samples.unavailable is None
-            else {"unavailable": sampler.samples.unavailable, "flat": None}
+            else {"unavailable": sampler.samples.unavailable.record(), "flat": None}
         )
         _record(sess.run, read, fill, heap, summary, recording, deadline_s(expected, params.timeout))
         return ScanResult(sess.run, read, heap_bytes, fill, heap, summary, recording, why_not)

@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .. import fmt
-from ..server.range import text
+from ..i18n import Sentence
 from .findings import Finding
 from .section import Section
 
@@ -77,7 +77,7 @@ def read_sentence(r) -> str:
     """What the read gave, in one paragraph: the figures, or what went wrong."""
     g = _range(r)
     if g["status"] is None:
-        return f"The range read got no answer: {text(g['error'])}."
+        return f"The range read got no answer: {Sentence.of_record(g['error'])}."
     if g["status"] != 200:
         why = "it has no range endpoint (stage 6)" if g["status"] in (400, 404, 405) else "it failed"
         quote = f" Its answer began: `{g['quote'][:120].strip()}`." if g["quote"].strip() else ""
@@ -89,7 +89,7 @@ def read_sentence(r) -> str:
         f"{fmt.ms(g['ttfb_s'] * 1000)}."
     )
     if g["error"]:
-        said += f" The read stopped early: {text(g['error'])}."
+        said += f" The read stopped early: {Sentence.of_record(g['error'])}."
     if g["ttfb_s"] and g["stream_s"] and g["ttfb_s"] > LATE_FIRST_BYTE * g["stream_s"] and g["ttfb_s"] > 0.05:
         said += (
             f" The first byte came only after {fmt.pct(g['ttfb_s'] / g['stream_s'])} of the read: the server "
@@ -108,7 +108,7 @@ def check_sentence(r) -> str:
             f"The chunk check passed: the body is chunked, each of its {g['entries']:,} chunks is `key\\nvalue`, "
             f"the keys ascend, every key written is there once with the value written."
         )
-    return "The chunk check found: " + "; ".join(text(f) for f in g["faults"] or [g["error"]]) + "."
+    return "The chunk check found: " + "; ".join(Sentence.of_record(f) for f in g["faults"] or [g["error"]] if f) + "."
 
 
 def stream(r) -> Section:
@@ -119,7 +119,7 @@ def stream(r) -> Section:
 def heap_sentence(r) -> str:
     h = r.heap_summary
     if h.get("unavailable"):
-        return f"The heap was not sampled: {text(h['unavailable'])}."
+        return f"The heap was not sampled: {Sentence.of_record(h['unavailable'])}."
     if h.get("flat") is None:
         return (
             f"The read was too short for the heap's samples ({h.get('samples', 0)} inside it): "

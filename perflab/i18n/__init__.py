@@ -117,6 +117,15 @@ class Sentence(str):
         """The sentence in ``t``'s language, a placeholder's value that is a sentence too said in it as well."""
         return t(self.msgid, **{k: say(t, v) for k, v in self.values.items()})
 
+    def record(self) -> dict:
+        """As a run's record keeps it (JSON): ``{"msgid", "values"}``, so a report reads it back in any language."""
+        return {"msgid": self.msgid, "values": dict(self.values)}
+
+    @classmethod
+    def of_record(cls, rec: dict | None) -> Sentence | None:
+        """The sentence :meth:`record` kept (``None`` for ``None``)."""
+        return cls(rec["msgid"], **rec["values"]) if rec else None
+
 
 def say(t: Language, text: str) -> str:
     """``text`` in the language ``t`` when it is a :class:`Sentence`, else as it is."""

@@ -51,7 +51,6 @@ from ..regress.history import HistoryResult, run_history
 from ..scan import ScanResult, run_scan
 from ..server.foreign import answer_to
 from ..server.placement import Placement
-from ..server.range import text
 from ..targets import target_of
 from . import second_opinion
 
@@ -304,7 +303,7 @@ def scan(label: str, server, params, name: str, profile: ProfileParams | None = 
     chunk check passed; heap flat; run <id>'."""
     r = retry_once(lambda: run_scan(server, params, profile=profile, name=name), (ProfilerError,), label)
     g = r.read
-    check = "chunk check passed" if g.ok else f"{len(g.faults)} faults{f' ({text(g.error)})' if g.error else ''}"
+    check = "chunk check passed" if g.ok else f"{len(g.faults)} faults{f' ({g.error})' if g.error else ''}"
     flat = {True: "heap flat", False: "heap not flat", None: "heap not judged"}[r.heap_summary.get("flat")]
     print(
         f"{label}: status {g.status}, {g.entries:,} entries, {fmt.mib(g.payload_bytes)} in "

@@ -14,7 +14,7 @@ import json
 import re
 from pathlib import Path
 
-from ..i18n import Language
+from ..i18n import Language, Sentence
 from ..server import protocol
 
 #: the workload a script sends, by the start of its name (put.lua, get-random.lua, ...)
@@ -478,10 +478,10 @@ def _mib(t: Language, nbytes) -> str:
     return t("{n} MiB", n=t.number(nbytes / (1 << 20), 1)) if nbytes is not None else "–"
 
 
-def fault_said(t: Language, f: dict | None) -> str:
-    """A fault of the range read (or why something was not measured) in the report's language: its message id
-    and values (:func:`perflab.server.range.fault`)."""
-    return t(f["message"], **f["values"]) if f else ""
+def fault_said(t: Language, rec: dict | None) -> str:
+    """A fault of the range read (or why something was not measured), as its run recorded it
+    (:meth:`perflab.i18n.Sentence.record`), in the report's language."""
+    return Sentence.of_record(rec).say(t) if rec else ""
 
 
 def _read_sentence(t: Language, g: dict) -> str:
@@ -518,7 +518,7 @@ def _check_sentence(t: Language, g: dict) -> str:
             "written is there once with the value written."
         )
     return t(
-        "The chunk check found: {faults}.", faults="; ".join(fault_said(t, f) for f in g["faults"] or [g["error"]])
+        "The chunk check found: {faults}.", faults="; ".join(fault_said(t, f) for f in g["faults"] or [g["error"]] if f)
     )
 
 

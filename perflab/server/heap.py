@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .range import fault
+from ..i18n import Sentence
 
 #: jstat -gc's columns (KB) that make the heap in use, and the old generation's
 USED = ("S0U", "S1U", "EU", "OU")
@@ -57,10 +57,10 @@ def max_heap(pid: int, timeout: float = 30.0) -> int | None:
 @dataclass
 class HeapSamples:
     """The samples: ``rows`` of ``{t (epoch s), used_bytes, old_bytes, committed_bytes, young_gcs, full_gcs}``;
-    ``unavailable``: why there are none (a :func:`~perflab.server.range.fault`: a message id and its values)."""
+    ``unavailable``: why there are none (a :class:`~perflab.i18n.Sentence`)."""
 
     rows: list[dict] = field(default_factory=list)
-    unavailable: dict | None = None
+    unavailable: Sentence | None = None
 
 
 class HeapSampler:
@@ -79,9 +79,9 @@ class HeapSampler:
         jstat = java_tool(self.pid, "jstat") if self.pid else None
         if jstat is None:
             self.samples.unavailable = (
-                fault("no jstat beside the java of process {pid}", pid=self.pid)
+                Sentence("no jstat beside the java of process {pid}", pid=self.pid)
                 if self.pid
-                else fault("the server's pid is not known")
+                else Sentence("the server's pid is not known")
             )
             return self
         self._proc = subprocess.Popen(
@@ -98,7 +98,7 @@ class HeapSampler:
         while not self.samples.rows and self._thread.is_alive() and time.monotonic() < until:
             time.sleep(0.01)
         if not self.samples.rows and self.samples.unavailable is None:
-            self.samples.unavailable = fault(
+            self.samples.unavailable = Sentence(
                 "jstat -gc {pid} printed no sample in {seconds} s", pid=self.pid, seconds=f"{FIRST_S:g}"
             )
         return self
@@ -132,7 +132,7 @@ class HeapSampler:
                 }
             )
         if header is None:
-            self.samples.unavailable = fault(
+            self.samples.unavailable = Sentence(
                 "jstat -gc {pid} printed no sample: {output}", pid=self.pid, output=" ".join(text)[:200]
             )
 

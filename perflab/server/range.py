@@ -11,9 +11,9 @@ value equal to what was written (a CRC per entry while reading, compared after i
 the stream it times), and a body that ends before its last chunk (truncated). :func:`read_range` sends the one
 request over a raw socket and reads it to the end within a deadline that grows with the bytes expected.
 
-A fault (and why a read stopped) is recorded as ``{"message", "values"}``: the message is the English sentence with
-``{name}`` placeholders, so it is a message id of the report's catalogs (:mod:`perflab.i18n`: a Russian report
-says it in Russian) and :func:`text` says it in English; the values are what the server sent.
+A fault (and why a read stopped) is a :class:`~perflab.i18n.Sentence`: English as made, its message id one of the
+report's catalogs (a Russian report says it in Russian), its values what the server sent; a run records it with
+:meth:`~perflab.i18n.Sentence.record`.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..i18n import Sentence
+
 #: faults named one by one; past this many of a kind, a count
 NAMED = 5
 #: the slowest stream the deadline allows for: bytes/s (a range read slower than this is a finding anyway)
@@ -36,16 +38,6 @@ MAX_CHUNK = 64 << 20
 BLOCK = 1 << 20
 #: bytes of a non-200 answer's body kept to quote
 QUOTE = 300
-
-
-def fault(message: str, **values) -> dict:
-    """A fault: its message id (English, ``{name}`` placeholders) and its values (see the module docstring)."""
-    return {"message": message, "values": values}
-
-
-def text(f: dict | None) -> str:
-    """A fault (or a read's error) in English; ``""`` for ``None``."""
-    return f["message"].format(**f["values"]) if f else ""
 
 
 @dataclass(frozen=True)
@@ -112,8 +104,8 @@ class RangeRead:
     ``started_at``/``ended_at`` (the same two moments in epoch seconds: the window a profile is cut to),
     ``wire_bytes`` (the body as sent, framing included), ``payload_bytes`` (the chunks' bytes: what a client
     that decodes the framing gets, ``curl -s | wc -c``), ``entries``, ``complete`` (the last chunk came),
-    ``error`` (why the read stopped early: a timeout, a connection closed), ``faults`` (what is wrong), both as
-    :func:`fault` makes them, ``quote`` (the start of a non-200 answer's body)."""
+    ``error`` (why the read stopped early: a timeout, a connection closed), ``faults`` (what is wrong), both
+    :class:`~perflab.i18n.Sentence`, ``quote`` (the start of a non-200 answer's body)."""
 
     status: int | None = None
     reason: str = ""
@@ -127,8 +119,8 @@ class RangeRead:
     payload_bytes: int = 0
     entries: int = 0
     complete: bool = False
-    error: dict | None = None
-    faults: list[dict] = field(default_factory=list)
+    error: Sentence | None = None
+    faults: list[Sentence] = field(default_factory=list)
     quote: str = ""
     missing: int = 0
     wrong_values: int = 0
@@ -137,11 +129,6 @@ class RangeRead:
     def ok(self) -> bool:
         """The range came back whole and as the course asks."""
         return self.status == 200 and self.complete and not self.faults and self.error is None
-
-    @property
-    def fault_texts(self) -> list[str]:
-        """The faults in English."""
-        return [text(f) for f in self.faults]
 
     @property
     def bytes_per_s(self) -> float | None:
@@ -165,8 +152,8 @@ class RangeRead:
             "bytes_per_s": self.bytes_per_s,
             "entries_per_s": self.entries_per_s,
             "complete": self.complete,
-            "error": self.error,
-            "faults": list(self.faults),
+            "error": self.error.record() if self.error else None,
+            "faults": [f.record() for f in self.faults],
             "missing": self.missing,
             "wrong_values": self.wrong_values,
             "quote": self.quote,
@@ -195,15 +182,15 @@ class RangeReader:
 
     # --- faults ---------------------------------------------------------------------------------------
     def _fault(self, kind: str, message: str, **values) -> None:
-        """A :func:`fault` among the faults, the first :data:`NAMED` of each ``kind``; later ones counted."""
+        """A fault among the faults, the first :data:`NAMED` of each ``kind``; later ones counted."""
         n = self._named.get(kind, 0) + 1
         self._named[kind] = n
         if n <= NAMED:
-            self.read.faults.append(fault(message, **values))
+            self.read.faults.append(Sentence(message, **values))
 
     def _stop(self, message: str, **values) -> None:
         """A fault the body cannot be read past."""
-        self.read.faults.append(fault(message, **values))
+        self.read.faults.append(Sentence(message, **values))
         self.done = True
 
     # --- reading --------------------------------------------------------------------------------------
@@ -333,9 +320,11 @@ class RangeReader:
             self._state = "size"
             return
         if r.content_length is not None:
-            self.read.faults.append(fault("the body is not chunked (Content-Length {length})", length=r.content_length))
+            self.read.faults.append(
+                Sentence("the body is not chunked (Content-Length {length})", length=r.content_length)
+            )
         else:
-            self.read.faults.append(fault("the body is not chunked (no Transfer-Encoding)"))
+            self.read.faults.append(Sentence("the body is not chunked (no Transfer-Encoding)"))
         self._state = "plain"
 
     def _entry(self, chunk: bytes) -> None:
@@ -370,18 +359,18 @@ class RangeReader:
         self._seen[i] = True
         self._crc[i] = zlib.crc32(value)
 
-    def finish(self, error: dict | None = None) -> RangeRead:
+    def finish(self, error: Sentence | None = None) -> RangeRead:
         """The read once the socket closed (or ``error`` stopped it), with the values and missing keys checked."""
         r = self.read
         r.error = error
         if r.status is None:
-            r.error = r.error or fault("no answer")
+            r.error = r.error or Sentence("no answer")
             return r
         if self._state == "plain" and r.content_length is None and error is None:
             r.complete = True  # a body that ends when the connection does
         if r.status == 200 and r.chunked and not r.complete and not self.done:
             r.faults.append(
-                fault(
+                Sentence(
                     "the body ends after {chunks} chunks without the last (zero-length) chunk: truncated",
                     chunks=self._chunks,
                 )
@@ -392,20 +381,20 @@ class RangeReader:
         missing = np.flatnonzero(~self._seen) if r.complete else np.array([], dtype=int)
         r.missing = len(missing)
         for i in missing[:NAMED]:
-            r.faults.append(fault("{key} missing", key=self.expected.name(int(i))))
+            r.faults.append(Sentence("{key} missing", key=self.expected.name(int(i))))
         if r.missing > NAMED:
-            r.faults.append(fault("{count} keys missing in all", count=r.missing))
+            r.faults.append(Sentence("{count} keys missing in all", count=r.missing))
         seen = np.flatnonzero(self._seen)
         if len(seen):
             wrong = seen[self._crc[seen] != self.expected.crcs(seen)]
             r.wrong_values = len(wrong)
             for i in wrong[:NAMED]:
-                r.faults.append(fault("{key}: the value is not the one written", key=self.expected.name(int(i))))
+                r.faults.append(Sentence("{key}: the value is not the one written", key=self.expected.name(int(i))))
             if r.wrong_values > NAMED:
-                r.faults.append(fault("{count} values differ from the ones written in all", count=r.wrong_values))
+                r.faults.append(Sentence("{count} values differ from the ones written in all", count=r.wrong_values))
         more = sum(count - NAMED for count in self._named.values() if count > NAMED)
         if more:
-            r.faults.append(fault("{count} more faults in the chunks, not named", count=more))
+            r.faults.append(Sentence("{count} more faults in the chunks, not named", count=more))
         return r
 
 
@@ -446,7 +435,7 @@ def read_range(url: str, expected: Expected, timeout: float = 30.0, path: str = 
             while not reader.done:
                 left = until - time.monotonic()
                 if left <= 0:
-                    error = fault(
+                    error = Sentence(
                         "the read took longer than its deadline of {seconds} s",
                         seconds=round(deadline_s(expected, timeout)),
                     )
@@ -459,9 +448,9 @@ def read_range(url: str, expected: Expected, timeout: float = 30.0, path: str = 
                     break
                 reader.feed(data)
     except TimeoutError:
-        error = fault("no byte came for {seconds} s", seconds=f"{timeout:g}")
+        error = Sentence("no byte came for {seconds} s", seconds=f"{timeout:g}")
     except OSError as e:
-        error = fault("the connection failed: {error}", error=f"{type(e).__name__}: {e}")
+        error = Sentence("the connection failed: {error}", error=f"{type(e).__name__}: {e}")
     reader.read.seconds = time.perf_counter() - t0
     # the read's window ends here: the values' check after it is this process's work, not the server's
     reader.read.ended_at = time.time()

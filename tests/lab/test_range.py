@@ -9,7 +9,7 @@ import pytest
 
 from perflab.server.fill import value_of
 from perflab.server.heap import summary
-from perflab.server.range import Expected, check_answer, text
+from perflab.server.range import Expected, check_answer
 
 EXPECTED = Expected(keys=12, value_size=5, seed=3)
 HEAD = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -32,7 +32,7 @@ def body(order: list[int], last: bool = True) -> bytes:
 
 
 def faults(raw: bytes, block: int = 7) -> list[str]:
-    return [text(f) for f in check_answer(raw, EXPECTED, block).faults]
+    return [str(f) for f in check_answer(raw, EXPECTED, block).faults]
 
 
 def test_a_good_answer_passes_read_in_any_blocks_with_its_bytes_and_entries_counted():
@@ -55,7 +55,7 @@ def test_the_fills_values_are_checked_by_crc_in_closed_form():
 def test_a_body_that_is_not_chunked_is_named_with_its_length():
     raw = b"HTTP/1.1 200 OK\r\nContent-Length: 123\r\n\r\n" + b"x" * 123
     r = check_answer(raw, EXPECTED)
-    assert not r.ok and [text(f) for f in r.faults] == ["the body is not chunked (Content-Length 123)"]
+    assert not r.ok and [str(f) for f in r.faults] == ["the body is not chunked (Content-Length 123)"]
 
 
 def test_missing_keys_are_named():
@@ -82,7 +82,7 @@ def test_a_bad_chunk_a_wrong_value_and_a_truncated_body_are_named():
     assert faults(wrong) == ["key4: the value is not the one written"]
     cut = body(order[:6], last=False)
     r = check_answer(cut, EXPECTED)
-    assert not r.complete and text(r.faults[0]) == (
+    assert not r.complete and str(r.faults[0]) == (
         "the body ends after 6 chunks without the last (zero-length) chunk: truncated"
     )
 

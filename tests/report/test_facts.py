@@ -142,11 +142,11 @@ def test_a_server_with_no_range_endpoint_is_told_as_such_not_as_numbers():
 
 def test_a_truncated_range_names_its_faults_in_the_reports_language():
     faults = [
-        {"message": "chunk {chunk} has no '\\n' between key and value", "values": {"chunk": 17}},
-        {"message": "the body ends after {chunks} chunks without the last (zero-length) chunk: truncated",
+        {"msgid": "chunk {chunk} has no '\\n' between key and value", "values": {"chunk": 17}},
+        {"msgid": "the body ends after {chunks} chunks without the last (zero-length) chunk: truncated",
          "values": {"chunks": 40}},
     ]  # fmt: skip
-    g = {"status": 200, "error": {"message": "no byte came for {seconds} s", "values": {"seconds": "30"}},
+    g = {"status": 200, "error": {"msgid": "no byte came for {seconds} s", "values": {"seconds": "30"}},
          "faults": faults, "ok": False, "entries": 39, "payload_bytes": 160000, "bytes_per_s": 5000.0,
          "entries_per_s": 1.3, "stream_s": 30.2, "ttfb_s": 0.01}  # fmt: skip
     ru = _ru("\n".join(facts.scan_lines(RU, _scan(g))))
@@ -156,6 +156,6 @@ def test_a_truncated_range_names_its_faults_in_the_reports_language():
         "последнего чанка (нулевой длины): ответ обрезан." in ru
     )
     assert "| 2 ошибки |" in ru and "Куча не замерялась" not in ru
-    en = "\n".join(facts.scan_lines(EN, _scan(g, {"unavailable": {"message": "the server's pid is not known",
+    en = "\n".join(facts.scan_lines(EN, _scan(g, {"unavailable": {"msgid": "the server's pid is not known",
                                                                    "values": {}}, "flat": None})))  # fmt: skip
     assert "The heap was not sampled: the server's pid is not known." in en and "| – | 2 faults |" in en
