@@ -133,7 +133,7 @@ def run_scan(
         sampler = jheap.HeapSampler(pid if here else None, params.heap_interval)
         if not here:
             sampler.samples.unavailable = Sentence(
-                "the server runs on host {host}, not here: jstat reads a JVM on its own machine",
+                "the server runs on host `{host}`, not here: `jstat` reads a JVM on its own machine",
                 host=sess.hosts.server.name,
             )
         recording = None

@@ -490,10 +490,10 @@ def _read_sentence(t: Language, g: dict) -> str:
     if g["status"] != 200:
         if g["status"] in (400, 404, 405):
             return t(
-                "The server answered {status} to GET /v0/entities?start=key0: it has no range endpoint (stage 6).",
+                "The server answered {status} to `GET /v0/entities?start=key0`: it has no range endpoint (stage 6).",
                 status=g["status"],
             )
-        return t("The server answered {status} to GET /v0/entities?start=key0.", status=g["status"])
+        return t("The server answered {status} to `GET /v0/entities?start=key0`.", status=g["status"])
     text = t(
         "One request read {entries}, {data} in {seconds} s ({rate} per second, {eps} entries per second); "
         "the first byte came after {ttfb} ms.",
@@ -514,7 +514,7 @@ def _check_sentence(t: Language, g: dict) -> str:
         return ""
     if g.get("ok"):
         return t(
-            "The chunk check passed: the body is chunked, each chunk is key\\nvalue, the keys ascend, every key "
+            "The chunk check passed: the body is chunked, each chunk is `key\\nvalue`, the keys ascend, every key "
             "written is there once with the value written."
         )
     return t(

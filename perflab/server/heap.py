@@ -79,7 +79,7 @@ class HeapSampler:
         jstat = java_tool(self.pid, "jstat") if self.pid else None
         if jstat is None:
             self.samples.unavailable = (
-                Sentence("no jstat beside the java of process {pid}", pid=self.pid)
+                Sentence("no `jstat` beside the `java` of process {pid}", pid=self.pid)
                 if self.pid
                 else Sentence("the server's pid is not known")
             )
@@ -99,7 +99,7 @@ class HeapSampler:
             time.sleep(0.01)
         if not self.samples.rows and self.samples.unavailable is None:
             self.samples.unavailable = Sentence(
-                "jstat -gc {pid} printed no sample in {seconds} s", pid=self.pid, seconds=f"{FIRST_S:g}"
+                "`jstat -gc {pid}` printed no sample in {seconds} s", pid=self.pid, seconds=f"{FIRST_S:g}"
             )
         return self
 
@@ -133,7 +133,7 @@ class HeapSampler:
             )
         if header is None:
             self.samples.unavailable = Sentence(
-                "jstat -gc {pid} printed no sample: {output}", pid=self.pid, output=" ".join(text)[:200]
+                "`jstat -gc {pid}` printed no sample: `{output}`", pid=self.pid, output=" ".join(text)[:200]
             )
 
     def __exit__(self, *exc) -> None:

@@ -242,14 +242,14 @@ class RangeReader:
             line = self._line()
             if line is None:
                 if len(self._buf) - self._pos > 1024:
-                    self._stop("chunk {chunk}'s size line does not end (no CRLF in 1 KB)", chunk=self._chunks + 1)
+                    self._stop("chunk {chunk}'s size line does not end (no `CRLF` in 1 KB)", chunk=self._chunks + 1)
                 return False
             text = line.split(b";", 1)[0].strip().decode("latin-1")
             try:
                 size = int(text, 16)
             except ValueError:
                 self._stop(
-                    "chunk {chunk}'s size line {line} is not hexadecimal", chunk=self._chunks + 1, line=repr(line[:40])
+                    "chunk {chunk}'s size line `{line}` is not hexadecimal", chunk=self._chunks + 1, line=repr(line[:40])
                 )
                 return False
             if size > MAX_CHUNK:
@@ -277,7 +277,7 @@ class RangeReader:
                 return False
             if self._buf[self._pos : self._pos + 2] != b"\r\n":
                 self._stop(
-                    "chunk {chunk} is not followed by CRLF after the {size} bytes its size line says",
+                    "chunk {chunk} is not followed by `CRLF` after the {size} bytes its size line says",
                     chunk=self._chunks + 1,
                     size=len(self._chunk),
                 )
@@ -302,7 +302,7 @@ class RangeReader:
         lines = head.split("\r\n")
         parts = lines[0].split(" ", 2)
         if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
-            self._stop("the answer is not HTTP/1.x: {line}", line=repr(lines[0][:80]))
+            self._stop("the answer is not `HTTP/1.x`: `{line}`", line=repr(lines[0][:80]))
             return
         r.status, r.reason = int(parts[1]), parts[2] if len(parts) > 2 else ""
         headers = {}
@@ -321,10 +321,10 @@ class RangeReader:
             return
         if r.content_length is not None:
             self.read.faults.append(
-                Sentence("the body is not chunked (Content-Length {length})", length=r.content_length)
+                Sentence("the body is not chunked (`Content-Length {length}`)", length=r.content_length)
             )
         else:
-            self.read.faults.append(Sentence("the body is not chunked (no Transfer-Encoding)"))
+            self.read.faults.append(Sentence("the body is not chunked (no `Transfer-Encoding`)"))
         self._state = "plain"
 
     def _entry(self, chunk: bytes) -> None:
@@ -341,20 +341,20 @@ class RangeReader:
         adjacent = self._prev is not None and key == self._prev
         if self._prev is not None and key <= self._prev:
             if adjacent:
-                self._fault("twice", "{key} twice (chunk {chunk})", key=shown, chunk=n)
+                self._fault("twice", "`{key}` twice (chunk {chunk})", key=shown, chunk=n)
             else:
                 prev = self._prev[:60].decode("utf-8", "replace")
                 self._fault(
-                    "order", "{key} after {prev} (chunk {chunk}): keys not ascending", key=shown, prev=prev, chunk=n
+                    "order", "`{key}` after `{prev}` (chunk {chunk}): keys not ascending", key=shown, prev=prev, chunk=n
                 )
         self._prev = key
         i = self.expected.index(key)
         if i is None:
-            self._fault("unknown", "{key} was never written (chunk {chunk})", key=shown, chunk=n)
+            self._fault("unknown", "`{key}` was never written (chunk {chunk})", key=shown, chunk=n)
             return
         if self._seen[i]:
             if not adjacent:
-                self._fault("twice", "{key} twice (chunk {chunk})", key=shown, chunk=n)
+                self._fault("twice", "`{key}` twice (chunk {chunk})", key=shown, chunk=n)
             return
         self._seen[i] = True
         self._crc[i] = zlib.crc32(value)
@@ -381,7 +381,7 @@ class RangeReader:
         missing = np.flatnonzero(~self._seen) if r.complete else np.array([], dtype=int)
         r.missing = len(missing)
         for i in missing[:NAMED]:
-            r.faults.append(Sentence("{key} missing", key=self.expected.name(int(i))))
+            r.faults.append(Sentence("`{key}` missing", key=self.expected.name(int(i))))
         if r.missing > NAMED:
             r.faults.append(Sentence("{count} keys missing in all", count=r.missing))
         seen = np.flatnonzero(self._seen)
@@ -389,7 +389,7 @@ class RangeReader:
             wrong = seen[self._crc[seen] != self.expected.crcs(seen)]
             r.wrong_values = len(wrong)
             for i in wrong[:NAMED]:
-                r.faults.append(Sentence("{key}: the value is not the one written", key=self.expected.name(int(i))))
+                r.faults.append(Sentence("`{key}`: the value is not the one written", key=self.expected.name(int(i))))
             if r.wrong_values > NAMED:
                 r.faults.append(Sentence("{count} values differ from the ones written in all", count=r.wrong_values))
         more = sum(count - NAMED for count in self._named.values() if count > NAMED)
@@ -450,7 +450,7 @@ def read_range(url: str, expected: Expected, timeout: float = 30.0, path: str = 
     except TimeoutError:
         error = Sentence("no byte came for {seconds} s", seconds=f"{timeout:g}")
     except OSError as e:
-        error = Sentence("the connection failed: {error}", error=f"{type(e).__name__}: {e}")
+        error = Sentence("the connection failed: `{error}`", error=f"{type(e).__name__}: {e}")
     reader.read.seconds = time.perf_counter() - t0
     # the read's window ends here: the values' check after it is this process's work, not the server's
     reader.read.ended_at = time.time()

@@ -55,19 +55,19 @@ def test_the_fills_values_are_checked_by_crc_in_closed_form():
 def test_a_body_that_is_not_chunked_is_named_with_its_length():
     raw = b"HTTP/1.1 200 OK\r\nContent-Length: 123\r\n\r\n" + b"x" * 123
     r = check_answer(raw, EXPECTED)
-    assert not r.ok and [str(f) for f in r.faults] == ["the body is not chunked (Content-Length 123)"]
+    assert not r.ok and [str(f) for f in r.faults] == ["the body is not chunked (`Content-Length 123`)"]
 
 
 def test_missing_keys_are_named():
     order = [i for i in ascending() if i not in (5, 7)]
-    assert faults(body(order)) == ["key5 missing", "key7 missing"]
+    assert faults(body(order)) == ["`key5` missing", "`key7` missing"]
 
 
 def test_keys_out_of_order_and_twice_are_named():
     order = ascending()
     swapped = order[:2] + [order[3], order[2]] + order[4:]
-    assert faults(body(swapped)) == [f"key{order[2]} after key{order[3]} (chunk 4): keys not ascending"]
-    assert faults(body(order[:3] + [order[2]] + order[3:])) == [f"key{order[2]} twice (chunk 4)"]
+    assert faults(body(swapped)) == [f"`key{order[2]}` after `key{order[3]}` (chunk 4): keys not ascending"]
+    assert faults(body(order[:3] + [order[2]] + order[3:])) == [f"`key{order[2]}` twice (chunk 4)"]
 
 
 def test_a_bad_chunk_a_wrong_value_and_a_truncated_body_are_named():
@@ -76,10 +76,10 @@ def test_a_bad_chunk_a_wrong_value_and_a_truncated_body_are_named():
     )
     assert "chunk 2 has no '\\n' between key and value" in faults(no_newline)
     bad_size = HEAD + entry(0) + b"zz\r\nkey1\nvalue\r\n"
-    assert faults(bad_size) == ["chunk 2's size line b'zz' is not hexadecimal"]
+    assert faults(bad_size) == ["chunk 2's size line `b'zz'` is not hexadecimal"]
     order = ascending()
     wrong = HEAD + b"".join(entry(i, b"WRONG" if i == 4 else None) for i in order) + b"0\r\n\r\n"
-    assert faults(wrong) == ["key4: the value is not the one written"]
+    assert faults(wrong) == ["`key4`: the value is not the one written"]
     cut = body(order[:6], last=False)
     r = check_answer(cut, EXPECTED)
     assert not r.complete and str(r.faults[0]) == (

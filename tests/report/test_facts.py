@@ -133,10 +133,10 @@ def test_a_server_with_no_range_endpoint_is_told_as_such_not_as_numbers():
     runs = _scan({"status": 404, "error": None, "faults": [], "ok": False, "quote": "unknown path"})
     lines = [_ru(line) for line in facts.scan_lines(RU, runs)]
     assert lines[0] == "В базе 79,9 МиБ (20 421 ключ, значения по 4 096 байт): 1,25 × кучи сервера (64 МиБ)."
-    assert lines[2] == "Сервер ответил 404 на GET /v0/entities?start=key0: у него нет эндпоинта диапазона (этап 6)."
+    assert lines[2] == "Сервер ответил 404 на `GET /v0/entities?start=key0`: у него нет эндпоинта диапазона (этап 6)."
     assert not any(line.startswith("|") for line in lines)  # no table of figures that were not measured
     assert facts.scan_summary(EN, runs) == (
-        "The server answered 404 to GET /v0/entities?start=key0: it has no range endpoint (stage 6)."
+        "The server answered 404 to `GET /v0/entities?start=key0`: it has no range endpoint (stage 6)."
     )
 
 
