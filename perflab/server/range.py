@@ -249,7 +249,9 @@ class RangeReader:
                 size = int(text, 16)
             except ValueError:
                 self._stop(
-                    "chunk {chunk}'s size line `{line}` is not hexadecimal", chunk=self._chunks + 1, line=repr(line[:40])
+                    "chunk {chunk}'s size line `{line}` is not hexadecimal",
+                    chunk=self._chunks + 1,
+                    line=repr(line[:40]),
                 )
                 return False
             if size > MAX_CHUNK:
