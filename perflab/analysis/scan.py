@@ -45,6 +45,7 @@ def figures_table(r) -> pd.DataFrame:
                 "heap_used_start_bytes": h.get("used_start_bytes"),
                 "heap_used_peak_bytes": h.get("used_peak_bytes"),
                 "heap_old_growth_bytes": h.get("old_growth_bytes"),
+                "heap_old_kept_bytes": h.get("old_kept_bytes"),
                 "heap_flat": h.get("flat"),
                 "faults": len(g["faults"]),
             }
@@ -125,20 +126,20 @@ def heap_sentence(r) -> str:
             f"The read was too short for the heap's samples ({h.get('samples', 0)} inside it): "
             f"nothing to say about the heap."
         )
-    grew = h["old_growth_bytes"]
-    share = grew / h["range_bytes"] if h["range_bytes"] else 0.0
+    kept, grew = h["old_kept_bytes"], h["old_growth_bytes"]
+    share = kept / h["range_bytes"] if h["range_bytes"] else 0.0
+    old = (
+        f"the old generation kept {fmt.mib(kept)} above its start to the end of the read (at its peak "
+        f"{fmt.mib(grew)}), {fmt.pct(share)} of the range's {fmt.mib(h['range_bytes'])}"
+    )
     used = (
         f"The heap in use went from {fmt.mib(h['used_start_bytes'])} to a peak of {fmt.mib(h['used_peak_bytes'])} "
         f"({h['young_gcs']} young and {h['full_gcs']} full GCs during the read)."
     )
     if h["flat"]:
-        return (
-            f"The heap stayed flat: the old generation grew by {fmt.mib(grew)}, {fmt.pct(share)} of the range's "
-            f"{fmt.mib(h['range_bytes'])} (below {fmt.pct(h['flat_share'])}): the server streams the range. {used}"
-        )
+        return f"The heap stayed flat: {old} (below {fmt.pct(h['flat_share'])}): the server streams the range. {used}"
     return (
-        f"The heap did not stay flat: the old generation grew by {fmt.mib(grew)}, {fmt.pct(share)} of the "
-        f"range's {fmt.mib(h['range_bytes'])}: the server holds the range (or much of it) in memory instead of "
+        f"The heap did not stay flat: {old}: the server holds the range (or much of it) in memory instead of "
         f"streaming it. {used}"
     )
 

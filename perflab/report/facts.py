@@ -528,21 +528,23 @@ def _heap_sentence(t: Language, h: dict) -> str:
     if h.get("flat") is None:
         return t("The read was too short for the heap's samples ({n} inside it).", n=h.get("samples", 0))
     values = dict(
+        kept=_mib(t, h["old_kept_bytes"]),
         grew=_mib(t, h["old_growth_bytes"]),
-        share=t.percent(h["old_growth_bytes"] / h["range_bytes"] if h["range_bytes"] else 0),
+        share=t.percent(h["old_kept_bytes"] / h["range_bytes"] if h["range_bytes"] else 0),
         range=_mib(t, h["range_bytes"]),
         start=_mib(t, h["used_start_bytes"]),
         peak=_mib(t, h["used_peak_bytes"]),
     )
     if h["flat"]:
         return t(
-            "The heap stayed flat: its old generation grew by {grew}, {share} of the range's {range}; the heap in "
-            "use went from {start} to at most {peak}.",
+            "The heap stayed flat: its old generation kept {kept} above its start to the end of the read (at its "
+            "peak {grew}), {share} of the range's {range}; the heap in use went from {start} to at most {peak}.",
             **values,
         )
     return t(
-        "The heap did not stay flat: its old generation grew by {grew}, {share} of the range's {range}: the server "
-        "holds the range in memory instead of streaming it; the heap in use went from {start} to at most {peak}.",
+        "The heap did not stay flat: its old generation kept {kept} above its start to the end of the read (at its "
+        "peak {grew}), {share} of the range's {range}: the server holds the range in memory instead of streaming "
+        "it; the heap in use went from {start} to at most {peak}.",
         **values,
     )
 
@@ -583,7 +585,7 @@ def scan_lines(t: Language, runs: list[dict]) -> list[str]:
             t("entries/s"),
             t("heap in use at the start, MiB"),
             t("its peak, MiB"),
-            t("old generation's growth, MiB"),
+            t("kept by the old generation, MiB"),
             t("flat heap"),
             t("chunk check"),
         ),
@@ -593,7 +595,7 @@ def scan_lines(t: Language, runs: list[dict]) -> list[str]:
         f"| {mib(f['bytes'])} | {mib(f['heap_bytes'])} | {t.significant((g['ttfb_s'] or 0) * 1000)} | "
         f"{t.number(g['stream_s'] or 0, 2)} | {mib(g['bytes_per_s'])} | {t.number(g['entries'])} | "
         f"{t.number(g['entries_per_s'] or 0)} | {mib(h.get('used_start_bytes'))} | {mib(h.get('used_peak_bytes'))} | "
-        f"{mib(h.get('old_growth_bytes'))} | {flat} | {check} |"
+        f"{mib(h.get('old_kept_bytes'))} | {flat} | {check} |"
     )
     return lines
 

@@ -157,19 +157,22 @@ FLAT_SHARE = 0.25
 
 def summary(rows: list[dict], start: float, end: float, range_bytes: int) -> dict:
     """The heap over ``[start, end]`` (epoch seconds) against a range of ``range_bytes``: used at the start (the
-    last sample before it), its peak and the growth, the old generation's the same, the GCs in between, and
-    ``flat``: whether the old generation grew by less than :data:`FLAT_SHARE` of the range (the young one fills
-    and empties whatever the server does; what it keeps past a GC is what it holds), ``None`` with fewer than
-    two samples in the window."""
+    last sample before it), its peak and the growth, the old generation's the same, the GCs in between, what the
+    old generation kept (``old_kept_bytes``: its lowest from its peak to the end of the read, above its start) and
+    ``flat``: whether that is less than :data:`FLAT_SHARE` of the range, ``None`` with fewer than two samples in
+    the window. Why kept, not peak: the young generation fills and empties whatever the server does, and a busy
+    collector promotes some of that churn early (it leaves the old generation at the next mixed collection); a
+    server that holds the range keeps it there until the read ends."""
     before = [r for r in rows if r["t"] <= start]
     inside = [r for r in rows if start < r["t"] <= end]
     first = before[-1] if before else (inside[0] if inside else None)
     if first is None or not inside:
         return {"samples": len(inside), "flat": None}
     peak = max(inside, key=lambda r: r["used_bytes"])
-    old_peak = max(r["old_bytes"] for r in inside)
+    at = max(range(len(inside)), key=lambda i: inside[i]["old_bytes"])
+    old_peak = inside[at]["old_bytes"]
+    kept = max(0, min(r["old_bytes"] for r in inside[at:]) - first["old_bytes"])
     last = inside[-1]
-    grew_old = max(0, old_peak - first["old_bytes"])
     return {
         "samples": len(inside),
         "used_start_bytes": first["used_bytes"],
@@ -178,11 +181,12 @@ def summary(rows: list[dict], start: float, end: float, range_bytes: int) -> dic
         "used_growth_bytes": max(0, peak["used_bytes"] - first["used_bytes"]),
         "old_start_bytes": first["old_bytes"],
         "old_peak_bytes": old_peak,
-        "old_growth_bytes": grew_old,
+        "old_growth_bytes": max(0, old_peak - first["old_bytes"]),
+        "old_kept_bytes": kept,
         "committed_bytes": last["committed_bytes"],
         "young_gcs": last["young_gcs"] - first["young_gcs"],
         "full_gcs": last["full_gcs"] - first["full_gcs"],
         "range_bytes": range_bytes,
         "flat_share": FLAT_SHARE,
-        "flat": (grew_old < FLAT_SHARE * range_bytes) if len(inside) >= 2 else None,
+        "flat": (kept < FLAT_SHARE * range_bytes) if len(inside) >= 2 else None,
     }
