@@ -102,14 +102,14 @@ def test_the_cluster_against_one_node_the_fault_run_and_keys_per_node_are_told_i
     finding = {"breakpoints": [{"mode": "1 node", "rate": 18330.0}, {"mode": "3 nodes, 1/1", "rate": 5320.0}]}
     text = _ru("\n".join(facts.cluster_lines(RU, runs, finding)))
     assert "| постоянный темп | 1 узел | 200 | 0,5 | 2,3 | 100 % | валиден |" in text
-    assert "| с убитым узлом | 3 узла, ack 1 из 1 | 200 | 0,5 | 33,7 | 52 % | валиден |" in text
+    assert "| с убитым узлом | 3 узла, `ack` 1 из 1 | 200 | 0,5 | 33,7 | 52 % | валиден |" in text
     assert "40" not in text.split("\n\n")[0]  # the warm-up is no row
-    assert "Пропускная способность по оценке рампы: 1 узел: 18 330 запр/с; 3 узла, ack 1 из 1: 5 320 запр/с." in text
+    assert "Пропускная способность по оценке рампы: 1 узел: 18 330 запр/с; 3 узла, `ack` 1 из 1: 5 320 запр/с." in text
     assert "успешный ответ получили 333 из 644 запросов. Хвост задержек не восстановился до конца окна." in text
     assert "29 чтений не нашли подтверждённую запись" in text
-    assert "Ключей на узлах, по подсчёту самих узлов (GET /v0/entities): 650, 700, 650." in text
+    assert "Ключей на узлах, по подсчёту самих узлов (`GET /v0/entities`): 650, 700, 650." in text
     assert _ru(facts.summary(RU, {"notebook": "07-cluster"}, runs)) == (
-        "1 узел: p99 2,3 мс при 200 запр/с; 3 узла, ack 1 из 1: p99 3,72 мс при 200 запр/с."
+        "1 узел: p99 2,3 мс при 200 запр/с; 3 узла, `ack` 1 из 1: p99 3,72 мс при 200 запр/с."
     )
     unmeasured = [
         {
