@@ -61,3 +61,20 @@ def test_a_console_and_a_flame_graph_are_named_by_their_load():
     assert markdown._flame_title(RU, "r1-nb01-put-4c-profile-lock-heatmap.html", runs) == (
         "Профиль блокировок во времени (тепловая карта): PUT, 64 соединения"
     )
+
+
+def test_the_flame_graphs_of_a_recording_of_several_events_are_named_by_their_own_event():
+    runs = [{"id": "r1", "results": {"script": "get-random.lua", "connections": 16}}]
+    titles = {
+        tail: markdown._flame_title(RU, f"r1-profile-{tail}.html", runs)
+        for tail in ("cpu-alloc-cpu", "cpu-alloc-alloc", "cpu-alloc-lock-lock", "cpu-alloc-heatmap")
+    }
+    assert titles == {
+        "cpu-alloc-cpu": "Профиль CPU: GET, 16 соединений",
+        "cpu-alloc-alloc": "Профиль аллокаций: GET, 16 соединений",
+        "cpu-alloc-lock-lock": "Профиль блокировок: GET, 16 соединений",
+        "cpu-alloc-heatmap": "Профиль CPU во времени (тепловая карта): GET, 16 соединений",
+    }
+    assert markdown._flame_title(RU, "r1-profile-cpu-alloc-cpu-spikes-diff.html", runs).startswith(
+        "Профиль CPU: всплески задержки против остального окна"
+    )
