@@ -4,7 +4,8 @@ The course asks for PUT and GET "at a stable rate below the breakpoint". With ``
 (0, 1)) 01 first searches each operation's breakpoint at the connection count it profiles (:func:`choose`:
 :func:`perflab.lab.notebook.search_breakpoint`, as 02 does), then runs it at that share of it; without one, at
 its fixed rate (``put_rate``, ``get_rate``). When the search finds no breakpoint, the rate is that share of the
-lower bound it gives (``at_least``: what it kept up with), else the fixed rate; the record says which.
+lower bound it gives (``at_least``: what it kept up with), else the fixed rate, unless the search showed the
+breakpoint is below it (then that share of the upper bound); the record says which.
 
 What :func:`choose` decided and what :func:`judge` found of each run are plain dicts (:data:`RECORD`), written into
 each stable run's ``meta.json``: the page's sentence (:func:`perflab.analysis.latency.stable_rate`) and the
@@ -18,7 +19,7 @@ from collections.abc import Mapping
 
 from ..analysis import labels
 from ..analysis.breakpoints.sentences import row_of
-from ..analysis.latency.stable import BREAKPOINT, FIXED, LOWER_BOUND, RECORD
+from ..analysis.latency.stable import BREAKPOINT, FIXED, LOWER_BOUND, RECORD, UPPER_BOUND
 from ..config import BreakpointCriteria, BreakpointParams
 from ..config.fields import param
 from ..measure.judgement import evaluate
@@ -119,13 +120,16 @@ def choose(
 def pick(row: dict, share: float, fixed: float) -> dict:
     """From a search's row (:func:`perflab.analysis.breakpoints.row_of`): ``basis``, ``basis_rate`` and ``rate``:
     ``share`` of its breakpoint, else of the lower bound it gives (what it kept up with, below any upper bound it
-    found), else ``fixed``."""
+    found), else ``fixed``, unless the search showed the breakpoint is below it: then ``share`` of that upper bound
+    (a rate known to be above the breakpoint is no stable rate)."""
     if row.get("rate"):
         return {"basis": BREAKPOINT, "basis_rate": row["rate"], "rate": float(max(1, round(share * row["rate"])))}
     lo, hi = (list(row.get("interval") or []) + [None, None])[:2]
     lower = row.get("at_least") or lo
     if lower and (hi is None or lower < hi):
         return {"basis": LOWER_BOUND, "basis_rate": lower, "rate": float(max(1, round(share * lower)))}
+    if hi is not None and fixed >= hi:
+        return {"basis": UPPER_BOUND, "basis_rate": hi, "rate": float(max(1, round(share * hi)))}
     return {"basis": FIXED, "basis_rate": None, "rate": float(fixed)}
 
 

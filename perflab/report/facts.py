@@ -14,7 +14,7 @@ import json
 import re
 from pathlib import Path
 
-from ..analysis.latency.stable import BREAKPOINT, LOWER_BOUND, RECORD
+from ..analysis.latency.stable import BREAKPOINT, LOWER_BOUND, RECORD, UPPER_BOUND
 from ..i18n import Language
 
 #: the workload a script sends, by the start of its name (put.lua, get-random.lua, ...)
@@ -175,6 +175,17 @@ def _stable_choice(t: Language, rec: dict) -> str:
             "{workload}: no breakpoint with {connections}: {why}; the stable rate is {share} of the lower bound the "
             "search gives, {bound} req/s: {rate} req/s.",
             why=why,
+            bound=t.number(rec["basis_rate"]),
+            share=share,
+            **what,
+        )
+    if rec.get("basis") == UPPER_BOUND:
+        return t(
+            "{workload}: no breakpoint with {connections}: {why}; no lower bound either, and its fixed rate, {fixed} "
+            "req/s, is not below the upper bound the search gives, so the stable rate is {share} of that bound, "
+            "{bound} req/s: {rate} req/s.",
+            why=why,
+            fixed=t.number(rec.get("fixed_rate") or 0),
             bound=t.number(rec["basis_rate"]),
             share=share,
             **what,

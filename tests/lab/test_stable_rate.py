@@ -74,9 +74,11 @@ def test_the_rate_is_the_share_of_the_breakpoint_else_of_the_lower_bound_else_th
     # no rate held: the breakpoint is below 14,501, and nothing is known below: the fixed rate
     below = {"rate": None, "interval": [None, 14_501.0], "verdict": "unresolved", "held": False, "at_least": None}
     assert stable.pick(below, 0.7, 2000) == {"basis": "fixed", "basis_rate": None, "rate": 2000.0}
+    # ... unless the fixed rate is not below that bound: a rate known to be above the breakpoint is no stable rate
+    assert stable.pick(below, 0.7, 14_501) == {"basis": "upper bound", "basis_rate": 14_501.0, "rate": 10_151.0}
     # a lower bound that is not below the upper one is no bound
     odd = {"rate": None, "interval": [None, 900.0], "verdict": "unresolved", "at_least": 1000.0}
-    assert stable.pick(odd, 0.7, 2000)["basis"] == "fixed"
+    assert stable.pick(odd, 0.7, 800)["basis"] == "fixed" and stable.pick(odd, 0.7, 2000)["basis"] == "upper bound"
     # a tiny breakpoint still gives a rate the generator can send
     assert stable.pick({"rate": 1.0, "interval": [1.0, 2.0]}, 0.1, 2000)["rate"] == 1.0
 
@@ -128,6 +130,13 @@ def test_the_page_says_how_the_rate_was_chosen_and_whether_each_run_held_it():
         "**PUT**: no breakpoint with 16 connections: no rate held for 3 s: the breakpoint is below 14,501 req/s; no "
         "lower bound either, so it runs at its fixed rate, 2,000 req/s."
     )
+    none = {"rate": None, "interval": [None, 138.0], "verdict": "none-passed"}
+    text = describe_stable_rate(_record(breakpoint=none, basis="upper bound", basis_rate=138.0, rate=97.0))
+    assert text == (
+        "**PUT**: no breakpoint with 16 connections: none passed (below 138 req/s); no lower bound either, and its "
+        "fixed rate, 2,000 req/s, is not below the upper bound the search gives, so the stable rate is 70% of that "
+        "bound, 138 req/s: 97 req/s."
+    )
 
 
 def test_the_report_says_it_in_russian_from_the_runs_records():
@@ -161,3 +170,10 @@ def test_the_report_says_it_in_russian_from_the_runs_records():
     ]
     fixed = {"kind": "experiment", RECORD: {**_record(fraction=None, basis="fixed", rate=2000.0), "run": _run(1, True)}}
     assert facts.stable_rate_lines(RU, [fixed])[0].startswith("PUT: нагрузка шла с постоянным темпом 2")
+    none = {"rate": None, "interval": [None, 138.0], "verdict": "none-passed"}
+    above = {"kind": "experiment", RECORD: _record(breakpoint=none, basis="upper bound", basis_rate=138.0, rate=97.0)}
+    assert facts.stable_rate_lines(RU, [above])[0].replace("\xa0", " ") == (
+        "PUT: точка разладки (16 соединений) не найдена: ни один темп не выдержан (ниже 138); нижней границы поиск не "
+        "дал, а постоянный темп 2 000 запр/с не ниже верхней границы, которую дал поиск, поэтому стабильный темп — "
+        "70 % от этой границы (138 запр/с): 97 запр/с."
+    )

@@ -13,8 +13,9 @@ from ..section import Section
 
 #: the key of a stable run's ``meta.json`` that holds how its rate was chosen and whether the run held it
 RECORD = "stable_rate"
-#: where a rate came from: the breakpoint, the lower bound a search without one gives, the fixed rate
-BREAKPOINT, LOWER_BOUND, FIXED = "breakpoint", "lower bound", "fixed"
+#: where a rate came from: the breakpoint; a search without one: the lower bound it gives, else the upper bound when
+#: the fixed rate is not below it; else the fixed rate
+BREAKPOINT, LOWER_BOUND, UPPER_BOUND, FIXED = "breakpoint", "lower bound", "upper bound", "fixed"
 
 
 def describe_choice(record: dict) -> str:
@@ -31,6 +32,12 @@ def describe_choice(record: dict) -> str:
         return (
             f"**{op}**: no breakpoint with {conns}: {no_breakpoint(row)}; the stable rate is {share} of the lower "
             f"bound the search gives, {fmt.rate(record['basis_rate'])}: {rate}."
+        )
+    if record["basis"] == UPPER_BOUND:
+        return (
+            f"**{op}**: no breakpoint with {conns}: {no_breakpoint(row)}; no lower bound either, and its fixed rate, "
+            f"{fmt.rate(record['fixed_rate'])}, is not below the upper bound the search gives, so the stable rate is "
+            f"{share} of that bound, {fmt.rate(record['basis_rate'])}: {rate}."
         )
     return (
         f"**{op}**: no breakpoint with {conns}: {no_breakpoint(row)}; no lower bound either, so it runs at its "
