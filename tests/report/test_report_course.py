@@ -63,9 +63,10 @@ TINY = {
                 "put_rate": 300,
                 "get_rate": 300,
                 # the course's first stage: one connection, profiled, at a share of its breakpoint (the search's own
-                # estimate: no holds, seconds saved)
+                # estimate: no holds, seconds saved; two probes more than 02's, as a 1-connection ramp tends to
+                # overshoot and two bracket probes above the breakpoint leave no number)
                 "stable_fraction": FRACTION,
-                "search": {**TINY_SEARCH, "sustain": 0},
+                "search": {**TINY_SEARCH, "sustain": 0, "max_probes": 4},
                 "sla_p99": SLA,
                 "connections": [1],
                 "prefill_keys": 1000,
