@@ -14,6 +14,7 @@ import json
 import re
 from pathlib import Path
 
+from ..analysis.latency.stable import BREAKPOINT, LOWER_BOUND, RECORD, UPPER_BOUND
 from ..i18n import Language, Sentence
 from ..server import protocol
 
@@ -145,6 +146,113 @@ def fixed_rate_summary(t: Language, runs: list[dict]) -> str:
         if m.get("kind") == "experiment" and isinstance(x := m.get("results"), dict) and x.get("script")
     ]
     return "; ".join(parts) + "." if parts else ""
+
+
+def stable_records(runs: list[dict]) -> list[dict]:
+    """How each operation's stable rate was chosen (:mod:`perflab.lab.stable`'s record, in each stable run's
+    ``meta.json``), one per operation in the order run, with ``runs``: what each of its runs showed."""
+    by_op: dict[str, dict] = {}
+    for m in runs:
+        rec = m.get(RECORD)
+        if m.get("kind") != "experiment" or not isinstance(rec, dict) or not rec.get("op"):
+            continue
+        entry = by_op.setdefault(rec["op"], {**{k: v for k, v in rec.items() if k != "run"}, "runs": []})
+        if isinstance(rec.get("run"), dict):
+            entry["runs"].append(rec["run"])
+    return list(by_op.values())
+
+
+def _stable_choice(t: Language, rec: dict) -> str:
+    what = {
+        "workload": rec["op"],
+        "rate": t.number(rec.get("rate") or 0),
+        "connections": connections(t, rec.get("connections")),
+    }
+    if rec.get("fraction") is None:
+        return t(
+            "{workload} ran at its fixed rate, {rate} req/s (no breakpoint searched: `stable_fraction` is not set).",
+            **what,
+        )
+    row, share = rec.get("breakpoint") or {}, t.percent(rec["fraction"])
+    # why there is no number: the machine or the generator kept the search from telling, or no rate held
+    why = t(row["verdict"]) if row.get("verdict") in ("cannot-tell", "generator-limited") else breakpoint_cell(t, row)
+    if rec.get("basis") == BREAKPOINT:
+        return t(
+            "{workload}: the breakpoint with {connections} is {breakpoint} req/s (interval {interval}); the stable rate "
+            "is {share} of it: {rate} req/s.",
+            breakpoint=t.number(rec["basis_rate"]),
+            interval=interval(t, row.get("interval")),
+            share=share,
+            **what,
+        )
+    if rec.get("basis") == LOWER_BOUND:
+        return t(
+            "{workload}: no breakpoint with {connections}: {why}; the stable rate is {share} of the lower bound the "
+            "search gives, {bound} req/s: {rate} req/s.",
+            why=why,
+            bound=t.number(rec["basis_rate"]),
+            share=share,
+            **what,
+        )
+    if rec.get("basis") == UPPER_BOUND:
+        return t(
+            "{workload}: no breakpoint with {connections}: {why}; no lower bound either, and its fixed rate, {fixed} "
+            "req/s, is not below the upper bound the search gives, so the stable rate is {share} of that bound, "
+            "{bound} req/s: {rate} req/s.",
+            why=why,
+            fixed=t.number(rec.get("fixed_rate") or 0),
+            bound=t.number(rec["basis_rate"]),
+            share=share,
+            **what,
+        )
+    return t(
+        "{workload}: no breakpoint with {connections}: {why}; no lower bound either, so it ran at its fixed rate, "
+        "{rate} req/s.",
+        why=why,
+        **what,
+    )
+
+
+def _stable_run(t: Language, run: dict) -> str:
+    """Whether one run held its stable rate, from its judgement (a breakpoint probe's)."""
+    conns = connections(t, run.get("connections"))
+    achieved, p99, sla = t.percent(run.get("achieved_ratio") or 0), _ms(t, run.get("p99_ms")), _ms(t, run.get("sla_ms"))
+    if run.get("kept_up"):
+        return t(
+            "With {connections} the run held it: {achieved} of the rate achieved, p99 {p99} ms within the SLA of "
+            "{sla} ms.",
+            connections=conns,
+            achieved=achieved,
+            p99=p99,
+            sla=sla,
+        )
+    if run.get("kept_up") is None:
+        return t("With {connections} the run could not be judged: its measurement is invalid.", connections=conns)
+    why = []
+    if (run.get("achieved_ratio") or 0) < (run.get("min_achieved") or 0):
+        why.append(
+            t(
+                "{achieved} of the rate achieved, below {min}",
+                achieved=achieved,
+                min=t.percent(run["min_achieved"]),
+            )
+        )
+    if (run.get("p99_ms") or 0) > (run.get("sla_ms") or float("inf")):
+        why.append(t("p99 {p99} ms above the SLA of {sla} ms", p99=p99, sla=sla))
+    return t(
+        "With {connections} the run did not hold it: {why}.",
+        connections=conns,
+        why="; ".join(why) or t("errors, missed reads or a growing latency"),
+    )
+
+
+def stable_rate_lines(t: Language, runs: list[dict]) -> list[str]:
+    """Each operation's stable rate: how it was chosen (a share of the breakpoint, of the search's lower bound, or
+    the fixed rate) and whether each run held it, one paragraph per operation."""
+    out = []
+    for rec in stable_records(runs):
+        out += [" ".join([_stable_choice(t, rec), *(_stable_run(t, r) for r in rec["runs"])]), ""]
+    return out
 
 
 # --- 02: breakpoints ----------------------------------------------------------------------------------------
@@ -628,7 +736,7 @@ def lines(t: Language, n: dict, runs: list[dict]) -> list[str]:
     """The notebook's numbers as Markdown (a table), or nothing when it has none to show here."""
     name = n["notebook"]
     if name.startswith("01"):
-        return fixed_rate_lines(t, runs)
+        return stable_rate_lines(t, runs) + fixed_rate_lines(t, runs)
     if name.startswith("02"):
         return breakpoint_lines(t, (n.get("finding") or {}).get("breakpoints") or [])
     if name.startswith("07"):

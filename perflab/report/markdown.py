@@ -31,6 +31,7 @@ from .. import i18n
 from ..analysis import findings
 from ..analysis.consoles import CONSOLE_MIME
 from ..analysis.profiles import FLAMEGRAPH_MIME
+from ..config.profile import EXECUTION_EVENTS, PROFILE_EVENTS
 from . import aim, facts, stage
 from .browser.cdp import find_chromium
 from .export import FLAMEGRAPHS, PLOTLY_MIME, flamegraph_name, plotly_js_source
@@ -232,13 +233,28 @@ def _console_title(t: i18n.Language, command: str | None) -> str:
     return f"{what}, {facts.connections(t, int(conns))}" if conns.isdigit() else what
 
 
-#: a flame graph's file in the report: ``<run id>-profile-<event>[-<what>].html``, or of a recording of several
-#: events ``<run id>-profile-<events>-<event>.html`` (``profile-cpu-alloc-lock-alloc``) and its heat map
-#: ``<run id>-profile-<events>-heatmap.html`` (of the first event)
-_EVENT = "cpu|alloc|lock|wall|itimer|ctimer"
-_FLAME = re.compile(
-    rf"^(?P<run>.+?)-profile-(?P<events>(?:(?:{_EVENT})-)*)(?P<event>{_EVENT}|[a-z]+)(?P<what>-.+)?\.html$"
-)
+#: a flame graph's file in the report: ``<run id>-profile-<events>[-<what>].html``, ``<events>`` the recording's
+#: events joined by ``-`` (``cpu-alloc``), ``<what>`` the graph's own event when the recording has several, then
+#: ``-heatmap`` or ``-spikes-diff``
+_FLAME = re.compile(r"^(?P<run>.+?)-profile-(?P<tail>.+)\.html$")
+
+
+def _flame_parts(tail: str) -> tuple[str, str]:
+    """The graph's event and what is left (``-heatmap``, ``-spikes-diff``, ``""``) of a flame graph file's
+    ``<events>[-<what>]``: a recording names each event once, so the graph's event of a recording of several is
+    the one named again; the heatmap is the CPU's (the execution event's)."""
+    words = tail.split("-")
+    events: list[str] = []
+    while words and words[0] in PROFILE_EVENTS and words[0] not in events:
+        events.append(words.pop(0))
+    if not events:
+        return tail, ""
+    rest = lambda ws: "".join(f"-{w}" for w in ws)  # noqa: E731
+    if words and words[0] in events:
+        return words[0], rest(words[1:])
+    if words == ["heatmap"]:
+        return next((e for e in events if e in EXECUTION_EVENTS), events[0]), "-heatmap"
+    return events[0], rest(words)
 
 
 def _flame_title(t: i18n.Language, name: str, runs: list[dict]) -> str:
@@ -246,11 +262,7 @@ def _flame_title(t: i18n.Language, name: str, runs: list[dict]) -> str:
     m = _FLAME.match(name)
     if not m:
         return f"`{name}`"
-    event, what = m.group("event"), m.group("what") or ""
-    if m.group("events") and what == "-heatmap":
-        event = m.group("events").split("-")[0]  # a recording's heat map is its first event's
-    elif m.group("events") and event == "heatmap":
-        event, what = m.group("events").split("-")[0], "-heatmap"
+    event, what = _flame_parts(m.group("tail"))
     profile = t(facts.EVENTS[event]) if event in facts.EVENTS else t("{event} profile", event=f"`{event}`")
     if what == "-heatmap":
         profile = t("{profile} over time (heat map)", profile=profile)

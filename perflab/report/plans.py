@@ -263,7 +263,9 @@ _YOUR_HISTORY = {"script": "put.lua", "commits": 6, "connections": 4, "threads":
 QUICK = Plan(
     "quick",
     (
-        # a 128k memtable: PUTs at 2,000/s flush about twice a second, so even a 2 s window holds flushes
+        # each operation at 70% of the breakpoint a tour's search finds first with 16 connections (2,000/s when it
+        # finds none and no lower bound); a 128k memtable: PUTs at 2,000/s flush about twice a second, so even a 2 s
+        # window holds flushes
         NotebookSpec(
             "01-stable-load",
             {
@@ -271,7 +273,9 @@ QUICK = Plan(
                 "warmup": "1s",
                 "put_rate": 2000,
                 "get_rate": 2000,
-                "many_connections": 16,
+                "stable_fraction": 0.7,
+                "search": {**_TOUR_SEARCH, **_TOUR_HOLD},
+                "connections": [1, 16],
                 "threads": 2,
                 "prefill_keys": 20_000,
                 "memtable_size": "128k",
@@ -414,7 +418,7 @@ STANDARD = Plan(
                 "warmup": "3s",
                 "put_rate": 5000,
                 "get_rate": 5000,
-                "many_connections": 64,
+                "connections": [1, 64],
                 "threads": 2,
                 "prefill_keys": 200_000,
                 "memtable_size": "1m",
@@ -545,7 +549,7 @@ FULL = Plan(
                 "warmup": "15s",
                 "put_rate": 10000,
                 "get_rate": 10000,
-                "many_connections": 64,
+                "connections": [1, 64],
                 "threads": 2,
                 "prefill_keys": 2_000_000,
                 "memtable_size": "4m",

@@ -67,8 +67,10 @@ def test_structure_title_question_parameters_then_validation(name):
 #: section one story-level call of its subject. The parameters cell is the notebook's documented interface
 #: (a parameter per line with its comment) and is not counted: the tour's plan added four to three notebooks, your
 #: repository's API one to 09 (issue #37); issue #38 one to each, the import of perflab.lab (what measures) beside
-#: perflab.analysis (what tells); issue #35 one to 02, the sustain windows beside the searches.
-CODE_LINES = {"01": 31, "02": 34, "03": 32, "04": 27, "05": 37, "06": 13, "07": 32, "08": 25, "09": 13, "10": 18}
+#: perflab.analysis (what tells); issue #35 one to 02, the sustain windows beside the searches; the stable rate below
+#: the breakpoint seven to 01 (perflab.lab.stable imported, the searches' settings and the profiled count checked, and
+#: in each operation's section the rate chosen and the runs judged against it).
+CODE_LINES = {"01": 38, "02": 34, "03": 32, "04": 27, "05": 37, "06": 13, "07": 32, "08": 25, "09": 13, "10": 18}
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -117,6 +119,13 @@ BAD = [
     ),
     ("01-stable-load.ipynb", {"sla_p99": "soon"}, "sla_p99: must be a duration like 500ms, 10s, 1m, got 'soon'"),
     ("01-stable-load.ipynb", {"memtable_size": "1k"}, "--memtable-size: must be between 64k and 1g, got '1k'"),
+    # a share of the breakpoint is strictly between 0 and 1: nothing is searched or run with a bad one
+    ("01-stable-load.ipynb", {"stable_fraction": 0}, "stable_fraction: must be > 0 and < 1"),
+    ("01-stable-load.ipynb", {"stable_fraction": 1.2}, "stable_fraction: must be > 0 and < 1"),
+    ("01-stable-load.ipynb", {"stable_fraction": "x"}, "stable_fraction: expected a number, got 'x'"),
+    ("01-stable-load.ipynb", {"search": {"probe_durration": 1}}, "search: 'probe_durration' is no BreakpointParams"),
+    ("01-stable-load.ipynb", {"search": {"probe_duration": 0.1}}, "search: probe_duration: must be >= 500ms, got 0.1"),
+    ("01-stable-load.ipynb", {"connections": []}, "connections: must name at least one connection count"),
     ("02-breakpoint.ipynb", {"probe_duration": 0.1}, "probe_duration: must be >= 500ms, got 0.1"),
     ("02-breakpoint.ipynb", {"placements": ["shared", "spread"]}, "placement: expected one of shared, split"),
     (
@@ -162,7 +171,8 @@ IN_ONE_PROCESS = [c for c in BAD if c not in IN_A_KERNEL]
 
 
 def _ids(cases):
-    return [f"{n[:2]}-{'-'.join(p)}" for n, p, _ in cases]
+    """Each case's id: its notebook and parameters with their values (one parameter may have several bad ones)."""
+    return [f"{n[:2]}-{'-'.join(f'{k}={v}' for k, v in p.items())}" for n, p, _ in cases]
 
 
 @pytest.mark.parametrize("name,params,message", IN_A_KERNEL, ids=_ids(IN_A_KERNEL))

@@ -159,3 +159,20 @@ def test_a_truncated_range_names_its_faults_in_the_reports_language():
     en = "\n".join(facts.scan_lines(EN, _scan(g, {"unavailable": {"msgid": "the server's pid is not known",
                                                                    "values": {}}, "flat": None})))  # fmt: skip
     assert "The heap was not sampled: the server's pid is not known." in en and "| – | 2 faults |" in en
+
+
+def test_the_flame_graphs_of_a_recording_of_several_events_are_named_by_their_own_event():
+    runs = [{"id": "r1", "results": {"script": "get-random.lua", "connections": 16}}]
+    titles = {
+        tail: markdown._flame_title(RU, f"r1-profile-{tail}.html", runs)
+        for tail in ("cpu-alloc-cpu", "cpu-alloc-alloc", "cpu-alloc-lock-lock", "cpu-alloc-heatmap")
+    }
+    assert titles == {
+        "cpu-alloc-cpu": "Профиль CPU: GET, 16 соединений",
+        "cpu-alloc-alloc": "Профиль аллокаций: GET, 16 соединений",
+        "cpu-alloc-lock-lock": "Профиль блокировок: GET, 16 соединений",
+        "cpu-alloc-heatmap": "Профиль CPU во времени (тепловая карта): GET, 16 соединений",
+    }
+    assert markdown._flame_title(RU, "r1-profile-cpu-alloc-cpu-spikes-diff.html", runs).startswith(
+        "Профиль CPU: всплески задержки против остального окна"
+    )

@@ -34,7 +34,7 @@ TINY = tiny_report.plan(
                 "warmup": 0.5,
                 "put_rate": 500,
                 "get_rate": 500,
-                "many_connections": 4,
+                "connections": [1, 4],
                 "prefill_keys": 5000,
                 "profile_events": "cpu",
             },

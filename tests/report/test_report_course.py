@@ -24,7 +24,9 @@ from rendered import check_markdown
 from tiny_report import SEARCH
 
 from perflab import paths
-from perflab.report import markdown
+from perflab.analysis.latency.stable import RECORD
+from perflab.lab.stable import pick
+from perflab.report import facts, markdown
 
 pytestmark = pytest.mark.browser
 
@@ -34,6 +36,21 @@ SOURCES = Path(__file__).resolve().parents[1] / "servers" / "course"
 #: kernel's skb_defer_free_flush, a student's dao/MemTable.put)
 BUILT_IN = re.compile(r"(?<![\w/.:$])(memtable|sstable|flush(es|ed|ing)?|built-in server)(?![\w(])", re.IGNORECASE)
 SLA = "200ms"
+#: the searches' settings: 02's, and 01's before its stable runs (seconds each: one probe after the ramp, holds of 0.5 s)
+TINY_SEARCH = {
+    **SEARCH,
+    "start_rate": 300,
+    "repeats": 1,
+    "max_probes": 2,
+    "server_warmup": 0.5,
+    "cooldown": 0,
+    "sustain": 0.5,
+    "hold_windows": 1,
+    "sustain_tries": 2,
+    "quiet_wait": 1,
+}
+#: 01 runs at this share of each breakpoint found (the course's "stable rate below the breakpoint")
+FRACTION = 0.7
 TINY = {
     "name": "tiny-course",
     "caveat": "A tiny plan's numbers: the test suite's.",
@@ -45,29 +62,27 @@ TINY = {
                 "warmup": 0.5,
                 "put_rate": 300,
                 "get_rate": 300,
-                "many_connections": 4,
+                # the course's first stage: one connection, profiled, at a share of its breakpoint (the search's own
+                # estimate: no holds, seconds saved; two probes more than 02's, as a 1-connection ramp tends to
+                # overshoot and two bracket probes above the breakpoint leave no number)
+                "stable_fraction": FRACTION,
+                "search": {**TINY_SEARCH, "sustain": 0, "max_probes": 4},
+                "sla_p99": SLA,
+                "connections": [1],
                 "prefill_keys": 1000,
-                "profile_events": "cpu",
+                "profile_events": "cpu,alloc",
+                "alloc_bytes": "8k",  # enough alloc samples in a 1 s window for a flame graph of each operation
                 "memtable_size": "64k",
             },
         },  # the built-in server's: dropped for this one
         {
             "notebook": "02-breakpoint",
             "parameters": {
-                **SEARCH,
+                **TINY_SEARCH,
                 "connections": [4],
-                "start_rate": 300,
-                "repeats": 1,
-                "max_probes": 2,
                 "prefill_keys": 1000,
                 "include_ceiling": True,
                 "sla_p99": SLA,
-                "server_warmup": 0.5,
-                "cooldown": 0,
-                "sustain": 0.5,
-                "hold_windows": 1,
-                "sustain_tries": 2,
-                "quiet_wait": 1,
             },
         },
         {"notebook": "03-sync-vs-async", "parameters": {}},
@@ -227,7 +242,7 @@ def test_every_notebook_runs_or_says_why_not_and_the_stages_lead(report):
     assert "mode" not in by["01-stable-load"]["effective_parameters"]
     assert "a" not in by["08-ab"]["effective_parameters"]
     # each question states what ran
-    assert "with one connection and with 4" in by["01-stable-load"]["question"]
+    assert "one run per connection count (1)" in by["01-stable-load"]["question"]
     assert "with 4 connections" in by["02-breakpoint"]["question"]
     assert "at 300 req/s of get-random.lua with 4 connections" in by["08-ab"]["question"]
     assert "across the last 4 commits of your repository" in by["09-history"]["question"]
@@ -242,6 +257,26 @@ def test_every_notebook_runs_or_says_why_not_and_the_stages_lead(report):
     # 09 measured the repository's own four commits
     page09 = _seen(report / by["09-history"]["ipynb"])
     assert "The history of " in page09 and "4 commits from" in page09
+
+
+def test_01_runs_each_operation_at_the_share_of_the_breakpoint_its_own_search_found(report):
+    """01 with stable_fraction: each operation's breakpoint searched first with the most connections (a run of the
+    notebook), its stable runs at the fraction of what that search found (or of its lower bound, or the fixed rate
+    when it gave neither), each run's record naming the search and judging the run."""
+    data = json.loads((report / "report.json").read_text())
+    n = next(x for x in data["notebooks"] if x["notebook"] == "01-stable-load")
+    metas = facts.metas(data, report, n)
+    searches = {m["_run"]["id"]: m["results"] for m in metas if m.get("kind") == "breakpoint"}
+    stable = [m for m in metas if m.get("kind") == "experiment"]
+    assert len(searches) == 2 and len(stable) == 2, [m.get("kind") for m in metas]
+    for m in stable:
+        rec = m[RECORD]
+        row = searches[rec["search_run"]]
+        assert row["workload"] == rec["op"] and row["connections"] == rec["connections"] == 1, (row, rec)
+        assert rec["fraction"] == FRACTION and rec["breakpoint"]["rate"] == row["breakpoint_rate"], (row, rec)
+        assert rec == {**rec, **pick(rec["breakpoint"], FRACTION, 300)}, rec
+        assert m["results"]["target_rate"] == rec["rate"] and m["results"]["connections"] == rec["run"]["connections"]
+        assert rec["run"]["run"] == m["_run"]["id"] and rec["run"]["kept_up"] in (True, False, None), rec["run"]
 
 
 def test_no_page_speaks_of_the_built_in_server(report):
@@ -308,7 +343,29 @@ def test_a_course_servers_report_is_in_russian_with_its_numbers_first_and_no_int
     assert md.startswith("# Отчёт о нагрузочном тестировании: perflabstudent")
     assert md.index("## Результаты") < md.index("## 1. Стабильная нагрузка") < md.index("## Методика")
     assert "| нагрузка | соединений | темп, запр/с |" in md and "консольный вывод генератора нагрузки" in md
-    assert "## Что не запускалось и почему" in md and "Профиль CPU: PUT, 4 соединения" in md
+    assert "## Что не запускалось и почему" in md
+    # 01: each operation's stable rate and why, then whether its run held it, in Russian; both operations' consoles;
+    # the cpu and alloc flame graphs of the profiled runs (one connection, as the course's first stage asks)
+    for op in ("PUT", "GET"):
+        said = re.search(rf"^{op}: точка разладки \(1 соединение\) (— [\d\s\xa0]+ запр/с|не найдена: ).*$", md, re.M)
+        assert said, md[:6000]
+        assert re.search(
+            r"стабильный темп — 70\s?% от (неё|нижней границы|этой границы)|постоянным темпом 300 запр/с", said[0]
+        ), said[0]
+        assert re.search(r"1 соединение: (прогон (не )?выдержал этот темп|о прогоне нельзя судить)", said[0]), said[0]
+        assert f"**{op}, 1 соединение**, консольный вывод генератора нагрузки:" in md
+    by = {n["notebook"]: n for n in data["notebooks"]}
+    for m in facts.metas(data, report, by["01-stable-load"]):
+        if m.get("kind") != "experiment":
+            continue
+        # each profiled run's flame graphs, each captioned by its own event; an alloc graph wherever async-profiler
+        # wrote one (a window with too few allocations has none: a 1 s window of PUTs may not fill one TLAB)
+        run, op = m["_run"]["id"], m[RECORD]["op"]
+        wrote = {e: any((Path(data["data_root"]) / "runs" / run).glob(f"profile-*-{e}.html")) for e in ("cpu", "alloc")}
+        assert wrote["cpu"], run
+        for event, profile in (("cpu", "Профиль CPU"), ("alloc", "Профиль аллокаций")):
+            link = f"[{profile}: {op}, 1 соединение](flamegraphs/{run}-profile-cpu-alloc-{event}.html)"
+            assert (link in md) == wrote[event], (link, wrote)
     assert _latin_words(md, names) == [], [ln for ln in md.splitlines() if _latin_words(ln, names)][:8]
     index = _html_text((report / "index.html").read_text())
     assert "Точки разладки" in index and "Методика" in index
@@ -320,12 +377,14 @@ def test_a_course_servers_report_is_in_russian_with_its_numbers_first_and_no_int
 def test_the_markdown_report_renders_with_every_image_and_link(report, tmp_path):
     md = markdown.write(report, tmp_path / "en", language="en").path.read_text()  # English, as --lang en writes
     assert md.index("## Findings") < md.index("## 1. Stable load") < md.index("## Method")
-    assert "**Question:** at a fixed rate (300 PUTs/s, 300 GETs/s)" in md
+    assert "**Question:** at a stable rate below the breakpoint, how fast does your server answer" in md
     assert md.count("](figures/") >= 5 and "](flamegraphs/" in md
     # the generator's console in code blocks, its command above it, as the course's reports show wrk2's
-    assert re.search(r"```text\n\$ perflab-load -t 2 -c 4 -d 1s -R 300 -s put.lua .*\nRunning 1s test @ ", md), md[
+    assert re.search(r"```text\n\$ perflab-load -t 1 -c 1 -d 1s -R \d+ -s put.lua .*\nRunning 1s test @ ", md), md[
         :3000
     ]
+    # 01's rate and why, in English too
+    assert re.search(r"^PUT: (the breakpoint with 1 connection is|no breakpoint with 1 connection: )", md, re.M), md
     # written again into a folder of the student's choosing, it stands alone there
     out = tmp_path / "reports" / "stage6"
     subprocess.run(

@@ -27,7 +27,7 @@ TINY = {
                 "warmup": 1,
                 "put_rate": 300,
                 "get_rate": 300,
-                "many_connections": 4,
+                "connections": [1, 4],
                 "prefill_keys": 2000,
                 "profile_events": "cpu",
             },

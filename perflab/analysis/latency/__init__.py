@@ -1,16 +1,17 @@
 """Latency of fixed-rate runs: how fast requests were at each percentile, how runs compare, and what the
 latency did over the window next to what the server was doing.
 
-A notebook tells it with four calls (``runs``: label -> ExperimentResult; ``sla``: the p99 bound in seconds,
+A notebook tells it with five calls (``runs``: label -> ExperimentResult; ``sla``: the p99 bound in seconds,
 as the config layer reads ``sla_p99``)::
 
+    latency.stable_rate(stable.judge(rate, put, sla)).show()   # how the rate was chosen, whether the runs held it
     latency.fixed_rate(put, sla, "PUT: latency by percentile (corrected, ms)").show()
     latency.timeline("PUT, 64 connections", put["PUT, 64 connections"]).show()
     findings.show(latency.findings(put, get, sla=sla))
     latency.answer(put | get, sla, "GET p99, 64 connections", get["GET, 64 connections"]).show()
 
-The spectrum's sentences and figure are :mod:`.spectra`'s, the timeline's :mod:`.timelines`'; the other
-subjects (storage, clusters, the report's comparisons) build on the names below.
+The spectrum's sentences and figure are :mod:`.spectra`'s, the timeline's :mod:`.timelines`', the stable rate's
+:mod:`.stable`'s; the other subjects (storage, clusters, the report's comparisons) build on the names below.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from .spectra import (
     load_table,
     percentile_spectrum,
 )
+from .stable import describe_stable_rate, stable_rate
 from .timelines import (
     describe_events_effect,
     describe_spikes,
@@ -43,6 +45,7 @@ from .timelines import (
 __all__ = [
     # what a notebook calls
     "fixed_rate",
+    "stable_rate",
     "timeline",
     "findings",
     "answer",
@@ -51,6 +54,7 @@ __all__ = [
     "percentile_spectrum",
     "levels",
     "describe_spectra",
+    "describe_stable_rate",
     "compare_latency",
     "timeline_figure",
     "latency_timelines",
