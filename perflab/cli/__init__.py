@@ -375,6 +375,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="where to write report.md and its files (default: the report "
         "folder), e.g. src/main/java/ru/vk/itmo/test/<you>/reports/stage6",
     )
+    md.add_argument(
+        "--lang",
+        choices=i18n.LANGUAGES,
+        default=None,
+        help="the language of report.md (default: the report's own, as `perflab report --lang` chose it)",
+    )
     cp = sub.add_parser("compare", help="two runs, or two report folders, side by side on one HTML page")
     cp.add_argument(
         "a",

@@ -246,7 +246,7 @@ def cmd_hosts(a) -> int:
 
 
 def cmd_markdown(a) -> int:
-    doc = markdown.write(a.report, a.out)
+    doc = markdown.write(a.report, a.out, language=a.lang)
     print(doc.path)
     print(
         f"{len(doc.figures)} figures, {len(doc.flamegraphs)} flame graph files beside it"

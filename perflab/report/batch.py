@@ -549,8 +549,8 @@ def _nav(sources: list, index: int) -> str:
 
 def _browser_check(report: Report, folder: Path) -> str:
     """Render every page in headless chromium (two at a time: two browsers, each checking its pages one after
-    another in a tab of its own, since starting a chromium costs more CPU than most pages), screenshots in
-    ``screenshots/``."""
+    another in a tab of its own, since starting a chromium costs more CPU than most pages; the index last, in the
+    first one's), screenshots in ``screenshots/``."""
 
     def check(page: Path, name: str, browser: Chromium | None = None) -> dict:
         try:
@@ -571,7 +571,9 @@ def _browser_check(report: Report, folder: Path) -> str:
         except Exception as e:  # noqa: BLE001 - a browser problem is a finding of the report, not a crash
             return {"ok": False, "summary": f"{type(e).__name__}: {e}", "errors": [str(e)], "screenshot": None}
 
-    def check_all(chunk: list[NotebookResult]) -> list[dict]:
+    kept: list[Chromium] = []  # the first chunk's browser, left open for the index
+
+    def check_all(chunk: list[NotebookResult], keep: bool = False) -> list[dict]:
         out, browser = [], None
         try:
             for n in chunk:
@@ -586,21 +588,28 @@ def _browser_check(report: Report, folder: Path) -> str:
                     browser.close()
                     browser = None
         finally:
-            if browser is not None:
+            if browser is not None and keep:
+                kept.append(browser)
+            elif browser is not None:
                 browser.close()
         return out
 
     pages = [n for n in report.notebooks if n.html]
     chunks = [pages[0::2], pages[1::2]]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        for chunk, infos in zip(chunks, pool.map(check_all, chunks)):
-            for n, info in zip(chunk, infos):
-                n.browser = {"screenshot": None, **info}
-    good = sum(1 for n in pages if n.browser["ok"])
-    # the index last, so that its screenshot shows the notebooks' results
-    report.browser_check = f"{good}/{len(pages)} notebook pages rendered without errors"
-    index_page.write(report, folder)
-    report.index_browser = check(folder / "index.html", "index")
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            for chunk, infos in zip(chunks, pool.map(check_all, chunks, (True, False))):
+                for n, info in zip(chunk, infos):
+                    n.browser = {"screenshot": None, **info}
+        good = sum(1 for n in pages if n.browser["ok"])
+        # the index last, so that its screenshot shows the notebooks' results (a chromium fewer to start: the first
+        # chunk's, unless a page that went wrong closed it)
+        report.browser_check = f"{good}/{len(pages)} notebook pages rendered without errors"
+        index_page.write(report, folder)
+        report.index_browser = check(folder / "index.html", "index", kept[0] if kept else None)
+    finally:
+        for b in kept:
+            b.close()
     good += 1 if report.index_browser["ok"] else 0
     return (
         f"{good}/{len(pages) + 1} pages (the notebooks and this index) rendered in headless chromium "

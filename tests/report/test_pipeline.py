@@ -121,6 +121,13 @@ def test_failed_notebook_fails_the_command_but_not_the_report(report):
     assert bad["error"] == "ValueError: PUT load: rate: must be > 0, got -5"
     assert bad["html"] == "01-bad-rate.html" and (report["folder"] / bad["html"]).is_file(), "exported up to its error"
     assert bad["runs"] == []
+    # in its kernel, as tests/notebooks/test_notebooks.py checks the other notebooks': the first code cell after the
+    # parameters and papermill's injected ones raised, before anything ran (no runs, above)
+    executed = nbformat.read(str(report["folder"] / bad["ipynb"]), as_version=4)
+    code = [i for i, c in enumerate(executed.cells) if c.cell_type == "code"]
+    assert "injected-parameters" in executed.cells[code[1]].metadata.get("tags", [])
+    failing = next(i for i in code if any(o.get("output_type") == "error" for o in executed.cells[i].outputs))
+    assert failing == code[2], "the error is raised by the first code cell after the parameters"
 
 
 def test_progress_is_shown(report):
