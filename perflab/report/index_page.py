@@ -65,7 +65,7 @@ img.shot { max-width: 240px; border: 1px solid #ccc; }
 {% if asks %}
 <h2 id="stage">{{ _("What stage {n} asks", n=r.stage) }}</h2>
 <ul class="asks">
-{% for a in asks %}<li>{{ a.ask }} &mdash; {% if a.status == "answered" %}<span class="ok">{{ _("answered") }}</span>{% if a.html %}: <a href="{{ a.html }}">{{ a.title }}</a>{% endif %}{% elif a.status == "server fault" %}<span class="failed">{{ _("your server's fault") }}</span>: {{ a.why }}{% elif a.status == "failed" %}<span class="failed">{{ _("not answered: the notebook failed") }}</span>{% if a.why %} <span class="err">{{ a.why }}</span>{% endif %}{% else %}<span class="muted">{{ _("not answered") }}: {{ a.why|inline_code }}</span>{% endif %}</li>
+{% for a in asks %}<li>{{ a.ask }} &mdash; {% if a.status == "answered" %}<span class="ok">{{ _("answered") }}</span>{% if a.html %}: <a href="{{ a.html }}">{{ a.title }}</a>{% endif %}{% elif a.status == "server fault" %}<span class="failed">{{ _("your server's fault") }}</span>: {{ a.why }}{% elif a.status == "not measured" %}<span class="failed">{{ _("not measured") }}</span>: {{ a.why|inline_code }}{% elif a.status == "failed" %}<span class="failed">{{ _("not answered: the notebook failed") }}</span>{% if a.why %} <span class="err">{{ a.why }}</span>{% endif %}{% else %}<span class="muted">{{ _("not answered") }}: {{ a.why|inline_code }}</span>{% endif %}</li>
 {% endfor %}</ul>
 {% endif %}
 {% if lead %}
@@ -244,16 +244,22 @@ def lead(report):
     return next((n for n in report.notebooks if n.notebook == report.lead and n.finding), None)
 
 
-def asks(t: i18n.Language, report) -> list[dict]:
-    """A course stage's asks and what the report did about each (:func:`perflab.report.stage.told`), with the
-    page and the title of the notebook that answers it; none for a report that answers no stage."""
+def asks(t: i18n.Language, report, folder: Path | None = None) -> list[dict]:
+    """A course stage's asks and what the report did about each (:func:`perflab.report.stage.told`; with the
+    report's ``folder``, an ask that needs a measurement is checked on the runs), with the page and the title of
+    the notebook that answers it; none for a report that answers no stage."""
     asked = stage.of(getattr(report, "stage", None))
     if asked is None:
         return []
     ran = {n.notebook: {"status": n.status, "error": n.error} for n in report.notebooks}
+    runs = None
+    if folder is not None:
+        r = report.to_json()
+        runs = {n["notebook"]: facts.metas(r, folder, n) for n in r["notebooks"]}
     pages = {n.notebook: (n.html, t(n.title)) for n in report.notebooks}
     return [
-        {**a, **dict(zip(("html", "title"), pages.get(a["notebook"], (None, ""))))} for a in stage.told(t, asked, ran)
+        {**a, **dict(zip(("html", "title"), pages.get(a["notebook"], (None, ""))))}
+        for a in stage.told(t, asked, ran, runs)
     ]
 
 
@@ -303,7 +309,7 @@ def render(report, plotly_js: str | None = "assets/plotly.min.js", folder: Path 
     return env.from_string(TEMPLATE).render(
         r=report,
         lead=lead(report),
-        asks=asks(t, report),
+        asks=asks(t, report, folder),
         fault=lambda error: facts.server_fault(t, error),
         failed=report.failed,
         skipped=[n for n in report.notebooks if n.status == "not applicable"],

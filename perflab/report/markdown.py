@@ -311,7 +311,7 @@ def _header(t: i18n.Language, r: dict) -> list[str]:
     return lines
 
 
-def _asks(t: i18n.Language, r: dict) -> list[str]:
+def _asks(t: i18n.Language, r: dict, runs: dict[str, list[dict]] | None = None) -> list[str]:
     """What the server's course stage asks its report for, each ask answered (in which section) or why not."""
     asked = stage.of(r.get("stage"))
     if asked is None:
@@ -319,7 +319,7 @@ def _asks(t: i18n.Language, r: dict) -> list[str]:
     ran = {n["notebook"]: n for n in r["notebooks"]}
     lines = ["", t("## What stage {n} asks", n=asked.number), ""]
     before = None
-    for a in stage.told(t, asked, ran):
+    for a in stage.told(t, asked, ran, runs):
         if a["status"] != "answered" and (a["notebook"], a["status"], a["why"]) == before:
             lines.append(f"- {a['ask'][0].upper()}{a['ask'][1:]}: " + t("not answered, as above") + ".")
             continue
@@ -328,6 +328,8 @@ def _asks(t: i18n.Language, r: dict) -> list[str]:
             said = t("answered in the section «{title}»", title=t(ran[a["notebook"]]["title"]))
         elif a["status"] == "failed":
             said = t("not answered, the notebook failed: {error}", error=f"`{a['why']}`")
+        elif a["status"] == "not measured":
+            said = t("not measured: {why}", why=a["why"])
         elif a["status"] == "server fault":
             said = t("not answered: your server is at fault: {fault}", fault=a["why"])
         else:
@@ -508,7 +510,7 @@ def write(
         if t.code != i18n.DEFAULT
         else {}
     )
-    lines = _header(t, r) + _asks(t, r) + _findings(t, r, told)
+    lines = _header(t, r) + _asks(t, r, runs) + _findings(t, r, told)
     for n in r["notebooks"]:
         if not n.get("ipynb") or not (report_dir / n["ipynb"]).is_file():
             continue

@@ -12,6 +12,7 @@ them in its language.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .. import i18n
@@ -25,10 +26,23 @@ MANY_CONNECTIONS = 64
 
 @dataclass(frozen=True)
 class Ask:
-    """One thing a stage's report must show (a message id) and the notebook that shows it."""
+    """One thing a stage's report must show (a message id) and the notebook that shows it; ``measured``: whether
+    the notebook's runs (their ``meta.json``) hold it, when running is not enough, and ``unmeasured`` (a message
+    id) why not."""
 
     text: str
     notebook: str
+    measured: Callable[[list[dict]], bool] | None = None
+    unmeasured: str = ""
+
+
+def _keys_per_node(runs: list[dict]) -> bool:
+    """A cluster run counted the keys of each node (the nodes' range API), or knows its routing function."""
+    for m in runs:
+        d = (m.get("results") or {}).get("key_distribution") or {}
+        if d.get("owners") or (d.get("stored") and all(v is not None for v in d["stored"])):
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -82,7 +96,13 @@ STAGES: dict[int, Stage] = {
             Ask(
                 "the sharded cluster (3 nodes unless the file says): latency and breakpoint against one node", _CLUSTER
             ),
-            Ask("keys per node", _CLUSTER),
+            Ask(
+                "keys per node",
+                _CLUSTER,
+                _keys_per_node,
+                "the nodes did not say how many keys each holds: they answer no GET /v0/entities (the range API "
+                "comes at stage 6) and their routing is their own",
+            ),
             Ask("against the previous stage (not distributed)", _PREVIOUS),
         ),
         # sharding without replication: each key on one node, as the stage asks
@@ -125,14 +145,18 @@ def not_asked(t: i18n.Language, number: int) -> str:
     return t("not asked by stage {n} (perflab report --all runs it too)", n=number)
 
 
-def told(t: i18n.Language, stage: Stage, ran: dict[str, dict]) -> list[dict]:
+def told(t: i18n.Language, stage: Stage, ran: dict[str, dict], runs: dict[str, list[dict]] | None = None) -> list[dict]:
     """Each ask of ``stage`` and what the report did about it: ``ran`` is the report's notebooks by name
-    (``status``, ``error``, ``title``, ``html``); an ask whose notebook is not in the report says so."""
+    (``status``, ``error``, ``title``, ``html``), ``runs`` their runs' ``meta.json`` (an ask that needs more than a
+    notebook that ran is checked on them); an ask whose notebook is not in the report says so."""
     out = []
     for a in stage.asks:
         n = ran.get(a.notebook)
         if n is None:
             status, why = "missing", t("this plan has no notebook for it")
+        elif n.get("status") == "ok" and a.measured is not None and runs is not None:
+            held = a.measured(runs.get(a.notebook) or [])
+            status, why = ("answered", "") if held else ("not measured", t(a.unmeasured))
         elif n.get("status") == "ok":
             status, why = "answered", ""
         elif n.get("status") == facts.SERVER_FAULT:

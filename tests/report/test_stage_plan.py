@@ -130,3 +130,16 @@ def test_a_fault_of_the_students_server_is_a_finding_in_words_not_a_failure(tmp_
     assert "Failed" not in found and "упал" not in found
     html = index_page.render(r, plotly_js=None)
     assert "ошибка вашего сервера" in html and "создавайте новый Response на каждый запрос" in html
+
+
+def test_an_ask_the_notebook_ran_but_did_not_measure_says_so():
+    """Stage 3's keys per node: the cluster notebook ran, but nodes without the range API could not count theirs."""
+    ru, asked = i18n.language("ru"), stage.STAGES[3]
+    ran = {"07-cluster": {"status": "ok"}}
+    counted = [{"results": {"key_distribution": {"stored": [650, 700, 650], "owners": None}}}]
+    silent = [{"results": {"key_distribution": {"stored": None, "owners": None}}}]
+    by_ask = lambda runs: {a["ask"]: a for a in stage.told(ru, asked, ran, {"07-cluster": runs})}  # noqa: E731
+    assert by_ask(counted)["ключи по узлам"]["status"] == "answered"
+    told = by_ask(silent)["ключи по узлам"]
+    assert told["status"] == "not measured" and "не отвечают на `GET /v0/entities`" in told["why"]
+    assert by_ask(silent)[ru(asked.asks[0].text)]["status"] == "answered"  # the cluster's latency was measured
