@@ -295,6 +295,11 @@ def execute(
     from papermill.exceptions import PapermillExecutionError
 
     ipc_dir = _ipc_dir()
+    # the kernel's $TMPDIR is in its directory too, removed with it: what a kernel killed mid-cell could not remove
+    # itself (its hosts' work directory, removed at its exit) goes with the kernel, not into the user's $TMPDIR
+    kernel_tmp = os.path.join(ipc_dir, "tmp")
+    os.mkdir(kernel_tmp)
+    env = {**(env or {}), "TMPDIR": kernel_tmp}
     try:
         node = aim.aimed(nbformat.read(str(src), as_version=4), target, effective or {})
         papermill.execute_notebook(
