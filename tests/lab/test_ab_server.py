@@ -76,9 +76,10 @@ def test_a_known_latency_difference_is_claimed_naming_its_method(known):
     res, _ = known
     v = res.verdict()
     assert v.conclusion is Conclusion.DIFFERENT and v.direction == "higher", abx.lines(res)
-    # (4 + o) / (2 + o), o small: the interval starts well above 1 and not beyond what the parks allow (2, and a
-    # margin for the timer's overshoot); how far it reaches up is the machine's noise
-    assert 1.4 < v.ci[0] <= 2.2, v
+    # (4 + o) / (2 + o): the interval starts above 1 and not beyond what the parks allow (2, and a margin for the
+    # timer's overshoot); how far above 1 depends on o, the request's own time, which a busy machine stretches
+    # (beside a spinning core the interval began at 1.33 once): no tighter lower bound holds on every machine
+    assert 1.0 < v.ci[0] <= 2.2, v
     assert v.n >= min_pairs_for(res.family.level) and v.p_value <= res.family.level  # no claim before the first look
     rv = res.rates[0]
     assert rv.stop is Stop.DIFFERENT and "the test claims a difference in p50" in verdicts.stop_reason(
