@@ -28,7 +28,8 @@ BUILD   := $(MAKE) --no-print-directory -j3 -O
 help:
 	@echo "make report   run an experiment plan and write an HTML report under report/: PLAN=quick (a tour, the default),"
 	@echo "              standard (numbers worth quoting) or full (course-length)"
-	@echo "              PROJECT=path/to/perflab.toml tests your server, declared once (docs/your-server.md)"
+	@echo "              PROJECT=path/to/perflab.toml tests your server, declared once (docs/your-server.md); a course"
+	@echo "              server runs what its stage asks, ALL=1 every notebook that applies"
 	@echo "              SERVER_CMD='cmd ... {port} ...' tests your server instead (READY_PATH=/health, SCRIPT_ARGS='path=/kv param=key')"
 	@echo "make test     run every test suite: Gradle (java-server), cargo (loadgen), pytest (perflab, notebooks, report)"
 	@echo "              but the slow known-truth runs (CI, under 10 minutes); make test-all runs those too"
